@@ -1,0 +1,201 @@
+// Package client is everything in inflight that touches a wire: JSON-RPC
+// framing, the stdio and Streamable HTTP transports in both protocol eras,
+// era detection, and the cancel signal each transport and era requires.
+//
+// The client owns every goroutine it starts and reports everything that
+// happens as immutable Event values on one channel. It never imports
+// bubbletea and keeps no request lifecycle state beyond what the wire needs
+// (which HTTP stream belongs to which request); the lifecycle lives in
+// package session.
+package client
+
+import (
+	"time"
+
+	"inflight/wire"
+)
+
+// EventKind says what happened.
+type EventKind uint8
+
+// The kinds of events a client reports.
+const (
+	// EventSent: a message was written to the server. Raw holds the exact
+	// bytes, Msg the decoded envelope.
+	EventSent EventKind = iota + 1
+	// EventReceived: a message was read from the server.
+	EventReceived
+	// EventMalformed: a line (stdio) or SSE event (HTTP) that is not a valid
+	// JSON-RPC message. Raw holds it (truncated to MaxRawKept), Err says why.
+	EventMalformed
+	// EventCancelSent: Cancel sent its signal for RequestID. Signal says which
+	// signal, Reason the reason given.
+	EventCancelSent
+	// EventStreamOpened: HTTP response stream for RequestID opened (Status,
+	// ContentType set). For the legacy GET stream RequestID is zero.
+	EventStreamOpened
+	// EventStreamClosed: HTTP response stream for RequestID ended. ByClient
+	// says inflight closed it (a cancel, or the end of the late window); Err
+	// is set when it broke.
+	EventStreamClosed
+	// EventHTTPStatus: an HTTP exchange finished with a status worth showing
+	// (errors, 202 for notifications, redirects). Text describes it.
+	EventHTTPStatus
+	// EventStderr: one line of a stdio server's stderr, in Text.
+	EventStderr
+	// EventRequestFailed: a request could not be delivered or its reply could
+	// not be read (connection refused, HTTP 500, wrong content type, a
+	// modern stream broken without a response). Err says why; LostConnection
+	// says the request is lost rather than answered with an error.
+	EventRequestFailed
+	// EventConnected: the era is known and requests may be sent. Info holds
+	// the connection details.
+	EventConnected
+	// EventNote: something the client did on its own that a person debugging
+	// wants to see (era probe outcome, version retry, stream resume). Text.
+	EventNote
+	// EventTransportClosed: the connection is gone (process exited, client
+	// closed). Err holds the cause, nil after a clean Close.
+	EventTransportClosed
+)
+
+var eventKindNames = map[EventKind]string{
+	EventSent:            "sent",
+	EventReceived:        "received",
+	EventMalformed:       "malformed",
+	EventCancelSent:      "cancel_sent",
+	EventStreamOpened:    "stream_opened",
+	EventStreamClosed:    "stream_closed",
+	EventHTTPStatus:      "http_status",
+	EventStderr:          "stderr",
+	EventRequestFailed:   "request_failed",
+	EventConnected:       "connected",
+	EventNote:            "note",
+	EventTransportClosed: "transport_closed",
+}
+
+func (k EventKind) String() string {
+	if s, ok := eventKindNames[k]; ok {
+		return s
+	}
+	return "unknown"
+}
+
+// CancelSignal is the signal Cancel sent.
+type CancelSignal uint8
+
+// The cancel signals.
+const (
+	SignalNone CancelSignal = iota
+	// SignalNotification: notifications/cancelled was sent (stdio; legacy HTTP).
+	SignalNotification
+	// SignalStreamClosed: the request's SSE response stream was closed and no
+	// notification was sent (modern Streamable HTTP).
+	SignalStreamClosed
+)
+
+// String is the signal's name as it appears in JSON output and traces.
+func (s CancelSignal) String() string {
+	switch s {
+	case SignalNotification:
+		return "notifications/cancelled"
+	case SignalStreamClosed:
+		return "stream_closed"
+	}
+	return "none"
+}
+
+// Era is a protocol era.
+type Era uint8
+
+// The protocol eras.
+const (
+	EraUnknown Era = iota
+	EraModern      // 2026-07-28 and later: per-request _meta, no handshake
+	EraLegacy      // 2025-11-25 and earlier: initialize handshake
+)
+
+func (e Era) String() string {
+	switch e {
+	case EraModern:
+		return "modern"
+	case EraLegacy:
+		return "legacy"
+	}
+	return "unknown"
+}
+
+// TransportKind names a transport.
+type TransportKind uint8
+
+// The transports.
+const (
+	TransportStdio TransportKind = iota + 1
+	TransportHTTP
+)
+
+func (t TransportKind) String() string {
+	switch t {
+	case TransportStdio:
+		return "stdio"
+	case TransportHTTP:
+		return "http"
+	}
+	return "unknown"
+}
+
+// ConnInfo describes an established connection. All of it is copied; the
+// server-provided strings are raw and must be sanitised before display.
+type ConnInfo struct {
+	Transport       TransportKind
+	Era             Era
+	ProtocolVersion string
+	ServerName      string
+	ServerVersion   string
+	Instructions    string
+	// Capabilities is the server's capabilities object as sent.
+	Capabilities []byte
+	// SupportedVersions is what a modern server listed in server/discover.
+	SupportedVersions []string
+	// SessionID is the legacy HTTP Mcp-Session-Id, if any.
+	SessionID string
+}
+
+// MaxRawKept bounds the bytes of a malformed message or stderr line kept in an
+// event; the rest is counted in Truncated.
+const MaxRawKept = 64 << 10
+
+// Event is one thing that happened on the wire. Every field is a copy owned
+// by the receiver: no other goroutine touches it after it is sent.
+type Event struct {
+	Kind EventKind
+	// Time is when the client observed the event (read, written, closed).
+	Time time.Time
+	// RequestID is the request the event concerns, when there is one. For a
+	// received response it is the response's ID; for progress it is zero
+	// (progress is matched by token in the session).
+	RequestID wire.ID
+	// Raw is the exact bytes sent or received.
+	Raw []byte
+	// Truncated counts bytes of Raw or Text that were dropped to bound memory.
+	Truncated int
+	// Msg is the decoded message for EventSent and EventReceived.
+	Msg wire.Message
+	// Signal and Reason describe an EventCancelSent.
+	Signal CancelSignal
+	Reason string
+	// Status and ContentType describe an HTTP exchange.
+	Status      int
+	ContentType string
+	// ByClient: for EventStreamClosed, inflight closed the stream itself.
+	ByClient bool
+	// LostConnection: for EventRequestFailed, the request is lost (no error
+	// response will come), as opposed to rejected.
+	LostConnection bool
+	// Text is a stderr line, a note, or an HTTP status description.
+	Text string
+	// Err is the error of a failure or closure.
+	Err error
+	// Info is set on EventConnected.
+	Info *ConnInfo
+}

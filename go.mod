@@ -1,0 +1,3 @@
+module inflight
+
+go 1.26

@@ -1,0 +1,195 @@
+// Package wire holds the JSON-RPC 2.0 and MCP vocabulary shared by the client
+// (which reads and writes bytes) and the session tracker (which reasons about
+// them): request IDs that keep their exact JSON form, a decoded message
+// envelope, and the protocol's method names, _meta keys, error codes and
+// versions. It does no I/O and keeps no state.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Protocol versions inflight speaks. The modern era has no handshake; the
+// legacy era opens with initialize.
+const (
+	VersionModern   = "2026-07-28"
+	Version20251125 = "2025-11-25"
+	Version20250618 = "2025-06-18"
+	Version20250326 = "2025-03-26"
+)
+
+// LegacyVersions are the handshake-era versions inflight can negotiate, newest first.
+var LegacyVersions = []string{Version20251125, Version20250618, Version20250326}
+
+// IsModernVersion reports whether v belongs to the modern (per-request _meta)
+// era. Versions are dates, so any version from 2026-07-28 on is modern.
+func IsModernVersion(v string) bool { return v >= VersionModern }
+
+// Method names and notification names used by inflight.
+const (
+	MethodInitialize          = "initialize"
+	MethodDiscover            = "server/discover"
+	MethodPing                = "ping"
+	MethodToolsList           = "tools/list"
+	MethodToolsCall           = "tools/call"
+	MethodResourcesList       = "resources/list"
+	MethodResourcesRead       = "resources/read"
+	MethodResourcesSubscribe  = "resources/subscribe"
+	MethodPromptsList         = "prompts/list"
+	MethodPromptsGet          = "prompts/get"
+	MethodSubscriptionsListen = "subscriptions/listen"
+	MethodRootsList           = "roots/list"
+	MethodSamplingCreate      = "sampling/createMessage"
+	MethodElicitationCreate   = "elicitation/create"
+
+	NotifyInitialized     = "notifications/initialized"
+	NotifyCancelled       = "notifications/cancelled"
+	NotifyProgress        = "notifications/progress"
+	NotifyMessage         = "notifications/message"
+	NotifySubscriptionAck = "notifications/subscriptions/acknowledged"
+	NotifyResourceUpdated = "notifications/resources/updated"
+)
+
+// _meta keys of the modern era.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	MetaProgressToken      = "progressToken"
+)
+
+// JSON-RPC and MCP error codes.
+const (
+	CodeParseError                 = -32700
+	CodeInvalidRequest             = -32600
+	CodeMethodNotFound             = -32601
+	CodeInvalidParams              = -32602
+	CodeInternalError              = -32603
+	CodeHeaderMismatch             = -32020
+	CodeMissingClientCapability    = -32021
+	CodeUnsupportedProtocolVersion = -32022
+)
+
+// IsModernErrorCode reports whether code is one of the errors only a modern
+// server sends; receiving one identifies the server's era as modern.
+func IsModernErrorCode(code int) bool {
+	return code == CodeHeaderMismatch || code == CodeMissingClientCapability || code == CodeUnsupportedProtocolVersion
+}
+
+// ID is a JSON-RPC request ID kept in canonical JSON form, so that 7, 7.0 and
+// 7e0 name the same request while "7" (a string) names another. The zero ID
+// means "no ID". IDs are comparable and usable as map keys.
+type ID struct {
+	raw string
+}
+
+// IntID returns the numeric ID n.
+func IntID(n int64) ID { return ID{raw: strconv.FormatInt(n, 10)} }
+
+// StringID returns the string ID s.
+func StringID(s string) ID {
+	b, _ := json.Marshal(s)
+	return ID{raw: string(b)}
+}
+
+// NullID is the ID of a response to a request whose ID could not be read.
+var NullID = ID{raw: "null"}
+
+// ParseID canonicalises the JSON text of an ID. Any JSON value is accepted so
+// that a misbehaving server's ID can still be shown; IsValid says whether it
+// is a legal MCP request ID (a string or an integer).
+func ParseID(raw []byte) (ID, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ID{}, errors.New("empty id")
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return ID{}, fmt.Errorf("id: %w", err)
+		}
+		return StringID(s), nil
+	case 'n':
+		if string(raw) == "null" {
+			return NullID, nil
+		}
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			return IntID(n), nil
+		}
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return ID{}, fmt.Errorf("id %q: not a number", raw)
+		}
+		if err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return IntID(int64(f)), nil
+		}
+		return ID{raw: string(raw)}, nil
+	}
+	if !json.Valid(raw) {
+		return ID{}, fmt.Errorf("id %q: invalid JSON", raw)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return ID{}, fmt.Errorf("id: %w", err)
+	}
+	return ID{raw: buf.String()}, nil
+}
+
+// IsZero reports whether the ID is absent.
+func (id ID) IsZero() bool { return id.raw == "" }
+
+// IsValid reports whether the ID is a string or an integer, as MCP requires.
+func (id ID) IsValid() bool {
+	if id.raw == "" || id.raw == "null" {
+		return false
+	}
+	if id.raw[0] == '"' {
+		return true
+	}
+	_, err := strconv.ParseInt(id.raw, 10, 64)
+	return err == nil
+}
+
+// Raw is the canonical JSON text of the ID ("" for the zero ID).
+func (id ID) Raw() string { return id.raw }
+
+// String is the ID as a person reads it: numbers bare, strings quoted.
+func (id ID) String() string {
+	if id.raw == "" {
+		return "-"
+	}
+	return id.raw
+}
+
+// Int returns the ID as an integer when it is one.
+func (id ID) Int() (int64, bool) {
+	n, err := strconv.ParseInt(id.raw, 10, 64)
+	return n, err == nil
+}
+
+// MarshalJSON writes the ID's canonical JSON.
+func (id ID) MarshalJSON() ([]byte, error) {
+	if id.raw == "" {
+		return []byte("null"), nil
+	}
+	return []byte(id.raw), nil
+}
+
+// UnmarshalJSON reads any JSON value as an ID.
+func (id *ID) UnmarshalJSON(b []byte) error {
+	parsed, err := ParseID(b)
+	if err != nil {
+		return err
+	}
+	*id = parsed
+	return nil
+}
