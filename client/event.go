@@ -198,4 +198,8 @@ type Event struct {
 	Err error
 	// Info is set on EventConnected.
 	Info *ConnInfo
+	// Internal marks traffic of the client's own housekeeping (the era probe,
+	// initialize, answers to server pings and server-to-client requests).
+	// It belongs in the protocol log but not in the request tracker.
+	Internal bool
 }
