@@ -1,0 +1,501 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"inflight/client"
+	"inflight/wire"
+)
+
+// Bounds on server text kept on a request; the raw store keeps the whole
+// message, these keep a finished request small.
+const (
+	maxMessageBytes = 1 << 10
+	maxErrorBytes   = 1 << 10
+)
+
+// Apply feeds one client event to the tracker, using the event's Time as
+// now. Every event goes to the protocol log. Events marked Internal are the
+// client's own housekeeping (era probe, initialize, answers to the server's
+// requests): they are only logged, except connection-level events, which
+// describe the connection every request shares.
+//
+// Apply is on the hot path (a server may send hundreds of thousands of
+// progress notifications a second), so the common cases avoid formatting
+// and allocation; see BenchmarkApplyProgress.
+func (t *Tracker) Apply(ev client.Event) {
+	t.curLog = t.log.append(&ev)
+	switch ev.Kind {
+	case client.EventConnected:
+		t.onConnected(&ev)
+	case client.EventTransportClosed:
+		t.onTransportClosed(&ev)
+	case client.EventStderr:
+		t.stderr.ring.push(StderrLine{Time: ev.Time, Text: ev.Text, Truncated: ev.Truncated})
+	}
+	if !ev.Internal {
+		switch ev.Kind {
+		case client.EventSent:
+			t.onSent(&ev)
+		case client.EventReceived:
+			t.onReceived(&ev)
+		case client.EventMalformed:
+			t.onMalformed(&ev)
+		case client.EventCancelSent:
+			t.onCancelSent(&ev)
+		case client.EventStreamClosed:
+			t.onStreamClosed(&ev)
+		case client.EventRequestFailed:
+			t.onRequestFailed(&ev)
+		}
+	}
+	t.curLog = -1
+}
+
+func (t *Tracker) onConnected(ev *client.Event) {
+	if ev.Info != nil {
+		t.conn = *ev.Info
+	}
+	t.connected = true
+	t.connectedAt = ev.Time
+	t.closed, t.closeErr = false, nil
+}
+
+// onTransportClosed ends every active request: the connection they shared
+// is gone. A request whose cancel was pending now knows its fate.
+func (t *Tracker) onTransportClosed(ev *client.Event) {
+	t.closed, t.closeErr = true, ev.Err
+	text := "connection closed"
+	if ev.Err != nil {
+		text = clip("connection closed: "+ev.Err.Error(), maxErrorBytes)
+	}
+	for len(t.active) > 0 {
+		r := t.active[len(t.active)-1]
+		if r.State == StateCancelRequested {
+			t.settle(r, ev.Time)
+			continue
+		}
+		r.LocalError = text
+		t.finish(r, StateConnectionLost, ev.Time)
+	}
+}
+
+// requestFor finds the request an event concerns.
+func (t *Tracker) requestFor(ev *client.Event) *Request {
+	id := ev.RequestID
+	if id.IsZero() {
+		id = ev.Msg.ID
+	}
+	return t.byID[id]
+}
+
+// onSent records when a request actually left and its exact bytes.
+func (t *Tracker) onSent(ev *client.Event) {
+	if ev.Msg.Kind != wire.KindRequest {
+		return
+	}
+	r := t.requestFor(ev)
+	if r == nil {
+		return
+	}
+	if r.Sent.IsZero() {
+		r.Sent = ev.Time
+	}
+	t.raw.put(rawKey{r.ID, rawRequest}, ev.Raw)
+}
+
+func (t *Tracker) onReceived(ev *client.Event) {
+	switch ev.Msg.Kind {
+	case wire.KindResult, wire.KindError:
+		t.onResponse(ev)
+	case wire.KindNotification:
+		switch ev.Msg.Method {
+		case wire.NotifyProgress:
+			t.onProgress(ev)
+		case wire.NotifyCancelled:
+			t.onServerCancelled(ev)
+		case wire.NotifySubscriptionAck:
+			t.onAck(ev)
+		default:
+			t.onNotification(ev)
+		}
+	}
+	// Requests from the server are the client's business (it answers them).
+}
+
+func (t *Tracker) onResponse(ev *client.Event) {
+	id := ev.RequestID
+	if id.IsZero() {
+		id = ev.Msg.ID
+	}
+	r := t.byID[id]
+	if r == nil {
+		// A null ID is a server saying it could not read some request's ID:
+		// legal, unattributable, and visible in the log.
+		if id != wire.NullID && !t.wasEvicted(id) {
+			t.violate(ViolationUnknownResponseID, "response for id "+id.String()+", which inflight never issued", nil, id, ev)
+		}
+		return
+	}
+	t.log.ring.buf[t.curLog].Method = r.Method
+	if r.responded {
+		t.violate(ViolationDuplicateResponse, "another response for request "+r.ID.String()+", which already had one", r, id, ev)
+		return
+	}
+	r.responded = true
+	t.raw.put(rawKey{r.ID, rawResponse}, ev.Raw)
+	switch {
+	case r.State.IsActive() && r.State != StateCancelRequested:
+		t.answer(r, ev)
+	case r.State == StateCancelRequested:
+		t.lateResponse(r, ev)
+		t.settle(r, ev.Time)
+	case r.State == StateEndedByServer:
+		// The server ended the subscription with notifications/cancelled
+		// and also answered the listen request: the spec allows both.
+	default:
+		t.lateResponse(r, ev)
+	}
+}
+
+// answer applies a timely response.
+func (t *Tracker) answer(r *Request, ev *client.Event) {
+	rtt := ev.Time.Sub(r.Created)
+	if !r.Sent.IsZero() {
+		rtt = ev.Time.Sub(r.Sent)
+	}
+	if rtt > 0 && (t.minRTT == 0 || rtt < t.minRTT) {
+		t.minRTT = rtt
+	}
+	msg := &ev.Msg
+	if msg.Kind == wire.KindError {
+		r.Error = clipError(msg.Error)
+		t.finish(r, StateFailed, ev.Time)
+		return
+	}
+	state := StateCompleted
+	if r.listen {
+		state = StateEndedByServer
+	}
+	if t.conn.Era == client.EraModern {
+		rt, ok := wire.ResultType(msg.Result)
+		switch {
+		case !ok:
+			t.violate(ViolationMissingResultType, "result without resultType (treated as complete)", r, r.ID, ev)
+		case rt == wire.ResultComplete:
+		case rt == wire.ResultInputRequired && !r.listen:
+			state = StateInputRequired
+		default:
+			t.violate(ViolationUnknownResultType, "result with unrecognised resultType "+strconv.Quote(clip(rt, 64)), r, r.ID, ev)
+			if !r.listen {
+				state = StateFailed
+				r.LocalError = "invalid result: unrecognised resultType " + strconv.Quote(clip(rt, 64))
+			}
+		}
+	}
+	if state == StateCompleted && r.Method == wire.MethodToolsCall && isToolError(msg.Result) {
+		r.ToolError = true
+		state = StateFailed
+	}
+	t.finish(r, state, ev.Time)
+}
+
+// isToolError reports whether a tools/call result says "isError": true.
+func isToolError(result json.RawMessage) bool {
+	if !bytes.Contains(result, []byte(`"isError"`)) {
+		return false
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.IsError
+}
+
+// lateResponse records a response to a request that was given up.
+func (t *Tracker) lateResponse(r *Request, ev *client.Event) {
+	r.Late.Response = true
+	r.Late.ResponseAt = ev.Time
+	if c := r.Cancel; c != nil {
+		r.Late.AfterCancel = ev.Time.Sub(c.At)
+		switch {
+		case c.SignalAt.IsZero() && r.State == StateCancelRequested:
+			// The cancel has not even left: the server cannot have seen it.
+			r.Late.Crossed = true
+		case c.SignalAt.IsZero():
+			r.Late.Crossed = ev.Time.Sub(c.At) <= t.RoundTripEstimate()
+		default:
+			r.Late.Crossed = ev.Time.Sub(c.SignalAt) <= t.RoundTripEstimate()
+		}
+	} else {
+		r.Late.AfterCancel = ev.Time.Sub(r.Ended)
+	}
+	if ev.Msg.Kind == wire.KindError {
+		r.Error = clipError(ev.Msg.Error)
+	}
+	t.flag(r)
+}
+
+// onProgress applies notifications/progress. This is the hottest path.
+func (t *Tracker) onProgress(ev *client.Event) {
+	p, err := wire.DecodeProgress(ev.Msg.Params)
+	if err != nil {
+		t.violate(ViolationMalformedMessage, err.Error(), t.byID[ev.RequestID], ev.RequestID, ev)
+		return
+	}
+	// The progress token is the request's ID (see Begin).
+	r := t.byID[p.Token]
+	if r == nil || r.ProgressToken != p.Token {
+		if !t.wasEvicted(p.Token) {
+			t.violate(ViolationUnknownProgressToken, "progress for token "+p.Token.String()+", which no request carried", nil, wire.ID{}, ev)
+		}
+		return
+	}
+	t.log.ring.buf[t.curLog].ID = r.ID
+	switch r.State {
+	case StatePending, StateRunning, StateListening:
+	case StateCancelRequested, StateCancelled, StateTimedOut, StateConnectionLost:
+		r.Late.ProgressAfterCancel++
+		r.Late.LastProgressAt = ev.Time
+		t.flag(r)
+		return
+	case StateFailed:
+		if !r.responded {
+			// Failed locally (HTTP error): like a lost request, the server
+			// may not know it is over.
+			r.Late.ProgressAfterCancel++
+			r.Late.LastProgressAt = ev.Time
+			t.flag(r)
+			return
+		}
+		fallthrough
+	default:
+		t.violate(ViolationProgressAfterCompletion, "progress after request "+r.ID.String()+" was "+r.State.String(), r, r.ID, ev)
+		return
+	}
+	pr := &r.Progress
+	if pr.Count > 0 && p.Progress <= pr.Value {
+		t.violate(ViolationProgressNotIncreasing, fmt.Sprintf("progress %v after %v", p.Progress, pr.Value), r, r.ID, ev)
+	}
+	pr.Count++
+	pr.Value = p.Progress
+	pr.HasTotal = p.Total != nil
+	pr.Total = 0
+	if p.Total != nil {
+		pr.Total = *p.Total
+	}
+	pr.Message = clip(p.Message, maxMessageBytes)
+	if pr.Count == 1 {
+		pr.First = ev.Time
+	}
+	pr.Last = ev.Time
+	r.addSample(pr.Count, ProgressSample{At: ev.Time.Sub(r.Created), Value: pr.Value, Total: pr.Total})
+	if r.State == StatePending {
+		t.setState(r, StateRunning)
+	}
+	if r.Timeout.ResetOnProgress {
+		r.Timeout.Deadline = ev.Time.Add(r.Timeout.Timeout)
+	}
+}
+
+// onServerCancelled handles a notifications/cancelled from the server. The
+// only legitimate use in the modern era is ending a subscription; in the
+// legacy era the server may cancel its own requests, whose IDs live in
+// another namespace, so anything else is none of the tracker's business.
+func (t *Tracker) onServerCancelled(ev *client.Event) {
+	c, err := wire.DecodeCancelled(ev.Msg.Params)
+	if err != nil {
+		t.violate(ViolationMalformedMessage, err.Error(), nil, wire.ID{}, ev)
+		return
+	}
+	r := t.byID[c.RequestID]
+	if r != nil && r.listen {
+		t.log.ring.buf[t.curLog].ID = r.ID
+		switch {
+		case r.State == StateCancelRequested:
+			// The server confirms the teardown the client asked for.
+			t.settle(r, ev.Time)
+		case r.State.IsActive():
+			t.finish(r, StateEndedByServer, ev.Time)
+		}
+		return
+	}
+	if t.conn.Era == client.EraModern {
+		t.violate(ViolationServerCancelNotListen, "server sent notifications/cancelled for "+c.RequestID.String()+", which is not a subscriptions/listen request", r, c.RequestID, ev)
+	}
+}
+
+// listenFor finds the subscription a notification names, recording a
+// violation when the ID names no listen request.
+func (t *Tracker) listenFor(sid wire.ID, ev *client.Event) (*Request, bool) {
+	r := t.byID[sid]
+	if r == nil || !r.listen {
+		if r != nil || !t.wasEvicted(sid) {
+			t.violate(ViolationUnknownSubscription, ev.Msg.Method+" for subscription "+sid.String()+", which is no subscriptions/listen request", nil, sid, ev)
+		}
+		return nil, false
+	}
+	t.log.ring.buf[t.curLog].ID = r.ID
+	return r, true
+}
+
+// onAck handles notifications/subscriptions/acknowledged.
+func (t *Tracker) onAck(ev *client.Event) {
+	sid, ok := wire.SubscriptionID(ev.Msg.Params)
+	if !ok {
+		t.violate(ViolationMalformedMessage, "subscription acknowledgment without "+wire.MetaSubscriptionID, nil, wire.ID{}, ev)
+		return
+	}
+	r, ok := t.listenFor(sid, ev)
+	if !ok {
+		return
+	}
+	switch {
+	case r.State.IsFinal():
+		r.Late.NotificationsAfterCancel++
+		t.flag(r)
+	case !r.Acked:
+		r.Acked = true
+		if r.State == StatePending || r.State == StateRunning {
+			t.setState(r, StateListening)
+		}
+	}
+}
+
+// onNotification counts notifications delivered on a subscription. Other
+// notifications (logging, list changes in the legacy era) are only logged.
+func (t *Tracker) onNotification(ev *client.Event) {
+	sid, ok := wire.SubscriptionID(ev.Msg.Params)
+	if !ok {
+		return
+	}
+	r, ok := t.listenFor(sid, ev)
+	if !ok {
+		return
+	}
+	switch {
+	case r.State == StateCancelRequested || r.State.IsFinal():
+		r.Late.NotificationsAfterCancel++
+		t.flag(r)
+		return
+	case !r.Acked:
+		t.violate(ViolationNotificationBeforeAck, ev.Msg.Method+" on subscription "+r.ID.String()+" before its acknowledgment", r, r.ID, ev)
+	}
+	r.Notifications++
+	r.LastNotificationAt = ev.Time
+}
+
+// onMalformed records a line or event that is not a JSON-RPC message.
+func (t *Tracker) onMalformed(ev *client.Event) {
+	code := ViolationMalformedMessage
+	trimmed := bytes.TrimLeft(ev.Raw, " \t\r\n")
+	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
+		code = ViolationNonJSONLine
+	}
+	detail := "not a JSON-RPC message"
+	if ev.Err != nil {
+		detail = ev.Err.Error()
+	}
+	t.violate(code, detail, t.byID[ev.RequestID], ev.RequestID, ev)
+}
+
+// onCancelSent records the signal the client actually sent.
+func (t *Tracker) onCancelSent(ev *client.Event) {
+	r := t.byID[ev.RequestID]
+	if r == nil {
+		return
+	}
+	if r.Cancel == nil {
+		if r.State.IsFinal() {
+			return
+		}
+		// The client cancelled on its own (while closing): follow it, so the
+		// request does not look in flight after its cancel went out.
+		t.beginCancel(r, ev.Reason, CauseShutdown, ev.Time)
+	}
+	r.Cancel.Signal = ev.Signal
+	r.Cancel.SignalAt = ev.Time
+}
+
+// onStreamClosed settles a pending cancel when the request's HTTP response
+// stream ends: closed by the client it is the cancel itself (modern) or the
+// end of the client's late window (legacy); closed by the server without a
+// response it means nothing more will come.
+func (t *Tracker) onStreamClosed(ev *client.Event) {
+	if ev.RequestID.IsZero() {
+		return
+	}
+	r := t.byID[ev.RequestID]
+	if r == nil {
+		return
+	}
+	switch {
+	case r.State == StateCancelRequested:
+		t.settle(r, ev.Time)
+	case ev.ByClient && r.State.IsActive():
+		// The client closed the stream without a cancel from the tracker
+		// (while closing): closing the stream cancels, so follow it.
+		t.beginCancel(r, "stream closed by the client", CauseShutdown, ev.Time)
+		r.Cancel.Signal = client.SignalStreamClosed
+		r.Cancel.SignalAt = ev.Time
+		t.settle(r, ev.Time)
+	}
+	// A stream the server closed on an active request without answering is
+	// reported by the client as EventRequestFailed.
+}
+
+// onRequestFailed ends a request the client could not deliver or whose
+// reply it could not read.
+func (t *Tracker) onRequestFailed(ev *client.Event) {
+	r := t.byID[ev.RequestID]
+	if r == nil {
+		return
+	}
+	switch {
+	case r.State == StateCancelRequested:
+		t.settle(r, ev.Time)
+		return
+	case r.State.IsFinal():
+		return
+	}
+	text := "request failed"
+	if ev.Err != nil {
+		text = clip(ev.Err.Error(), maxErrorBytes)
+	}
+	r.LocalError = text
+	if ev.LostConnection {
+		t.finish(r, StateConnectionLost, ev.Time)
+		return
+	}
+	t.finish(r, StateFailed, ev.Time)
+}
+
+// clip bounds s to n bytes at a rune boundary, copying when it cuts so the
+// kept prefix does not pin a large string.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return strings.Clone(s[:i]) + "…"
+}
+
+// clipError bounds a JSON-RPC error kept on a request. Data too large to
+// keep is dropped; the raw response holds it.
+func clipError(e *wire.Error) *wire.Error {
+	if e == nil || (len(e.Message) <= maxErrorBytes && len(e.Data) <= maxErrorBytes) {
+		return e
+	}
+	c := &wire.Error{Code: e.Code, Message: clip(e.Message, maxErrorBytes)}
+	if len(e.Data) <= maxErrorBytes {
+		c.Data = e.Data
+	}
+	return c
+}

@@ -1,0 +1,191 @@
+package session
+
+import (
+	"time"
+
+	"inflight/client"
+	"inflight/wire"
+)
+
+// ring keeps the newest limit values. It grows by append until full, so a
+// tracker that sees little traffic never pays for the whole bound, then
+// overwrites the oldest slot: pushing is O(1) and allocation-free once full.
+type ring[T any] struct {
+	buf   []T
+	limit int
+	start int   // index in buf of the oldest value once full
+	total int64 // values ever pushed
+}
+
+// push stores v and returns the index in buf where it went.
+func (r *ring[T]) push(v T) int {
+	r.total++
+	if len(r.buf) < r.limit {
+		r.buf = append(r.buf, v)
+		return len(r.buf) - 1
+	}
+	i := r.start
+	r.buf[i] = v
+	r.start++
+	if r.start == len(r.buf) {
+		r.start = 0
+	}
+	return i
+}
+
+func (r *ring[T]) len() int { return len(r.buf) }
+
+// at returns the i-th value, oldest first.
+func (r *ring[T]) at(i int) *T {
+	j := r.start + i
+	if j >= len(r.buf) {
+		j -= len(r.buf)
+	}
+	return &r.buf[j]
+}
+
+// Direction says which way a log entry went.
+type Direction uint8
+
+// The directions of log entries.
+const (
+	// DirLocal: something the client observed or decided (stream opened,
+	// connection established, request failed, note).
+	DirLocal Direction = iota
+	// DirOut: bytes inflight sent (requests, notifications, cancels).
+	DirOut
+	// DirIn: bytes the server sent (messages, malformed lines, stderr).
+	DirIn
+)
+
+// String is the direction as shown in the log view and traces.
+func (d Direction) String() string {
+	switch d {
+	case DirOut:
+		return "out"
+	case DirIn:
+		return "in"
+	}
+	return "local"
+}
+
+// MarshalText makes a Direction encode as its name in JSON.
+func (d Direction) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// LogEntry is one applied event in the protocol log. Raw and the strings are
+// as the server sent them: sanitise before display.
+type LogEntry struct {
+	Time time.Time
+	Dir  Direction
+	// Kind is the client event kind; MsgKind the JSON-RPC kind when the
+	// event carried a message.
+	Kind    client.EventKind
+	MsgKind wire.Kind
+	// Internal marks the client's own housekeeping traffic.
+	Internal bool
+	// Signal is the cancel signal of an EventCancelSent.
+	Signal client.CancelSignal
+	// Method is the message's method; for a response, the method of the
+	// request it answers when the tracker knows it.
+	Method string
+	// ID is the request the entry concerns (message ID or event RequestID).
+	ID wire.ID
+	// Violation is the code of the first protocol violation this event
+	// caused, "" when none.
+	Violation string
+	// Text is the stderr line, note, HTTP status text, cancel reason or
+	// error text of the event.
+	Text string
+	// Status is the HTTP status of an HTTP event.
+	Status int
+	// Raw is the exact bytes, at most Config.LogEntryBytes of them.
+	Raw []byte
+	// Truncated counts the bytes of Raw dropped, by the client or here.
+	Truncated int
+}
+
+// ProtocolLog is the bounded log of every event applied, Internal ones too.
+type ProtocolLog struct {
+	ring     ring[LogEntry]
+	rawLimit int
+}
+
+// Len is the number of entries kept.
+func (l *ProtocolLog) Len() int { return l.ring.len() }
+
+// At returns the i-th entry kept, oldest first (0 ≤ i < Len).
+func (l *ProtocolLog) At(i int) LogEntry { return *l.ring.at(i) }
+
+// Total counts every entry ever appended; Total-Len were dropped.
+func (l *ProtocolLog) Total() int64 { return l.ring.total }
+
+// append logs an event and returns the slot index, so that a violation found
+// while applying the event can mark it. It allocates nothing unless the raw
+// bytes must be clipped, because every message passes through here.
+func (l *ProtocolLog) append(ev *client.Event) int {
+	e := LogEntry{
+		Time:      ev.Time,
+		Dir:       direction(ev.Kind),
+		Kind:      ev.Kind,
+		MsgKind:   ev.Msg.Kind,
+		Internal:  ev.Internal,
+		Signal:    ev.Signal,
+		Method:    ev.Msg.Method,
+		ID:        ev.RequestID,
+		Status:    ev.Status,
+		Raw:       ev.Raw,
+		Truncated: ev.Truncated,
+	}
+	if e.ID.IsZero() {
+		e.ID = ev.Msg.ID
+	}
+	switch {
+	case ev.Kind == client.EventCancelSent:
+		e.Text = ev.Reason
+	case ev.Text != "":
+		e.Text = ev.Text
+	case ev.Err != nil:
+		e.Text = ev.Err.Error()
+	}
+	if len(e.Raw) > l.rawLimit {
+		// Copy rather than reslice: a slice of a 30 MB response would keep
+		// all of it alive for as long as the entry lives.
+		e.Truncated += len(e.Raw) - l.rawLimit
+		e.Raw = append([]byte(nil), e.Raw[:l.rawLimit]...)
+	}
+	return l.ring.push(e)
+}
+
+// direction says which way an event's bytes went.
+func direction(k client.EventKind) Direction {
+	switch k {
+	case client.EventSent, client.EventCancelSent:
+		return DirOut
+	case client.EventReceived, client.EventMalformed, client.EventStderr:
+		return DirIn
+	}
+	return DirLocal
+}
+
+// StderrLine is one line a stdio server wrote to its stderr (raw: sanitise
+// before display).
+type StderrLine struct {
+	Time time.Time
+	Text string
+	// Truncated counts bytes the client dropped from a very long line.
+	Truncated int
+}
+
+// StderrLog is the bounded list of the server's stderr lines.
+type StderrLog struct {
+	ring ring[StderrLine]
+}
+
+// Len is the number of lines kept.
+func (l *StderrLog) Len() int { return l.ring.len() }
+
+// At returns the i-th line kept, oldest first (0 ≤ i < Len).
+func (l *StderrLog) At(i int) StderrLine { return *l.ring.at(i) }
+
+// Total counts every line ever received; Total-Len were dropped.
+func (l *StderrLog) Total() int64 { return l.ring.total }

@@ -1,0 +1,252 @@
+package session
+
+import (
+	"time"
+
+	"inflight/client"
+	"inflight/wire"
+)
+
+// Request is one request the user sent, from intent to fate. The tracker
+// hands out pointers so the UI can read without copying; callers must not
+// modify a Request, and must not keep one across Apply calls expecting it
+// to stay unchanged.
+//
+// A finished Request is kept small (well under 2 KB, measured by
+// TestFinishedRequestFootprint) because history holds thousands of them;
+// the exact bytes on the wire live in the tracker's bounded raw store.
+type Request struct {
+	// ID is the JSON-RPC ID, an integer the tracker allocated (never reused).
+	ID wire.ID
+	// Method is the JSON-RPC method.
+	Method string
+	// Target is what the request acts on (tool or prompt name, resource
+	// URI), "" when the method has none. It came from the user's params.
+	Target string
+	// ProgressToken is the _meta.progressToken sent with the request. It is
+	// the same integer as ID, which makes it unique among active requests
+	// by construction.
+	ProgressToken wire.ID
+
+	// Created is when Begin was called; timeouts count from here so that
+	// time spent getting the request onto the wire counts against it.
+	Created time.Time
+	// Sent is when the client wrote the request (zero until EventSent).
+	Sent time.Time
+	// Ended is when the state became final (zero while active).
+	Ended time.Time
+	// State is where the request is in its life.
+	State State
+
+	// Progress is what the server reported, ignoring progress after a cancel.
+	Progress Progress
+	// Timeline holds at most TimelineSamples progress samples, evenly
+	// decimated by arrival order, for the detail view's timeline bar.
+	Timeline []ProgressSample
+
+	// Timeout is the request's timeout policy and current deadlines.
+	Timeout Timeout
+	// Cancel is set once a cancellation was requested (nil otherwise).
+	Cancel *Cancel
+	// Late records traffic that arrived after the request was given up.
+	Late Late
+
+	// Error is the JSON-RPC error of the response (timely or late; Late
+	// says which), with long message and data clipped.
+	Error *wire.Error
+	// LocalError explains a failure the client saw rather than the server
+	// reported (HTTP error, lost connection, invalid result).
+	LocalError string
+	// ToolError is set when a tools/call result carried "isError": true;
+	// the request is then failed although the server answered normally.
+	ToolError bool
+
+	// Acked is set when the server acknowledged a subscriptions/listen.
+	Acked bool
+	// Notifications counts notifications delivered on this subscription
+	// (excluding the acknowledgment and late ones).
+	Notifications int
+	// LastNotificationAt is when the last of them arrived.
+	LastNotificationAt time.Time
+
+	// Violations counts protocol violations attributed to this request; the
+	// details are in the tracker's violation log.
+	Violations int
+
+	seq       int64 // ID as an integer: history is sorted by it
+	activePos int   // index in the tracker's active set, -1 when final
+	stride    int   // a timeline sample is kept every stride progress notifications
+	responded bool  // a response (timely or late) arrived
+	flagged   bool  // counted in Counts.Flagged
+	listen    bool  // Method is subscriptions/listen
+}
+
+// TimelineSamples bounds Request.Timeline.
+const TimelineSamples = 32
+
+// Progress is the latest progress the server reported for a request.
+type Progress struct {
+	// Count is the number of progress notifications applied.
+	Count int
+	// Value and Total are the last reported values; HasTotal says whether the
+	// last notification carried a total.
+	Value    float64
+	Total    float64
+	HasTotal bool
+	// Message is the last message (clipped; raw, sanitise before display).
+	Message string
+	// First and Last are the arrival times of the first and last progress.
+	First, Last time.Time
+}
+
+// ProgressSample is one point of the progress timeline.
+type ProgressSample struct {
+	// At is the time since the request was created.
+	At time.Duration
+	// Value and Total are as reported; Total is 0 when unknown.
+	Value float64
+	Total float64
+}
+
+// Timeout is a request's timeout policy and its deadlines. Deadlines are
+// points in time, not timers: the caller schedules one tick to the nearest
+// (Tracker.NextDeadline) and calls Tracker.Expire.
+type Timeout struct {
+	// Timeout is the per-request timeout.
+	Timeout time.Duration
+	// Max is the limit nothing pushes back.
+	Max time.Duration
+	// ResetOnProgress says whether progress pushes Deadline back.
+	ResetOnProgress bool
+	// Deadline is when the timeout expires (last progress or creation plus
+	// Timeout).
+	Deadline time.Time
+	// MaxDeadline is creation plus Max.
+	MaxDeadline time.Time
+}
+
+// Cancel describes a requested cancellation.
+type Cancel struct {
+	// At is when the cancellation was requested.
+	At time.Time
+	// SettleBy is when the tracker takes the cancel as settled if nothing
+	// tells it sooner (At plus the late window).
+	SettleBy time.Time
+	// Signal is what the client sent (SignalNone until EventCancelSent).
+	Signal client.CancelSignal
+	// SignalAt is when the client sent it.
+	SignalAt time.Time
+	// Reason is the reason given to the server.
+	Reason string
+	// Cause says who or what cancelled.
+	Cause CancelCause
+	// Limit says which limit expired when Cause is CauseTimeout.
+	Limit Limit
+}
+
+// Late is traffic that arrived after the request was given up (a cancel was
+// requested, or the connection was lost). It is data, not an error: it is
+// recorded and shown, and never changes the request's state.
+type Late struct {
+	// Response is set when a response arrived after the cancel (or after the
+	// request was lost or failed locally).
+	Response bool
+	// ResponseAt is when it arrived.
+	ResponseAt time.Time
+	// AfterCancel is how long after the cancel request (or after the loss)
+	// it arrived.
+	AfterCancel time.Duration
+	// Crossed says the server cannot have seen the cancel before answering:
+	// the response arrived before the cancel signal left, or within one
+	// estimated round trip after it did (Tracker.RoundTripEstimate). A
+	// response that was not crossed means the server ignored the cancel.
+	Crossed bool
+	// ProgressAfterCancel counts progress notifications for the request
+	// after it was given up; they do not move the progress bar.
+	ProgressAfterCancel int
+	// LastProgressAt is when the last of them arrived.
+	LastProgressAt time.Time
+	// NotificationsAfterCancel counts subscription notifications that
+	// arrived after a listen request was cancelled or ended.
+	NotificationsAfterCancel int
+}
+
+// IsActive reports whether the request is still in flight (including while
+// its cancellation is pending).
+func (r *Request) IsActive() bool { return r.State.IsActive() }
+
+// IsListen reports whether the request is a subscriptions/listen stream.
+func (r *Request) IsListen() bool { return r.listen }
+
+// Flagged reports whether the request has anything a person should look at:
+// a late response, late progress or notifications, or a protocol violation.
+func (r *Request) Flagged() bool { return r.flagged }
+
+// Elapsed is how long the request has lived: from creation to its end, or
+// to now while it is active.
+func (r *Request) Elapsed(now time.Time) time.Duration {
+	if !r.Ended.IsZero() {
+		return r.Ended.Sub(r.Created)
+	}
+	return now.Sub(r.Created)
+}
+
+// Remaining is the time left before the request is cancelled for a timeout,
+// never negative, and which limit is the nearer one. It is LimitNone for
+// final requests, for requests whose cancel is already pending, and for
+// acknowledged subscriptions, which are meant to live indefinitely.
+func (r *Request) Remaining(now time.Time) (time.Duration, Limit) {
+	d, limit := r.deadline()
+	if limit == LimitNone {
+		return 0, LimitNone
+	}
+	left := d.Sub(now)
+	if left < 0 {
+		left = 0
+	}
+	return left, limit
+}
+
+// deadline is the time at which the request times out and which limit that
+// is. The maximum wins ties because nothing can push it back.
+func (r *Request) deadline() (time.Time, Limit) {
+	if r.State != StatePending && r.State != StateRunning {
+		return time.Time{}, LimitNone
+	}
+	if !r.Timeout.MaxDeadline.After(r.Timeout.Deadline) {
+		return r.Timeout.MaxDeadline, LimitMax
+	}
+	return r.Timeout.Deadline, LimitTimeout
+}
+
+// timeoutBase is the instant the per-request timeout counts from: the last
+// progress when progress resets it, else creation.
+func (r *Request) timeoutBase() time.Time {
+	if r.Timeout.ResetOnProgress && r.Progress.Count > 0 {
+		return r.Progress.Last
+	}
+	return r.Created
+}
+
+// addSample appends a progress sample to the timeline, keeping at most
+// TimelineSamples: when full, every other sample is dropped and the stride
+// doubles, so the samples stay evenly spread over the notifications.
+func (r *Request) addSample(count int, s ProgressSample) {
+	if r.stride == 0 {
+		r.stride = 1
+	}
+	if (count-1)%r.stride != 0 {
+		return
+	}
+	if len(r.Timeline) == TimelineSamples {
+		for i := 0; i < TimelineSamples/2; i++ {
+			r.Timeline[i] = r.Timeline[2*i]
+		}
+		r.Timeline = r.Timeline[:TimelineSamples/2]
+		r.stride *= 2
+		if (count-1)%r.stride != 0 {
+			return
+		}
+	}
+	r.Timeline = append(r.Timeline, s)
+}

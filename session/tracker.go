@@ -1,0 +1,467 @@
+// Package session is inflight's request tracker: a pure state machine that
+// follows every request from the user's intent to its fate. It keeps each
+// request's lifecycle state, progress, timeout deadlines and cancellation,
+// classifies what the server sends after a cancel as late, records protocol
+// violations, and keeps bounded stores of raw messages, the protocol log
+// and the server's stderr.
+//
+// It does no I/O, starts no goroutine, takes no lock and never reads the
+// clock: every method that needs the time takes it (Apply uses the event's
+// own Time), so the whole state machine runs under table tests with a fixed
+// clock. All methods are meant for one goroutine (the UI's or a headless
+// run's); the client's goroutines hand over events, never pointers into the
+// tracker.
+//
+// The caller drives it like this:
+//
+//	req := t.Begin(method, params, opts, now) // then the client sends req.ID, req.ProgressToken
+//	t.Apply(ev)                               // for every client.Event
+//	ok, why := t.RequestCancel(id, reason, session.CauseUser, now) // if ok, the client cancels id
+//	for _, x := range t.Expire(now) { … }     // the client cancels each expired x.ID
+//	next, ok := t.NextDeadline()              // schedule one tick to next
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"inflight/client"
+	"inflight/wire"
+)
+
+// defaultRoundTrip is the round-trip estimate before any request has been
+// answered: about what a local stdio server takes.
+const defaultRoundTrip = 2 * time.Millisecond
+
+// Counts are the header's numbers, kept up to date on every change so that
+// reading them is O(1).
+type Counts struct {
+	// InFlight counts pending, running and listening requests.
+	InFlight int
+	// Cancelling counts requests whose cancel is pending.
+	Cancelling int
+	// Done counts final requests still in history.
+	Done int
+	// Flagged counts requests in history with late traffic or violations.
+	Flagged int
+	// Evicted counts final requests dropped from history to bound memory.
+	Evicted int
+}
+
+// Expiry is a request whose timeout expired in Expire. It is now
+// cancel_requested; the caller must send its cancel.
+type Expiry struct {
+	ID     wire.ID
+	Reason string
+	// Limit says which limit expired.
+	Limit Limit
+}
+
+// Tracker follows every request the user sent. Create one with NewTracker.
+type Tracker struct {
+	cfg Config
+
+	lastID int64
+	// hist is every request kept, sorted by ID (oldest first). Eviction
+	// compacts it in place in batches (see evict).
+	hist []*Request
+	byID map[wire.ID]*Request
+	// active holds the non-final requests, unordered, so that deadlines are
+	// found without walking the whole history.
+	active []*Request
+	counts Counts
+
+	conn        client.ConnInfo
+	connected   bool
+	connectedAt time.Time
+	closed      bool
+	closeErr    error
+
+	// minRTT is the shortest request→response time seen (0: none yet).
+	minRTT time.Duration
+
+	raw        rawStore
+	log        ProtocolLog
+	stderr     StderrLog
+	violations ViolationLog
+	// curLog is the log slot of the event being applied, -1 outside Apply.
+	curLog int
+}
+
+// NewTracker returns an empty tracker. Zero Config fields take defaults.
+func NewTracker(cfg Config) *Tracker {
+	cfg = cfg.withDefaults()
+	return &Tracker{
+		cfg:        cfg,
+		byID:       map[wire.ID]*Request{},
+		raw:        newRawStore(cfg.RawStoreBytes),
+		log:        ProtocolLog{ring: ring[LogEntry]{limit: cfg.LogEntries}, rawLimit: cfg.LogEntryBytes},
+		stderr:     StderrLog{ring: ring[StderrLine]{limit: cfg.StderrLines}},
+		violations: ViolationLog{ring: ring[Violation]{limit: cfg.Violations}, counts: map[string]int{}},
+		curLog:     -1,
+	}
+}
+
+// Config returns the configuration in force, defaults filled in. The
+// returned ResetOnProgress is a copy, so changing it changes nothing.
+func (t *Tracker) Config() Config {
+	c := t.cfg
+	reset := *c.ResetOnProgress
+	c.ResetOnProgress = &reset
+	return c
+}
+
+// Begin records the intent to send a new request and returns it, pending.
+// It allocates the request's ID (integers from 1, never reused) and its
+// progress token (the same integer), starts its deadlines at now, and keeps
+// a copy of params in the raw store until the exact bytes sent replace them.
+// The caller then asks the client to send it with req.ID and
+// req.ProgressToken.
+func (t *Tracker) Begin(method string, params json.RawMessage, opts RequestOptions, now time.Time) *Request {
+	t.lastID++
+	id := wire.IntID(t.lastID)
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = t.cfg.DefaultTimeout
+	}
+	maxTimeout := opts.MaxTimeout
+	if maxTimeout <= 0 {
+		maxTimeout = t.cfg.MaxTimeout
+	}
+	timeout = min(timeout, maxTimeout)
+	reset := *t.cfg.ResetOnProgress
+	if opts.ResetOnProgress != nil {
+		reset = *opts.ResetOnProgress
+	}
+	r := &Request{
+		ID:            id,
+		Method:        method,
+		Target:        wire.Target(method, params),
+		ProgressToken: id,
+		Created:       now,
+		State:         StatePending,
+		Timeout: Timeout{
+			Timeout:         timeout,
+			Max:             maxTimeout,
+			ResetOnProgress: reset,
+			Deadline:        now.Add(timeout),
+			MaxDeadline:     now.Add(maxTimeout),
+		},
+		seq:    t.lastID,
+		listen: method == wire.MethodSubscriptionsListen,
+	}
+	t.byID[id] = r
+	t.hist = append(t.hist, r)
+	r.activePos = len(t.active)
+	t.active = append(t.active, r)
+	t.counts.InFlight++
+	if len(params) > 0 {
+		t.raw.put(rawKey{id, rawRequest}, bytes.Clone(params))
+	}
+	t.evict()
+	return r
+}
+
+// RequestCancel records the intent to cancel a request. It refuses, with a
+// reason a person can read, a request that is unknown, already final, or
+// already being cancelled (so pressing the key twice is harmless). On
+// success the request is cancel_requested from now; the caller then asks
+// the client to cancel it, and the EventCancelSent that follows records the
+// signal actually sent.
+func (t *Tracker) RequestCancel(id wire.ID, reason string, cause CancelCause, now time.Time) (ok bool, why string) {
+	r := t.byID[id]
+	switch {
+	case r == nil:
+		if t.wasEvicted(id) {
+			return false, fmt.Sprintf("request %s is no longer in history", id)
+		}
+		return false, fmt.Sprintf("no request %s", id)
+	case r.State.IsFinal():
+		return false, fmt.Sprintf("%s %s ago", r.State.already(), ago(now.Sub(r.Ended)))
+	case r.State == StateCancelRequested:
+		return false, fmt.Sprintf("cancellation already requested %s ago", ago(now.Sub(r.Cancel.At)))
+	}
+	t.beginCancel(r, reason, cause, now)
+	return true, ""
+}
+
+// ago formats a duration for "… 2.1s ago" messages.
+func ago(d time.Duration) string {
+	switch {
+	case d < 0:
+		d = 0
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+// beginCancel moves an active request to cancel_requested.
+func (t *Tracker) beginCancel(r *Request, reason string, cause CancelCause, now time.Time) {
+	r.Cancel = &Cancel{At: now, SettleBy: now.Add(t.cfg.LateWindow), Reason: reason, Cause: cause}
+	t.setState(r, StateCancelRequested)
+}
+
+// AdjustTimeout lengthens (delta > 0) or shortens a running request's
+// timeout. The timeout never drops below MinTimeout, nor so far that less
+// than MinTimeout would remain (a shortened request still shows its
+// countdown before it is cancelled), and never above the request's maximum,
+// which stays enforced. why explains a refusal, or a clamp on success.
+func (t *Tracker) AdjustTimeout(id wire.ID, delta time.Duration, now time.Time) (ok bool, why string) {
+	r := t.byID[id]
+	switch {
+	case r == nil:
+		return false, fmt.Sprintf("no request %s", id)
+	case r.State.IsFinal():
+		return false, fmt.Sprintf("%s %s ago", r.State.already(), ago(now.Sub(r.Ended)))
+	case r.State == StateCancelRequested:
+		return false, "cancellation already requested"
+	case r.State == StateListening:
+		return false, "an acknowledged subscription has no timeout"
+	}
+	tt := &r.Timeout
+	base := r.timeoutBase()
+	want := tt.Timeout + delta
+	floor := max(MinTimeout, now.Sub(base)+MinTimeout)
+	switch {
+	case want > tt.Max:
+		want = tt.Max
+		why = fmt.Sprintf("timeout is at the %s maximum", tt.Max)
+	case want < floor:
+		want = floor
+		why = fmt.Sprintf("timeout clamped to leave at least %s", MinTimeout)
+	}
+	tt.Timeout = want
+	tt.Deadline = base.Add(want)
+	return true, why
+}
+
+// Expire applies every deadline that has passed at now. Pending and running
+// requests whose timeout (or maximum) expired become cancel_requested with
+// CauseTimeout and are returned, oldest first, for the caller to send their
+// cancels. Requests whose cancel has waited the whole late window without
+// news settle as cancelled or timed_out.
+func (t *Tracker) Expire(now time.Time) []Expiry {
+	var out []Expiry
+	// Walk backwards: finishing a request swap-removes it from the active
+	// set, which only moves an already visited request into slot i.
+	for i := len(t.active) - 1; i >= 0; i-- {
+		r := t.active[i]
+		switch r.State {
+		case StatePending, StateRunning:
+			d, limit := r.deadline()
+			if !now.Before(d) {
+				t.beginCancel(r, "timeout", CauseTimeout, now)
+				r.Cancel.Limit = limit
+				out = append(out, Expiry{ID: r.ID, Reason: "timeout", Limit: limit})
+			}
+		case StateCancelRequested:
+			if !now.Before(r.Cancel.SettleBy) {
+				t.settle(r, now)
+			}
+		}
+	}
+	if len(out) > 1 {
+		sort.Slice(out, func(i, j int) bool { return t.byID[out[i].ID].seq < t.byID[out[j].ID].seq })
+	}
+	return out
+}
+
+// NextDeadline is the nearest instant at which Expire has something to do,
+// for the caller to schedule a single tick. It looks only at active
+// requests, so it stays cheap however long the history is.
+func (t *Tracker) NextDeadline() (time.Time, bool) {
+	var next time.Time
+	found := false
+	for _, r := range t.active {
+		var d time.Time
+		switch r.State {
+		case StatePending, StateRunning:
+			d, _ = r.deadline()
+		case StateCancelRequested:
+			d = r.Cancel.SettleBy
+		default:
+			continue
+		}
+		if !found || d.Before(next) {
+			next, found = d, true
+		}
+	}
+	return next, found
+}
+
+// RoundTripEstimate is the shortest request→response time seen so far (2ms
+// before any answer). It decides whether a late response "crossed the
+// cancel in flight": a server that answered just before the cancel reached
+// it produces a response at most about one round trip after the cancel
+// left. The minimum is used because it is the network's share of a round
+// trip, without the server's processing time; it makes the estimate
+// conservative, so "crossed" is claimed only when the timing really allows
+// no other reading.
+func (t *Tracker) RoundTripEstimate() time.Duration {
+	if t.minRTT > 0 {
+		return t.minRTT
+	}
+	return defaultRoundTrip
+}
+
+// Len is the number of requests in history.
+func (t *Tracker) Len() int { return len(t.hist) }
+
+// At returns the i-th request in history, oldest first (0 ≤ i < Len).
+func (t *Tracker) At(i int) *Request { return t.hist[i] }
+
+// Get returns the request with the ID, if it is in history.
+func (t *Tracker) Get(id wire.ID) (*Request, bool) {
+	r, ok := t.byID[id]
+	return r, ok
+}
+
+// Index returns the position of a request in history (for At).
+func (t *Tracker) Index(id wire.ID) (int, bool) {
+	r, ok := t.byID[id]
+	if !ok {
+		return 0, false
+	}
+	i := sort.Search(len(t.hist), func(i int) bool { return t.hist[i].seq >= r.seq })
+	return i, true
+}
+
+// Counts returns the header counts.
+func (t *Tracker) Counts() Counts { return t.counts }
+
+// Conn returns the connection details from the last EventConnected, and
+// whether there was one.
+func (t *Tracker) Conn() (client.ConnInfo, bool) { return t.conn, t.connected }
+
+// ConnectedAt is when the last EventConnected happened.
+func (t *Tracker) ConnectedAt() time.Time { return t.connectedAt }
+
+// Era is the protocol era of the connection (EraUnknown before it is known).
+func (t *Tracker) Era() client.Era { return t.conn.Era }
+
+// TransportClosed reports whether the transport went away, and why (nil
+// after a clean close).
+func (t *Tracker) TransportClosed() (bool, error) { return t.closed, t.closeErr }
+
+// RawRequest returns the exact bytes sent for a request (its params until
+// the client reports sending it), if the raw store still holds them.
+func (t *Tracker) RawRequest(id wire.ID) ([]byte, bool) { return t.raw.get(rawKey{id, rawRequest}) }
+
+// RawResponse returns the exact bytes of the first response to a request
+// (timely or late), if the raw store still holds them.
+func (t *Tracker) RawResponse(id wire.ID) ([]byte, bool) { return t.raw.get(rawKey{id, rawResponse}) }
+
+// Log returns the protocol log (read-only).
+func (t *Tracker) Log() *ProtocolLog { return &t.log }
+
+// Stderr returns the server's stderr lines (read-only).
+func (t *Tracker) Stderr() *StderrLog { return &t.stderr }
+
+// Violations returns the protocol violations (read-only).
+func (t *Tracker) Violations() *ViolationLog { return &t.violations }
+
+// wasEvicted reports whether id is one the tracker issued and no longer
+// keeps: traffic for it is old news, not a violation.
+func (t *Tracker) wasEvicted(id wire.ID) bool {
+	n, ok := id.Int()
+	if !ok || n < 1 || n > t.lastID {
+		return false
+	}
+	_, kept := t.byID[id]
+	return !kept
+}
+
+// setState moves r to state s, keeping the counts and the active set right.
+func (t *Tracker) setState(r *Request, s State) {
+	t.count(r.State, -1)
+	t.count(s, +1)
+	r.State = s
+	if s.IsFinal() && r.activePos >= 0 {
+		last := t.active[len(t.active)-1]
+		t.active[r.activePos] = last
+		last.activePos = r.activePos
+		t.active[len(t.active)-1] = nil
+		t.active = t.active[:len(t.active)-1]
+		r.activePos = -1
+	}
+}
+
+func (t *Tracker) count(s State, d int) {
+	switch {
+	case s == StateCancelRequested:
+		t.counts.Cancelling += d
+	case s.IsFinal():
+		t.counts.Done += d
+	default:
+		t.counts.InFlight += d
+	}
+}
+
+// finish makes r final at now.
+func (t *Tracker) finish(r *Request, s State, now time.Time) {
+	r.Ended = now
+	t.setState(r, s)
+}
+
+// settle ends a cancel_requested request once its fate is known: timed_out
+// when a timeout caused the cancel, cancelled otherwise.
+func (t *Tracker) settle(r *Request, now time.Time) {
+	s := StateCancelled
+	if r.Cancel != nil && r.Cancel.Cause == CauseTimeout {
+		s = StateTimedOut
+	}
+	t.finish(r, s, now)
+}
+
+// flag marks r as worth a look.
+func (t *Tracker) flag(r *Request) {
+	if !r.flagged {
+		r.flagged = true
+		t.counts.Flagged++
+	}
+}
+
+// evict bounds history. Only final requests go, oldest first. Removing them
+// one at a time from the middle of a 10 000-element slice would cost O(n)
+// per request, so eviction runs in batches of a sixteenth of the limit:
+// history then holds between 15/16 of HistoryLimit and HistoryLimit
+// requests, plus any active requests beyond the limit (they are never
+// evicted), and each request costs O(1) amortised. (If nearly the whole
+// history is active, batches shrink to what is final; that needs thousands
+// of requests in flight at once.)
+func (t *Tracker) evict() {
+	over := len(t.hist) - t.cfg.HistoryLimit
+	final := len(t.hist) - len(t.active)
+	if over <= 0 || final == 0 {
+		return
+	}
+	drop := min(final, over+max(1, t.cfg.HistoryLimit/16)-1)
+	n := 0
+	for _, r := range t.hist {
+		if drop > 0 && r.State.IsFinal() {
+			drop--
+			t.forget(r)
+			continue
+		}
+		t.hist[n] = r
+		n++
+	}
+	clear(t.hist[n:])
+	t.hist = t.hist[:n]
+}
+
+// forget drops an evicted request and everything kept for it.
+func (t *Tracker) forget(r *Request) {
+	delete(t.byID, r.ID)
+	t.raw.remove(rawKey{r.ID, rawRequest})
+	t.raw.remove(rawKey{r.ID, rawResponse})
+	t.counts.Done--
+	if r.flagged {
+		t.counts.Flagged--
+	}
+	t.counts.Evicted++
+}

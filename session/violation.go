@@ -1,0 +1,128 @@
+package session
+
+import (
+	"bytes"
+	"time"
+
+	"inflight/client"
+	"inflight/wire"
+)
+
+// Violation codes. They are stable: JSON output and the check battery use
+// them.
+const (
+	// ViolationUnknownResponseID: a response for an ID inflight never issued.
+	// (A numeric ID it issued long ago and evicted from history is not one.)
+	ViolationUnknownResponseID = "unknown_response_id"
+	// ViolationDuplicateResponse: a second response for the same request.
+	ViolationDuplicateResponse = "duplicate_response"
+	// ViolationUnknownProgressToken: progress for a token no request carried.
+	ViolationUnknownProgressToken = "unknown_progress_token"
+	// ViolationProgressNotIncreasing: a progress value not above the last one.
+	ViolationProgressNotIncreasing = "progress_not_increasing"
+	// ViolationProgressAfterCompletion: progress for a request the server
+	// already answered ("progress notifications MUST stop after completion").
+	ViolationProgressAfterCompletion = "progress_after_completion"
+	// ViolationServerCancelNotListen: in the modern era, a server-sent
+	// notifications/cancelled naming anything but a subscriptions/listen.
+	ViolationServerCancelNotListen = "server_cancel_not_listen"
+	// ViolationNonJSONLine: a line or event that is not JSON at all.
+	ViolationNonJSONLine = "non_json_line"
+	// ViolationMalformedMessage: JSON that is not a valid JSON-RPC message,
+	// or MCP params that cannot be read.
+	ViolationMalformedMessage = "malformed_message"
+	// ViolationMissingResultType: a modern-era result without resultType. It
+	// is treated as "complete", as the spec requires for compatibility.
+	ViolationMissingResultType = "missing_result_type"
+	// ViolationUnknownResultType: a modern-era resultType the client does not
+	// know; the spec says it MUST be considered invalid, so the request fails.
+	ViolationUnknownResultType = "unknown_result_type"
+	// ViolationUnknownSubscription: a notification whose subscriptionId names
+	// no subscriptions/listen request.
+	ViolationUnknownSubscription = "unknown_subscription"
+	// ViolationNotificationBeforeAck: a notification on a subscription before
+	// its acknowledgment, which the server MUST send first.
+	ViolationNotificationBeforeAck = "notification_before_ack"
+)
+
+// violationRawBytes bounds the raw bytes copied into a Violation.
+const violationRawBytes = 4 << 10
+
+// Violation is one protocol violation by the server. Violations are recorded
+// and shown; none of them stops anything.
+type Violation struct {
+	Code   string
+	Detail string
+	// RequestID is the request concerned, zero when none is known.
+	RequestID wire.ID
+	Time      time.Time
+	// Raw is a copy of at most 4 KiB of the offending message.
+	Raw []byte
+}
+
+// ViolationLog is the bounded list of violations, with exact counts per
+// code beyond the bound.
+type ViolationLog struct {
+	ring   ring[Violation]
+	counts map[string]int
+}
+
+// Len is the number of violations kept.
+func (l *ViolationLog) Len() int { return l.ring.len() }
+
+// At returns the i-th violation kept, oldest first (0 ≤ i < Len).
+func (l *ViolationLog) At(i int) Violation { return *l.ring.at(i) }
+
+// Total counts every violation ever recorded.
+func (l *ViolationLog) Total() int64 { return l.ring.total }
+
+// Count is how many violations with the code were ever recorded.
+func (l *ViolationLog) Count(code string) int { return l.counts[code] }
+
+// Counts returns a copy of the per-code counts.
+func (l *ViolationLog) Counts() map[string]int {
+	m := make(map[string]int, len(l.counts))
+	for k, v := range l.counts {
+		m[k] = v
+	}
+	return m
+}
+
+// ForRequest returns the kept violations attributed to a request, oldest
+// first.
+func (l *ViolationLog) ForRequest(id wire.ID) []Violation {
+	var out []Violation
+	for i := 0; i < l.Len(); i++ {
+		if v := l.ring.at(i); v.RequestID == id {
+			out = append(out, *v)
+		}
+	}
+	return out
+}
+
+// violate records a violation caused by ev, attributes it to r when known,
+// and marks the event's log entry.
+func (t *Tracker) violate(code, detail string, r *Request, id wire.ID, ev *client.Event) {
+	raw := ev.Raw
+	if len(raw) > violationRawBytes {
+		raw = raw[:violationRawBytes]
+	}
+	if r != nil {
+		id = r.ID
+		r.Violations++
+		t.flag(r)
+	}
+	t.violations.ring.push(Violation{
+		Code:      code,
+		Detail:    detail,
+		RequestID: id,
+		Time:      ev.Time,
+		Raw:       bytes.Clone(raw),
+	})
+	t.violations.counts[code]++
+	if t.curLog >= 0 {
+		if e := &t.log.ring.buf[t.curLog]; e.Violation == "" {
+			e.Violation = code
+		}
+	}
+}
