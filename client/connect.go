@@ -1,0 +1,261 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"inflight/wire"
+)
+
+// HTTPStatusError is an HTTP reply that carried no JSON-RPC answer.
+type HTTPStatusError struct {
+	Status      int
+	ContentType string
+	// Body is the start of the body, for display.
+	Body string
+}
+
+func (e *HTTPStatusError) Error() string {
+	body := strings.TrimSpace(e.Body)
+	if body == "" {
+		return fmt.Sprintf("HTTP %d", e.Status)
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.Status, body)
+}
+
+// Connect starts the transport, finds the server's era and protocol
+// version as versioning.mdx describes, and completes the handshake the era
+// requires (none for modern; initialize and notifications/initialized for
+// legacy). It must be called once, before Send.
+func (c *Client) Connect(ctx context.Context) (ConnInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.HandshakeTimeout)
+	defer cancel()
+	if err := c.t.start(ctx); err != nil {
+		return c.Info(), err
+	}
+	info, err := c.negotiate(ctx)
+	if err != nil {
+		return c.Info(), err
+	}
+	c.mu.Lock()
+	info.Transport = c.info.Transport
+	info.SessionID = c.info.SessionID
+	c.info = info
+	c.connected = true
+	c.mu.Unlock()
+	cp := info
+	c.emit(Event{Kind: EventConnected, Time: time.Now(), Info: &cp})
+	if ht, ok := c.t.(*httpTransport); ok && info.Era == EraLegacy {
+		ht.openGetStream()
+	}
+	return info, nil
+}
+
+func (c *Client) note(format string, args ...any) {
+	c.emit(Event{Kind: EventNote, Time: time.Now(), Text: fmt.Sprintf(format, args...)})
+}
+
+// negotiate decides the era and version.
+func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
+	forced := c.cfg.ProtocolVersion
+	if forced != "" && !wire.IsModernVersion(forced) {
+		c.note("protocol version %s forced: legacy handshake", forced)
+		return c.initialize(ctx, forced)
+	}
+	version := wire.VersionModern
+	if forced != "" {
+		version = forced
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		res, err := c.probe(ctx, version)
+		if err == nil {
+			info, verr := parseDiscover(res.Result)
+			if verr != nil {
+				// A success that is not a valid modern result is not proof
+				// of a modern server.
+				if forced != "" {
+					return info, fmt.Errorf("server/discover answered with an invalid result (%v) although version %s was forced", verr, forced)
+				}
+				c.note("server/discover answered but %v: not a modern server, falling back to initialize", verr)
+				return c.initialize(ctx, wire.Version20251125)
+			}
+			if contains(info.SupportedVersions, version) {
+				info.Era, info.ProtocolVersion = EraModern, version
+				c.note("server/discover: modern server, version %s", version)
+				return info, nil
+			}
+			if v := firstLegacy(info.SupportedVersions); v != "" && forced == "" {
+				c.note("server/discover lists only %s: using the legacy handshake", strings.Join(info.SupportedVersions, ", "))
+				return c.initialize(ctx, v)
+			}
+			return info, fmt.Errorf("no mutually supported protocol version: server supports %s, inflight speaks %s, %s",
+				strings.Join(info.SupportedVersions, ", "), wire.VersionModern, strings.Join(wire.LegacyVersions, ", "))
+		}
+		var rpcErr *wire.Error
+		if errors.As(err, &rpcErr) && wire.IsModernErrorCode(rpcErr.Code) {
+			if rpcErr.Code != wire.CodeUnsupportedProtocolVersion {
+				return ConnInfo{}, fmt.Errorf("modern server rejected server/discover: %w", rpcErr)
+			}
+			supported := unsupportedVersionList(rpcErr.Data)
+			c.note("server does not support %s; it supports %s", version, strings.Join(supported, ", "))
+			if v := firstModern(supported); v != "" && v != version && forced == "" {
+				version = v
+				continue
+			}
+			if v := firstLegacy(supported); v != "" && forced == "" {
+				return c.initialize(ctx, v)
+			}
+			return ConnInfo{}, fmt.Errorf("no mutually supported protocol version: server supports %s", strings.Join(supported, ", "))
+		}
+		if ctx.Err() != nil {
+			return ConnInfo{}, fmt.Errorf("connecting: %w", ctx.Err())
+		}
+		var statusErr *HTTPStatusError
+		if errors.As(err, &statusErr) && statusErr.Status >= 500 {
+			return ConnInfo{}, fmt.Errorf("server/discover: %w", err)
+		}
+		if errors.Is(err, ErrClosed) || (c.info.Transport == TransportHTTP && statusErr == nil && rpcErr == nil) {
+			return ConnInfo{}, fmt.Errorf("server/discover: %w", err)
+		}
+		if forced != "" {
+			return ConnInfo{}, fmt.Errorf("version %s forced but the server is not modern: %w", forced, err)
+		}
+		c.note("server/discover failed (%v): legacy server, falling back to initialize", err)
+		return c.initialize(ctx, wire.Version20251125)
+	}
+	return ConnInfo{}, errors.New("server/discover: version negotiation did not converge")
+}
+
+// probe sends server/discover under a modern version. On stdio a server that
+// stays silent for ProbeTimeout is taken as legacy.
+func (c *Client) probe(ctx context.Context, version string) (wire.Message, error) {
+	pctx := ctx
+	if c.info.Transport == TransportStdio {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithTimeout(ctx, c.cfg.ProbeTimeout)
+		defer cancel()
+	}
+	msg, err := c.call(pctx, wire.MethodDiscover, nil, version, true)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return msg, fmt.Errorf("no answer within %s", c.cfg.ProbeTimeout)
+		}
+		return msg, err
+	}
+	if msg.Kind == wire.KindError {
+		return msg, msg.Error
+	}
+	return msg, nil
+}
+
+// initialize runs the legacy handshake.
+func (c *Client) initialize(ctx context.Context, version string) (ConnInfo, error) {
+	params, _ := json.Marshal(map[string]any{
+		"protocolVersion": version,
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]string{"name": c.cfg.ClientName, "version": c.cfg.ClientVersion},
+	})
+	msg, err := c.call(ctx, wire.MethodInitialize, params, version, false)
+	if err != nil {
+		return ConnInfo{}, fmt.Errorf("initialize: %w", err)
+	}
+	if msg.Kind == wire.KindError {
+		return ConnInfo{}, fmt.Errorf("initialize: %w", msg.Error)
+	}
+	var res struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ServerInfo      struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"serverInfo"`
+		Instructions string `json:"instructions"`
+	}
+	if err := json.Unmarshal(msg.Result, &res); err != nil {
+		return ConnInfo{}, fmt.Errorf("initialize: malformed result: %w", err)
+	}
+	if !isLegacyVersion(res.ProtocolVersion) {
+		return ConnInfo{}, fmt.Errorf("initialize: the server chose protocol version %q, which inflight does not speak (%s)",
+			res.ProtocolVersion, strings.Join(wire.LegacyVersions, ", "))
+	}
+	info := ConnInfo{
+		Era: EraLegacy, ProtocolVersion: res.ProtocolVersion,
+		ServerName: res.ServerInfo.Name, ServerVersion: res.ServerInfo.Version,
+		Instructions: res.Instructions, Capabilities: res.Capabilities,
+	}
+	raw := wire.Notification(wire.NotifyInitialized, nil)
+	n, _ := wire.Decode(raw)
+	c.emit(Event{Kind: EventSent, Time: time.Now(), Raw: raw, Msg: n, Internal: true})
+	if err := c.t.send(ctx, outgoing{method: wire.NotifyInitialized, raw: raw, internal: true, version: res.ProtocolVersion}); err != nil {
+		return info, fmt.Errorf("notifications/initialized: %w", err)
+	}
+	if res.ProtocolVersion != version {
+		c.note("initialize: asked for %s, the server chose %s", version, res.ProtocolVersion)
+	}
+	return info, nil
+}
+
+// parseDiscover reads a DiscoverResult; a result without supportedVersions
+// is not a valid modern answer.
+func parseDiscover(result json.RawMessage) (ConnInfo, error) {
+	var res struct {
+		SupportedVersions []string        `json:"supportedVersions"`
+		Capabilities      json.RawMessage `json:"capabilities"`
+		Instructions      string          `json:"instructions"`
+		Meta              struct {
+			ServerInfo struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			} `json:"io.modelcontextprotocol/serverInfo"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(result, &res); err != nil {
+		return ConnInfo{}, fmt.Errorf("its result is malformed (%v)", err)
+	}
+	if len(res.SupportedVersions) == 0 {
+		return ConnInfo{}, errors.New("its result has no supportedVersions")
+	}
+	return ConnInfo{
+		SupportedVersions: res.SupportedVersions, Capabilities: res.Capabilities, Instructions: res.Instructions,
+		ServerName: res.Meta.ServerInfo.Name, ServerVersion: res.Meta.ServerInfo.Version,
+	}, nil
+}
+
+func unsupportedVersionList(data json.RawMessage) []string {
+	var d struct {
+		Supported []string `json:"supported"`
+	}
+	_ = json.Unmarshal(data, &d)
+	return d.Supported
+}
+
+func contains(list []string, v string) bool {
+	for _, s := range list {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+func firstModern(list []string) string {
+	for _, v := range list {
+		if v == wire.VersionModern {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstLegacy(list []string) string {
+	for _, l := range wire.LegacyVersions {
+		if contains(list, l) {
+			return l
+		}
+	}
+	return ""
+}

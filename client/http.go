@@ -1,0 +1,638 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"inflight/wire"
+)
+
+// httpTransport speaks Streamable HTTP: every message is its own POST, and a
+// request's reply is a JSON body or an SSE stream scoped to that request.
+type httpTransport struct {
+	c        *Client
+	endpoint *url.URL
+	hc       *http.Client
+	ctx      context.Context // ends when the transport closes
+	stop     context.CancelFunc
+
+	mu        sync.Mutex
+	streams   map[wire.ID]*httpStream
+	sessionID string
+	closing   bool
+	getOpen   bool
+}
+
+// httpStream is one request's POST and its response stream.
+type httpStream struct {
+	id     wire.ID
+	modern bool
+	abort  context.CancelFunc
+	// cancelled: the user cancelled; closedByClient: inflight closed the
+	// stream (the modern cancel, or the end of the legacy late window).
+	cancelled      atomic.Bool
+	closedByClient atomic.Bool
+	lateTimer      atomic.Pointer[time.Timer]
+}
+
+func newHTTPTransport(c *Client) (*httpTransport, error) {
+	u, err := url.Parse(c.cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("server URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("server URL %q: scheme must be http or https", redactURL(u))
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("server URL %q has no host", redactURL(u))
+	}
+	var hc http.Client
+	if c.cfg.HTTPClient != nil {
+		hc = *c.cfg.HTTPClient
+	} else {
+		hc.Transport = &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout: 10 * time.Second,
+			// A debugger shows the bytes the server sent; it also must not
+			// inflate a compressed body of unbounded size.
+			DisableCompression:  true,
+			MaxIdleConnsPerHost: 32,
+			IdleConnTimeout:     90 * time.Second,
+		}
+	}
+	origin := u.Host
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Host != origin {
+			return fmt.Errorf("redirect to another host (%s) refused", req.URL.Host)
+		}
+		if len(via) >= 5 {
+			return errors.New("stopped after 5 redirects")
+		}
+		return nil
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	return &httpTransport{c: c, endpoint: u, hc: &hc, ctx: ctx, stop: stop, streams: map[wire.ID]*httpStream{}}, nil
+}
+
+// redactURL drops credentials and the query from a URL for display.
+func redactURL(u *url.URL) string {
+	cp := *u
+	cp.User = nil
+	if cp.RawQuery != "" {
+		cp.RawQuery = "…"
+	}
+	return cp.String()
+}
+
+// plainErr strips net/http's "Post <url>:" wrapper, whose URL may carry a
+// secret, keeping the cause.
+func plainErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func (t *httpTransport) start(context.Context) error { return nil }
+
+func (t *httpTransport) session() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sessionID
+}
+
+// newPost builds the POST for one message with every header the era asks for.
+func (t *httpTransport) newPost(ctx context.Context, out outgoing) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.endpoint.String(), bytes.NewReader(out.raw))
+	if err != nil {
+		return nil, err
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	if out.version != "" && out.method != wire.MethodInitialize {
+		h.Set("MCP-Protocol-Version", out.version)
+	}
+	if out.modern {
+		if out.method != "" {
+			h.Set("Mcp-Method", out.method)
+		}
+		if out.name != "" {
+			h.Set("Mcp-Name", headerValue(out.name))
+		}
+		if out.method == wire.MethodToolsCall {
+			for k, v := range t.c.paramHeadersFor(out.name, out.params) {
+				h.Set(k, v)
+			}
+		}
+	} else if sid := t.session(); sid != "" {
+		h.Set("Mcp-Session-Id", sid)
+	}
+	t.addUserHeaders(h)
+	return req, nil
+}
+
+func (t *httpTransport) addUserHeaders(h http.Header) {
+	for k, vs := range t.c.cfg.Headers {
+		h.Del(k)
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+}
+
+func (t *httpTransport) send(ctx context.Context, out outgoing) error {
+	if out.id.IsZero() {
+		return t.postOneWay(ctx, out)
+	}
+	t.mu.Lock()
+	if t.closing {
+		t.mu.Unlock()
+		return ErrClosed
+	}
+	sctx, abort := context.WithCancel(t.ctx)
+	st := &httpStream{id: out.id, modern: out.modern, abort: abort}
+	t.streams[out.id] = st
+	t.mu.Unlock()
+	t.c.emitSent(out)
+	t.c.wg.Add(1)
+	go t.run(sctx, out, st)
+	return nil
+}
+
+// postOneWay POSTs a notification or a response and expects 202 Accepted.
+func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := t.newPost(ctx, out)
+	if err != nil {
+		return err
+	}
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", describe(out), plainErr(err))
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	t.c.emit(Event{Kind: EventHTTPStatus, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
+		Text: fmt.Sprintf("POST %s: %s", describe(out), resp.Status)})
+	if resp.StatusCode/100 != 2 {
+		return &HTTPStatusError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(body)}
+	}
+	return nil
+}
+
+func describe(out outgoing) string {
+	if out.method != "" {
+		return out.method
+	}
+	return "response"
+}
+
+// run performs one request's POST and reads its reply to the end.
+func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
+	defer t.c.wg.Done()
+	defer func() {
+		if tm := st.lateTimer.Load(); tm != nil {
+			tm.Stop()
+		}
+		st.abort()
+		t.mu.Lock()
+		if t.streams[out.id] == st {
+			delete(t.streams, out.id)
+		}
+		t.mu.Unlock()
+		t.c.endFlight(out.id)
+	}()
+	id := out.id
+	req, err := t.newPost(ctx, out)
+	if err != nil {
+		t.c.failCall(id, err, true)
+		return
+	}
+	hadSession := req.Header.Get("Mcp-Session-Id") != ""
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		if st.closedByClient.Load() {
+			t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: id, ByClient: true,
+				Text: "request aborted before the server answered"})
+			return
+		}
+		t.c.failCall(id, fmt.Errorf("POST %s: %w", out.method, plainErr(err)), true)
+		return
+	}
+	defer resp.Body.Close()
+	if out.method == wire.MethodInitialize {
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			t.mu.Lock()
+			t.sessionID = sid
+			t.mu.Unlock()
+			t.c.mu.Lock()
+			t.c.info.SessionID = sid
+			t.c.mu.Unlock()
+		}
+	}
+	ct := resp.Header.Get("Content-Type")
+	media, _, _ := mime.ParseMediaType(ct)
+	now := time.Now()
+	switch {
+	case resp.StatusCode == http.StatusNotFound && hadSession:
+		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct,
+			Text: "404: the server ended the session"})
+		t.c.failCall(id, errors.New("the server ended the session (HTTP 404); inflight is starting a new session, re-issue the request"), true)
+		t.renewSession()
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
+		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, Body: "redirect to " + resp.Header.Get("Location") + " not followed"}, false)
+	case resp.StatusCode >= 400:
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct, Text: resp.Status})
+		if media == "application/json" {
+			if msg, err := wire.Decode(body); err == nil && msg.IsResponse() && (msg.ID == id || msg.ID == wire.NullID) {
+				// A JSON-RPC error in the body answers the request.
+				t.c.receive(body, 0, now, id)
+				return
+			}
+		}
+		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, ContentType: ct, Body: string(body)}, false)
+	case resp.StatusCode == http.StatusAccepted:
+		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
+		t.c.failCall(id, errors.New("HTTP 202 Accepted for a request: the server will send no response"), true)
+	case media == "application/json":
+		t.c.emit(Event{Kind: EventStreamOpened, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct})
+		t.readJSON(out, st, resp.Body)
+	case media == "text/event-stream":
+		t.c.emit(Event{Kind: EventStreamOpened, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct})
+		t.readSSE(ctx, out, st, resp.Body)
+	default:
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct, Text: resp.Status})
+		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, ContentType: ct,
+			Body: fmt.Sprintf("unexpected Content-Type %q (want application/json or text/event-stream): %s", ct, body)}, true)
+	}
+}
+
+// readJSON reads a single-JSON reply.
+func (t *httpTransport) readJSON(out outgoing, st *httpStream, body io.Reader) {
+	max := t.c.cfg.MaxMessageBytes
+	data, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
+	now := time.Now()
+	if err != nil && !st.closedByClient.Load() {
+		t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: out.id, Err: err})
+		t.c.failCall(out.id, fmt.Errorf("reading the response body: %w", plainErr(err)), true)
+		return
+	}
+	if len(data) > max {
+		t.c.emit(Event{Kind: EventMalformed, Time: now, RequestID: out.id, Raw: keepRaw(data), Truncated: len(data) - MaxRawKept,
+			Err: fmt.Errorf("response body exceeds the %d-byte message limit", max)})
+		t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: out.id})
+		t.c.failCall(out.id, fmt.Errorf("response body exceeds the %d-byte message limit", max), true)
+		return
+	}
+	answered := t.c.receive(data, 0, now, out.id)
+	t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: out.id, ByClient: st.closedByClient.Load()})
+	if !answered && !st.cancelled.Load() {
+		t.c.failCall(out.id, errors.New("the HTTP response body did not answer the request"), true)
+	}
+}
+
+// readSSE reads a request's SSE stream until it ends, resuming a broken
+// legacy stream with Last-Event-ID when the server made that possible.
+func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStream, body io.ReadCloser) {
+	id := out.id
+	answered := false
+	var lastID string
+	var retry time.Duration
+	var afterAnswer *time.Timer
+	defer func() {
+		if afterAnswer != nil {
+			afterAnswer.Stop()
+		}
+	}()
+	for resumes := 0; ; resumes++ {
+		sr := newSSEReader(body, t.c.cfg.MaxMessageBytes)
+		sr.LastID = lastID
+		var streamErr error
+		for {
+			ev, err := sr.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					streamErr = err
+				}
+				break
+			}
+			if len(bytes.TrimSpace(ev.Data)) == 0 {
+				continue // a priming event: an ID to resume from, no message
+			}
+			if t.c.receive(ev.Data, 0, time.Now(), id) && !answered {
+				answered = true
+				// The server SHOULD end the stream after the response; if it
+				// does not, stop listening once the late window has passed.
+				abort := st.abort
+				afterAnswer = time.AfterFunc(t.c.cfg.LateWindow, func() { st.closedByClient.Store(true); abort() })
+			}
+		}
+		body.Close()
+		lastID, retry = sr.LastID, sr.Retry
+		now := time.Now()
+		byClient := st.closedByClient.Load()
+		if byClient && streamErr != nil && ctx.Err() != nil {
+			streamErr = nil // our own abort, not a broken stream
+		}
+		switch {
+		case answered || byClient || st.cancelled.Load():
+			t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: id, ByClient: byClient, Err: streamErr})
+			return
+		case t.isClosing():
+			return
+		case st.modern:
+			cause := "the response stream closed before the response; modern streams cannot be resumed, re-issue the request"
+			if streamErr != nil {
+				cause = fmt.Sprintf("the response stream broke before the response (%v); modern streams cannot be resumed, re-issue the request", plainErr(streamErr))
+			}
+			t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: id, Err: errors.New(cause)})
+			t.c.failCall(id, errors.New(cause), true)
+			return
+		case lastID == "" || resumes >= 5:
+			cause := "the response stream closed before the response and the server gave no event ID to resume from"
+			if lastID != "" {
+				cause = "the response stream kept breaking; gave up after 5 resumes"
+			}
+			if streamErr != nil {
+				cause += fmt.Sprintf(" (%v)", plainErr(streamErr))
+			}
+			t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: id, Err: errors.New(cause)})
+			t.c.failCall(id, errors.New(cause), true)
+			return
+		}
+		// Legacy resume: wait as the server asked (retry:), then GET with
+		// Last-Event-ID.
+		if retry <= 0 {
+			retry = time.Second
+		}
+		t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: id, Err: streamErr,
+			Text: fmt.Sprintf("stream broke; resuming in %s with Last-Event-ID %q", retry, lastID)})
+		select {
+		case <-time.After(retry):
+		case <-ctx.Done():
+			t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
+			return
+		}
+		resp, err := t.get(ctx, lastID)
+		if err != nil {
+			if st.closedByClient.Load() || st.cancelled.Load() {
+				t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
+				return
+			}
+			t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: id, Err: err})
+			t.c.failCall(id, fmt.Errorf("resuming the response stream: %w", err), true)
+			return
+		}
+		t.c.emit(Event{Kind: EventStreamOpened, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
+			ContentType: resp.Header.Get("Content-Type"), Text: "resumed with Last-Event-ID " + lastID})
+		body = resp.Body
+	}
+}
+
+// get opens a legacy GET stream, optionally resuming after lastID.
+func (t *httpTransport) get(ctx context.Context, lastID string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.endpoint.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if v := t.c.Info().ProtocolVersion; v != "" {
+		req.Header.Set("MCP-Protocol-Version", v)
+	}
+	if sid := t.session(); sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	t.addUserHeaders(req.Header)
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return nil, plainErr(err)
+	}
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK || media != "text/event-stream" {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return nil, &HTTPStatusError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(body)}
+	}
+	return resp, nil
+}
+
+// openGetStream starts listening on the legacy GET stream for messages the
+// server sends outside any request.
+func (t *httpTransport) openGetStream() {
+	t.mu.Lock()
+	if t.getOpen || t.closing {
+		t.mu.Unlock()
+		return
+	}
+	t.getOpen = true
+	t.mu.Unlock()
+	t.c.wg.Add(1)
+	go t.getLoop()
+}
+
+func (t *httpTransport) getLoop() {
+	defer t.c.wg.Done()
+	defer func() {
+		t.mu.Lock()
+		t.getOpen = false
+		t.mu.Unlock()
+	}()
+	lastID := ""
+	failures := 0
+	for t.ctx.Err() == nil {
+		resp, err := t.get(t.ctx, lastID)
+		if err != nil {
+			if t.ctx.Err() != nil {
+				return
+			}
+			var se *HTTPStatusError
+			if errors.As(err, &se) && (se.Status == http.StatusMethodNotAllowed || se.Status == http.StatusNotFound) {
+				t.c.note("the server offers no GET stream (HTTP %d)", se.Status)
+				return
+			}
+			failures++
+			if failures > 5 {
+				t.c.note("GET stream: giving up after %d failures: %v", failures-1, err)
+				return
+			}
+			t.c.note("GET stream: %v; retrying", err)
+			if !sleepCtx(t.ctx, time.Duration(failures)*time.Second) {
+				return
+			}
+			continue
+		}
+		failures = 0
+		t.c.emit(Event{Kind: EventStreamOpened, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Text: "GET stream"})
+		sr := newSSEReader(resp.Body, t.c.cfg.MaxMessageBytes)
+		sr.LastID = lastID
+		var streamErr error
+		for {
+			ev, err := sr.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					streamErr = err
+				}
+				break
+			}
+			if len(bytes.TrimSpace(ev.Data)) > 0 {
+				t.c.receive(ev.Data, 0, time.Now(), wire.ID{})
+			}
+		}
+		resp.Body.Close()
+		if t.ctx.Err() != nil {
+			return
+		}
+		t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), Err: streamErr, Text: "GET stream"})
+		lastID = sr.LastID
+		retry := sr.Retry
+		if retry <= 0 {
+			retry = time.Second
+		}
+		if !sleepCtx(t.ctx, retry) {
+			return
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// renewSession starts a new legacy session after the server ended the old
+// one (404), as the 2025-11-25 transport requires.
+func (t *httpTransport) renewSession() {
+	t.mu.Lock()
+	if t.closing {
+		t.mu.Unlock()
+		return
+	}
+	t.sessionID = ""
+	t.mu.Unlock()
+	version := t.c.Info().ProtocolVersion
+	t.c.wg.Add(1)
+	go func() {
+		defer t.c.wg.Done()
+		ctx, cancel := context.WithTimeout(t.ctx, t.c.cfg.HandshakeTimeout)
+		defer cancel()
+		info, err := t.c.initialize(ctx, version)
+		if err != nil {
+			t.c.note("starting a new session failed: %v", err)
+			return
+		}
+		t.c.mu.Lock()
+		info.Transport = TransportHTTP
+		info.SessionID = t.c.info.SessionID
+		t.c.info = info
+		t.c.mu.Unlock()
+		cp := info
+		t.c.emit(Event{Kind: EventConnected, Time: time.Now(), Info: &cp, Text: "new session"})
+		t.openGetStream()
+	}()
+}
+
+func (t *httpTransport) isClosing() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closing
+}
+
+func (t *httpTransport) cancel(id wire.ID, reason string) (CancelSignal, error) {
+	t.mu.Lock()
+	st := t.streams[id]
+	t.mu.Unlock()
+	if st == nil {
+		return SignalNone, ErrNotInFlight
+	}
+	st.cancelled.Store(true)
+	if st.modern {
+		// Closing the request's stream IS the cancel; nothing is sent.
+		t.c.emit(Event{Kind: EventCancelSent, Time: time.Now(), RequestID: id, Signal: SignalStreamClosed, Reason: reason})
+		st.closedByClient.Store(true)
+		st.abort()
+		return SignalStreamClosed, nil
+	}
+	raw := wire.Notification(wire.NotifyCancelled, wire.CancelledParams(id, reason))
+	msg, _ := wire.Decode(raw)
+	info := t.c.Info()
+	t.c.emit(Event{Kind: EventSent, Time: time.Now(), RequestID: id, Raw: raw, Msg: msg, Internal: true})
+	err := t.postOneWay(t.ctx, outgoing{method: wire.NotifyCancelled, raw: raw, version: info.ProtocolVersion})
+	t.c.emit(Event{Kind: EventCancelSent, Time: time.Now(), RequestID: id, Signal: SignalNotification, Reason: reason, Err: err})
+	// Keep reading the stream for the late window to see what the server
+	// still sends, then close it.
+	abort := st.abort
+	st.lateTimer.Store(time.AfterFunc(t.c.cfg.LateWindow, func() {
+		st.closedByClient.Store(true)
+		abort()
+	}))
+	if err != nil {
+		return SignalNotification, err
+	}
+	return SignalNotification, nil
+}
+
+func (t *httpTransport) close() error {
+	t.mu.Lock()
+	if t.closing {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closing = true
+	sid := t.sessionID
+	streams := make([]*httpStream, 0, len(t.streams))
+	for _, st := range t.streams {
+		streams = append(streams, st)
+	}
+	t.mu.Unlock()
+	for _, st := range streams {
+		st.closedByClient.Store(true)
+	}
+	t.stop()
+	if sid != "" {
+		// End the legacy session politely; a server may answer 405.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, t.endpoint.String(), nil)
+		if err == nil {
+			req.Header.Set("Mcp-Session-Id", sid)
+			if v := t.c.Info().ProtocolVersion; v != "" {
+				req.Header.Set("MCP-Protocol-Version", v)
+			}
+			t.addUserHeaders(req.Header)
+			if resp, err := t.hc.Do(req); err == nil {
+				io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+				resp.Body.Close()
+			}
+		}
+	}
+	if tr, ok := t.hc.Transport.(*http.Transport); ok && t.c.cfg.HTTPClient == nil {
+		tr.CloseIdleConnections()
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package client
+
+import (
+	"bufio"
+	"errors"
+	"io"
+)
+
+// lineReader reads newline-delimited messages with a bound on their size. A
+// line longer than max is consumed to its end and reported as oversized, so
+// one hostile line neither exhausts memory nor desynchronises the stream.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// errLineTooLong is returned (with the kept prefix and the full length) for a
+// line over the limit.
+var errLineTooLong = errors.New("line too long")
+
+// Next returns the next line without its terminator. The slice is valid until
+// the following call. For an oversized line it returns the first MaxRawKept
+// bytes, the line's total length and errLineTooLong. At the end of input it
+// returns io.EOF (a final unterminated line is returned first).
+func (l *lineReader) Next() (line []byte, total int, err error) {
+	if cap(l.buf) > 1<<20 {
+		// Do not pin the memory of one huge message for the rest of the session.
+		l.buf = nil
+	}
+	l.buf = l.buf[:0]
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		total += len(chunk)
+		if total <= l.max {
+			l.buf = append(l.buf, chunk...)
+		} else if len(l.buf) > MaxRawKept {
+			l.buf = l.buf[:MaxRawKept]
+		} else {
+			room := MaxRawKept - len(l.buf)
+			if room > len(chunk) {
+				room = len(chunk)
+			}
+			l.buf = append(l.buf, chunk[:room]...)
+		}
+		switch {
+		case err == nil:
+			line := trimEOL(l.buf)
+			if total > l.max {
+				return line, total, errLineTooLong
+			}
+			return line, total, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && total > 0:
+			if total > l.max {
+				return l.buf, total, errLineTooLong
+			}
+			return l.buf, total, nil
+		default:
+			return nil, 0, err
+		}
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}

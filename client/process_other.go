@@ -1,0 +1,21 @@
+//go:build !unix
+
+package client
+
+import (
+	"os"
+	"os/exec"
+)
+
+var (
+	sigTerm = os.Kill
+	sigKill = os.Kill
+)
+
+func setProcessGroup(*exec.Cmd) {}
+
+func signalGroup(cmd *exec.Cmd, sig os.Signal) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Signal(sig)
+	}
+}

@@ -1,0 +1,295 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"inflight/wire"
+)
+
+// stdioTransport speaks newline-delimited JSON-RPC with a child process (or
+// with in-process pipes).
+type stdioTransport struct {
+	c *Client
+
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr io.ReadCloser
+
+	writeMu sync.Mutex
+	wbuf    []byte
+
+	exited     chan struct{} // the process exited (never closed for pipes)
+	waitErr    error
+	stdoutDone chan struct{}
+	stderrDone chan struct{}
+	closing    atomic.Bool
+	stopped    chan struct{} // the supervisor finished
+}
+
+func newStdioTransport(c *Client) *stdioTransport {
+	return &stdioTransport{
+		c:          c,
+		exited:     make(chan struct{}),
+		stdoutDone: make(chan struct{}),
+		stderrDone: make(chan struct{}),
+		stopped:    make(chan struct{}),
+	}
+}
+
+func (t *stdioTransport) start(ctx context.Context) error {
+	cfg := &t.c.cfg
+	if cfg.Pipes != nil {
+		t.stdin, t.stdout, t.stderr = cfg.Pipes.Stdin, cfg.Pipes.Stdout, cfg.Pipes.Stderr
+	} else {
+		if err := t.spawn(); err != nil {
+			return err
+		}
+	}
+	t.c.wg.Add(2)
+	go t.readStdout()
+	if t.stderr != nil {
+		t.c.wg.Add(1)
+		go t.readStderr()
+	} else {
+		close(t.stderrDone)
+	}
+	go t.supervise()
+	return nil
+}
+
+// spawn starts the server with its own pipes. The pipes are os.Pipe pairs we
+// own (not exec's StdoutPipe) so that waiting for the process never races
+// with reading what it wrote last.
+func (t *stdioTransport) spawn() error {
+	cfg := &t.c.cfg
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd.Env = append(os.Environ(), cfg.Env...)
+	cmd.Dir = cfg.Dir
+	setProcessGroup(cmd)
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("start server: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return fmt.Errorf("start server: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return fmt.Errorf("start server: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		for _, f := range []*os.File{inR, inW, outR, outW, errR, errW} {
+			f.Close()
+		}
+		return fmt.Errorf("start server %q: %w", cfg.Command, err)
+	}
+	// The child has its copies; ours of its ends must go so EOF can happen.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	t.cmd, t.stdin, t.stdout, t.stderr = cmd, inW, outR, errR
+	t.c.wg.Add(1)
+	go func() {
+		defer t.c.wg.Done()
+		t.waitErr = cmd.Wait()
+		close(t.exited)
+	}()
+	return nil
+}
+
+func (t *stdioTransport) readStdout() {
+	defer t.c.wg.Done()
+	defer close(t.stdoutDone)
+	lr := newLineReader(t.stdout, t.c.cfg.MaxMessageBytes)
+	for {
+		line, total, err := lr.Next()
+		now := time.Now()
+		switch {
+		case errors.Is(err, errLineTooLong):
+			t.c.emit(Event{Kind: EventMalformed, Time: now, Raw: keepRaw(line), Truncated: total - min(len(line), MaxRawKept),
+				Err: fmt.Errorf("line of %d bytes exceeds the %d-byte message limit", total, t.c.cfg.MaxMessageBytes)})
+			continue
+		case err != nil:
+			return
+		}
+		if len(line) == 0 {
+			continue
+		}
+		t.c.receive(line, 0, now, wire.ID{})
+	}
+}
+
+func (t *stdioTransport) readStderr() {
+	defer t.c.wg.Done()
+	defer close(t.stderrDone)
+	lr := newLineReader(t.stderr, MaxRawKept)
+	for {
+		line, total, err := lr.Next()
+		if err != nil && !errors.Is(err, errLineTooLong) {
+			return
+		}
+		t.c.emit(Event{Kind: EventStderr, Time: time.Now(), Text: string(line), Truncated: total - len(line)})
+	}
+}
+
+// supervise notices the end of the connection (the process exited or closed
+// its stdout) and reports it once.
+func (t *stdioTransport) supervise() {
+	defer t.c.wg.Done()
+	defer close(t.stopped)
+	wait := t.c.cfg.ShutdownWait
+	var cause error
+	select {
+	case <-t.stdoutDone:
+		if t.closing.Load() {
+			break
+		}
+		if t.cmd == nil {
+			cause = errors.New("the server closed its stdout")
+			break
+		}
+		select {
+		case <-t.exited:
+			cause = exitCause(t.waitErr)
+		case <-time.After(wait):
+			cause = errors.New("the server closed its stdout but kept running; inflight stopped it")
+			t.terminate()
+		}
+	case <-t.exited:
+		cause = exitCause(t.waitErr)
+		// Let the reader drain what the server wrote before it died; a
+		// grandchild may still hold the pipe open, so do not wait forever.
+		select {
+		case <-t.stdoutDone:
+		case <-time.After(wait):
+			t.stdout.Close()
+			<-t.stdoutDone
+		}
+	}
+	if t.closing.Load() {
+		cause = nil
+	}
+	select {
+	case <-t.stderrDone:
+	case <-time.After(wait):
+		t.stderr.Close()
+		<-t.stderrDone
+	}
+	t.c.markDead(cause)
+}
+
+func exitCause(err error) error {
+	if err == nil {
+		return errors.New("the server exited (status 0)")
+	}
+	return fmt.Errorf("the server exited: %w", err)
+}
+
+// terminate escalates: close stdin, wait, SIGTERM, wait, SIGKILL, wait; each
+// wait bounded by ShutdownWait.
+func (t *stdioTransport) terminate() {
+	wait := t.c.cfg.ShutdownWait
+	t.writeMu.Lock()
+	t.stdin.Close()
+	t.writeMu.Unlock()
+	if t.cmd == nil {
+		return
+	}
+	select {
+	case <-t.exited:
+		return
+	case <-time.After(wait):
+	}
+	signalGroup(t.cmd, sigTerm)
+	select {
+	case <-t.exited:
+		return
+	case <-time.After(wait):
+	}
+	signalGroup(t.cmd, sigKill)
+	select {
+	case <-t.exited:
+	case <-time.After(wait):
+	}
+}
+
+func (t *stdioTransport) close() error {
+	if t.stdin == nil {
+		return nil // never started
+	}
+	t.closing.Store(true)
+	if t.cmd != nil {
+		t.terminate()
+	} else {
+		t.writeMu.Lock()
+		t.stdin.Close()
+		t.writeMu.Unlock()
+		select {
+		case <-t.stdoutDone:
+		case <-time.After(t.c.cfg.ShutdownWait):
+			t.stdout.Close()
+		}
+	}
+	<-t.stopped
+	return nil
+}
+
+// write sends one line. Each message goes out in a single write so lines
+// from different goroutines never interleave.
+func (t *stdioTransport) write(raw []byte) error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	t.wbuf = append(append(t.wbuf[:0], raw...), '\n')
+	if _, err := t.stdin.Write(t.wbuf); err != nil {
+		return fmt.Errorf("write to server stdin: %w", err)
+	}
+	if cap(t.wbuf) > 1<<20 {
+		t.wbuf = nil
+	}
+	return nil
+}
+
+func (t *stdioTransport) send(ctx context.Context, out outgoing) error {
+	if !out.id.IsZero() {
+		// Report a request before it can be answered, so that its response
+		// can never overtake it on the event channel. (Callers report the
+		// notifications and responses they send themselves.)
+		t.c.emitSent(out)
+	}
+	if isClosed(t.c.dead) {
+		return ErrClosed
+	}
+	return t.write(out.raw)
+}
+
+func (t *stdioTransport) cancel(id wire.ID, reason string) (CancelSignal, error) {
+	raw := wire.Notification(wire.NotifyCancelled, wire.CancelledParams(id, reason))
+	// Write first: the cancel's latency matters more than the order of
+	// the bookkeeping events (the tracker recorded the intent already).
+	err := t.write(raw)
+	now := time.Now()
+	msg, _ := wire.Decode(raw)
+	t.c.emit(Event{Kind: EventSent, Time: now, RequestID: id, Raw: raw, Msg: msg, Internal: true})
+	if err != nil {
+		return SignalNone, err
+	}
+	t.c.emit(Event{Kind: EventCancelSent, Time: now, RequestID: id, Signal: SignalNotification, Reason: reason})
+	return SignalNotification, nil
+}
