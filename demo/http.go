@@ -1,0 +1,238 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTP header names and values the router looks at.
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "MCP-Protocol-Version"
+	modernVersion         = "2026-07-28"
+)
+
+// maxPeekBytes bounds how much of a POST body the router reads to find its
+// era; it matches the SDK's own default body limit.
+const maxPeekBytes = 4 << 20
+
+// shutdownTimeout bounds ServeHTTP's graceful shutdown.
+const shutdownTimeout = 5 * time.Second
+
+// HTTPHandler serves the MCP endpoint (mount it at /mcp) for both protocol
+// eras.
+//
+// The SDK accepts 2026-07-28 requests only on a stateless handler, while
+// legacy clients need a stateful one (sessions, GET stream, DELETE), so two
+// SDK handlers share the one *mcp.Server: a request carrying Mcp-Session-Id
+// goes to the stateful handler; a POST whose MCP-Protocol-Version header is
+// 2026-07-28 or later, or whose params._meta carries
+// io.modelcontextprotocol/protocolVersion, goes to the stateless one, which
+// cancels a request's handler when its response stream closes; everything
+// else (initialize, GET, DELETE) goes to the stateful one.
+//
+// Every request with a foreign Origin (one whose host is not loopback) is
+// refused with 403; the SDK's DNS-rebinding Host check stays on in both.
+func (s *Server) HTTPHandler() http.Handler { return s.http }
+
+// router is the http.Handler behind HTTPHandler.
+type router struct {
+	s         *Server
+	stateful  http.Handler
+	stateless http.Handler
+}
+
+func (s *Server) newRouter() *router {
+	getServer := func(*http.Request) *mcp.Server { return s.mcp }
+	return &router{
+		s:        s,
+		stateful: mcp.NewStreamableHTTPHandler(getServer, nil),
+		stateless: mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+			Stateless: true,
+			// Closing a modern request's response stream is its cancellation
+			// signal, so the handler's context must end with the HTTP request.
+			PropagateRequestCancellation: true,
+		}),
+	}
+}
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get("Origin"); !originAllowed(origin) {
+		rt.s.logf("http: refused %s with foreign Origin %q", r.Method, origin)
+		writeForbidden(w, "Forbidden: Origin is not a loopback origin")
+		return
+	}
+	if rt.s.isClosing() {
+		http.Error(w, "the demo server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	h := rt.stateful
+	if r.Method == http.MethodPost && r.Header.Get(headerSessionID) == "" {
+		modern, err := isModernPOST(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+			return
+		}
+		if modern {
+			h = rt.stateless
+		}
+	}
+	fw := &withholdingWriter{w: w}
+	h.ServeHTTP(fw, r)
+	fw.finish()
+}
+
+// isModernPOST reports whether a POST speaks the 2026-07-28 era. When the
+// header does not say so it reads the body, and puts it back for the SDK.
+func isModernPOST(r *http.Request) (bool, error) {
+	if r.Header.Get(headerProtocolVersion) >= modernVersion {
+		return true, nil
+	}
+	if r.Body == nil {
+		return false, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
+	_ = r.Body.Close()
+	if len(body) > maxPeekBytes {
+		return false, fmt.Errorf("request body exceeds %d bytes", maxPeekBytes)
+	}
+	// A read error is left for the SDK to report: it reads the same (now
+	// truncated) body and answers 400.
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return err == nil && carriesModernMeta(body), nil
+}
+
+// carriesModernMeta reports whether a JSON-RPC message's params._meta carries
+// io.modelcontextprotocol/protocolVersion.
+func carriesModernMeta(body []byte) bool {
+	if !bytes.Contains(body, []byte(mcp.MetaKeyProtocolVersion)) {
+		return false
+	}
+	var msg struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return false
+	}
+	_, ok := msg.Params.Meta[mcp.MetaKeyProtocolVersion]
+	return ok
+}
+
+// originAllowed reports whether a request's Origin may use the endpoint: no
+// Origin at all (not a browser), or one whose host is loopback. This is the
+// Origin validation the Streamable HTTP transport requires against DNS
+// rebinding.
+func originAllowed(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return isLoopbackHost(u.Hostname())
+}
+
+// isLoopbackHost reports whether host (without port or brackets) is
+// localhost or a loopback IP address (127.0.0.0/8, ::1).
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// writeForbidden answers 403 with a JSON-RPC error that has no id, as the
+// transport page allows.
+func writeForbidden(w http.ResponseWriter, message string) {
+	body, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"error":   map[string]any{"code": -32600, "message": message},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write(body)
+}
+
+// ServeHTTP runs a demo server on addr and serves its MCP endpoint at /mcp
+// until ctx is done, then shuts down gracefully.
+//
+// An empty addr, or one without a host (":8080"), binds 127.0.0.1; port 0
+// picks any free port. A non-loopback host is served only because it was
+// given explicitly, and a warning is logged. ready, if not nil, is called
+// with the endpoint's full URL (for example "http://127.0.0.1:PORT/mcp") once
+// the listener is open.
+func ServeHTTP(ctx context.Context, addr string, opts Options, ready func(url string)) error {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("demo http: address %q: %w", addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	s := New(opts)
+	defer s.Close()
+	if !isLoopbackHost(host) {
+		s.logf("warning: listening on non-loopback address %s: anyone who can reach it can call the demo tools", host)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		return fmt.Errorf("demo http: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.HTTPHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	endpoint := "http://" + ln.Addr().String() + "/mcp"
+	s.logf("http: serving %s", endpoint)
+	if ready != nil {
+		ready(endpoint)
+	}
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("demo http: %w", err)
+	case <-ctx.Done():
+	}
+
+	// Closing the demo first ends open listens with their final result and
+	// stops the tools, so the hanging requests finish and Shutdown need not
+	// wait for them. A peer that stopped reading could still hold a request
+	// open; Close on the HTTP server then cuts its connection, which in turn
+	// lets the demo finish closing.
+	closed := make(chan struct{})
+	go func() {
+		_ = s.Close()
+		close(closed)
+	}()
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+	}
+	<-closed
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("demo http: %w", err)
+	}
+	return nil
+}
