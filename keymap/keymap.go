@@ -1,0 +1,176 @@
+// Package keymap holds inflight's key bindings. The bindings are enabled and
+// disabled with the state of the screen (SetState) so that help never lists
+// a key that would do nothing right now.
+package keymap
+
+import "charm.land/bubbles/v2/key"
+
+// Mode is the screen the user is on.
+type Mode uint8
+
+// The screens.
+const (
+	ModeList Mode = iota
+	ModeDetail
+	ModeLog
+	ModeStderr
+	ModeComposer
+	ModeHelp
+	// ModePrompt covers the small dialogs: a confirmation or a cancel reason.
+	ModePrompt
+)
+
+// State is what the key map needs to know to enable the right keys.
+type State struct {
+	Mode Mode
+	// HasSelection: a request is selected (the list is not empty).
+	HasSelection bool
+	// SelectedActive: the selected request is still in flight.
+	SelectedActive bool
+	// SelectedTimed: the selected request has a running timeout (+ and -).
+	SelectedTimed bool
+	// AnyActive: at least one request is in flight.
+	AnyActive bool
+	// Connected: requests can be sent.
+	Connected bool
+	// Lost: the connection is gone and can be re-established.
+	Lost bool
+	// HasStderr: the server is a stdio process (its stderr can be shown).
+	HasStderr bool
+	// Filtering: the log filter input has focus.
+	Filtering bool
+}
+
+// KeyMap is every binding of the main screens. The composer has its own
+// bindings (ComposerKeyMap) because its keys type text.
+type KeyMap struct {
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+
+	Cancel, CancelReason, CancelAll key.Binding
+	Longer, Shorter                 key.Binding
+	New, Reissue                    key.Binding
+
+	Detail, Back        key.Binding
+	Log, Stderr         key.Binding
+	Filter, ClearFilter key.Binding
+	Export, Reconnect   key.Binding
+
+	Help, Quit, Interrupt key.Binding
+}
+
+// Default returns the default bindings.
+func Default() KeyMap {
+	return KeyMap{
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
+		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "oldest")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "newest (follow)")),
+
+		Cancel:       key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
+		CancelReason: key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "cancel with reason")),
+		CancelAll:    key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "cancel all")),
+		Longer:       key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "timeout +10s")),
+		Shorter:      key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "timeout -10s")),
+		New:          key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new request")),
+		Reissue:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "re-issue")),
+
+		Detail:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
+		Back:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Log:         key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "protocol log")),
+		Stderr:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "server stderr")),
+		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		Export:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export trace")),
+		Reconnect:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reconnect")),
+
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+		Interrupt: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "cancel all and quit")),
+	}
+}
+
+// SetState enables exactly the bindings that act in state s.
+func (k *KeyMap) SetState(s State) {
+	main := s.Mode == ModeList
+	scrolling := s.Mode == ModeList || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr
+	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
+		b.SetEnabled(scrolling && !s.Filtering)
+	}
+	onSelected := s.Mode == ModeList || s.Mode == ModeDetail
+	k.Cancel.SetEnabled(onSelected && s.SelectedActive)
+	k.CancelReason.SetEnabled(onSelected && s.SelectedActive)
+	k.Longer.SetEnabled(onSelected && s.SelectedTimed)
+	k.Shorter.SetEnabled(onSelected && s.SelectedTimed)
+	k.CancelAll.SetEnabled((main || s.Mode == ModeLog) && s.AnyActive)
+	k.New.SetEnabled((main || s.Mode == ModeDetail) && s.Connected)
+	k.Reissue.SetEnabled(onSelected && s.HasSelection && s.Connected)
+	k.Detail.SetEnabled(main && s.HasSelection)
+	k.Back.SetEnabled(!main && !s.Filtering && s.Mode != ModePrompt)
+	k.Log.SetEnabled(main || s.Mode == ModeDetail || s.Mode == ModeStderr)
+	k.Stderr.SetEnabled(s.HasStderr && (main || s.Mode == ModeDetail || s.Mode == ModeLog))
+	k.Filter.SetEnabled(s.Mode == ModeLog && !s.Filtering)
+	k.ClearFilter.SetEnabled(s.Mode == ModeLog && s.Filtering)
+	k.Export.SetEnabled(main || s.Mode == ModeLog)
+	k.Reconnect.SetEnabled(s.Lost && s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
+	k.Help.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
+	k.Quit.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
+	k.Interrupt.SetEnabled(true)
+}
+
+// ShortHelp is the one-line help at the bottom of the screen: the keys a
+// person needs most, and only those that act now.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.New, k.Cancel, k.Detail, k.Back, k.Filter, k.ClearFilter, k.Log, k.Reconnect, k.Help, k.Quit}
+}
+
+// FullHelp is the help screen, in columns.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.New, k.Reissue, k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter},
+		{k.Detail, k.Log, k.Stderr, k.Filter, k.Export, k.Reconnect, k.Back},
+		{k.Help, k.Quit, k.Interrupt},
+	}
+}
+
+// All lists every binding, for the README table and for tests that check
+// no two bindings of one screen share a key.
+func (k KeyMap) All() []key.Binding {
+	return []key.Binding{
+		k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom,
+		k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter, k.New, k.Reissue,
+		k.Detail, k.Back, k.Log, k.Stderr, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
+		k.Help, k.Quit, k.Interrupt,
+	}
+}
+
+// ComposerKeyMap holds the composer's bindings.
+type ComposerKeyMap struct {
+	NextField, PrevField key.Binding
+	Up, Down             key.Binding
+	NextKind, PrevKind   key.Binding
+	Select               key.Binding
+	Toggle               key.Binding
+	JSONMode             key.Binding
+	Send                 key.Binding
+	Back                 key.Binding
+}
+
+// DefaultComposer returns the composer's default bindings.
+func DefaultComposer() ComposerKeyMap {
+	return ComposerKeyMap{
+		NextField: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next field")),
+		PrevField: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous field")),
+		Up:        key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "up")),
+		Down:      key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "down")),
+		NextKind:  key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "next kind")),
+		PrevKind:  key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "previous kind")),
+		Select:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "choose")),
+		Toggle:    key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "toggle")),
+		JSONMode:  key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "form ⇄ JSON")),
+		Send:      key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "send")),
+		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+	}
+}

@@ -1,0 +1,738 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"inflight/keymap"
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/wire"
+)
+
+// toolInfo is one tool from tools/list (strings raw; sanitise to show).
+type toolInfo struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage
+}
+
+func parseTools(result json.RawMessage) []toolInfo {
+	var res struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &res) != nil {
+		return nil
+	}
+	out := make([]toolInfo, 0, len(res.Tools))
+	for _, t := range res.Tools {
+		out = append(out, toolInfo{Name: t.Name, Description: t.Description, Schema: t.InputSchema})
+	}
+	return out
+}
+
+// composeKind is what the composer sends.
+type composeKind uint8
+
+const (
+	kindTool composeKind = iota
+	kindResource
+	kindPrompt
+	kindListen
+	kindRaw
+	numKinds
+)
+
+var kindNames = [numKinds]string{"tool call", "resource read", "prompt get", "subscriptions/listen", "raw request"}
+
+type composerStep uint8
+
+const (
+	stepPick composerStep = iota // choosing a tool
+	stepForm                     // filling the fields
+)
+
+// field is one input of the form.
+type field struct {
+	name     string
+	typ      string // string, integer, number, boolean, json
+	required bool
+	hint     string
+	input    textinput.Model
+	on       bool // booleans
+	isBool   bool
+}
+
+// composer builds a request: pick a tool (with its description and input
+// schema) and fill a form built from the schema's simple types — or edit
+// the arguments as JSON — then set this request's timeouts and send.
+type composer struct {
+	keys    keymap.ComposerKeyMap
+	kind    composeKind
+	step    composerStep
+	tools   []toolInfo
+	toolSel int
+
+	fields   []field // the kind's own fields, then the timeout settings
+	focus    int
+	jsonMode bool
+	json     textarea.Model
+	err      string
+
+	// Defaults for the next requests; a sent request's settings become them.
+	timeout, maxTimeout time.Duration
+	reset               bool
+}
+
+func newComposer() composer {
+	return composer{keys: keymap.DefaultComposer(), reset: true}
+}
+
+func (c *composer) setTools(tools []toolInfo) {
+	prev, had := c.tool()
+	c.tools = tools
+	c.toolSel = 0
+	for i, t := range tools {
+		// Keep the tool the user had chosen; on first sight preselect the
+		// demo's slow tool, the one that shows cancellation best.
+		if (had && t.Name == prev.Name) || (!had && t.Name == "slow") {
+			c.toolSel = i
+		}
+	}
+}
+
+// open starts composing, on the tool list when the server has tools.
+func (c *composer) open(m *Model) tea.Cmd {
+	if c.timeout == 0 {
+		cfg := m.tracker.Config()
+		c.timeout, c.maxTimeout = cfg.DefaultTimeout, cfg.MaxTimeout
+		if cfg.ResetOnProgress != nil {
+			c.reset = *cfg.ResetOnProgress
+		}
+	}
+	c.err = ""
+	c.jsonMode = false
+	if c.kind == kindTool {
+		c.step = stepPick
+		return nil
+	}
+	return c.buildForm(m)
+}
+
+// buildForm lays out the form for the current kind (and tool).
+func (c *composer) buildForm(m *Model) tea.Cmd {
+	c.step = stepForm
+	c.focus = 0
+	c.jsonMode = false
+	c.err = ""
+	c.fields = nil
+	switch c.kind {
+	case kindTool:
+		if t, ok := c.tool(); ok {
+			c.fields = schemaFields(t.Schema)
+		}
+	case kindResource:
+		c.fields = []field{textField("uri", "string", true, "demo://clock", "the resource URI")}
+	case kindPrompt:
+		c.fields = []field{
+			textField("name", "string", true, "explain_cancellation", "the prompt name"),
+			textField("arguments", "json", false, `{"transport":"stdio"}`, "a JSON object of string arguments"),
+		}
+	case kindListen:
+		c.fields = []field{
+			boolField("toolsListChanged", false), boolField("promptsListChanged", false), boolField("resourcesListChanged", false),
+			textField("resourceSubscriptions", "string", false, "demo://clock", "comma-separated resource URIs"),
+		}
+		c.fields[3].input.SetValue("demo://clock")
+	case kindRaw:
+		c.fields = []field{
+			textField("method", "string", true, "tools/list", "any JSON-RPC method"),
+			textField("params", "json", false, `{}`, "a JSON object (protocol _meta is added for you)"),
+		}
+	}
+	c.fields = append(c.fields,
+		textField("timeout", "duration", false, fmtSetting(c.timeout), "this request's timeout"),
+		boolField("reset timeout on progress", c.reset),
+		textField("max timeout", "duration", false, fmtSetting(c.maxTimeout), "never exceeded, whatever the progress"),
+	)
+	return c.focusField(0)
+}
+
+func fmtSetting(d time.Duration) string { return strings.TrimSuffix(d.String(), "0s") }
+
+func textField(name, typ string, required bool, placeholder, hint string) field {
+	in := newTextInput()
+	in.Prompt = ""
+	in.Placeholder = placeholder
+	in.CharLimit = 4096
+	return field{name: name, typ: typ, required: required, hint: hint, input: in}
+}
+
+func boolField(name string, on bool) field {
+	return field{name: name, typ: "boolean", isBool: true, on: on}
+}
+
+// schemaFields builds form fields from a JSON schema's top-level
+// properties; anything that is not a simple type is edited as JSON.
+func schemaFields(schema json.RawMessage) []field {
+	var s struct {
+		Properties map[string]struct {
+			Type        any             `json:"type"`
+			Description string          `json:"description"`
+			Default     json.RawMessage `json:"default"`
+			Enum        []any           `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	required := map[string]bool{}
+	for _, r := range s.Required {
+		required[r] = true
+	}
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	// Required fields first, then alphabetical: a stable, useful order.
+	sort.Slice(names, func(i, j int) bool {
+		if required[names[i]] != required[names[j]] {
+			return required[names[i]]
+		}
+		return names[i] < names[j]
+	})
+	var out []field
+	for _, n := range names {
+		p := s.Properties[n]
+		typ, _ := p.Type.(string)
+		switch typ {
+		case "string", "integer", "number":
+		case "boolean":
+			on := string(p.Default) == "true"
+			f := boolField(n, on)
+			f.hint = termsafe.Line(p.Description)
+			f.required = required[n]
+			out = append(out, f)
+			continue
+		default:
+			typ = "json"
+		}
+		placeholder := ""
+		if len(p.Default) > 0 {
+			placeholder = strings.Trim(string(p.Default), `"`)
+		}
+		hint := termsafe.Line(p.Description)
+		if len(p.Enum) > 0 {
+			var opts []string
+			for _, e := range p.Enum {
+				opts = append(opts, fmt.Sprint(e))
+			}
+			hint += " (one of: " + termsafe.Line(strings.Join(opts, ", ")) + ")"
+		}
+		out = append(out, textField(n, typ, required[n], termsafe.Line(placeholder), hint))
+	}
+	return out
+}
+
+func (c *composer) tool() (toolInfo, bool) {
+	if c.toolSel < 0 || c.toolSel >= len(c.tools) {
+		return toolInfo{}, false
+	}
+	return c.tools[c.toolSel], true
+}
+
+// settingsStart is the index of the first timeout setting field.
+func (c *composer) settingsStart() int { return len(c.fields) - 3 }
+
+func (c *composer) focusField(i int) tea.Cmd {
+	if len(c.fields) == 0 {
+		return nil
+	}
+	i = (i + len(c.fields)) % len(c.fields)
+	for j := range c.fields {
+		c.fields[j].input.Blur()
+	}
+	c.focus = i
+	if !c.fields[i].isBool {
+		return c.fields[i].input.Focus()
+	}
+	return nil
+}
+
+// update handles a message while the composer is open.
+func (c *composer) update(m *Model, msg tea.Msg) tea.Cmd {
+	k := c.keys
+	kp, isKey := msg.(tea.KeyPressMsg)
+	if isKey && key.Matches(kp, k.Back) {
+		if c.step == stepForm && c.kind == kindTool && len(c.tools) > 0 {
+			c.step = stepPick
+			c.err = ""
+			return nil
+		}
+		m.mode = keymap.ModeList
+		return nil
+	}
+	if isKey && (key.Matches(kp, k.NextKind) || key.Matches(kp, k.PrevKind)) && (c.step == stepPick || (c.focus < len(c.fields) && c.fields[c.focus].isBool)) {
+		d := 1
+		if key.Matches(kp, k.PrevKind) {
+			d = -1
+		}
+		c.kind = composeKind((int(c.kind) + d + int(numKinds)) % int(numKinds))
+		if c.kind == kindTool {
+			c.step = stepPick
+			return nil
+		}
+		return c.buildForm(m)
+	}
+	if c.step == stepPick {
+		if !isKey {
+			return nil
+		}
+		switch {
+		case key.Matches(kp, k.Up):
+			c.toolSel = max(0, c.toolSel-1)
+		case key.Matches(kp, k.Down):
+			c.toolSel = min(len(c.tools)-1, c.toolSel+1)
+		case key.Matches(kp, k.Select):
+			if len(c.tools) > 0 {
+				return c.buildForm(m)
+			}
+		case key.Matches(kp, k.Send):
+			if len(c.tools) > 0 {
+				c.buildForm(m)
+				return c.send(m)
+			}
+		}
+		return nil
+	}
+	if isKey {
+		switch {
+		case key.Matches(kp, k.Send), key.Matches(kp, k.Select) && !c.jsonMode:
+			return c.send(m)
+		case key.Matches(kp, k.JSONMode) && c.kind == kindTool:
+			return c.toggleJSON()
+		case key.Matches(kp, k.NextField) && !c.jsonMode:
+			return c.focusField(c.focus + 1)
+		case key.Matches(kp, k.PrevField) && !c.jsonMode:
+			return c.focusField(c.focus - 1)
+		case key.Matches(kp, k.Down) && !c.jsonMode:
+			return c.focusField(c.focus + 1)
+		case key.Matches(kp, k.Up) && !c.jsonMode:
+			return c.focusField(c.focus - 1)
+		case key.Matches(kp, k.Toggle) && !c.jsonMode && c.focus < len(c.fields) && c.fields[c.focus].isBool:
+			c.fields[c.focus].on = !c.fields[c.focus].on
+			return nil
+		}
+	}
+	if c.jsonMode {
+		var cmd tea.Cmd
+		c.json, cmd = c.json.Update(msg)
+		c.err = ""
+		if _, err := jsonObject(c.json.Value()); err != nil {
+			c.err = err.Error()
+		}
+		return cmd
+	}
+	if c.focus < len(c.fields) && !c.fields[c.focus].isBool {
+		var cmd tea.Cmd
+		c.fields[c.focus].input, cmd = c.fields[c.focus].input.Update(msg)
+		c.err = ""
+		return cmd
+	}
+	return nil
+}
+
+// toggleJSON switches between the form and the JSON editor, carrying the
+// arguments across.
+func (c *composer) toggleJSON() tea.Cmd {
+	if !c.jsonMode {
+		args, err := c.formArgs()
+		if err != nil {
+			c.err = err.Error()
+			return nil
+		}
+		b, _ := json.MarshalIndent(args, "", "  ")
+		ta := newTextArea()
+		ta.ShowLineNumbers = false
+		ta.SetWidth(60)
+		ta.SetHeight(8)
+		ta.SetValue(string(b))
+		c.json = ta
+		c.jsonMode = true
+		c.err = ""
+		return c.json.Focus()
+	}
+	args, err := jsonObject(c.json.Value())
+	if err != nil {
+		c.err = "fix the JSON first: " + err.Error()
+		return nil
+	}
+	for i := 0; i < c.settingsStart(); i++ {
+		f := &c.fields[i]
+		v, ok := args[f.name]
+		if f.isBool {
+			f.on = ok && string(v) == "true"
+			continue
+		}
+		if !ok {
+			f.input.SetValue("")
+			continue
+		}
+		var s string
+		if f.typ == "string" && json.Unmarshal(v, &s) == nil {
+			f.input.SetValue(s)
+		} else {
+			f.input.SetValue(string(v))
+		}
+	}
+	c.jsonMode = false
+	return c.focusField(0)
+}
+
+func jsonObject(s string) (map[string]json.RawMessage, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return map[string]json.RawMessage{}, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &obj); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %v", err)
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	return obj, nil
+}
+
+// formArgs converts the kind's own fields to a JSON object; empty fields
+// are left out so the server's defaults apply.
+func (c *composer) formArgs() (map[string]json.RawMessage, error) {
+	args := map[string]json.RawMessage{}
+	for i := 0; i < c.settingsStart(); i++ {
+		f := &c.fields[i]
+		if f.isBool {
+			if f.on {
+				args[f.name] = json.RawMessage("true")
+			} else if f.required {
+				args[f.name] = json.RawMessage("false")
+			}
+			continue
+		}
+		v := strings.TrimSpace(f.input.Value())
+		if v == "" {
+			if f.required && f.input.Placeholder != "" && c.kind != kindTool {
+				v = f.input.Placeholder
+			} else if f.required && c.kind == kindTool {
+				return nil, fmt.Errorf("%s is required", f.name)
+			} else {
+				continue
+			}
+		}
+		raw, err := fieldJSON(f.typ, v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", f.name, err)
+		}
+		args[f.name] = raw
+	}
+	return args, nil
+}
+
+func fieldJSON(typ, v string) (json.RawMessage, error) {
+	switch typ {
+	case "integer":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", v)
+		}
+		return json.RawMessage(strconv.FormatInt(n, 10)), nil
+	case "number":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", v)
+		}
+		return json.Marshal(f)
+	case "json":
+		if !json.Valid([]byte(v)) {
+			return nil, fmt.Errorf("not valid JSON")
+		}
+		return json.RawMessage(v), nil
+	}
+	return json.Marshal(v)
+}
+
+// settings reads the timeout fields, remembering them as the defaults for
+// the next requests.
+func (c *composer) settings() (session.RequestOptions, error) {
+	i := c.settingsStart()
+	parse := func(f *field, def time.Duration) (time.Duration, error) {
+		v := strings.TrimSpace(f.input.Value())
+		if v == "" {
+			return def, nil
+		}
+		if n, err := strconv.ParseFloat(v, 64); err == nil {
+			return time.Duration(n * float64(time.Second)), nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("%s: %q is not a duration (try 30s or 2m)", f.name, v)
+		}
+		return d, nil
+	}
+	timeout, err := parse(&c.fields[i], c.timeout)
+	if err != nil {
+		return session.RequestOptions{}, err
+	}
+	maxTimeout, err := parse(&c.fields[i+2], c.maxTimeout)
+	if err != nil {
+		return session.RequestOptions{}, err
+	}
+	if timeout > maxTimeout {
+		return session.RequestOptions{}, fmt.Errorf("the timeout (%s) exceeds the max timeout (%s)", timeout, maxTimeout)
+	}
+	reset := c.fields[i+1].on
+	c.timeout, c.maxTimeout, c.reset = timeout, maxTimeout, reset
+	return session.RequestOptions{Timeout: timeout, MaxTimeout: maxTimeout, ResetOnProgress: &reset}, nil
+}
+
+// send validates the form and sends the request.
+func (c *composer) send(m *Model) tea.Cmd {
+	method, params, err := c.request()
+	if err != nil {
+		c.err = err.Error()
+		return nil
+	}
+	opts, err := c.settings()
+	if err != nil {
+		c.err = err.Error()
+		return nil
+	}
+	m.mode = keymap.ModeList
+	m.list.follow = true
+	cmd := m.send(method, params, opts)
+	m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.list.selected, method))
+	return cmd
+}
+
+// request builds the method and params of the composed request.
+func (c *composer) request() (string, json.RawMessage, error) {
+	str := func(i int) string {
+		v := strings.TrimSpace(c.fields[i].input.Value())
+		if v == "" {
+			v = c.fields[i].input.Placeholder
+		}
+		return v
+	}
+	switch c.kind {
+	case kindTool:
+		t, ok := c.tool()
+		if !ok {
+			return "", nil, fmt.Errorf("no tool chosen")
+		}
+		var args map[string]json.RawMessage
+		var err error
+		if c.jsonMode {
+			args, err = jsonObject(c.json.Value())
+		} else {
+			args, err = c.formArgs()
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		params, _ := json.Marshal(map[string]any{"name": t.Name, "arguments": args})
+		return wire.MethodToolsCall, params, nil
+	case kindResource:
+		params, _ := json.Marshal(map[string]string{"uri": str(0)})
+		return wire.MethodResourcesRead, params, nil
+	case kindPrompt:
+		args, err := jsonObject(c.fields[1].input.Value())
+		if err != nil {
+			return "", nil, fmt.Errorf("arguments: %v", err)
+		}
+		params, _ := json.Marshal(map[string]any{"name": str(0), "arguments": args})
+		return wire.MethodPromptsGet, params, nil
+	case kindListen:
+		filter := map[string]any{}
+		for i := 0; i < 3; i++ {
+			if c.fields[i].on {
+				filter[c.fields[i].name] = true
+			}
+		}
+		var uris []string
+		for _, u := range strings.Split(c.fields[3].input.Value(), ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				uris = append(uris, u)
+			}
+		}
+		if len(uris) > 0 {
+			filter["resourceSubscriptions"] = uris
+		}
+		params, _ := json.Marshal(map[string]any{"notifications": filter})
+		return wire.MethodSubscriptionsListen, params, nil
+	case kindRaw:
+		method := str(0)
+		p := strings.TrimSpace(c.fields[1].input.Value())
+		if p == "" {
+			return method, nil, nil
+		}
+		if _, err := jsonObject(p); err != nil {
+			return "", nil, fmt.Errorf("params: %v", err)
+		}
+		return method, json.RawMessage(p), nil
+	}
+	return "", nil, fmt.Errorf("unknown kind")
+}
+
+// view draws the composer.
+func (c *composer) view(m *Model, height int) string {
+	st := m.styles
+	var b strings.Builder
+	// Kind tabs.
+	var tabs []string
+	for k := composeKind(0); k < numKinds; k++ {
+		name := " " + kindNames[k] + " "
+		if k == c.kind {
+			tabs = append(tabs, st.Selected.Inherit(st.Bold).Render(name))
+		} else {
+			tabs = append(tabs, st.Dim.Render(name))
+		}
+	}
+	b.WriteString(fit(st.Title.Render("NEW REQUEST ")+strings.Join(tabs, st.Dim.Render("│")), m.width))
+	b.WriteString("\n")
+	b.WriteString(st.Dim.Render(fit("  ←/→ kind · tab next field · enter send · ctrl+e form ⇄ JSON · esc back", m.width)))
+	b.WriteString("\n\n")
+	lines := 3
+	if c.step == stepPick {
+		b.WriteString(c.viewPick(m, height-lines))
+		return b.String()
+	}
+	if c.kind == kindTool {
+		if t, ok := c.tool(); ok {
+			b.WriteString(fit("  "+st.Bold.Render(termsafe.Line(t.Name))+"  "+st.Dim.Render(termsafe.Line(t.Description)), m.width))
+			b.WriteString("\n\n")
+		}
+	}
+	if c.kind == kindListen && m.tracker.Era().String() == "legacy" {
+		b.WriteString(st.Warn.Render(fit("  this server is legacy: subscriptions/listen is a 2026-07-28 method, expect an error", m.width)) + "\n\n")
+	}
+	if c.jsonMode {
+		b.WriteString(st.Dim.Render("  arguments (JSON):") + "\n")
+		c.json.SetWidth(min(80, m.width-4))
+		for _, l := range strings.Split(c.json.View(), "\n") {
+			b.WriteString("  " + l + "\n")
+		}
+		b.WriteString("\n")
+		for i := c.settingsStart(); i < len(c.fields); i++ {
+			b.WriteString(c.fieldLine(m, i) + "\n")
+		}
+	} else {
+		for i := range c.fields {
+			if i == c.settingsStart() {
+				b.WriteString("\n" + st.Dim.Render("  this request's timeouts (they become the defaults for the next):") + "\n")
+			}
+			b.WriteString(c.fieldLine(m, i) + "\n")
+		}
+		if len(c.fields) == 3 && c.kind == kindTool {
+			b.WriteString(st.Dim.Render("  (this tool takes no arguments)") + "\n")
+		}
+	}
+	if c.err != "" {
+		b.WriteString("\n" + st.Error.Render(fit("  ✗ "+c.err, m.width)) + "\n")
+	}
+	return b.String()
+}
+
+func (c *composer) fieldLine(m *Model, i int) string {
+	st := m.styles
+	f := &c.fields[i]
+	cursor := "  "
+	if i == c.focus && !c.jsonMode {
+		cursor = st.Cursor.Render("▌ ")
+	}
+	label := f.name
+	if f.required {
+		label += "*"
+	}
+	labelW := 28
+	var value string
+	if f.isBool {
+		box := "[ ]"
+		if f.on {
+			box = "[x]"
+		}
+		value = box + st.Dim.Render("  space toggles")
+	} else {
+		f.input.SetWidth(max(10, min(40, m.width-labelW-30)))
+		value = f.input.View()
+	}
+	hint := ""
+	if f.typ != "" && !f.isBool {
+		hint = st.Dim.Render(" " + f.typ)
+	}
+	if f.hint != "" {
+		hint += st.Dim.Render(" · " + f.hint)
+	}
+	return fit(cursor+fit(label, labelW)+value+hint, m.width)
+}
+
+func (c *composer) viewPick(m *Model, height int) string {
+	st := m.styles
+	var b strings.Builder
+	if len(c.tools) == 0 {
+		if r, ok := m.tracker.Get(m.toolsReq); ok && r.IsActive() {
+			return st.Dim.Render("  " + spinnerAt(m.now()) + " asking the server for its tools (tools/list)…")
+		}
+		return st.Dim.Render("  The server listed no tools. Use → to send another kind of request.")
+	}
+	listH := max(3, height-6)
+	start := 0
+	if c.toolSel >= listH {
+		start = c.toolSel - listH + 1
+	}
+	for i := start; i < len(c.tools) && i < start+listH; i++ {
+		t := c.tools[i]
+		name := fit(termsafe.Line(t.Name), 20)
+		desc := st.Dim.Render(termsafe.Line(t.Description))
+		if i == c.toolSel {
+			b.WriteString(st.Selected.Render(fit(st.Cursor.Render("▌ ")+st.Bold.Render(name)+" "+desc, m.width)))
+		} else {
+			b.WriteString(fit("  "+name+" "+desc, m.width))
+		}
+		b.WriteByte('\n')
+	}
+	if t, ok := c.tool(); ok {
+		desc := lipgloss.NewStyle().Width(max(20, m.width-4)).Render(termsafe.Line(t.Description))
+		b.WriteString("\n")
+		for _, l := range strings.Split(desc, "\n") {
+			b.WriteString("  " + l + "\n")
+		}
+		if len(t.Schema) > 0 {
+			b.WriteString(st.Dim.Render(fit("  input schema: "+termsafe.Line(compactJSON(t.Schema)), m.width)) + "\n")
+		}
+	}
+	b.WriteString("\n" + st.Dim.Render("  enter: fill in the arguments · ctrl+s: send with defaults"))
+	return b.String()
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

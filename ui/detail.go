@@ -1,0 +1,312 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"inflight/keymap"
+	"inflight/session"
+	"inflight/termsafe"
+)
+
+// detailView shows one request: a timeline bar and the raw JSON of what
+// went back and forth, in a scrollable viewport.
+type detailView struct {
+	vp viewport.Model
+	// content caches the body so the viewport keeps its scroll position
+	// while the request is unchanged.
+	content string
+}
+
+func (d *detailView) resize(m *Model) {
+	d.vp.SetWidth(m.width)
+	d.vp.SetHeight(max(1, m.bodyHeight()-detailHeaderLines))
+}
+
+func (m *Model) openDetail() {
+	if _, ok := m.selectedRequest(); !ok {
+		return
+	}
+	m.mode = keymap.ModeDetail
+	m.detail.vp = viewport.New()
+	m.detail.content = ""
+	m.detail.resize(m)
+}
+
+func (m *Model) handleDetailKey(msg tea.KeyPressMsg) bool {
+	k := m.keys
+	vp := &m.detail.vp
+	switch {
+	case key.Matches(msg, k.Up):
+		vp.ScrollUp(1)
+	case key.Matches(msg, k.Down):
+		vp.ScrollDown(1)
+	case key.Matches(msg, k.PageUp):
+		vp.PageUp()
+	case key.Matches(msg, k.PageDown):
+		vp.PageDown()
+	case key.Matches(msg, k.Top):
+		vp.GotoTop()
+	case key.Matches(msg, k.Bottom):
+		vp.GotoBottom()
+	default:
+		return false
+	}
+	return true
+}
+
+// detailHeaderLines is the height of the part above the viewport: the
+// summary, the cancel line, the timeline (bar and two label rows) and a gap.
+const detailHeaderLines = 8
+
+func (m *Model) viewDetail(height int) string {
+	r, ok := m.selectedRequest()
+	if !ok {
+		return m.viewEmpty(height)
+	}
+	st := m.styles
+	now := m.now()
+	look := lookOf(r.State)
+	var b strings.Builder
+	title := fmt.Sprintf("#%s %s", r.ID, requestLabel(r, true))
+	b.WriteString(fit(st.Title.Render(title)+"  "+look.style(st).Render(look.icon+" "+strings.ReplaceAll(r.State.String(), "_", " "))+
+		st.Dim.Render("  ·  "+fmtDur(elapsed(r, now))), m.width))
+	b.WriteByte('\n')
+	b.WriteString(fit(m.detailFacts(r, now), m.width))
+	b.WriteByte('\n')
+	cancelLine, flagLine := m.cancelFacts(r, now)
+	b.WriteString(fit(cancelLine, m.width))
+	b.WriteByte('\n')
+	b.WriteString(fit(flagLine, m.width))
+	b.WriteByte('\n')
+	for _, line := range m.timeline(r, m.width, now) {
+		b.WriteString(fit(line, m.width))
+		b.WriteByte('\n')
+	}
+	body := m.detailBody(r)
+	if body != m.detail.content {
+		atBottom := m.detail.vp.AtBottom() && m.detail.content != ""
+		m.detail.content = body
+		m.detail.vp.SetContent(body)
+		if atBottom {
+			m.detail.vp.GotoBottom()
+		}
+	}
+	m.detail.vp.SetHeight(max(1, height-detailHeaderLines))
+	b.WriteByte('\n')
+	b.WriteString(m.detail.vp.View())
+	return b.String()
+}
+
+// detailFacts is the line of times and the timeout.
+func (m *Model) detailFacts(r *session.Request, now time.Time) string {
+	st := m.styles
+	var parts []string
+	if !r.Sent.IsZero() {
+		parts = append(parts, "sent "+r.Sent.Format("15:04:05.000"))
+	} else {
+		parts = append(parts, "not sent yet")
+	}
+	if r.Progress.Count > 0 {
+		p := fmt.Sprintf("%d progress (┼)", r.Progress.Count)
+		if r.Progress.HasTotal {
+			p += fmt.Sprintf(", last %g/%g", r.Progress.Value, r.Progress.Total)
+		}
+		parts = append(parts, p)
+	}
+	rem, limit := r.Remaining(now)
+	switch limit {
+	case session.LimitTimeout:
+		reset := ""
+		if r.Timeout.ResetOnProgress {
+			reset = ", reset by progress"
+		}
+		parts = append(parts, fmt.Sprintf("times out in %s (timeout %s%s; max %s)", fmtDur(rem), fmtDur(r.Timeout.Timeout), reset, fmtDur(r.Timeout.Max)))
+	case session.LimitMax:
+		parts = append(parts, fmt.Sprintf("maximum reached in %s (max %s, never reset)", fmtDur(rem), fmtDur(r.Timeout.Max)))
+	default:
+		parts = append(parts, fmt.Sprintf("timeout %s · max %s", fmtDur(r.Timeout.Timeout), fmtDur(r.Timeout.Max)))
+	}
+	return st.Dim.Render(strings.Join(parts, " · "))
+}
+
+// cancelFacts says what happened to the cancel, if there was one, and on a
+// second line what the server sent after it.
+func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) {
+	st := m.styles
+	if r.Cancel == nil {
+		if r.IsActive() {
+			return st.Dim.Render("not cancelled · press c to cancel it, C to give a reason"), ""
+		}
+		return st.Dim.Render("not cancelled"), ""
+	}
+	c := r.Cancel
+	s := fmt.Sprintf("cancel (%s) at %s · %s", c.Cause, fmtAgo(c.At.Sub(startOf(r))), signalText(c.Signal))
+	if c.Reason != "" {
+		s += fmt.Sprintf(" · reason %q", termsafe.Line(c.Reason))
+	}
+	var flags []string
+	if r.Late.Response {
+		cross := ""
+		if r.Late.Crossed {
+			cross = " (it crossed the cancel in flight)"
+		}
+		flags = append(flags, fmt.Sprintf("⚑ late response %s after the cancel%s — ignored", fmtDur(r.Late.AfterCancel), cross))
+	}
+	if r.Late.ProgressAfterCancel > 0 {
+		flags = append(flags, fmt.Sprintf("⚑ %d progress after the cancel", r.Late.ProgressAfterCancel))
+	}
+	if len(flags) > 0 {
+		return st.Cancelling.Render(s), st.Flag.Render(strings.Join(flags, " · "))
+	}
+	if r.State == session.StateCancelRequested {
+		return st.Cancelling.Render(s), st.Dim.Render(fmt.Sprintf("waiting %s to see what the server does", fmtDur(now.Sub(c.At))))
+	}
+	return st.Cancelled.Render(s), st.Dim.Render("the server sent nothing more for this request")
+}
+
+func startOf(r *session.Request) time.Time {
+	if !r.Sent.IsZero() {
+		return r.Sent
+	}
+	return r.Created
+}
+
+// mark is one point on the timeline.
+type mark struct {
+	at    time.Time
+	glyph string
+	label string
+}
+
+// timeline draws the request's life as a horizontal bar: sent, each
+// progress, the cancel, late traffic and the end, at their relative times.
+func (m *Model) timeline(r *session.Request, width int, now time.Time) []string {
+	st := m.styles
+	start := startOf(r)
+	end := now
+	if !r.IsActive() && !r.Ended.IsZero() {
+		end = r.Ended
+	}
+	if r.Late.Response && r.Late.ResponseAt.After(end) {
+		end = r.Late.ResponseAt
+	}
+	if !r.Late.LastProgressAt.IsZero() && r.Late.LastProgressAt.After(end) {
+		end = r.Late.LastProgressAt
+	}
+	span := end.Sub(start)
+	if span <= 0 {
+		span = time.Millisecond
+	}
+	w := max(10, width-4)
+	col := func(t time.Time) int {
+		c := int(float64(t.Sub(start)) / float64(span) * float64(w-1))
+		return min(max(c, 0), w-1)
+	}
+	line := []rune(strings.Repeat("─", w))
+	for _, s := range r.Timeline {
+		line[col(start.Add(s.At-start.Sub(r.Created)))] = '┼'
+	}
+	marks := []mark{{start, "●", "sent 0s"}}
+	if r.Cancel != nil {
+		marks = append(marks, mark{r.Cancel.At, "✕", "cancel " + fmtAgo(r.Cancel.At.Sub(start))})
+	}
+	if r.Late.Response {
+		marks = append(marks, mark{r.Late.ResponseAt, "!", "late response " + fmtAgo(r.Late.ResponseAt.Sub(start))})
+	}
+	if r.Late.ProgressAfterCancel > 0 && !r.Late.LastProgressAt.IsZero() {
+		marks = append(marks, mark{r.Late.LastProgressAt, "*", fmt.Sprintf("%d late progress", r.Late.ProgressAfterCancel)})
+	}
+	if !r.IsActive() && !r.Ended.IsZero() {
+		marks = append(marks, mark{r.Ended, "■", strings.ReplaceAll(r.State.String(), "_", " ") + " " + fmtAgo(r.Ended.Sub(start))})
+	} else {
+		marks = append(marks, mark{now, "▶", "now " + fmtAgo(now.Sub(start))})
+	}
+	sort.SliceStable(marks, func(i, j int) bool { return marks[i].at.Before(marks[j].at) })
+	for _, mk := range marks {
+		line[col(mk.at)] = []rune(mk.glyph)[0]
+	}
+	// Labels go on two rows so that neighbours do not overwrite each other.
+	rows := [2][]rune{[]rune(strings.Repeat(" ", w+20)), []rune(strings.Repeat(" ", w+20))}
+	next := [2]int{}
+	for _, mk := range marks {
+		c := col(mk.at)
+		lbl := []rune(mk.label)
+		if c+len(lbl) > w {
+			c = max(0, w-len(lbl))
+		}
+		for row := 0; row < 2; row++ {
+			if c >= next[row] {
+				copy(rows[row][c:], lbl)
+				next[row] = c + len(lbl) + 1
+				break
+			}
+		}
+	}
+	return []string{
+		"  " + st.Running.Render(string(line)),
+		"  " + st.Dim.Render(strings.TrimRight(string(rows[0]), " ")),
+		"  " + st.Dim.Render(strings.TrimRight(string(rows[1]), " ")),
+	}
+}
+
+// detailBody is the scrollable part: the raw JSON of the request, the
+// response (or the late response) and the violations.
+func (m *Model) detailBody(r *session.Request) string {
+	st := m.styles
+	var b strings.Builder
+	section := func(title string) {
+		b.WriteString(st.Bold.Render(title))
+		b.WriteByte('\n')
+	}
+	section("REQUEST")
+	if raw, ok := m.tracker.RawRequest(r.ID); ok {
+		b.WriteString(prettyJSON(raw))
+	} else {
+		b.WriteString(st.Dim.Render("(no longer in the bounded store)"))
+	}
+	b.WriteString("\n\n")
+	switch {
+	case r.Late.Response:
+		section("LATE RESPONSE (arrived after the cancel; ignored)")
+	default:
+		section("RESPONSE")
+	}
+	if raw, ok := m.tracker.RawResponse(r.ID); ok {
+		b.WriteString(prettyJSON(raw))
+	} else if r.LocalError != "" {
+		b.WriteString(st.Failed.Render(termsafe.Block(r.LocalError)))
+	} else {
+		b.WriteString(st.Dim.Render("(none)"))
+	}
+	b.WriteString("\n")
+	if vs := m.tracker.Violations().ForRequest(r.ID); len(vs) > 0 {
+		b.WriteString("\n")
+		section("VIOLATIONS")
+		for _, v := range vs {
+			b.WriteString(st.Flag.Render("⚠ "+v.Code) + "  " + termsafe.Line(v.Detail) + "\n")
+			if len(v.Raw) > 0 {
+				b.WriteString(st.Dim.Render("  "+termsafe.Line(string(v.Raw))) + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// prettyJSON indents JSON for reading and renders it inert; invalid JSON
+// is shown as it is (sanitised).
+func prettyJSON(raw []byte) string {
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return termsafe.Block(string(raw))
+	}
+	return termsafe.Block(out.String())
+}

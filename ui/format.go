@@ -1,0 +1,146 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"inflight/client"
+	"inflight/session"
+)
+
+// fmtDur formats a duration the way a person reads a stopwatch: tenths below
+// a minute, then minutes and seconds, then hours and minutes.
+func fmtDur(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		m := int(d / time.Minute)
+		s := int((d % time.Minute) / time.Second)
+		return fmt.Sprintf("%dm%02ds", m, s)
+	default:
+		h := int(d / time.Hour)
+		m := int((d % time.Hour) / time.Minute)
+		return fmt.Sprintf("%dh%02dm", h, m)
+	}
+}
+
+// fmtAgo formats a duration since something, as "+2.3s".
+func fmtAgo(d time.Duration) string { return "+" + fmtDur(d) }
+
+// stateLook is how a state is drawn: an icon and a word (never colour
+// alone), and a style.
+type stateLook struct {
+	icon, word string
+	style      func(Styles) lipgloss.Style
+}
+
+var stateLooks = map[session.State]stateLook{
+	session.StatePending:         {"○", "pending", func(s Styles) lipgloss.Style { return s.Pending }},
+	session.StateRunning:         {"◐", "running", func(s Styles) lipgloss.Style { return s.Running }},
+	session.StateListening:       {"◉", "listening", func(s Styles) lipgloss.Style { return s.Listening }},
+	session.StateCancelRequested: {"⊘", "cancelling", func(s Styles) lipgloss.Style { return s.Cancelling }},
+	session.StateCompleted:       {"✓", "completed", func(s Styles) lipgloss.Style { return s.Completed }},
+	session.StateFailed:          {"✗", "failed", func(s Styles) lipgloss.Style { return s.Failed }},
+	session.StateInputRequired:   {"?", "input req.", func(s Styles) lipgloss.Style { return s.Warn }},
+	session.StateCancelled:       {"⊗", "cancelled", func(s Styles) lipgloss.Style { return s.Cancelled }},
+	session.StateTimedOut:        {"◷", "timed out", func(s Styles) lipgloss.Style { return s.TimedOut }},
+	session.StateEndedByServer:   {"■", "ended", func(s Styles) lipgloss.Style { return s.Completed }},
+	session.StateConnectionLost:  {"↯", "lost", func(s Styles) lipgloss.Style { return s.Lost }},
+}
+
+func lookOf(st session.State) stateLook {
+	if l, ok := stateLooks[st]; ok {
+		return l
+	}
+	return stateLook{"·", st.String(), func(s Styles) lipgloss.Style { return s.Dim }}
+}
+
+// spinnerFrames animate activity; the frame comes from the clock so that
+// no separate spinner timer is needed.
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+func spinnerAt(now time.Time) string {
+	return spinnerFrames[int(now.UnixMilli()/100)%len(spinnerFrames)]
+}
+
+// signalText is how a cancel signal reads on a row.
+func signalText(sig client.CancelSignal) string {
+	switch sig {
+	case client.SignalNotification:
+		return "notifications/cancelled sent"
+	case client.SignalStreamClosed:
+		return "stream closed"
+	}
+	return "sending cancel…"
+}
+
+// bar draws a progress bar of width w (≥ 3) for fraction f in [0, 1].
+func bar(st Styles, f float64, w int) string {
+	if w < 3 {
+		return ""
+	}
+	if math.IsNaN(f) || f < 0 {
+		f = 0
+	}
+	if f > 1 {
+		f = 1
+	}
+	// Eighth blocks give a smooth bar at small widths.
+	eighths := int(math.Round(f * float64(w*8)))
+	full := eighths / 8
+	rem := eighths % 8
+	var b strings.Builder
+	b.WriteString(strings.Repeat("█", full))
+	partial := ""
+	if rem > 0 && full < w {
+		partial = []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}[rem]
+	}
+	b.WriteString(partial)
+	filled := full
+	if partial != "" {
+		filled++
+	}
+	return st.BarFull.Render(b.String()) + st.BarEmpty.Render(strings.Repeat("░", w-filled))
+}
+
+// fit truncates or pads s (which may hold ANSI styling) to exactly w cells.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if lipgloss.Width(s) > w {
+		s = ansi.Truncate(s, w, "…")
+	}
+	if pad := w - lipgloss.Width(s); pad > 0 {
+		s += strings.Repeat(" ", pad)
+	}
+	return s
+}
+
+// fitLeft right-aligns s in w cells.
+func fitLeft(s string, w int) string {
+	if lipgloss.Width(s) > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return strings.Repeat(" ", w-lipgloss.Width(s)) + s
+}
+
+// trunc truncates plain or styled text to w cells with an ellipsis.
+func trunc(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}

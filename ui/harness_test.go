@@ -1,0 +1,301 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"go.uber.org/goleak"
+
+	"inflight/client"
+	"inflight/session"
+	"inflight/wire"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// fakeClient records what the UI asks of the connection. Update must never
+// call it directly: calls happen only when a returned command runs, which
+// the tests check by looking at the calls before and after running them.
+type fakeClient struct {
+	mu        sync.Mutex
+	events    chan client.Event
+	sent      []client.Request
+	cancels   []wire.ID
+	reasons   []string
+	signal    client.CancelSignal
+	cancelErr error
+	sendErr   error
+	connected int
+	closed    bool
+	info      client.ConnInfo
+}
+
+func newFake() *fakeClient {
+	return &fakeClient{
+		events: make(chan client.Event, 16),
+		signal: client.SignalNotification,
+		info:   client.ConnInfo{Transport: client.TransportStdio, Era: client.EraModern, ProtocolVersion: wire.VersionModern, ServerName: "fake", ServerVersion: "1.0"},
+	}
+}
+
+func (f *fakeClient) Connect(context.Context) (client.ConnInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.connected++
+	return f.info, nil
+}
+
+func (f *fakeClient) Send(_ context.Context, r client.Request) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, r)
+	return f.sendErr
+}
+
+func (f *fakeClient) Cancel(id wire.ID, reason string) (client.CancelSignal, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cancels = append(f.cancels, id)
+	f.reasons = append(f.reasons, reason)
+	return f.signal, f.cancelErr
+}
+
+func (f *fakeClient) Events() <-chan client.Event { return f.events }
+
+func (f *fakeClient) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	return nil
+}
+
+func (f *fakeClient) calls() (sent int, cancels int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.sent), len(f.cancels)
+}
+
+// harness drives a Model with a fixed, hand-advanced clock.
+type harness struct {
+	t     *testing.T
+	m     *Model
+	fake  *fakeClient
+	now   time.Time
+	ticks []time.Duration // tick requests, newest last
+	quit  bool
+}
+
+var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+func newHarness(t *testing.T, w, h int) *harness {
+	t.Helper()
+	hs := &harness{t: t, fake: newFake(), now: t0}
+	m, err := New(Options{
+		Target:    "demo (stdio)",
+		Transport: "stdio",
+		Dial:      func() (Client, error) { return hs.fake, nil },
+		Tracker:   session.DefaultConfig(),
+		Now:       func() time.Time { return hs.now },
+		Dark:      true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+		hs.ticks = append(hs.ticks, d)
+		return nil
+	}
+	m.wait = func(<-chan client.Event, int) tea.Cmd { return nil }
+	hs.m = m
+	hs.run(m.Init())
+	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
+	return hs
+}
+
+// send delivers one message and runs the commands it returns.
+func (h *harness) send(msg tea.Msg) {
+	h.t.Helper()
+	_, cmd := h.m.Update(msg)
+	h.run(cmd)
+}
+
+// run executes a command tree, feeding the messages back into Update.
+func (h *harness) run(cmd tea.Cmd) {
+	h.t.Helper()
+	for depth := 0; cmd != nil && depth < 50; depth++ {
+		msg := cmd()
+		cmd = nil
+		switch msg := msg.(type) {
+		case nil:
+		case tea.BatchMsg:
+			for _, c := range msg {
+				h.run(c)
+			}
+		case tea.QuitMsg:
+			h.quit = true
+		default:
+			if isQuit(msg) {
+				h.quit = true
+				continue
+			}
+			_, cmd = h.m.Update(msg)
+		}
+	}
+}
+
+func isQuit(msg tea.Msg) bool {
+	_, ok := msg.(tea.QuitMsg)
+	return ok
+}
+
+// key presses a key by its name ("c", "enter", "ctrl+c", "up").
+func (h *harness) key(names ...string) {
+	h.t.Helper()
+	for _, n := range names {
+		h.send(keyMsg(n))
+	}
+}
+
+func keyMsg(name string) tea.KeyPressMsg {
+	special := map[string]rune{
+		"enter": tea.KeyEnter, "esc": tea.KeyEscape, "up": tea.KeyUp, "down": tea.KeyDown, "tab": tea.KeyTab,
+		"space": tea.KeySpace, "pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "home": tea.KeyHome, "end": tea.KeyEnd,
+		"left": tea.KeyLeft, "right": tea.KeyRight, "backspace": tea.KeyBackspace,
+	}
+	if strings.HasPrefix(name, "ctrl+") {
+		return tea.KeyPressMsg{Code: rune(name[5]), Mod: tea.ModCtrl}
+	}
+	if r, ok := special[name]; ok {
+		return tea.KeyPressMsg{Code: r}
+	}
+	if name == "shift+tab" {
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	}
+	r := []rune(name)[0]
+	return tea.KeyPressMsg{Code: r, Text: name}
+}
+
+// typeText types a string into whatever has focus.
+func (h *harness) typeText(s string) {
+	for _, r := range s {
+		h.send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+// events delivers client events as one batch, as the pump would.
+func (h *harness) events(evs ...client.Event) {
+	h.t.Helper()
+	for i := range evs {
+		if evs[i].Time.IsZero() {
+			evs[i].Time = h.now
+		}
+	}
+	h.send(eventsMsg{gen: h.m.connGen, events: evs})
+}
+
+// advance moves the clock and delivers the pending tick.
+func (h *harness) advance(d time.Duration) {
+	h.t.Helper()
+	h.now = h.now.Add(d)
+	h.send(tickMsg{gen: h.m.tickGen, at: h.now})
+}
+
+// connect completes the connection (the fake answers Connect at once; the
+// Connected event arrives through the pump).
+func (h *harness) connect() {
+	h.t.Helper()
+	info := h.fake.info
+	h.events(client.Event{Kind: client.EventConnected, Info: &info})
+	// tools/list was sent on connecting; answer it with the demo's tools.
+	h.answer(1, `{"resultType":"complete","tools":[{"name":"slow","description":"A slow tool.","inputSchema":{"type":"object","properties":{"seconds":{"type":"number","default":10,"description":"How long."},"steps":{"type":"integer","default":10}}}},{"name":"stubborn","description":"Ignores cancellation.","inputSchema":{"type":"object"}}]}`)
+}
+
+func (h *harness) sentEvent(id int64) {
+	h.t.Helper()
+	raw := wire.Request(wire.IntID(id), "tools/call", json.RawMessage(`{"name":"slow","arguments":{}}`))
+	msg, _ := wire.Decode(raw)
+	h.events(client.Event{Kind: client.EventSent, RequestID: wire.IntID(id), Raw: raw, Msg: msg})
+}
+
+func (h *harness) answer(id int64, result string) {
+	h.t.Helper()
+	raw := wire.ResultResponse(wire.IntID(id), json.RawMessage(result))
+	msg, err := wire.Decode(raw)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.events(client.Event{Kind: client.EventReceived, RequestID: wire.IntID(id), Raw: raw, Msg: msg})
+}
+
+func (h *harness) progress(id int64, v, total float64, message string) {
+	h.t.Helper()
+	params, _ := json.Marshal(map[string]any{"progressToken": id, "progress": v, "total": total, "message": message})
+	raw := wire.Notification(wire.NotifyProgress, params)
+	msg, _ := wire.Decode(raw)
+	h.events(client.Event{Kind: client.EventReceived, Raw: raw, Msg: msg})
+}
+
+func (h *harness) cancelSent(id int64, sig client.CancelSignal) {
+	h.t.Helper()
+	h.events(client.Event{Kind: client.EventCancelSent, RequestID: wire.IntID(id), Signal: sig, Reason: "user requested cancellation"})
+}
+
+func (h *harness) request(id int64) *session.Request {
+	h.t.Helper()
+	r, ok := h.m.tracker.Get(wire.IntID(id))
+	if !ok {
+		h.t.Fatalf("request %d not tracked", id)
+	}
+	return r
+}
+
+// screen is the current view without ANSI styling.
+func (h *harness) screen() string {
+	return ansi.Strip(h.m.View().Content)
+}
+
+// golden compares the screen with testdata/NAME.golden (refresh with -update).
+func (h *harness) golden(name string) {
+	h.t.Helper()
+	got := h.screen()
+	for _, line := range strings.Split(got, "\n") {
+		if w := ansi.StringWidth(line); w > h.m.width {
+			h.t.Errorf("a line is %d cells wide on a %d-cell screen: %q", w, h.m.width, line)
+		}
+	}
+	if n := strings.Count(got, "\n") + 1; n > h.m.height {
+		h.t.Errorf("the view has %d lines on a %d-line screen", n, h.m.height)
+	}
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			h.t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			h.t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		h.t.Fatalf("missing golden file (run go test ./ui -update): %v", err)
+	}
+	if string(want) != got {
+		h.t.Errorf("view differs from %s (run go test ./ui -update to accept):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
+func sessionDefaults() session.RequestOptions { return session.RequestOptions{} }

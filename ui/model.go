@@ -1,0 +1,928 @@
+// Package ui is inflight's Bubble Tea program: the request list with live
+// timers, progress and timeout countdowns, one-key cancellation, the detail
+// timeline, the composer, the protocol log and the server's stderr.
+//
+// The root Model owns the session tracker, the client, the key map and the
+// sizes. Update never blocks and never does I/O: anything that touches the
+// wire or a file runs in a tea.Cmd that copies what it needs first.
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"inflight/client"
+	"inflight/keymap"
+	"inflight/session"
+	"inflight/wire"
+)
+
+// Client is what the UI needs of a connection. *client.Client implements
+// it; tests use fakes.
+type Client interface {
+	Connect(ctx context.Context) (client.ConnInfo, error)
+	Send(ctx context.Context, r client.Request) error
+	Cancel(id wire.ID, reason string) (client.CancelSignal, error)
+	Events() <-chan client.Event
+	Close() error
+}
+
+// Dialer creates a new connection to the same target (used to reconnect; a
+// stdio server is restarted).
+type Dialer func() (Client, error)
+
+// Call is a request to send as soon as the connection is up (--call).
+type Call struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Options configure the UI.
+type Options struct {
+	// Target describes what inflight is connected to, for the header (it
+	// must already be redacted).
+	Target string
+	// Transport is "stdio" or "http" until the connection says more.
+	Transport string
+	// Dial creates connections. Required.
+	Dial Dialer
+	// Tracker configures the session tracker (timeouts, late window, history).
+	Tracker session.Config
+	// Calls are sent right after connecting.
+	Calls []Call
+	// Export writes the session's trace; path is chosen by the UI. Nil
+	// disables export.
+	Export func(path string, snapshot Snapshot) error
+	// ExportDir is where exported traces go ("" = current directory).
+	ExportDir string
+	// Now replaces time.Now (tests).
+	Now func() time.Time
+	// Dark says whether the terminal background is dark until the terminal
+	// reports it.
+	Dark bool
+	// FrameInterval is how often timers redraw while something runs
+	// (default 100ms).
+	FrameInterval time.Duration
+}
+
+// Snapshot is a copy of the protocol log taken for an export; it shares no
+// memory that Update changes afterwards.
+type Snapshot struct {
+	Entries []session.LogEntry
+	Start   time.Time
+}
+
+// mode is the screen being shown.
+type mode = keymap.Mode
+
+// prompt is a small modal dialog.
+type prompt struct {
+	kind  promptKind
+	text  string
+	input textinput.Model
+	// id is the request a reason prompt is for.
+	id wire.ID
+}
+
+type promptKind uint8
+
+const (
+	promptNone promptKind = iota
+	promptQuit
+	promptCancelAll
+	promptReason
+)
+
+// Model is the root model.
+type Model struct {
+	opts    Options
+	tracker *session.Tracker
+	conn    Client
+	connGen int // events and replies of older connections are ignored
+	state   connState
+	connErr error
+
+	keys   keymap.KeyMap
+	help   help.Model
+	styles Styles
+	dark   bool
+
+	width, height int
+	mode          mode
+	prev          mode // where esc from help goes back to
+
+	list     listView
+	detail   detailView
+	composer composer
+	logv     logView
+	stderrv  scrollView
+	prompt   prompt
+
+	status statusLine
+
+	// The one clock: a single pending tick, tagged with a generation so a
+	// stale one is ignored.
+	tickGen int
+	tickAt  time.Time
+
+	quitting bool
+	// tools is the last tools/list result, for the composer.
+	tools []toolInfo
+	// toolsReq is the tools/list request the composer waits for.
+	toolsReq wire.ID
+	// summaries caches what each completed request returned, for its row.
+	summaries map[wire.ID]string
+
+	// tick and wait make the clock and the event pump; tests replace them
+	// so that no command sleeps or blocks.
+	tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
+	wait func(ch <-chan client.Event, gen int) tea.Cmd
+}
+
+type connState uint8
+
+const (
+	connConnecting connState = iota
+	connUp
+	connLost
+)
+
+// statusLine is a transient message; gen identifies it so that its expiry
+// never clears a newer message.
+type statusLine struct {
+	text  string
+	level statusLevel
+	until time.Time
+}
+
+type statusLevel uint8
+
+const (
+	levelInfo statusLevel = iota
+	levelWarn
+	levelError
+)
+
+// Messages.
+type (
+	// eventsMsg carries a batch of client events drained from the channel.
+	eventsMsg struct {
+		gen    int
+		events []client.Event
+		closed bool
+	}
+	connectedMsg struct {
+		gen  int
+		info client.ConnInfo
+		err  error
+	}
+	tickMsg struct {
+		gen int
+		at  time.Time
+	}
+	sendFailedMsg struct {
+		gen int
+		id  wire.ID
+		err error
+	}
+	cancelDoneMsg struct {
+		gen    int
+		id     wire.ID
+		signal client.CancelSignal
+		err    error
+	}
+	quitReadyMsg  struct{}
+	exportDoneMsg struct {
+		path string
+		err  error
+	}
+	redialMsg struct {
+		conn Client
+		err  error
+	}
+)
+
+// maxBatch bounds the events applied per Update so that a flood of progress
+// never starves key presses: the screen is redrawn once per batch, which is
+// how progress is coalesced per frame while every event is still counted.
+const maxBatch = 2048
+
+// New returns the root model. The connection is dialled in Init.
+func New(opts Options) (*Model, error) {
+	if opts.Dial == nil {
+		return nil, errors.New("ui: Options.Dial is required")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.FrameInterval <= 0 {
+		opts.FrameInterval = 100 * time.Millisecond
+	}
+	m := &Model{
+		opts:    opts,
+		tracker: session.NewTracker(opts.Tracker),
+		keys:    keymap.Default(),
+		help:    help.New(),
+		dark:    opts.Dark,
+		width:   80,
+		height:  24,
+	}
+	m.tick = tea.Tick
+	m.wait = waitEvents
+	m.setStyles(opts.Dark)
+	m.list.follow = true
+	m.logv.follow = true
+	m.stderrv.follow = true
+	m.logv.filter = newTextInput()
+	m.logv.filter.Prompt = "/"
+	m.logv.filter.Placeholder = "method, id or text"
+	m.composer = newComposer()
+	return m, nil
+}
+
+func (m *Model) setStyles(dark bool) {
+	m.dark = dark
+	m.styles = NewStyles(dark)
+	m.help.Styles = m.styles.Help
+}
+
+// Tracker exposes the session (read-only) for tests and the exit summary.
+func (m *Model) Tracker() *session.Tracker { return m.tracker }
+
+// Conn returns the current connection, so the caller can close it after
+// the program ends.
+func (m *Model) Conn() Client { return m.conn }
+
+// Init dials, connects and starts listening for events.
+func (m *Model) Init() tea.Cmd {
+	conn, err := m.opts.Dial()
+	if err != nil {
+		m.state = connLost
+		m.connErr = err
+		return tea.RequestBackgroundColor
+	}
+	m.conn = conn
+	return tea.Batch(tea.RequestBackgroundColor, m.startConn())
+}
+
+// startConn returns the commands that connect m.conn and pump its events.
+func (m *Model) startConn() tea.Cmd {
+	m.connGen++
+	m.state = connConnecting
+	m.connErr = nil
+	return tea.Batch(connectCmd(m.conn, m.connGen), m.wait(m.conn.Events(), m.connGen))
+}
+
+func connectCmd(c Client, gen int) tea.Cmd {
+	return func() tea.Msg {
+		info, err := c.Connect(context.Background())
+		return connectedMsg{gen: gen, info: info, err: err}
+	}
+}
+
+// waitEvents blocks for the next event, then drains what else is ready
+// (up to maxBatch) so that one Update applies a whole burst.
+func waitEvents(ch <-chan client.Event, gen int) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return eventsMsg{gen: gen, closed: true}
+		}
+		evs := make([]client.Event, 1, 64)
+		evs[0] = ev
+		for len(evs) < maxBatch {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					return eventsMsg{gen: gen, events: evs, closed: true}
+				}
+				evs = append(evs, ev)
+			default:
+				return eventsMsg{gen: gen, events: evs}
+			}
+		}
+		return eventsMsg{gen: gen, events: evs}
+	}
+}
+
+// Update routes every message to one handler and then schedules the clock.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.SetWidth(msg.Width)
+		m.resize()
+	case tea.BackgroundColorMsg:
+		m.setStyles(msg.IsDark())
+	case eventsMsg:
+		cmd = m.handleEvents(msg)
+	case connectedMsg:
+		cmd = m.handleConnected(msg)
+	case tickMsg:
+		cmd = m.handleTick(msg)
+	case sendFailedMsg:
+		m.handleSendFailed(msg)
+	case cancelDoneMsg:
+		m.handleCancelDone(msg)
+	case exportDoneMsg:
+		if msg.err != nil {
+			m.setStatus(levelError, "export failed: "+msg.err.Error())
+		} else {
+			m.setStatus(levelInfo, "trace written to "+msg.path)
+		}
+	case redialMsg:
+		cmd = m.handleRedial(msg)
+	case quitReadyMsg:
+		return m, tea.Quit
+	case tea.InterruptMsg:
+		cmd = m.interrupt()
+	case tea.KeyPressMsg:
+		cmd = m.handleKey(msg)
+	case tea.PasteMsg:
+		cmd = m.handlePaste(msg)
+	default:
+		if m.mode == keymap.ModeComposer {
+			cmd = m.composer.update(m, msg)
+		} else if m.prompt.kind == promptReason {
+			var c tea.Cmd
+			m.prompt.input, c = m.prompt.input.Update(msg)
+			cmd = c
+		}
+	}
+	m.syncKeys()
+	return m, tea.Batch(cmd, m.schedule())
+}
+
+// now is the UI's clock.
+func (m *Model) now() time.Time { return m.opts.Now() }
+
+func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
+	if msg.gen != m.connGen {
+		return nil // an old connection's events
+	}
+	for i := range msg.events {
+		ev := &msg.events[i]
+		m.tracker.Apply(*ev)
+		switch ev.Kind {
+		case client.EventTransportClosed:
+			if !m.quitting {
+				m.state = connLost
+				m.connErr = ev.Err
+			}
+		case client.EventReceived:
+			if !m.toolsReq.IsZero() && ev.RequestID == m.toolsReq && ev.Msg.Kind == wire.KindResult {
+				m.tools = parseTools(ev.Msg.Result)
+				m.composer.setTools(m.tools)
+			}
+		}
+	}
+	if len(msg.events) > 0 {
+		m.afterChange()
+	}
+	if msg.closed {
+		return nil
+	}
+	return m.wait(m.conn.Events(), msg.gen)
+}
+
+func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
+	if msg.gen != m.connGen {
+		return nil
+	}
+	if msg.err != nil {
+		m.state = connLost
+		m.connErr = msg.err
+		m.setStatus(levelError, "could not connect: "+msg.err.Error())
+		return nil
+	}
+	m.state = connUp
+	var cmds []tea.Cmd
+	// Ask for the tools right away so the composer is ready; it is a real
+	// request and shows in the list like any other.
+	cmds = append(cmds, m.send(wire.MethodToolsList, nil, session.RequestOptions{}))
+	for _, c := range m.opts.Calls {
+		cmds = append(cmds, m.send(c.Method, c.Params, session.RequestOptions{}))
+	}
+	m.opts.Calls = nil
+	return tea.Batch(cmds...)
+}
+
+// send records a new request in the tracker and returns the command that
+// puts it on the wire.
+func (m *Model) send(method string, params json.RawMessage, opts session.RequestOptions) tea.Cmd {
+	r := m.tracker.Begin(method, params, opts, m.now())
+	if method == wire.MethodToolsList {
+		m.toolsReq = r.ID
+	}
+	m.afterChange()
+	conn, gen := m.conn, m.connGen
+	req := client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken}
+	return func() tea.Msg {
+		if err := conn.Send(context.Background(), req); err != nil {
+			return sendFailedMsg{gen: gen, id: req.ID, err: err}
+		}
+		return nil
+	}
+}
+
+func (m *Model) handleSendFailed(msg sendFailedMsg) {
+	m.tracker.Apply(client.Event{Kind: client.EventRequestFailed, Time: m.now(), RequestID: msg.id, Err: msg.err})
+	m.setStatus(levelError, fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err))
+}
+
+// cancel records the intent and returns the command that sends the signal.
+func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea.Cmd {
+	ok, why := m.tracker.RequestCancel(id, reason, cause, m.now())
+	if !ok {
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, why))
+		return nil
+	}
+	m.afterChange()
+	return cancelCmd(m.conn, m.connGen, id, reason)
+}
+
+func cancelCmd(conn Client, gen int, id wire.ID, reason string) tea.Cmd {
+	return func() tea.Msg {
+		sig, err := conn.Cancel(id, reason)
+		return cancelDoneMsg{gen: gen, id: id, signal: sig, err: err}
+	}
+}
+
+func (m *Model) handleCancelDone(msg cancelDoneMsg) {
+	if msg.gen != m.connGen {
+		return
+	}
+	switch {
+	case errors.Is(msg.err, client.ErrNotInFlight):
+		m.setStatus(levelInfo, fmt.Sprintf("#%s was already answered when the cancel went out", msg.id))
+	case msg.err != nil:
+		m.setStatus(levelError, fmt.Sprintf("cancel #%s: %v", msg.id, msg.err))
+	default:
+		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — %s", msg.id, signalText(msg.signal)))
+	}
+}
+
+// handleTick runs the deadline scheduler: expire what is due, then let
+// schedule pick the next tick.
+func (m *Model) handleTick(msg tickMsg) tea.Cmd {
+	if msg.gen != m.tickGen {
+		return nil // superseded
+	}
+	m.tickAt = time.Time{}
+	now := m.now()
+	var cmds []tea.Cmd
+	for _, ex := range m.tracker.Expire(now) {
+		cmds = append(cmds, cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason))
+	}
+	if !m.status.until.IsZero() && !now.Before(m.status.until) {
+		m.status = statusLine{}
+	}
+	m.afterChange()
+	return tea.Batch(cmds...)
+}
+
+// schedule keeps exactly one tick pending, at the nearest of: the next
+// tracker deadline, the next frame while timers are visible, and the
+// status line's expiry.
+func (m *Model) schedule() tea.Cmd {
+	now := m.now()
+	var want time.Time
+	consider := func(t time.Time) {
+		if !t.IsZero() && (want.IsZero() || t.Before(want)) {
+			want = t
+		}
+	}
+	if d, ok := m.tracker.NextDeadline(); ok {
+		consider(d)
+	}
+	if m.tracker.Counts().InFlight+m.tracker.Counts().Cancelling > 0 || m.state == connConnecting {
+		consider(now.Add(m.opts.FrameInterval))
+	}
+	consider(m.status.until)
+	if want.IsZero() {
+		return nil
+	}
+	if !m.tickAt.IsZero() && !want.Before(m.tickAt) {
+		return nil // the pending tick comes soon enough
+	}
+	m.tickGen++
+	m.tickAt = want
+	gen := m.tickGen
+	d := want.Sub(now)
+	if d < time.Millisecond {
+		d = time.Millisecond
+	}
+	return m.tick(d, func(t time.Time) tea.Msg { return tickMsg{gen: gen, at: t} })
+}
+
+func (m *Model) setStatus(level statusLevel, text string) {
+	m.status = statusLine{text: text, level: level, until: m.now().Add(6 * time.Second)}
+}
+
+// afterChange keeps the selection on the newest request while following.
+func (m *Model) afterChange() {
+	if m.list.follow && m.tracker.Len() > 0 {
+		m.list.selected = m.tracker.At(m.tracker.Len() - 1).ID
+	}
+}
+
+func (m *Model) selectedRequest() (*session.Request, bool) {
+	if m.list.selected.IsZero() {
+		return nil, false
+	}
+	return m.tracker.Get(m.list.selected)
+}
+
+// syncKeys enables the keys that act in the current state.
+func (m *Model) syncKeys() {
+	r, ok := m.selectedRequest()
+	c := m.tracker.Counts()
+	closed, _ := m.tracker.TransportClosed()
+	st := keymap.State{
+		Mode:         m.mode,
+		HasSelection: ok,
+		AnyActive:    c.InFlight > 0,
+		Connected:    m.state == connUp && !closed,
+		Lost:         m.state == connLost,
+		HasStderr:    m.opts.Transport == "stdio",
+		Filtering:    m.mode == keymap.ModeLog && m.logv.filter.Focused(),
+	}
+	if ok {
+		st.SelectedActive = r.IsActive() && r.State != session.StateCancelRequested
+		_, limit := r.Remaining(m.now())
+		st.SelectedTimed = st.SelectedActive && limit != session.LimitNone
+	}
+	if m.prompt.kind != promptNone {
+		st.Mode = keymap.ModePrompt
+	}
+	m.keys.SetState(st)
+}
+
+func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
+	switch {
+	case m.mode == keymap.ModeComposer:
+		return m.composer.update(m, msg)
+	case m.prompt.kind == promptReason:
+		var cmd tea.Cmd
+		m.prompt.input, cmd = m.prompt.input.Update(msg)
+		return cmd
+	case m.mode == keymap.ModeLog && m.logv.filter.Focused():
+		var cmd tea.Cmd
+		m.logv.filter, cmd = m.logv.filter.Update(msg)
+		return cmd
+	}
+	return nil
+}
+
+// handleKey dispatches a key press by screen.
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	if key.Matches(msg, m.keys.Interrupt) {
+		return m.interrupt()
+	}
+	if m.prompt.kind != promptNone {
+		return m.handlePromptKey(msg)
+	}
+	switch m.mode {
+	case keymap.ModeComposer:
+		return m.composer.update(m, msg)
+	case keymap.ModeHelp:
+		if key.Matches(msg, m.keys.Help, m.keys.Back) || msg.String() == "q" {
+			m.mode = m.prev
+		}
+		return nil
+	case keymap.ModeLog:
+		if cmd, handled := m.handleLogKey(msg); handled {
+			return cmd
+		}
+	case keymap.ModeStderr:
+		if m.handleScrollKey(&m.stderrv, msg, m.tracker.Stderr().Len()) {
+			return nil
+		}
+	case keymap.ModeDetail:
+		if m.handleDetailKey(msg) {
+			return nil
+		}
+	case keymap.ModeList:
+		if m.handleListKey(msg) {
+			return nil
+		}
+	}
+	return m.handleGlobalKey(msg)
+}
+
+// handleGlobalKey handles the keys that mean the same on every screen.
+func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := &m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.askQuit()
+	case key.Matches(msg, k.Help):
+		m.prev, m.mode = m.mode, keymap.ModeHelp
+	case key.Matches(msg, k.Back):
+		m.mode = keymap.ModeList
+	case key.Matches(msg, k.Cancel):
+		if r, ok := m.selectedRequest(); ok {
+			return m.cancel(r.ID, "user requested cancellation", session.CauseUser)
+		}
+	case key.Matches(msg, k.CancelReason):
+		if r, ok := m.selectedRequest(); ok {
+			m.openReasonPrompt(r.ID)
+		}
+	case key.Matches(msg, k.CancelAll):
+		n := m.tracker.Counts().InFlight
+		m.prompt = prompt{kind: promptCancelAll, text: fmt.Sprintf("Cancel all %d requests in flight?", n)}
+	case key.Matches(msg, k.Longer), key.Matches(msg, k.Shorter):
+		return m.adjustTimeout(key.Matches(msg, k.Longer))
+	case key.Matches(msg, k.New):
+		m.mode = keymap.ModeComposer
+		return m.composer.open(m)
+	case key.Matches(msg, k.Reissue):
+		return m.reissue()
+	case key.Matches(msg, k.Log):
+		m.mode = keymap.ModeLog
+	case key.Matches(msg, k.Stderr):
+		m.mode = keymap.ModeStderr
+	case key.Matches(msg, k.Export):
+		return m.export()
+	case key.Matches(msg, k.Reconnect):
+		return m.reconnect()
+	case !k.Cancel.Enabled() && msg.String() == "c":
+		// Say why c did nothing rather than ignore it.
+		if r, ok := m.selectedRequest(); ok {
+			if r.State == session.StateCancelRequested {
+				m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation already requested", r.ID))
+			} else {
+				m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: there is nothing to cancel", r.ID, strings.ReplaceAll(r.State.String(), "_", " ")))
+			}
+		} else {
+			m.setStatus(levelInfo, "no request selected")
+		}
+	}
+	return nil
+}
+
+func (m *Model) adjustTimeout(longer bool) tea.Cmd {
+	r, ok := m.selectedRequest()
+	if !ok {
+		return nil
+	}
+	delta := 10 * time.Second
+	if !longer {
+		delta = -delta
+	}
+	ok, why := m.tracker.AdjustTimeout(r.ID, delta, m.now())
+	if !ok {
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", r.ID, why))
+		return nil
+	}
+	rem, limit := r.Remaining(m.now())
+	m.setStatus(levelInfo, fmt.Sprintf("#%s: timeout now %s (%s nearer, %s left)", r.ID, fmtDur(r.Timeout.Timeout), limit, fmtDur(rem)))
+	return nil
+}
+
+// reissue sends the selected request again with a new ID.
+func (m *Model) reissue() tea.Cmd {
+	r, ok := m.selectedRequest()
+	if !ok {
+		return nil
+	}
+	raw, ok := m.tracker.RawRequest(r.ID)
+	if !ok {
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: its bytes are no longer in the store; compose it again with n", r.ID))
+		return nil
+	}
+	params := paramsForReissue(raw)
+	reset := r.Timeout.ResetOnProgress
+	cmd := m.send(r.Method, params, session.RequestOptions{Timeout: r.Timeout.Timeout, MaxTimeout: r.Timeout.Max, ResetOnProgress: &reset})
+	m.list.follow = true
+	m.afterChange()
+	m.mode = keymap.ModeList
+	m.setStatus(levelInfo, fmt.Sprintf("re-issued #%s as #%s", r.ID, m.list.selected))
+	return cmd
+}
+
+// paramsForReissue takes the params of a request as stored (either the
+// params given to Begin or the whole request as sent) without the _meta
+// keys the client adds itself.
+func paramsForReissue(raw []byte) json.RawMessage {
+	var params json.RawMessage = raw
+	if msg, err := wire.Decode(raw); err == nil && msg.Kind == wire.KindRequest {
+		params = msg.Params
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(params, &obj) != nil {
+		return params
+	}
+	if metaRaw, ok := obj["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(metaRaw, &meta) == nil {
+			for _, k := range []string{wire.MetaProtocolVersion, wire.MetaClientCapabilities, wire.MetaClientInfo, wire.MetaProgressToken} {
+				delete(meta, k)
+			}
+			if len(meta) == 0 {
+				delete(obj, "_meta")
+			} else {
+				obj["_meta"], _ = json.Marshal(meta)
+			}
+		}
+	}
+	if len(obj) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(obj)
+	return out
+}
+
+func (m *Model) openReasonPrompt(id wire.ID) {
+	in := newTextInput()
+	in.Prompt = "reason: "
+	in.Placeholder = "user requested cancellation"
+	in.CharLimit = 200
+	in.Focus()
+	m.prompt = prompt{kind: promptReason, id: id, input: in, text: fmt.Sprintf("Cancel #%s with a reason", id)}
+}
+
+func (m *Model) handlePromptKey(msg tea.KeyPressMsg) tea.Cmd {
+	p := &m.prompt
+	switch p.kind {
+	case promptReason:
+		switch msg.String() {
+		case "esc":
+			m.prompt = prompt{}
+			return nil
+		case "enter":
+			reason := strings.TrimSpace(p.input.Value())
+			if reason == "" {
+				reason = "user requested cancellation"
+			}
+			id := p.id
+			m.prompt = prompt{}
+			return m.cancel(id, reason, session.CauseUser)
+		}
+		var cmd tea.Cmd
+		p.input, cmd = p.input.Update(msg)
+		return cmd
+	case promptQuit, promptCancelAll:
+		switch msg.String() {
+		case "y", "Y", "enter":
+			kind := p.kind
+			m.prompt = prompt{}
+			if kind == promptQuit {
+				return m.quit("client shutting down", session.CauseShutdown)
+			}
+			return m.cancelAll("user cancelled all requests", session.CauseUser)
+		case "n", "N", "esc", "q":
+			m.prompt = prompt{}
+		}
+	}
+	return nil
+}
+
+// cancelAll cancels every request in flight.
+func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, id := range m.activeIDs() {
+		if cmd := m.cancelQuiet(id, reason, cause); cmd != nil {
+			cmds = append(cmds, cmd)
+		}
+	}
+	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d requests", len(cmds)))
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause) tea.Cmd {
+	if ok, _ := m.tracker.RequestCancel(id, reason, cause, m.now()); !ok {
+		return nil
+	}
+	return cancelCmd(m.conn, m.connGen, id, reason)
+}
+
+// activeIDs lists requests still in flight (not already cancelling).
+func (m *Model) activeIDs() []wire.ID {
+	var ids []wire.ID
+	for i := m.tracker.Len() - 1; i >= 0; i-- {
+		r := m.tracker.At(i)
+		if r.IsActive() && r.State != session.StateCancelRequested {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
+
+func (m *Model) askQuit() tea.Cmd {
+	n := len(m.activeIDs())
+	if n == 0 || m.state != connUp {
+		return m.quit("", session.CauseShutdown)
+	}
+	m.prompt = prompt{kind: promptQuit, text: fmt.Sprintf("%d request(s) in flight. Cancel them and quit?", n)}
+	return nil
+}
+
+// interrupt is Ctrl+C: cancel everything in flight with reason
+// "interrupted", then quit without asking.
+func (m *Model) interrupt() tea.Cmd {
+	return m.quit("interrupted", session.CauseInterrupted)
+}
+
+// quit cancels what is in flight (properly, with the right signal) and
+// then ends the program. The cancels get a bounded time to go out.
+func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
+	if m.quitting {
+		return tea.Quit
+	}
+	m.quitting = true
+	var ids []wire.ID
+	if m.state == connUp {
+		for _, id := range m.activeIDs() {
+			if ok, _ := m.tracker.RequestCancel(id, reason, cause, m.now()); ok {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return tea.Quit
+	}
+	conn := m.conn
+	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d request(s) before quitting…", len(ids)))
+	return func() tea.Msg {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for _, id := range ids {
+				_, _ = conn.Cancel(id, reason)
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+		}
+		return quitReadyMsg{}
+	}
+}
+
+// reconnect replaces a lost connection with a new one (a stdio server is
+// restarted). History stays; the old connection is closed in the background.
+func (m *Model) reconnect() tea.Cmd {
+	old := m.conn
+	dial := m.opts.Dial
+	m.state = connConnecting
+	m.setStatus(levelInfo, "reconnecting…")
+	return func() tea.Msg {
+		if old != nil {
+			_ = old.Close()
+		}
+		conn, err := dial()
+		return redialMsg{conn: conn, err: err}
+	}
+}
+
+func (m *Model) handleRedial(msg redialMsg) tea.Cmd {
+	if msg.err != nil {
+		m.state = connLost
+		m.connErr = msg.err
+		m.setStatus(levelError, "reconnect failed: "+msg.err.Error())
+		return nil
+	}
+	m.conn = msg.conn
+	return m.startConn()
+}
+
+// export writes the protocol log as a trace file, off the Update path.
+func (m *Model) export() tea.Cmd {
+	if m.opts.Export == nil {
+		m.setStatus(levelWarn, "export is not available")
+		return nil
+	}
+	lg := m.tracker.Log()
+	snap := Snapshot{Entries: make([]session.LogEntry, lg.Len()), Start: m.tracker.ConnectedAt()}
+	for i := range snap.Entries {
+		snap.Entries[i] = lg.At(i)
+	}
+	if len(snap.Entries) > 0 && (snap.Start.IsZero() || snap.Entries[0].Time.Before(snap.Start)) {
+		snap.Start = snap.Entries[0].Time
+	}
+	name := fmt.Sprintf("inflight-trace-%s.jsonl", m.now().Format("20060102-150405"))
+	path := name
+	if m.opts.ExportDir != "" {
+		path = strings.TrimRight(m.opts.ExportDir, "/") + "/" + name
+	}
+	write := m.opts.Export
+	m.setStatus(levelInfo, "writing "+path+"…")
+	return func() tea.Msg {
+		return exportDoneMsg{path: path, err: write(path, snap)}
+	}
+}
+
+func (m *Model) resize() {
+	m.detail.resize(m)
+}

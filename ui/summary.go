@@ -1,0 +1,76 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/wire"
+)
+
+// resultSummary says in a few words what a completed request returned: the
+// first text of a tool result, how many tools or messages came back, or the
+// compact result. It is computed once per request and cached, because View
+// runs every frame and parsing JSON there would be wasted work.
+func (m *Model) resultSummary(r *session.Request) string {
+	if s, ok := m.summaries[r.ID]; ok {
+		return s
+	}
+	raw, ok := m.tracker.RawResponse(r.ID)
+	if !ok {
+		return ""
+	}
+	s := summarize(r.Method, raw)
+	if m.summaries == nil || len(m.summaries) > 4*max(1, m.tracker.Len()) {
+		m.summaries = map[wire.ID]string{}
+	}
+	m.summaries[r.ID] = s
+	return s
+}
+
+func summarize(method string, raw []byte) string {
+	msg, err := wire.Decode(raw)
+	if err != nil || msg.Kind != wire.KindResult {
+		return ""
+	}
+	var res struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Contents []struct {
+			URI  string `json:"uri"`
+			Text string `json:"text"`
+		} `json:"contents"`
+		Tools     []json.RawMessage `json:"tools"`
+		Messages  []json.RawMessage `json:"messages"`
+		Resources []json.RawMessage `json:"resources"`
+		Prompts   []json.RawMessage `json:"prompts"`
+	}
+	_ = json.Unmarshal(msg.Result, &res)
+	switch method {
+	case wire.MethodToolsCall:
+		for _, c := range res.Content {
+			if c.Type == "text" && c.Text != "" {
+				return "“" + termsafe.Line(strings.TrimSpace(c.Text)) + "”"
+			}
+		}
+		return fmt.Sprintf("%d content item(s)", len(res.Content))
+	case wire.MethodToolsList:
+		return fmt.Sprintf("%d tool(s)", len(res.Tools))
+	case wire.MethodResourcesList:
+		return fmt.Sprintf("%d resource(s)", len(res.Resources))
+	case wire.MethodPromptsList:
+		return fmt.Sprintf("%d prompt(s)", len(res.Prompts))
+	case wire.MethodPromptsGet:
+		return fmt.Sprintf("%d message(s)", len(res.Messages))
+	case wire.MethodResourcesRead:
+		if len(res.Contents) > 0 && res.Contents[0].Text != "" {
+			return "“" + termsafe.Line(strings.TrimSpace(res.Contents[0].Text)) + "”"
+		}
+		return fmt.Sprintf("%d content item(s)", len(res.Contents))
+	}
+	return termsafe.Line(compactJSON(msg.Result))
+}

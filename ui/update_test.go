@@ -1,0 +1,446 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"inflight/client"
+	"inflight/keymap"
+	"inflight/session"
+	"inflight/wire"
+)
+
+// startSlow composes and sends the slow tool the way a newcomer would:
+// n, enter (choose the preselected tool), enter (send).
+func startSlow(h *harness) int64 {
+	h.t.Helper()
+	h.key("n", "enter", "enter")
+	if h.m.mode != keymap.ModeList {
+		h.t.Fatalf("composer still open after sending: %q", h.screen())
+	}
+	r := h.m.tracker.At(h.m.tracker.Len() - 1)
+	id, _ := r.ID.Int()
+	h.sentEvent(id)
+	return id
+}
+
+func TestNewcomerPathSendsSlowWithDefaults(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	if !strings.Contains(h.screen(), "Nothing sent yet") {
+		t.Fatalf("the empty screen does not tell a newcomer what to do:\n%s", h.screen())
+	}
+	id := startSlow(h)
+	if id != 2 {
+		t.Fatalf("slow got ID %d, want 2 (tools/list was 1)", id)
+	}
+	sent := h.fake.sent[len(h.fake.sent)-1]
+	if sent.Method != wire.MethodToolsCall || wire.Target(sent.Method, sent.Params) != "slow" {
+		t.Fatalf("sent %s %s, want tools/call slow", sent.Method, sent.Params)
+	}
+	if !sent.ProgressToken.IsValid() {
+		t.Fatal("no progress token sent")
+	}
+	var p struct {
+		Arguments map[string]any `json:"arguments"`
+	}
+	if err := json.Unmarshal(sent.Params, &p); err != nil || len(p.Arguments) != 0 {
+		t.Fatalf("empty fields must be left out so the server's defaults apply; params %s", sent.Params)
+	}
+}
+
+func TestCancelRecordsIntentInUpdateAndSendsInACommand(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	id := startSlow(h)
+	h.progress(id, 3, 10, "step 3 of 10")
+
+	_, cancelsBefore := h.fake.calls()
+	_, cmd := h.m.Update(keyMsg("c"))
+	if _, after := h.fake.calls(); after != cancelsBefore {
+		t.Fatal("Update called the client synchronously; it must only return a command")
+	}
+	if st := h.request(id).State; st != session.StateCancelRequested {
+		t.Fatalf("state after c = %s, want cancel_requested before the signal even goes out", st)
+	}
+	h.run(cmd)
+	if _, after := h.fake.calls(); after != cancelsBefore+1 {
+		t.Fatalf("the cancel command did not call Cancel once (calls %d → %d)", cancelsBefore, after)
+	}
+	if got := h.fake.reasons[len(h.fake.reasons)-1]; got != "user requested cancellation" {
+		t.Fatalf("reason %q", got)
+	}
+	h.cancelSent(id, client.SignalNotification)
+	h.advance(400 * time.Millisecond)
+	scr := h.screen()
+	if !strings.Contains(scr, "cancellation requested · notifications/cancelled sent 0.4s ago") {
+		t.Fatalf("row does not show the cancel with its signal and age:\n%s", scr)
+	}
+	// Nothing more comes: after the late window it settles as cancelled.
+	h.advance(5 * time.Second)
+	if st := h.request(id).State; st != session.StateCancelled {
+		t.Fatalf("state after the late window = %s, want cancelled", st)
+	}
+	if !strings.Contains(h.screen(), "⊗ cancelled") {
+		t.Fatalf("row does not say cancelled:\n%s", h.screen())
+	}
+}
+
+func TestLateResponseIsFlaggedNotFoldedIntoSuccess(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	id := startSlow(h)
+	h.key("c")
+	h.cancelSent(id, client.SignalNotification)
+	h.advance(2 * time.Second)
+	h.progress(id, 4, 10, "step 4 of 10")
+	h.advance(300 * time.Millisecond)
+	h.answer(id, `{"resultType":"complete","content":[{"type":"text","text":"done anyway"}]}`)
+	r := h.request(id)
+	if r.State != session.StateCancelled || !r.Late.Response {
+		t.Fatalf("state %s late %+v, want cancelled with a late response", r.State, r.Late)
+	}
+	scr := h.screen()
+	if !strings.Contains(scr, "⚑ late response ignored (+2.3s)") || !strings.Contains(scr, "1 progress after cancel") {
+		t.Fatalf("row does not flag the late traffic:\n%s", scr)
+	}
+	if strings.Contains(scr, "done anyway") {
+		t.Fatal("the late response's content is shown as the outcome")
+	}
+	if !strings.Contains(scr, "⚑ 1 flagged") {
+		t.Fatalf("header does not count the flagged request:\n%s", scr)
+	}
+}
+
+func TestCancelOnFinishedRequestSaysWhy(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	id := startSlow(h)
+	h.answer(id, `{"resultType":"complete","content":[{"type":"text","text":"slow finished"}]}`)
+	_, before := h.fake.calls()
+	h.key("c")
+	if _, after := h.fake.calls(); after != before {
+		t.Fatal("c on a finished request sent a cancel")
+	}
+	if !strings.Contains(h.screen(), "is completed: there is nothing to cancel") {
+		t.Fatalf("status line does not say why c did nothing:\n%s", h.screen())
+	}
+}
+
+func TestCancelWithReason(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	h.key("C")
+	if !strings.Contains(h.screen(), "Cancel #2 with a reason") {
+		t.Fatalf("no reason prompt:\n%s", h.screen())
+	}
+	h.typeText("too slow for the demo")
+	h.key("enter")
+	if got := h.fake.reasons[len(h.fake.reasons)-1]; got != "too slow for the demo" {
+		t.Fatalf("reason sent = %q", got)
+	}
+	if r := h.request(2); r.Cancel == nil || r.Cancel.Reason != "too slow for the demo" {
+		t.Fatalf("tracker reason = %+v", r.Cancel)
+	}
+}
+
+func TestCancelReasonPromptEscKeepsRunning(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	h.key("C", "esc")
+	if st := h.request(2).State; st != session.StatePending {
+		t.Fatalf("esc in the reason prompt cancelled anyway: %s", st)
+	}
+}
+
+func TestCancelAllAsksFirst(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	startSlow(h)
+	h.key("X")
+	if _, n := h.fake.calls(); n != 0 {
+		t.Fatal("X cancelled before confirming")
+	}
+	if !strings.Contains(h.screen(), "Cancel all 2 requests in flight?") {
+		t.Fatalf("no confirmation:\n%s", h.screen())
+	}
+	h.key("y")
+	if _, n := h.fake.calls(); n != 2 {
+		t.Fatalf("X then y cancelled %d requests, want 2", n)
+	}
+}
+
+func TestCancelAllDeclined(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	h.key("X", "n")
+	if _, n := h.fake.calls(); n != 0 || h.request(2).State != session.StatePending {
+		t.Fatal("declining X still cancelled")
+	}
+}
+
+func TestQuitAsksWhenRequestsAreInFlightAndCancelsThem(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	h.key("q")
+	if h.quit {
+		t.Fatal("q quit with a request in flight without asking")
+	}
+	h.key("y")
+	if !h.quit {
+		t.Fatal("y did not quit")
+	}
+	if len(h.fake.reasons) != 1 || h.fake.reasons[0] != "client shutting down" {
+		t.Fatalf("cancels on quit: %v", h.fake.reasons)
+	}
+}
+
+func TestQuitWithNothingInFlightIsImmediate(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.key("q")
+	if !h.quit {
+		t.Fatal("q did not quit")
+	}
+}
+
+func TestCtrlCCancelsWithReasonInterruptedAndQuits(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	startSlow(h)
+	h.key("ctrl+c")
+	if !h.quit {
+		t.Fatal("ctrl+c did not quit")
+	}
+	if len(h.fake.reasons) != 2 || h.fake.reasons[0] != "interrupted" {
+		t.Fatalf("ctrl+c cancels: %v", h.fake.reasons)
+	}
+	if r := h.request(2); r.Cancel == nil || r.Cancel.Cause != session.CauseInterrupted {
+		t.Fatalf("cause = %+v", r.Cancel)
+	}
+}
+
+func TestTimeoutCancelsWithTheSameSignal(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.key("n", "enter")
+	// Set this request's timeout to 2s in the form (the timeout field is
+	// the first setting after the tool's two arguments).
+	h.key("tab", "tab")
+	h.typeText("2s")
+	h.key("enter")
+	h.sentEvent(2)
+	if r := h.request(2); r.Timeout.Timeout != 2*time.Second {
+		t.Fatalf("timeout from the composer = %s", r.Timeout.Timeout)
+	}
+	h.advance(1500 * time.Millisecond)
+	if _, n := h.fake.calls(); n != 0 {
+		t.Fatal("cancelled before the timeout")
+	}
+	h.advance(600 * time.Millisecond)
+	if _, n := h.fake.calls(); n != 1 || h.fake.reasons[0] != "timeout" {
+		t.Fatalf("timeout cancels = %v", h.fake.reasons)
+	}
+	if !strings.Contains(h.screen(), "timed out, cancellation requested") {
+		t.Fatalf("row does not say timed out:\n%s", h.screen())
+	}
+	h.advance(6 * time.Second)
+	if st := h.request(2).State; st != session.StateTimedOut {
+		t.Fatalf("state = %s, want timed_out", st)
+	}
+}
+
+func TestPlusAndMinusAdjustTheSelectedTimeout(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	before := h.request(2).Timeout.Timeout
+	h.key("+")
+	if got := h.request(2).Timeout.Timeout; got != before+10*time.Second {
+		t.Fatalf("+ made the timeout %s, want %s", got, before+10*time.Second)
+	}
+	h.key("-", "-")
+	if got := h.request(2).Timeout.Timeout; got != before-10*time.Second {
+		t.Fatalf("- - made the timeout %s, want %s", got, before-10*time.Second)
+	}
+}
+
+func TestNewestIsSelectedUnlessTheUserMoved(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	if h.m.list.selected != wire.IntID(2) {
+		t.Fatalf("selected %s, want the newest (2)", h.m.list.selected)
+	}
+	h.key("up")
+	// A request the user did not just compose (a --call, say) arrives.
+	h.run(h.m.send(wire.MethodToolsCall, json.RawMessage(`{"name":"slow"}`), session.RequestOptions{}))
+	if h.m.list.selected != wire.IntID(1) {
+		t.Fatalf("a new request stole the selection after the user moved: %s", h.m.list.selected)
+	}
+	h.key("G")
+	if h.m.list.selected != wire.IntID(3) {
+		t.Fatalf("G did not go back to the newest: %s", h.m.list.selected)
+	}
+	h.run(h.m.send(wire.MethodToolsCall, json.RawMessage(`{"name":"slow"}`), session.RequestOptions{}))
+	if h.m.list.selected != wire.IntID(4) {
+		t.Fatalf("following did not resume: %s", h.m.list.selected)
+	}
+	// Sending from the composer selects what the user just sent.
+	h.key("up")
+	startSlow(h)
+	if h.m.list.selected != wire.IntID(5) {
+		t.Fatalf("a request the user just sent is not selected: %s", h.m.list.selected)
+	}
+}
+
+func TestDetailAndBack(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	h.key("enter")
+	if h.m.mode != keymap.ModeDetail || !strings.Contains(h.screen(), "REQUEST") {
+		t.Fatalf("enter did not open the detail:\n%s", h.screen())
+	}
+	h.key("esc")
+	if h.m.mode != keymap.ModeList {
+		t.Fatal("esc did not go back")
+	}
+}
+
+func TestLogFilter(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	h.progress(2, 1, 10, "step 1 of 10")
+	h.key("l")
+	if !strings.Contains(h.screen(), "notifications/progress") {
+		t.Fatalf("log does not show progress:\n%s", h.screen())
+	}
+	h.key("/")
+	h.typeText("tools/list")
+	scr := h.screen()
+	if strings.Contains(scr, "notifications/progress") || !strings.Contains(scr, "tools/list") {
+		t.Fatalf("filter did not filter:\n%s", scr)
+	}
+	h.key("esc")
+	if h.m.logv.filter.Value() != "" {
+		t.Fatal("esc did not clear the filter")
+	}
+}
+
+func TestReissueSendsTheSameParamsWithANewID(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	first := h.fake.sent[len(h.fake.sent)-1]
+	h.key("r")
+	second := h.fake.sent[len(h.fake.sent)-1]
+	if second.ID == first.ID || second.Method != first.Method || string(second.Params) != string(first.Params) {
+		t.Fatalf("reissue sent %s %s %s after %s %s %s", second.ID, second.Method, second.Params, first.ID, first.Method, first.Params)
+	}
+}
+
+func TestConnectionLostBannerAndReconnect(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	h.events(client.Event{Kind: client.EventTransportClosed, Err: errors.New("the server exited: exit status 1")})
+	if st := h.request(2).State; st != session.StateConnectionLost {
+		t.Fatalf("state = %s", st)
+	}
+	scr := h.screen()
+	if !strings.Contains(scr, "connection lost: the server exited: exit status 1 — press R to reconnect (restarts the server)") {
+		t.Fatalf("no banner:\n%s", scr)
+	}
+	old := h.fake
+	h.fake = newFake()
+	h.key("R")
+	if !old.closed {
+		t.Fatal("the old connection was not closed")
+	}
+	if h.fake.connected != 1 || h.m.state != connUp {
+		t.Fatalf("reconnect did not connect the new client (connected=%d state=%d)", h.fake.connected, h.m.state)
+	}
+}
+
+func TestHelpListsOnlyKeysThatAct(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.key("?")
+	scr := h.screen()
+	if strings.Contains(scr, "cancel with reason") || strings.Contains(scr, "timeout +10s") {
+		t.Fatalf("help lists cancel keys with nothing in flight:\n%s", scr)
+	}
+	h.key("esc")
+	startSlow(h)
+	h.key("?")
+	if !strings.Contains(h.screen(), "cancel with reason") || !strings.Contains(h.screen(), "timeout +10s") {
+		t.Fatalf("help does not list C and + with a request in flight:\n%s", h.screen())
+	}
+}
+
+func TestServerStringsAreRenderedInert(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	h.progress(2, 1, 10, "\x1b]52;c;ZXZpbA==\x07\x1b[2J\u202eevil")
+	content := h.m.View().Content
+	for _, bad := range []string{"\x1b]52", "\x1b[2J", "\u202e", "\x07"} {
+		if strings.Contains(content, bad) {
+			t.Fatalf("raw %q reached the terminal", bad)
+		}
+	}
+	if !strings.Contains(h.screen(), "␛]52;c;ZXZpbA==") {
+		t.Fatalf("the escape sequence is not shown as text:\n%s", h.screen())
+	}
+}
+
+func TestExportWritesASnapshotInACommand(t *testing.T) {
+	var got Snapshot
+	var path string
+	h := newHarness(t, 120, 35)
+	h.m.opts.Export = func(p string, s Snapshot) error { path, got = p, s; return nil }
+	h.connect()
+	startSlow(h)
+	h.key("e")
+	if path == "" || len(got.Entries) == 0 {
+		t.Fatalf("export wrote %q with %d entries", path, len(got.Entries))
+	}
+	if !strings.Contains(h.screen(), "trace written to "+path) {
+		t.Fatalf("status does not say where the trace went:\n%s", h.screen())
+	}
+}
+
+func TestSendFailureEndsTheRequest(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.fake.sendErr = errors.New("broken pipe")
+	h.key("n", "enter", "enter")
+	r := h.request(2)
+	if r.IsActive() {
+		t.Fatalf("a request that could not be sent is still %s", r.State)
+	}
+}
+
+func TestOnlyOneTickIsPending(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	n := len(h.ticks)
+	for i := 0; i < 50; i++ {
+		h.progress(2, float64(i+1), 100, "tick")
+	}
+	if extra := len(h.ticks) - n; extra > 1 {
+		t.Fatalf("%d ticks scheduled during a burst; one pending tick is enough", extra)
+	}
+}

@@ -1,0 +1,214 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"inflight/keymap"
+	"inflight/termsafe"
+)
+
+// headerLines and footerLines frame the body.
+const (
+	headerLines = 2
+	footerLines = 2 // status line and short help
+)
+
+// bodyHeight is what is left between the header and the footer.
+func (m *Model) bodyHeight() int {
+	h := m.height - headerLines - footerLines
+	if m.state == connLost {
+		h-- // the banner
+	}
+	return max(1, h)
+}
+
+// View renders the whole screen. It reads state only; elapsed times and
+// countdowns are computed here from timestamps.
+func (m *Model) View() tea.View {
+	var b strings.Builder
+	b.WriteString(m.viewHeader())
+	b.WriteByte('\n')
+	if m.state == connLost {
+		b.WriteString(m.viewBanner())
+		b.WriteByte('\n')
+	}
+	h := m.bodyHeight()
+	var body string
+	switch m.mode {
+	case keymap.ModeDetail:
+		body = m.viewDetail(h)
+	case keymap.ModeLog:
+		body = m.viewLog(h)
+	case keymap.ModeStderr:
+		body = m.viewStderr(h)
+	case keymap.ModeComposer:
+		body = m.composer.view(m, h)
+	case keymap.ModeHelp:
+		body = m.viewHelp(h)
+	default:
+		body = m.viewList(h)
+	}
+	body = clampLines(body, h, m.width)
+	if m.prompt.kind != promptNone {
+		body = m.overlayPrompt(body, h)
+	}
+	b.WriteString(body)
+	b.WriteByte('\n')
+	b.WriteString(m.viewStatus())
+	b.WriteByte('\n')
+	b.WriteString(fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.width))
+	v := tea.NewView(b.String())
+	v.AltScreen = true
+	v.WindowTitle = "inflight"
+	return v
+}
+
+// clampLines makes the body exactly h lines, none wider than w.
+func clampLines(s string, h, w int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		if lipgloss.Width(l) > w {
+			lines[i] = trunc(l, w)
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) viewHeader() string {
+	st := m.styles
+	info, connected := m.tracker.Conn()
+	target := m.opts.Target
+	transport := m.opts.Transport
+	var parts []string
+	parts = append(parts, st.Title.Render("inflight"), target)
+	if connected {
+		era := info.Era.String()
+		if info.ProtocolVersion != "" {
+			era += " " + info.ProtocolVersion
+		}
+		parts = append(parts, info.Transport.String()+" · "+era)
+		if info.ServerName != "" {
+			server := termsafe.Line(info.ServerName)
+			if info.ServerVersion != "" {
+				server += " " + termsafe.Line(info.ServerVersion)
+			}
+			parts = append(parts, server)
+		}
+	} else if transport != "" {
+		parts = append(parts, transport)
+	}
+	var state string
+	switch m.state {
+	case connConnecting:
+		state = st.Warn.Render(spinnerAt(m.now()) + " connecting")
+	case connUp:
+		state = st.Good.Render("● connected")
+	case connLost:
+		state = st.Error.Render("↯ disconnected")
+	}
+	left := strings.Join(parts, st.Dim.Render(" · "))
+	gap := m.width - lipgloss.Width(left) - lipgloss.Width(state)
+	line1 := fit(left, m.width-lipgloss.Width(state)-1) + " " + state
+	if gap > 1 {
+		line1 = left + strings.Repeat(" ", gap) + state
+	}
+	c := m.tracker.Counts()
+	counts := []string{
+		fmt.Sprintf("%d in flight", c.InFlight),
+		fmt.Sprintf("%d cancelling", c.Cancelling),
+		fmt.Sprintf("%d done", c.Done),
+	}
+	flagged := fmt.Sprintf("%d flagged", c.Flagged)
+	if c.Flagged > 0 {
+		flagged = st.Flag.Render("⚑ " + flagged)
+	}
+	counts = append(counts, flagged)
+	if vs := m.tracker.Violations().Total(); vs > 0 {
+		counts = append(counts, st.Flag.Render(fmt.Sprintf("⚠ %d violation(s)", vs)))
+	}
+	line2 := st.Dim.Render(strings.Join(counts, " · "))
+	return fit(line1, m.width) + "\n" + fit(line2, m.width)
+}
+
+// viewBanner says the connection is gone and what to do.
+func (m *Model) viewBanner() string {
+	text := "↯ connection lost"
+	if m.connErr != nil {
+		text += ": " + termsafe.Line(m.connErr.Error())
+	}
+	text += " — press R to reconnect"
+	if m.opts.Transport == "stdio" {
+		text += " (restarts the server)"
+	}
+	return m.styles.Banner.Render(fit(text, m.width-2))
+}
+
+func (m *Model) viewStatus() string {
+	st := m.styles
+	if m.status.text == "" {
+		return ""
+	}
+	text := termsafe.Line(m.status.text)
+	switch m.status.level {
+	case levelWarn:
+		return st.Warn.Render(fit("! "+text, m.width))
+	case levelError:
+		return st.Error.Render(fit("✗ "+text, m.width))
+	}
+	return st.Status.Render(fit("› "+text, m.width))
+}
+
+func (m *Model) viewHelp(height int) string {
+	st := m.styles
+	hm := m.help
+	hm.ShowAll = true
+	intro := []string{
+		st.Title.Render("inflight") + " cancels each request with the signal its transport and era require:",
+		"  stdio, legacy HTTP: notifications/cancelled · modern (2026-07-28) HTTP: the request's stream is closed.",
+		"  A cancelled request shows " + st.Cancelling.Render("cancelling") + " until its fate is known;",
+		"  whatever the server sends after that is " + st.Flag.Render("⚑ flagged") + " and ignored.",
+		"",
+	}
+	// Help lists only the keys that act on the screen you came from.
+	keys := m.keys
+	saved := m.mode
+	m.mode = m.prev
+	m.syncKeys()
+	full := hm.FullHelpView(m.keys.FullHelp())
+	m.mode = saved
+	m.keys = keys
+	return strings.Join(intro, "\n") + "\n" + full + "\n\n" + st.Dim.Render("press ? or esc to close")
+}
+
+// overlayPrompt draws a dialog over the bottom of the body.
+func (m *Model) overlayPrompt(body string, h int) string {
+	st := m.styles
+	var content string
+	switch m.prompt.kind {
+	case promptReason:
+		m.prompt.input.SetWidth(max(20, min(60, m.width-12)))
+		content = st.Bold.Render(m.prompt.text) + "\n" + m.prompt.input.View() + "\n" + st.Dim.Render("enter cancel · esc keep running")
+	default:
+		content = st.Bold.Render(m.prompt.text) + "\n" + st.Key.Render("y") + " yes · " + st.Key.Render("n") + " no"
+	}
+	box := st.Box.Render(content)
+	lines := strings.Split(body, "\n")
+	boxLines := strings.Split(box, "\n")
+	start := max(0, len(lines)-len(boxLines)-1)
+	for i, bl := range boxLines {
+		if start+i < len(lines) {
+			lines[start+i] = fit("  "+bl, m.width)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
