@@ -1,0 +1,65 @@
+package keymap
+
+import (
+	"testing"
+
+	"charm.land/bubbles/v2/key"
+)
+
+// TestNoTwoActiveBindingsShareAKey checks every screen: a key must mean one
+// thing wherever it is enabled.
+func TestNoTwoActiveBindingsShareAKey(t *testing.T) {
+	for _, mode := range []Mode{ModeList, ModeDetail, ModeLog, ModeStderr, ModeHelp, ModePrompt, ModeComposer} {
+		k := Default()
+		k.SetState(State{Mode: mode, HasSelection: true, SelectedActive: true, SelectedTimed: true, AnyActive: true, Connected: true, Lost: true, HasStderr: true})
+		seen := map[string]string{}
+		for _, b := range k.All() {
+			if !b.Enabled() {
+				continue
+			}
+			for _, name := range b.Keys() {
+				if other, dup := seen[name]; dup {
+					t.Errorf("mode %d: key %q is bound to both %q and %q", mode, name, other, b.Help().Desc)
+				}
+				seen[name] = b.Help().Desc
+			}
+		}
+	}
+}
+
+func TestKeysFollowState(t *testing.T) {
+	k := Default()
+	k.SetState(State{Mode: ModeList, HasSelection: true, Connected: true})
+	for _, b := range []key.Binding{k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter, k.Reconnect} {
+		if b.Enabled() {
+			t.Errorf("%q enabled with nothing in flight and the connection up", b.Help().Desc)
+		}
+	}
+	if !k.New.Enabled() || !k.Detail.Enabled() || !k.Reissue.Enabled() {
+		t.Error("n, enter or r disabled on a connected list with a selection")
+	}
+	k.SetState(State{Mode: ModeList, HasSelection: true, SelectedActive: true, SelectedTimed: true, AnyActive: true, Connected: true})
+	for _, b := range []key.Binding{k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter} {
+		if !b.Enabled() {
+			t.Errorf("%q disabled on a running request", b.Help().Desc)
+		}
+	}
+	k.SetState(State{Mode: ModeList, Lost: true})
+	if !k.Reconnect.Enabled() || k.New.Enabled() {
+		t.Error("after a lost connection R must act and n must not")
+	}
+	k.SetState(State{Mode: ModeLog, Filtering: true})
+	if k.Quit.Enabled() || k.Up.Enabled() || !k.ClearFilter.Enabled() {
+		t.Error("while typing a filter, q and the arrows belong to the input")
+	}
+}
+
+func TestHelpListsOnlyEnabledKeys(t *testing.T) {
+	k := Default()
+	k.SetState(State{Mode: ModeList, Connected: true})
+	for _, b := range k.ShortHelp() {
+		if b.Enabled() && b.Help().Key == "" {
+			t.Errorf("enabled binding without help text: %v", b.Keys())
+		}
+	}
+}
