@@ -20,10 +20,16 @@ import (
 	"inflight/wire"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+// updateGolden reports whether -update was given. The flag itself is
+// registered by teatest's golden package, which this package links.
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	// teatest watches for SIGINT in a goroutine that only ends on a signal.
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/charmbracelet/x/exp/teatest/v2.NewTestModel.func2"))
 }
 
 // fakeClient records what the UI asks of the connection. Update must never
@@ -280,7 +286,7 @@ func (h *harness) golden(name string) {
 		h.t.Errorf("the view has %d lines on a %d-line screen", n, h.m.height)
 	}
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
+	if updateGolden() {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			h.t.Fatal(err)
 		}

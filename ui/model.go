@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -146,6 +147,33 @@ type Model struct {
 	// so that no command sleeps or blocks.
 	tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 	wait func(ch <-chan client.Event, gen int) tea.Cmd
+	// stop is closed when the program ends, so that no pending tick keeps a
+	// goroutine and a timer alive after it.
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// stoppableTick is tea.Tick that gives up when the program ends: tea.Tick
+// waits on its timer whatever happens, which would leave goroutines behind
+// for up to the longest timeout.
+func (m *Model) stoppableTick(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	stop := m.stop
+	return func() tea.Msg {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case now := <-t.C:
+			return fn(now)
+		case <-stop:
+			return nil
+		}
+	}
+}
+
+// exit ends the program.
+func (m *Model) exit() tea.Cmd {
+	m.stopOnce.Do(func() { close(m.stop) })
+	return tea.Quit
 }
 
 type connState uint8
@@ -236,7 +264,8 @@ func New(opts Options) (*Model, error) {
 		width:   80,
 		height:  24,
 	}
-	m.tick = tea.Tick
+	m.stop = make(chan struct{})
+	m.tick = m.stoppableTick
 	m.wait = waitEvents
 	m.setStyles(opts.Dark)
 	m.list.follow = true
@@ -343,7 +372,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case redialMsg:
 		cmd = m.handleRedial(msg)
 	case quitReadyMsg:
-		return m, tea.Quit
+		return m, m.exit()
 	case tea.InterruptMsg:
 		cmd = m.interrupt()
 	case tea.KeyPressMsg:
@@ -838,7 +867,7 @@ func (m *Model) interrupt() tea.Cmd {
 // then ends the program. The cancels get a bounded time to go out.
 func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	if m.quitting {
-		return tea.Quit
+		return m.exit()
 	}
 	m.quitting = true
 	var ids []wire.ID
@@ -850,7 +879,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 		}
 	}
 	if len(ids) == 0 {
-		return tea.Quit
+		return m.exit()
 	}
 	conn := m.conn
 	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d request(s) before quitting…", len(ids)))
