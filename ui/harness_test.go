@@ -96,7 +96,7 @@ func (f *fakeClient) calls() (sent int, cancels int) {
 
 // harness drives a Model with a fixed, hand-advanced clock.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	m     *Model
 	fake  *fakeClient
 	now   time.Time
@@ -106,7 +106,7 @@ type harness struct {
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-func newHarness(t *testing.T, w, h int) *harness {
+func newHarness(t testing.TB, w, h int) *harness {
 	t.Helper()
 	hs := &harness{t: t, fake: newFake(), now: t0}
 	m, err := New(Options{

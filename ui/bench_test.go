@@ -1,0 +1,71 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"inflight/client"
+	"inflight/session"
+	"inflight/wire"
+)
+
+// benchModel builds a model tracking n requests, the newest ones running.
+func benchModel(b *testing.B, n int) *harness {
+	b.Helper()
+	h := newHarness(b, 140, 40)
+	h.m.tracker = session.NewTracker(session.Config{HistoryLimit: n + 100})
+	info := h.fake.info
+	h.m.tracker.Apply(client.Event{Kind: client.EventConnected, Time: h.now, Info: &info})
+	for i := 0; i < n; i++ {
+		r := h.m.tracker.Begin(wire.MethodToolsCall, json.RawMessage(`{"name":"slow","arguments":{}}`), session.RequestOptions{}, h.now)
+		params, _ := json.Marshal(map[string]any{"progressToken": r.ProgressToken, "progress": 3, "total": 10, "message": "step 3 of 10"})
+		raw := wire.Notification(wire.NotifyProgress, params)
+		msg, _ := wire.Decode(raw)
+		h.m.tracker.Apply(client.Event{Kind: client.EventReceived, Time: h.now, Raw: raw, Msg: msg})
+		if i < n-50 {
+			res := wire.ResultResponse(r.ID, json.RawMessage(`{"resultType":"complete","content":[{"type":"text","text":"ok"}]}`))
+			rm, _ := wire.Decode(res)
+			h.m.tracker.Apply(client.Event{Kind: client.EventReceived, Time: h.now, RequestID: r.ID, Raw: res, Msg: rm})
+		}
+	}
+	h.m.afterChange()
+	return h
+}
+
+// BenchmarkView measures one frame of the request list; the list is
+// virtualised, so 10 000 requests should cost what 1 000 cost.
+func BenchmarkView(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("requests=%d", n), func(b *testing.B) {
+			h := benchModel(b, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				h.now = h.now.Add(100 * time.Millisecond)
+				_ = h.m.View()
+			}
+		})
+	}
+}
+
+// BenchmarkUpdateProgressBatch measures applying one pump batch of
+// progress notifications, the work between two frames during a flood.
+func BenchmarkUpdateProgressBatch(b *testing.B) {
+	h := benchModel(b, 100)
+	r := h.m.tracker.At(h.m.tracker.Len() - 1)
+	evs := make([]client.Event, maxBatch)
+	for i := range evs {
+		params, _ := json.Marshal(map[string]any{"progressToken": r.ProgressToken, "progress": i + 4, "message": "flood"})
+		raw := wire.Notification(wire.NotifyProgress, params)
+		msg, _ := wire.Decode(raw)
+		evs[i] = client.Event{Kind: client.EventReceived, Time: h.now, Raw: raw, Msg: msg}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.m.Update(eventsMsg{gen: h.m.connGen, events: evs})
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*maxBatch), "ns/event")
+}
