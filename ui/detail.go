@@ -269,7 +269,7 @@ func (m *Model) detailBody(r *session.Request) string {
 	}
 	section("REQUEST")
 	if raw, ok := m.tracker.RawRequest(r.ID); ok {
-		b.WriteString(prettyJSON(raw))
+		b.WriteString(m.prettyJSON(raw))
 	} else {
 		b.WriteString(st.Dim.Render("(no longer in the bounded store)"))
 	}
@@ -281,9 +281,9 @@ func (m *Model) detailBody(r *session.Request) string {
 		section("RESPONSE")
 	}
 	if raw, ok := m.tracker.RawResponse(r.ID); ok {
-		b.WriteString(prettyJSON(raw))
+		b.WriteString(m.prettyJSON(raw))
 	} else if r.LocalError != "" {
-		b.WriteString(st.Failed.Render(termsafe.Block(r.LocalError)))
+		b.WriteString(st.Failed.Render(m.block(r.LocalError)))
 	} else {
 		b.WriteString(st.Dim.Render("(none)"))
 	}
@@ -292,9 +292,9 @@ func (m *Model) detailBody(r *session.Request) string {
 		b.WriteString("\n")
 		section("VIOLATIONS")
 		for _, v := range vs {
-			b.WriteString(st.Flag.Render("⚠ "+v.Code) + "  " + termsafe.Line(v.Detail) + "\n")
+			b.WriteString(st.Flag.Render("⚠ "+v.Code) + "  " + m.line(v.Detail) + "\n")
 			if len(v.Raw) > 0 {
-				b.WriteString(st.Dim.Render("  "+termsafe.Line(string(v.Raw))) + "\n")
+				b.WriteString(st.Dim.Render("  "+m.line(string(v.Raw))) + "\n")
 			}
 		}
 	}
@@ -303,10 +303,10 @@ func (m *Model) detailBody(r *session.Request) string {
 
 // prettyJSON indents JSON for reading and renders it inert; invalid JSON
 // is shown as it is (sanitised).
-func prettyJSON(raw []byte) string {
+func (m *Model) prettyJSON(raw []byte) string {
 	var out bytes.Buffer
 	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		return termsafe.Block(string(raw))
+		return m.block(string(raw))
 	}
-	return termsafe.Block(out.String())
+	return m.block(out.String())
 }

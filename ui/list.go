@@ -358,7 +358,7 @@ func (m *Model) outcome(r *session.Request) string {
 		}
 		parts = append(parts, st.Failed.Render(text))
 	case session.StateConnectionLost:
-		parts = append(parts, st.Lost.Render(termsafe.Line(r.LocalError)))
+		parts = append(parts, st.Lost.Render(m.line(r.LocalError)))
 	case session.StateInputRequired:
 		parts = append(parts, st.Warn.Render("the server needs input (MRTR): not supported here"))
 	case session.StateEndedByServer:

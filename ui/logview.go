@@ -11,7 +11,6 @@ import (
 
 	"inflight/client"
 	"inflight/session"
-	"inflight/termsafe"
 	"inflight/wire"
 )
 
@@ -182,7 +181,7 @@ func (m *Model) logLine(e session.LogEntry) string {
 	if m.width < 100 {
 		whatW = 22
 	}
-	line := fmt.Sprintf("  %s  %s  %s %s  %s", e.Time.Format("15:04:05.000"), dir, fit(termsafe.Line(what), whatW), fitLeft(termsafe.Line(id), 3), termsafe.Line(msg))
+	line := fmt.Sprintf("  %s  %s  %s %s  %s", e.Time.Format("15:04:05.000"), dir, fit(m.line(what), whatW), fitLeft(m.line(id), 3), m.line(msg))
 	if e.Violation != "" {
 		return fit(st.Flag.Render("⚠ "+e.Violation)+line, m.width)
 	}
@@ -223,7 +222,7 @@ func (m *Model) viewStderr(height int) string {
 	for i := start; i < end; i++ {
 		line := sl.At(i)
 		b.WriteByte('\n')
-		b.WriteString(fit(st.Dim.Render(line.Time.Format("15:04:05.000"))+"  "+termsafe.Line(line.Text), m.width))
+		b.WriteString(fit(st.Dim.Render(line.Time.Format("15:04:05.000"))+"  "+m.line(line.Text), m.width))
 		n++
 	}
 	if sl.Len() == 0 {

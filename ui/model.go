@@ -24,6 +24,7 @@ import (
 	"inflight/client"
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/termsafe"
 	"inflight/wire"
 )
 
@@ -73,6 +74,9 @@ type Options struct {
 	// FrameInterval is how often timers redraw while something runs
 	// (default 100ms).
 	FrameInterval time.Duration
+	// Redact hides secrets (credential header values) in any text shown;
+	// nil shows text as it is.
+	Redact func(string) string
 }
 
 // Snapshot is a copy of the protocol log taken for an export; it shares no
@@ -254,6 +258,9 @@ func New(opts Options) (*Model, error) {
 	}
 	if opts.FrameInterval <= 0 {
 		opts.FrameInterval = 100 * time.Millisecond
+	}
+	if opts.Redact == nil {
+		opts.Redact = func(s string) string { return s }
 	}
 	m := &Model{
 		opts:    opts,
@@ -555,8 +562,15 @@ func (m *Model) schedule() tea.Cmd {
 }
 
 func (m *Model) setStatus(level statusLevel, text string) {
-	m.status = statusLine{text: text, level: level, until: m.now().Add(6 * time.Second)}
+	m.status = statusLine{text: m.opts.Redact(text), level: level, until: m.now().Add(6 * time.Second)}
 }
+
+// line makes server (or user) text safe for one terminal line: secrets
+// redacted first, then control sequences rendered inert.
+func (m *Model) line(s string) string { return termsafe.Line(m.opts.Redact(s)) }
+
+// block is line for multi-line text.
+func (m *Model) block(s string) string { return termsafe.Block(m.opts.Redact(s)) }
 
 // afterChange keeps the selection on the newest request while following.
 func (m *Model) afterChange() {

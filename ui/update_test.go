@@ -444,3 +444,26 @@ func TestOnlyOneTickIsPending(t *testing.T) {
 		t.Fatalf("%d ticks scheduled during a burst; one pending tick is enough", extra)
 	}
 }
+
+func TestSecretsNeverReachTheScreen(t *testing.T) {
+	h := newHarness(t, 140, 40)
+	h.m.opts.Redact = func(s string) string { return strings.ReplaceAll(s, "s3cr3t-token", "[redacted]") }
+	h.connect()
+	id := startSlow(h)
+	// A server echoing the Authorization header back in an error.
+	raw := wire.ErrorResponse(wire.IntID(id), -32000, "bad credentials: Bearer s3cr3t-token")
+	msg, _ := wire.Decode(raw)
+	h.events(client.Event{Kind: client.EventReceived, RequestID: wire.IntID(id), Raw: raw, Msg: msg},
+		client.Event{Kind: client.EventStderr, Text: "auth header was Bearer s3cr3t-token"})
+	for _, view := range []string{"", "enter", "esc l", "esc s"} {
+		if view != "" {
+			h.key(strings.Fields(view)...)
+		}
+		if scr := h.m.View().Content; strings.Contains(scr, "s3cr3t") {
+			t.Fatalf("a secret reached the screen in view %q:\n%s", view, h.screen())
+		}
+	}
+	if !strings.Contains(h.screen(), "[redacted]") {
+		t.Fatalf("the redaction marker is not shown:\n%s", h.screen())
+	}
+}

@@ -61,7 +61,9 @@ func (m *Model) View() tea.View {
 	b.WriteString(m.viewStatus())
 	b.WriteByte('\n')
 	b.WriteString(fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.width))
-	v := tea.NewView(b.String())
+	// A last pass over the whole frame: whatever path a string took, no
+	// secret reaches the screen.
+	v := tea.NewView(m.opts.Redact(b.String()))
 	v.AltScreen = true
 	v.WindowTitle = "inflight"
 	return v
@@ -144,7 +146,7 @@ func (m *Model) viewHeader() string {
 func (m *Model) viewBanner() string {
 	text := "↯ connection lost"
 	if m.connErr != nil {
-		text += ": " + termsafe.Line(m.connErr.Error())
+		text += ": " + m.line(m.connErr.Error())
 	}
 	text += " — press R to reconnect"
 	if m.opts.Transport == "stdio" {
@@ -158,7 +160,7 @@ func (m *Model) viewStatus() string {
 	if m.status.text == "" {
 		return ""
 	}
-	text := termsafe.Line(m.status.text)
+	text := m.line(m.status.text)
 	switch m.status.level {
 	case levelWarn:
 		return st.Warn.Render(fit("! "+text, m.width))
