@@ -1,14 +1,364 @@
 // Command inflight is an interactive terminal client for the Model Context
 // Protocol that shows every request in flight and cancels any of them with the
 // signal its transport and protocol era require.
+//
+// Run with no arguments it opens the TUI on the embedded demo server. The
+// subcommands are headless: `call` sends one request and follows it to the
+// end, `check` runs a cancellation compliance battery, `replay` prints a
+// trace file, `demo-server` serves the demo over stdio or HTTP.
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"inflight/check"
+	"inflight/demo"
+	"inflight/session"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "inflight: under construction")
-	os.Exit(2)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first Ctrl+C cancels what is in flight, with the proper signal,
+	// and waits (bounded) for its fate; once it is seen the default
+	// behaviour comes back, so a second Ctrl+C ends inflight at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// cli is what the commands share: where they write and the exit code the
+// one that ran chose.
+type cli struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+	code   int
+}
+
+// run executes inflight with the given arguments and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := &cli{ctx: ctx, stdout: stdout, stderr: stderr}
+	root := c.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(stderr, "inflight: %s\n", err)
+		fmt.Fprintln(stderr, "run 'inflight --help' for usage")
+		return check.ExitUsage
+	}
+	return c.code
+}
+
+// usageError marks an error in how inflight was called (exit code 2).
+func usageError(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// InteractiveOptions configure the TUI (runInteractive).
+type InteractiveOptions struct {
+	// Calls are tool calls to send as soon as the TUI is connected, from
+	// repeatable --call flags: "TOOL" or 'TOOL={"json":"args"}'. Each has
+	// been checked with ParseCallFlag.
+	Calls []string
+	// Timeout, MaxTimeout, ResetOnProgress and LateWindow are the tracker's
+	// defaults for new requests.
+	Timeout         time.Duration
+	MaxTimeout      time.Duration
+	ResetOnProgress bool
+	LateWindow      time.Duration
+	// Stdout and Stderr are where a non-TUI fallback writes (os.Stdout and
+	// os.Stderr when nil).
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// ParseCallFlag reads a --call flag: "TOOL" or 'TOOL={"json":"args"}'.
+// It returns the tools/call params.
+func ParseCallFlag(s string) (tool string, params json.RawMessage, err error) {
+	tool, args, _ := strings.Cut(s, "=")
+	tool = strings.TrimSpace(tool)
+	if tool == "" {
+		return "", nil, fmt.Errorf("--call %q: want TOOL or 'TOOL={\"json\":\"args\"}'", s)
+	}
+	params, err = check.ToolCallParams(tool, json.RawMessage(args))
+	if err != nil {
+		return "", nil, fmt.Errorf("--call %s: %w", tool, err)
+	}
+	return tool, params, nil
+}
+
+func (c *cli) rootCommand() *cobra.Command {
+	var tf targetFlags
+	opts := InteractiveOptions{}
+	root := &cobra.Command{
+		Use:   "inflight [URL] [flags] [-- CMD ARGS…]",
+		Short: "An MCP client that shows every request in flight and cancels it properly",
+		Long: `inflight is a terminal client for the Model Context Protocol (MCP). It shows every
+request in flight with its timer, progress and timeout countdown, cancels any of them
+with the signal the transport and protocol era require, and flags responses and
+progress that arrive after a cancel.
+
+With no server named, inflight starts its embedded demo server and connects to it.
+
+Servers:
+  inflight -- npx -y @modelcontextprotocol/server-everything   a stdio server
+  inflight https://example.com/mcp -H 'Authorization: Bearer …' a Streamable HTTP server
+  inflight --config ~/.cursor/mcp.json --server github          from a client config file`,
+		Version:       check.Version,
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			positional, command := splitDash(args, cmd.ArgsLenAtDash())
+			bare := ""
+			switch {
+			case len(positional) > 0 && !looksLikeURL(positional[0]):
+				return usageError("%q is neither a subcommand nor an http(s) URL; to start a stdio server, put it after --: inflight -- %s",
+					positional[0], strings.Join(positional, " "))
+			case len(positional) > 1:
+				return usageError("unexpected arguments %q", positional[1:])
+			case len(positional) == 1:
+				bare = positional[0]
+			}
+			target, err := tf.resolve(command, bare)
+			if err != nil {
+				return err
+			}
+			for _, call := range opts.Calls {
+				if _, _, err := ParseCallFlag(call); err != nil {
+					return err
+				}
+			}
+			opts.Stdout, opts.Stderr = c.stdout, c.stderr
+			c.code = runInteractive(cmd.Context(), target, opts)
+			return nil
+		},
+	}
+	root.SetVersionTemplate("inflight {{.Version}}\n")
+	tf.add(root.Flags())
+	fs := root.Flags()
+	fs.StringArrayVar(&opts.Calls, "call", nil, "send tools/call `TOOL` (or 'TOOL={\"json\":\"args\"}') once connected (repeatable)")
+	fs.DurationVar(&opts.Timeout, "timeout", session.DefaultTimeout, "default timeout of a request")
+	fs.DurationVar(&opts.MaxTimeout, "max-timeout", session.DefaultMaxTimeout, "maximum timeout, which progress never pushes back")
+	fs.BoolVar(&opts.ResetOnProgress, "reset-on-progress", true, "restart a request's timeout on each progress notification")
+	fs.DurationVar(&opts.LateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after a cancel")
+	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand())
+	return root
+}
+
+func (c *cli) callCommand() *cobra.Command {
+	var tf targetFlags
+	var o check.CallOptions
+	var tool, toolArgs string
+	cmd := &cobra.Command{
+		Use:   "call [METHOD [PARAMS_JSON]] [flags] [-- CMD ARGS…]",
+		Short: "Send one request and follow it to the end",
+		Long: `Send one request and follow it to the end: progress as it comes (a bar on a terminal,
+plain lines otherwise), the cancel (--cancel-after, a timeout, Ctrl+C) with the signal
+the transport and era require, late traffic for --late-window, then a summary.
+
+Exit codes: 0 completed; 1 a tool error result or a JSON-RPC error; 2 usage or
+connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
+		Example: `  inflight call --tool slow --args '{"seconds":5}' --cancel-after 1s
+  inflight call tools/list --json -- node server.js
+  inflight call resources/read '{"uri":"demo://clock"}' --url http://127.0.0.1:8080/mcp`,
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			positional, command := splitDash(args, cmd.ArgsLenAtDash())
+			if len(positional) > 2 {
+				return usageError("call takes at most METHOD and PARAMS_JSON before --, got %d arguments", len(positional))
+			}
+			if len(positional) > 0 {
+				o.Method = positional[0]
+			}
+			if len(positional) > 1 {
+				o.Params = json.RawMessage(positional[1])
+			}
+			switch {
+			case tool != "":
+				if o.Method != "" && o.Method != "tools/call" {
+					return usageError("--tool is tools/call; it cannot go with method %q", o.Method)
+				}
+				if len(o.Params) > 0 {
+					return usageError("give the tool's arguments with --args, not as PARAMS_JSON")
+				}
+				params, err := check.ToolCallParams(tool, json.RawMessage(toolArgs))
+				if err != nil {
+					return err
+				}
+				o.Method, o.Params = "tools/call", params
+			case toolArgs != "":
+				return usageError("--args goes with --tool NAME")
+			case o.Method == "":
+				return usageError("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON")
+			}
+			target, err := tf.resolve(command, "")
+			if err != nil {
+				return err
+			}
+			o.Target = target
+			if o.JSON {
+				// Stdout carries exactly one JSON object; a person at the
+				// terminal still sees the run on stderr.
+				if isTerminal(c.stderr) {
+					o.Live, o.Bar = c.stderr, true
+				}
+			} else {
+				o.Live, o.Bar = c.stdout, isTerminal(c.stdout)
+			}
+			c.code = check.Call(cmd.Context(), o, c.stdout, c.stderr)
+			return nil
+		},
+	}
+	tf.add(cmd.Flags())
+	fs := cmd.Flags()
+	fs.StringVar(&tool, "tool", "", "call tool `NAME` (short for METHOD tools/call)")
+	fs.StringVar(&toolArgs, "args", "", "the tool's arguments, a `JSON` object")
+	fs.DurationVar(&o.Timeout, "timeout", check.DefaultCallTimeout, "timeout of the request")
+	fs.BoolVar(&o.ResetOnProgress, "reset-on-progress", true, "restart the timeout on each progress notification")
+	fs.DurationVar(&o.MaxTimeout, "max-timeout", check.DefaultCallMaxTimeout, "maximum timeout, which progress never pushes back")
+	fs.DurationVar(&o.CancelAfter, "cancel-after", 0, "cancel the request after `D` (0: never)")
+	fs.DurationVar(&o.LateWindow, "late-window", check.DefaultLateWindow, "how long to watch for a late response or progress after a cancel")
+	fs.BoolVar(&o.JSON, "json", false, "print exactly one JSON object at the end (see README)")
+	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the run to `FILE` (JSON Lines)")
+	return cmd
+}
+
+func (c *cli) checkCommand() *cobra.Command {
+	var tf targetFlags
+	var o check.CheckOptions
+	var toolArgs string
+	cmd := &cobra.Command{
+		Use:   "check [URL] [flags] [-- CMD ARGS…]",
+		Short: "Run a cancellation compliance battery against a server",
+		Long: `Run a cancellation compliance battery against a server, using one slow tool that
+reports progress (the demo's slow by default): a full run (progress increases, none after
+the response), a cancel mid-way (progress stops, no response, how long until quiet), a
+cancel of a finished request, of an unknown ID and malformed cancels (the server must
+stay healthy), server/discover on modern servers, a closed stream on modern HTTP, and
+server-sent notifications/cancelled.
+
+Each finding is PASS, WARN or FAIL, quoting the spec's MUST or SHOULD and its page.
+Exit codes: 0 no MUST failed; 1 a MUST failed; 2 usage or connection failure;
+4 interrupted.`,
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			positional, command := splitDash(args, cmd.ArgsLenAtDash())
+			bare := ""
+			switch {
+			case len(positional) > 1 || (len(positional) == 1 && !looksLikeURL(positional[0])):
+				return usageError("check takes at most a server URL before --, got %q", positional)
+			case len(positional) == 1:
+				bare = positional[0]
+			}
+			target, err := tf.resolve(command, bare)
+			if err != nil {
+				return err
+			}
+			o.Target = target
+			o.Args = json.RawMessage(toolArgs)
+			if !o.JSON {
+				o.Live = c.stdout
+			}
+			c.code = check.Check(cmd.Context(), o, c.stdout, c.stderr)
+			return nil
+		},
+	}
+	tf.add(cmd.Flags())
+	fs := cmd.Flags()
+	fs.StringVar(&o.Tool, "tool", check.DefaultCheckTool, "slow tool `NAME` that reports progress")
+	fs.StringVar(&toolArgs, "args", "", "the tool's arguments, a `JSON` object (demo slow/stubborn: {\"seconds\":1.5,\"steps\":6})")
+	fs.DurationVar(&o.CancelAfter, "cancel-after", check.DefaultCheckCancelAfter, "cancel mid-way at the first progress, or after `D` without any")
+	fs.DurationVar(&o.LateWindow, "late-window", check.DefaultCheckLateWindow, "how long to watch after each cancel")
+	fs.DurationVar(&o.Grace, "grace", check.DefaultCheckGrace, "messages this soon after a cancel crossed it in flight and are allowed")
+	fs.DurationVar(&o.Timeout, "timeout", check.DefaultCheckTimeout, "timeout of each request")
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
+	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the battery to `FILE` (JSON Lines)")
+	return cmd
+}
+
+func (c *cli) replayCommand() *cobra.Command {
+	var o check.ReplayOptions
+	cmd := &cobra.Command{
+		Use:           "replay FILE",
+		Short:         "Print a trace file as a table of what happened to each request",
+		Args:          cobra.ExactArgs(1),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c.code = check.Replay(args[0], o, c.stdout, c.stderr)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&o.All, "all", false, "also show the client's own housekeeping (era probe, initialize, pings)")
+	return cmd
+}
+
+func (c *cli) demoServerCommand() *cobra.Command {
+	var addr string
+	var tick time.Duration
+	var useHTTP bool
+	cmd := &cobra.Command{
+		Use:   "demo-server [--http ADDR]",
+		Short: "Serve the embedded demo MCP server (stdio, or Streamable HTTP at /mcp)",
+		Long: `Serve the embedded demo MCP server over stdio (the default), or over Streamable HTTP
+at /mcp with --http ADDR (127.0.0.1:0 picks a free port; the URL is printed on stderr).
+Its tools show every cancellation behaviour: slow, stubborn, silent, flood, fail,
+end_subscriptions; resource demo://clock; prompt explain_cancellation.`,
+		Args:          cobra.NoArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			useHTTP = cmd.Flags().Changed("http")
+			opts := demo.Options{Logger: c.stderr, TickInterval: tick}
+			ctx := cmd.Context()
+			if useHTTP {
+				err := demo.ServeHTTP(ctx, addr, opts, func(url string) {
+					fmt.Fprintf(c.stderr, "inflight demo server: %s\n", url)
+				})
+				if err != nil && !errors.Is(err, context.Canceled) {
+					fmt.Fprintf(c.stderr, "inflight demo-server: %s\n", err)
+					c.code = 1
+				}
+				return nil
+			}
+			srv := demo.New(opts)
+			defer srv.Close()
+			if err := srv.ServeStdio(ctx, os.Stdin, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
+				fmt.Fprintf(c.stderr, "inflight demo-server: %s\n", err)
+				c.code = 1
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:0", "serve Streamable HTTP on `ADDR` instead of stdio")
+	cmd.Flags().DurationVar(&tick, "tick", 0, "how often demo://clock changes (default 3s)")
+	return cmd
+}
+
+// isTerminal reports whether w is a terminal (a character device), so that
+// progress is drawn as a bar rather than printed as lines.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

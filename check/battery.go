@@ -1,0 +1,826 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"inflight/client"
+	"inflight/redact"
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+// Defaults of `inflight check`.
+const (
+	DefaultCheckTool = "slow"
+	// DefaultCheckLateWindow is how long the battery watches after a cancel.
+	DefaultCheckLateWindow = 2 * time.Second
+	// DefaultCheckCancelAfter bounds the wait for the first progress
+	// notification before the mid-way cancel.
+	DefaultCheckCancelAfter = time.Second
+	// DefaultCheckGrace is how soon after the cancel a message may arrive
+	// and still count as having crossed it in flight: the server cannot
+	// have seen the cancel before sending it.
+	DefaultCheckGrace    = 100 * time.Millisecond
+	DefaultCheckTimeout  = 30 * time.Second
+	defaultProbeTimeout  = 5 * time.Second
+	maxAfterResponseWait = time.Second
+)
+
+// defaultDemoArgs are the arguments of the demo's slow and stubborn tools
+// in the battery: long enough to cancel mid-way, short enough to be quick.
+const defaultDemoArgs = `{"seconds":1.5,"steps":6}`
+
+// CheckOptions configure Check.
+type CheckOptions struct {
+	Target Target
+	// Tool is a slow tool that reports progress; Args its arguments (a JSON
+	// object). Tool defaults to the demo's slow, and Args, for the demo's
+	// slow and stubborn, to 6 steps over 1.5s.
+	Tool string
+	Args json.RawMessage
+	// CancelAfter bounds the wait for the first progress before the mid-way
+	// cancel (default 1s).
+	CancelAfter time.Duration
+	// LateWindow is how long to watch after a cancel (default 2s).
+	LateWindow time.Duration
+	// Grace is how soon after a cancel a message still counts as crossing
+	// it (default 100ms).
+	Grace time.Duration
+	// Timeout bounds each request (default 30s).
+	Timeout time.Duration
+	// JSON prints one CheckReport instead of a table.
+	JSON bool
+	// TracePath, when set, receives a trace of the whole battery.
+	TracePath string
+	// Live receives a line per step as the battery runs; nil for none.
+	Live io.Writer
+}
+
+func (o *CheckOptions) defaults() {
+	if o.Tool == "" {
+		o.Tool = DefaultCheckTool
+	}
+	if len(bytes.TrimSpace(o.Args)) == 0 && (o.Tool == "slow" || o.Tool == "stubborn") {
+		o.Args = json.RawMessage(defaultDemoArgs)
+	}
+	if o.CancelAfter <= 0 {
+		o.CancelAfter = DefaultCheckCancelAfter
+	}
+	if o.LateWindow <= 0 {
+		o.LateWindow = DefaultCheckLateWindow
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultCheckGrace
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultCheckTimeout
+	}
+}
+
+// Finding is one result of the battery.
+type Finding struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Status string `json:"status"`
+	// Level, Quote and Page are the requirement checked: the spec's words
+	// and the page they are on.
+	Level  string `json:"level"`
+	Quote  string `json:"quote"`
+	Page   string `json:"page"`
+	Detail string `json:"detail"`
+}
+
+// SkippedCheck is a check that does not apply to the connection.
+type SkippedCheck struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// CheckReport is what `inflight check --json` prints.
+type CheckReport struct {
+	Target          string            `json:"target"`
+	Tool            string            `json:"tool"`
+	Args            json.RawMessage   `json:"args"`
+	Transport       string            `json:"transport"`
+	Era             string            `json:"era"`
+	ProtocolVersion string            `json:"protocolVersion"`
+	Server          string            `json:"server,omitempty"`
+	Findings        []Finding         `json:"findings"`
+	Skipped         []SkippedCheck    `json:"skipped"`
+	Violations      []ViolationReport `json:"violations"`
+	Summary         struct {
+		Pass int `json:"pass"`
+		Warn int `json:"warn"`
+		Fail int `json:"fail"`
+	} `json:"summary"`
+	// Interrupted is set when Ctrl+C stopped the battery early.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Error says why the battery could not run (usage or connection
+	// failure, exit code 2); the other fields are then empty.
+	Error    string `json:"error,omitempty"`
+	ExitCode int    `json:"exitCode"`
+}
+
+// battery runs the checks on one connection.
+type battery struct {
+	o      CheckOptions
+	cn     *conn
+	inj    injector // nil on modern HTTP
+	live   *liveView
+	red    *redact.Redactor
+	tw     *trace.Writer
+	ctx    context.Context
+	modern bool
+	http   bool
+	params json.RawMessage
+
+	findings []Finding
+	skipped  []SkippedCheck
+
+	// arrivals holds when messages about each request arrived (progress by
+	// token, responses by ID), to tell what came after a cancel.
+	arrivals map[wire.ID][]arrival
+	// serverRequests are IDs of requests the server sent (legacy servers
+	// may cancel those); serverCancels the IDs server cancels named.
+	serverRequests map[wire.ID]bool
+	serverCancels  []wire.ID
+	// nullErrors counts error responses with a null ID (answers to messages
+	// the server could not read).
+	nullErrors  int
+	interrupted bool
+	// finished is the request the full run completed, cancelled afterwards.
+	finished wire.ID
+}
+
+type arrival struct {
+	at       time.Time
+	response bool
+}
+
+// Check runs the cancellation compliance battery against the target and
+// prints a table (or, with JSON, one CheckReport). It returns 0 when no
+// MUST failed, 1 when one did, 2 when it could not connect or was misused,
+// and 4 when Ctrl+C interrupted it.
+func Check(ctx context.Context, o CheckOptions, stdout, stderr io.Writer) int {
+	o.defaults()
+	red := o.Target.Redactor()
+	fail := func(code int, err error) int {
+		msg := red.String(err.Error())
+		if o.JSON {
+			args := o.Args
+			if !json.Valid(args) {
+				args = json.RawMessage("null")
+			}
+			writeJSON(stdout, CheckReport{Target: o.Target.Describe(), Tool: o.Tool, Args: args, Transport: targetTransport(o.Target),
+				Era: "unknown", Findings: []Finding{}, Skipped: []SkippedCheck{}, Violations: []ViolationReport{},
+				Error: msg, ExitCode: code}, red)
+		}
+		fmt.Fprintf(stderr, "inflight check: %s\n", termsafe.Line(msg))
+		return code
+	}
+	params, err := ToolCallParams(o.Tool, o.Args)
+	if err != nil {
+		return fail(ExitUsage, err)
+	}
+	if err := o.Target.Validate(); err != nil {
+		return fail(ExitUsage, err)
+	}
+	var tw *trace.Writer
+	if o.TracePath != "" {
+		f, err := os.Create(o.TracePath)
+		if err != nil {
+			return fail(ExitUsage, fmt.Errorf("--trace: %w", err))
+		}
+		defer f.Close()
+		tw = trace.NewWriter(f, time.Now(), red)
+		defer tw.Flush()
+	}
+	live := newLiveView(o.Live, false, red)
+
+	// On stdio the battery holds the server's stdin beside the client.
+	var pipes *client.Pipes
+	var proc *process
+	var stdin *lockedStdin
+	if !o.Target.IsHTTP() {
+		switch {
+		case o.Target.Pipes != nil && o.Target.Command == "":
+			pipes, err = o.Target.Pipes(ctx)
+		default:
+			pipes, proc, err = startProcess(o.Target)
+		}
+		if err != nil {
+			return fail(ExitUsage, err)
+		}
+		stdin = &lockedStdin{w: pipes.Stdin}
+		pipes.Stdin = stdin
+	}
+	defer proc.stop(2 * time.Second)
+
+	cn, err := dial(ctx, o.Target, connOptions{
+		Timeout: o.Timeout, MaxTimeout: o.Timeout, ResetOnProgress: true,
+		LateWindow: o.LateWindow, Trace: tw, Redactor: red, Pipes: pipes,
+	})
+	if err != nil {
+		if stdin != nil {
+			stdin.Close()
+		}
+		return fail(ExitUsage, err)
+	}
+	b := &battery{
+		o: o, cn: cn, live: live, red: red, tw: tw, ctx: ctx, params: params,
+		modern:         cn.info.Era == client.EraModern,
+		http:           cn.info.Transport == client.TransportHTTP,
+		arrivals:       map[wire.ID][]arrival{},
+		serverRequests: map[wire.ID]bool{},
+	}
+	switch {
+	case stdin != nil:
+		b.inj = stdin
+	case !b.modern:
+		hc := o.Target.HTTPClient
+		if hc == nil {
+			hc = &http.Client{}
+		}
+		b.inj = &httpInjector{hc: hc, url: o.Target.URL, headers: o.Target.Headers, info: cn.c.Info}
+	}
+	cn.observe = b.observe
+	live.connected(o.Target, cn.info)
+
+	b.run()
+	cn.close()
+
+	rep := b.report()
+	if o.JSON {
+		writeJSON(stdout, rep, red)
+	} else {
+		printCheckReport(stdout, rep, red)
+	}
+	return rep.ExitCode
+}
+
+// run performs the checks in order. Each step is skipped once Ctrl+C
+// interrupted the battery or the connection is gone.
+func (b *battery) run() {
+	steps := []func(){
+		b.checkDiscover,
+		b.checkFullRun,
+		b.checkCancelFinished,
+		b.checkCancelMidway,
+		b.checkCancelUnknown,
+		b.checkCancelMalformed,
+	}
+	for _, step := range steps {
+		if b.stopped() {
+			break
+		}
+		step()
+	}
+	b.checkServerCancels()
+}
+
+func (b *battery) stopped() bool {
+	if b.ctx.Err() != nil {
+		b.interrupted = true
+		return true
+	}
+	closed, _ := b.cn.tr.TransportClosed()
+	return closed
+}
+
+// observe records what the checks need to know about every event.
+func (b *battery) observe(ev client.Event) {
+	if ev.Kind != client.EventReceived {
+		return
+	}
+	m := ev.Msg
+	switch {
+	case m.Kind == wire.KindRequest:
+		b.serverRequests[m.ID] = true
+	case m.IsResponse() && m.ID == wire.NullID:
+		b.nullErrors++
+	case m.IsResponse():
+		b.arrivals[m.ID] = append(b.arrivals[m.ID], arrival{at: ev.Time, response: true})
+	case m.Method == wire.NotifyProgress:
+		if p, err := wire.DecodeProgress(m.Params); err == nil {
+			b.arrivals[p.Token] = append(b.arrivals[p.Token], arrival{at: ev.Time})
+		}
+	case m.Method == wire.NotifyCancelled && !ev.Internal:
+		if c, err := wire.DecodeCancelled(m.Params); err == nil {
+			b.serverCancels = append(b.serverCancels, c.RequestID)
+		}
+	}
+}
+
+// add records a finding: passed, or failed at the requirement's level.
+func (b *battery) add(id string, ok bool, detail string) {
+	req := requirementFor(id, b.modern, b.http)
+	status := StatusPass
+	if !ok {
+		status = StatusWarn
+		if req.Level == LevelMust {
+			status = StatusFail
+		}
+	}
+	b.record(Finding{ID: id, Title: req.Title, Status: status, Level: req.Level, Quote: req.Quote, Page: req.Page, Detail: detail})
+}
+
+// inconclusive records a check that could not observe what it needs: a
+// warning whatever the level, since nothing failed.
+func (b *battery) inconclusive(id, detail string) {
+	req := requirementFor(id, b.modern, b.http)
+	b.record(Finding{ID: id, Title: req.Title, Status: StatusWarn, Level: req.Level, Quote: req.Quote, Page: req.Page, Detail: detail})
+}
+
+func (b *battery) record(f Finding) {
+	b.findings = append(b.findings, f)
+	if b.tw != nil {
+		_ = b.tw.Write(trace.Record{MS: b.tw.Since(time.Now()), Dir: trace.DirLocal, Event: trace.EventFinding,
+			Code: f.ID, CheckStatus: f.Status, Text: f.Detail})
+	}
+}
+
+func (b *battery) skip(reason string, ids ...string) {
+	for _, id := range ids {
+		b.skipped = append(b.skipped, SkippedCheck{ID: id, Reason: reason})
+	}
+}
+
+func (b *battery) step(format string, args ...any) {
+	b.live.line("· "+format, args...)
+}
+
+// request sends a tracked request and waits until it is final (bounded by
+// its own timeout, which the tracker enforces).
+func (b *battery) request(method string, params json.RawMessage, timeout time.Duration) *session.Request {
+	r, err := b.cn.begin(b.ctx, method, params, session.RequestOptions{Timeout: timeout, MaxTimeout: timeout})
+	if err != nil {
+		return r
+	}
+	b.finish(r)
+	return r
+}
+
+// finish waits for r to be final; on Ctrl+C it cancels r and waits for the
+// cancel to settle.
+func (b *battery) finish(r *session.Request) {
+	final := func() bool { return r.State.IsFinal() }
+	if b.cn.wait(b.ctx, final, time.Time{}) == waitInterrupted {
+		b.interrupted = true
+		_ = b.cn.cancel(r.ID, "interrupted (Ctrl+C)", session.CauseInterrupted)
+		b.cn.settle(r.ID, b.o.LateWindow+settleSlack)
+	}
+}
+
+// probe checks the server still answers: a tools/list must complete.
+func (b *battery) probe() (bool, string) {
+	r := b.request(wire.MethodToolsList, nil, defaultProbeTimeout)
+	if r.State == session.StateCompleted {
+		return true, fmt.Sprintf("a following tools/list answered in %s", r.Elapsed(time.Now()).Round(time.Millisecond))
+	}
+	why := r.State.String()
+	switch {
+	case r.Error != nil:
+		why = fmt.Sprintf("JSON-RPC error %d %s", r.Error.Code, r.Error.Message)
+	case r.LocalError != "":
+		why += ": " + r.LocalError
+	}
+	return false, "a following tools/list did not answer (" + why + ")"
+}
+
+// inject sends a raw message and traces it as the battery's own. On HTTP it
+// returns the POST's status.
+func (b *battery) inject(raw []byte) (string, error) {
+	if b.tw != nil {
+		_ = b.tw.Write(trace.Record{MS: b.tw.Since(time.Now()), Dir: trace.DirOut, Msg: raw, Text: "sent by inflight check"})
+	}
+	status, err := b.inj.inject(b.ctx, raw)
+	if b.tw != nil && (status != "" || err != nil) {
+		rec := trace.Record{MS: b.tw.Since(time.Now()), Dir: trace.DirLocal, Event: trace.EventHTTPStatus, Text: status}
+		if err != nil {
+			rec.Error = err.Error()
+		}
+		_ = b.tw.Write(rec)
+	}
+	return status, err
+}
+
+func (b *battery) checkDiscover() {
+	if !b.modern {
+		b.skip("legacy servers open with initialize; server/discover is a modern-era method", CheckDiscover)
+		return
+	}
+	b.step("server/discover")
+	r := b.request(wire.MethodDiscover, nil, defaultProbeTimeout)
+	if r.State != session.StateCompleted {
+		b.add(CheckDiscover, false, "server/discover did not complete: "+describeState(r))
+		return
+	}
+	raw, _ := b.cn.tr.RawResponse(r.ID)
+	msg, err := wire.Decode(raw)
+	var res struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if err != nil || json.Unmarshal(msg.Result, &res) != nil || len(res.SupportedVersions) == 0 {
+		b.add(CheckDiscover, false, "server/discover answered without supportedVersions")
+		return
+	}
+	b.add(CheckDiscover, true, "server/discover lists "+strings.Join(res.SupportedVersions, ", "))
+}
+
+// checkFullRun runs the tool to completion and checks its progress.
+func (b *battery) checkFullRun() {
+	b.step("running %s %s to completion", b.o.Tool, string(b.o.Args))
+	r := b.request(wire.MethodToolsCall, b.params, b.o.Timeout)
+	if !r.State.IsFinal() || b.interrupted {
+		return
+	}
+	answered := r.State == session.StateCompleted || (r.State == session.StateFailed && r.LocalError == "" && (r.ToolError || r.Error != nil))
+	if !answered {
+		why := "the tool call did not complete (" + describeState(r) + "), so its progress could not be checked; name a tool that completes with --tool and --args"
+		b.inconclusive(CheckProgressIncreases, why)
+		b.inconclusive(CheckProgressStops, why)
+		return
+	}
+	// Watch a while after the response for progress that must not come.
+	quiet := min(b.o.LateWindow, maxAfterResponseWait)
+	b.cn.watch(quiet)
+	vl := b.cn.tr.Violations()
+	count := func(code string) (int, string) {
+		n, first := 0, ""
+		for _, v := range vl.ForRequest(r.ID) {
+			if v.Code == code {
+				if n == 0 {
+					first = v.Detail
+				}
+				n++
+			}
+		}
+		return n, first
+	}
+	if r.Progress.Count == 0 {
+		why := "the tool sent no progress notifications, so whether they increase could not be checked; name a tool that reports progress"
+		b.inconclusive(CheckProgressIncreases, why)
+	} else if n, first := count(session.ViolationProgressNotIncreasing); n > 0 {
+		b.add(CheckProgressIncreases, false, fmt.Sprintf("%d of %d progress notifications did not increase (first: %s)", n, r.Progress.Count, first))
+	} else {
+		b.add(CheckProgressIncreases, true, fmt.Sprintf("%d progress notifications, each above the last", r.Progress.Count))
+	}
+	if n, first := count(session.ViolationProgressAfterCompletion); n > 0 {
+		b.add(CheckProgressStops, false, fmt.Sprintf("%d progress notification%s after the response (first: %s)", n, plural(n), first))
+	} else {
+		b.add(CheckProgressStops, true, fmt.Sprintf("no progress in the %s after the response", quiet))
+	}
+	b.finished = r.ID
+}
+
+// checkCancelFinished cancels the request the full run finished.
+func (b *battery) checkCancelFinished() {
+	if b.inj == nil {
+		b.skip("modern Streamable HTTP defines no client-to-server notifications: the only cancel is closing a request's own stream", CheckCancelFinished)
+		return
+	}
+	id := b.finished
+	if id.IsZero() {
+		r := b.request(wire.MethodToolsList, nil, defaultProbeTimeout)
+		if r.State != session.StateCompleted {
+			b.inconclusive(CheckCancelFinished, "no finished request to cancel: tools/list did not complete ("+describeState(r)+")")
+			return
+		}
+		id = r.ID
+	}
+	b.step("cancelling request %s, which already finished", id)
+	if _, err := b.inject(wire.Notification(wire.NotifyCancelled, wire.CancelledParams(id, "inflight check: cancelling a finished request"))); err != nil {
+		b.add(CheckCancelFinished, false, "sending the cancel failed: "+err.Error())
+		return
+	}
+	before := len(b.arrivals[id])
+	ok, detail := b.probe()
+	if extra := len(b.arrivals[id]) - before; extra > 0 {
+		b.add(CheckCancelFinished, false, fmt.Sprintf("the server sent %d more message%s for the finished request; %s", extra, plural(extra), detail))
+		return
+	}
+	b.add(CheckCancelFinished, ok, detail)
+}
+
+// checkCancelMidway cancels a running tool call and watches what follows.
+func (b *battery) checkCancelMidway() {
+	b.step("running %s again and cancelling it at its first progress", b.o.Tool)
+	r, err := b.cn.begin(b.ctx, wire.MethodToolsCall, b.params, session.RequestOptions{Timeout: b.o.Timeout, MaxTimeout: b.o.Timeout})
+	ids := []string{CheckCancelStops, CheckCancelNoResponse}
+	if b.http && b.modern {
+		ids = []string{CheckStreamClose}
+	}
+	if err != nil {
+		for _, id := range ids {
+			b.inconclusive(id, "the tool call could not be sent: "+err.Error())
+		}
+		return
+	}
+	started := func() bool { return r.State.IsFinal() || r.Progress.Count > 0 }
+	if b.cn.wait(b.ctx, started, time.Now().Add(b.o.CancelAfter)) == waitInterrupted {
+		b.interrupted = true
+	}
+	if r.State.IsFinal() {
+		for _, id := range ids {
+			b.inconclusive(id, fmt.Sprintf("the tool call ended (%s) before inflight could cancel it; give it longer --args", describeState(r)))
+		}
+		return
+	}
+	hadProgress := r.Progress.Count > 0
+	if err := b.cn.cancel(r.ID, "inflight check: cancel mid-way", session.CauseUser); err != nil {
+		for _, id := range ids {
+			b.inconclusive(id, "cancelling failed: "+err.Error())
+		}
+		return
+	}
+	// Watch the whole late window, whatever settles the request, to see
+	// everything the server still sends.
+	b.cn.watch(b.o.LateWindow)
+	if r.State == session.StateCancelRequested {
+		b.cn.settle(r.ID, settleSlack)
+	}
+	c := r.Cancel
+	from := c.SignalAt
+	if from.IsZero() {
+		from = c.At
+	}
+	var progressAfter, progressCrossed int
+	var lastAt, responseAt time.Time
+	responseCrossed := false
+	for _, a := range b.arrivals[r.ID] {
+		if a.at.Before(from) {
+			continue
+		}
+		crossed := a.at.Sub(from) <= b.o.Grace
+		if a.response {
+			responseAt, responseCrossed = a.at, crossed
+		} else if crossed {
+			progressCrossed++
+		} else {
+			progressAfter++
+		}
+		lastAt = a.at
+	}
+	quiet := "the server went quiet at once (nothing for the request after the cancel)"
+	if !lastAt.IsZero() {
+		quiet = fmt.Sprintf("the server went quiet %s after the cancel", lastAt.Sub(from).Round(time.Millisecond))
+	}
+	lost := r.State == session.StateConnectionLost
+	if closed, _ := b.cn.tr.TransportClosed(); closed {
+		lost = true
+	}
+
+	if b.http && b.modern {
+		if lost {
+			b.add(CheckStreamClose, false, "the connection was lost after inflight closed the stream")
+			return
+		}
+		ok, health := b.probe()
+		detail := fmt.Sprintf("inflight closed the request's SSE stream (signal %s); nothing more arrived for request %s in %s, on any stream; %s. Whether the server stopped working is not visible on the wire",
+			c.Signal, r.ID, b.o.LateWindow, health)
+		if progressAfter+progressCrossed > 0 || !responseAt.IsZero() {
+			ok = false
+			detail = fmt.Sprintf("after inflight closed the request's stream, %d progress notification(s) and %s for request %s arrived on other streams; %s",
+				progressAfter+progressCrossed, yesNo(!responseAt.IsZero(), "a response", "no response"), r.ID, health)
+		}
+		b.add(CheckStreamClose, ok, detail)
+		return
+	}
+
+	sig := "signal " + c.Signal.String()
+	switch {
+	case !hadProgress && progressAfter+progressCrossed == 0:
+		b.inconclusive(CheckCancelStops, fmt.Sprintf("the tool sent no progress within %s, so inflight cancelled it without seeing any; whether progress stops could not be observed", b.o.CancelAfter))
+	case progressAfter > 0:
+		b.add(CheckCancelStops, false, fmt.Sprintf("%d progress notification%s arrived more than %s after the cancel (%s); %s",
+			progressAfter, plural(progressAfter), b.o.Grace, sig, quiet))
+	default:
+		detail := fmt.Sprintf("no progress after the cancel (%s); %s", sig, quiet)
+		if progressCrossed > 0 {
+			detail = fmt.Sprintf("%d progress notification%s crossed the cancel in flight (within %s), none after (%s); %s",
+				progressCrossed, plural(progressCrossed), b.o.Grace, sig, quiet)
+		}
+		b.add(CheckCancelStops, true, detail)
+	}
+	switch {
+	case lost && responseAt.IsZero():
+		b.add(CheckCancelNoResponse, false, "the connection was lost after the cancel")
+	case responseAt.IsZero():
+		b.add(CheckCancelNoResponse, true, fmt.Sprintf("no response in the %s after the cancel", b.o.LateWindow))
+	case responseCrossed:
+		b.add(CheckCancelNoResponse, true, fmt.Sprintf("a response arrived %s after the cancel: it crossed the cancel in flight, which the spec allows",
+			responseAt.Sub(from).Round(time.Millisecond)))
+	default:
+		b.add(CheckCancelNoResponse, false, fmt.Sprintf("a response arrived %s after the cancel (a late response)", responseAt.Sub(from).Round(time.Millisecond)))
+	}
+}
+
+func (b *battery) checkCancelUnknown() {
+	if b.inj == nil {
+		b.skip("modern Streamable HTTP defines no client-to-server notifications", CheckCancelUnknown)
+		return
+	}
+	b.step("cancelling ID %s, which inflight never issued", unknownID)
+	if _, err := b.inject(wire.Notification(wire.NotifyCancelled, wire.CancelledParams(unknownID, "inflight check: an ID never issued"))); err != nil {
+		b.add(CheckCancelUnknown, false, "sending the cancel failed: "+err.Error())
+		return
+	}
+	ok, detail := b.probe()
+	b.add(CheckCancelUnknown, ok, detail)
+}
+
+func (b *battery) checkCancelMalformed() {
+	if b.inj == nil {
+		b.skip("modern Streamable HTTP defines no client-to-server notifications", CheckCancelMalformed)
+		return
+	}
+	b.step("sending %d malformed cancels", len(malformedCancels))
+	errorsBefore := b.nullErrors
+	var what, statuses []string
+	for _, m := range malformedCancels {
+		what = append(what, m.what)
+		status, err := b.inject([]byte(m.raw))
+		if err != nil {
+			b.add(CheckCancelMalformed, false, fmt.Sprintf("sending the malformed cancel (%s) failed: %v", m.what, err))
+			return
+		}
+		if status != "" {
+			// On HTTP the POST's status says whether the server accepted it.
+			statuses = append(statuses, m.what+" → "+firstWord(status, 2))
+		}
+	}
+	ok, detail := b.probe()
+	detail = "after cancels with " + strings.Join(what, ", ") + ": " + detail
+	if n := b.nullErrors - errorsBefore; n > 0 {
+		detail += fmt.Sprintf("; the server answered %d of them with an error (id null)", n)
+	}
+	if len(statuses) > 0 {
+		detail += "; " + strings.Join(statuses, ", ")
+	}
+	b.add(CheckCancelMalformed, ok, detail)
+}
+
+func (b *battery) checkServerCancels() {
+	if b.modern {
+		n := b.cn.tr.Violations().Count(session.ViolationServerCancelNotListen)
+		if n > 0 {
+			b.add(CheckServerCancel, false, fmt.Sprintf("the server sent notifications/cancelled %d time%s for requests that are not subscriptions/listen", n, plural(n)))
+			return
+		}
+		b.add(CheckServerCancel, true, describeServerCancels(len(b.serverCancels)))
+		return
+	}
+	var foreign []string
+	for _, id := range b.serverCancels {
+		if !b.serverRequests[id] {
+			foreign = append(foreign, id.String())
+		}
+	}
+	if len(foreign) > 0 {
+		b.add(CheckServerCancel, false, "the server sent notifications/cancelled for "+strings.Join(foreign, ", ")+", which it never issued as a request of its own")
+		return
+	}
+	b.add(CheckServerCancel, true, describeServerCancels(len(b.serverCancels)))
+}
+
+func describeServerCancels(n int) string {
+	if n == 0 {
+		return "the server sent no notifications/cancelled during the battery"
+	}
+	return fmt.Sprintf("the server sent %d notifications/cancelled, each for a request it may cancel", n)
+}
+
+// report builds the battery's CheckReport.
+func (b *battery) report() CheckReport {
+	info := b.cn.info
+	rep := CheckReport{
+		Target: b.o.Target.Describe(), Tool: b.o.Tool, Args: b.o.Args,
+		Transport: info.Transport.String(), Era: info.Era.String(), ProtocolVersion: info.ProtocolVersion,
+		Server: serverLabel(info), Findings: b.findings, Skipped: b.skipped, Violations: []ViolationReport{},
+		Interrupted: b.interrupted,
+	}
+	if rep.Findings == nil {
+		rep.Findings = []Finding{}
+	}
+	if rep.Skipped == nil {
+		rep.Skipped = []SkippedCheck{}
+	}
+	if len(rep.Args) == 0 {
+		rep.Args = json.RawMessage("{}")
+	}
+	vl := b.cn.tr.Violations()
+	for i := 0; i < vl.Len(); i++ {
+		v := vl.At(i)
+		rep.Violations = append(rep.Violations, ViolationReport{Code: v.Code, Detail: v.Detail})
+	}
+	for _, f := range b.findings {
+		switch f.Status {
+		case StatusPass:
+			rep.Summary.Pass++
+		case StatusWarn:
+			rep.Summary.Warn++
+		case StatusFail:
+			rep.Summary.Fail++
+		}
+	}
+	switch {
+	case rep.Summary.Fail > 0:
+		rep.ExitCode = ExitFailed
+	case b.interrupted:
+		rep.ExitCode = ExitCancelled
+	}
+	return rep
+}
+
+func printCheckReport(w io.Writer, rep CheckReport, red *redact.Redactor) {
+	safe := func(s string) string { return termsafe.Line(red.String(s)) }
+	fmt.Fprintln(w)
+	server := rep.Server
+	if server == "" {
+		server = "unnamed server"
+	}
+	fmt.Fprintf(w, "inflight check: %s %s on %s\n", safe(rep.Tool), safe(string(rep.Args)), safe(rep.Target))
+	fmt.Fprintf(w, "%s, %s era, protocol %s, %s\n\n", rep.Transport, rep.Era, safe(rep.ProtocolVersion), safe(server))
+	width := 0
+	for _, f := range rep.Findings {
+		width = max(width, len(f.ID))
+	}
+	for _, f := range rep.Findings {
+		fmt.Fprintf(w, "%-4s  %-*s  %s\n", f.Status, width, f.ID, safe(f.Detail))
+		fmt.Fprintf(w, "      %-*s  %s %s: %q\n", width, "", f.Level, f.Page, f.Quote)
+	}
+	if len(rep.Skipped) > 0 {
+		reasons := map[string][]string{}
+		var order []string
+		for _, s := range rep.Skipped {
+			if _, ok := reasons[s.Reason]; !ok {
+				order = append(order, s.Reason)
+			}
+			reasons[s.Reason] = append(reasons[s.Reason], s.ID)
+		}
+		fmt.Fprintln(w)
+		for _, r := range order {
+			fmt.Fprintf(w, "skipped %s: %s\n", strings.Join(reasons[r], ", "), r)
+		}
+	}
+	if len(rep.Violations) > 0 {
+		fmt.Fprintln(w)
+		counts := map[string]int{}
+		for _, v := range rep.Violations {
+			counts[v.Code]++
+		}
+		codes := make([]string, 0, len(counts))
+		for c := range counts {
+			codes = append(codes, c)
+		}
+		sort.Strings(codes)
+		for _, c := range codes {
+			fmt.Fprintf(w, "protocol violations: %s ×%d\n", c, counts[c])
+		}
+	}
+	fmt.Fprintf(w, "\n%d passed, %d warning%s, %d failed", rep.Summary.Pass, rep.Summary.Warn, plural(rep.Summary.Warn), rep.Summary.Fail)
+	if rep.Interrupted {
+		fmt.Fprint(w, " (interrupted)")
+	}
+	fmt.Fprintln(w)
+}
+
+func describeState(r *session.Request) string {
+	s := r.State.String()
+	switch {
+	case r.Error != nil:
+		s += fmt.Sprintf(": JSON-RPC error %d %s", r.Error.Code, r.Error.Message)
+	case r.LocalError != "":
+		s += ": " + r.LocalError
+	case r.ToolError:
+		s += ": a tool error result"
+	}
+	return s
+}
+
+func yesNo(b bool, yes, no string) string {
+	if b {
+		return yes
+	}
+	return no
+}
+
+// firstWord returns the first n words of s.
+func firstWord(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = f[:n]
+	}
+	return strings.Join(f, " ")
+}

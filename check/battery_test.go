@@ -1,0 +1,129 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runCheck runs the battery with short timings and decodes its report.
+func runCheck(t *testing.T, o CheckOptions) (CheckReport, int) {
+	t.Helper()
+	o.JSON = true
+	if o.LateWindow == 0 {
+		o.LateWindow = 500 * time.Millisecond
+	}
+	var stdout, stderr bytes.Buffer
+	code := Check(context.Background(), o, &stdout, &stderr)
+	var rep CheckReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("check --json printed no JSON object (%v):\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if rep.ExitCode != code {
+		t.Errorf("report exitCode %d, returned %d", rep.ExitCode, code)
+	}
+	return rep, code
+}
+
+func findingsByID(rep CheckReport) map[string]Finding {
+	m := map[string]Finding{}
+	for _, f := range rep.Findings {
+		m[f.ID] = f
+	}
+	return m
+}
+
+// expectedChecks lists the checks that apply to a transport and era.
+func expectedChecks(transport string, e era) []string {
+	switch {
+	case transport == "http" && e == modern:
+		return []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckStreamClose, CheckServerCancel}
+	case e == modern:
+		return []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
+			CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel}
+	}
+	return []string{CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
+		CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel}
+}
+
+// On the demo every check passes with slow.
+func TestCheckSlowPasses(t *testing.T) {
+	forEach(t, func(t *testing.T, tc transportCase, e era) {
+		rep, code := runCheck(t, CheckOptions{Target: tc.target(t, e), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`)})
+		got := findingsByID(rep)
+		for _, id := range expectedChecks(tc.name, e) {
+			f, ok := got[id]
+			switch {
+			case !ok:
+				t.Errorf("no finding %s", id)
+			case f.Status != StatusPass:
+				t.Errorf("%s: %s %s", id, f.Status, f.Detail)
+			case f.Quote == "" || f.Page == "" || (f.Level != LevelMust && f.Level != LevelShould):
+				t.Errorf("%s: requirement missing: %+v", id, f)
+			}
+		}
+		if len(rep.Findings) != len(expectedChecks(tc.name, e)) {
+			t.Errorf("%d findings, want %d: %+v", len(rep.Findings), len(expectedChecks(tc.name, e)), rep.Findings)
+		}
+		if code != 0 || rep.Summary.Fail != 0 || rep.Summary.Warn != 0 {
+			t.Errorf("exit %d summary %+v", code, rep.Summary)
+		}
+		if len(rep.Violations) != 0 {
+			t.Errorf("violations %+v", rep.Violations)
+		}
+	})
+}
+
+// Pointed at stubborn, the battery reports the late response and the
+// progress after the cancel: a MUST failure in the modern era on stdio
+// (exit 1), a SHOULD warning in the legacy era. On modern HTTP nothing can
+// come back on a closed stream, so nothing is visible.
+func TestCheckStubbornReported(t *testing.T) {
+	forEach(t, func(t *testing.T, tc transportCase, e era) {
+		rep, code := runCheck(t, CheckOptions{Target: tc.target(t, e), Tool: "stubborn", Args: json.RawMessage(`{"seconds":0.6,"steps":6}`),
+			LateWindow: time.Second})
+		got := findingsByID(rep)
+		if tc.name == "http" && e == modern {
+			if f := got[CheckStreamClose]; f.Status != StatusPass || !strings.Contains(f.Detail, "not visible on the wire") {
+				t.Errorf("stream close: %+v", f)
+			}
+			return
+		}
+		want, wantCode := StatusWarn, 0
+		if e == modern {
+			want, wantCode = StatusFail, 1
+		}
+		stops, resp := got[CheckCancelStops], got[CheckCancelNoResponse]
+		if stops.Status != want || !strings.Contains(stops.Detail, "progress notification") {
+			t.Errorf("progress stops: %s %s, want %s", stops.Status, stops.Detail, want)
+		}
+		if resp.Status != want || !strings.Contains(resp.Detail, "late response") {
+			t.Errorf("no response: %s %s, want %s", resp.Status, resp.Detail, want)
+		}
+		if code != wantCode {
+			t.Errorf("exit %d, want %d", code, wantCode)
+		}
+		for _, id := range []string{CheckCancelFinished, CheckCancelUnknown, CheckCancelMalformed, CheckProgressIncreases, CheckProgressStops} {
+			if got[id].Status != StatusPass {
+				t.Errorf("%s: %s %s", id, got[id].Status, got[id].Detail)
+			}
+		}
+	})
+}
+
+func TestCheckConnectionFailure(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Check(context.Background(), CheckOptions{Target: Target{URL: "http://127.0.0.1:1/mcp"}, JSON: true}, &stdout, &stderr)
+	var rep CheckReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || code != ExitUsage || rep.Error == "" || rep.ExitCode != ExitUsage {
+		t.Errorf("exit %d report %+v (%v)", code, rep, err)
+	}
+	stdout.Reset()
+	code = Check(context.Background(), CheckOptions{Target: Target{URL: "http://127.0.0.1:1/mcp"}, Args: json.RawMessage("[1"), JSON: true}, &stdout, &stderr)
+	if code != ExitUsage || !json.Valid(stdout.Bytes()) {
+		t.Errorf("bad args: exit %d %s", code, stdout.String())
+	}
+}

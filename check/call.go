@@ -1,0 +1,644 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"inflight/client"
+	"inflight/redact"
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+// Exit codes of `inflight call` (and, where they apply, of the other
+// commands).
+const (
+	ExitCompleted      = 0 // the request completed (or a subscription was ended by the server)
+	ExitFailed         = 1 // a tool error result, a JSON-RPC error, or another failed answer
+	ExitUsage          = 2 // bad usage, or the connection could not be established
+	ExitTimedOut       = 3 // the request timed out and was cancelled
+	ExitCancelled      = 4 // the request was cancelled (--cancel-after, Ctrl+C)
+	ExitConnectionLost = 5 // the connection was lost before an answer
+)
+
+// Defaults of `inflight call`.
+const (
+	DefaultCallTimeout    = session.DefaultTimeout
+	DefaultCallMaxTimeout = session.DefaultMaxTimeout
+	DefaultLateWindow     = session.DefaultLateWindow
+)
+
+// settleSlack is how long past the late window a headless run waits for a
+// cancelled request to settle before it stops waiting anyway. The tracker
+// settles it at the late window; this only bounds a bug.
+const settleSlack = 5 * time.Second
+
+// CallOptions configure Call.
+type CallOptions struct {
+	Target Target
+	// Method and Params are the request (Params a JSON object, or empty).
+	// ToolCallParams builds them for --tool NAME --args JSON.
+	Method string
+	Params json.RawMessage
+
+	// Timeout is the request's timeout (default 60s), pushed back by
+	// progress when ResetOnProgress is set; MaxTimeout is the limit nothing
+	// pushes back (default 10m).
+	Timeout         time.Duration
+	MaxTimeout      time.Duration
+	ResetOnProgress bool
+	// CancelAfter cancels the request from the client after that long (0:
+	// never), with the signal its transport and era require.
+	CancelAfter time.Duration
+	// LateWindow is how long to keep watching after a cancel for a late
+	// response or progress before giving up on late traffic (default 5s).
+	LateWindow time.Duration
+
+	// JSON prints exactly one JSON object (a CallReport) on stdout at the end.
+	JSON bool
+	// TracePath, when set, receives a trace of the run (JSON Lines).
+	TracePath string
+
+	// Live receives the run as it happens — the connection, progress,
+	// the cancel, late traffic — for a person to watch; nil for nothing.
+	// Bar draws progress as a bar redrawn in place, for a terminal; without
+	// it progress is printed as plain lines.
+	Live io.Writer
+	Bar  bool
+}
+
+func (o *CallOptions) defaults() {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultCallTimeout
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = DefaultCallMaxTimeout
+	}
+	if o.LateWindow <= 0 {
+		o.LateWindow = DefaultLateWindow
+	}
+}
+
+// ToolCallParams builds the params of tools/call for a tool name and its
+// arguments (a JSON object; empty means none).
+func ToolCallParams(name string, args json.RawMessage) (json.RawMessage, error) {
+	if name == "" {
+		return nil, errors.New("--tool needs a tool name")
+	}
+	p := map[string]json.RawMessage{}
+	n, _ := json.Marshal(name)
+	p["name"] = n
+	if len(bytes.TrimSpace(args)) > 0 {
+		if err := checkObject(args, "--args"); err != nil {
+			return nil, err
+		}
+		p["arguments"] = args
+	}
+	return json.Marshal(p)
+}
+
+// checkObject reports text that is not a JSON object.
+func checkObject(raw json.RawMessage, what string) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
+		return fmt.Errorf("%s must be a JSON object: %v", what, err)
+	}
+	return nil
+}
+
+// CallReport is what `inflight call --json` prints: one JSON object. The
+// README documents every field.
+type CallReport struct {
+	// ID is the request's JSON-RPC ID (null when it was never sent).
+	ID              *wire.ID `json:"id"`
+	Method          string   `json:"method"`
+	Target          string   `json:"target,omitempty"`
+	Transport       string   `json:"transport"`
+	Era             string   `json:"era"`
+	ProtocolVersion string   `json:"protocolVersion"`
+	Server          string   `json:"server,omitempty"`
+	// State is the request's final state: completed, failed, cancelled,
+	// timed_out, connection_lost, input_required, ended_by_server; or
+	// not_sent when it never left (usage or connection failure).
+	State     string `json:"state"`
+	ExitCode  int    `json:"exitCode"`
+	ElapsedMs int64  `json:"elapsedMs"`
+	// Progress is what the server reported before any cancel.
+	Progress ProgressReport `json:"progress"`
+	// Cancel is set when the request was cancelled (by --cancel-after, a
+	// timeout or Ctrl+C).
+	Cancel *CancelReport `json:"cancel"`
+	// Late is set when a cancel was requested or the request was lost: what
+	// still arrived afterwards. A late response's content goes here, never
+	// in Result.
+	Late *LateReport `json:"late"`
+	// Result is the result of a timely successful response (a tool error
+	// result included), else null.
+	Result json.RawMessage `json:"result"`
+	// ToolError is set when a tools/call result said "isError": true.
+	ToolError bool `json:"toolError,omitempty"`
+	// Error is the JSON-RPC error of a timely response, or a failure
+	// inflight saw itself (local: true), else null.
+	Error      *ErrorReport      `json:"error"`
+	Violations []ViolationReport `json:"violations"`
+}
+
+// ProgressReport summarises the progress notifications of a request.
+type ProgressReport struct {
+	Count   int      `json:"count"`
+	Last    *float64 `json:"last"`
+	Total   *float64 `json:"total"`
+	Message string   `json:"message"`
+}
+
+// CancelReport describes a cancellation.
+type CancelReport struct {
+	// AtMs is when the cancel was requested, since the request started.
+	AtMs int64 `json:"atMs"`
+	// Signal is what the client sent: "notifications/cancelled" or
+	// "stream_closed"; null when nothing needed sending (the answer was
+	// already in).
+	Signal *string `json:"signal"`
+	Reason string  `json:"reason"`
+	// Cause is user, timeout, interrupted or shutdown; Limit, for a
+	// timeout, is timeout or max.
+	Cause string `json:"cause"`
+	Limit string `json:"limit,omitempty"`
+}
+
+// LateReport describes traffic after a cancel (or after a loss).
+type LateReport struct {
+	Response              bool   `json:"response"`
+	ResponseAfterCancelMs *int64 `json:"responseAfterCancelMs"`
+	// Crossed: the response cannot have been sent after the server saw the
+	// cancel (it arrived within a round trip of it).
+	Crossed             bool `json:"crossed"`
+	ProgressAfterCancel int  `json:"progressAfterCancel"`
+	// Result and Error are the late response's content.
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *ErrorReport    `json:"error,omitempty"`
+}
+
+// ErrorReport is a JSON-RPC error, or a local failure.
+type ErrorReport struct {
+	Code    *int            `json:"code,omitempty"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	// Local marks a failure inflight saw (HTTP error, lost connection)
+	// rather than one the server reported.
+	Local bool `json:"local,omitempty"`
+}
+
+// ViolationReport is one protocol violation by the server.
+type ViolationReport struct {
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
+}
+
+// ExitCodeFor maps a request's final state to the exit code of call.
+func ExitCodeFor(s session.State) int {
+	switch s {
+	case session.StateCompleted, session.StateEndedByServer:
+		return ExitCompleted
+	case session.StateTimedOut:
+		return ExitTimedOut
+	case session.StateCancelled, session.StateCancelRequested:
+		return ExitCancelled
+	case session.StateConnectionLost:
+		return ExitConnectionLost
+	}
+	return ExitFailed
+}
+
+// Call sends one request and follows it to the end: progress as it comes,
+// the cancel when --cancel-after or Ctrl+C (ctx) asks for one, late traffic
+// for the late window after a cancel, then a summary (or, with JSON, one
+// CallReport). It returns the exit code.
+func Call(ctx context.Context, o CallOptions, stdout, stderr io.Writer) int {
+	o.defaults()
+	red := o.Target.Redactor()
+	fail := func(code int, err error) int {
+		msg := red.String(err.Error())
+		if o.JSON {
+			rep := CallReport{Method: o.Method, Transport: targetTransport(o.Target), Era: "unknown", State: "not_sent",
+				ExitCode: code, Error: &ErrorReport{Message: msg, Local: true}, Violations: []ViolationReport{}}
+			writeJSON(stdout, rep, red)
+		}
+		fmt.Fprintf(stderr, "inflight call: %s\n", termsafe.Line(msg))
+		return code
+	}
+	if o.Method == "" {
+		return fail(ExitUsage, errors.New("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON"))
+	}
+	if len(bytes.TrimSpace(o.Params)) > 0 {
+		if err := checkObject(o.Params, "PARAMS_JSON"); err != nil {
+			return fail(ExitUsage, err)
+		}
+	}
+	start := time.Now()
+	var tw *trace.Writer
+	if o.TracePath != "" {
+		f, err := os.Create(o.TracePath)
+		if err != nil {
+			return fail(ExitUsage, fmt.Errorf("--trace: %w", err))
+		}
+		defer f.Close()
+		tw = trace.NewWriter(f, start, red)
+		defer tw.Flush()
+	}
+	live := newLiveView(o.Live, o.Bar, red)
+	cn, err := dial(ctx, o.Target, connOptions{
+		Timeout: o.Timeout, MaxTimeout: o.MaxTimeout, ResetOnProgress: o.ResetOnProgress,
+		LateWindow: o.LateWindow, Trace: tw, Redactor: red,
+	})
+	if err != nil {
+		return fail(ExitUsage, err)
+	}
+	live.connected(o.Target, cn.info)
+
+	run := &callRun{cn: cn, live: live}
+	cn.observe = run.observe
+	req, err := cn.begin(ctx, o.Method, o.Params, session.RequestOptions{})
+	run.req = req
+	if err == nil {
+		live.sent(req)
+	}
+
+	var cancelAt time.Time
+	if o.CancelAfter > 0 {
+		cancelAt = req.Created.Add(o.CancelAfter)
+	}
+	final := func() bool { return req.State.IsFinal() }
+	switch cn.wait(ctx, final, cancelAt) {
+	case waitDeadline:
+		run.cancel(fmt.Sprintf("cancelled by inflight call --cancel-after %s", o.CancelAfter), session.CauseUser)
+	case waitInterrupted:
+		run.cancel("interrupted (Ctrl+C)", session.CauseInterrupted)
+	}
+	if !req.State.IsFinal() {
+		// A cancel is pending: the tracker settles it when the stream
+		// closes, a late response comes, or the late window passes.
+		cn.settle(req.ID, o.LateWindow+settleSlack)
+	}
+	cn.close()
+	live.finish()
+
+	rep := report(cn, req, run)
+	if o.JSON {
+		writeJSON(stdout, rep, red)
+	} else {
+		printCallSummary(stdout, rep, red)
+	}
+	if tw != nil {
+		if err := tw.Flush(); err != nil {
+			fmt.Fprintf(stderr, "inflight call: %s\n", termsafe.Line(red.String(err.Error())))
+		}
+	}
+	return rep.ExitCode
+}
+
+func targetTransport(t Target) string {
+	if t.IsHTTP() {
+		return "http"
+	}
+	return "stdio"
+}
+
+// callRun follows the one request of a call.
+type callRun struct {
+	cn   *conn
+	req  *session.Request
+	live *liveView
+	// response and late are the first response to the request, kept whole
+	// (the tracker keeps a clipped error and the raw bytes only while its
+	// store has room).
+	response     wire.Message
+	haveResponse bool
+	shown        session.Request
+}
+
+func (run *callRun) cancel(reason string, cause session.CancelCause) {
+	if err := run.cn.cancel(run.req.ID, reason, cause); err != nil {
+		run.live.note("cancel: " + err.Error())
+	}
+	run.observe(client.Event{})
+}
+
+// observe runs after every event the tracker applied.
+func (run *callRun) observe(ev client.Event) {
+	r := run.req
+	if r == nil {
+		return
+	}
+	if ev.Kind == client.EventReceived && ev.Msg.IsResponse() && ev.Msg.ID == r.ID && !run.haveResponse {
+		run.response, run.haveResponse = ev.Msg, true
+	}
+	prev := &run.shown
+	if r.Progress.Count != prev.Progress.Count {
+		run.live.progress(r, ev.Time)
+	}
+	if r.Cancel != nil && prev.Cancel == nil {
+		run.live.cancelRequested(r)
+	}
+	if r.Cancel != nil && r.Cancel.Signal != client.SignalNone && (prev.Cancel == nil || prev.Cancel.Signal == client.SignalNone) {
+		run.live.cancelSent(r)
+	}
+	if r.Late.ProgressAfterCancel != prev.Late.ProgressAfterCancel {
+		run.live.lateProgress(r, ev)
+	}
+	if r.Late.Response && !prev.Late.Response {
+		run.live.lateResponse(r)
+	}
+	run.shown = *r
+	if r.Cancel != nil {
+		c := *r.Cancel
+		run.shown.Cancel = &c
+	}
+}
+
+// report builds the CallReport of a finished call.
+func report(cn *conn, r *session.Request, run *callRun) CallReport {
+	info := cn.info
+	id := r.ID
+	rep := CallReport{
+		ID:              &id,
+		Method:          r.Method,
+		Target:          r.Target,
+		Transport:       info.Transport.String(),
+		Era:             info.Era.String(),
+		ProtocolVersion: info.ProtocolVersion,
+		Server:          serverLabel(info),
+		State:           r.State.String(),
+		ExitCode:        ExitCodeFor(r.State),
+		ElapsedMs:       ms(r.Elapsed(time.Now())),
+		Progress:        ProgressReport{Count: r.Progress.Count, Message: r.Progress.Message},
+		Violations:      []ViolationReport{},
+		ToolError:       r.ToolError,
+	}
+	if r.Progress.Count > 0 {
+		v := r.Progress.Value
+		rep.Progress.Last = &v
+		if r.Progress.HasTotal {
+			t := r.Progress.Total
+			rep.Progress.Total = &t
+		}
+	}
+	if c := r.Cancel; c != nil {
+		cr := &CancelReport{AtMs: ms(c.At.Sub(r.Created)), Reason: c.Reason, Cause: c.Cause.String()}
+		if c.Signal != client.SignalNone {
+			s := c.Signal.String()
+			cr.Signal = &s
+		}
+		if c.Cause == session.CauseTimeout {
+			cr.Limit = c.Limit.String()
+		}
+		rep.Cancel = cr
+	}
+	late := r.Cancel != nil || r.State == session.StateConnectionLost || r.Late.Response || r.Late.ProgressAfterCancel > 0
+	if late {
+		lr := &LateReport{Response: r.Late.Response, Crossed: r.Late.Crossed, ProgressAfterCancel: r.Late.ProgressAfterCancel}
+		if r.Late.Response {
+			d := ms(r.Late.AfterCancel)
+			lr.ResponseAfterCancelMs = &d
+			if run.haveResponse {
+				lr.Result = nonNull(run.response.Result)
+				lr.Error = rpcError(run.response.Error)
+			}
+		}
+		rep.Late = lr
+	}
+	if run.haveResponse && !r.Late.Response {
+		rep.Result = nonNull(run.response.Result)
+		rep.Error = rpcError(run.response.Error)
+	}
+	if rep.Error == nil && r.LocalError != "" {
+		rep.Error = &ErrorReport{Message: r.LocalError, Local: true}
+	}
+	vl := cn.tr.Violations()
+	for i := 0; i < vl.Len(); i++ {
+		v := vl.At(i)
+		rep.Violations = append(rep.Violations, ViolationReport{Code: v.Code, Detail: v.Detail})
+	}
+	return rep
+}
+
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}
+
+func rpcError(e *wire.Error) *ErrorReport {
+	if e == nil {
+		return nil
+	}
+	code := e.Code
+	return &ErrorReport{Code: &code, Message: e.Message, Data: nonNull(e.Data)}
+}
+
+func serverLabel(info client.ConnInfo) string {
+	switch {
+	case info.ServerName == "":
+		return ""
+	case info.ServerVersion == "":
+		return info.ServerName
+	}
+	return info.ServerName + " " + info.ServerVersion
+}
+
+// ms rounds a duration to whole milliseconds.
+func ms(d time.Duration) int64 { return d.Round(time.Millisecond).Milliseconds() }
+
+// writeJSON prints v as one indented JSON object, with secrets redacted.
+func writeJSON(w io.Writer, v any, red *redact.Redactor) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(w, "{\"error\":{\"message\":%q,\"local\":true}}\n", err.Error())
+		return
+	}
+	_, _ = w.Write(red.Bytes(buf.Bytes()))
+}
+
+// printCallSummary prints the human summary of a call.
+func printCallSummary(w io.Writer, rep CallReport, red *redact.Redactor) {
+	safe := func(s string) string { return termsafe.Line(red.String(s)) }
+	row := func(k, v string) { fmt.Fprintf(w, "%-11s %s\n", k, v) }
+	fmt.Fprintln(w)
+	what := rep.Method
+	if rep.Target != "" {
+		what += " " + safe(rep.Target)
+	}
+	row("request", fmt.Sprintf("#%s %s", rep.ID, what))
+	row("state", fmt.Sprintf("%s (exit %d)", rep.State, rep.ExitCode))
+	row("elapsed", fmtMs(rep.ElapsedMs))
+	switch p := rep.Progress; {
+	case p.Count == 0:
+		row("progress", "none")
+	default:
+		s := fmt.Sprintf("%d notification%s, last %s", p.Count, plural(p.Count), fmtProgress(*p.Last, p.Total))
+		if p.Message != "" {
+			s += fmt.Sprintf(" %q", safe(p.Message))
+		}
+		row("progress", s)
+	}
+	if c := rep.Cancel; c != nil {
+		sig := "no signal needed (the answer was already in)"
+		if c.Signal != nil {
+			sig = "sent " + *c.Signal
+		}
+		cause := c.Cause
+		if c.Limit != "" {
+			cause += " (" + c.Limit + ")"
+		}
+		row("cancel", fmt.Sprintf("at %s by %s; %s; reason %q", fmtMs(c.AtMs), cause, sig, safe(c.Reason)))
+	}
+	if l := rep.Late; l != nil {
+		var parts []string
+		switch {
+		case l.Response && l.Crossed:
+			parts = append(parts, fmt.Sprintf("a response crossed the cancel (%s after it), ignored", fmtMs(*l.ResponseAfterCancelMs)))
+		case l.Response:
+			parts = append(parts, fmt.Sprintf("LATE RESPONSE %s after the cancel, ignored", fmtMs(*l.ResponseAfterCancelMs)))
+		default:
+			parts = append(parts, "no response after the cancel")
+		}
+		if l.ProgressAfterCancel > 0 {
+			parts = append(parts, fmt.Sprintf("%d PROGRESS notification%s after the cancel, ignored", l.ProgressAfterCancel, plural(l.ProgressAfterCancel)))
+		} else {
+			parts = append(parts, "no progress after the cancel")
+		}
+		row("late", strings.Join(parts, "; "))
+		if l.Error != nil {
+			row("", "late error: "+describeError(l.Error, safe))
+		}
+		if len(l.Result) > 0 {
+			row("", "late result (not the request's result): "+safe(oneLine(l.Result, 200)))
+		}
+	}
+	if len(rep.Violations) == 0 {
+		row("violations", "none")
+	}
+	for i, v := range rep.Violations {
+		k := ""
+		if i == 0 {
+			k = "violations"
+		}
+		row(k, fmt.Sprintf("%s: %s", v.Code, safe(v.Detail)))
+	}
+	if rep.Error != nil {
+		row("error", describeError(rep.Error, safe))
+	}
+	if len(rep.Result) > 0 {
+		label := "result"
+		if rep.ToolError {
+			label = "tool error"
+		}
+		fmt.Fprintf(w, "%s:\n%s\n", label, indent(termsafe.Block(red.String(renderResult(rep.Method, rep.Result))), "  "))
+	}
+}
+
+func describeError(e *ErrorReport, safe func(string) string) string {
+	if e.Local {
+		return safe(e.Message)
+	}
+	s := fmt.Sprintf("JSON-RPC error %d: %s", *e.Code, safe(e.Message))
+	if len(e.Data) > 0 {
+		s += " (data: " + safe(oneLine(e.Data, 200)) + ")"
+	}
+	return s
+}
+
+// renderResult shows a result for people: the text content of a tool
+// result, else indented JSON.
+func renderResult(method string, result json.RawMessage) string {
+	if method == wire.MethodToolsCall {
+		var r struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		if json.Unmarshal(result, &r) == nil && len(r.Content) > 0 {
+			var parts []string
+			allText := true
+			for _, c := range r.Content {
+				if c.Type != "text" {
+					allText = false
+					break
+				}
+				parts = append(parts, c.Text)
+			}
+			if allText {
+				return strings.Join(parts, "\n")
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, result, "", "  ") != nil {
+		return string(result)
+	}
+	return buf.String()
+}
+
+func oneLine(raw json.RawMessage, limit int) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		buf.Reset()
+		buf.Write(raw)
+	}
+	s := buf.String()
+	if len(s) > limit {
+		s = s[:limit] + "…"
+	}
+	return s
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func fmtMs(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	if d < time.Second {
+		return fmt.Sprintf("%dms", ms)
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+func fmtProgress(v float64, total *float64) string {
+	if total == nil {
+		return trimFloat(v)
+	}
+	return trimFloat(v) + "/" + trimFloat(*total)
+}
+
+func trimFloat(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
+}

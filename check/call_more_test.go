@@ -1,0 +1,316 @@
+package check
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"inflight/client"
+	"inflight/redact"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// demoProcess is the demo as a real child process: the test binary itself,
+// re-executed as `<test binary> demo-server` with demoChildEnv set (see
+// TestMain), started the way inflight starts its embedded demo.
+func demoProcess(t *testing.T, e era) Target {
+	t.Helper()
+	tg, err := DemoTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Env = []string{demoChildEnv + "=1"}
+	tg.ProtocolVersion = e.version
+	return tg
+}
+
+// The process path: the client starts the child, reads its stderr, and
+// stops it at the end.
+func TestCallProcess(t *testing.T) {
+	for _, e := range eras {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+			rep, code, _ := runCall(t, CallOptions{
+				Target:      demoProcess(t, e),
+				Method:      "tools/call",
+				Params:      toolParams(t, "slow", `{"seconds":1,"steps":10}`),
+				CancelAfter: 250 * time.Millisecond,
+				TracePath:   tracePath,
+			})
+			if code != ExitCancelled || rep.Cancel == nil || *rep.Cancel.Signal != "notifications/cancelled" || rep.Era != e.name {
+				t.Fatalf("exit %d era %s cancel %+v", code, rep.Era, rep.Cancel)
+			}
+			data, err := os.ReadFile(tracePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The child's log lines arrive as stderr events.
+			if !bytes.Contains(data, []byte(`"event":"stderr"`)) || !bytes.Contains(data, []byte("slow #1")) {
+				t.Errorf("no stderr from the child in the trace:\n%s", data)
+			}
+		})
+	}
+}
+
+func TestCheckProcess(t *testing.T) {
+	rep, code := runCheck(t, CheckOptions{Target: demoProcess(t, era{}), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`)})
+	if code != 0 || rep.Summary.Fail+rep.Summary.Warn != 0 || rep.Era != "modern" {
+		t.Errorf("exit %d summary %+v era %s: %+v", code, rep.Summary, rep.Era, rep.Findings)
+	}
+}
+
+// With no version forced, the client detects the demo as modern on both
+// transports.
+func TestCallDetectsEra(t *testing.T) {
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rep, code, _ := runCall(t, CallOptions{Target: tc.target(t, era{}), Method: "tools/list"})
+			if code != 0 || rep.Era != "modern" || rep.ProtocolVersion != wire.VersionModern {
+				t.Errorf("exit %d era %s version %s", code, rep.Era, rep.ProtocolVersion)
+			}
+		})
+	}
+}
+
+// Ctrl+C (the context) cancels the request properly and waits for its fate.
+func TestCallInterrupted(t *testing.T) {
+	forEach(t, func(t *testing.T, tc transportCase, e era) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var stdout, stderr bytes.Buffer
+		live := &signalWriter{seen: "progress", ch: make(chan struct{})}
+		go func() {
+			<-live.ch
+			cancel()
+		}()
+		code := Call(ctx, CallOptions{Target: tc.target(t, e), Method: "tools/call", Params: toolParams(t, "slow", `{"seconds":2,"steps":10}`),
+			JSON: true, LateWindow: testLate, Live: live}, &stdout, &stderr)
+		var rep CallReport
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatal(err, stdout.String())
+		}
+		if code != ExitCancelled || rep.Cancel == nil || rep.Cancel.Cause != "interrupted" || rep.Cancel.Signal == nil {
+			t.Errorf("exit %d cancel %+v", code, rep.Cancel)
+		}
+	})
+}
+
+// signalWriter closes ch the first time something containing seen is
+// written to it.
+type signalWriter struct {
+	mu   sync.Mutex
+	seen string
+	ch   chan struct{}
+	done bool
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done && bytes.Contains(p, []byte(w.seen)) {
+		w.done = true
+		close(w.ch)
+	}
+	return len(p), nil
+}
+
+// dyingServer answers server/discover, then dies when it gets a tools/call.
+func dyingServer(t *testing.T) Target {
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	return Target{Pipes: func(context.Context) (*client.Pipes, error) {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer inR.Close()
+			defer outW.Close()
+			sc := bufio.NewScanner(inR)
+			for sc.Scan() {
+				m, err := wire.Decode(sc.Bytes())
+				if err != nil {
+					continue
+				}
+				switch m.Method {
+				case wire.MethodDiscover:
+					res := `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}`
+					outW.Write(append(wire.ResultResponse(m.ID, json.RawMessage(res)), '\n'))
+				case wire.MethodToolsCall:
+					return
+				}
+			}
+		}()
+		return &client.Pipes{Stdin: inW, Stdout: outR}, nil
+	}}
+}
+
+func TestCallConnectionLost(t *testing.T) {
+	rep, code, _ := runCall(t, CallOptions{Target: dyingServer(t), Method: "tools/call", Params: toolParams(t, "x", "")})
+	if code != ExitConnectionLost || rep.State != "connection_lost" || rep.Error == nil || !rep.Error.Local {
+		t.Errorf("exit %d state %s error %+v", code, rep.State, rep.Error)
+	}
+	if rep.Late == nil {
+		t.Error("late is null for a lost request")
+	}
+}
+
+// Secrets from -H never reach --json, the human summary, the trace or error
+// messages, even when the server echoes them.
+func TestCallRedaction(t *testing.T) {
+	const secret = "sk-live-0123456789"
+	target := httpTarget(t, modern)
+	target.Headers = http.Header{"X-Api-Key": {secret}}
+	params := toolParams(t, "fail", `{"message":"bad key `+secret+`"}`)
+
+	tracePath := filepath.Join(t.TempDir(), "t.jsonl")
+	var stdout, stderr bytes.Buffer
+	Call(context.Background(), CallOptions{Target: target, Method: "tools/call", Params: params, JSON: true, TracePath: tracePath}, &stdout, &stderr)
+	if strings.Contains(stdout.String(), secret) || !strings.Contains(stdout.String(), redact.Placeholder) {
+		t.Errorf("--json: %s", stdout.String())
+	}
+	data, _ := os.ReadFile(tracePath)
+	if bytes.Contains(data, []byte(secret)) || !bytes.Contains(data, []byte(redact.Placeholder)) {
+		t.Errorf("trace: %s", data)
+	}
+	if _, bad, err := trace.ReadAll(bytes.NewReader(data)); err != nil || len(bad) > 0 {
+		t.Errorf("redacted trace unreadable: %v %v", err, bad)
+	}
+
+	stdout.Reset()
+	Call(context.Background(), CallOptions{Target: target, Method: "tools/call", Params: params, Live: &stdout}, &stdout, &stderr)
+	if strings.Contains(stdout.String(), secret) || !strings.Contains(stdout.String(), redact.Placeholder) {
+		t.Errorf("human output: %s", stdout.String())
+	}
+
+	stderr.Reset()
+	bad := Target{URL: "http://127.0.0.1:1/mcp?api_key=" + secret}
+	Call(context.Background(), CallOptions{Target: bad, Method: "tools/list"}, &stdout, &stderr)
+	if strings.Contains(stderr.String(), secret) {
+		t.Errorf("error message: %s", stderr.String())
+	}
+}
+
+// The human output shows progress and the summary, with server text made
+// inert.
+func TestCallHumanOutput(t *testing.T) {
+	var out bytes.Buffer
+	code := Call(context.Background(), CallOptions{Target: stdioTarget(t, modern), Method: "tools/call",
+		Params: toolParams(t, "stubborn", `{"seconds":0.4,"steps":4}`), CancelAfter: 150 * time.Millisecond, LateWindow: time.Second,
+		Live: &out}, &out, io.Discard)
+	if code != ExitCancelled {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"connected to an in-process stdio server", "progress 1/4", "cancel requested after",
+		"sent notifications/cancelled", "late progress", "LATE RESPONSE", "state       cancelled (exit 4)", "late result (not the request's result)"} {
+		mustContain(t, out.String(), want)
+	}
+
+	out.Reset()
+	Call(context.Background(), CallOptions{Target: stdioTarget(t, modern), Method: "tools/call",
+		Params: toolParams(t, "fail", `{"message":"red \u001b[31m alert \u202e"}`), Live: &out}, &out, io.Discard)
+	if strings.ContainsAny(out.String(), "\x1b\u202e") {
+		t.Errorf("escape sequence reached the output: %q", out.String())
+	}
+	mustContain(t, out.String(), "␛[31m")
+}
+
+// The JSON summary's shape (its keys and the JSON types of their values)
+// is a contract documented in the README; the golden files pin it for a
+// completed call and for a cancelled call with a late response.
+func TestCallReportShape(t *testing.T) {
+	cases := map[string]CallOptions{
+		"completed": {Method: "tools/call", Params: toolParams(t, "slow", `{"seconds":0.1,"steps":2}`)},
+		"late": {Method: "tools/call", Params: toolParams(t, "stubborn", `{"seconds":0.3,"steps":3}`),
+			CancelAfter: 150 * time.Millisecond, LateWindow: time.Second},
+		"rpc_error": {Method: "tools/call", Params: toolParams(t, "fail", `{"rpc":true}`)},
+	}
+	names := make([]string, 0, len(cases))
+	for name := range cases {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			o := cases[name]
+			o.Target = stdioTarget(t, modern)
+			o.JSON = true
+			if o.LateWindow == 0 {
+				o.LateWindow = testLate
+			}
+			var stdout bytes.Buffer
+			Call(context.Background(), o, &stdout, io.Discard)
+			var v any
+			if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.MarshalIndent(shape(v), "", "  ")
+			golden(t, filepath.Join("testdata", "call_"+name+".shape.golden"), append(got, '\n'))
+		})
+	}
+}
+
+// shape replaces every value by its JSON type, keeping object keys, so the
+// golden files pin the structure and not the timings. result stays opaque:
+// it is the server's.
+func shape(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			if k == "result" && x != nil {
+				out[k] = "object (the server's result)"
+				continue
+			}
+			out[k] = shape(x)
+		}
+		return out
+	case []any:
+		if len(v) == 0 {
+			return []any{}
+		}
+		return []any{shape(v[0])}
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	case nil:
+		return nil
+	}
+	return "?"
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run go test -update if the change is intended):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}

@@ -1,0 +1,382 @@
+package check
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// configEntry is one server in a config file, in the union of the formats
+// inflight reads:
+//
+//   - Claude Desktop (claude_desktop_config.json) and Claude Code (.mcp.json):
+//     {"mcpServers": {NAME: {"command", "args", "env"} | {"type": "http", "url", "headers"}}}
+//   - Cursor (.cursor/mcp.json): {"mcpServers": {NAME: {"command", "args", "env", "envFile"} | {"url", "headers"}}}
+//   - VS Code (.vscode/mcp.json): {"servers": {NAME: {"type": "stdio", "command", "args", "env", "envFile", "cwd"} | {"type": "http", "url", "headers"}}, "inputs": […]}
+//     and the "mcp" object of VS Code's settings.json.
+//
+// A few spellings of other clients are accepted too (serverUrl, httpUrl).
+type configEntry struct {
+	Type      string            `json:"type"`
+	Command   string            `json:"command"`
+	Args      []json.RawMessage `json:"args"`
+	Env       map[string]any    `json:"env"`
+	EnvFile   string            `json:"envFile"`
+	Cwd       string            `json:"cwd"`
+	URL       string            `json:"url"`
+	ServerURL string            `json:"serverUrl"`
+	HTTPURL   string            `json:"httpUrl"`
+	Headers   map[string]any    `json:"headers"`
+	Disabled  bool              `json:"disabled"`
+}
+
+// configFile is the top level of the three formats.
+type configFile struct {
+	MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	Servers    map[string]json.RawMessage `json:"servers"`
+	MCP        *struct {
+		Servers map[string]json.RawMessage `json:"servers"`
+	} `json:"mcp"`
+}
+
+// LoadConfigFile reads the server called name from an MCP client config
+// file: the mcpServers JSON of Claude Desktop, Claude Code and Cursor, or the
+// servers JSON of VS Code (comments and trailing commas allowed, as VS Code
+// allows them). When name is "" and the file has exactly one server, that one
+// is used. An unknown or missing name is an error that lists the servers in
+// the file.
+//
+// Variables are expanded the way those clients do: ${env:NAME} and ${NAME}
+// (with ${NAME:-default}) from inflight's environment, ${workspaceFolder}
+// (the folder holding .vscode/ or .cursor/, else the file's folder) and
+// ${userHome}. VS Code's ${input:…} prompts cannot be answered by inflight:
+// the target then reports them in Validate unless flags override them.
+func LoadConfigFile(path, name string) (Target, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Target{}, fmt.Errorf("config file: %w", err)
+	}
+	var f configFile
+	if err := json.Unmarshal(stripJSONC(data), &f); err != nil {
+		return Target{}, fmt.Errorf("config file %s: %w", path, err)
+	}
+	servers, format := f.MCPServers, "mcpServers"
+	if servers == nil {
+		servers, format = f.Servers, "servers"
+	}
+	if servers == nil && f.MCP != nil {
+		servers, format = f.MCP.Servers, "mcp.servers"
+	}
+	if servers == nil {
+		return Target{}, fmt.Errorf(`config file %s has no "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code) object`, path)
+	}
+	names := make([]string, 0, len(servers))
+	for n := range servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if name == "" {
+		if len(names) == 1 {
+			name = names[0]
+		} else {
+			return Target{}, fmt.Errorf("config file %s has %s; choose one with --server NAME", path, listServers(names))
+		}
+	}
+	raw, ok := servers[name]
+	if !ok {
+		return Target{}, fmt.Errorf("config file %s has no server %q; it has %s", path, name, listServers(names))
+	}
+	var e configEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return Target{}, fmt.Errorf("config file %s: %s %q: %w", path, format, name, err)
+	}
+	t, err := e.target(newExpander(path))
+	if err != nil {
+		return Target{}, fmt.Errorf("config file %s: server %q: %w", path, name, err)
+	}
+	t.Name = name
+	return t, nil
+}
+
+func listServers(names []string) string {
+	switch len(names) {
+	case 0:
+		return "no servers"
+	case 1:
+		return fmt.Sprintf("one server: %q", names[0])
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return fmt.Sprintf("%d servers: %s", len(names), strings.Join(q, ", "))
+}
+
+// target turns an entry into a Target.
+func (e configEntry) target(x *expander) (Target, error) {
+	url := firstNonEmpty(e.URL, e.ServerURL, e.HTTPURL)
+	typ := strings.ToLower(e.Type)
+	switch typ {
+	case "", "stdio", "http", "streamable-http", "streamablehttp", "streamable_http":
+	case "sse":
+		return Target{}, errors.New(`"type": "sse" is the deprecated HTTP+SSE transport (2024-11-05), which inflight does not speak; point --url at the server's Streamable HTTP endpoint`)
+	default:
+		return Target{}, fmt.Errorf("unknown \"type\": %q (want stdio or http)", e.Type)
+	}
+	switch {
+	case e.Command != "" && url != "":
+		return Target{}, errors.New(`it has both "command" and "url"`)
+	case e.Command == "" && url == "":
+		return Target{}, errors.New(`it has neither "command" nor "url"`)
+	case typ == "stdio" && url != "":
+		return Target{}, errors.New(`"type": "stdio" with a "url"`)
+	case typ != "" && typ != "stdio" && e.Command != "":
+		return Target{}, fmt.Errorf(`"type": %q with a "command"`, e.Type)
+	}
+	var t Target
+	if url != "" {
+		t.URL = x.expand(url, "url")
+		if len(e.Headers) > 0 {
+			t.Headers = http.Header{}
+		}
+		for name, v := range e.Headers {
+			s, err := scalar(v)
+			if err != nil {
+				return Target{}, fmt.Errorf("header %q: %w", name, err)
+			}
+			t.Headers.Set(name, x.expand(s, "header "+http.CanonicalHeaderKey(name)))
+		}
+		t.unresolved = x.unresolved
+		return t, nil
+	}
+	t.Command = x.expand(e.Command, "command")
+	for i, a := range e.Args {
+		var v any
+		if err := json.Unmarshal(a, &v); err != nil {
+			return Target{}, fmt.Errorf("args[%d]: %w", i, err)
+		}
+		s, err := scalar(v)
+		if err != nil {
+			return Target{}, fmt.Errorf("args[%d]: %w", i, err)
+		}
+		t.Args = append(t.Args, x.expand(s, fmt.Sprintf("args[%d]", i)))
+	}
+	if e.EnvFile != "" {
+		file := x.expand(e.EnvFile, "envFile")
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(x.workspace, file)
+		}
+		vars, err := readEnvFile(file)
+		if err != nil {
+			return Target{}, err
+		}
+		t.Env = append(t.Env, vars...)
+	}
+	keys := make([]string, 0, len(e.Env))
+	for k := range e.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if e.Env[k] == nil {
+			continue // VS Code uses null to unset; inflight only adds
+		}
+		s, err := scalar(e.Env[k])
+		if err != nil {
+			return Target{}, fmt.Errorf("env %q: %w", k, err)
+		}
+		t.Env = setEnv(t.Env, k+"="+x.expand(s, "env "+k))
+	}
+	if e.Cwd != "" {
+		t.Dir = x.expand(e.Cwd, "cwd")
+		if !filepath.IsAbs(t.Dir) {
+			t.Dir = filepath.Join(x.workspace, t.Dir)
+		}
+	}
+	t.unresolved = x.unresolved
+	return t, nil
+}
+
+// scalar turns a JSON string, number or boolean into its text.
+func scalar(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	}
+	return "", fmt.Errorf("want a string, got %T", v)
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// expander expands the variables of a config file.
+type expander struct {
+	workspace  string
+	home       string
+	unresolved map[string]string
+}
+
+func newExpander(path string) *expander {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	dir := filepath.Dir(abs)
+	ws := dir
+	if b := filepath.Base(dir); b == ".vscode" || b == ".cursor" {
+		ws = filepath.Dir(dir)
+	}
+	home, _ := os.UserHomeDir()
+	return &expander{workspace: ws, home: home}
+}
+
+var varPattern = regexp.MustCompile(`\$\{([^}]*)\}`)
+
+// expand replaces the variables in s; where says which field s came from,
+// for the report of unresolved ${input:…} variables.
+func (x *expander) expand(s, where string) string {
+	return varPattern.ReplaceAllStringFunc(s, func(m string) string {
+		v := m[2 : len(m)-1]
+		switch {
+		case v == "workspaceFolder" || v == "workspaceRoot":
+			return x.workspace
+		case v == "userHome":
+			return x.home
+		case v == "pathSeparator" || v == "/":
+			return string(filepath.Separator)
+		case strings.HasPrefix(v, "env:"):
+			return os.Getenv(v[len("env:"):])
+		case strings.HasPrefix(v, "input:"):
+			if x.unresolved == nil {
+				x.unresolved = map[string]string{}
+			}
+			x.unresolved[where] = m
+			return m
+		}
+		// Claude Code's ${VAR} and ${VAR:-default}.
+		name, def, hasDef := strings.Cut(v, ":-")
+		if !isEnvName(name) {
+			return m
+		}
+		if val, ok := os.LookupEnv(name); ok && (val != "" || !hasDef) {
+			return val
+		}
+		return def
+	})
+}
+
+func isEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// readEnvFile reads a dotenv file: KEY=VALUE lines, # comments, optional
+// "export " prefixes and quotes around values.
+func readEnvFile(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("envFile: %w", err)
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !isEnvName(k) {
+			return nil, fmt.Errorf("envFile %s line %d: want KEY=VALUE", path, n)
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		}
+		out = setEnv(out, k+"="+v)
+	}
+	return out, sc.Err()
+}
+
+// stripJSONC removes // and /* */ comments and trailing commas, which VS
+// Code's JSON-with-comments files allow, leaving strings untouched.
+func stripJSONC(data []byte) []byte {
+	out := make([]byte, 0, len(data))
+	inString := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			out = append(out, c)
+			switch c {
+			case '\\':
+				if i+1 < len(data) {
+					i++
+					out = append(out, data[i])
+				}
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inString = true
+			out = append(out, c)
+		case c == '/' && i+1 < len(data) && data[i+1] == '/':
+			for i < len(data) && data[i] != '\n' {
+				i++
+			}
+			if i < len(data) {
+				out = append(out, '\n')
+			}
+		case c == '/' && i+1 < len(data) && data[i+1] == '*':
+			i += 2
+			for i+1 < len(data) && !(data[i] == '*' && data[i+1] == '/') {
+				i++
+			}
+			i++ // at the closing '/'
+		case c == ']' || c == '}':
+			// Drop a comma before the closing bracket (trailing comma).
+			j := len(out) - 1
+			for j >= 0 && isSpace(out[j]) {
+				j--
+			}
+			if j >= 0 && out[j] == ',' {
+				out = append(out[:j], out[j+1:]...)
+			}
+			out = append(out, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

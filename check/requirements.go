@@ -1,0 +1,103 @@
+package check
+
+// Levels of a requirement. A finding against a MUST fails (FAIL); against a
+// SHOULD it warns (WARN).
+const (
+	LevelMust   = "MUST"
+	LevelShould = "SHOULD"
+)
+
+// Statuses of a finding.
+const (
+	StatusPass = "PASS"
+	StatusWarn = "WARN"
+	StatusFail = "FAIL"
+)
+
+// IDs of the checks in the battery, stable for --json consumers.
+const (
+	CheckDiscover          = "discover"
+	CheckProgressIncreases = "progress.increasing"
+	CheckProgressStops     = "progress.none_after_response"
+	CheckCancelFinished    = "cancel.finished_request"
+	CheckCancelStops       = "cancel.progress_stops"
+	CheckCancelNoResponse  = "cancel.no_response"
+	CheckStreamClose       = "cancel.stream_close"
+	CheckCancelUnknown     = "cancel.unknown_id"
+	CheckCancelMalformed   = "cancel.malformed"
+	CheckServerCancel      = "server_cancel.listen_only"
+)
+
+// requirement is the spec text a check holds a server to.
+type requirement struct {
+	Title string
+	Level string
+	Quote string
+	Page  string
+}
+
+// Spec pages, as they are named in shared/spec (and on the MCP site under
+// /specification/).
+const (
+	pageVersioning      = "2026-07-28/basic/versioning.mdx"
+	pageCancelModern    = "2026-07-28/basic/patterns/cancellation.mdx"
+	pageCancelLegacy    = "2025-11-25/basic/utilities/cancellation.mdx"
+	pageProgressModern  = "2026-07-28/basic/patterns/progress.mdx"
+	pageProgressLegacy  = "2025-11-25/basic/utilities/progress.mdx"
+	pageStdioModern     = "2026-07-28/basic/transports/stdio.mdx"
+	pageStreamableHTTP  = "2026-07-28/basic/transports/streamable-http.mdx"
+	quoteNoMoreMessages = "Servers SHOULD stop work on a cancelled request as soon as practical and MUST NOT send any further messages for it."
+)
+
+// requirementFor returns what a check quotes, which depends on the era (the
+// legacy revision has its own pages and words) and, for the cancel itself,
+// on the transport.
+func requirementFor(id string, modern, http bool) requirement {
+	cancelPage, progressPage := pageCancelLegacy, pageProgressLegacy
+	if modern {
+		cancelPage, progressPage = pageCancelModern, pageProgressModern
+	}
+	switch id {
+	case CheckDiscover:
+		return requirement{"server/discover answers", LevelMust,
+			"Servers MUST implement server/discover.", pageVersioning}
+	case CheckProgressIncreases:
+		return requirement{"progress increases", LevelMust,
+			"The progress value MUST increase with each notification, even if the total is unknown.", progressPage}
+	case CheckProgressStops:
+		return requirement{"no progress after the response", LevelMust,
+			"Progress notifications MUST stop after completion", progressPage}
+	case CheckCancelFinished:
+		return requirement{"cancelling a finished request is harmless", LevelMust,
+			"Due to network latency, cancellation notifications may arrive after request processing has completed, and potentially after a response has already been sent. Both parties MUST handle these race conditions gracefully", cancelPage}
+	case CheckCancelStops:
+		if modern {
+			return requirement{"progress stops after the cancel", LevelMust, quoteNoMoreMessages, pageStdioModern}
+		}
+		return requirement{"progress stops after the cancel", LevelShould,
+			"Receivers of cancellation notifications SHOULD: Stop processing the cancelled request", cancelPage}
+	case CheckCancelNoResponse:
+		if modern {
+			return requirement{"no response after the cancel", LevelMust, quoteNoMoreMessages, pageStdioModern}
+		}
+		return requirement{"no response after the cancel", LevelShould,
+			"Receivers of cancellation notifications SHOULD: … Not send a response for the cancelled request", cancelPage}
+	case CheckStreamClose:
+		return requirement{"a closed stream cancels the request", LevelMust,
+			"Closing the SSE response stream MUST be treated by the server as cancellation of that request. … The server SHOULD stop work on the cancelled request as soon as practical and MUST NOT send any further messages for it.", pageStreamableHTTP}
+	case CheckCancelUnknown:
+		return requirement{"a cancel for an unknown ID is ignored", LevelShould,
+			"Invalid cancellation notifications SHOULD be ignored: Unknown request IDs", cancelPage}
+	case CheckCancelMalformed:
+		return requirement{"malformed cancels are ignored", LevelShould,
+			"Invalid cancellation notifications SHOULD be ignored: … Malformed notifications", cancelPage}
+	case CheckServerCancel:
+		if modern {
+			return requirement{"server cancels only listen requests", LevelMust,
+				"A server MUST send notifications/cancelled referencing a subscriptions/listen request ID when it tears down that subscription stream … Servers MUST NOT send notifications/cancelled for any other purpose.", pageCancelModern}
+		}
+		return requirement{"server cancels only its own requests", LevelMust,
+			"Cancellation notifications MUST only reference requests that: Were previously issued in the same direction; Are believed to still be in-progress", pageCancelLegacy}
+	}
+	panic("check: no requirement " + id)
+}

@@ -1,0 +1,295 @@
+// Package check holds inflight's headless runs: `inflight call` (one
+// scripted request followed to its end), `inflight check` (a cancellation
+// compliance battery for server authors) and `inflight replay` (a trace file
+// as a readable table), plus what they share with the TUI: the Target a
+// user names on the command line or in a config file.
+//
+// Each command is a function that takes its options and the writers for
+// stdout and stderr, and returns the process exit code, so that all of it
+// runs under tests without a process.
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"inflight/client"
+	"inflight/redact"
+)
+
+// Target is the server a command talks to: a stdio command, a Streamable
+// HTTP URL, or the embedded demo server.
+type Target struct {
+	// Command, Args, Env and Dir start a stdio server. Env holds KEY=VALUE
+	// entries added to inflight's own environment.
+	Command string
+	Args    []string
+	Env     []string
+	Dir     string
+
+	// URL is a Streamable HTTP endpoint; Headers go on every HTTP request.
+	URL     string
+	Headers http.Header
+
+	// Demo marks the embedded demo server. main resolves it to a Command
+	// that re-executes inflight as `inflight demo-server`; Demo stays set so
+	// that output can say which server it is.
+	Demo bool
+
+	// ProtocolVersion forces a protocol version, and with it the era; ""
+	// lets the client detect it.
+	ProtocolVersion string
+
+	// Name is the server's name in the config file it came from, if any.
+	Name string
+
+	// Pipes, when set, connects to an in-process stdio server instead of
+	// starting Command: every call opens one connection. Tests and the
+	// in-process demo use it.
+	Pipes func(ctx context.Context) (*client.Pipes, error)
+
+	// HTTPClient replaces the default HTTP client (tests).
+	HTTPClient *http.Client
+
+	// unresolved lists the ${input:…} variables of a VS Code config that
+	// inflight cannot prompt for, by the env key or header name holding
+	// them; Override clears the ones a flag replaces.
+	unresolved map[string]string
+}
+
+// IsHTTP reports whether the target is a Streamable HTTP endpoint.
+func (t Target) IsHTTP() bool { return t.URL != "" }
+
+// Validate reports a target that names no server, or two kinds at once, or
+// still holds config-file variables inflight could not resolve.
+func (t Target) Validate() error {
+	kinds := 0
+	if t.Command != "" || t.Demo {
+		kinds++
+	}
+	if t.URL != "" {
+		kinds++
+	}
+	if t.Pipes != nil && t.Command == "" && !t.Demo {
+		kinds++
+	}
+	switch {
+	case kinds == 0:
+		return errors.New("no server: give -- CMD ARGS…, --url URL or --config FILE --server NAME")
+	case kinds > 1:
+		return errors.New("give one server: a command, a URL or a config entry, not several")
+	}
+	if t.URL != "" {
+		u, err := url.Parse(t.URL)
+		if err != nil {
+			return fmt.Errorf("--url: %w", err)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return fmt.Errorf("--url %q: the scheme must be http or https", redact.New(nil, nil, t.URL).String(t.URL))
+		}
+		if len(t.Env) > 0 || t.Dir != "" {
+			return errors.New("--env and --cwd apply to a stdio command, not to a URL")
+		}
+	} else if len(t.Headers) > 0 {
+		return errors.New("-H applies to an HTTP URL, not to a stdio command")
+	}
+	if len(t.unresolved) > 0 {
+		var parts []string
+		for where, v := range t.unresolved {
+			parts = append(parts, fmt.Sprintf("%s uses %s", where, v))
+		}
+		sort.Strings(parts)
+		return fmt.Errorf("the config entry needs values only VS Code can prompt for (%s); give them with --env K=V or -H 'Name: value'",
+			strings.Join(parts, "; "))
+	}
+	return nil
+}
+
+// Override applies command-line flags over a target from a config file:
+// --env entries replace the file's values of the same keys, -H headers
+// replace headers of the same name, --cwd replaces cwd.
+func (t *Target) Override(env []string, headers http.Header, dir string) {
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		t.Env = setEnv(t.Env, kv)
+		delete(t.unresolved, "env "+k)
+	}
+	if len(headers) > 0 && t.Headers == nil {
+		t.Headers = http.Header{}
+	}
+	for name, vs := range headers {
+		t.Headers[http.CanonicalHeaderKey(name)] = append([]string(nil), vs...)
+		delete(t.unresolved, "header "+http.CanonicalHeaderKey(name))
+	}
+	if dir != "" {
+		t.Dir = dir
+	}
+}
+
+// setEnv sets KEY=VALUE in env, replacing an entry with the same key.
+func setEnv(env []string, kv string) []string {
+	k, _, _ := strings.Cut(kv, "=")
+	for i, e := range env {
+		if ek, _, _ := strings.Cut(e, "="); ek == k {
+			out := append([]string(nil), env...)
+			out[i] = kv
+			return out
+		}
+	}
+	return append(append([]string(nil), env...), kv)
+}
+
+// ParseHeader reads a -H 'Name: value' flag.
+func ParseHeader(s string) (name, value string, err error) {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.ContainsAny(name, " \t") {
+		return "", "", fmt.Errorf("header %q: want 'Name: value'", redactHeaderFlag(s))
+	}
+	return name, strings.TrimSpace(value), nil
+}
+
+// redactHeaderFlag shows a malformed -H flag in its error without its
+// value, which may be a secret: only the first word is kept.
+func redactHeaderFlag(s string) string {
+	name, _, ok := strings.Cut(s, ":")
+	if !ok {
+		fields := strings.Fields(s)
+		if len(fields) == 0 {
+			return s
+		}
+		name = fields[0]
+	}
+	if name == s {
+		return s
+	}
+	return strings.TrimSpace(name) + " …"
+}
+
+// ParseEnv reads a --env K=V flag.
+func ParseEnv(s string) (string, error) {
+	k, _, ok := strings.Cut(s, "=")
+	if !ok || k == "" || strings.ContainsAny(k, " \t") {
+		shown := s
+		if redact.IsSecretName(k) || !ok {
+			shown = k
+		}
+		return "", fmt.Errorf("--env %q: want KEY=VALUE", shown)
+	}
+	return s, nil
+}
+
+// Redactor returns the redactor for the target's secrets: its secret
+// headers, secret-named environment entries and URL credentials.
+func (t Target) Redactor() *redact.Redactor {
+	return redact.New(t.Headers, t.Env, t.URL)
+}
+
+// Describe is the target in one line for people, with secrets redacted.
+func (t Target) Describe() string {
+	red := t.Redactor()
+	var s string
+	switch {
+	case t.Demo:
+		s = "the embedded demo server (stdio)"
+	case t.URL != "":
+		s = red.String(t.URL)
+		if len(t.Headers) > 0 {
+			var hs []string
+			for name := range t.Headers {
+				hs = append(hs, name)
+			}
+			sort.Strings(hs)
+			rh := red.Header(t.Headers)
+			for i, name := range hs {
+				hs[i] = name + ": " + strings.Join(rh[name], ", ")
+			}
+			s += " (" + strings.Join(hs, "; ") + ")"
+		}
+	case t.Command != "":
+		s = strings.Join(append([]string{quoteArg(t.Command)}, quoteArgs(t.Args)...), " ")
+		s = red.String(s)
+	case t.Pipes != nil:
+		s = "an in-process stdio server"
+	default:
+		s = "no server"
+	}
+	if t.Name != "" {
+		s = fmt.Sprintf("%q: %s", t.Name, s)
+	}
+	return s
+}
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = quoteArg(a)
+	}
+	return out
+}
+
+func quoteArg(a string) string {
+	if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`") {
+		return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return a
+}
+
+// ClientConfig turns the target into a client configuration. Pipes targets
+// open their connection here, so call it once per connection.
+func (t Target) ClientConfig(ctx context.Context) (client.Config, error) {
+	return t.clientConfig(ctx, nil)
+}
+
+// clientConfig is ClientConfig with the stdio pipes given, for the check
+// battery, which opens them itself to share the server's stdin.
+func (t Target) clientConfig(ctx context.Context, pipes *client.Pipes) (client.Config, error) {
+	if err := t.Validate(); err != nil {
+		return client.Config{}, err
+	}
+	cfg := client.Config{ProtocolVersion: t.ProtocolVersion, HTTPClient: t.HTTPClient}
+	switch {
+	case pipes != nil:
+		cfg.Pipes = pipes
+	case t.URL != "":
+		cfg.URL = t.URL
+		cfg.Headers = t.Headers.Clone()
+	case t.Command != "":
+		cfg.Command = t.Command
+		cfg.Args = append([]string(nil), t.Args...)
+		cfg.Env = append([]string(nil), t.Env...)
+		cfg.Dir = t.Dir
+		if cfg.Dir != "" {
+			if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
+				return client.Config{}, fmt.Errorf("--cwd %q is not a directory", cfg.Dir)
+			}
+		}
+	case t.Pipes != nil:
+		p, err := t.Pipes(ctx)
+		if err != nil {
+			return client.Config{}, fmt.Errorf("connect to the in-process server: %w", err)
+		}
+		cfg.Pipes = p
+	}
+	return cfg, nil
+}
+
+// DemoTarget is the embedded demo server: inflight itself, re-executed as
+// `inflight demo-server`, spoken to over stdio.
+func DemoTarget() (Target, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return Target{}, fmt.Errorf("find inflight's own executable to start the demo server: %w", err)
+	}
+	if abs, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = abs
+	}
+	return Target{Command: exe, Args: []string{"demo-server"}, Demo: true}, nil
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+
+	"inflight/check"
+	"inflight/client"
+	"inflight/redact"
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/trace"
+	"inflight/ui"
+	"inflight/wire"
+)
+
+// runInteractive opens the TUI on the target. It returns the process exit
+// code: 0 after a normal quit, 1 when the UI failed, 2 for a bad target.
+func runInteractive(ctx context.Context, target check.Target, opts InteractiveOptions) int {
+	errOut := opts.Stderr
+	if errOut == nil {
+		errOut = os.Stderr
+	}
+	red := target.Redactor()
+	fail := func(code int, err error) int {
+		fmt.Fprintf(errOut, "inflight: %s\n", termsafe.Line(red.Error(err)))
+		return code
+	}
+	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
+		return fail(check.ExitUsage, errors.New("the interactive view needs a terminal; for scripts use `inflight call` or `inflight check`"))
+	}
+	cfg, err := target.ClientConfig(ctx)
+	if err != nil {
+		return fail(check.ExitUsage, err)
+	}
+	if opts.LateWindow > 0 {
+		cfg.LateWindow = opts.LateWindow
+	}
+	var calls []ui.Call
+	for _, c := range opts.Calls {
+		_, params, err := ParseCallFlag(c)
+		if err != nil {
+			return fail(check.ExitUsage, err)
+		}
+		calls = append(calls, ui.Call{Method: wire.MethodToolsCall, Params: params})
+	}
+	trackerCfg := session.DefaultConfig()
+	if opts.Timeout > 0 {
+		trackerCfg.DefaultTimeout = opts.Timeout
+	}
+	if opts.MaxTimeout > 0 {
+		trackerCfg.MaxTimeout = opts.MaxTimeout
+	}
+	reset := opts.ResetOnProgress
+	trackerCfg.ResetOnProgress = &reset
+	if opts.LateWindow > 0 {
+		trackerCfg.LateWindow = opts.LateWindow
+	}
+	transport := "stdio"
+	if target.IsHTTP() {
+		transport = "http"
+	}
+	m, err := ui.New(ui.Options{
+		Target:    target.Describe(),
+		Transport: transport,
+		// Every dial is a new connection; for stdio that restarts the
+		// server, which is how R reconnects after the server died.
+		Dial: func() (ui.Client, error) {
+			c, err := client.New(cfg)
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		},
+		Tracker: trackerCfg,
+		Calls:   calls,
+		Export: func(path string, snap ui.Snapshot) error {
+			return writeTrace(path, snap, red)
+		},
+		Redact: red.String,
+		Dark:   true,
+	})
+	if err != nil {
+		return fail(check.ExitUsage, err)
+	}
+	p := tea.NewProgram(m, tea.WithContext(ctx))
+	_, runErr := p.Run()
+	// Whatever ended the program — a quit, Ctrl+C, a panic inside the UI
+	// (Bubble Tea restores the terminal and reports it) — the connection
+	// is closed, which stops a stdio server's process.
+	if c := m.Conn(); c != nil {
+		_ = c.Close()
+	}
+	switch {
+	case runErr == nil, errors.Is(runErr, tea.ErrInterrupted), errors.Is(runErr, context.Canceled):
+		return 0
+	default:
+		return fail(1, runErr)
+	}
+}
+
+// writeTrace saves the TUI's protocol log as a trace file (key e).
+func writeTrace(path string, snap ui.Snapshot, red *redact.Redactor) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	w := trace.NewWriter(f, snap.Start, red)
+	for _, e := range snap.Entries {
+		if err := w.Write(trace.FromLogEntry(e, trace.Millis(e.Time.Sub(snap.Start)))); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

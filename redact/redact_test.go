@@ -1,0 +1,164 @@
+package redact
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestIsSecretName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Authorization":       true,
+		"authorization":       true,
+		"Proxy-Authorization": true,
+		"Cookie":              true,
+		"X-Api-Key":           true,
+		"X-API-KEY":           true,
+		"GITHUB_TOKEN":        true,
+		"client_secret":       true,
+		"X-Auth-Token":        true,
+		"Keycloak-Realm":      true, // contains "key": better safe than sorry
+		"Accept":              false,
+		"User-Agent":          false,
+		"X-Request-Id":        false,
+		"PATH":                false,
+	} {
+		if got := IsSecretName(name); got != want {
+			t.Errorf("IsSecretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func testRedactor() *Redactor {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer sk-live-abcdef123456")
+	h.Set("X-Api-Key", `key"with\quote`)
+	h.Set("Cookie", "session=s3ss10nvalue; theme=dk")
+	h.Set("Accept", "application/json")
+	return New(h, []string{"GITHUB_TOKEN=ghp_0123456789", "PATH=/usr/bin", "EMPTY_KEY="}, "https://user:p%40ss@example.com/mcp?api_key=qk123456&mode=fast")
+}
+
+func TestString(t *testing.T) {
+	r := testRedactor()
+	for _, tc := range []struct{ in, want string }{
+		{"plain text", "plain text"},
+		{"Authorization: Bearer sk-live-abcdef123456", "Authorization: [redacted]"},
+		{"token sk-live-abcdef123456 echoed", "token [redacted] echoed"},
+		{"the cookie s3ss10nvalue leaked", "the cookie [redacted] leaked"},
+		{"theme=dk stays (too short to redact alone)", "theme=dk stays (too short to redact alone)"},
+		{"env ghp_0123456789", "env [redacted]"},
+		{"PATH /usr/bin is not secret", "PATH /usr/bin is not secret"},
+		{`raw key"with\quote`, "raw [redacted]"},
+		{`json "key\"with\\quote"`, `json "[redacted]"`},
+		{"query qk123456", "query [redacted]"},
+		{"password p@ss and p%40ss", "password [redacted] and [redacted]"},
+		{"twice sk-live-abcdef123456 sk-live-abcdef123456", "twice [redacted] [redacted]"},
+	} {
+		if got := r.String(tc.in); got != tc.want {
+			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestBytesKeepsJSONValid(t *testing.T) {
+	r := testRedactor()
+	msg := map[string]any{"error": map[string]any{"message": `bad key key"with\quote and Bearer sk-live-abcdef123456`}}
+	raw, _ := json.Marshal(msg)
+	out := r.Bytes(raw)
+	if !json.Valid(out) {
+		t.Fatalf("redacted JSON is invalid: %s", out)
+	}
+	if strings.Contains(string(out), "sk-live") || strings.Contains(string(out), "quote") {
+		t.Fatalf("secret survived: %s", out)
+	}
+	clean := []byte(`{"ok":true}`)
+	if got := r.Bytes(clean); &got[0] != &clean[0] {
+		t.Error("Bytes copied a slice with nothing to redact")
+	}
+	if string(raw) == string(out) {
+		t.Error("Bytes modified nothing")
+	}
+}
+
+func TestBytesDoesNotModifyInput(t *testing.T) {
+	r := testRedactor()
+	in := []byte("x sk-live-abcdef123456 y")
+	orig := string(in)
+	_ = r.Bytes(in)
+	if string(in) != orig {
+		t.Fatalf("input modified: %q", in)
+	}
+}
+
+func TestHeader(t *testing.T) {
+	r := testRedactor()
+	h := http.Header{}
+	h.Set("Authorization", "Bearer sk-live-abcdef123456")
+	h.Set("X-Custom-Token", "whatever-it-is")
+	h.Set("Accept", "application/json")
+	h.Set("X-Echo", "saw sk-live-abcdef123456")
+	got := r.Header(h)
+	want := map[string]string{
+		"Authorization":  Placeholder,
+		"X-Custom-Token": Placeholder,
+		"Accept":         "application/json",
+		"X-Echo":         "saw " + Placeholder,
+	}
+	for k, v := range want {
+		if got.Get(k) != v {
+			t.Errorf("Header[%s] = %q, want %q", k, got.Get(k), v)
+		}
+	}
+	if h.Get("Authorization") != "Bearer sk-live-abcdef123456" {
+		t.Error("Header modified its input")
+	}
+}
+
+func TestEnvAndError(t *testing.T) {
+	r := testRedactor()
+	got := r.Env([]string{"GITHUB_TOKEN=ghp_0123456789", "MY_SECRET=x", "HOME=/root"})
+	want := []string{"GITHUB_TOKEN=[redacted]", "MY_SECRET=[redacted]", "HOME=/root"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Env = %v, want %v", got, want)
+	}
+	err := fmt.Errorf("connect: %w", errors.New("401 for Bearer sk-live-abcdef123456"))
+	if got := r.Error(err); got != "connect: 401 for [redacted]" {
+		t.Errorf("Error = %q", got)
+	}
+	if r.Error(nil) != "" {
+		t.Error("Error(nil) is not empty")
+	}
+}
+
+func TestNilAndEmpty(t *testing.T) {
+	var r *Redactor
+	if r.String("a") != "a" || string(r.Bytes([]byte("b"))) != "b" || !r.Empty() {
+		t.Error("nil Redactor changed something")
+	}
+	e := New(nil, nil, "")
+	if !e.Empty() || e.String("Bearer x") != "Bearer x" {
+		t.Error("empty Redactor changed something")
+	}
+	if r.Header(nil) != nil {
+		t.Error("Header(nil) is not nil")
+	}
+}
+
+// A secret that contains another must be replaced whole, not leave the
+// rest of the longer one behind.
+func TestLongestFirst(t *testing.T) {
+	var b Builder
+	b.AddValue("abcd")
+	b.AddValue("abcdefgh")
+	r := b.Build()
+	if got := r.String("x abcdefgh y abcd"); got != "x [redacted] y [redacted]" {
+		t.Errorf("got %q", got)
+	}
+}

@@ -1,0 +1,163 @@
+// Package trace is inflight's trace file format: JSON Lines, one event a
+// line, written by `inflight call --trace`, `inflight check --trace` and the
+// TUI's export key, and read back by `inflight replay`.
+//
+// Every line has "ms" (milliseconds since the trace started) and "dir"
+// ("out" for what inflight sent, "in" for what the server sent, "local" for
+// what inflight observed or decided), and either "msg" — the JSON-RPC
+// message exactly as sent or received — or "event", the name of something
+// that is not a message (stream_opened, stream_closed, http_status, stderr,
+// state, violation, …). "id" is the JSON-RPC request the line concerns, when
+// there is one. Other fields describe the event; see Record.
+//
+// Secrets never reach a trace: every string and every message goes through
+// a redact.Redactor on the way out.
+package trace
+
+import (
+	"encoding/json"
+
+	"inflight/wire"
+)
+
+// Directions.
+const (
+	DirOut   = "out"
+	DirIn    = "in"
+	DirLocal = "local"
+)
+
+// Event names of lines without a message. Most are the client's event
+// kinds (client.EventKind.String()); the last ones are the tracker's.
+const (
+	EventMalformed       = "malformed"
+	EventCancelSent      = "cancel_sent"
+	EventStreamOpened    = "stream_opened"
+	EventStreamClosed    = "stream_closed"
+	EventHTTPStatus      = "http_status"
+	EventStderr          = "stderr"
+	EventRequestFailed   = "request_failed"
+	EventConnected       = "connected"
+	EventNote            = "note"
+	EventTransportClosed = "transport_closed"
+	// EventState: a request changed state in the tracker (State, From).
+	EventState = "state"
+	// EventViolation: the tracker recorded a protocol violation (Code,
+	// Text holds the detail).
+	EventViolation = "violation"
+	// EventFinding: a check battery finding (Code is the check's ID,
+	// Status its PASS/WARN/FAIL, Text its detail).
+	EventFinding = "finding"
+)
+
+// Record is one line of a trace. Fields that do not apply are omitted.
+type Record struct {
+	// MS is the time since the trace started, in milliseconds (with
+	// microsecond precision).
+	MS float64 `json:"ms"`
+	// Dir is "out", "in" or "local".
+	Dir string `json:"dir"`
+	// ID is the JSON-RPC request the line concerns.
+	ID *wire.ID `json:"id,omitempty"`
+	// Msg is the JSON-RPC message as sent or received. It is the exact
+	// bytes unless they spanned several lines (an SSE event's data may), in
+	// which case they were compacted and Compacted is set.
+	Msg       json.RawMessage `json:"msg,omitempty"`
+	Compacted bool            `json:"compacted,omitempty"`
+	// Event names a line that carries no message.
+	Event string `json:"event,omitempty"`
+	// Internal marks the client's own housekeeping traffic (era probe,
+	// initialize, answers to server pings).
+	Internal bool `json:"internal,omitempty"`
+
+	// Raw holds bytes that were not a valid JSON-RPC message (malformed).
+	Raw string `json:"raw,omitempty"`
+	// Truncated counts bytes dropped from Raw, Msg or Text to bound memory.
+	Truncated int `json:"truncated,omitempty"`
+	// Text is a stderr line, note, HTTP status text or violation detail.
+	Text string `json:"text,omitempty"`
+	// Error is the error of a failure or closure.
+	Error string `json:"error,omitempty"`
+	// Status and ContentType describe an HTTP exchange.
+	Status      int    `json:"status,omitempty"`
+	ContentType string `json:"contentType,omitempty"`
+	// Signal and Reason describe a cancel_sent.
+	Signal string `json:"signal,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// ByClient: a stream_closed inflight closed itself.
+	ByClient bool `json:"byClient,omitempty"`
+	// Lost: a request_failed whose request is lost rather than rejected.
+	Lost bool `json:"lost,omitempty"`
+	// State and From describe a state change; Method and Target the
+	// request, on its first state line.
+	State  string `json:"state,omitempty"`
+	From   string `json:"from,omitempty"`
+	Method string `json:"method,omitempty"`
+	Target string `json:"target,omitempty"`
+	// Code is a violation code or a check ID; Status a finding's
+	// PASS/WARN/FAIL (in CheckStatus, since Status is HTTP's).
+	Code        string `json:"code,omitempty"`
+	CheckStatus string `json:"checkStatus,omitempty"`
+	// Connection details of a connected line.
+	Transport       string `json:"transport,omitempty"`
+	Era             string `json:"era,omitempty"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	Server          string `json:"server,omitempty"`
+	SessionID       string `json:"sessionId,omitempty"`
+	// Violation is the code of a violation the line's message caused
+	// (traces exported from the tracker's protocol log).
+	Violation string `json:"violation,omitempty"`
+}
+
+// Message decodes the record's message, if it has one.
+func (r *Record) Message() (wire.Message, bool) {
+	if len(r.Msg) == 0 {
+		return wire.Message{}, false
+	}
+	m, err := wire.Decode(r.Msg)
+	return m, err == nil
+}
+
+// RequestID is the request the line concerns: its ID field, or for a
+// progress notification its token (inflight's progress tokens are its
+// request IDs), or for a notifications/cancelled the ID it names.
+func (r *Record) RequestID() (wire.ID, bool) {
+	if r.ID != nil && !r.ID.IsZero() {
+		return *r.ID, true
+	}
+	m, ok := r.Message()
+	if !ok {
+		return wire.ID{}, false
+	}
+	// Requests the server sends, and inflight's answers to them, carry IDs
+	// from the server's own namespace: they name none of inflight's requests.
+	if (r.Dir == DirIn && m.Kind == wire.KindRequest) || (r.Dir == DirOut && m.IsResponse()) {
+		return wire.ID{}, false
+	}
+	if id, ok := messageID(m); ok {
+		return id, true
+	}
+	return wire.ID{}, false
+}
+
+// messageID finds the request a message concerns.
+func messageID(m wire.Message) (wire.ID, bool) {
+	switch m.Kind {
+	case wire.KindRequest, wire.KindResult, wire.KindError:
+		if !m.ID.IsZero() && m.ID != wire.NullID {
+			return m.ID, true
+		}
+	case wire.KindNotification:
+		switch m.Method {
+		case wire.NotifyProgress:
+			if p, err := wire.DecodeProgress(m.Params); err == nil {
+				return p.Token, true
+			}
+		case wire.NotifyCancelled:
+			if c, err := wire.DecodeCancelled(m.Params); err == nil {
+				return c.RequestID, true
+			}
+		}
+	}
+	return wire.ID{}, false
+}

@@ -1,0 +1,272 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"inflight/client"
+	"inflight/redact"
+	"inflight/session"
+	"inflight/wire"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var t0 = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+func received(ms int, raw string, owner wire.ID) client.Event {
+	m, err := wire.Decode([]byte(raw))
+	if err != nil {
+		panic(err)
+	}
+	return client.Event{Kind: client.EventReceived, Time: at(ms), Raw: []byte(raw), Msg: m, RequestID: owner}
+}
+
+func sent(ms int, raw string, internal bool) client.Event {
+	m, err := wire.Decode([]byte(raw))
+	if err != nil {
+		panic(err)
+	}
+	ev := client.Event{Kind: client.EventSent, Time: at(ms), Raw: []byte(raw), Msg: m, Internal: internal}
+	if m.Kind == wire.KindRequest {
+		ev.RequestID = m.ID
+	}
+	return ev
+}
+
+// decodeLines parses every line a Writer produced, checking each is one
+// JSON object.
+func decodeLines(t *testing.T, data []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d is not a JSON object: %v\n%s", i+1, err, line)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestFromEvent(t *testing.T) {
+	one := wire.IntID(1)
+	info := &client.ConnInfo{Transport: client.TransportHTTP, Era: client.EraLegacy, ProtocolVersion: "2025-11-25",
+		ServerName: "demo", ServerVersion: "1.0", SessionID: "s-1"}
+	cases := []struct {
+		name string
+		ev   client.Event
+		want string // the record as JSON
+	}{
+		{"request", sent(1, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`, false),
+			`{"ms":1,"dir":"out","id":1,"msg":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}}`},
+		{"stdio progress takes its token as id", received(2, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`, wire.ID{}),
+			`{"ms":2,"dir":"in","id":1,"msg":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}}`},
+		{"response", received(3, `{"jsonrpc":"2.0","id":1,"result":{}}`, one),
+			`{"ms":3,"dir":"in","id":1,"msg":{"jsonrpc":"2.0","id":1,"result":{}}}`},
+		{"server request has no inflight id", received(4, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, wire.ID{}),
+			`{"ms":4,"dir":"in","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}`},
+		{"multi-line SSE data is compacted", received(5, "{\"jsonrpc\":\"2.0\",\n\"id\":1,\n\"result\":{}}", one),
+			`{"ms":5,"dir":"in","id":1,"msg":{"jsonrpc":"2.0","id":1,"result":{}},"compacted":true}`},
+		{"malformed", client.Event{Kind: client.EventMalformed, Time: at(6), Raw: []byte("hello"), Err: errors.New("not JSON")},
+			`{"ms":6,"dir":"in","event":"malformed","raw":"hello","error":"not JSON"}`},
+		{"cancel sent", client.Event{Kind: client.EventCancelSent, Time: at(7), RequestID: one, Signal: client.SignalStreamClosed, Reason: "user"},
+			`{"ms":7,"dir":"out","id":1,"event":"cancel_sent","signal":"stream_closed","reason":"user"}`},
+		{"stream opened", client.Event{Kind: client.EventStreamOpened, Time: at(8), RequestID: one, Status: 200, ContentType: "text/event-stream"},
+			`{"ms":8,"dir":"local","id":1,"event":"stream_opened","status":200,"contentType":"text/event-stream"}`},
+		{"stream closed", client.Event{Kind: client.EventStreamClosed, Time: at(9), RequestID: one, ByClient: true},
+			`{"ms":9,"dir":"local","id":1,"event":"stream_closed","byClient":true}`},
+		{"stderr", client.Event{Kind: client.EventStderr, Time: at(10), Text: "log line", Truncated: 1},
+			`{"ms":10,"dir":"in","event":"stderr","text":"log line"}`},
+		{"request failed", client.Event{Kind: client.EventRequestFailed, Time: at(11), RequestID: one, Err: errors.New("HTTP 500"), LostConnection: true},
+			`{"ms":11,"dir":"local","id":1,"event":"request_failed","lost":true,"error":"HTTP 500"}`},
+		{"connected", client.Event{Kind: client.EventConnected, Time: at(12), Info: info},
+			`{"ms":12,"dir":"local","event":"connected","transport":"http","era":"legacy","protocolVersion":"2025-11-25","server":"demo 1.0","sessionId":"s-1"}`},
+		{"http status of a probe is internal", client.Event{Kind: client.EventHTTPStatus, Time: at(13), RequestID: wire.StringID("inflight-1"), Status: 400, Text: "400 Bad Request"},
+			`{"ms":13,"dir":"local","id":"inflight-1","event":"http_status","internal":true,"text":"400 Bad Request","status":400}`},
+		{"transport closed", client.Event{Kind: client.EventTransportClosed, Time: at(14), Err: errors.New("exit 1")},
+			`{"ms":14,"dir":"local","event":"transport_closed","error":"exit 1"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			w := NewWriter(&buf, t0, nil)
+			if err := w.Event(tc.ev); err != nil {
+				t.Fatal(err)
+			}
+			w.Flush()
+			got := decodeLines(t, buf.Bytes())[0]
+			var want map[string]any
+			if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			gb, _ := json.Marshal(got)
+			wb, _ := json.Marshal(want)
+			if string(gb) != string(wb) {
+				t.Errorf("got  %s\nwant %s", gb, wb)
+			}
+		})
+	}
+}
+
+// A message is written byte for byte as it was on the wire.
+func TestMessageKeptExactly(t *testing.T) {
+	raw := `{"id":1, "jsonrpc":"2.0" ,"result":{"b":1,"a":[ 1.0 ]}}`
+	var buf bytes.Buffer
+	w := NewWriter(&buf, t0, nil)
+	w.Event(received(1, raw, wire.IntID(1)))
+	w.Flush()
+	if !strings.Contains(buf.String(), `"msg":`+raw) {
+		t.Errorf("message not kept exactly:\n%s", buf.String())
+	}
+}
+
+func TestRedaction(t *testing.T) {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer tok-SECRET-123")
+	h.Set("X-Api-Key", "k3y-value")
+	red := redact.New(h, nil, "")
+	var buf bytes.Buffer
+	w := NewWriter(&buf, t0, red)
+	w.Event(received(1, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"bad token tok-SECRET-123"}}`, wire.IntID(1)))
+	w.Event(client.Event{Kind: client.EventStderr, Time: at(2), Text: "auth header Bearer tok-SECRET-123"})
+	w.Event(client.Event{Kind: client.EventRequestFailed, Time: at(3), RequestID: wire.IntID(2), Err: errors.New("HTTP 401: key k3y-value refused")})
+	w.Event(client.Event{Kind: client.EventMalformed, Time: at(4), Raw: []byte("k3y-value{")})
+	// A secret outside any JSON string: the message is kept as raw text.
+	w.Event(received(5, `{"jsonrpc":"2.0","id":3,"result":{"n":123456789}}`, wire.IntID(3)))
+	w.Flush()
+	out := buf.String()
+	if strings.Contains(out, "tok-SECRET") || strings.Contains(out, "k3y-value") {
+		t.Fatalf("secret in trace:\n%s", out)
+	}
+	lines := decodeLines(t, buf.Bytes())
+	if msg, ok := lines[0]["msg"].(map[string]any); !ok || !strings.Contains(msg["error"].(map[string]any)["message"].(string), redact.Placeholder) {
+		t.Errorf("redacted message: %v", lines[0])
+	}
+	if !strings.Contains(lines[2]["error"].(string), redact.Placeholder) {
+		t.Errorf("redacted error: %v", lines[2])
+	}
+
+	var b redact.Builder
+	b.AddValue("123456789")
+	buf.Reset()
+	w = NewWriter(&buf, t0, b.Build())
+	w.Event(received(5, `{"jsonrpc":"2.0","id":3,"result":{"n":123456789}}`, wire.IntID(3)))
+	w.Flush()
+	rec := decodeLines(t, buf.Bytes())[0]
+	if rec["msg"] != nil || rec["event"] != "message" || !strings.Contains(rec["raw"].(string), redact.Placeholder) {
+		t.Errorf("secret outside a string: %v", rec)
+	}
+}
+
+func TestStateAndViolation(t *testing.T) {
+	tr := session.NewTracker(session.Config{})
+	r := tr.Begin("tools/call", json.RawMessage(`{"name":"slow"}`), session.RequestOptions{}, t0)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, t0, nil)
+	w.State(t0, r, r.State)
+	tr.RequestCancel(r.ID, "user asked", session.CauseUser, at(5))
+	w.State(at(5), r, session.StatePending)
+	w.Violation(session.Violation{Code: "duplicate_response", Detail: "again", RequestID: r.ID, Time: at(6)})
+	w.Flush()
+	lines := decodeLines(t, buf.Bytes())
+	if lines[0]["state"] != "pending" || lines[0]["from"] != nil || lines[0]["method"] != "tools/call" || lines[0]["target"] != "slow" {
+		t.Errorf("first state: %v", lines[0])
+	}
+	if lines[1]["state"] != "cancel_requested" || lines[1]["from"] != "pending" || lines[1]["reason"] != "user asked" || lines[1]["ms"] != 5.0 {
+		t.Errorf("cancel state: %v", lines[1])
+	}
+	if lines[2]["event"] != "violation" || lines[2]["code"] != "duplicate_response" || lines[2]["id"] != 1.0 {
+		t.Errorf("violation: %v", lines[2])
+	}
+}
+
+// WriteLog exports a tracker's protocol log, which is how the TUI saves a
+// session; it reads back as the same events.
+func TestWriteLogRoundTrip(t *testing.T) {
+	tr := session.NewTracker(session.Config{LogEntryBytes: 200})
+	tr.Apply(client.Event{Kind: client.EventConnected, Time: at(1), Info: &client.ConnInfo{Transport: client.TransportStdio, Era: client.EraModern, ProtocolVersion: wire.VersionModern}})
+	r := tr.Begin("tools/call", json.RawMessage(`{"name":"slow"}`), session.RequestOptions{}, at(2))
+	tr.Apply(sent(2, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}`, false))
+	tr.Apply(received(3, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`, wire.ID{}))
+	tr.Apply(received(4, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`, wire.ID{}))
+	tr.RequestCancel(r.ID, "user", session.CauseUser, at(5))
+	tr.Apply(sent(5, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}`, true))
+	tr.Apply(client.Event{Kind: client.EventCancelSent, Time: at(5), RequestID: r.ID, Signal: client.SignalNotification, Reason: "user"})
+	big := `{"jsonrpc":"2.0","id":1,"result":{"text":"` + strings.Repeat("x", 300) + `"}}`
+	tr.Apply(received(6, big, wire.IntID(1)))
+
+	var buf bytes.Buffer
+	if err := WriteLog(&buf, tr.Log(), t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	recs, bad, err := ReadAll(&buf)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("read back: %v %v", err, bad)
+	}
+	if len(recs) != tr.Log().Len() {
+		t.Fatalf("%d records for %d log entries", len(recs), tr.Log().Len())
+	}
+	if recs[0].Event != EventConnected || recs[0].MS != 1 {
+		t.Errorf("first: %+v", recs[0])
+	}
+	if id, ok := recs[2].RequestID(); !ok || id != wire.IntID(1) {
+		t.Errorf("progress not attributed to request 1: %+v", recs[2])
+	}
+	if recs[3].Violation != session.ViolationProgressNotIncreasing {
+		t.Errorf("violation not marked: %+v", recs[3])
+	}
+	if recs[4].Dir != DirOut || recs[4].Internal {
+		t.Errorf("cancel notification: %+v", recs[4])
+	}
+	if recs[5].Event != EventCancelSent || recs[5].Signal != "notifications/cancelled" || recs[5].Reason != "user" {
+		t.Errorf("cancel sent: %+v", recs[5])
+	}
+	last := recs[len(recs)-1]
+	if last.Msg != nil || last.Raw == "" || last.Truncated == 0 || last.Event != "received" {
+		t.Errorf("clipped message: %+v", last)
+	}
+}
+
+func TestReaderSkipsBadLines(t *testing.T) {
+	in := strings.Join([]string{
+		`{"ms":1,"dir":"out","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}`,
+		``,
+		`not json`,
+		`{"ms":2,"dir":"sideways","event":"note"}`,
+		`{"ms":3,"dir":"local"}`,
+		`{"ms":4,"dir":"local","event":"note","text":"ok","future":"field"}`,
+	}, "\n")
+	recs, bad, err := ReadAll(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[1].Text != "ok" {
+		t.Errorf("records: %+v", recs)
+	}
+	if len(bad) != 3 || bad[0].Line != 3 || bad[1].Line != 4 || bad[2].Line != 5 {
+		t.Errorf("bad lines: %v", bad)
+	}
+}
+
+func FuzzReadAll(f *testing.F) {
+	f.Add([]byte(`{"ms":1,"dir":"in","id":1,"msg":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}}`))
+	f.Add([]byte(`{"ms":2,"dir":"out","msg":{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}}` + "\n{\"ms\":3}"))
+	f.Add([]byte("\x00\n{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, _, _ := ReadAll(bytes.NewReader(data))
+		for i := range recs {
+			recs[i].RequestID()
+			recs[i].Message()
+		}
+	})
+}

@@ -1,0 +1,333 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"inflight/client"
+	"inflight/redact"
+	"inflight/session"
+	"inflight/wire"
+)
+
+// Writer writes a trace, one Record a line. It is safe for concurrent use;
+// the first write error sticks and is returned by every later call.
+type Writer struct {
+	mu    sync.Mutex
+	bw    *bufio.Writer
+	buf   bytes.Buffer
+	enc   *json.Encoder
+	start time.Time
+	red   *redact.Redactor
+	err   error
+}
+
+// NewWriter returns a Writer whose "ms" count from start and which passes
+// every string and message through red (nil redacts nothing).
+func NewWriter(w io.Writer, start time.Time, red *redact.Redactor) *Writer {
+	tw := &Writer{bw: bufio.NewWriterSize(w, 64<<10), start: start, red: red}
+	tw.enc = json.NewEncoder(&tw.buf)
+	// HTML escaping would rewrite <, > and & in the strings this package
+	// writes: harmless, but noise in a file people read.
+	tw.enc.SetEscapeHTML(false)
+	return tw
+}
+
+// Since converts an instant to the trace's "ms".
+func (w *Writer) Since(t time.Time) float64 { return Millis(t.Sub(w.start)) }
+
+// Millis converts a duration to milliseconds with microsecond precision.
+func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Write writes one record after redacting its strings and message.
+//
+// The message goes last on the line, spliced in byte for byte:
+// encoding/json would compact it (and re-escape it), and a trace must show
+// the message exactly as it was on the wire.
+func (w *Writer) Write(rec Record) error {
+	redactRecord(&rec, w.red)
+	msg := rec.Msg
+	rec.Msg = nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.buf.Reset()
+	if err := w.enc.Encode(&rec); err != nil {
+		w.err = fmt.Errorf("write trace: %w", err)
+		return w.err
+	}
+	line := bytes.TrimRight(w.buf.Bytes(), "\n")
+	if len(msg) > 0 {
+		line = append(line[:len(line)-1], `,"msg":`...)
+		line = append(line, msg...)
+		line = append(line, '}')
+	}
+	line = append(line, '\n')
+	if _, err := w.bw.Write(line); err != nil {
+		w.err = fmt.Errorf("write trace: %w", err)
+	}
+	return w.err
+}
+
+// Flush writes buffered lines to the underlying writer.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.err = fmt.Errorf("write trace: %w", err)
+	}
+	return w.err
+}
+
+// Event writes one client event.
+func (w *Writer) Event(ev client.Event) error {
+	return w.Write(FromEvent(ev, w.Since(ev.Time)))
+}
+
+// State writes a request's change of state in the tracker. The request's
+// method and target go on the line too, so that a reader learns what the
+// request was even when its "out" line is missing.
+func (w *Writer) State(at time.Time, r *session.Request, from session.State) error {
+	id := r.ID
+	rec := Record{MS: w.Since(at), Dir: DirLocal, Event: EventState, ID: &id, State: r.State.String(),
+		Method: r.Method, Target: r.Target}
+	if from != r.State {
+		rec.From = from.String()
+	}
+	switch {
+	case r.LocalError != "":
+		rec.Error = r.LocalError
+	case r.Cancel != nil && r.State == session.StateCancelRequested:
+		rec.Reason = r.Cancel.Reason
+	}
+	return w.Write(rec)
+}
+
+// Violation writes a protocol violation the tracker recorded.
+func (w *Writer) Violation(v session.Violation) error {
+	rec := Record{MS: w.Since(v.Time), Dir: DirLocal, Event: EventViolation, Code: v.Code, Text: v.Detail}
+	if !v.RequestID.IsZero() {
+		id := v.RequestID
+		rec.ID = &id
+	}
+	return w.Write(rec)
+}
+
+// FromEvent converts a client event to a record at ms.
+func FromEvent(ev client.Event, ms float64) Record {
+	rec := Record{MS: ms, Dir: direction(ev.Kind), Internal: ev.Internal || isClientID(ev.RequestID), Truncated: ev.Truncated}
+	if !ev.RequestID.IsZero() {
+		id := ev.RequestID
+		rec.ID = &id
+	}
+	switch ev.Kind {
+	case client.EventSent, client.EventReceived:
+		setMessage(&rec, ev.Raw, ev.Kind.String())
+		if m, ok := rec.Message(); ok {
+			userCancel(&rec, m)
+			if (rec.Dir == DirIn && m.Kind == wire.KindRequest) || (rec.Dir == DirOut && m.IsResponse()) {
+				// The server's own request IDs live in another namespace.
+				rec.ID = nil
+			} else if rec.ID == nil {
+				if id, ok := messageID(m); ok {
+					rec.ID = &id
+				}
+			}
+		}
+		return rec
+	case client.EventMalformed:
+		rec.Event = EventMalformed
+		rec.Raw = string(ev.Raw)
+	case client.EventCancelSent:
+		rec.Event = EventCancelSent
+		rec.Signal = ev.Signal.String()
+		rec.Reason = ev.Reason
+	case client.EventStreamClosed:
+		rec.Event = EventStreamClosed
+		rec.ByClient = ev.ByClient
+	case client.EventRequestFailed:
+		rec.Event = EventRequestFailed
+		rec.Lost = ev.LostConnection
+	case client.EventConnected:
+		rec.Event = EventConnected
+		if in := ev.Info; in != nil {
+			rec.Transport = in.Transport.String()
+			rec.Era = in.Era.String()
+			rec.ProtocolVersion = in.ProtocolVersion
+			rec.Server = serverName(in.ServerName, in.ServerVersion)
+			rec.SessionID = in.SessionID
+		}
+	default:
+		rec.Event = ev.Kind.String()
+	}
+	if ev.Kind == client.EventStderr && len(ev.Text) < client.MaxRawKept {
+		// The client counts a line's terminator as dropped bytes; only a
+		// line cut at MaxRawKept really lost any.
+		rec.Truncated = 0
+	}
+	rec.Status = ev.Status
+	rec.ContentType = ev.ContentType
+	rec.Text = ev.Text
+	if ev.Err != nil {
+		rec.Error = ev.Err.Error()
+	}
+	return rec
+}
+
+// userCancel clears the internal mark of the notifications/cancelled a
+// cancel sent: the client marks it internal (it is not a tracked request),
+// but in a trace it is the cancel itself, not housekeeping.
+func userCancel(rec *Record, m wire.Message) {
+	if rec.Dir == DirOut && m.Method == wire.NotifyCancelled && (rec.ID == nil || !isClientID(*rec.ID)) {
+		rec.Internal = false
+	}
+}
+
+// isClientID reports the IDs the client gives its own requests (the era
+// probe, initialize): strings starting with "inflight-". The client marks
+// their messages internal but not the HTTP stream events around them.
+func isClientID(id wire.ID) bool { return strings.HasPrefix(id.Raw(), `"inflight-`) }
+
+func serverName(name, version string) string {
+	switch {
+	case name == "":
+		return ""
+	case version == "":
+		return name
+	}
+	return name + " " + version
+}
+
+// setMessage puts raw bytes on a record: as "msg" when they are JSON (one
+// line of it, compacted if the bytes spanned several), else as "raw" with
+// the event name given.
+func setMessage(rec *Record, raw []byte, event string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && json.Valid(raw) {
+		if bytes.ContainsAny(raw, "\r\n") {
+			var buf bytes.Buffer
+			_ = json.Compact(&buf, raw)
+			raw = buf.Bytes()
+			rec.Compacted = true
+		}
+		rec.Msg = bytes.Clone(raw)
+		return
+	}
+	// Truncated or otherwise invalid bytes: kept readable, not as JSON.
+	rec.Event = event
+	rec.Raw = string(raw)
+}
+
+// direction says which way an event's bytes went; it matches the protocol
+// log's (session.Direction).
+func direction(k client.EventKind) string {
+	switch k {
+	case client.EventSent, client.EventCancelSent:
+		return DirOut
+	case client.EventReceived, client.EventMalformed, client.EventStderr:
+		return DirIn
+	}
+	return DirLocal
+}
+
+// redactRecord replaces secrets in every string a record carries. A message
+// that would no longer be valid JSON after redaction (a secret outside a
+// string, which no sane server sends) is kept as raw text instead.
+func redactRecord(rec *Record, red *redact.Redactor) {
+	if red.Empty() {
+		return
+	}
+	if len(rec.Msg) > 0 {
+		if m := red.Bytes(rec.Msg); !bytes.Equal(m, rec.Msg) {
+			if json.Valid(m) {
+				rec.Msg = m
+			} else {
+				rec.Msg = nil
+				rec.Raw = string(m)
+				if rec.Event == "" {
+					rec.Event = "message"
+				}
+			}
+		}
+	}
+	for _, s := range []*string{&rec.Raw, &rec.Text, &rec.Error, &rec.Reason, &rec.Target, &rec.Server, &rec.SessionID, &rec.ContentType} {
+		*s = red.String(*s)
+	}
+}
+
+// WriteLog writes a tracker's protocol log as a trace, for the TUI's export
+// key: every entry kept, oldest first, with "ms" counted from start. Log
+// entries keep at most session.Config.LogEntryBytes of each message; a
+// message cut short is written as "raw" text with its "truncated" count.
+func WriteLog(w io.Writer, log *session.ProtocolLog, start time.Time, red *redact.Redactor) error {
+	tw := NewWriter(w, start, red)
+	if dropped := log.Total() - int64(log.Len()); dropped > 0 {
+		first := start
+		if log.Len() > 0 {
+			first = log.At(0).Time
+		}
+		_ = tw.Write(Record{MS: tw.Since(first), Dir: DirLocal, Event: EventNote,
+			Text: fmt.Sprintf("the protocol log had dropped its %d oldest entries before this export", dropped)})
+	}
+	for i := 0; i < log.Len(); i++ {
+		if err := tw.Write(FromLogEntry(log.At(i), tw.Since(log.At(i).Time))); err != nil {
+			return err
+		}
+	}
+	return tw.Flush()
+}
+
+// FromLogEntry converts one protocol log entry to a record at ms.
+func FromLogEntry(e session.LogEntry, ms float64) Record {
+	rec := Record{MS: ms, Dir: e.Dir.String(), Internal: e.Internal, Truncated: e.Truncated, Violation: e.Violation}
+	if !e.ID.IsZero() {
+		id := e.ID
+		rec.ID = &id
+	}
+	switch e.Kind {
+	case client.EventSent, client.EventReceived:
+		if e.Truncated > 0 {
+			rec.Event = e.Kind.String()
+			rec.Raw = string(e.Raw)
+		} else {
+			setMessage(&rec, e.Raw, e.Kind.String())
+		}
+		if m, ok := rec.Message(); ok {
+			userCancel(&rec, m)
+			if (rec.Dir == DirIn && m.Kind == wire.KindRequest) || (rec.Dir == DirOut && m.IsResponse()) {
+				rec.ID = nil
+			}
+		}
+		return rec
+	case client.EventMalformed:
+		rec.Event = EventMalformed
+		rec.Raw = string(e.Raw)
+		rec.Error = e.Text
+		return rec
+	case client.EventCancelSent:
+		rec.Event = EventCancelSent
+		rec.Signal = e.Signal.String()
+		rec.Reason = e.Text
+		return rec
+	case client.EventRequestFailed, client.EventTransportClosed:
+		rec.Event = e.Kind.String()
+		rec.Error = e.Text
+		rec.Status = e.Status
+		return rec
+	}
+	rec.Event = e.Kind.String()
+	rec.Text = e.Text
+	rec.Status = e.Status
+	return rec
+}
