@@ -20,6 +20,9 @@ func fmtDur(d time.Duration) string {
 		d = 0
 	}
 	switch {
+	case d < 100*time.Millisecond:
+		// Quick answers deserve a real figure, not "0.0s".
+		return fmt.Sprintf("%dms", d.Milliseconds())
 	case d < time.Minute:
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	case d < time.Hour:
