@@ -55,7 +55,8 @@ type Config struct {
 	// Default 32 MiB.
 	MaxMessageBytes int
 	// ShutdownWait bounds each step of the stdio shutdown (close stdin, then
-	// SIGTERM, then SIGKILL). Default 2s.
+	// SIGTERM, then SIGKILL), the legacy HTTP DELETE, and how long Close
+	// waits for a consumer that stopped reading Events. Default 2s.
 	ShutdownWait time.Duration
 	// EventBuffer is the capacity of the event channel. Default 1024.
 	EventBuffer int
@@ -167,10 +168,17 @@ type callResult struct {
 // Client is one connection to one MCP server.
 type Client struct {
 	cfg    Config
+	kind   TransportKind // fixed by New
 	events chan Event
-	quit   chan struct{} // closed by Close: from then on events are dropped
+	quit   chan struct{} // closed during Close: from then on a full channel drops events
 	dead   chan struct{} // closed when the transport is gone
 	t      transport
+
+	// lifeMu orders Connect's start of the transport against Close, so that
+	// no goroutine is started once Close has begun waiting for them.
+	lifeMu  sync.Mutex
+	started bool // Connect started the transport
+	closing bool // Close has begun
 
 	mu          sync.Mutex
 	info        ConnInfo
@@ -185,6 +193,7 @@ type Client struct {
 	wg           sync.WaitGroup // goroutines the client itself starts
 	closeOnce    sync.Once
 	deadOnce     sync.Once
+	quitOnce     sync.Once
 	closeErr     error
 }
 
@@ -225,11 +234,12 @@ func New(cfg Config) (*Client, error) {
 			return nil, err
 		}
 		c.t = t
-		c.info.Transport = TransportHTTP
+		c.kind = TransportHTTP
 	} else {
 		c.t = newStdioTransport(c)
-		c.info.Transport = TransportStdio
+		c.kind = TransportStdio
 	}
+	c.info.Transport = c.kind
 	return c, nil
 }
 
@@ -237,24 +247,43 @@ func New(cfg Config) (*Client, error) {
 // once every goroutine of the client has finished.
 func (c *Client) Events() <-chan Event { return c.events }
 
-// Info returns the connection details known so far.
+// Info returns the connection details known so far, as a deep copy.
 func (c *Client) Info() ConnInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.info
+	return c.info.clone()
+}
+
+// clone copies the slices too, so a caller can never change (or race with)
+// the client's own copy.
+func (i ConnInfo) clone() ConnInfo {
+	i.Capabilities = bytes.Clone(i.Capabilities)
+	i.SupportedVersions = append([]string(nil), i.SupportedVersions...)
+	return i
 }
 
 // Done is closed when the transport is gone.
 func (c *Client) Done() <-chan struct{} { return c.dead }
 
 // emit delivers an event, blocking while the channel is full (backpressure:
-// responses and closures are never dropped) until Close is called.
+// responses and closures are never dropped) until Close gives up on the
+// consumer. The first, non-blocking attempt matters: once quit is closed a
+// select with both cases ready would pick at random and drop events even
+// though the channel had room for them.
 func (c *Client) emit(ev Event) {
+	select {
+	case c.events <- ev:
+		return
+	default:
+	}
 	select {
 	case c.events <- ev:
 	case <-c.quit:
 	}
 }
+
+// stopEmitting makes emit drop events instead of waiting for room.
+func (c *Client) stopEmitting() { c.quitOnce.Do(func() { close(c.quit) }) }
 
 // markDead records that the transport is gone: every waiter fails, every
 // flight ends, and one EventTransportClosed is emitted.
@@ -288,12 +317,24 @@ func errOr(err error, s string) string {
 // waits, then sends SIGTERM and SIGKILL, each wait bounded; for HTTP it
 // closes every stream and ends a legacy session with DELETE. Close waits for
 // every goroutine and then closes the Events channel. It is idempotent.
+//
+// A consumer that keeps reading Events gets every event up to the final
+// EventTransportClosed. One that stopped reading cannot hang Close: after
+// ShutdownWait the client stops waiting for room in the channel and drops
+// what does not fit.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
+		// From here Connect starts nothing; a transport never started has
+		// nothing to stop but is told anyway (the HTTP one drops its context).
+		c.lifeMu.Lock()
+		c.closing = true
+		c.lifeMu.Unlock()
+		giveUp := time.AfterFunc(c.cfg.ShutdownWait, c.stopEmitting)
 		c.closeErr = c.t.close()
 		c.markDead(nil)
-		close(c.quit)
 		c.wg.Wait()
+		giveUp.Stop()
+		c.stopEmitting()
 		close(c.events)
 	})
 	return c.closeErr
@@ -333,7 +374,7 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 			delete(c.waiters, id)
 		}
 		f := c.flights[id]
-		if f != nil && c.info.Transport == TransportStdio {
+		if f != nil && c.kind == TransportStdio {
 			delete(c.flights, id)
 		}
 		if f != nil && f.method == wire.MethodToolsList && msg.Kind == wire.KindResult {
@@ -369,10 +410,12 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 	return false
 }
 
-// emitSent reports an outgoing request.
+// emitSent reports an outgoing request. The event gets its own copy of the
+// bytes: the transport keeps reading out.raw (an HTTP redirect replays the
+// body), and the consumer owns what it receives.
 func (c *Client) emitSent(out outgoing) {
 	msg, _ := wire.Decode(out.raw)
-	c.emit(Event{Kind: EventSent, Time: time.Now(), RequestID: out.id, Raw: out.raw, Msg: msg, Internal: out.internal})
+	c.emit(Event{Kind: EventSent, Time: time.Now(), RequestID: out.id, Raw: bytes.Clone(out.raw), Msg: msg, Internal: out.internal})
 }
 
 // keepRaw copies at most MaxRawKept bytes of a message for an event.
@@ -394,8 +437,14 @@ func (c *Client) handleServerRequest(msg wire.Message) {
 			fmt.Sprintf("inflight does not handle %s: it is a debugging client with no %s support configured", msg.Method, msg.Method)))
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	c.mu.Lock()
+	if isClosed(c.dead) {
+		// markDead has cancelled every server call already; a new one would
+		// outlive it and answer on a dead transport.
+		c.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	c.serverCalls[msg.ID] = cancel
 	c.mu.Unlock()
 	c.wg.Add(1)
@@ -524,7 +573,21 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 		c.mu.Unlock()
 		return fmt.Errorf("send %s: ID %s is already in flight", r.Method, r.ID)
 	}
+	// Reserve the ID now, under the same lock as the check, so two Sends
+	// of one ID cannot both pass it.
+	f := &flight{method: r.Method}
+	c.flights[r.ID] = f
 	c.mu.Unlock()
+	unreserve := func() {
+		c.mu.Lock()
+		if c.flights[r.ID] == f {
+			delete(c.flights, r.ID)
+		}
+		c.mu.Unlock()
+	}
+	if c.kind == TransportStdio {
+		c.purgeCancelled(time.Now())
+	}
 
 	params := r.Params
 	var err error
@@ -534,20 +597,16 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 		params, err = wire.SetMeta(params, map[string]any{wire.MetaProgressToken: json.RawMessage(r.ProgressToken.Raw())})
 	}
 	if err != nil {
+		unreserve()
 		return fmt.Errorf("send %s: %w", r.Method, err)
 	}
 	raw := wire.Request(r.ID, r.Method, params)
-	c.mu.Lock()
-	c.flights[r.ID] = &flight{method: r.Method}
-	c.mu.Unlock()
 	out := outgoing{
 		id: r.ID, method: r.Method, name: wire.Target(r.Method, params), params: params, raw: raw,
 		version: info.ProtocolVersion, modern: info.Era == EraModern,
 	}
 	if err := c.t.send(ctx, out); err != nil {
-		c.mu.Lock()
-		delete(c.flights, r.ID)
-		c.mu.Unlock()
+		unreserve()
 		return fmt.Errorf("send %s %s: %w", r.Method, r.ID, err)
 	}
 	return nil
@@ -605,7 +664,7 @@ func (c *Client) endFlight(id wire.ID) {
 }
 
 // purgeCancelled forgets stdio requests cancelled long ago that will never
-// be answered, so a long session does not accumulate them.
+// be answered, so a long session does not accumulate them. Send calls it.
 func (c *Client) purgeCancelled(now time.Time) {
 	limit := 10 * c.cfg.LateWindow
 	c.mu.Lock()

@@ -34,7 +34,19 @@ func (e *HTTPStatusError) Error() string {
 func (c *Client) Connect(ctx context.Context) (ConnInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.HandshakeTimeout)
 	defer cancel()
-	if err := c.t.start(ctx); err != nil {
+	c.lifeMu.Lock()
+	switch {
+	case c.closing:
+		c.lifeMu.Unlock()
+		return c.Info(), ErrClosed
+	case c.started:
+		c.lifeMu.Unlock()
+		return c.Info(), errors.New("client: Connect called twice")
+	}
+	err := c.t.start(ctx)
+	c.started = err == nil
+	c.lifeMu.Unlock()
+	if err != nil {
 		return c.Info(), err
 	}
 	info, err := c.negotiate(ctx)
@@ -42,12 +54,12 @@ func (c *Client) Connect(ctx context.Context) (ConnInfo, error) {
 		return c.Info(), err
 	}
 	c.mu.Lock()
-	info.Transport = c.info.Transport
+	info.Transport = c.kind
 	info.SessionID = c.info.SessionID
-	c.info = info
+	c.info = info.clone()
 	c.connected = true
 	c.mu.Unlock()
-	cp := info
+	cp := info.clone()
 	c.emit(Event{Kind: EventConnected, Time: time.Now(), Info: &cp})
 	if ht, ok := c.t.(*httpTransport); ok && info.Era == EraLegacy {
 		ht.openGetStream()
@@ -118,7 +130,7 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 		if errors.As(err, &statusErr) && statusErr.Status >= 500 {
 			return ConnInfo{}, fmt.Errorf("server/discover: %w", err)
 		}
-		if errors.Is(err, ErrClosed) || (c.info.Transport == TransportHTTP && statusErr == nil && rpcErr == nil) {
+		if errors.Is(err, ErrClosed) || (c.kind == TransportHTTP && statusErr == nil && rpcErr == nil) {
 			return ConnInfo{}, fmt.Errorf("server/discover: %w", err)
 		}
 		if forced != "" {
@@ -134,7 +146,7 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 // stays silent for ProbeTimeout is taken as legacy.
 func (c *Client) probe(ctx context.Context, version string) (wire.Message, error) {
 	pctx := ctx
-	if c.info.Transport == TransportStdio {
+	if c.kind == TransportStdio {
 		var cancel context.CancelFunc
 		pctx, cancel = context.WithTimeout(ctx, c.cfg.ProbeTimeout)
 		defer cancel()

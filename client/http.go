@@ -31,6 +31,8 @@ type httpTransport struct {
 	sessionID string
 	closing   bool
 	getOpen   bool
+	getGen    int // numbers GET loops, so an ending one never clears a newer one's getOpen
+	renewing  bool
 }
 
 // httpStream is one request's POST and its response stream.
@@ -74,16 +76,27 @@ func newHTTPTransport(c *Client) (*httpTransport, error) {
 	origin := u.Host
 	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if req.URL.Host != origin {
-			return fmt.Errorf("redirect to another host (%s) refused", req.URL.Host)
+			return &redirectError{fmt.Sprintf("redirect to another host (%s) refused", req.URL.Host)}
+		}
+		if req.Method != via[0].Method {
+			// net/http turns a POST into a bodiless GET on 301, 302 and 303;
+			// that would no longer carry the message at all.
+			return &redirectError{fmt.Sprintf("redirect (HTTP %d) would turn %s into %s; refused", req.Response.StatusCode, via[0].Method, req.Method)}
 		}
 		if len(via) >= 5 {
-			return errors.New("stopped after 5 redirects")
+			return &redirectError{"stopped after 5 redirects"}
 		}
 		return nil
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &httpTransport{c: c, endpoint: u, hc: &hc, ctx: ctx, stop: stop, streams: map[wire.ID]*httpStream{}}, nil
 }
+
+// redirectError is a redirect inflight refused to follow. The request was
+// answered (with a redirect), not lost.
+type redirectError struct{ msg string }
+
+func (e *redirectError) Error() string { return e.msg }
 
 // redactURL drops credentials and the query from a URL for display.
 func redactURL(u *url.URL) string {
@@ -180,6 +193,7 @@ func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) error {
 	if err != nil {
 		return err
 	}
+	hadSession := req.Header.Get("Mcp-Session-Id") != ""
 	resp, err := t.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("POST %s: %w", describe(out), plainErr(err))
@@ -188,6 +202,9 @@ func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	t.c.emit(Event{Kind: EventHTTPStatus, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
 		Text: fmt.Sprintf("POST %s: %s", describe(out), resp.Status)})
+	if resp.StatusCode == http.StatusNotFound && hadSession {
+		t.renewSession(req.Header.Get("Mcp-Session-Id"))
+	}
 	if resp.StatusCode/100 != 2 {
 		return &HTTPStatusError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(body)}
 	}
@@ -222,7 +239,8 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		t.c.failCall(id, err, true)
 		return
 	}
-	hadSession := req.Header.Get("Mcp-Session-Id") != ""
+	sentSession := req.Header.Get("Mcp-Session-Id")
+	hadSession := sentSession != ""
 	resp, err := t.hc.Do(req)
 	if err != nil {
 		if st.closedByClient.Load() {
@@ -230,7 +248,8 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 				Text: "request aborted before the server answered"})
 			return
 		}
-		t.c.failCall(id, fmt.Errorf("POST %s: %w", out.method, plainErr(err)), true)
+		var re *redirectError
+		t.c.failCall(id, fmt.Errorf("POST %s: %w", out.method, plainErr(err)), !errors.As(err, &re))
 		return
 	}
 	defer resp.Body.Close()
@@ -252,7 +271,7 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct,
 			Text: "404: the server ended the session"})
 		t.c.failCall(id, errors.New("the server ended the session (HTTP 404); inflight is starting a new session, re-issue the request"), true)
-		t.renewSession()
+		t.renewSession(sentSession)
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
 		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, Body: "redirect to " + resp.Header.Get("Location") + " not followed"}, false)
@@ -289,8 +308,17 @@ func (t *httpTransport) readJSON(out outgoing, st *httpStream, body io.Reader) {
 	max := t.c.cfg.MaxMessageBytes
 	data, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
 	now := time.Now()
-	if err != nil && !st.closedByClient.Load() {
+	if err != nil {
+		if st.closedByClient.Load() {
+			// Our own abort (cancel or late window) cut the body: what was
+			// read is a fragment, not a message.
+			t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: out.id, ByClient: true})
+			return
+		}
 		t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: out.id, Err: err})
+		if st.cancelled.Load() {
+			return
+		}
 		t.c.failCall(out.id, fmt.Errorf("reading the response body: %w", plainErr(err)), true)
 		return
 	}
@@ -321,9 +349,13 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 			afterAnswer.Stop()
 		}
 	}()
-	for resumes := 0; ; resumes++ {
+	// fruitless counts resumes in a row that brought no event: a server
+	// that closes the connection after every event to make the client poll
+	// (as the legacy transport allows) is making progress, not failing.
+	fruitless := 0
+	for {
 		sr := newSSEReader(body, t.c.cfg.MaxMessageBytes)
-		sr.LastID = lastID
+		sr.resumeFrom(lastID)
 		var streamErr error
 		for {
 			ev, err := sr.Next()
@@ -345,7 +377,17 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 			}
 		}
 		body.Close()
-		lastID, retry = sr.LastID, sr.Retry
+		// The reconnection time, like the last event ID, lasts across
+		// reconnections until the server sends a new one.
+		if sr.LastID != lastID {
+			fruitless = 0
+		} else {
+			fruitless++
+		}
+		lastID = sr.LastID
+		if sr.Retry > 0 {
+			retry = sr.Retry
+		}
 		now := time.Now()
 		byClient := st.closedByClient.Load()
 		if byClient && streamErr != nil && ctx.Err() != nil {
@@ -365,10 +407,10 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 			t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: id, Err: errors.New(cause)})
 			t.c.failCall(id, errors.New(cause), true)
 			return
-		case lastID == "" || resumes >= 5:
+		case lastID == "" || fruitless > 5:
 			cause := "the response stream closed before the response and the server gave no event ID to resume from"
 			if lastID != "" {
-				cause = "the response stream kept breaking; gave up after 5 resumes"
+				cause = "the response stream kept breaking without delivering anything; gave up after 5 resumes"
 			}
 			if streamErr != nil {
 				cause += fmt.Sprintf(" (%v)", plainErr(streamErr))
@@ -445,19 +487,24 @@ func (t *httpTransport) openGetStream() {
 		return
 	}
 	t.getOpen = true
-	t.mu.Unlock()
+	t.getGen++
+	gen := t.getGen
 	t.c.wg.Add(1)
-	go t.getLoop()
+	t.mu.Unlock()
+	go t.getLoop(gen)
 }
 
-func (t *httpTransport) getLoop() {
+func (t *httpTransport) getLoop(gen int) {
 	defer t.c.wg.Done()
 	defer func() {
 		t.mu.Lock()
-		t.getOpen = false
+		if t.getGen == gen {
+			t.getOpen = false
+		}
 		t.mu.Unlock()
 	}()
 	lastID := ""
+	retry := time.Second
 	failures := 0
 	for t.ctx.Err() == nil {
 		resp, err := t.get(t.ctx, lastID)
@@ -466,6 +513,15 @@ func (t *httpTransport) getLoop() {
 				return
 			}
 			var se *HTTPStatusError
+			if sid := t.session(); errors.As(err, &se) && se.Status == http.StatusNotFound && sid != "" {
+				// The session is gone; a new one opens its own GET stream.
+				t.c.note("GET stream: HTTP 404, the server ended the session")
+				t.mu.Lock()
+				t.getOpen = false
+				t.mu.Unlock()
+				t.renewSession(sid)
+				return
+			}
 			if errors.As(err, &se) && (se.Status == http.StatusMethodNotAllowed || se.Status == http.StatusNotFound) {
 				t.c.note("the server offers no GET stream (HTTP %d)", se.Status)
 				return
@@ -484,7 +540,7 @@ func (t *httpTransport) getLoop() {
 		failures = 0
 		t.c.emit(Event{Kind: EventStreamOpened, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Text: "GET stream"})
 		sr := newSSEReader(resp.Body, t.c.cfg.MaxMessageBytes)
-		sr.LastID = lastID
+		sr.resumeFrom(lastID)
 		var streamErr error
 		for {
 			ev, err := sr.Next()
@@ -504,9 +560,8 @@ func (t *httpTransport) getLoop() {
 		}
 		t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), Err: streamErr, Text: "GET stream"})
 		lastID = sr.LastID
-		retry := sr.Retry
-		if retry <= 0 {
-			retry = time.Second
+		if sr.Retry > 0 {
+			retry = sr.Retry
 		}
 		if !sleepCtx(t.ctx, retry) {
 			return
@@ -527,18 +582,32 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // renewSession starts a new legacy session after the server ended the old
 // one (404), as the 2025-11-25 transport requires.
-func (t *httpTransport) renewSession() {
+//
+// Several requests may see the same 404; only the first starts a session.
+//
+// old is the session the 404 answered: a 404 that arrives after a new
+// session began says nothing about the new one.
+func (t *httpTransport) renewSession(old string) {
 	t.mu.Lock()
-	if t.closing {
+	if t.closing || t.renewing || old == "" || t.sessionID != old {
 		t.mu.Unlock()
 		return
 	}
+	t.renewing = true
 	t.sessionID = ""
 	t.mu.Unlock()
+	t.c.mu.Lock()
+	t.c.info.SessionID = ""
+	t.c.mu.Unlock()
 	version := t.c.Info().ProtocolVersion
 	t.c.wg.Add(1)
 	go func() {
 		defer t.c.wg.Done()
+		defer func() {
+			t.mu.Lock()
+			t.renewing = false
+			t.mu.Unlock()
+		}()
 		ctx, cancel := context.WithTimeout(t.ctx, t.c.cfg.HandshakeTimeout)
 		defer cancel()
 		info, err := t.c.initialize(ctx, version)
@@ -549,9 +618,9 @@ func (t *httpTransport) renewSession() {
 		t.c.mu.Lock()
 		info.Transport = TransportHTTP
 		info.SessionID = t.c.info.SessionID
-		t.c.info = info
+		t.c.info = info.clone()
 		t.c.mu.Unlock()
-		cp := info
+		cp := info.clone()
 		t.c.emit(Event{Kind: EventConnected, Time: time.Now(), Info: &cp, Text: "new session"})
 		t.openGetStream()
 	}()
@@ -615,8 +684,11 @@ func (t *httpTransport) close() error {
 	}
 	t.stop()
 	if sid != "" {
-		// End the legacy session politely; a server may answer 405.
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		// End the legacy session politely; a server may answer 405. Like
+		// every shutdown step it is bounded: a server may hold the DELETE
+		// until its handlers end (the go-sdk does), which a tool ignoring
+		// cancellation can make take indefinitely.
+		ctx, cancel := context.WithTimeout(context.Background(), t.c.cfg.ShutdownWait)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, t.endpoint.String(), nil)
 		if err == nil {

@@ -33,8 +33,16 @@ func (l *lineReader) Next() (line []byte, total int, err error) {
 		l.buf = nil
 	}
 	l.buf = l.buf[:0]
+	first := true
 	for {
 		chunk, err := l.r.ReadSlice('\n')
+		if first && err == nil && len(chunk) <= l.max {
+			// The common case: the whole line is in the buffer. Hand it out
+			// without a copy; it stays valid until the next read, as the
+			// doc says, and the caller copies what it keeps.
+			return trimEOL(chunk), len(chunk), nil
+		}
+		first = false
 		total += len(chunk)
 		if total <= l.max {
 			l.buf = append(l.buf, chunk...)
@@ -60,7 +68,7 @@ func (l *lineReader) Next() (line []byte, total int, err error) {
 			if total > l.max {
 				return l.buf, total, errLineTooLong
 			}
-			return l.buf, total, nil
+			return trimEOL(l.buf), total, nil
 		default:
 			return nil, 0, err
 		}

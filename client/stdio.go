@@ -26,6 +26,10 @@ type stdioTransport struct {
 
 	writeMu sync.Mutex
 	wbuf    []byte
+	// stdinOnce closes stdin exactly once. It is not done under writeMu: a
+	// write blocked on a server that stopped reading holds that lock, and
+	// closing the pipe is precisely what unblocks it.
+	stdinOnce sync.Once
 
 	exited     chan struct{} // the process exited (never closed for pipes)
 	waitErr    error
@@ -156,6 +160,7 @@ func (t *stdioTransport) supervise() {
 	defer close(t.stopped)
 	wait := t.c.cfg.ShutdownWait
 	var cause error
+	stopAfter := false
 	select {
 	case <-t.stdoutDone:
 		if t.closing.Load() {
@@ -165,12 +170,17 @@ func (t *stdioTransport) supervise() {
 			cause = errors.New("the server closed its stdout")
 			break
 		}
+		// A server that closes stdout usually exits right after; wait a
+		// little for its exit status, which says more than "EOF".
 		select {
 		case <-t.exited:
 			cause = exitCause(t.waitErr)
 		case <-time.After(wait):
-			cause = errors.New("the server closed its stdout but kept running; inflight stopped it")
-			t.terminate()
+			// Nothing more can be read, so the connection is over now: report
+			// it first and stop the process after, rather than leaving every
+			// request looking alive through the whole escalation.
+			cause = errors.New("the server closed its stdout but kept running; inflight is stopping it")
+			stopAfter = true
 		}
 	case <-t.exited:
 		cause = exitCause(t.waitErr)
@@ -186,13 +196,24 @@ func (t *stdioTransport) supervise() {
 	if t.closing.Load() {
 		cause = nil
 	}
-	select {
-	case <-t.stderrDone:
-	case <-time.After(wait):
-		t.stderr.Close()
-		<-t.stderrDone
+	if !stopAfter {
+		select {
+		case <-t.stderrDone:
+		case <-time.After(wait):
+			t.stderr.Close()
+			<-t.stderrDone
+		}
 	}
 	t.c.markDead(cause)
+	if stopAfter {
+		t.terminate()
+		select {
+		case <-t.stderrDone:
+		case <-time.After(wait):
+			t.stderr.Close()
+			<-t.stderrDone
+		}
+	}
 }
 
 func exitCause(err error) error {
@@ -206,9 +227,7 @@ func exitCause(err error) error {
 // wait bounded by ShutdownWait.
 func (t *stdioTransport) terminate() {
 	wait := t.c.cfg.ShutdownWait
-	t.writeMu.Lock()
-	t.stdin.Close()
-	t.writeMu.Unlock()
+	t.closeStdin()
 	if t.cmd == nil {
 		return
 	}
@@ -238,9 +257,7 @@ func (t *stdioTransport) close() error {
 	if t.cmd != nil {
 		t.terminate()
 	} else {
-		t.writeMu.Lock()
-		t.stdin.Close()
-		t.writeMu.Unlock()
+		t.closeStdin()
 		select {
 		case <-t.stdoutDone:
 		case <-time.After(t.c.cfg.ShutdownWait):
@@ -249,6 +266,12 @@ func (t *stdioTransport) close() error {
 	}
 	<-t.stopped
 	return nil
+}
+
+// closeStdin closes the server's stdin once: the first step of shutdown,
+// and the end of any write blocked on a server that stopped reading.
+func (t *stdioTransport) closeStdin() {
+	t.stdinOnce.Do(func() { _ = t.stdin.Close() })
 }
 
 // write sends one line. Each message goes out in a single write so lines
@@ -267,14 +290,14 @@ func (t *stdioTransport) write(raw []byte) error {
 }
 
 func (t *stdioTransport) send(ctx context.Context, out outgoing) error {
+	if isClosed(t.c.dead) {
+		return ErrClosed
+	}
 	if !out.id.IsZero() {
 		// Report a request before it can be answered, so that its response
 		// can never overtake it on the event channel. (Callers report the
 		// notifications and responses they send themselves.)
 		t.c.emitSent(out)
-	}
-	if isClosed(t.c.dead) {
-		return ErrClosed
 	}
 	return t.write(out.raw)
 }

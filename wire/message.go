@@ -128,6 +128,11 @@ func Decode(data []byte) (Message, error) {
 		m.Kind = KindResult
 		m.Result = env.Result
 	case env.Error != nil:
+		// "error": null or a non-object would otherwise decode as an error
+		// with code 0 and no message, hiding what the server really sent.
+		if t := bytes.TrimSpace(env.Error); len(t) == 0 || t[0] != '{' {
+			return Message{}, errors.New(`"error" must be an object`)
+		}
 		var e Error
 		if err := json.Unmarshal(env.Error, &e); err != nil {
 			return Message{}, fmt.Errorf("malformed error object: %w", err)

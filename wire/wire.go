@@ -122,6 +122,12 @@ func ParseID(raw []byte) (ID, error) {
 			return NullID, nil
 		}
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		// strconv accepts more than JSON does ("-Inf", "0x1p4", "01"), and
+		// a kept raw form is written back verbatim, so check the grammar
+		// first: an ID must always marshal to valid JSON.
+		if !isJSONNumber(raw) {
+			return ID{}, fmt.Errorf("id %q: not a number", raw)
+		}
 		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 			return IntID(n), nil
 		}
@@ -192,4 +198,47 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	}
 	*id = parsed
 	return nil
+}
+
+// isJSONNumber reports whether b is exactly one number in JSON's grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func isJSONNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	return i == len(b)
 }
