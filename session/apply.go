@@ -150,6 +150,11 @@ func (t *Tracker) onResponse(ev *client.Event) {
 	r.responded = true
 	t.raw.put(rawKey{r.ID, rawResponse}, ev.Raw)
 	switch {
+	case r.State == StateCancelRequested && readBeforeCancel(r, ev):
+		// The answer was read before the cancel was even asked for and
+		// only reached the tracker after it: the request completed, the
+		// cancel came too late to matter.
+		t.answer(r, ev)
 	case r.State.IsActive() && r.State != StateCancelRequested:
 		t.answer(r, ev)
 	case r.State == StateCancelRequested:
@@ -240,6 +245,14 @@ func (t *Tracker) lateResponse(r *Request, ev *client.Event) {
 	t.flag(r)
 }
 
+// readBeforeCancel reports whether the client read ev before the cancel
+// of r was requested. Events wait in a channel between the client's reader
+// and Apply, so order of application is not order of arrival; the event's
+// own time is.
+func readBeforeCancel(r *Request, ev *client.Event) bool {
+	return r.Cancel != nil && ev.Time.Before(r.Cancel.At)
+}
+
 // onProgress applies notifications/progress. This is the hottest path.
 func (t *Tracker) onProgress(ev *client.Event) {
 	p, err := wire.DecodeProgress(ev.Msg.Params)
@@ -259,6 +272,10 @@ func (t *Tracker) onProgress(ev *client.Event) {
 	switch r.State {
 	case StatePending, StateRunning, StateListening:
 	case StateCancelRequested, StateCancelled, StateTimedOut, StateConnectionLost:
+		if r.State == StateCancelRequested && readBeforeCancel(r, ev) {
+			// Read before the cancel, applied after it: timely progress.
+			break
+		}
 		r.Late.ProgressAfterCancel++
 		r.Late.LastProgressAt = ev.Time
 		t.flag(r)

@@ -167,8 +167,11 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	if len(flags) > 0 {
 		return st.Cancelling.Render(s), st.Flag.Render(strings.Join(flags, " · "))
 	}
-	if r.State == session.StateCancelRequested {
+	switch r.State {
+	case session.StateCancelRequested:
 		return st.Cancelling.Render(s), st.Dim.Render(fmt.Sprintf("waiting %s to see what the server does", fmtDur(now.Sub(c.At))))
+	case session.StateCompleted, session.StateFailed, session.StateInputRequired, session.StateEndedByServer:
+		return st.Dim.Render(s), st.Dim.Render("the answer had arrived before the cancel: nothing was cancelled")
 	}
 	return st.Cancelled.Render(s), st.Dim.Render("the server sent nothing more for this request")
 }
