@@ -59,6 +59,9 @@ const (
 
 var kindNames = [numKinds]string{"tool call", "resource read", "prompt get", "subscriptions/listen", "raw request"}
 
+// kindShort names the kinds on narrow terminals.
+var kindShort = [numKinds]string{"tool", "resource", "prompt", "listen", "raw"}
+
 type composerStep uint8
 
 const (
@@ -87,8 +90,11 @@ type composer struct {
 	tools   []toolInfo
 	toolSel int
 
-	fields   []field // the kind's own fields, then the timeout settings
-	focus    int
+	fields []field // the kind's own fields, then the timeout settings
+	focus  int
+	// kindRow: the focus is on the row of kinds (←/→ switch kinds there;
+	// in a text field they move the cursor).
+	kindRow  bool
 	jsonMode bool
 	json     textarea.Model
 	err      string
@@ -130,13 +136,24 @@ func (c *composer) open(m *Model) tea.Cmd {
 		c.step = stepPick
 		return nil
 	}
-	return c.buildForm(m)
+	cmd := c.buildForm(m)
+	c.toKindRow()
+	return cmd
+}
+
+// toKindRow moves the focus to the row of kinds.
+func (c *composer) toKindRow() {
+	for j := range c.fields {
+		c.fields[j].input.Blur()
+	}
+	c.kindRow = true
 }
 
 // buildForm lays out the form for the current kind (and tool).
 func (c *composer) buildForm(m *Model) tea.Cmd {
 	c.step = stepForm
 	c.focus = 0
+	c.kindRow = false
 	c.jsonMode = false
 	c.err = ""
 	c.fields = nil
@@ -287,7 +304,7 @@ func (c *composer) update(m *Model, msg tea.Msg) tea.Cmd {
 		m.mode = keymap.ModeList
 		return nil
 	}
-	if isKey && (key.Matches(kp, k.NextKind) || key.Matches(kp, k.PrevKind)) && (c.step == stepPick || (c.focus < len(c.fields) && c.fields[c.focus].isBool)) {
+	if isKey && (key.Matches(kp, k.NextKind) || key.Matches(kp, k.PrevKind)) && (c.step == stepPick || c.kindRow) {
 		d := 1
 		if key.Matches(kp, k.PrevKind) {
 			d = -1
@@ -297,7 +314,22 @@ func (c *composer) update(m *Model, msg tea.Msg) tea.Cmd {
 			c.step = stepPick
 			return nil
 		}
-		return c.buildForm(m)
+		cmd := c.buildForm(m)
+		c.toKindRow()
+		return cmd
+	}
+	if isKey && c.kindRow {
+		switch {
+		case key.Matches(kp, k.Send), key.Matches(kp, k.Select):
+			return c.send(m)
+		case key.Matches(kp, k.NextField), key.Matches(kp, k.Down):
+			c.kindRow = false
+			return c.focusField(0)
+		case key.Matches(kp, k.PrevField), key.Matches(kp, k.Up):
+			c.kindRow = false
+			return c.focusField(len(c.fields) - 1)
+		}
+		return nil
 	}
 	if c.step == stepPick {
 		if !isKey {
@@ -326,13 +358,17 @@ func (c *composer) update(m *Model, msg tea.Msg) tea.Cmd {
 			return c.send(m)
 		case key.Matches(kp, k.JSONMode) && c.kind == kindTool:
 			return c.toggleJSON()
-		case key.Matches(kp, k.NextField) && !c.jsonMode:
+		case (key.Matches(kp, k.NextField) || key.Matches(kp, k.Down)) && !c.jsonMode:
+			if c.kind != kindTool && c.focus == len(c.fields)-1 {
+				c.toKindRow()
+				return nil
+			}
 			return c.focusField(c.focus + 1)
-		case key.Matches(kp, k.PrevField) && !c.jsonMode:
-			return c.focusField(c.focus - 1)
-		case key.Matches(kp, k.Down) && !c.jsonMode:
-			return c.focusField(c.focus + 1)
-		case key.Matches(kp, k.Up) && !c.jsonMode:
+		case (key.Matches(kp, k.PrevField) || key.Matches(kp, k.Up)) && !c.jsonMode:
+			if c.kind != kindTool && c.focus == 0 {
+				c.toKindRow()
+				return nil
+			}
 			return c.focusField(c.focus - 1)
 		case key.Matches(kp, k.Toggle) && !c.jsonMode && c.focus < len(c.fields) && c.fields[c.focus].isBool:
 			c.fields[c.focus].on = !c.fields[c.focus].on
@@ -605,15 +641,31 @@ func (c *composer) view(m *Model, height int) string {
 	var tabs []string
 	for k := composeKind(0); k < numKinds; k++ {
 		name := " " + kindNames[k] + " "
+		if m.width < 100 {
+			name = " " + kindShort[k] + " "
+		}
 		if k == c.kind {
 			tabs = append(tabs, st.Selected.Inherit(st.Bold).Render(name))
 		} else {
 			tabs = append(tabs, st.Dim.Render(name))
 		}
 	}
-	b.WriteString(fit(st.Title.Render("NEW REQUEST ")+strings.Join(tabs, st.Dim.Render("│")), m.width))
+	marker := "  "
+	if c.kindRow || c.step == stepPick {
+		marker = st.Cursor.Render("▌ ")
+	}
+	b.WriteString(fit(marker+st.Title.Render("NEW REQUEST ")+strings.Join(tabs, st.Dim.Render("│")), m.width))
 	b.WriteString("\n")
-	b.WriteString(st.Dim.Render(fit("  ←/→ kind · tab next field · enter send · ctrl+e form ⇄ JSON · esc back", m.width)))
+	hint := "  ←/→ kind · ↓ fields · enter send · esc back"
+	if !c.kindRow && c.step == stepForm {
+		hint = "  tab/↓ next field · ↑ previous · enter send · esc back"
+		if c.kind == kindTool {
+			hint += " · ctrl+e form ⇄ JSON"
+		} else {
+			hint += " · ↑ from the first field: kinds"
+		}
+	}
+	b.WriteString(st.Dim.Render(fit(hint, m.width)))
 	b.WriteString("\n\n")
 	lines := 3
 	if c.step == stepPick {
@@ -660,7 +712,7 @@ func (c *composer) fieldLine(m *Model, i int) string {
 	st := m.styles
 	f := &c.fields[i]
 	cursor := "  "
-	if i == c.focus && !c.jsonMode {
+	if i == c.focus && !c.jsonMode && !c.kindRow {
 		cursor = st.Cursor.Render("▌ ")
 	}
 	label := f.name

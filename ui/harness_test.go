@@ -305,3 +305,7 @@ func (h *harness) golden(name string) {
 }
 
 func sessionDefaults() session.RequestOptions { return session.RequestOptions{} }
+
+func clientConnected(info *client.ConnInfo) client.Event {
+	return client.Event{Kind: client.EventConnected, Info: info}
+}
