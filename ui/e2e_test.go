@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,14 +27,26 @@ type demoDialer struct {
 }
 
 func (d *demoDialer) dial() (Client, error) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
+	// Kernel pipes, like a child's stdio: an io.Pipe hands each write over
+	// synchronously, which would throttle a flood to goroutine switches.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
 	srv := demo.New(demo.Options{})
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
 		_ = srv.ServeStdio(context.Background(), inR, outW)
 		srv.Close()
+		inR.Close()
+		outW.Close()
 	}()
 	c, err := client.New(client.Config{Pipes: &client.Pipes{Stdin: inW, Stdout: outR}})
 	if err != nil {

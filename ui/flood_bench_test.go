@@ -1,0 +1,142 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"inflight/client"
+	"inflight/session"
+	"inflight/wire"
+)
+
+// keyClock wraps the model to note when each key press reaches Update.
+type keyClock struct {
+	*Model
+	seen chan time.Time
+}
+
+func (k keyClock) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		k.seen <- time.Now()
+	case probeMsg:
+		msg(k.Model)
+		return k, nil
+	case eventsMsg:
+		batches.Add(1)
+		batchEvents.Add(int64(len(msg.events)))
+	}
+	_, cmd := k.Model.Update(msg)
+	return k, cmd
+}
+
+// BenchmarkKeyUnderFlood runs the real program (renderer included, output
+// discarded) against the demo's flood tool over stdio and measures how long
+// a key press waits before Update handles it. Bubble Tea draws at most 60
+// frames a second, so a key handled within one frame (16.7ms) shows on the
+// next frame. Side by side: the pump as built (batches of maxBatch events
+// per Update) and the naive pump (one event per message).
+//
+//	go test -run '^$' -bench KeyUnderFlood -benchtime 1x ./ui/
+func BenchmarkKeyUnderFlood(b *testing.B) {
+	for _, batch := range []int{maxBatch, 1} {
+		name := fmt.Sprintf("batch=%d", batch)
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				batches.Store(0)
+				batchEvents.Store(0)
+				p50, p99, rate := keyUnderFlood(b, batch)
+				b.ReportMetric(p50, "key-p50-ms")
+				b.ReportMetric(p99, "key-p99-ms")
+				b.ReportMetric(rate, "progress/s")
+				b.ReportMetric(float64(batchEvents.Load())/float64(max(1, batches.Load())), "events/update")
+			}
+		})
+	}
+}
+
+func keyUnderFlood(b *testing.B, batch int) (p50, p99, rate float64) {
+	b.Helper()
+	d := &demoDialer{}
+	defer d.close()
+	cfg := session.DefaultConfig()
+	m, err := New(Options{
+		Target: "demo", Transport: "stdio", Dial: d.dial, Tracker: cfg, Dark: true,
+		Calls: []Call{{Method: wire.MethodToolsCall, Params: json.RawMessage(`{"name":"flood","arguments":{"count":1000000}}`)}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.wait = func(ch <-chan client.Event, gen int) tea.Cmd { return waitEventsBatch(ch, gen, batch) }
+	kc := keyClock{Model: m, seen: make(chan time.Time, 64)}
+	p := tea.NewProgram(kc, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignals(), tea.WithWindowSize(120, 35))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := p.Run(); err != nil {
+			b.Error(err)
+		}
+	}()
+	flood := func() *session.Request {
+		// Read the tracker through the program so no goroutine races Update.
+		ch := make(chan *session.Request, 1)
+		p.Send(probeMsg(func(m *Model) {
+			var r *session.Request
+			for i := 0; i < m.tracker.Len(); i++ {
+				if m.tracker.At(i).Target == "flood" {
+					r2 := *m.tracker.At(i)
+					r = &r2
+				}
+			}
+			ch <- r
+		}))
+		return <-ch
+	}
+	// Wait until the flood is running.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if r := flood(); r != nil && r.Progress.Count > 10000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			r := flood()
+			b.Fatalf("the flood did not start: %+v", r)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := flood()
+	t0 := time.Now()
+	var lat []float64
+	for k := 0; k < 60; k++ {
+		sent := time.Now()
+		p.Send(tea.KeyPressMsg{Code: 'j', Text: "j"})
+		got := <-kc.seen
+		lat = append(lat, float64(got.Sub(sent).Microseconds())/1000)
+		time.Sleep(15 * time.Millisecond)
+	}
+	end := flood()
+	elapsed := time.Since(t0)
+	if end.State != session.StateRunning {
+		b.Logf("the flood ended early (%s); the rate covers only part of the window", end.State)
+	}
+	rate = float64(end.Progress.Count-start.Progress.Count) / elapsed.Seconds()
+	p.Send(probeMsg(func(m *Model) { m.quitting = true }))
+	p.Quit()
+	wg.Wait()
+	sort.Float64s(lat)
+	return lat[len(lat)/2], lat[len(lat)*99/100], rate
+}
+
+var batches, batchEvents atomic.Int64
+
+// probeMsg runs a function on the model inside Update (benchmarks only).
+type probeMsg func(*Model)
