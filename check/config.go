@@ -65,6 +65,12 @@ func LoadConfigFile(path, name string) (Target, error) {
 	if err != nil {
 		return Target{}, fmt.Errorf("config file: %w", err)
 	}
+	return parseConfig(data, path, name)
+}
+
+// parseConfig is LoadConfigFile on bytes already read (and the fuzz target's
+// entry point).
+func parseConfig(data []byte, path, name string) (Target, error) {
 	var f configFile
 	if err := json.Unmarshal(stripJSONC(data), &f); err != nil {
 		return Target{}, fmt.Errorf("config file %s: %w", path, err)
