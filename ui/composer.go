@@ -657,6 +657,9 @@ func (c *composer) view(m *Model, height int) string {
 	b.WriteString(fit(marker+st.Title.Render("NEW REQUEST ")+strings.Join(tabs, st.Dim.Render("│")), m.width))
 	b.WriteString("\n")
 	hint := "  ←/→ kind · ↓ fields · enter send · esc back"
+	if c.step == stepPick {
+		hint = "  ↑/↓ tool · ←/→ kind · enter choose · ctrl+s send with defaults · esc back"
+	}
 	if !c.kindRow && c.step == stepForm {
 		hint = "  tab/↓ next field · ↑ previous · enter send · esc back"
 		if c.kind == kindTool {
@@ -776,7 +779,6 @@ func (c *composer) viewPick(m *Model, height int) string {
 			b.WriteString(st.Dim.Render(fit("  input schema: "+termsafe.Line(compactJSON(t.Schema)), m.width)) + "\n")
 		}
 	}
-	b.WriteString("\n" + st.Dim.Render("  enter: fill in the arguments · ctrl+s: send with defaults"))
 	return b.String()
 }
 

@@ -8,7 +8,6 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"inflight/keymap"
-	"inflight/termsafe"
 )
 
 // headerLines and footerLines frame the body.
@@ -89,26 +88,6 @@ func clampLines(s string, h, w int) string {
 func (m *Model) viewHeader() string {
 	st := m.styles
 	info, connected := m.tracker.Conn()
-	target := m.opts.Target
-	transport := m.opts.Transport
-	var parts []string
-	parts = append(parts, st.Title.Render("inflight"), target)
-	if connected {
-		era := info.Era.String()
-		if info.ProtocolVersion != "" {
-			era += " " + info.ProtocolVersion
-		}
-		parts = append(parts, info.Transport.String()+" · "+era)
-		if info.ServerName != "" {
-			server := termsafe.Line(info.ServerName)
-			if info.ServerVersion != "" {
-				server += " " + termsafe.Line(info.ServerVersion)
-			}
-			parts = append(parts, server)
-		}
-	} else if transport != "" {
-		parts = append(parts, transport)
-	}
 	var state string
 	switch m.state {
 	case connConnecting:
@@ -118,12 +97,42 @@ func (m *Model) viewHeader() string {
 	case connLost:
 		state = st.Error.Render("↯ disconnected")
 	}
-	left := strings.Join(parts, st.Dim.Render(" · "))
-	gap := m.width - lipgloss.Width(left) - lipgloss.Width(state)
-	line1 := fit(left, m.width-lipgloss.Width(state)-1) + " " + state
-	if gap > 1 {
-		line1 = left + strings.Repeat(" ", gap) + state
+	// What matters most comes first; on a narrow terminal the target, then
+	// the server's name, give way so the era and version stay readable.
+	proto := m.opts.Transport
+	if connected {
+		proto = info.Transport.String() + " · " + info.Era.String()
+		if info.ProtocolVersion != "" {
+			proto += " " + info.ProtocolVersion
+		}
 	}
+	server := ""
+	if connected && info.ServerName != "" {
+		server = m.line(info.ServerName)
+		if info.ServerVersion != "" {
+			server += " " + m.line(info.ServerVersion)
+		}
+	}
+	sep := st.Dim.Render(" · ")
+	room := m.width - lipgloss.Width(state) - 1
+	var left string
+	for _, parts := range [][]string{
+		{st.Title.Render("inflight"), m.line(m.opts.Target), proto, server},
+		{st.Title.Render("inflight"), proto, server},
+		{st.Title.Render("inflight"), proto},
+	} {
+		var keep []string
+		for _, p := range parts {
+			if p != "" {
+				keep = append(keep, p)
+			}
+		}
+		left = strings.Join(keep, sep)
+		if lipgloss.Width(left) <= room {
+			break
+		}
+	}
+	line1 := fit(left, room) + " " + state
 	c := m.tracker.Counts()
 	counts := []string{
 		fmt.Sprintf("%d in flight", c.InFlight),
@@ -174,9 +183,11 @@ func (m *Model) viewHelp(height int) string {
 	st := m.styles
 	hm := m.help
 	hm.ShowAll = true
+	hm.SetWidth(0) // measure the natural width; columns are split below if needed
 	intro := []string{
 		st.Title.Render("inflight") + " cancels each request with the signal its transport and era require:",
-		"  stdio, legacy HTTP: notifications/cancelled · modern (2026-07-28) HTTP: the request's stream is closed.",
+		"  stdio and legacy HTTP: notifications/cancelled;",
+		"  modern (2026-07-28) Streamable HTTP: the request's stream is closed.",
 		"  A cancelled request shows " + st.Cancelling.Render("cancelling") + " until its fate is known;",
 		"  whatever the server sends after that is " + st.Flag.Render("⚑ flagged") + " and ignored.",
 		"",
@@ -186,7 +197,14 @@ func (m *Model) viewHelp(height int) string {
 	saved := m.mode
 	m.mode = m.prev
 	m.syncKeys()
-	full := hm.FullHelpView(m.keys.FullHelp())
+	groups := m.keys.FullHelp()
+	full := hm.FullHelpView(groups)
+	if lipgloss.Width(full) > m.width {
+		// Narrow terminals get the columns in two rows instead of losing
+		// the last ones.
+		half := (len(groups) + 1) / 2
+		full = hm.FullHelpView(groups[:half]) + "\n\n" + hm.FullHelpView(groups[half:])
+	}
 	m.mode = saved
 	m.keys = keys
 	return strings.Join(intro, "\n") + "\n" + full + "\n\n" + st.Dim.Render("press ? or esc to close")
