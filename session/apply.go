@@ -312,7 +312,7 @@ func (t *Tracker) onProgress(ev *client.Event) {
 	pr.Last = ev.Time
 	r.addSample(pr.Count, ProgressSample{At: ev.Time.Sub(r.Created), Value: pr.Value, Total: pr.Total})
 	if r.State == StatePending {
-		t.setState(r, StateRunning)
+		t.setState(r, StateRunning, ev.Time)
 	}
 	if r.Timeout.ResetOnProgress {
 		r.Timeout.Deadline = ev.Time.Add(r.Timeout.Timeout)
@@ -378,7 +378,7 @@ func (t *Tracker) onAck(ev *client.Event) {
 	case !r.Acked:
 		r.Acked = true
 		if r.State == StatePending || r.State == StateRunning {
-			t.setState(r, StateListening)
+			t.setState(r, StateListening, ev.Time)
 		}
 	}
 }

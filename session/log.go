@@ -102,6 +102,14 @@ type LogEntry struct {
 	Raw []byte
 	// Truncated counts the bytes of Raw dropped, by the client or here.
 	Truncated int
+	// ByClient: for a closed stream, inflight closed it.
+	ByClient bool
+	// Info is the connection an EventConnected established.
+	Info *client.ConnInfo
+	// IsState marks an entry the tracker wrote itself: request ID moved
+	// From one state to State (Kind is then zero).
+	IsState     bool
+	From, State State
 }
 
 // ProtocolLog is the bounded log of every event applied, Internal ones too.
@@ -135,6 +143,8 @@ func (l *ProtocolLog) append(ev *client.Event) int {
 		Status:    ev.Status,
 		Raw:       ev.Raw,
 		Truncated: ev.Truncated,
+		ByClient:  ev.ByClient,
+		Info:      ev.Info,
 	}
 	if e.ID.IsZero() {
 		e.ID = ev.Msg.ID

@@ -160,9 +160,15 @@ func TestLogEntries(t *testing.T) {
 	h.cancelSent(6, r, client.SignalNotification)
 	h.recv(7, result(1, complete))
 	l := h.tr.Log()
-	// connected, sent, cancel sent, response
-	expect(t, "len", l.Len(), 4)
-	sent, cancel, resp := l.At(1), l.At(2), l.At(3)
+	// connected, sent, state cancel_requested, cancel sent, response,
+	// state cancelled (the response settled it)
+	expect(t, "len", l.Len(), 6)
+	sent, toCancel, cancel, resp, settled := l.At(1), l.At(2), l.At(3), l.At(4), l.At(5)
+	expect(t, "state entry", toCancel.IsState, true)
+	expect(t, "state from", toCancel.From, StatePending)
+	expect(t, "state to", toCancel.State, StateCancelRequested)
+	expect(t, "state id", toCancel.ID, r.ID)
+	expect(t, "settled", settled.State, StateCancelled)
 	expect(t, "sent dir", sent.Dir, DirOut)
 	expect(t, "sent id", sent.ID, r.ID)
 	expect(t, "cancel signal", cancel.Signal, client.SignalNotification)
@@ -174,7 +180,7 @@ func TestLogEntries(t *testing.T) {
 	}
 	// Progress is logged under the request it belongs to.
 	h.recv(8, progress(1, 1))
-	expect(t, "progress id", l.At(4).ID, r.ID)
+	expect(t, "progress id", l.At(6).ID, r.ID)
 }
 
 func TestStderrRing(t *testing.T) {

@@ -202,7 +202,7 @@ func ago(d time.Duration) string {
 // beginCancel moves an active request to cancel_requested.
 func (t *Tracker) beginCancel(r *Request, reason string, cause CancelCause, now time.Time) {
 	r.Cancel = &Cancel{At: now, SettleBy: now.Add(t.cfg.LateWindow), Reason: reason, Cause: cause}
-	t.setState(r, StateCancelRequested)
+	t.setState(r, StateCancelRequested, now)
 }
 
 // AdjustTimeout lengthens (delta > 0) or shortens a running request's
@@ -376,9 +376,12 @@ func (t *Tracker) wasEvicted(id wire.ID) bool {
 }
 
 // setState moves r to state s, keeping the counts and the active set right.
-func (t *Tracker) setState(r *Request, s State) {
+func (t *Tracker) setState(r *Request, s State, now time.Time) {
 	t.count(r.State, -1)
 	t.count(s, +1)
+	// The log records every transition, so the log pane and a TUI export
+	// tell a request's story as a `call` trace does.
+	t.log.ring.push(LogEntry{Time: now, Dir: DirLocal, ID: r.ID, Method: r.Method, From: r.State, State: s, IsState: true})
 	r.State = s
 	if s.IsFinal() && r.activePos >= 0 {
 		last := t.active[len(t.active)-1]
@@ -404,7 +407,7 @@ func (t *Tracker) count(s State, d int) {
 // finish makes r final at now.
 func (t *Tracker) finish(r *Request, s State, now time.Time) {
 	r.Ended = now
-	t.setState(r, s)
+	t.setState(r, s, now)
 }
 
 // settle ends a cancel_requested request once its fate is known: timed_out

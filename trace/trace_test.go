@@ -216,6 +216,20 @@ func TestWriteLogRoundTrip(t *testing.T) {
 	if len(recs) != tr.Log().Len() {
 		t.Fatalf("%d records for %d log entries", len(recs), tr.Log().Len())
 	}
+	// The tracker's state changes are in the log too, as "state" records.
+	var states []string
+	all := recs
+	recs = nil
+	for _, rec := range all {
+		if rec.Event == EventState {
+			states = append(states, rec.From+"→"+rec.State)
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	if got := strings.Join(states, " "); got != "pending→running running→cancel_requested cancel_requested→cancelled" {
+		t.Errorf("state records: %s", got)
+	}
 	if recs[0].Event != EventConnected || recs[0].MS != 1 {
 		t.Errorf("first: %+v", recs[0])
 	}

@@ -295,7 +295,30 @@ func FromLogEntry(e session.LogEntry, ms float64) Record {
 		id := e.ID
 		rec.ID = &id
 	}
+	if e.IsState {
+		rec.Event = EventState
+		rec.State = e.State.String()
+		rec.From = e.From.String()
+		rec.Method = e.Method
+		return rec
+	}
 	switch e.Kind {
+	case client.EventStreamClosed:
+		rec.Event = EventStreamClosed
+		rec.ByClient = e.ByClient
+		rec.Text = e.Text
+		rec.Status = e.Status
+		return rec
+	case client.EventConnected:
+		rec.Event = EventConnected
+		if in := e.Info; in != nil {
+			rec.Transport = in.Transport.String()
+			rec.Era = in.Era.String()
+			rec.ProtocolVersion = in.ProtocolVersion
+			rec.Server = serverName(in.ServerName, in.ServerVersion)
+			rec.SessionID = in.SessionID
+		}
+		return rec
 	case client.EventSent, client.EventReceived:
 		if e.Truncated > 0 {
 			rec.Event = e.Kind.String()

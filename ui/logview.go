@@ -115,7 +115,7 @@ func (m *Model) viewLog(height int) string {
 	if lv.filter.Focused() || lv.filter.Value() != "" {
 		b.WriteString(fit(lv.filter.View(), m.width))
 	} else {
-		head := "  TIME          DIR    WHAT                            ID  MESSAGE"
+		head := "  TIME          DIR    WHAT                               ID  MESSAGE"
 		if m.width < 100 {
 			head = "  TIME          DIR    WHAT                    ID  MESSAGE"
 		}
@@ -151,8 +151,31 @@ func (m *Model) logLine(e session.LogEntry) string {
 	default:
 		dir = st.Local.Render("· loc")
 	}
-	what := e.Method
-	msg := e.Text
+	what, msg := describeEntry(e)
+	id := ""
+	if !e.ID.IsZero() {
+		id = e.ID.String()
+	}
+	if e.Status != 0 {
+		msg = fmt.Sprintf("HTTP %d %s", e.Status, msg)
+	}
+	whatW, idW := 30, 6
+	if m.width < 100 {
+		whatW, idW = 22, 3
+	}
+	line := fmt.Sprintf("  %s  %s  %s %s  %s", e.Time.Format("15:04:05.000"), dir, fit(m.line(what), whatW), fitLeft(m.line(id), idW), m.line(msg))
+	if e.Violation != "" {
+		return fit(st.Flag.Render("⚠ "+e.Violation)+line, m.width)
+	}
+	return fit(line, m.width)
+}
+
+// describeEntry says what a log entry is and what it carried.
+func describeEntry(e session.LogEntry) (what, msg string) {
+	if e.IsState {
+		return "state", strings.ReplaceAll(e.From.String()+" → "+e.State.String(), "_", " ")
+	}
+	what, msg = e.Method, e.Text
 	switch e.Kind {
 	case client.EventSent, client.EventReceived:
 		switch e.MsgKind {
@@ -163,29 +186,18 @@ func (m *Model) logLine(e session.LogEntry) string {
 		}
 		msg = payload(e.Raw)
 	case client.EventMalformed:
-		what = "malformed"
-		msg = string(e.Raw)
+		what, msg = "malformed", string(e.Raw)
 	case client.EventCancelSent:
 		what = "cancel: " + signalText(e.Signal)
+	case client.EventStreamClosed:
+		what = "stream closed"
+		if e.ByClient {
+			what += " by inflight"
+		}
 	default:
 		what = strings.ReplaceAll(e.Kind.String(), "_", " ")
 	}
-	id := ""
-	if !e.ID.IsZero() {
-		id = e.ID.String()
-	}
-	if e.Status != 0 {
-		msg = fmt.Sprintf("HTTP %d %s", e.Status, msg)
-	}
-	whatW := 30
-	if m.width < 100 {
-		whatW = 22
-	}
-	line := fmt.Sprintf("  %s  %s  %s %s  %s", e.Time.Format("15:04:05.000"), dir, fit(m.line(what), whatW), fitLeft(m.line(id), 3), m.line(msg))
-	if e.Violation != "" {
-		return fit(st.Flag.Render("⚠ "+e.Violation)+line, m.width)
-	}
-	return fit(line, m.width)
+	return what, msg
 }
 
 // payload shows what a message carries (its params, result or error)

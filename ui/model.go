@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -990,13 +991,16 @@ func (m *Model) export() tea.Cmd {
 		snap.Start = snap.Entries[0].Time
 	}
 	name := fmt.Sprintf("inflight-trace-%s.jsonl", m.now().Format("20060102-150405"))
-	path := name
-	if m.opts.ExportDir != "" {
-		path = strings.TrimRight(m.opts.ExportDir, "/") + "/" + name
-	}
+	dir := m.opts.ExportDir
 	write := m.opts.Export
-	m.setStatus(levelInfo, "writing "+path+"…")
+	m.setStatus(levelInfo, "writing "+name+"…")
 	return func() tea.Msg {
+		// Resolving the directory is I/O too, so it happens here, not in
+		// Update; the status line then names the file in full.
+		path := filepath.Join(dir, name)
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
 		return exportDoneMsg{path: path, err: write(path, snap)}
 	}
 }
