@@ -309,3 +309,5 @@ func sessionDefaults() session.RequestOptions { return session.RequestOptions{} 
 func clientConnected(info *client.ConnInfo) client.Event {
 	return client.Event{Kind: client.EventConnected, Info: info}
 }
+
+func tea2size(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
