@@ -51,6 +51,11 @@ type Config struct {
 	ProbeTimeout time.Duration
 	// HandshakeTimeout bounds the whole connection set-up. Default 30s.
 	HandshakeTimeout time.Duration
+	// WriteTimeout bounds one write to a stdio server's stdin (Send also
+	// stops at its ctx). A server that stops reading would otherwise block
+	// Send and Cancel until Close; past the bound the write fails with
+	// ErrWriteStalled and the connection is closed. Default 5s.
+	WriteTimeout time.Duration
 	// MaxMessageBytes bounds one message (stdio line, SSE event, JSON body).
 	// Default 32 MiB.
 	MaxMessageBytes int
@@ -90,6 +95,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = 30 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 5 * time.Second
 	}
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = 32 << 20
@@ -377,12 +385,20 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 		if f != nil && c.kind == TransportStdio {
 			delete(c.flights, id)
 		}
+		var warnings []string
 		if f != nil && f.method == wire.MethodToolsList && msg.Kind == wire.KindResult {
-			c.learnToolHeaders(msg.Result)
+			warnings = c.learnToolHeaders(msg.Result)
 		}
 		c.mu.Unlock()
 		internal := isWaiter || isInternalID(id)
 		c.emit(Event{Kind: EventReceived, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: internal})
+		if c.kind == TransportHTTP {
+			// Only Streamable HTTP mirrors annotations into headers; on
+			// stdio an invalid one changes nothing worth a warning.
+			for _, w := range warnings {
+				c.emit(Event{Kind: EventNote, Time: at, RequestID: id, Text: w})
+			}
+		}
 		if isWaiter {
 			w <- callResult{msg: msg}
 		}
@@ -402,12 +418,36 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 					// The server cancelled one of its own requests to us.
 					cancel()
 					internal = true
+				} else if c.serverEndedListen(cp.RequestID) {
+					// The server ended one of our subscriptions/listen
+					// streams: on its own stream that is as final as a
+					// response, so the stream's end is no failure.
+					answered = !owner.IsZero() && cp.RequestID == owner
 				}
 			}
 		}
 		c.emit(Event{Kind: EventReceived, Time: at, RequestID: owner, Raw: raw, Msg: msg, Internal: internal})
 	}
-	return false
+	return answered
+}
+
+// serverEndedListen handles a server's notifications/cancelled naming one
+// of our requests. The subscriptions page allows it for exactly one thing,
+// ending a subscriptions/listen; for such a listen the client forgets the
+// flight on stdio (the server will send nothing more, so a later Cancel has
+// nothing to cancel) and reports true. A cancel naming anything else changes
+// nothing here: the tracker records it as a violation.
+func (c *Client) serverEndedListen(id wire.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.flights[id]
+	if f == nil || f.method != wire.MethodSubscriptionsListen {
+		return false
+	}
+	if c.kind == TransportStdio {
+		delete(c.flights, id)
+	}
+	return true
 }
 
 // emitSent reports an outgoing request. The event gets its own copy of the

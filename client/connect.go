@@ -72,6 +72,16 @@ func (c *Client) note(format string, args ...any) {
 }
 
 // negotiate decides the era and version.
+//
+// A forced legacy version skips detection and opens with initialize. A
+// forced modern version still sends server/discover, once: the spec makes
+// the call optional, but it is how inflight learns the server's name,
+// capabilities and versions for its header, and on stdio it is what makes a
+// legacy server fail at once and deterministically instead of on the first
+// real request (the versioning page's "Modern client, legacy server" row).
+// What forcing changes is that nothing falls back: a server that is not
+// modern, or that does not support the forced version, is a connection
+// error that says so, never a silent switch to another version or era.
 func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 	forced := c.cfg.ProtocolVersion
 	if forced != "" && !wire.IsModernVersion(forced) {
@@ -81,6 +91,7 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 	version := wire.VersionModern
 	if forced != "" {
 		version = forced
+		c.note("protocol version %s forced: server/discover only to learn about the server, with no fallback", forced)
 	}
 	for attempt := 0; attempt < 2; attempt++ {
 		res, err := c.probe(ctx, version)
@@ -90,7 +101,7 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 				// A success that is not a valid modern result is not proof
 				// of a modern server.
 				if forced != "" {
-					return info, fmt.Errorf("server/discover answered with an invalid result (%v) although version %s was forced", verr, forced)
+					return info, fmt.Errorf("protocol version %s was forced, but server/discover answered with an invalid result (%v): not a modern server", forced, verr)
 				}
 				c.note("server/discover answered but %v: not a modern server, falling back to initialize", verr)
 				return c.initialize(ctx, wire.Version20251125)
@@ -100,7 +111,11 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 				c.note("server/discover: modern server, version %s", version)
 				return info, nil
 			}
-			if v := firstLegacy(info.SupportedVersions); v != "" && forced == "" {
+			if forced != "" {
+				return info, fmt.Errorf("protocol version %s was forced, but the server supports only %s",
+					forced, strings.Join(info.SupportedVersions, ", "))
+			}
+			if v := firstLegacy(info.SupportedVersions); v != "" {
 				c.note("server/discover lists only %s: using the legacy handshake", strings.Join(info.SupportedVersions, ", "))
 				return c.initialize(ctx, v)
 			}
@@ -114,11 +129,15 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 			}
 			supported := unsupportedVersionList(rpcErr.Data)
 			c.note("server does not support %s; it supports %s", version, strings.Join(supported, ", "))
-			if v := firstModern(supported); v != "" && v != version && forced == "" {
+			if forced != "" {
+				return ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server does not support it; it supports %s",
+					forced, strings.Join(supported, ", "))
+			}
+			if v := firstModern(supported); v != "" && v != version {
 				version = v
 				continue
 			}
-			if v := firstLegacy(supported); v != "" && forced == "" {
+			if v := firstLegacy(supported); v != "" {
 				return c.initialize(ctx, v)
 			}
 			return ConnInfo{}, fmt.Errorf("no mutually supported protocol version: server supports %s", strings.Join(supported, ", "))
@@ -134,7 +153,8 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 			return ConnInfo{}, fmt.Errorf("server/discover: %w", err)
 		}
 		if forced != "" {
-			return ConnInfo{}, fmt.Errorf("version %s forced but the server is not modern: %w", forced, err)
+			return ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server is not a modern server (server/discover: %w); "+
+				"without a forced version inflight would fall back to the legacy initialize handshake", forced, err)
 		}
 		c.note("server/discover failed (%v): legacy server, falling back to initialize", err)
 		return c.initialize(ctx, wire.Version20251125)

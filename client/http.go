@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -275,6 +276,11 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
 		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, Body: "redirect to " + resp.Header.Get("Location") + " not followed"}, false)
+	case contentEncoding(resp) != "":
+		enc := contentEncoding(resp)
+		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct,
+			Text: resp.Status + ", Content-Encoding " + enc})
+		t.c.failCall(id, errEncoded(resp.StatusCode, enc), false)
 	case resp.StatusCode >= 400:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct, Text: resp.Status})
@@ -301,6 +307,26 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, ContentType: ct,
 			Body: fmt.Sprintf("unexpected Content-Type %q (want application/json or text/event-stream): %s", ct, body)}, true)
 	}
+}
+
+// contentEncoding is a response's Content-Encoding when the body is really
+// encoded ("" for none or identity).
+func contentEncoding(resp *http.Response) string {
+	enc := strings.TrimSpace(resp.Header.Get("Content-Encoding"))
+	if strings.EqualFold(enc, "identity") {
+		return ""
+	}
+	return enc
+}
+
+// errEncoded reports a body sent with a Content-Encoding inflight never
+// accepted. It sends no Accept-Encoding (and turns off the transport's
+// transparent gzip) because it shows the bytes a server sent; inflating a
+// body nobody asked to be compressed would also let a small one grow
+// without bound — a gzip bomb. So the body is not read at all.
+func errEncoded(status int, enc string) error {
+	return fmt.Errorf("HTTP %d with Content-Encoding %q, which inflight never asked for (it sends no Accept-Encoding); the body was not read, since a compressed body can inflate without bound",
+		status, enc)
 }
 
 // readJSON reads a single-JSON reply.
@@ -468,6 +494,10 @@ func (t *httpTransport) get(ctx context.Context, lastID string) (*http.Response,
 	resp, err := t.hc.Do(req)
 	if err != nil {
 		return nil, plainErr(err)
+	}
+	if enc := contentEncoding(resp); enc != "" {
+		resp.Body.Close()
+		return nil, errEncoded(resp.StatusCode, enc)
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode != http.StatusOK || media != "text/event-stream" {

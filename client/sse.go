@@ -70,6 +70,7 @@ func (s *sseReader) Next() (sseEvent, error) {
 	hasData := false
 	size := 0
 	for {
+		before := size
 		line, err := s.readLine(&size)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -97,6 +98,12 @@ func (s *sseReader) Next() (sseEvent, error) {
 		}
 		if line[0] == ':' {
 			s.Comments++
+			// A comment is dropped as soon as it is read, so it takes no
+			// room in the event: a server sending keep-alives with no event
+			// between them for a long time (or a flood of them) must not
+			// end the stream as if one event were too large. readLine
+			// still bounds a single comment line.
+			size = before
 			continue
 		}
 		s.pending = true
@@ -189,7 +196,7 @@ func (s *sseReader) readLine(size *int) ([]byte, error) {
 		}
 		*size += n
 		if s.maxEvent > 0 && *size > s.maxEvent {
-			return nil, fmt.Errorf("SSE event larger than %d bytes", s.maxEvent)
+			return nil, fmt.Errorf("an SSE event exceeds the %d-byte message limit", s.maxEvent)
 		}
 		if i < 0 {
 			line = append(line, chunk...)

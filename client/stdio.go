@@ -24,12 +24,21 @@ type stdioTransport struct {
 	stdout io.ReadCloser
 	stderr io.ReadCloser
 
-	writeMu sync.Mutex
-	wbuf    []byte
-	// stdinOnce closes stdin exactly once. It is not done under writeMu: a
-	// write blocked on a server that stopped reading holds that lock, and
-	// closing the pipe is precisely what unblocks it.
+	// writeSem serialises writes, so lines from different goroutines never
+	// interleave. It is a channel rather than a mutex so that a writer
+	// queued behind a stuck write can give up (see write).
+	writeSem chan struct{}
+	wbuf     []byte
+	// stdinOnce closes stdin exactly once. It is not done under writeSem: a
+	// write blocked on a server that stopped reading holds it, and closing
+	// the pipe is precisely what unblocks it.
 	stdinOnce sync.Once
+	// writing is set while a write is on the pipe; stalled is closed, with
+	// stallErr set, once a write was given up (see write).
+	writing   atomic.Bool
+	stallOnce sync.Once
+	stalled   chan struct{}
+	stallErr  error
 
 	exited     chan struct{} // the process exited (never closed for pipes)
 	waitErr    error
@@ -46,6 +55,8 @@ func newStdioTransport(c *Client) *stdioTransport {
 		stdoutDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		stopped:    make(chan struct{}),
+		writeSem:   make(chan struct{}, 1),
+		stalled:    make(chan struct{}),
 	}
 }
 
@@ -121,6 +132,10 @@ func (t *stdioTransport) spawn() error {
 func (t *stdioTransport) readStdout() {
 	defer t.c.wg.Done()
 	defer close(t.stdoutDone)
+	// Once the reader is done nothing more can be read: the descriptor goes
+	// now, not whenever a finalizer gets to it (a TUI that reconnects would
+	// otherwise pile up two per server it started).
+	defer t.stdout.Close()
 	lr := newLineReader(t.stdout, t.c.cfg.MaxMessageBytes)
 	for {
 		line, total, err := lr.Next()
@@ -143,6 +158,7 @@ func (t *stdioTransport) readStdout() {
 func (t *stdioTransport) readStderr() {
 	defer t.c.wg.Done()
 	defer close(t.stderrDone)
+	defer t.stderr.Close()
 	lr := newLineReader(t.stderr, MaxRawKept)
 	for {
 		line, total, err := lr.Next()
@@ -274,19 +290,96 @@ func (t *stdioTransport) closeStdin() {
 	t.stdinOnce.Do(func() { _ = t.stdin.Close() })
 }
 
-// write sends one line. Each message goes out in a single write so lines
-// from different goroutines never interleave.
-func (t *stdioTransport) write(raw []byte) error {
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
-	t.wbuf = append(append(t.wbuf[:0], raw...), '\n')
-	if _, err := t.stdin.Write(t.wbuf); err != nil {
+// ErrWriteStalled is wrapped by the error of a Send, Cancel or handshake
+// whose write to a stdio server's stdin could not complete in time (see
+// Config.WriteTimeout): the server stopped reading. The connection is then
+// unusable and reported closed.
+var ErrWriteStalled = errors.New("the server is not reading its stdin")
+
+// write sends one line, in a single write so that lines from different
+// goroutines never interleave.
+//
+// A debugger must not hang on a server that stopped reading its stdin, so
+// the write is bounded by WriteTimeout and by ctx. Going over either bound
+// in the middle of a write leaves a half-written line on the pipe, which no
+// other message may ever follow: the write is abandoned by closing stdin
+// (which is also what unblocks it), and from then on every write fails
+// with ErrWriteStalled. The caller reports the connection lost (see lost).
+// A writer still queued behind a stuck write has written nothing
+// and gives up without harm: on its own ctx, on the bound, or when the
+// stuck write is abandoned.
+func (t *stdioTransport) write(ctx context.Context, raw []byte) error {
+	bound := time.NewTimer(t.c.cfg.WriteTimeout)
+	defer bound.Stop()
+	select {
+	case t.writeSem <- struct{}{}:
+	case <-t.stalled:
+		return t.stallErr
+	case <-ctx.Done():
+		return fmt.Errorf("write to server stdin: %w", ctx.Err())
+	case <-bound.C:
+		return fmt.Errorf("write to server stdin: %w: an earlier write has been stuck for over %s", ErrWriteStalled, t.c.cfg.WriteTimeout)
+	}
+	defer func() { <-t.writeSem }()
+	if isClosed(t.stalled) {
+		return t.stallErr
+	}
+	if err := ctx.Err(); err != nil {
+		// Nothing written yet: giving up now costs the connection nothing.
 		return fmt.Errorf("write to server stdin: %w", err)
 	}
+	t.wbuf = append(append(t.wbuf[:0], raw...), '\n')
+	size := len(t.wbuf)
+	// The watchdog and the writer race to clear writing: whoever wins
+	// decides whether the write completed or was abandoned.
+	t.writing.Store(true)
+	abandon := func(why string) {
+		if t.writing.CompareAndSwap(true, false) {
+			t.stall(fmt.Errorf("write to server stdin: %w: a write of %d bytes %s; inflight closed the server's stdin, "+
+				"since a half-written message can be followed by nothing else, and the connection is unusable", ErrWriteStalled, size, why))
+		}
+	}
+	stopCtx := context.AfterFunc(ctx, func() { abandon(fmt.Sprintf("was abandoned (%v)", ctx.Err())) })
+	watchdog := time.AfterFunc(t.c.cfg.WriteTimeout, func() {
+		abandon(fmt.Sprintf("did not complete within %s", t.c.cfg.WriteTimeout))
+	})
+	n, err := t.stdin.Write(t.wbuf)
+	completed := t.writing.CompareAndSwap(true, false)
+	stopCtx()
+	watchdog.Stop()
 	if cap(t.wbuf) > 1<<20 {
 		t.wbuf = nil
 	}
+	switch {
+	case !completed && (err != nil || n < size):
+		<-t.stalled // the watchdog that won is recording why
+		return t.stallErr
+	case err != nil:
+		return fmt.Errorf("write to server stdin: %w", err)
+	}
+	// Written whole, even if the watchdog fired in the same instant: the
+	// message is out (though the connection is now closed).
 	return nil
+}
+
+// stall records that a write was abandoned and closes stdin, which ends
+// the write and makes sure nothing follows the half-written line.
+func (t *stdioTransport) stall(err error) {
+	t.stallOnce.Do(func() {
+		t.stallErr = err
+		close(t.stalled)
+		t.closeStdin()
+	})
+}
+
+// lost reports the connection closed once a write was abandoned (even one
+// that completed in the instant its watchdog fired: stdin is closed all the
+// same). Callers run it after reporting what the failed write concerned, so
+// that the request is seen failing before the connection closes.
+func (t *stdioTransport) lost() {
+	if isClosed(t.stalled) {
+		t.c.markDead(t.stallErr)
+	}
 }
 
 func (t *stdioTransport) send(ctx context.Context, out outgoing) error {
@@ -299,20 +392,30 @@ func (t *stdioTransport) send(ctx context.Context, out outgoing) error {
 		// notifications and responses they send themselves.)
 		t.c.emitSent(out)
 	}
-	return t.write(out.raw)
+	err := t.write(ctx, out.raw)
+	if errors.Is(err, ErrWriteStalled) {
+		if !out.id.IsZero() && !out.internal {
+			// This request failed (it did not get out), which is not the
+			// same as the others, lost with the connection.
+			t.c.emit(Event{Kind: EventRequestFailed, Time: time.Now(), RequestID: out.id, Err: err})
+		}
+	}
+	t.lost()
+	return err
 }
 
 func (t *stdioTransport) cancel(id wire.ID, reason string) (CancelSignal, error) {
 	raw := wire.Notification(wire.NotifyCancelled, wire.CancelledParams(id, reason))
 	// Write first: the cancel's latency matters more than the order of
 	// the bookkeeping events (the tracker recorded the intent already).
-	err := t.write(raw)
+	err := t.write(context.Background(), raw)
 	now := time.Now()
-	msg, _ := wire.Decode(raw)
-	t.c.emit(Event{Kind: EventSent, Time: now, RequestID: id, Raw: raw, Msg: msg, Internal: true})
+	defer t.lost()
 	if err != nil {
 		return SignalNone, err
 	}
+	msg, _ := wire.Decode(raw)
+	t.c.emit(Event{Kind: EventSent, Time: now, RequestID: id, Raw: raw, Msg: msg, Internal: true})
 	t.c.emit(Event{Kind: EventCancelSent, Time: now, RequestID: id, Signal: SignalNotification, Reason: reason})
 	return SignalNotification, nil
 }
