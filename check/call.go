@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -426,12 +427,42 @@ func report(cn *conn, r *session.Request, run *callRun) CallReport {
 	if rep.Error == nil && r.LocalError != "" {
 		rep.Error = &ErrorReport{Message: r.LocalError, Local: true}
 	}
+	if rep.Error == nil && r.State == session.StateInputRequired && run.haveResponse {
+		// The result is shown as it came; this says why call stops there.
+		rep.Error = &ErrorReport{Message: inputRequiredMessage(run.response.Result), Local: true}
+	}
 	vl := cn.tr.Violations()
 	for i := 0; i < vl.Len(); i++ {
 		v := vl.At(i)
 		rep.Violations = append(rep.Violations, ViolationReport{Code: v.Code, Detail: v.Detail})
 	}
 	return rep
+}
+
+// inputRequiredMessage explains an InputRequiredResult (the multi
+// round-trip pattern): the server wants the client to gather input and
+// retry with a new request, which a one-request headless run cannot do.
+func inputRequiredMessage(result json.RawMessage) string {
+	var r struct {
+		InputRequests map[string]struct {
+			Method string `json:"method"`
+		} `json:"inputRequests"`
+		RequestState *string `json:"requestState"`
+	}
+	_ = json.Unmarshal(result, &r)
+	var asks []string
+	for key, req := range r.InputRequests {
+		asks = append(asks, fmt.Sprintf("%s (%s)", key, req.Method))
+	}
+	sort.Strings(asks)
+	msg := "the server needs more input to finish this request (resultType input_required)"
+	if len(asks) > 0 {
+		msg += ": it asks for " + strings.Join(asks, ", ")
+	}
+	if r.RequestState != nil {
+		msg += "; it gave a requestState to echo on the retry"
+	}
+	return msg + "; inflight call cannot provide it or retry, so the request ends here"
 }
 
 func nonNull(raw json.RawMessage) json.RawMessage {
@@ -464,14 +495,21 @@ func ms(d time.Duration) int64 { return d.Round(time.Millisecond).Milliseconds()
 
 // writeJSON prints v as one indented JSON object, with secrets redacted.
 func writeJSON(w io.Writer, v any, red *redact.Redactor) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	var compact, buf bytes.Buffer
+	enc := json.NewEncoder(&compact)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	err := enc.Encode(v)
+	if err == nil {
+		// Not the encoder's own indentation: it would indent a server's
+		// result however deep it nests, and a result nested thousands deep
+		// would become hundreds of megabytes of spaces.
+		err = wire.IndentBounded(&buf, compact.Bytes(), "", "  ", wire.MaxIndentDepth)
+	}
+	if err != nil {
 		fmt.Fprintf(w, "{\"error\":{\"message\":%q,\"local\":true}}\n", err.Error())
 		return
 	}
+	buf.WriteByte('\n')
 	_, _ = w.Write(red.Bytes(buf.Bytes()))
 }
 
@@ -590,7 +628,7 @@ func renderResult(method string, result json.RawMessage) string {
 		}
 	}
 	var buf bytes.Buffer
-	if json.Indent(&buf, result, "", "  ") != nil {
+	if wire.IndentBounded(&buf, result, "", "  ", wire.MaxIndentDepth) != nil {
 		return string(result)
 	}
 	return buf.String()

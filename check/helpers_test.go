@@ -18,6 +18,7 @@ import (
 
 	"inflight/client"
 	"inflight/demo"
+	"inflight/internal/hostile"
 	"inflight/wire"
 )
 
@@ -26,6 +27,8 @@ import (
 const demoChildEnv = "INFLIGHT_CHECK_TEST_DEMO_CHILD"
 
 func TestMain(m *testing.M) {
+	// The hostile battery re-executes this binary as a misbehaving server.
+	hostile.RunFromEnv()
 	if os.Getenv(demoChildEnv) == "1" {
 		srv := demo.New(demo.Options{Logger: os.Stderr})
 		err := srv.ServeStdio(context.Background(), os.Stdin, os.Stdout)

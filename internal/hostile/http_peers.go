@@ -1,0 +1,223 @@
+package hostile
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"inflight/wire"
+)
+
+// SessionID is the Mcp-Session-Id HTTP peers give a legacy client.
+const SessionID = "hostile-session"
+
+// HTTP is a hostile Streamable HTTP server. It answers the set-up of either
+// era (server/discover as a modern server, initialize as a legacy one with
+// a session), accepts notifications, offers no GET stream, and hands each
+// tools/call to its misbehaviour.
+type HTTP struct {
+	name string
+	call func(w http.ResponseWriter, r *http.Request, req Request)
+	// handshake, when set, writes the answer to server/discover or
+	// initialize itself (reply is the well-formed answer).
+	handshake func(w http.ResponseWriter, msg wire.Message, reply []byte)
+	calls     atomic.Int64
+	posts     atomic.Int64
+}
+
+// Name says what the peer does wrong.
+func (h *HTTP) Name() string { return h.name }
+
+// Calls is how many tools/call requests reached the peer.
+func (h *HTTP) Calls() int { return int(h.calls.Load()) }
+
+// Posts is how many POSTs reached the peer.
+func (h *HTTP) Posts() int { return int(h.posts.Load()) }
+
+// ServeHTTP implements http.Handler.
+func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodDelete:
+		w.WriteHeader(http.StatusOK)
+		return
+	default:
+		http.Error(w, "no GET stream here", http.StatusMethodNotAllowed)
+		return
+	}
+	h.posts.Add(1)
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return
+	}
+	msg, err := wire.Decode(body)
+	if err != nil {
+		http.Error(w, "not JSON-RPC: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if msg.Kind != wire.KindRequest {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if reply, ok := setUpReply(h.name, msg); ok {
+		if msg.Method == wire.MethodInitialize {
+			w.Header().Set("Mcp-Session-Id", SessionID)
+		}
+		if h.handshake != nil && (msg.Method == wire.MethodDiscover || msg.Method == wire.MethodInitialize) {
+			h.handshake(w, msg, reply)
+			return
+		}
+		writeJSON(w, reply)
+		return
+	}
+	if msg.Method != wire.MethodToolsCall || h.call == nil {
+		writeJSON(w, wire.ErrorResponse(msg.ID, wire.CodeMethodNotFound, "hostile peer: method not found"))
+		return
+	}
+	h.calls.Add(1)
+	h.call(w, r, Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Token: progressToken(msg.Params)})
+}
+
+func writeJSON(w http.ResponseWriter, msg []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(msg)))
+	_, _ = w.Write(msg)
+}
+
+// startSSE begins an event stream and flushes the headers.
+func startSSE(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flush(w)
+}
+
+func flush(w http.ResponseWriter) {
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// sseEvent writes one message as an SSE event.
+func sseEvent(w io.Writer, msg []byte) error {
+	_, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", msg)
+	return err
+}
+
+// Plain is a well-behaved peer: it answers tools/call at once. It is the
+// other end of Redirect and the server behind a TLS error.
+func Plain() *HTTP {
+	return &HTTP{name: "plain", call: func(w http.ResponseWriter, _ *http.Request, req Request) {
+		writeJSON(w, wire.ResultResponse(req.ID, []byte(textResult("a plain answer"))))
+	}}
+}
+
+// SSECommentsForever answers tools/call with an event stream that carries
+// nothing but SSE comments, as fast as it can, until the client goes away.
+// There is never a blank line, so no event is ever dispatched either.
+func SSECommentsForever() *HTTP {
+	return &HTTP{name: "sse-comments-forever", call: func(w http.ResponseWriter, r *http.Request, _ Request) {
+		startSSE(w)
+		chunk := bytes.Repeat([]byte(": keep-alive, nothing to see\n"), 1024)
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+			flush(w)
+		}
+	}}
+}
+
+// GzipBombSize is what GzipBomb's body would inflate to.
+const GzipBombSize = 1 << 30
+
+var (
+	bombOnce sync.Once
+	bomb     []byte
+)
+
+// gzipBomb is a gzip body of GzipBombSize zero bytes: one member of 4 MiB,
+// repeated (a gzip file may hold many members, and readers join them).
+// Compressing a whole gibibyte would take seconds; this takes milliseconds.
+func gzipBomb() []byte {
+	bombOnce.Do(func() {
+		const member = 4 << 20
+		var one bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&one, gzip.BestCompression)
+		_, _ = zw.Write(make([]byte, member))
+		_ = zw.Close()
+		bomb = bytes.Repeat(one.Bytes(), GzipBombSize/member)
+	})
+	return bomb
+}
+
+// GzipBomb answers tools/call with Content-Encoding: gzip — which the client
+// never asked for — and a body that would inflate to GzipBombSize.
+func GzipBomb() *HTTP {
+	return &HTTP{name: "gzip-bomb", call: func(w http.ResponseWriter, _ *http.Request, _ Request) {
+		b := gzipBomb()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		_, _ = w.Write(b)
+	}}
+}
+
+// Redirect answers tools/call with 307 Temporary Redirect (which keeps the
+// method and body) to url, typically another server: another host.
+func Redirect(url string) *HTTP {
+	return &HTTP{name: "redirect", call: func(w http.ResponseWriter, r *http.Request, _ Request) {
+		http.Redirect(w, r, url, http.StatusTemporaryRedirect)
+	}}
+}
+
+// AnswersFirstHTTP streams its answer to the set-up (server/discover or
+// initialize) as SSE, preceded by answers and progress for requests 1 and 2,
+// which the client has not sent yet; it answers tools/call properly.
+func AnswersFirstHTTP() *HTTP {
+	return &HTTP{name: "answers-first", handshake: func(w http.ResponseWriter, _ wire.Message, reply []byte) {
+		startSSE(w)
+		_ = sseEvent(w, wire.ResultResponse(wire.IntID(1), []byte(textResult("answered before it was asked"))))
+		_ = sseEvent(w, progressNotification("2", 1, 2, "progress before the request"))
+		_ = sseEvent(w, wire.ErrorResponse(wire.IntID(2), wire.CodeInternalError, "failed before it was asked"))
+		_ = sseEvent(w, reply)
+	}, call: func(w http.ResponseWriter, _ *http.Request, req Request) {
+		writeJSON(w, wire.ResultResponse(req.ID, []byte(textResult("the real answer"))))
+	}}
+}
+
+// HugeEvent answers tools/call with an SSE event whose data is
+// HugeLineBytes long, streamed.
+func HugeEvent() *HTTP {
+	return &HTTP{name: "huge-event", call: func(w http.ResponseWriter, _ *http.Request, _ Request) {
+		startSSE(w)
+		if _, err := io.WriteString(w, "event: message\ndata: "); err != nil {
+			return
+		}
+		if writeHugeMessage(w, HugeLineBytes) != nil {
+			return
+		}
+		_, _ = io.WriteString(w, "\n")
+	}}
+}
+
+// NewServer starts h on 127.0.0.1, with TLS when useTLS is set. The TLS
+// server's certificate is trusted by nothing, which is the point of a TLS
+// error test. Its log of failed handshakes is dropped: they are expected.
+func NewServer(h http.Handler, useTLS bool) *httptest.Server {
+	ts := httptest.NewUnstartedServer(h)
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+	if useTLS {
+		ts.StartTLS()
+	} else {
+		ts.Start()
+	}
+	return ts
+}
