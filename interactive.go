@@ -34,9 +34,27 @@ func runInteractive(ctx context.Context, target check.Target, opts InteractiveOp
 	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
 		return fail(check.ExitUsage, errors.New("the interactive view needs a terminal; for scripts use `inflight call` or `inflight check`"))
 	}
-	cfg, err := target.ClientConfig(ctx)
+	m, err := newInteractiveModel(ctx, target, opts)
 	if err != nil {
 		return fail(check.ExitUsage, err)
+	}
+	runErr := runProgram(m, m.Conn, tea.WithContext(ctx))
+	switch {
+	case runErr == nil, errors.Is(runErr, tea.ErrInterrupted), errors.Is(runErr, context.Canceled):
+		return 0
+	default:
+		return fail(1, runErr)
+	}
+}
+
+// newInteractiveModel builds the TUI's model for the target: the client
+// configuration, the --call requests and the tracker's defaults. It starts
+// nothing; the model dials in Init.
+func newInteractiveModel(ctx context.Context, target check.Target, opts InteractiveOptions) (*ui.Model, error) {
+	red := target.Redactor()
+	cfg, err := target.ClientConfig(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if opts.LateWindow > 0 {
 		cfg.LateWindow = opts.LateWindow
@@ -45,7 +63,7 @@ func runInteractive(ctx context.Context, target check.Target, opts InteractiveOp
 	for _, c := range opts.Calls {
 		_, params, err := ParseCallFlag(c)
 		if err != nil {
-			return fail(check.ExitUsage, err)
+			return nil, err
 		}
 		calls = append(calls, ui.Call{Method: wire.MethodToolsCall, Params: params})
 	}
@@ -65,7 +83,7 @@ func runInteractive(ctx context.Context, target check.Target, opts InteractiveOp
 	if target.IsHTTP() {
 		transport = "http"
 	}
-	m, err := ui.New(ui.Options{
+	return ui.New(ui.Options{
 		Target:    target.Describe(),
 		Transport: transport,
 		// Every dial is a new connection; for stdio that restarts the
@@ -85,23 +103,21 @@ func runInteractive(ctx context.Context, target check.Target, opts InteractiveOp
 		Redact: red.String,
 		Dark:   true,
 	})
-	if err != nil {
-		return fail(check.ExitUsage, err)
-	}
-	p := tea.NewProgram(m, tea.WithContext(ctx))
+}
+
+// runProgram runs the TUI until it ends and returns why it ended. model is
+// the program's model (the TUI's, or a test's wrapper around it) and conn
+// its current connection.
+func runProgram(model tea.Model, conn func() ui.Client, opts ...tea.ProgramOption) error {
+	p := tea.NewProgram(model, opts...)
 	_, runErr := p.Run()
 	// Whatever ended the program — a quit, Ctrl+C, a panic inside the UI
 	// (Bubble Tea restores the terminal and reports it) — the connection
 	// is closed, which stops a stdio server's process.
-	if c := m.Conn(); c != nil {
+	if c := conn(); c != nil {
 		_ = c.Close()
 	}
-	switch {
-	case runErr == nil, errors.Is(runErr, tea.ErrInterrupted), errors.Is(runErr, context.Canceled):
-		return 0
-	default:
-		return fail(1, runErr)
-	}
+	return runErr
 }
 
 // writeTrace saves the TUI's protocol log as a trace file (key e).

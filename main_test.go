@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"inflight/check"
+	"inflight/internal/hostile"
 )
 
 // childEnv makes the test binary act as inflight itself: re-executed with
@@ -24,6 +25,8 @@ import (
 const childEnv = "INFLIGHT_MAIN_TEST_CHILD"
 
 func TestMain(m *testing.M) {
+	// The exit-path tests re-execute this binary as a hostile server too.
+	hostile.RunFromEnv()
 	if os.Getenv(childEnv) == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
