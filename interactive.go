@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
@@ -38,7 +39,7 @@ func runInteractive(ctx context.Context, target check.Target, opts InteractiveOp
 	if err != nil {
 		return fail(check.ExitUsage, err)
 	}
-	runErr := runProgram(m, m.Conn, tea.WithContext(ctx))
+	runErr := runProgram(ctx, m, m)
 	switch {
 	case runErr == nil, errors.Is(runErr, tea.ErrInterrupted), errors.Is(runErr, context.Canceled):
 		return 0
@@ -106,19 +107,50 @@ func newInteractiveModel(ctx context.Context, target check.Target, opts Interact
 }
 
 // runProgram runs the TUI until it ends and returns why it ended. model is
-// the program's model (the TUI's, or a test's wrapper around it) and conn
-// its current connection.
-func runProgram(model tea.Model, conn func() ui.Client, opts ...tea.ProgramOption) error {
-	p := tea.NewProgram(model, opts...)
+// the program's model (m itself, or a test's wrapper around it).
+//
+// ctx ending (main's NotifyContext on SIGINT or SIGTERM) does not kill the
+// program: Bubble Tea would end at once and what is in flight would never be
+// cancelled. The model gets a ui.ShutdownMsg instead and cancels everything
+// with reason "interrupted", as Ctrl+C does, then quits; if it has not ended
+// within shutdownGrace the program is killed. Bubble Tea's own signal
+// handler is off for the same reason: it ends the program on SIGINT before
+// the model sees it.
+func runProgram(ctx context.Context, model tea.Model, m *ui.Model, opts ...tea.ProgramOption) error {
+	p := tea.NewProgram(model, append([]tea.ProgramOption{tea.WithoutSignalHandler()}, opts...)...)
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		p.Send(ui.ShutdownMsg{Reason: "interrupted"})
+		select {
+		case <-done:
+		case <-time.After(shutdownGrace):
+			p.Kill()
+		}
+	}()
 	_, runErr := p.Run()
-	// Whatever ended the program — a quit, Ctrl+C, a panic inside the UI
-	// (Bubble Tea restores the terminal and reports it) — the connection
-	// is closed, which stops a stdio server's process.
-	if c := conn(); c != nil {
+	close(done)
+	<-watched
+	// Whatever ended the program — a quit, Ctrl+C, a signal, a panic inside
+	// the UI (Bubble Tea restores the terminal and reports it) — the
+	// connection is closed, which stops a stdio server's process, and no
+	// timer of the model outlives the program.
+	m.Stop()
+	if c := m.Conn(); c != nil {
 		_ = c.Close()
 	}
 	return runErr
 }
+
+// shutdownGrace bounds how long a signalled TUI may take to cancel what is
+// in flight and quit.
+const shutdownGrace = 5 * time.Second
 
 // writeTrace saves the TUI's protocol log as a trace file (key e).
 func writeTrace(path string, snap ui.Snapshot, red *redact.Redactor) error {

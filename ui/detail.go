@@ -2,7 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/termsafe"
+	"inflight/wire"
 )
 
 // detailView shows one request: a timeline bar and the raw JSON of what
@@ -37,6 +37,9 @@ func (m *Model) openDetail() {
 	}
 	m.mode = keymap.ModeDetail
 	m.detail.vp = viewport.New()
+	// Long errors and long JSON strings wrap rather than run off the edge:
+	// the cause is usually at the end of an error message.
+	m.detail.vp.SoftWrap = true
 	m.detail.content = ""
 	m.detail.resize(m)
 }
@@ -305,10 +308,11 @@ func (m *Model) detailBody(r *session.Request) string {
 }
 
 // prettyJSON indents JSON for reading and renders it inert; invalid JSON
-// is shown as it is (sanitised).
+// is shown as it is (sanitised). Indentation is bounded: a hostile answer
+// nested thousands deep would otherwise grow quadratically on every frame.
 func (m *Model) prettyJSON(raw []byte) string {
 	var out bytes.Buffer
-	if err := json.Indent(&out, raw, "", "  "); err != nil {
+	if err := wire.IndentBounded(&out, raw, "", "  ", 24); err != nil {
 		return m.block(string(raw))
 	}
 	return m.block(out.String())

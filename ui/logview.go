@@ -115,10 +115,8 @@ func (m *Model) viewLog(height int) string {
 	if lv.filter.Focused() || lv.filter.Value() != "" {
 		b.WriteString(fit(lv.filter.View(), m.width))
 	} else {
-		head := "  TIME          DIR    WHAT                               ID  MESSAGE"
-		if m.width < 100 {
-			head = "  TIME          DIR    WHAT                    ID  MESSAGE"
-		}
+		whatW, idW := logColumns(m.width)
+		head := "  TIME          DIR    " + fit("WHAT", whatW) + " " + fitLeft("ID", idW) + "  MESSAGE"
 		b.WriteString(st.Dim.Render(fit(head, m.width)))
 	}
 	for i := len(picked) - 1; i >= 0; i-- {
@@ -159,15 +157,26 @@ func (m *Model) logLine(e session.LogEntry) string {
 	if e.Status != 0 {
 		msg = fmt.Sprintf("HTTP %d %s", e.Status, msg)
 	}
-	whatW, idW := 30, 6
-	if m.width < 100 {
-		whatW, idW = 22, 3
-	}
-	line := fmt.Sprintf("  %s  %s  %s %s  %s", e.Time.Format("15:04:05.000"), dir, fit(m.line(what), whatW), fitLeft(m.line(id), idW), m.line(msg))
+	whatW, idW := logColumns(m.width)
+	whatCell := fit(m.line(what), whatW)
 	if e.Violation != "" {
-		return fit(st.Flag.Render("⚠ "+e.Violation)+line, m.width)
+		// The violation takes the WHAT column, so the message keeps its room
+		// (for a rejected line the message is why it was rejected).
+		whatCell = st.Flag.Render(fit("⚠ "+e.Violation, whatW))
 	}
-	return fit(line, m.width)
+	return fit(fmt.Sprintf("  %s  %s  %s %s  %s", e.Time.Format("15:04:05.000"), dir, whatCell, fitLeft(m.line(id), idW), m.line(msg)), m.width)
+}
+
+// logColumns sizes the WHAT and ID columns: the message gets the rest, and
+// it is often the part that explains (why a line was rejected).
+func logColumns(width int) (what, id int) {
+	switch {
+	case width >= 140:
+		return 30, 6
+	case width >= 100:
+		return 27, 3
+	}
+	return 22, 3
 }
 
 // describeEntry says what a log entry is and what it carried.
@@ -186,7 +195,8 @@ func describeEntry(e session.LogEntry) (what, msg string) {
 		}
 		msg = payload(e.Raw)
 	case client.EventMalformed:
-		what, msg = "malformed", string(e.Raw)
+		// Why it was rejected first: the raw bytes are often just noise.
+		what, msg = "malformed", e.Text+" · "+string(e.Raw)
 	case client.EventCancelSent:
 		what = "cancel: " + signalText(e.Signal)
 	case client.EventStreamClosed:

@@ -177,9 +177,14 @@ func (m *Model) stoppableTick(d time.Duration, fn func(time.Time) tea.Msg) tea.C
 
 // exit ends the program.
 func (m *Model) exit() tea.Cmd {
-	m.stopOnce.Do(func() { close(m.stop) })
+	m.Stop()
 	return tea.Quit
 }
+
+// Stop releases the model's pending timers. The program's owner calls it
+// once the program has ended however it ended (a quit does it already; a
+// panic or a kill does not).
+func (m *Model) Stop() { m.stopOnce.Do(func() { close(m.stop) }) }
 
 type connState uint8
 
@@ -243,6 +248,11 @@ type (
 		err  error
 	}
 )
+
+// ShutdownMsg asks the UI to cancel everything in flight with Reason and
+// quit, as Ctrl+C does. The program's owner sends it when a signal arrives
+// (Bubble Tea's own InterruptMsg ends the program before the model sees it).
+type ShutdownMsg struct{ Reason string }
 
 // maxBatch bounds the events applied per Update so that a flood of progress
 // never starves key presses: the screen is redrawn once per batch, which is
@@ -418,6 +428,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.exit()
 	case tea.InterruptMsg:
 		cmd = m.interrupt()
+	case ShutdownMsg:
+		cmd = m.quit(msg.Reason, session.CauseInterrupted)
 	case tea.KeyPressMsg:
 		cmd = m.handleKey(msg)
 	case tea.PasteMsg:
