@@ -309,16 +309,15 @@ var ErrWriteStalled = errors.New("the server is not reading its stdin")
 // and gives up without harm: on its own ctx, on the bound, or when the
 // stuck write is abandoned.
 func (t *stdioTransport) write(ctx context.Context, raw []byte) error {
-	bound := time.NewTimer(t.c.cfg.WriteTimeout)
-	defer bound.Stop()
+	// Profiling the cancel path showed the timers of the slow path in the
+	// way of the common case, where nobody else is writing: take the
+	// semaphore without them when it is free.
 	select {
 	case t.writeSem <- struct{}{}:
-	case <-t.stalled:
-		return t.stallErr
-	case <-ctx.Done():
-		return fmt.Errorf("write to server stdin: %w", ctx.Err())
-	case <-bound.C:
-		return fmt.Errorf("write to server stdin: %w: an earlier write has been stuck for over %s", ErrWriteStalled, t.c.cfg.WriteTimeout)
+	default:
+		if err := t.waitTurn(ctx); err != nil {
+			return err
+		}
 	}
 	defer func() { <-t.writeSem }()
 	if isClosed(t.stalled) {
@@ -330,6 +329,16 @@ func (t *stdioTransport) write(ctx context.Context, raw []byte) error {
 	}
 	t.wbuf = append(append(t.wbuf[:0], raw...), '\n')
 	size := len(t.wbuf)
+	if dl, ok := t.stdin.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		if ctx.Done() == nil && dl.SetWriteDeadline(time.Now().Add(t.c.cfg.WriteTimeout)) == nil {
+			// A pollable pipe (a real child's stdin) bounds the write itself:
+			// no watchdog goroutine or timer on the hot path of a cancel.
+			return t.writeWithDeadline(size)
+		}
+		// The watchdog bounds this one; an earlier write's deadline must
+		// not cut it short.
+		_ = dl.SetWriteDeadline(time.Time{})
+	}
 	// The watchdog and the writer race to clear writing: whoever wins
 	// decides whether the write completed or was abandoned.
 	t.writing.Store(true)
@@ -360,6 +369,48 @@ func (t *stdioTransport) write(ctx context.Context, raw []byte) error {
 	// Written whole, even if the watchdog fired in the same instant: the
 	// message is out (though the connection is now closed).
 	return nil
+}
+
+// waitTurn waits for the write semaphore while another write holds it,
+// bounded by ctx and WriteTimeout.
+func (t *stdioTransport) waitTurn(ctx context.Context) error {
+	bound := time.NewTimer(t.c.cfg.WriteTimeout)
+	defer bound.Stop()
+	select {
+	case t.writeSem <- struct{}{}:
+		return nil
+	case <-t.stalled:
+		return t.stallErr
+	case <-ctx.Done():
+		return fmt.Errorf("write to server stdin: %w", ctx.Err())
+	case <-bound.C:
+		return fmt.Errorf("write to server stdin: %w: an earlier write has been stuck for over %s", ErrWriteStalled, t.c.cfg.WriteTimeout)
+	}
+}
+
+// writeWithDeadline writes t.wbuf (size bytes) to a stdin that carries a
+// write deadline. A write cut short by the deadline leaves a half-written
+// line, so the connection is abandoned exactly as the watchdog would.
+func (t *stdioTransport) writeWithDeadline(size int) error {
+	if isClosed(t.stalled) {
+		return t.stallErr
+	}
+	n, err := t.stdin.Write(t.wbuf)
+	if cap(t.wbuf) > 1<<20 {
+		t.wbuf = nil
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		t.stall(fmt.Errorf("write to server stdin: %w: a write of %d bytes did not complete within %s (%d written); inflight closed the server's stdin, "+
+			"since a half-written message can be followed by nothing else, and the connection is unusable", ErrWriteStalled, size, t.c.cfg.WriteTimeout, n))
+		return t.stallErr
+	case n > 0 && n < size:
+		t.stall(fmt.Errorf("write to server stdin: %w: a write of %d bytes broke after %d (%v); the connection is unusable", ErrWriteStalled, size, n, err))
+		return t.stallErr
+	}
+	return fmt.Errorf("write to server stdin: %w", err)
 }
 
 // stall records that a write was abandoned and closes stdin, which ends
