@@ -236,10 +236,29 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	} else {
 		marks = append(marks, mark{now, "▶", "now " + fmtAgo(now.Sub(start))})
 	}
-	sort.SliceStable(marks, func(i, j int) bool { return marks[i].at.Before(marks[j].at) })
-	for _, mk := range marks {
-		line[col(mk.at)] = []rune(mk.glyph)[0]
+	// Glyphs are drawn in the order marks were listed (the end first, the
+	// late response last), so where two fall on one column the more telling
+	// one shows; a late response that settled the cancel shares the end's
+	// instant, and then one label says both.
+	for i := len(marks) - 1; i >= 0; i-- {
+		if mk := marks[i]; mk.glyph == "■" {
+			for j := range marks {
+				if marks[j].glyph == "!" && marks[j].at.Equal(mk.at) {
+					marks[j].label += ", " + strings.TrimSuffix(mk.label, " "+fmtAgo(mk.at.Sub(start)))
+					marks = append(marks[:i], marks[i+1:]...)
+					break
+				}
+			}
+		}
 	}
+	for _, g := range []string{"■", "▶", "●", "✕", "*", "!"} {
+		for _, mk := range marks {
+			if mk.glyph == g {
+				line[col(mk.at)] = []rune(mk.glyph)[0]
+			}
+		}
+	}
+	sort.SliceStable(marks, func(i, j int) bool { return marks[i].at.Before(marks[j].at) })
 	// Labels go on two rows so that neighbours do not overwrite each other.
 	rows := [2][]rune{[]rune(strings.Repeat(" ", w+20)), []rune(strings.Repeat(" ", w+20))}
 	next := [2]int{}
