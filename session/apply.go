@@ -434,6 +434,12 @@ func (t *Tracker) onCancelSent(ev *client.Event) {
 		// request does not look in flight after its cancel went out.
 		t.beginCancel(r, ev.Reason, CauseShutdown, ev.Time)
 	}
+	if ev.Err != nil {
+		r.Cancel.Failed = clip(ev.Err.Error(), maxErrorBytes)
+		if ev.Signal == client.SignalNone {
+			return
+		}
+	}
 	r.Cancel.Signal = ev.Signal
 	r.Cancel.SignalAt = ev.Time
 }

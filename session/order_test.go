@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"testing"
 
 	"inflight/client"
@@ -45,4 +46,14 @@ func TestTrafficReadBeforeTheCancelIsNotLate(t *testing.T) {
 			t.Fatalf("state %s late %+v; want cancelled with a crossed late response", r.State, r.Late)
 		}
 	})
+}
+
+func TestFailedCancelIsRecorded(t *testing.T) {
+	h := newStdio(t, client.EraModern)
+	r := h.begin(0, wire.MethodToolsCall, `{"name":"slow"}`)
+	h.cancel(100, r, CauseUser)
+	h.apply(client.Event{Kind: client.EventCancelSent, Time: ms(101), RequestID: r.ID, Err: errors.New("write to server stdin: broken pipe")})
+	if r.Cancel.Failed == "" || r.Cancel.Signal != client.SignalNone {
+		t.Fatalf("cancel %+v; want the failure recorded and no signal", r.Cancel)
+	}
 }

@@ -142,6 +142,9 @@ type Cancel struct {
 	Cause CancelCause
 	// Limit says which limit expired when Cause is CauseTimeout.
 	Limit Limit
+	// Failed says why the cancel signal could not be sent ("" when it was,
+	// or is still on its way); the server may never have learnt of it.
+	Failed string
 }
 
 // Late is traffic that arrived after the request was given up (a cancel was
