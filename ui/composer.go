@@ -16,7 +16,6 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
-	"inflight/termsafe"
 	"inflight/wire"
 )
 
@@ -160,7 +159,7 @@ func (c *composer) buildForm(m *Model) tea.Cmd {
 	switch c.kind {
 	case kindTool:
 		if t, ok := c.tool(); ok {
-			c.fields = schemaFields(t.Schema)
+			c.fields = schemaFields(t.Schema, m.line)
 		}
 	case kindResource:
 		c.fields = []field{textField("uri", "string", true, "demo://clock", "the resource URI")}
@@ -205,7 +204,7 @@ func boolField(name string, on bool) field {
 
 // schemaFields builds form fields from a JSON schema's top-level
 // properties; anything that is not a simple type is edited as JSON.
-func schemaFields(schema json.RawMessage) []field {
+func schemaFields(schema json.RawMessage, line func(string) string) []field {
 	var s struct {
 		Properties map[string]struct {
 			Type        any             `json:"type"`
@@ -242,7 +241,7 @@ func schemaFields(schema json.RawMessage) []field {
 		case "boolean":
 			on := string(p.Default) == "true"
 			f := boolField(n, on)
-			f.hint = termsafe.Line(p.Description)
+			f.hint = line(p.Description)
 			f.required = required[n]
 			out = append(out, f)
 			continue
@@ -253,15 +252,15 @@ func schemaFields(schema json.RawMessage) []field {
 		if len(p.Default) > 0 {
 			placeholder = strings.Trim(string(p.Default), `"`)
 		}
-		hint := termsafe.Line(p.Description)
+		hint := line(p.Description)
 		if len(p.Enum) > 0 {
 			var opts []string
 			for _, e := range p.Enum {
 				opts = append(opts, fmt.Sprint(e))
 			}
-			hint += " (one of: " + termsafe.Line(strings.Join(opts, ", ")) + ")"
+			hint += " (one of: " + line(strings.Join(opts, ", ")) + ")"
 		}
-		out = append(out, textField(n, typ, required[n], termsafe.Line(placeholder), hint))
+		out = append(out, textField(n, typ, required[n], line(placeholder), hint))
 	}
 	return out
 }
@@ -677,7 +676,7 @@ func (c *composer) view(m *Model, height int) string {
 	}
 	if c.kind == kindTool {
 		if t, ok := c.tool(); ok {
-			b.WriteString(fit("  "+st.Bold.Render(termsafe.Line(t.Name))+"  "+st.Dim.Render(termsafe.Line(t.Description)), m.width))
+			b.WriteString(fit("  "+st.Bold.Render(m.line(t.Name))+"  "+st.Dim.Render(m.line(t.Description)), m.width))
 			b.WriteString("\n\n")
 		}
 	}
@@ -760,8 +759,8 @@ func (c *composer) viewPick(m *Model, height int) string {
 	}
 	for i := start; i < len(c.tools) && i < start+listH; i++ {
 		t := c.tools[i]
-		name := fit(termsafe.Line(t.Name), 20)
-		desc := st.Dim.Render(termsafe.Line(t.Description))
+		name := fit(m.line(t.Name), 20)
+		desc := st.Dim.Render(m.line(t.Description))
 		if i == c.toolSel {
 			b.WriteString(st.Selected.Render(fit(st.Cursor.Render("▌ ")+st.Bold.Render(name)+" "+desc, m.width)))
 		} else {
@@ -770,13 +769,13 @@ func (c *composer) viewPick(m *Model, height int) string {
 		b.WriteByte('\n')
 	}
 	if t, ok := c.tool(); ok {
-		desc := lipgloss.NewStyle().Width(max(20, m.width-4)).Render(termsafe.Line(t.Description))
+		desc := lipgloss.NewStyle().Width(max(20, m.width-4)).Render(m.line(t.Description))
 		b.WriteString("\n")
 		for _, l := range strings.Split(desc, "\n") {
 			b.WriteString("  " + l + "\n")
 		}
 		if len(t.Schema) > 0 {
-			b.WriteString(st.Dim.Render(fit("  input schema: "+termsafe.Line(compactJSON(t.Schema)), m.width)) + "\n")
+			b.WriteString(st.Dim.Render(fit("  input schema: "+m.line(compactJSON(t.Schema)), m.width)) + "\n")
 		}
 	}
 	return b.String()

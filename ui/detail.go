@@ -13,7 +13,6 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
-	"inflight/termsafe"
 	"inflight/wire"
 )
 
@@ -79,7 +78,7 @@ func (m *Model) viewDetail(height int) string {
 	now := m.now()
 	look := lookOf(r.State)
 	var b strings.Builder
-	title := fmt.Sprintf("#%s %s", r.ID, requestLabel(r, true))
+	title := fmt.Sprintf("#%s %s", r.ID, m.requestLabel(r, true))
 	b.WriteString(fit(st.Title.Render(title)+"  "+look.style(st).Render(look.icon+" "+strings.ReplaceAll(r.State.String(), "_", " "))+
 		st.Dim.Render("  ·  "+fmtDur(elapsed(r, now))), m.width))
 	b.WriteByte('\n')
@@ -154,7 +153,7 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	c := r.Cancel
 	s := fmt.Sprintf("cancel (%s) at %s · %s", c.Cause, fmtAgo(c.At.Sub(startOf(r))), signalText(c.Signal))
 	if c.Reason != "" {
-		s += fmt.Sprintf(" · reason %q", termsafe.Line(c.Reason))
+		s += fmt.Sprintf(" · reason %q", m.line(c.Reason))
 	}
 	var flags []string
 	if r.Late.Response {

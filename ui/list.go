@@ -10,7 +10,6 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"inflight/session"
-	"inflight/termsafe"
 	"inflight/wire"
 )
 
@@ -196,7 +195,7 @@ func (m *Model) row(r *session.Request, c columns, selected bool, now time.Time)
 	stateCell := look.style(st).Render(fit(icon+" "+look.word, c.state))
 	parts := []string{
 		marker + fitLeft(r.ID.String(), c.id),
-		fit(requestLabel(r, c.method), c.request),
+		fit(m.requestLabel(r, c.method), c.request),
 		stateCell,
 	}
 	if c.elapsed > 0 {
@@ -227,8 +226,8 @@ func elapsed(r *session.Request, now time.Time) time.Duration {
 
 // requestLabel is what the request is about: the tool, prompt or resource,
 // with the method when there is room.
-func requestLabel(r *session.Request, withMethod bool) string {
-	target := termsafe.Line(r.Target)
+func (m *Model) requestLabel(r *session.Request, withMethod bool) string {
+	target := m.line(r.Target)
 	switch {
 	case r.Method == wire.MethodSubscriptionsListen:
 		return "listen"
@@ -318,7 +317,7 @@ func cancelRequestedText(r *session.Request, now time.Time) string {
 func (m *Model) progressCell(r *session.Request, w int, now time.Time) string {
 	st := m.styles
 	p := r.Progress
-	msg := termsafe.Line(p.Message)
+	msg := m.line(p.Message)
 	if p.HasTotal && p.Total > 0 {
 		f := p.Value / p.Total
 		barW := min(20, max(6, w/3))
@@ -352,7 +351,7 @@ func (m *Model) outcome(r *session.Request) string {
 			parts = append(parts, st.Dim.Render(signalText(r.Cancel.Signal)+"; nothing more came"))
 		}
 	case session.StateFailed:
-		text := failureText(r)
+		text := m.failureText(r)
 		if r.ToolError {
 			text += ": " + m.resultSummary(r)
 		}
@@ -369,14 +368,14 @@ func (m *Model) outcome(r *session.Request) string {
 	return strings.Join(parts, " · ")
 }
 
-func failureText(r *session.Request) string {
+func (m *Model) failureText(r *session.Request) string {
 	switch {
 	case r.ToolError:
 		return "tool error"
 	case r.Error != nil:
-		return fmt.Sprintf("error %d: %s", r.Error.Code, termsafe.Line(r.Error.Message))
+		return fmt.Sprintf("error %d: %s", r.Error.Code, m.line(r.Error.Message))
 	case r.LocalError != "":
-		return termsafe.Line(r.LocalError)
+		return m.line(r.LocalError)
 	}
 	return "failed"
 }

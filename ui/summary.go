@@ -22,7 +22,9 @@ func (m *Model) resultSummary(r *session.Request) string {
 	if !ok {
 		return ""
 	}
-	s := summarize(r.Method, raw)
+	// Redact before summarising: the summary is cut to fit its column, and
+	// a cut secret would no longer match the redactor.
+	s := summarize(r.Method, []byte(m.opts.Redact(string(raw))))
 	if m.summaries == nil || len(m.summaries) > 4*max(1, m.tracker.Len()) {
 		m.summaries = map[wire.ID]string{}
 	}

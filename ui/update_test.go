@@ -467,3 +467,18 @@ func TestSecretsNeverReachTheScreen(t *testing.T) {
 		t.Fatalf("the redaction marker is not shown:\n%s", h.screen())
 	}
 }
+
+// A secret cut by truncation would no longer match the redactor, so text is
+// redacted before it is fitted to a column.
+func TestSecretsAreRedactedBeforeTruncation(t *testing.T) {
+	const secret = "SECRETSECRETSECRETSECRET0123456789"
+	h := newHarness(t, 80, 24)
+	h.m.opts.Redact = func(s string) string { return strings.ReplaceAll(s, secret, "[redacted]") }
+	h.connect()
+	id := startSlow(h)
+	h.progress(id, 1, 10, "using key "+secret+" for the upstream call")
+	h.answer(id, `{"resultType":"complete","isError":true,"content":[{"type":"text","text":"bad key `+secret+`"}]}`)
+	if scr := h.m.View().Content; strings.Contains(scr, "SECRETSEC") {
+		t.Fatalf("part of a secret reached the screen:\n%s", h.screen())
+	}
+}
