@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -14,11 +15,14 @@ import (
 	"inflight/wire"
 )
 
-// scrollView is a list that follows its newest line until the user scrolls
-// away. back counts lines scrolled back from the newest.
+// scrollView is a window over an append-only sequence (the protocol log,
+// stderr) whose oldest items may be dropped. It follows the newest items
+// until the user scrolls; from then on it is anchored on the absolute
+// position of its first row, so arriving items do not move what is being
+// read.
 type scrollView struct {
-	back   int
 	follow bool
+	top    int64 // absolute position of the first row when not following
 	rows   int
 }
 
@@ -28,28 +32,77 @@ type logView struct {
 	filter textinput.Model
 }
 
-func (m *Model) handleScrollKey(v *scrollView, msg tea.KeyPressMsg, total int) bool {
+// items is the sequence a scrollView shows: n items whose absolute
+// positions (Total-based, so they survive eviction) abs returns, ascending.
+type items struct {
+	n   int
+	abs func(i int) int64
+}
+
+// start is the index of the first visible item.
+func (v *scrollView) start(it items) int {
+	rows := max(1, v.rows)
+	last := max(0, it.n-rows) // the first index of the bottom page
+	if v.follow {
+		return last
+	}
+	i := sort.Search(it.n, func(i int) bool { return it.abs(i) >= v.top })
+	return min(i, last)
+}
+
+// handleScrollKey moves the window; it reports whether the key was used.
+func (m *Model) handleScrollKey(v *scrollView, msg tea.KeyPressMsg, it items) bool {
 	k := m.keys
 	page := max(1, v.rows-1)
+	i := v.start(it)
 	switch {
 	case key.Matches(msg, k.Up):
-		v.back++
+		i--
 	case key.Matches(msg, k.Down):
-		v.back--
+		i++
 	case key.Matches(msg, k.PageUp):
-		v.back += page
+		i -= page
 	case key.Matches(msg, k.PageDown):
-		v.back -= page
+		i += page
 	case key.Matches(msg, k.Top):
-		v.back = total
+		i = 0
 	case key.Matches(msg, k.Bottom):
-		v.back = 0
+		i = it.n
 	default:
 		return false
 	}
-	v.back = min(max(v.back, 0), max(0, total-1))
-	v.follow = v.back == 0
+	last := max(0, it.n-max(1, v.rows))
+	i = min(max(i, 0), last)
+	v.follow = i >= last
+	if it.n > 0 {
+		v.top = it.abs(i)
+	}
 	return true
+}
+
+// logItems is the log as the view shows it: every entry, or with a filter
+// only the matching ones.
+func (m *Model) logItems() items {
+	lg := m.tracker.Log()
+	first := lg.Total() - int64(lg.Len())
+	needle := strings.ToLower(m.logv.filter.Value())
+	if needle == "" {
+		return items{n: lg.Len(), abs: func(i int) int64 { return first + int64(i) }}
+	}
+	var match []int64
+	for i := 0; i < lg.Len(); i++ {
+		if logMatches(lg.At(i), needle) {
+			match = append(match, first+int64(i))
+		}
+	}
+	return items{n: len(match), abs: func(i int) int64 { return match[i] }}
+}
+
+// stderrItems is the server's stderr as the view shows it.
+func (m *Model) stderrItems() items {
+	sl := m.tracker.Stderr()
+	first := sl.Total() - int64(sl.Len())
+	return items{n: sl.Len(), abs: func(i int) int64 { return first + int64(i) }}
 }
 
 func (m *Model) handleLogKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
@@ -66,18 +119,19 @@ func (m *Model) handleLogKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		}
 		var cmd tea.Cmd
 		lv.filter, cmd = lv.filter.Update(msg)
-		lv.back = 0
+		lv.follow = true
 		return cmd, true
 	}
 	if key.Matches(msg, m.keys.Filter) {
-		lv.back = 0
+		lv.follow = true
 		return lv.filter.Focus(), true
 	}
 	if key.Matches(msg, m.keys.Back) && lv.filter.Value() != "" {
 		lv.filter.SetValue("")
 		return nil, true
 	}
-	return nil, m.handleScrollKey(&lv.scrollView, msg, m.tracker.Log().Len())
+	lv.rows = m.bodyHeight() - 2 // as viewLog lays it out
+	return nil, m.handleScrollKey(&lv.scrollView, msg, m.logItems())
 }
 
 // viewLog renders the protocol log: every message in and out with its time,
@@ -89,26 +143,20 @@ func (m *Model) viewLog(height int) string {
 	lv := &m.logv
 	rows := height - 2
 	lv.rows = rows
-	needle := strings.ToLower(lv.filter.Value())
-	var picked []int
-	skip := lv.back
-	for i := lg.Len() - 1; i >= 0 && len(picked) < rows; i-- {
-		if needle != "" && !logMatches(lg.At(i), needle) {
-			continue
-		}
-		if skip > 0 {
-			skip--
-			continue
-		}
-		picked = append(picked, i)
-	}
+	it := m.logItems()
+	from := lv.start(it)
+	to := min(it.n, from+rows)
+	first := lg.Total() - int64(lg.Len())
 	var b strings.Builder
 	title := fmt.Sprintf("PROTOCOL LOG · %d entries", lg.Len())
-	if total := lg.Total(); total > int64(lg.Len()) {
-		title += fmt.Sprintf(" (oldest %d dropped)", total-int64(lg.Len()))
+	if dropped := first; dropped > 0 {
+		title += fmt.Sprintf(" (oldest %d dropped)", dropped)
 	}
-	if !lv.follow {
-		title += " · scrolled back " + fmt.Sprint(lv.back)
+	if lv.filter.Value() != "" {
+		title += fmt.Sprintf(" · %d match", it.n)
+	}
+	if !lv.follow && it.n > 0 {
+		title += fmt.Sprintf(" · showing %d–%d of %d (G: newest)", from+1, to, it.n)
 	}
 	b.WriteString(st.ColumnHeader.Render(fit(title, m.width)))
 	b.WriteByte('\n')
@@ -119,11 +167,11 @@ func (m *Model) viewLog(height int) string {
 		head := "  TIME          DIR    " + fit("WHAT", whatW) + " " + fitLeft("ID", idW) + "  MESSAGE"
 		b.WriteString(st.Dim.Render(fit(head, m.width)))
 	}
-	for i := len(picked) - 1; i >= 0; i-- {
+	for i := from; i < to; i++ {
 		b.WriteByte('\n')
-		b.WriteString(m.logLine(lg.At(picked[i])))
+		b.WriteString(m.logLine(lg.At(int(it.abs(i) - first))))
 	}
-	for i := len(picked); i < rows; i++ {
+	for i := to - from; i < rows; i++ {
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -236,13 +284,19 @@ func (m *Model) viewStderr(height int) string {
 	v := &m.stderrv
 	rows := height - 1
 	v.rows = rows
+	it := m.stderrItems()
+	from := v.start(it)
+	to := min(it.n, from+rows)
+	first := sl.Total() - int64(sl.Len())
 	var b strings.Builder
-	b.WriteString(st.ColumnHeader.Render(fit(fmt.Sprintf("SERVER STDERR · %d lines (the server's own log; not an error by itself)", sl.Len()), m.width)))
-	end := sl.Len() - v.back
-	start := max(0, end-rows)
+	title := fmt.Sprintf("SERVER STDERR · %d lines (the server's own log; not an error by itself)", sl.Len())
+	if !v.follow && it.n > 0 {
+		title += fmt.Sprintf(" · showing %d–%d (G: newest)", from+1, to)
+	}
+	b.WriteString(st.ColumnHeader.Render(fit(title, m.width)))
 	n := 0
-	for i := start; i < end; i++ {
-		line := sl.At(i)
+	for i := from; i < to; i++ {
+		line := sl.At(int(it.abs(i) - first))
 		b.WriteByte('\n')
 		b.WriteString(fit(st.Dim.Render(line.Time.Format("15:04:05.000"))+"  "+m.line(line.Text), m.width))
 		n++

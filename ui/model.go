@@ -696,7 +696,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return cmd
 		}
 	case keymap.ModeStderr:
-		if m.handleScrollKey(&m.stderrv, msg, m.tracker.Stderr().Len()) {
+		m.stderrv.rows = m.bodyHeight() - 1 // as viewStderr lays it out
+		if m.handleScrollKey(&m.stderrv, msg, m.stderrItems()) {
 			return nil
 		}
 	case keymap.ModeDetail:

@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -480,5 +481,52 @@ func TestSecretsAreRedactedBeforeTruncation(t *testing.T) {
 	h.answer(id, `{"resultType":"complete","isError":true,"content":[{"type":"text","text":"bad key `+secret+`"}]}`)
 	if scr := h.m.View().Content; strings.Contains(scr, "SECRETSEC") {
 		t.Fatalf("part of a secret reached the screen:\n%s", h.screen())
+	}
+}
+
+// Scrolled back, the log stays on what is being read while entries keep
+// arriving, and g shows a full first page.
+func TestLogScrollIsAnchored(t *testing.T) {
+	h := newHarness(t, 120, 30)
+	h.connect()
+	id := startSlow(h)
+	for i := 1; i <= 60; i++ {
+		h.progress(id, float64(i), 100, fmt.Sprintf("step %d", i))
+	}
+	h.key("l", "k", "k", "k")
+	before := h.screen()
+	for i := 61; i <= 80; i++ {
+		h.progress(id, float64(i), 100, fmt.Sprintf("step %d", i))
+	}
+	after := h.screen()
+	body := func(s string) string { // the lines below the title
+		lines := strings.Split(s, "\n")
+		return strings.Join(lines[4:len(lines)-2], "\n")
+	}
+	if body(before) != body(after) {
+		t.Fatalf("new entries moved the scrolled-back log:\n%s\n---\n%s", before, after)
+	}
+	h.key("g")
+	if !strings.Contains(h.screen(), "showing 1–24 of") || !strings.Contains(h.screen(), "server/discover") && !strings.Contains(h.screen(), "connected") {
+		t.Fatalf("g does not show a full first page:\n%s", h.screen())
+	}
+	h.key("G")
+	if !strings.Contains(h.screen(), `"step 80"`) || !h.m.logv.follow {
+		t.Fatalf("G did not return to the newest:\n%s", h.screen())
+	}
+}
+
+func TestLogFilterScrollsOnlyMatches(t *testing.T) {
+	h := newHarness(t, 120, 20)
+	h.connect()
+	id := startSlow(h)
+	for i := 1; i <= 40; i++ {
+		h.progress(id, float64(i), 100, fmt.Sprintf("step %d", i))
+	}
+	h.key("l", "/")
+	h.typeText("tools/list")
+	h.key("enter", "g")
+	if !strings.Contains(h.screen(), "tools/list") {
+		t.Fatalf("scrolling a filtered log reached an empty page:\n%s", h.screen())
 	}
 }
