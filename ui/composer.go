@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -188,7 +189,17 @@ func (c *composer) buildForm(m *Model) tea.Cmd {
 	return c.focusField(0)
 }
 
-func fmtSetting(d time.Duration) string { return strings.TrimSuffix(d.String(), "0s") }
+// fmtSetting writes a duration as a person types it: 30s, 1m, 1m30s, 2h.
+func fmtSetting(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
 
 func textField(name, typ string, required bool, placeholder, hint string) field {
 	in := newTextInput()
@@ -520,6 +531,10 @@ func (c *composer) settings() (session.RequestOptions, error) {
 			return def, nil
 		}
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
+			// A bare number is seconds.
+			if !(n > 0) || math.IsInf(n, 0) || n > 1e9 {
+				return 0, fmt.Errorf("%s: %q is not a positive duration (try 30s or 2m)", f.name, v)
+			}
 			return time.Duration(n * float64(time.Second)), nil
 		}
 		d, err := time.ParseDuration(v)

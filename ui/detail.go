@@ -19,6 +19,9 @@ import (
 // detailView shows one request: a timeline bar and the raw JSON of what
 // went back and forth, in a scrollable viewport.
 type detailView struct {
+	// id is the request shown: the detail stays on it even when the list's
+	// selection follows newer requests.
+	id wire.ID
 	vp viewport.Model
 	// content caches the body so the viewport keeps its scroll position
 	// while the request is unchanged.
@@ -31,9 +34,11 @@ func (d *detailView) resize(m *Model) {
 }
 
 func (m *Model) openDetail() {
-	if _, ok := m.selectedRequest(); !ok {
+	r, ok := m.selectedRequest()
+	if !ok {
 		return
 	}
+	m.detail.id = r.ID
 	m.mode = keymap.ModeDetail
 	m.detail.vp = viewport.New()
 	// Long errors and long JSON strings wrap rather than run off the edge:
@@ -151,7 +156,11 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 		return st.Dim.Render("not cancelled"), ""
 	}
 	c := r.Cancel
-	s := fmt.Sprintf("cancel (%s) at %s · %s", c.Cause, fmtAgo(c.At.Sub(startOf(r))), signalText(c.Signal))
+	sig := signalText(c.Signal)
+	if c.Failed != "" {
+		sig = "could not be sent: " + m.line(c.Failed)
+	}
+	s := fmt.Sprintf("cancel (%s) at %s · %s", c.Cause, fmtAgo(c.At.Sub(startOf(r))), sig)
 	if c.Reason != "" {
 		s += fmt.Sprintf(" · reason %q", m.line(c.Reason))
 	}

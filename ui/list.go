@@ -77,7 +77,7 @@ func layoutColumns(width, idWidth int) columns {
 	case width < 100:
 		// Narrow terminals give the outcome column the room: it is where
 		// the cancel and the late flags are told.
-		c.request, c.state, c.elapsed, c.timeout = 11, 11, 7, 7
+		c.request, c.state, c.elapsed, c.timeout = 10, 12, 7, 7
 	}
 	fixed := func() int {
 		n := 2 + c.id + 1 + c.request + 1 + c.state + 1
@@ -302,6 +302,9 @@ func cancelRequestedText(r *session.Request, now time.Time) string {
 	if r.Cancel != nil && r.Cancel.Cause == session.CauseTimeout {
 		s = "timed out, cancellation requested"
 	}
+	if r.Cancel != nil && r.Cancel.Failed != "" {
+		return s + " · the cancel could not be sent"
+	}
 	if r.Cancel != nil {
 		since := r.Cancel.At
 		if !r.Cancel.SignalAt.IsZero() {
@@ -347,7 +350,9 @@ func (m *Model) outcome(r *session.Request) string {
 	}
 	switch r.State {
 	case session.StateCancelled, session.StateTimedOut:
-		if len(parts) == 0 && r.Cancel != nil {
+		if r.Cancel != nil && r.Cancel.Failed != "" {
+			parts = append(parts, st.Error.Render("the cancel could not be sent: "+m.line(r.Cancel.Failed)))
+		} else if len(parts) == 0 && r.Cancel != nil {
 			parts = append(parts, st.Dim.Render(signalText(r.Cancel.Signal)+"; nothing more came"))
 		}
 	case session.StateFailed:
@@ -401,7 +406,7 @@ func (m *Model) viewEmpty(height int) string {
 		lines = []string{
 			st.Bold.Render("Nothing sent yet."),
 			"",
-			"Press " + st.Key.Render("n") + " to send one — on the demo server, pick " + st.Bold.Render("slow") + " and press " + st.Key.Render("enter") + ".",
+			"Press " + st.Key.Render("n") + " to send one — on the demo server " + st.Bold.Render("slow") + " is chosen: press " + st.Key.Render("enter") + " twice.",
 			"While it runs, press " + st.Key.Render("c") + " to cancel it and watch what happens.",
 			"Press " + st.Key.Render("?") + " for every key.",
 		}

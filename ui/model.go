@@ -141,6 +141,8 @@ type Model struct {
 	tickAt  time.Time
 
 	quitting bool
+	// everConnected distinguishes "could not connect" from "connection lost".
+	everConnected bool
 	// tools is the last tools/list result, for the composer.
 	tools []toolInfo
 	// toolsReq is the tools/list request the composer waits for.
@@ -486,10 +488,10 @@ func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.state = connLost
 		m.connErr = msg.err
-		m.setStatus(levelError, "could not connect: "+msg.err.Error())
-		return nil
+		return nil // the banner says why
 	}
 	m.state = connUp
+	m.everConnected = true
 	var cmds []tea.Cmd
 	// Ask for the tools right away so the composer is ready; it is a real
 	// request and shows in the list like any other.
@@ -550,7 +552,10 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 	case errors.Is(msg.err, client.ErrNotInFlight):
 		m.setStatus(levelInfo, fmt.Sprintf("#%s was already answered when the cancel went out", msg.id))
 	case msg.err != nil:
-		m.setStatus(levelError, fmt.Sprintf("cancel #%s: %v", msg.id, msg.err))
+		// The server may never have learnt of the cancel: the row must say so
+		// rather than settle as an ordinary cancel.
+		m.tracker.Apply(client.Event{Kind: client.EventCancelSent, Time: m.now(), RequestID: msg.id, Signal: msg.signal, Err: msg.err})
+		m.setStatus(levelError, fmt.Sprintf("cancel #%s failed: %v", msg.id, msg.err))
 	default:
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — %s", msg.id, signalText(msg.signal)))
 	}
@@ -627,11 +632,17 @@ func (m *Model) afterChange() {
 	}
 }
 
+// selectedRequest is the request keys act on: the one the detail view
+// shows, else the list's selection.
 func (m *Model) selectedRequest() (*session.Request, bool) {
-	if m.list.selected.IsZero() {
+	id := m.list.selected
+	if m.mode == keymap.ModeDetail && !m.detail.id.IsZero() {
+		id = m.detail.id
+	}
+	if id.IsZero() {
 		return nil, false
 	}
-	return m.tracker.Get(m.list.selected)
+	return m.tracker.Get(id)
 }
 
 // syncKeys enables the keys that act in the current state.
@@ -687,8 +698,13 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case keymap.ModeComposer:
 		return m.composer.update(m, msg)
 	case keymap.ModeHelp:
-		if key.Matches(msg, m.keys.Help, m.keys.Back) || msg.String() == "q" {
+		// esc or ? close help; q quits, as the bottom bar says.
+		if key.Matches(msg, m.keys.Help, m.keys.Back) {
 			m.mode = m.prev
+			return nil
+		}
+		if key.Matches(msg, m.keys.Quit) {
+			return m.askQuit()
 		}
 		return nil
 	case keymap.ModeLog:
@@ -748,7 +764,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.export()
 	case key.Matches(msg, k.Reconnect):
 		return m.reconnect()
-	case !k.Cancel.Enabled() && msg.String() == "c":
+	case !k.Cancel.Enabled() && msg.String() == "c" && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
 		// Say why c did nothing rather than ignore it.
 		if r, ok := m.selectedRequest(); ok {
 			if r.State == session.StateCancelRequested {

@@ -530,3 +530,46 @@ func TestLogFilterScrollsOnlyMatches(t *testing.T) {
 		t.Fatalf("scrolling a filtered log reached an empty page:\n%s", h.screen())
 	}
 }
+
+// The detail view stays on its request when a newer one is selected by
+// following (here, the tools/list a reconnect sends).
+func TestDetailStaysOnItsRequest(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	h.key("enter")
+	h.run(h.m.send(wire.MethodToolsList, nil, session.RequestOptions{}))
+	if !strings.Contains(h.screen(), "#2 tools/call slow") {
+		t.Fatalf("the detail view jumped to another request:\n%s", h.screen())
+	}
+	h.key("c")
+	if r := h.request(2); r.State != session.StateCancelRequested {
+		t.Fatalf("c in the detail view did not cancel the request shown (state %s)", r.State)
+	}
+}
+
+func TestFailedCancelIsShown(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	h.fake.cancelErr = errors.New("write to server stdin: the server is not reading its stdin")
+	h.fake.signal = client.SignalNone
+	h.key("c")
+	if !strings.Contains(h.screen(), "the cancel could not be sent") {
+		t.Fatalf("a failed cancel looks like a cancel on its way:\n%s", h.screen())
+	}
+	h.advance(6 * time.Second)
+	if !strings.Contains(h.screen(), "the cancel could not be sent: write to server stdin") {
+		t.Fatalf("the settled row hides that the cancel failed:\n%s", h.screen())
+	}
+}
+
+func TestCouldNotConnectKeepsTheCause(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.m.everConnected = false // as if the fake's Connect had failed
+	h.send(connectedMsg{gen: h.m.connGen, err: errors.New(`start server "/nonexistent/server": fork/exec /nonexistent/server: no such file or directory`)})
+	scr := h.screen()
+	if !strings.Contains(scr, "could not connect") || !strings.Contains(scr, "no such file or directory") {
+		t.Fatalf("the banner hides why the connection failed:\n%s", scr)
+	}
+}

@@ -20,7 +20,7 @@ const (
 func (m *Model) bodyHeight() int {
 	h := m.height - headerLines - footerLines
 	if m.state == connLost {
-		h-- // the banner
+		h -= strings.Count(m.viewBanner(), "\n") + 1
 	}
 	return max(1, h)
 }
@@ -153,15 +153,34 @@ func (m *Model) viewHeader() string {
 
 // viewBanner says the connection is gone and what to do.
 func (m *Model) viewBanner() string {
-	text := "↯ connection lost"
-	if m.connErr != nil {
-		text += ": " + m.line(m.connErr.Error())
+	head := "↯ connection lost"
+	if !m.everConnected {
+		head = "↯ could not connect"
 	}
-	text += " — press R to reconnect"
+	tail := " — press R to reconnect"
+	if !m.everConnected {
+		tail = " — press R to try again"
+	}
 	if m.opts.Transport == "stdio" {
-		text += " (restarts the server)"
+		tail += " (restarts the server)"
 	}
-	return m.styles.Banner.Render(fit(text, m.width-2))
+	if m.connErr == nil {
+		return m.styles.Banner.Render(fit(head+tail, m.width-2))
+	}
+	cause := m.line(m.connErr.Error())
+	if one := head + ": " + cause + tail; lipgloss.Width(one) <= m.width-2 {
+		return m.styles.Banner.Render(fit(one, m.width-2))
+	}
+	// Too long for one line: the cause gets a line of its own. It is
+	// usually at the end of an error ("…: no such file or directory"), so a
+	// long one loses its middle, not its end.
+	room := m.width - 2
+	if r := []rune(cause); len(r) > room && room > 10 {
+		keep := room - 1
+		front := keep / 3
+		cause = string(r[:front]) + "…" + string(r[len(r)-(keep-front):])
+	}
+	return m.styles.Banner.Render(fit(head+tail, m.width-2)) + "\n" + m.styles.Error.Render(fit("  "+cause, m.width))
 }
 
 func (m *Model) viewStatus() string {
