@@ -216,7 +216,7 @@ func (h *harness) events(evs ...client.Event) {
 func (h *harness) advance(d time.Duration) {
 	h.t.Helper()
 	h.now = h.now.Add(d)
-	h.send(tickMsg{gen: h.m.tickGen, at: h.now})
+	h.send(tickMsg{gen: h.m.tickGen})
 }
 
 // connect completes the connection (the fake answers Connect at once; the
@@ -231,7 +231,14 @@ func (h *harness) connect() {
 
 func (h *harness) sentEvent(id int64) {
 	h.t.Helper()
-	raw := wire.Request(wire.IntID(id), "tools/call", json.RawMessage(`{"name":"slow","arguments":{}}`))
+	// The bytes on the wire carry the params the UI asked the client to send.
+	params := json.RawMessage(`{"name":"slow","arguments":{}}`)
+	for _, r := range h.fake.sent {
+		if r.ID == wire.IntID(id) {
+			params = r.Params
+		}
+	}
+	raw := wire.Request(wire.IntID(id), "tools/call", params)
 	msg, _ := wire.Decode(raw)
 	h.events(client.Event{Kind: client.EventSent, RequestID: wire.IntID(id), Raw: raw, Msg: msg})
 }

@@ -160,16 +160,21 @@ func (m *Model) viewLog(height int) string {
 	}
 	b.WriteString(st.ColumnHeader.Render(fit(title, m.width)))
 	b.WriteByte('\n')
+	// The ID column is as wide as the widest ID on screen (within bounds),
+	// so internal IDs and large ones are not cut to "i… ".
+	whatW, idW := logColumns(m.width)
+	for i := from; i < to; i++ {
+		idW = max(idW, min(10, len(logID(lg.At(int(it.abs(i)-first)).ID))))
+	}
 	if lv.filter.Focused() || lv.filter.Value() != "" {
 		b.WriteString(fit(lv.filter.View(), m.width))
 	} else {
-		whatW, idW := logColumns(m.width)
 		head := "  TIME          DIR    " + fit("WHAT", whatW) + " " + fitLeft("ID", idW) + "  MESSAGE"
 		b.WriteString(st.Dim.Render(fit(head, m.width)))
 	}
 	for i := from; i < to; i++ {
 		b.WriteByte('\n')
-		b.WriteString(m.logLine(lg.At(int(it.abs(i) - first))))
+		b.WriteString(m.logLine(lg.At(int(it.abs(i)-first)), idW))
 	}
 	for i := to - from; i < rows; i++ {
 		b.WriteByte('\n')
@@ -186,7 +191,7 @@ func logMatches(e session.LogEntry, needle string) bool {
 	return bytes.Contains(bytes.ToLower(e.Raw), []byte(needle))
 }
 
-func (m *Model) logLine(e session.LogEntry) string {
+func (m *Model) logLine(e session.LogEntry, idW int) string {
 	st := m.styles
 	var dir string
 	switch e.Dir {
@@ -198,14 +203,11 @@ func (m *Model) logLine(e session.LogEntry) string {
 		dir = st.Local.Render("· loc")
 	}
 	what, msg := describeEntry(e)
-	id := ""
-	if !e.ID.IsZero() {
-		id = e.ID.String()
-	}
+	id := logID(e.ID)
 	if e.Status != 0 {
 		msg = fmt.Sprintf("HTTP %d %s", e.Status, msg)
 	}
-	whatW, idW := logColumns(m.width)
+	whatW, _ := logColumns(m.width)
 	whatCell := fit(m.line(what), whatW)
 	if e.Violation != "" {
 		// The violation takes the WHAT column, so the message keeps its room
@@ -225,6 +227,18 @@ func logColumns(width int) (what, id int) {
 		return 27, 3
 	}
 	return 22, 3
+}
+
+// logID is an ID as the log shows it: the client's own housekeeping IDs
+// ("inflight-3") are shortened to i3 so they do not crowd the message.
+func logID(id wire.ID) string {
+	if id.IsZero() {
+		return ""
+	}
+	if s := id.Raw(); strings.HasPrefix(s, `"inflight-`) {
+		return "i" + strings.TrimSuffix(strings.TrimPrefix(s, `"inflight-`), `"`)
+	}
+	return id.String()
 }
 
 // describeEntry says what a log entry is and what it carried.
@@ -270,9 +284,9 @@ func payload(raw []byte) string {
 	case msg.Error != nil:
 		return fmt.Sprintf("error %d: %s", msg.Error.Code, msg.Error.Message)
 	case msg.Result != nil:
-		return string(msg.Result)
+		return string(withoutProtocolMeta(msg.Result))
 	case msg.Params != nil:
-		return string(msg.Params)
+		return string(withoutProtocolMeta(msg.Params))
 	}
 	return "(no params)"
 }

@@ -8,6 +8,7 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -196,8 +197,9 @@ const (
 	connLost
 )
 
-// statusLine is a transient message; gen identifies it so that its expiry
-// never clears a newer message.
+// statusLine is a transient message. It expires at until, which the one
+// clock checks: a newer message moves until, so an older expiry never clears
+// it.
 type statusLine struct {
 	text  string
 	level statusLevel
@@ -227,7 +229,6 @@ type (
 	}
 	tickMsg struct {
 		gen int
-		at  time.Time
 	}
 	sendFailedMsg struct {
 		gen int
@@ -611,7 +612,7 @@ func (m *Model) schedule() tea.Cmd {
 	if d < time.Millisecond {
 		d = time.Millisecond
 	}
-	return m.tick(d, func(t time.Time) tea.Msg { return tickMsg{gen: gen, at: t} })
+	return m.tick(d, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
 }
 
 func (m *Model) setStatus(level statusLevel, text string) {
@@ -646,18 +647,21 @@ func (m *Model) selectedRequest() (*session.Request, bool) {
 }
 
 // syncKeys enables the keys that act in the current state.
-func (m *Model) syncKeys() {
+func (m *Model) syncKeys() { m.keys.SetState(m.keyState(m.mode)) }
+
+// keyState is what the key map needs to know on screen mode.
+func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	r, ok := m.selectedRequest()
 	c := m.tracker.Counts()
 	closed, _ := m.tracker.TransportClosed()
 	st := keymap.State{
-		Mode:         m.mode,
+		Mode:         mode,
 		HasSelection: ok,
 		AnyActive:    c.InFlight > 0,
 		Connected:    m.state == connUp && !closed,
 		Lost:         m.state == connLost,
 		HasStderr:    m.opts.Transport == "stdio",
-		Filtering:    m.mode == keymap.ModeLog && m.logv.filter.Focused(),
+		Filtering:    mode == keymap.ModeLog && m.logv.filter.Focused(),
 	}
 	if ok {
 		st.SelectedActive = r.IsActive() && r.State != session.StateCancelRequested
@@ -667,7 +671,7 @@ func (m *Model) syncKeys() {
 	if m.prompt.kind != promptNone {
 		st.Mode = keymap.ModePrompt
 	}
-	m.keys.SetState(st)
+	return st
 }
 
 func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
@@ -827,27 +831,44 @@ func paramsForReissue(raw []byte) json.RawMessage {
 	if msg, err := wire.Decode(raw); err == nil && msg.Kind == wire.KindRequest {
 		params = msg.Params
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(params, &obj) != nil {
-		return params
-	}
-	if metaRaw, ok := obj["_meta"]; ok {
-		var meta map[string]json.RawMessage
-		if json.Unmarshal(metaRaw, &meta) == nil {
-			for _, k := range []string{wire.MetaProtocolVersion, wire.MetaClientCapabilities, wire.MetaClientInfo, wire.MetaProgressToken} {
-				delete(meta, k)
-			}
-			if len(meta) == 0 {
-				delete(obj, "_meta")
-			} else {
-				obj["_meta"], _ = json.Marshal(meta)
-			}
-		}
-	}
-	if len(obj) == 0 {
+	out := withoutProtocolMeta(params)
+	if string(out) == "{}" {
 		return nil
 	}
-	out, _ := json.Marshal(obj)
+	return out
+}
+
+// protocolMeta are the _meta keys the protocol layer adds to every request
+// or result: boilerplate when a person reads a payload or re-sends it.
+var protocolMeta = []string{wire.MetaProtocolVersion, wire.MetaClientCapabilities, wire.MetaClientInfo, wire.MetaProgressToken, wire.MetaServerInfo}
+
+// withoutProtocolMeta returns a JSON object without the protocol's _meta
+// keys (and without _meta when nothing else is left in it); anything that
+// is not an object is returned as it is.
+func withoutProtocolMeta(obj json.RawMessage) json.RawMessage {
+	if !bytes.Contains(obj, []byte(`"_meta"`)) {
+		return obj
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(obj, &fields) != nil {
+		return obj
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(fields["_meta"], &meta) != nil {
+		return obj
+	}
+	for _, k := range protocolMeta {
+		delete(meta, k)
+	}
+	if len(meta) == 0 {
+		delete(fields, "_meta")
+	} else {
+		fields["_meta"], _ = json.Marshal(meta)
+	}
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return obj
+	}
 	return out
 }
 

@@ -213,10 +213,8 @@ func (m *Model) viewHelp(height int) string {
 	}
 	// Help lists only the keys that act on the screen you came from.
 	keys := m.keys
-	saved := m.mode
-	m.mode = m.prev
-	m.syncKeys()
-	groups := m.keys.FullHelp()
+	keys.SetState(m.keyState(m.prev))
+	groups := keys.FullHelp()
 	full := hm.FullHelpView(groups)
 	if lipgloss.Width(full) > m.width {
 		// Narrow terminals get the columns in two rows instead of losing
@@ -224,8 +222,6 @@ func (m *Model) viewHelp(height int) string {
 		half := (len(groups) + 1) / 2
 		full = hm.FullHelpView(groups[:half]) + "\n\n" + hm.FullHelpView(groups[half:])
 	}
-	m.mode = saved
-	m.keys = keys
 	return strings.Join(intro, "\n") + "\n" + full + "\n\n" + st.Dim.Render("press ? or esc to close")
 }
 
