@@ -142,6 +142,20 @@ type tui struct {
 	child int
 }
 
+// callFlags reads --call flags as the command does.
+func callFlags(t *testing.T, flags ...string) []ui.Call {
+	t.Helper()
+	var calls []ui.Call
+	for _, f := range flags {
+		_, params, err := ParseCallFlag(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, ui.Call{Method: wire.MethodToolsCall, Params: params})
+	}
+	return calls
+}
+
 // startTUI runs the TUI on target, as the command does, and waits for the
 // server's process to appear.
 func startTUI(t *testing.T, target check.Target, opts InteractiveOptions, more ...tea.ProgramOption) *tui {
@@ -343,7 +357,7 @@ func TestTUIExitQuit(t *testing.T) {
 func TestTUIExitCtrlCCancelsFirst(t *testing.T) {
 	fds := warmUp(t)
 	target, record := silentChild(t)
-	u := startTUI(t, target, InteractiveOptions{Calls: []string{hostile.ToolName}})
+	u := startTUI(t, target, InteractiveOptions{Calls: callFlags(t, hostile.ToolName)})
 	s := u.probe.wait(t, "the tool call in flight", func(s snapshot) bool {
 		r, ok := s.toolCall()
 		return ok && !r.Sent.IsZero()
@@ -407,7 +421,7 @@ func TestTUIExitOnSIGINTCancelsFirst(t *testing.T) {
 	target, record := silentChild(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	u := startTUIContext(t, ctx, target, InteractiveOptions{Calls: []string{hostile.ToolName}})
+	u := startTUIContext(t, ctx, target, InteractiveOptions{Calls: callFlags(t, hostile.ToolName)})
 	s := u.probe.wait(t, "the tool call in flight", func(s snapshot) bool {
 		r, ok := s.toolCall()
 		return ok && !r.Sent.IsZero()
@@ -423,7 +437,7 @@ func TestTUIExitOnSIGINTCancelsFirst(t *testing.T) {
 // quits cleanly.
 func TestTUIExitAfterLostConnection(t *testing.T) {
 	fds := warmUp(t)
-	u := startTUI(t, demoChild(t), InteractiveOptions{Calls: []string{`slow={"seconds":30,"steps":300}`}})
+	u := startTUI(t, demoChild(t), InteractiveOptions{Calls: callFlags(t, `slow={"seconds":30,"steps":300}`)})
 	u.probe.wait(t, "the slow call running", func(s snapshot) bool {
 		r, ok := s.toolCall()
 		return ok && r.State == session.StateRunning
@@ -451,7 +465,7 @@ func TestTUIExitAfterLostConnection(t *testing.T) {
 // reports it; the connection is still closed and the server stopped.
 func TestTUIExitAfterPanic(t *testing.T) {
 	fds := warmUp(t)
-	u := startTUI(t, demoChild(t), InteractiveOptions{Calls: []string{`slow={"seconds":30,"steps":300}`}})
+	u := startTUI(t, demoChild(t), InteractiveOptions{Calls: callFlags(t, `slow={"seconds":30,"steps":300}`)})
 	u.probe.wait(t, "the slow call running", func(s snapshot) bool {
 		r, ok := s.toolCall()
 		return ok && r.State == session.StateRunning

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -17,7 +20,6 @@ import (
 	"inflight/termsafe"
 	"inflight/trace"
 	"inflight/ui"
-	"inflight/wire"
 )
 
 // runInteractive opens the TUI on the target. It returns the process exit
@@ -60,14 +62,6 @@ func newInteractiveModel(ctx context.Context, target check.Target, opts Interact
 	if opts.LateWindow > 0 {
 		cfg.LateWindow = opts.LateWindow
 	}
-	var calls []ui.Call
-	for _, c := range opts.Calls {
-		_, params, err := ParseCallFlag(c)
-		if err != nil {
-			return nil, err
-		}
-		calls = append(calls, ui.Call{Method: wire.MethodToolsCall, Params: params})
-	}
 	trackerCfg := session.DefaultConfig()
 	if opts.Timeout > 0 {
 		trackerCfg.DefaultTimeout = opts.Timeout
@@ -97,9 +91,13 @@ func newInteractiveModel(ctx context.Context, target check.Target, opts Interact
 			return c, nil
 		},
 		Tracker: trackerCfg,
-		Calls:   calls,
+		Calls:   opts.Calls,
 		Export: func(path string, snap ui.Snapshot) error {
-			return writeTrace(path, snap, red)
+			// TODO(ui): Export cannot return the path written, which
+			// differs from the one the UI chose when a file of that name
+			// exists, so the status line may name the other file.
+			_, err := writeTrace(path, snap, red)
+			return err
 		},
 		Redact: red.String,
 		Dark:   true,
@@ -152,22 +150,45 @@ func runProgram(ctx context.Context, model tea.Model, m *ui.Model, opts ...tea.P
 // in flight and quit.
 const shutdownGrace = 5 * time.Second
 
-// writeTrace saves the TUI's protocol log as a trace file (key e).
-func writeTrace(path string, snap ui.Snapshot, red *redact.Redactor) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+// writeTrace saves the TUI's protocol log as a trace file (key e) and
+// returns the path it wrote. The UI names files by the second, so a second
+// export within the same second finds its name taken: rather than fail, or
+// overwrite the first, it writes NAME-2.jsonl, NAME-3.jsonl, … (O_EXCL
+// still, so that nothing is ever overwritten).
+//
+// The snapshot does not say how many entries the log had already dropped,
+// so the export cannot note it as trace.WriteLog does (TODO(ui): carry
+// the log's Total in ui.Snapshot and pass the difference here).
+func writeTrace(path string, snap ui.Snapshot, red *redact.Redactor) (string, error) {
+	f, written, err := createUnique(path)
 	if err != nil {
-		return err
+		return "", err
 	}
-	w := trace.NewWriter(f, snap.Start, red)
-	for _, e := range snap.Entries {
-		if err := w.Write(trace.FromLogEntry(e, trace.Millis(e.Time.Sub(snap.Start)))); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
+	if err := trace.WriteEntries(f, snap.Entries, 0, snap.Start, red); err != nil {
 		f.Close()
-		return err
+		return written, err
 	}
-	return f.Close()
+	return written, f.Close()
+}
+
+// maxExportSuffix bounds the names createUnique tries.
+const maxExportSuffix = 1000
+
+// createUnique creates path, or, when a file of that name exists, the first
+// free name with a counter before its extension (trace.jsonl, trace-2.jsonl,
+// trace-3.jsonl, …). It never opens an existing file.
+func createUnique(path string) (*os.File, string, error) {
+	ext := filepath.Ext(path)
+	base := strings.TrimSuffix(path, ext)
+	name := path
+	for n := 2; ; n++ {
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+		switch {
+		case err == nil:
+			return f, name, nil
+		case !errors.Is(err, fs.ErrExist) || n > maxExportSuffix:
+			return nil, "", err
+		}
+		name = fmt.Sprintf("%s-%d%s", base, n, ext)
+	}
 }

@@ -24,7 +24,11 @@ import (
 
 	"inflight/check"
 	"inflight/demo"
+	"inflight/redact"
 	"inflight/session"
+	"inflight/termsafe"
+	"inflight/ui"
+	"inflight/wire"
 )
 
 func main() {
@@ -46,41 +50,78 @@ type cli struct {
 	stdout io.Writer
 	stderr io.Writer
 	code   int
+	// targets are the target flags of every command, read when an error is
+	// printed to know which secrets the command line holds.
+	targets []*targetFlags
+	// jsonUsage prints a usage failure of a command as that command's
+	// --json object, when --json was given; run calls it for the command
+	// that failed.
+	jsonUsage map[*cobra.Command]func(msg string, red *redact.Redactor)
 }
 
 // run executes inflight with the given arguments and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{ctx: ctx, stdout: stdout, stderr: stderr}
+	c := &cli{ctx: ctx, stdout: stdout, stderr: stderr, jsonUsage: map[*cobra.Command]func(string, *redact.Redactor){}}
 	root := c.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintf(stderr, "inflight: %s\n", err)
+	if cmd, err := root.ExecuteContextC(ctx); err != nil {
+		// A usage error can quote a flag's value (url.Parse quotes the
+		// whole URL; pflag quotes an unknown flag as typed): redact the
+		// secrets the command line holds and make it inert before it
+		// reaches the terminal.
+		red := c.commandLineRedactor(args)
+		msg := red.Error(err)
+		if f := c.jsonUsage[cmd]; f != nil {
+			f(msg, red)
+		}
+		fmt.Fprintf(stderr, "inflight: %s\n", termsafe.Line(msg))
 		fmt.Fprintln(stderr, "run 'inflight --help' for usage")
 		return check.ExitUsage
 	}
 	return c.code
 }
 
-// usageError marks an error in how inflight was called (exit code 2).
-func usageError(format string, args ...any) error { return fmt.Errorf(format, args...) }
+// commandLineRedactor knows the secrets of the command line as typed: the
+// -H, --env and --url values of every command (only the one that ran has
+// any) and every argument that looks like a URL (a bare URL). It works from
+// the raw values, since a usage error may be about one that did not parse.
+func (c *cli) commandLineRedactor(args []string) *redact.Redactor {
+	var b redact.Builder
+	for _, tf := range c.targets {
+		for _, h := range tf.headers {
+			if name, value, ok := strings.Cut(h, ":"); ok {
+				b.AddHeader(strings.TrimSpace(name), strings.TrimSpace(value))
+			}
+		}
+		b.AddEnv(tf.env)
+		if tf.url != "" {
+			b.AddURL(tf.url)
+		}
+	}
+	for _, a := range args {
+		if looksLikeURL(a) {
+			b.AddURL(a)
+		}
+	}
+	return b.Build()
+}
 
 // InteractiveOptions configure the TUI (runInteractive).
 type InteractiveOptions struct {
 	// Calls are tool calls to send as soon as the TUI is connected, from
-	// repeatable --call flags: "TOOL" or 'TOOL={"json":"args"}'. Each has
-	// been checked with ParseCallFlag.
-	Calls []string
+	// repeatable --call flags ("TOOL" or 'TOOL={"json":"args"}', read by
+	// ParseCallFlag).
+	Calls []ui.Call
 	// Timeout, MaxTimeout, ResetOnProgress and LateWindow are the tracker's
 	// defaults for new requests.
 	Timeout         time.Duration
 	MaxTimeout      time.Duration
 	ResetOnProgress bool
 	LateWindow      time.Duration
-	// Stdout and Stderr are where a non-TUI fallback writes (os.Stdout and
-	// os.Stderr when nil).
-	Stdout io.Writer
+	// Stderr is where errors that end the TUI before or after it ran are
+	// written (os.Stderr when nil).
 	Stderr io.Writer
 }
 
@@ -101,6 +142,8 @@ func ParseCallFlag(s string) (tool string, params json.RawMessage, err error) {
 
 func (c *cli) rootCommand() *cobra.Command {
 	var tf targetFlags
+	c.targets = append(c.targets, &tf)
+	var callFlags []string
 	opts := InteractiveOptions{}
 	root := &cobra.Command{
 		Use:   "inflight [URL] [flags] [-- CMD ARGS…]",
@@ -125,10 +168,10 @@ Servers:
 			bare := ""
 			switch {
 			case len(positional) > 0 && !looksLikeURL(positional[0]):
-				return usageError("%q is neither a subcommand nor an http(s) URL; to start a stdio server, put it after --: inflight -- %s",
+				return fmt.Errorf("%q is neither a subcommand nor an http(s) URL; to start a stdio server, put it after --: inflight -- %s",
 					positional[0], strings.Join(positional, " "))
 			case len(positional) > 1:
-				return usageError("unexpected arguments %q", positional[1:])
+				return fmt.Errorf("unexpected arguments %q", positional[1:])
 			case len(positional) == 1:
 				bare = positional[0]
 			}
@@ -136,12 +179,14 @@ Servers:
 			if err != nil {
 				return err
 			}
-			for _, call := range opts.Calls {
-				if _, _, err := ParseCallFlag(call); err != nil {
+			for _, call := range callFlags {
+				_, params, err := ParseCallFlag(call)
+				if err != nil {
 					return err
 				}
+				opts.Calls = append(opts.Calls, ui.Call{Method: wire.MethodToolsCall, Params: params})
 			}
-			opts.Stdout, opts.Stderr = c.stdout, c.stderr
+			opts.Stderr = c.stderr
 			c.code = runInteractive(cmd.Context(), target, opts)
 			return nil
 		},
@@ -149,7 +194,7 @@ Servers:
 	root.SetVersionTemplate("inflight {{.Version}}\n")
 	tf.add(root.Flags())
 	fs := root.Flags()
-	fs.StringArrayVar(&opts.Calls, "call", nil, "send tools/call `TOOL` (or 'TOOL={\"json\":\"args\"}') once connected (repeatable)")
+	fs.StringArrayVar(&callFlags, "call", nil, "send tools/call `TOOL` (or 'TOOL={\"json\":\"args\"}') once connected (repeatable)")
 	fs.DurationVar(&opts.Timeout, "timeout", session.DefaultTimeout, "default timeout of a request")
 	fs.DurationVar(&opts.MaxTimeout, "max-timeout", session.DefaultMaxTimeout, "maximum timeout, which progress never pushes back")
 	fs.BoolVar(&opts.ResetOnProgress, "reset-on-progress", true, "restart a request's timeout on each progress notification")
@@ -160,6 +205,7 @@ Servers:
 
 func (c *cli) callCommand() *cobra.Command {
 	var tf targetFlags
+	c.targets = append(c.targets, &tf)
 	var o check.CallOptions
 	var tool, toolArgs string
 	cmd := &cobra.Command{
@@ -180,7 +226,7 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			positional, command := splitDash(args, cmd.ArgsLenAtDash())
 			if len(positional) > 2 {
-				return usageError("call takes at most METHOD and PARAMS_JSON before --, got %d arguments", len(positional))
+				return fmt.Errorf("call takes at most METHOD and PARAMS_JSON before --, got %d arguments", len(positional))
 			}
 			if len(positional) > 0 {
 				o.Method = positional[0]
@@ -191,10 +237,10 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 			switch {
 			case tool != "":
 				if o.Method != "" && o.Method != "tools/call" {
-					return usageError("--tool is tools/call; it cannot go with method %q", o.Method)
+					return fmt.Errorf("--tool is tools/call; it cannot go with method %q", o.Method)
 				}
 				if len(o.Params) > 0 {
-					return usageError("give the tool's arguments with --args, not as PARAMS_JSON")
+					return errors.New("give the tool's arguments with --args, not as PARAMS_JSON")
 				}
 				params, err := check.ToolCallParams(tool, json.RawMessage(toolArgs))
 				if err != nil {
@@ -202,9 +248,9 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 				}
 				o.Method, o.Params = "tools/call", params
 			case toolArgs != "":
-				return usageError("--args goes with --tool NAME")
+				return errors.New("--args goes with --tool NAME")
 			case o.Method == "":
-				return usageError("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON")
+				return errors.New("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON")
 			}
 			target, err := tf.resolve(command, "")
 			if err != nil {
@@ -224,6 +270,13 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 			return nil
 		},
 	}
+	c.jsonUsage[cmd] = func(msg string, red *redact.Redactor) {
+		if o.JSON {
+			// The README promises the object on usage failures too, with
+			// state not_sent, so that a script always has one to read.
+			check.WriteCallNotSent(c.stdout, check.CallOptions{Method: o.Method, Target: tf.rawTarget()}, check.ExitUsage, msg, red)
+		}
+	}
 	tf.add(cmd.Flags())
 	fs := cmd.Flags()
 	fs.StringVar(&tool, "tool", "", "call tool `NAME` (short for METHOD tools/call)")
@@ -240,6 +293,7 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 
 func (c *cli) checkCommand() *cobra.Command {
 	var tf targetFlags
+	c.targets = append(c.targets, &tf)
 	var o check.CheckOptions
 	var toolArgs string
 	cmd := &cobra.Command{
@@ -252,9 +306,10 @@ cancel of a finished request, of an unknown ID and malformed cancels (the server
 stay healthy), server/discover on modern servers, a closed stream on modern HTTP, and
 server-sent notifications/cancelled.
 
-Each finding is PASS, WARN or FAIL, quoting the spec's MUST or SHOULD and its page.
-Exit codes: 0 no MUST failed; 1 a MUST failed; 2 usage or connection failure;
-4 interrupted.`,
+Each finding is PASS, WARN or FAIL, quoting the spec's MUST or SHOULD and its page;
+a connection lost part-way is an ERROR finding, and the checks not run are skipped.
+Exit codes: 0 no MUST failed; 1 a MUST failed; 2 usage or connection failure (also
+lost part-way); 4 interrupted.`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -263,7 +318,7 @@ Exit codes: 0 no MUST failed; 1 a MUST failed; 2 usage or connection failure;
 			bare := ""
 			switch {
 			case len(positional) > 1 || (len(positional) == 1 && !looksLikeURL(positional[0])):
-				return usageError("check takes at most a server URL before --, got %q", positional)
+				return fmt.Errorf("check takes at most a server URL before --, got %q", positional)
 			case len(positional) == 1:
 				bare = positional[0]
 			}
@@ -279,6 +334,12 @@ Exit codes: 0 no MUST failed; 1 a MUST failed; 2 usage or connection failure;
 			c.code = check.Check(cmd.Context(), o, c.stdout, c.stderr)
 			return nil
 		},
+	}
+	c.jsonUsage[cmd] = func(msg string, red *redact.Redactor) {
+		if o.JSON {
+			check.WriteCheckNotRun(c.stdout, check.CheckOptions{Tool: o.Tool, Args: json.RawMessage(toolArgs), Target: tf.rawTarget()},
+				check.ExitUsage, msg, red)
+		}
 	}
 	tf.add(cmd.Flags())
 	fs := cmd.Flags()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 
 	"inflight/check"
 	"inflight/internal/hostile"
+	"inflight/termsafe"
 )
 
 // childEnv makes the test binary act as inflight itself: re-executed with
@@ -246,4 +248,97 @@ func TestParseCallFlag(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+}
+
+// A usage error quotes what was typed — url.Parse quotes the whole URL, a
+// usage message may quote a bare URL, pflag an unknown flag — so it is
+// printed with the command line's secrets redacted and made inert.
+func TestUsageErrorsRedactedAndInert(t *testing.T) {
+	const password, token = "hunter2secret", "abcdefgh"
+	bad := "http://user:" + password + "@exa mple.com/mcp?token=" + token
+	good := "http://user:" + password + "@example.com/mcp?token=" + token
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"call", "tools/list", "--url", bad}, `invalid character " " in host name`},
+		{[]string{"call", "tools/list", "--url", bad, "--json"}, `invalid character " " in host name`},
+		{[]string{"check", bad}, `invalid character " " in host name`},
+		{[]string{"check", "http://a/", good}, "at most a server URL"},
+		{[]string{"check", "--url", good, "http://a/"}, "give the URL once"},
+		{[]string{"call", "tools/list", "-H", "X-Api-Key: " + password, "--", "\x1b]0;T\x07"}, "-H applies to a --url server"},
+		{[]string{"call", "--\x1b]0;PWNED\x07\x1b[41m\u009b\u202e"}, "unknown flag"},
+	} {
+		code, stdout, stderr := inflight(t, tc.args...)
+		if code != check.ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+		for _, out := range []string{stdout, stderr} {
+			if strings.Contains(out, password) || strings.Contains(out, token) {
+				t.Errorf("%q: a secret is in the output: %q", tc.args, out)
+			}
+		}
+		for _, line := range strings.Split(stderr, "\n") {
+			if !termsafe.IsSafe(line) {
+				t.Errorf("%q: stderr line is not inert: %q", tc.args, line)
+			}
+		}
+	}
+}
+
+// With --json, a usage failure prints the command's JSON object too —
+// exactly one, on stdout — and still exits 2.
+func TestUsageErrorsJSON(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"call", "--json"}, "give a METHOD"},
+		{[]string{"call", "tools/list", "--json", "--url", "ftp://x"}, "scheme must be http or https"},
+		{[]string{"call", "--json", "--tool", "slow", "--args", "[1]"}, "must be a JSON object"},
+		{[]string{"call", "--json", "--timeout", "soon"}, "invalid argument"},
+		{[]string{"call", "tools/list", "--json", "--protocol-version", "1999-01-01"}, "inflight speaks"},
+	} {
+		code, stdout, stderr := inflight(t, tc.args...)
+		rep := decodeOne[check.CallReport](t, tc.args, stdout)
+		if code != check.ExitUsage || rep.ExitCode != check.ExitUsage || rep.State != "not_sent" || rep.ID != nil ||
+			rep.Error == nil || !rep.Error.Local || !strings.Contains(rep.Error.Message, tc.want) {
+			t.Errorf("%q: exit %d, report %+v (error %+v); stderr %q", tc.args, code, rep, rep.Error, stderr)
+		}
+	}
+	if _, stdout, _ := inflight(t, "call", "tools/list", "--json", "--url", "ftp://x"); !strings.Contains(stdout, `"transport": "http"`) {
+		t.Errorf("a --url target is not reported as http:\n%s", stdout)
+	}
+
+	for _, args := range [][]string{
+		{"check", "--json", "--url", "ftp://x"},
+		{"check", "--json", "not-a-url"},
+		{"check", "--json", "--server", "x"},
+	} {
+		code, stdout, stderr := inflight(t, args...)
+		rep := decodeOne[check.CheckReport](t, args, stdout)
+		if code != check.ExitUsage || rep.ExitCode != check.ExitUsage || rep.Error == "" || len(rep.Findings) != 0 {
+			t.Errorf("%q: exit %d, report %+v; stderr %q", args, code, rep, stderr)
+		}
+	}
+
+	// Without --json, stdout stays empty.
+	if _, stdout, _ := inflight(t, "call"); stdout != "" {
+		t.Errorf("stdout without --json: %q", stdout)
+	}
+}
+
+// decodeOne decodes stdout as exactly one JSON object of type T.
+func decodeOne[T any](t *testing.T, args []string, stdout string) T {
+	t.Helper()
+	var v T
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	if err := dec.Decode(&v); err != nil {
+		t.Errorf("%q: stdout is not a JSON object (%v): %q", args, err, stdout)
+		return v
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		t.Errorf("%q: more than one JSON value on stdout: %q", args, stdout)
+	}
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -58,7 +59,10 @@ func (f *targetFlags) resolve(command []string, bareURL string) (check.Target, e
 	if f.server != "" && f.config == "" {
 		return check.Target{}, errors.New("--server NAME needs --config FILE")
 	}
-	if v := f.protocolVersion; v != "" && !wire.IsModernVersion(v) && !isLegacy(v) {
+	// The client checks this too, but only when it dials; a usage error
+	// belongs here, before anything starts. (The client's isLegacyVersion
+	// is unexported; wire is the place for one check both can use.)
+	if v := f.protocolVersion; v != "" && !wire.IsModernVersion(v) && !slices.Contains(wire.LegacyVersions, v) {
 		return check.Target{}, fmt.Errorf("--protocol-version %q: inflight speaks %s (modern) and %s (legacy)",
 			v, wire.VersionModern, strings.Join(wire.LegacyVersions, ", "))
 	}
@@ -85,15 +89,11 @@ func (f *targetFlags) resolve(command []string, bareURL string) (check.Target, e
 		}
 		t.Override(f.env, headers, f.cwd)
 	case len(command) > 0:
-		t = check.Target{Command: command[0], Args: command[1:], Env: f.env, Dir: f.cwd}
-		if len(headers) > 0 {
-			return check.Target{}, errors.New("-H applies to a --url server, not to a stdio command")
-		}
+		// Validate, below, refuses -H on a stdio command and --env or
+		// --cwd on a URL, for config entries and flags alike.
+		t = check.Target{Command: command[0], Args: command[1:], Env: f.env, Dir: f.cwd, Headers: headers}
 	case url != "":
-		t = check.Target{URL: url, Headers: headers}
-		if len(f.env) > 0 || f.cwd != "" {
-			return check.Target{}, errors.New("--env and --cwd apply to a stdio command, not to a URL")
-		}
+		t = check.Target{URL: url, Headers: headers, Env: f.env, Dir: f.cwd}
 	default:
 		if len(f.env) > 0 || f.cwd != "" || len(headers) > 0 {
 			return check.Target{}, errors.New("--env, --cwd and -H need a server: -- CMD ARGS…, --url URL or --config FILE")
@@ -114,14 +114,9 @@ func (f *targetFlags) resolve(command []string, bareURL string) (check.Target, e
 	return t, nil
 }
 
-func isLegacy(v string) bool {
-	for _, l := range wire.LegacyVersions {
-		if v == l {
-			return true
-		}
-	}
-	return false
-}
+// rawTarget is the server as the flags name it, unchecked: what the --json
+// object of a usage failure can say about it (its transport).
+func (f *targetFlags) rawTarget() check.Target { return check.Target{URL: f.url} }
 
 // splitDash splits a command's arguments at a literal "--": what comes
 // before is the command's own positional arguments, what follows is a stdio

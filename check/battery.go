@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -123,11 +124,15 @@ type CheckReport struct {
 		Pass int `json:"pass"`
 		Warn int `json:"warn"`
 		Fail int `json:"fail"`
+		// Error counts StatusError findings: the connection was lost.
+		Error int `json:"error"`
 	} `json:"summary"`
 	// Interrupted is set when Ctrl+C stopped the battery early.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Error says why the battery could not run (usage or connection
-	// failure, exit code 2); the other fields are then empty.
+	// failure, exit code 2; the other fields are then empty), or why it
+	// could not run to its end (the connection was lost part-way; the
+	// findings so far are kept and the checks not run are skipped).
 	Error    string `json:"error,omitempty"`
 	ExitCode int    `json:"exitCode"`
 }
@@ -161,6 +166,14 @@ type battery struct {
 	interrupted bool
 	// finished is the request the full run completed, cancelled afterwards.
 	finished wire.ID
+	// lossSeen is set when the client reported the transport closed (or a
+	// request could not be sent because it was), possibly before the
+	// tracker has applied the closure; lossErr says why.
+	// lostDuring names the step it happened in, once run noticed it; the
+	// battery then stops, since nothing more can be observed.
+	lossSeen   bool
+	lossErr    error
+	lostDuring string
 }
 
 type arrival struct {
@@ -178,13 +191,7 @@ func Check(ctx context.Context, o CheckOptions, stdout, stderr io.Writer) int {
 	fail := func(code int, err error) int {
 		msg := red.String(err.Error())
 		if o.JSON {
-			args := o.Args
-			if !json.Valid(args) {
-				args = json.RawMessage("null")
-			}
-			writeJSON(stdout, CheckReport{Target: o.Target.Describe(), Tool: o.Tool, Args: args, Transport: targetTransport(o.Target),
-				Era: "unknown", Findings: []Finding{}, Skipped: []SkippedCheck{}, Violations: []ViolationReport{},
-				Error: msg, ExitCode: code}, red)
+			WriteCheckNotRun(stdout, o, code, msg, red)
 		}
 		fmt.Fprintf(stderr, "inflight check: %s\n", termsafe.Line(msg))
 		return code
@@ -269,37 +276,142 @@ func Check(ctx context.Context, o CheckOptions, stdout, stderr io.Writer) int {
 	return rep.ExitCode
 }
 
-// run performs the checks in order. Each step is skipped once Ctrl+C
-// interrupted the battery or the connection is gone.
-func (b *battery) run() {
-	steps := []func(){
-		b.checkDiscover,
-		b.checkFullRun,
-		b.checkCancelFinished,
-		b.checkCancelMidway,
-		b.checkCancelUnknown,
-		b.checkCancelMalformed,
+// WriteCheckNotRun prints the --json object of a battery that never ran
+// (a usage or connection failure): no findings, the exit code, and msg, already
+// redacted, as its error.
+func WriteCheckNotRun(w io.Writer, o CheckOptions, code int, msg string, red *redact.Redactor) {
+	args := o.Args
+	switch {
+	case len(bytes.TrimSpace(args)) == 0:
+		args = json.RawMessage("{}")
+	case !json.Valid(args):
+		args = json.RawMessage("null")
 	}
-	for _, step := range steps {
-		if b.stopped() {
+	writeJSON(w, CheckReport{Target: o.Target.Describe(), Tool: o.Tool, Args: args, Transport: targetTransport(o.Target),
+		Era: "unknown", Findings: []Finding{}, Skipped: []SkippedCheck{}, Violations: []ViolationReport{},
+		Error: msg, ExitCode: code}, red)
+}
+
+// batteryStep is one step of the battery and the checks it records.
+type batteryStep struct {
+	// name says what the step does, for "connection lost during …".
+	name   string
+	checks []string
+	// notApplicable, when set, is why the step's checks do not apply to
+	// this connection: they are skipped with it, whatever else happens.
+	notApplicable string
+	run           func()
+}
+
+// notificationsNA is why the checks that send a cancel notification do
+// not apply on modern Streamable HTTP.
+const notificationsNA = "modern Streamable HTTP defines no client-to-server notifications"
+
+func (b *battery) steps() []batteryStep {
+	naDiscover, naNotify, naFinished := "", "", ""
+	if !b.modern {
+		naDiscover = "legacy servers open with initialize; server/discover is a modern-era method"
+	}
+	if b.inj == nil {
+		naNotify = notificationsNA
+		naFinished = notificationsNA + ": the only cancel is closing a request's own stream"
+	}
+	midway := []string{CheckCancelStops, CheckCancelNoResponse}
+	if b.http && b.modern {
+		midway = []string{CheckStreamClose}
+	}
+	return []batteryStep{
+		{"server/discover", []string{CheckDiscover}, naDiscover, b.checkDiscover},
+		{"the full run of " + b.o.Tool, []string{CheckProgressIncreases, CheckProgressStops}, "", b.checkFullRun},
+		{"the cancel of a finished request", []string{CheckCancelFinished}, naFinished, b.checkCancelFinished},
+		{"the mid-way cancel of " + b.o.Tool, midway, "", b.checkCancelMidway},
+		{"the cancel of an unknown ID", []string{CheckCancelUnknown}, naNotify, b.checkCancelUnknown},
+		{"the malformed cancels", []string{CheckCancelMalformed}, naNotify, b.checkCancelMalformed},
+	}
+}
+
+// run performs the checks in order. Ctrl+C stops the battery before the
+// next step. A lost connection stops it too, since nothing more can be
+// observed: that is an error finding (exit code 2), and the checks that
+// were not run are listed as skipped with the reason, so that a crash
+// part-way never reads as a short, clean run.
+func (b *battery) run() {
+	steps := b.steps()
+	for i, s := range steps {
+		if b.ctx.Err() != nil {
+			b.interrupted = true
 			break
 		}
-		step()
+		if s.notApplicable != "" {
+			b.skip(s.notApplicable, s.checks...)
+			continue
+		}
+		s.run()
+		if b.interrupted {
+			break
+		}
+		if lost, err := b.connectionLost(); lost {
+			b.lostDuring = s.name
+			detail := "connection lost during " + s.name
+			if err != nil {
+				detail += ": " + err.Error()
+			}
+			b.record(Finding{ID: CheckConnection, Title: "the connection stays up for the whole battery", Status: StatusError, Detail: detail})
+			b.skipNotRun(steps[i:], "not run: the connection was lost during "+s.name)
+			break
+		}
 	}
 	b.checkServerCancels()
 }
 
-func (b *battery) stopped() bool {
-	if b.ctx.Err() != nil {
-		b.interrupted = true
-		return true
+// connectionLost reports whether the connection is gone, and why.
+func (b *battery) connectionLost() (bool, error) {
+	closed, err := b.cn.tr.TransportClosed()
+	if err == nil {
+		err = b.lossErr
 	}
-	closed, _ := b.cn.tr.TransportClosed()
-	return closed
+	return closed || b.lossSeen, err
+}
+
+// gone reports a lost connection to the steps, which then judge nothing:
+// run reports the loss and lists their checks as not run.
+func (b *battery) gone() bool {
+	lost, _ := b.connectionLost()
+	return lost
+}
+
+// skipNotRun lists as skipped every check of steps that has no finding.
+func (b *battery) skipNotRun(steps []batteryStep, reason string) {
+	done := map[string]bool{}
+	for _, f := range b.findings {
+		done[f.ID] = true
+	}
+	for _, s := range b.skipped {
+		done[s.ID] = true
+	}
+	for _, s := range steps {
+		for _, id := range s.checks {
+			switch {
+			case done[id]:
+			case s.notApplicable != "":
+				b.skip(s.notApplicable, id)
+			default:
+				b.skip(reason, id)
+			}
+		}
+	}
 }
 
 // observe records what the checks need to know about every event.
 func (b *battery) observe(ev client.Event) {
+	switch {
+	case b.lossSeen:
+	case ev.Kind == client.EventTransportClosed, ev.Kind == client.EventRequestFailed && errors.Is(ev.Err, client.ErrClosed):
+		// The transport is gone (a request that could not be sent says so
+		// too). One HTTP request losing its stream is not this: the next
+		// request opens a new one.
+		b.lossSeen, b.lossErr = true, ev.Err
+	}
 	if ev.Kind != client.EventReceived {
 		return
 	}
@@ -416,12 +528,11 @@ func (b *battery) inject(raw []byte) (string, error) {
 }
 
 func (b *battery) checkDiscover() {
-	if !b.modern {
-		b.skip("legacy servers open with initialize; server/discover is a modern-era method", CheckDiscover)
-		return
-	}
 	b.step("server/discover")
 	r := b.request(wire.MethodDiscover, nil, defaultProbeTimeout)
+	if b.gone() {
+		return
+	}
 	if r.State != session.StateCompleted {
 		b.add(CheckDiscover, false, "server/discover did not complete: "+describeState(r))
 		return
@@ -442,12 +553,17 @@ func (b *battery) checkDiscover() {
 func (b *battery) checkFullRun() {
 	b.step("running %s %s to completion", b.o.Tool, string(b.o.Args))
 	r := b.request(wire.MethodToolsCall, b.params, b.o.Timeout)
-	if !r.State.IsFinal() || b.interrupted {
+	if !r.State.IsFinal() || b.interrupted || b.gone() {
 		return
 	}
 	answered := r.State == session.StateCompleted || (r.State == session.StateFailed && r.LocalError == "" && (r.ToolError || r.Error != nil))
 	if !answered {
-		why := "the tool call did not complete (" + describeState(r) + "), so its progress could not be checked; name a tool that completes with --tool and --args"
+		why := "the tool call did not complete (" + describeState(r) + "), so its progress could not be checked"
+		if r.State != session.StateConnectionLost {
+			// Another tool may complete; a lost request says nothing
+			// about the tool.
+			why += "; name a tool that completes with --tool and --args"
+		}
 		b.inconclusive(CheckProgressIncreases, why)
 		b.inconclusive(CheckProgressStops, why)
 		return
@@ -486,13 +602,12 @@ func (b *battery) checkFullRun() {
 
 // checkCancelFinished cancels the request the full run finished.
 func (b *battery) checkCancelFinished() {
-	if b.inj == nil {
-		b.skip("modern Streamable HTTP defines no client-to-server notifications: the only cancel is closing a request's own stream", CheckCancelFinished)
-		return
-	}
 	id := b.finished
 	if id.IsZero() {
 		r := b.request(wire.MethodToolsList, nil, defaultProbeTimeout)
+		if b.gone() {
+			return
+		}
 		if r.State != session.StateCompleted {
 			b.inconclusive(CheckCancelFinished, "no finished request to cancel: tools/list did not complete ("+describeState(r)+")")
 			return
@@ -521,6 +636,9 @@ func (b *battery) checkCancelMidway() {
 	if b.http && b.modern {
 		ids = []string{CheckStreamClose}
 	}
+	if b.gone() {
+		return
+	}
 	if err != nil {
 		for _, id := range ids {
 			b.inconclusive(id, "the tool call could not be sent: "+err.Error())
@@ -531,9 +649,16 @@ func (b *battery) checkCancelMidway() {
 	if b.cn.wait(b.ctx, started, time.Now().Add(b.o.CancelAfter)) == waitInterrupted {
 		b.interrupted = true
 	}
+	if b.gone() {
+		return
+	}
 	if r.State.IsFinal() {
+		advice := "; give it longer --args"
+		if r.State == session.StateConnectionLost {
+			advice = ""
+		}
 		for _, id := range ids {
-			b.inconclusive(id, fmt.Sprintf("the tool call ended (%s) before inflight could cancel it; give it longer --args", describeState(r)))
+			b.inconclusive(id, fmt.Sprintf("the tool call ended (%s) before inflight could cancel it%s", describeState(r), advice))
 		}
 		return
 	}
@@ -627,10 +752,6 @@ func (b *battery) checkCancelMidway() {
 }
 
 func (b *battery) checkCancelUnknown() {
-	if b.inj == nil {
-		b.skip("modern Streamable HTTP defines no client-to-server notifications", CheckCancelUnknown)
-		return
-	}
 	b.step("cancelling ID %s, which inflight never issued", unknownID)
 	if _, err := b.inject(wire.Notification(wire.NotifyCancelled, wire.CancelledParams(unknownID, "inflight check: an ID never issued"))); err != nil {
 		b.add(CheckCancelUnknown, false, "sending the cancel failed: "+err.Error())
@@ -641,10 +762,6 @@ func (b *battery) checkCancelUnknown() {
 }
 
 func (b *battery) checkCancelMalformed() {
-	if b.inj == nil {
-		b.skip("modern Streamable HTTP defines no client-to-server notifications", CheckCancelMalformed)
-		return
-	}
 	b.step("sending %d malformed cancels", len(malformedCancels))
 	errorsBefore := b.nullErrors
 	var what, statuses []string
@@ -732,11 +849,20 @@ func (b *battery) report() CheckReport {
 			rep.Summary.Warn++
 		case StatusFail:
 			rep.Summary.Fail++
+		case StatusError:
+			rep.Summary.Error++
+			rep.Error = f.Detail
 		}
 	}
+	// A MUST that failed is a verdict even when the connection was lost
+	// afterwards (a server that crashes on a malformed cancel fails that
+	// check); a lost connection without one is a connection failure, not
+	// a pass, since the checks after it never ran.
 	switch {
 	case rep.Summary.Fail > 0:
 		rep.ExitCode = ExitFailed
+	case b.lostDuring != "":
+		rep.ExitCode = ExitUsage
 	case b.interrupted:
 		rep.ExitCode = ExitCancelled
 	}
@@ -752,13 +878,17 @@ func printCheckReport(w io.Writer, rep CheckReport, red *redact.Redactor) {
 	}
 	fmt.Fprintf(w, "inflight check: %s %s on %s\n", safe(rep.Tool), safe(string(rep.Args)), safe(rep.Target))
 	fmt.Fprintf(w, "%s, %s era, protocol %s, %s\n\n", rep.Transport, rep.Era, safe(rep.ProtocolVersion), safe(server))
-	width := 0
+	width, statusWidth := 0, 0
 	for _, f := range rep.Findings {
 		width = max(width, len(f.ID))
+		statusWidth = max(statusWidth, len(f.Status))
 	}
 	for _, f := range rep.Findings {
-		fmt.Fprintf(w, "%-4s  %-*s  %s\n", f.Status, width, f.ID, safe(f.Detail))
-		fmt.Fprintf(w, "      %-*s  %s %s: %q\n", width, "", f.Level, f.Page, f.Quote)
+		fmt.Fprintf(w, "%-*s  %-*s  %s\n", statusWidth, f.Status, width, f.ID, safe(f.Detail))
+		if f.Quote != "" {
+			// An error finding (the connection lost) quotes no requirement.
+			fmt.Fprintf(w, "%*s  %-*s  %s %s: %q\n", statusWidth, "", width, "", f.Level, f.Page, f.Quote)
+		}
 	}
 	if len(rep.Skipped) > 0 {
 		reasons := map[string][]string{}
@@ -790,6 +920,9 @@ func printCheckReport(w io.Writer, rep CheckReport, red *redact.Redactor) {
 		}
 	}
 	fmt.Fprintf(w, "\n%d passed, %d warning%s, %d failed", rep.Summary.Pass, rep.Summary.Warn, plural(rep.Summary.Warn), rep.Summary.Fail)
+	if rep.Summary.Error > 0 {
+		fmt.Fprint(w, "; the battery did not finish: ", safe(rep.Error))
+	}
 	if rep.Interrupted {
 		fmt.Fprint(w, " (interrupted)")
 	}

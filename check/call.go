@@ -233,9 +233,7 @@ func Call(ctx context.Context, o CallOptions, stdout, stderr io.Writer) int {
 	fail := func(code int, err error) int {
 		msg := red.String(err.Error())
 		if o.JSON {
-			rep := CallReport{Method: o.Method, Transport: targetTransport(o.Target), Era: "unknown", State: "not_sent",
-				ExitCode: code, Error: &ErrorReport{Message: msg, Local: true}, Violations: []ViolationReport{}}
-			writeJSON(stdout, rep, red)
+			WriteCallNotSent(stdout, o, code, msg, red)
 		}
 		fmt.Fprintf(stderr, "inflight call: %s\n", termsafe.Line(msg))
 		return code
@@ -308,6 +306,15 @@ func Call(ctx context.Context, o CallOptions, stdout, stderr io.Writer) int {
 		}
 	}
 	return rep.ExitCode
+}
+
+// WriteCallNotSent prints the --json object of a request that was never
+// sent (a usage or connection failure): state not_sent, the exit code, and
+// msg, already redacted, as a local error.
+func WriteCallNotSent(w io.Writer, o CallOptions, code int, msg string, red *redact.Redactor) {
+	rep := CallReport{Method: o.Method, Transport: targetTransport(o.Target), Era: "unknown", State: "not_sent",
+		ExitCode: code, Error: &ErrorReport{Message: msg, Local: true}, Violations: []ViolationReport{}}
+	writeJSON(w, rep, red)
 }
 
 func targetTransport(t Target) string {
@@ -537,7 +544,13 @@ func printCallSummary(w io.Writer, rep CallReport, red *redact.Redactor) {
 	}
 	if c := rep.Cancel; c != nil {
 		sig := "no signal needed (the answer was already in)"
-		if c.Signal != nil {
+		switch {
+		case c.Signal == nil:
+		case *c.Signal == client.SignalStreamClosed.String():
+			// Modern Streamable HTTP: closing the stream is the cancel,
+			// and nothing is sent.
+			sig = "closed the request's stream"
+		default:
 			sig = "sent " + *c.Signal
 		}
 		cause := c.Cause
@@ -547,27 +560,7 @@ func printCallSummary(w io.Writer, rep CallReport, red *redact.Redactor) {
 		row("cancel", fmt.Sprintf("at %s by %s; %s; reason %q", fmtMs(c.AtMs), cause, sig, safe(c.Reason)))
 	}
 	if l := rep.Late; l != nil {
-		var parts []string
-		switch {
-		case l.Response && l.Crossed:
-			parts = append(parts, fmt.Sprintf("a response crossed the cancel (%s after it), ignored", fmtMs(*l.ResponseAfterCancelMs)))
-		case l.Response:
-			parts = append(parts, fmt.Sprintf("LATE RESPONSE %s after the cancel, ignored", fmtMs(*l.ResponseAfterCancelMs)))
-		default:
-			parts = append(parts, "no response after the cancel")
-		}
-		if l.ProgressAfterCancel > 0 {
-			parts = append(parts, fmt.Sprintf("%d PROGRESS notification%s after the cancel, ignored", l.ProgressAfterCancel, plural(l.ProgressAfterCancel)))
-		} else {
-			parts = append(parts, "no progress after the cancel")
-		}
-		row("late", strings.Join(parts, "; "))
-		if l.Error != nil {
-			row("", "late error: "+describeError(l.Error, safe))
-		}
-		if len(l.Result) > 0 {
-			row("", "late result (not the request's result): "+safe(oneLine(l.Result, 200)))
-		}
+		printLate(row, rep, l, safe)
 	}
 	if len(rep.Violations) == 0 {
 		row("violations", "none")
@@ -588,6 +581,48 @@ func printCallSummary(w io.Writer, rep CallReport, red *redact.Redactor) {
 			label = "tool error"
 		}
 		fmt.Fprintf(w, "%s:\n%s\n", label, indent(termsafe.Block(red.String(renderResult(rep.Method, rep.Result))), "  "))
+	}
+}
+
+// printLate prints what arrived after the request's end was decided: the
+// "late" row after a cancel, or, when there was no cancel (the connection
+// was lost, or the request failed locally), what happened instead, since
+// "after the cancel" would describe a cancel that never happened.
+func printLate(row func(k, v string), rep CallReport, l *LateReport, safe func(string) string) {
+	if rep.Cancel == nil {
+		s := "the connection was lost before an answer came"
+		if rep.State != session.StateConnectionLost.String() {
+			s = "the request ended (" + rep.State + ") before an answer came"
+		}
+		if l.Response {
+			s += fmt.Sprintf("; a response came %s after that, ignored", fmtMs(*l.ResponseAfterCancelMs))
+		}
+		if l.ProgressAfterCancel > 0 {
+			s += fmt.Sprintf("; %d progress notification%s after that, ignored", l.ProgressAfterCancel, plural(l.ProgressAfterCancel))
+		}
+		row("lost", s)
+	} else {
+		var parts []string
+		switch {
+		case l.Response && l.Crossed:
+			parts = append(parts, fmt.Sprintf("a response crossed the cancel (%s after it), ignored", fmtMs(*l.ResponseAfterCancelMs)))
+		case l.Response:
+			parts = append(parts, fmt.Sprintf("LATE RESPONSE %s after the cancel, ignored", fmtMs(*l.ResponseAfterCancelMs)))
+		default:
+			parts = append(parts, "no response after the cancel")
+		}
+		if l.ProgressAfterCancel > 0 {
+			parts = append(parts, fmt.Sprintf("%d PROGRESS notification%s after the cancel, ignored", l.ProgressAfterCancel, plural(l.ProgressAfterCancel)))
+		} else {
+			parts = append(parts, "no progress after the cancel")
+		}
+		row("late", strings.Join(parts, "; "))
+	}
+	if l.Error != nil {
+		row("", "late error: "+describeError(l.Error, safe))
+	}
+	if len(l.Result) > 0 {
+		row("", "late result (not the request's result): "+safe(oneLine(l.Result, 200)))
 	}
 }
 

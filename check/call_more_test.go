@@ -314,3 +314,19 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (run go test -update if the change is intended):\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
 }
+
+// On modern Streamable HTTP the cancel is closing the request's stream:
+// nothing is sent, and the summary must not say that something was.
+func TestCallHumanOutputStreamClosed(t *testing.T) {
+	var out bytes.Buffer
+	code := Call(context.Background(), CallOptions{Target: httpTarget(t, modern), Method: "tools/call",
+		Params: toolParams(t, "slow", `{"seconds":2,"steps":20}`), CancelAfter: 150 * time.Millisecond, LateWindow: time.Second},
+		&out, io.Discard)
+	if code != ExitCancelled {
+		t.Fatalf("exit %d\n%s", code, out.String())
+	}
+	mustContain(t, out.String(), "closed the request's stream")
+	if strings.Contains(out.String(), "sent stream_closed") {
+		t.Errorf("the summary says something was sent:\n%s", out.String())
+	}
+}

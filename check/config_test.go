@@ -183,7 +183,7 @@ func TestTargetValidateAndConfig(t *testing.T) {
 		{Target{Command: "x", URL: "http://a"}, "give one server"},
 		{Target{URL: "ftp://a"}, "scheme must be http or https"},
 		{Target{URL: "http://a", Env: []string{"A=1"}}, "--env and --cwd apply to a stdio command"},
-		{Target{Command: "x", Headers: h}, "-H applies to an HTTP URL"},
+		{Target{Command: "x", Headers: h}, "-H applies to a --url server"},
 	} {
 		if err := tc.t.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.t, err, tc.want)
@@ -218,5 +218,24 @@ func TestParseHeaderAndEnv(t *testing.T) {
 	}
 	if _, err := ParseEnv("A=b=c"); err != nil {
 		t.Error(err)
+	}
+}
+
+// url.Parse's error quotes the whole URL, and a URL that does not parse
+// cannot be redacted; Validate says what is wrong without the user info or
+// the query.
+func TestValidateUnparseableURLHidesSecrets(t *testing.T) {
+	err := Target{URL: "http://user:hunter2secret@exa mple.com/mcp?token=abcdefgh"}.Validate()
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "hunter2secret") || strings.Contains(msg, "abcdefgh") || strings.Contains(msg, "user") {
+		t.Errorf("secret in %q", msg)
+	}
+	for _, want := range []string{`invalid character " " in host name`, `"http://…@exa mple.com/mcp?…"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q lacks %q", msg, want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -333,5 +334,87 @@ func assertChildGone(t *testing.T, tracePath string) {
 	pid, _ := strconv.Atoi(string(m[1]))
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("child %d still exists after call returned (kill 0: %v)", pid, err)
+	}
+}
+
+// A server that dies part-way through the battery is a connection failure
+// (exit 2), not a short clean run: the loss is an error finding that says
+// during which step it happened, the checks that were not run are listed
+// as skipped with that reason, and no finding gives advice about the tool
+// that the loss makes wrong.
+func TestCheckConnectionLostMidBattery(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		target func(t *testing.T) Target
+		e      era
+	}{
+		{"modern", inProcess(hostile.Crashes, ""), modern},
+		{"legacy", inProcess(hostile.Crashes, legacyVersion), legacy},
+		{"process", asProcess(hostile.Crashes), modern},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := CheckOptions{Target: tc.target(t), Tool: hostile.ToolName, LateWindow: 300 * time.Millisecond, Timeout: 5 * time.Second}
+			rep, code := runCheck(t, o)
+			if code != ExitUsage {
+				t.Errorf("exit %d, want %d; findings %+v", code, ExitUsage, rep.Findings)
+			}
+			got := findingsByID(rep)
+			lost, ok := got[CheckConnection]
+			if !ok || lost.Status != StatusError || !strings.Contains(lost.Detail, "connection lost during the full run of hostile") {
+				t.Errorf("no error finding for the lost connection: %+v", rep.Findings)
+			}
+			if rep.Summary.Error != 1 || !strings.Contains(rep.Error, "connection lost during") {
+				t.Errorf("summary %+v, error %q", rep.Summary, rep.Error)
+			}
+			for _, f := range rep.Findings {
+				if strings.Contains(f.Detail, "--tool") || strings.Contains(f.Detail, "--args") {
+					t.Errorf("%s gives advice the lost connection makes wrong: %s", f.ID, f.Detail)
+				}
+			}
+			skipped := map[string]string{}
+			for _, s := range rep.Skipped {
+				skipped[s.ID] = s.Reason
+			}
+			for _, id := range expectedChecks("stdio", tc.e) {
+				_, found := got[id]
+				reason, skip := skipped[id]
+				switch {
+				case found == skip:
+					t.Errorf("%s: finding %v, skipped %v; want exactly one", id, found, skip)
+				case id == CheckServerCancel || id == CheckDiscover:
+					// Observed before the loss.
+				case !skip || !strings.Contains(reason, "not run: the connection was lost during the full run of hostile"):
+					t.Errorf("%s: not listed as not run because of the loss (skipped %v %q)", id, skip, reason)
+				}
+			}
+
+			var out bytes.Buffer
+			o.Target = tc.target(t)
+			o.LateWindow = 300 * time.Millisecond
+			if code := Check(context.Background(), o, &out, io.Discard); code != ExitUsage {
+				t.Errorf("human run: exit %d", code)
+			}
+			mustContain(t, out.String(), "ERROR  connection")
+			mustContain(t, out.String(), "the battery did not finish: connection lost during the full run of hostile")
+			mustContain(t, out.String(), "not run: the connection was lost")
+		})
+	}
+}
+
+// When the server dies mid-call there was no cancel: the human summary
+// says the connection was lost, not what came "after the cancel".
+func TestCallHumanOutputConnectionLost(t *testing.T) {
+	var out bytes.Buffer
+	code := Call(context.Background(), CallOptions{Target: inProcess(hostile.Crashes, "")(t), Method: wire.MethodToolsCall,
+		Params: toolParams(t, hostile.ToolName, ""), LateWindow: testLate}, &out, io.Discard)
+	if code != ExitConnectionLost {
+		t.Fatalf("exit %d\n%s", code, out.String())
+	}
+	s := out.String()
+	mustContain(t, s, "lost        the connection was lost before an answer came")
+	mustContain(t, s, "state       connection_lost (exit 5)")
+	if strings.Contains(s, "after the cancel") || strings.Contains(s, "late ") {
+		t.Errorf("the summary describes a cancel that never happened:\n%s", s)
 	}
 }

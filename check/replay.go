@@ -110,14 +110,13 @@ func printReplay(w io.Writer, name string, recs []trace.Record, o ReplayOptions)
 	if len(recs) > 0 {
 		span = recs[len(recs)-1].MS
 	}
-	fmt.Fprintf(w, "trace %s: %d lines over %s, %d request%s\n", name, len(recs), fmtMsFloat(span), len(order), plural(len(order)))
+	writeLine(w, "trace %s: %d lines over %s, %d request%s", name, len(recs), fmtMsFloat(span), len(order), plural(len(order)))
 	if conn != nil {
 		server := conn.Server
 		if server == "" {
 			server = "unnamed server"
 		}
-		fmt.Fprintf(w, "connection: %s, %s era, protocol %s, %s\n", safeLine(conn.Transport), safeLine(conn.Era),
-			safeLine(conn.ProtocolVersion), safeLine(server))
+		writeLine(w, "connection: %s, %s era, protocol %s, %s", conn.Transport, conn.Era, conn.ProtocolVersion, server)
 	}
 	for _, rq := range order {
 		fmt.Fprintln(w)
@@ -126,21 +125,30 @@ func printReplay(w io.Writer, name string, recs []trace.Record, o ReplayOptions)
 			heading = "(method unknown)"
 		}
 		if rq.target != "" {
-			heading += " " + safeLine(rq.target)
+			heading += " " + rq.target
 		}
 		state := rq.state
 		if state == "" {
 			state = "state not traced"
 		}
-		fmt.Fprintf(w, "request %s: %s: %s\n", rq.id, heading, state)
+		writeLine(w, "request %s: %s: %s", rq.id, heading, state)
 		printReplayTable(w, rq.lines, rq)
-		fmt.Fprintf(w, "  %s\n", rq.summary())
+		writeLine(w, "  %s", rq.summary())
 	}
 	if len(other) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "connection and server")
 		printReplayTable(w, other, nil)
 	}
+}
+
+// writeLine prints one line of the replay, made inert as a whole. Every
+// field of a trace file is whatever the file says — a server's method name,
+// an ID, a state a crafted file invents — so the line is sanitised where it
+// is written, not field by field, where a field added later could be
+// missed.
+func writeLine(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, termsafe.Line(fmt.Sprintf(format, args...)))
 }
 
 // opensRequest reports whether a line may start a request's section: its
@@ -273,11 +281,16 @@ func printReplayTable(w io.Writer, lines []*trace.Record, rq *replayRequest) {
 		if rq != nil && cancelMS < 0 && (rec.Event == trace.EventCancelSent || isCancelOut(rec)) {
 			cancelMS = rec.MS
 		}
-		fmt.Fprintf(w, "  %10.3f  %-5s  %s\n", rec.MS, rec.Dir, what)
+		// The direction is sanitised before it is padded, so that the
+		// column stays aligned whatever a crafted file puts there.
+		writeLine(w, "  %10.3f  %-5s  %s", rec.MS, termsafe.Line(rec.Dir), what)
 	}
 }
 
-// describeRecord says what one line is, in a few words, sanitised.
+// describeRecord says what one line is, in a few words. The caller
+// sanitises the whole line (writeLine); text quoted with %q is sanitised
+// before quoting, so that its hazards show as the same placeholders as
+// everywhere else rather than as Go escapes.
 func describeRecord(rec *trace.Record) string {
 	if m, ok := rec.Message(); ok {
 		return describeMessage(rec, m)
@@ -290,7 +303,7 @@ func describeRecord(rec *trace.Record) string {
 			s += fmt.Sprintf(" (%q)", safeLine(rec.Reason))
 		}
 		if rec.Error != "" {
-			s += ": " + safeLine(rec.Error)
+			s += ": " + rec.Error
 		}
 		return s
 	case trace.EventCancelSent:
@@ -299,7 +312,7 @@ func describeRecord(rec *trace.Record) string {
 			s += " (inflight closed the request's response stream; nothing is sent)"
 		}
 	case trace.EventStreamOpened:
-		s = fmt.Sprintf("stream opened (HTTP %d %s)", rec.Status, safeLine(rec.ContentType))
+		s = fmt.Sprintf("stream opened (HTTP %d %s)", rec.Status, rec.ContentType)
 	case trace.EventStreamClosed:
 		s = "stream closed by the server"
 		if rec.ByClient {
@@ -316,21 +329,20 @@ func describeRecord(rec *trace.Record) string {
 			s += " (lost)"
 		}
 	case trace.EventViolation:
-		s = "VIOLATION " + safeLine(rec.Code)
+		s = "VIOLATION " + rec.Code
 	case trace.EventFinding:
-		s = "check " + rec.CheckStatus + " " + safeLine(rec.Code)
+		s = "check " + rec.CheckStatus + " " + rec.Code
 	case trace.EventConnected:
-		s = fmt.Sprintf("connected: %s, %s era, protocol %s, %s", safeLine(rec.Transport), safeLine(rec.Era),
-			safeLine(rec.ProtocolVersion), safeLine(rec.Server))
+		s = fmt.Sprintf("connected: %s, %s era, protocol %s, %s", rec.Transport, rec.Era, rec.ProtocolVersion, rec.Server)
 		if rec.SessionID != "" {
-			s += ", session " + safeLine(rec.SessionID)
+			s += ", session " + rec.SessionID
 		}
 	case trace.EventTransportClosed:
 		s = "connection closed"
 	case trace.EventMalformed:
 		s = "MALFORMED " + quoteClip(rec.Raw, 120)
 	default:
-		s = safeLine(rec.Event)
+		s = rec.Event
 		if rec.Raw != "" {
 			s += " " + quoteClip(rec.Raw, 120)
 		}
@@ -339,24 +351,25 @@ func describeRecord(rec *trace.Record) string {
 		s += fmt.Sprintf(" reason %q", safeLine(rec.Reason))
 	}
 	if rec.Text != "" {
-		s += ": " + safeLine(clipText(rec.Text, 200))
+		s += ": " + clipText(rec.Text, 200)
 	}
 	if rec.Error != "" {
-		s += ": " + safeLine(clipText(rec.Error, 200))
+		s += ": " + clipText(rec.Error, 200)
 	}
 	if rec.Violation != "" {
-		s += "  [VIOLATION " + safeLine(rec.Violation) + "]"
+		s += "  [VIOLATION " + rec.Violation + "]"
 	}
 	return s
 }
 
+// describeMessage is describeRecord for a line with a message.
 func describeMessage(rec *trace.Record, m wire.Message) string {
 	var s string
 	switch m.Kind {
 	case wire.KindRequest:
 		s = m.Method
 		if t := wire.Target(m.Method, m.Params); t != "" {
-			s += " " + safeLine(t)
+			s += " " + t
 		}
 		if args := briefParams(m.Params); args != "" {
 			s += " " + args
@@ -397,10 +410,10 @@ func describeMessage(rec *trace.Record, m wire.Message) string {
 		s = fmt.Sprintf("error %d %q", m.Error.Code, safeLine(clipText(m.Error.Message, 120)))
 	}
 	if rec.Text != "" {
-		s += " (" + safeLine(rec.Text) + ")"
+		s += " (" + rec.Text + ")"
 	}
 	if rec.Violation != "" {
-		s += "  [VIOLATION " + safeLine(rec.Violation) + "]"
+		s += "  [VIOLATION " + rec.Violation + "]"
 	}
 	return s
 }
@@ -417,7 +430,7 @@ func briefParams(params json.RawMessage) string {
 		return ""
 	}
 	b, _ := json.Marshal(m)
-	return safeLine(clipText(string(b), 100))
+	return clipText(string(b), 100)
 }
 
 // briefResult shows the gist of a result: a tool result's first text, or
@@ -441,7 +454,7 @@ func briefResult(result json.RawMessage) string {
 	if json.Compact(&buf, result) != nil {
 		return ""
 	}
-	return safeLine(clipText(buf.String(), 100))
+	return clipText(buf.String(), 100)
 }
 
 func safeLine(s string) string { return termsafe.Line(s) }

@@ -3,12 +3,15 @@ package check
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"inflight/termsafe"
 )
 
 // A trace written by call replays as a table of what happened to the
@@ -83,5 +86,81 @@ func TestReplayBadInput(t *testing.T) {
 	mustContain(t, out.String(), "request 7")
 	if strings.Contains(out.String(), "\x1b") {
 		t.Errorf("escape sequence in replay output: %q", out.String())
+	}
+}
+
+// replayHazard is server-controlled text at its worst: an OSC title, an
+// SGR colour, a BEL, a one-byte C1 CSI and bidirectional overrides.
+const replayHazard = "\x1b]0;PWNED-TITLE\x07\x1b[41m\u009b31m\u202eevil\u2066\u200f"
+
+// Every field of a trace file is whatever the file says. A trace with the
+// hazard in every field — the ones a server controls (a notification's
+// method, a string ID, an error text) and the ones only a crafted file can
+// set (state, signal, check status) — replays with none of it raw.
+func TestReplaySanitisesEveryField(t *testing.T) {
+	h := replayHazard
+	id, _ := json.Marshal(h)
+	idRaw := string(id)
+	msg := func(m map[string]any) json.RawMessage {
+		m["jsonrpc"] = "2.0"
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	recs := []map[string]any{
+		{"ms": 1, "dir": "local", "event": "connected", "transport": h, "era": h, "protocolVersion": h, "server": h, "sessionId": h},
+		{"ms": 2, "dir": "out", "msg": msg(map[string]any{"id": h, "method": h, "params": map[string]any{"name": h, "arguments": map[string]any{h: h}}})},
+		{"ms": 3, "dir": "local", "id": h, "event": "state", "state": h, "from": h, "method": h, "target": h, "reason": h, "error": h},
+		{"ms": 4, "dir": "in", "msg": msg(map[string]any{"method": h, "params": map[string]any{h: h}})},
+		{"ms": 5, "dir": "in", "msg": msg(map[string]any{"method": "notifications/progress",
+			"params": map[string]any{"progressToken": h, "progress": 1, "total": 2, "message": h}})},
+		{"ms": 6, "dir": "local", "id": h, "event": "state", "state": "cancel_requested", "reason": h},
+		{"ms": 7, "dir": "out", "id": h, "event": "cancel_sent", "signal": h, "reason": h},
+		{"ms": 8, "dir": "in", "msg": msg(map[string]any{"method": "notifications/cancelled",
+			"params": map[string]any{"requestId": h, "reason": h}})},
+		{"ms": 9, "dir": "in", "text": h, "violation": h, "msg": msg(map[string]any{"id": h,
+			"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": h}}}})},
+		{"ms": 10, "dir": "in", "msg": msg(map[string]any{"id": h, "error": map[string]any{"code": 1, "message": h}})},
+		{"ms": 11, "dir": "in", "msg": msg(map[string]any{"id": h, "result": map[string]any{h: h}})},
+		{"ms": 12, "dir": "local", "id": h, "event": "finding", "code": h, "checkStatus": h, "text": h},
+		{"ms": 13, "dir": "local", "id": h, "event": "violation", "code": h, "text": h},
+		{"ms": 14, "dir": "local", "id": h, "event": "stream_opened", "status": 200, "contentType": h},
+		{"ms": 15, "dir": "local", "id": h, "event": "request_failed", "lost": true, "error": h},
+		{"ms": 16, "dir": "in", "event": "malformed", "raw": h, "error": h},
+		{"ms": 17, "dir": "in", "event": "stderr", "text": h},
+		{"ms": 18, "dir": "local", "event": h, "raw": h, "reason": h, "text": h, "error": h, "violation": h},
+		{"ms": 19, "dir": "local", "event": "transport_closed", "error": h},
+		{"ms": 20, "dir": "local", "id": h, "event": "state", "state": h},
+	}
+	var file bytes.Buffer
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file.Write(b)
+		file.WriteByte('\n')
+	}
+	var out, errOut bytes.Buffer
+	if code := ReplayReader(&file, "crafted "+h, ReplayOptions{All: true}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	s := out.String()
+	for i, line := range strings.Split(s, "\n") {
+		if !termsafe.IsSafe(line) {
+			t.Errorf("line %d is not inert: %q", i+1, line)
+		}
+	}
+	if !termsafe.IsSafe(strings.ReplaceAll(errOut.String(), "\n", "")) {
+		t.Errorf("stderr is not inert: %q", errOut.String())
+	}
+	// The hazards are shown, not dropped: a debugger lets people see that a
+	// server sent an escape sequence.
+	mustContain(t, s, "request "+termsafe.Line(idRaw)+": "+termsafe.Line(h))
+	mustContain(t, s, "␛]0;PWNED-TITLE")
+	if strings.Count(s, "\n") < len(recs) {
+		t.Errorf("lines are missing from the replay:\n%s", s)
 	}
 }

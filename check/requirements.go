@@ -12,6 +12,9 @@ const (
 	StatusPass = "PASS"
 	StatusWarn = "WARN"
 	StatusFail = "FAIL"
+	// StatusError is no verdict on the server's compliance: the battery
+	// could not go on (the connection was lost).
+	StatusError = "ERROR"
 )
 
 // IDs of the checks in the battery, stable for --json consumers.
@@ -26,6 +29,9 @@ const (
 	CheckCancelUnknown     = "cancel.unknown_id"
 	CheckCancelMalformed   = "cancel.malformed"
 	CheckServerCancel      = "server_cancel.listen_only"
+	// CheckConnection is the error finding of a battery whose connection
+	// was lost part-way; it quotes no requirement.
+	CheckConnection = "connection"
 )
 
 // requirement is the spec text a check holds a server to.

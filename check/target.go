@@ -89,7 +89,14 @@ func (t Target) Validate() error {
 	if t.URL != "" {
 		u, err := url.Parse(t.URL)
 		if err != nil {
-			return fmt.Errorf("--url: %w", err)
+			// url.Parse's error quotes the whole URL, its password and
+			// query included, and a URL that does not parse cannot be
+			// redacted: say what is wrong, and where, without the rest.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return fmt.Errorf("--url %q: %w", unparsedURLShape(t.URL), err)
 		}
 		if u.Scheme != "http" && u.Scheme != "https" {
 			return fmt.Errorf("--url %q: the scheme must be http or https", redact.New(nil, nil, t.URL).String(t.URL))
@@ -98,7 +105,7 @@ func (t Target) Validate() error {
 			return errors.New("--env and --cwd apply to a stdio command, not to a URL")
 		}
 	} else if len(t.Headers) > 0 {
-		return errors.New("-H applies to an HTTP URL, not to a stdio command")
+		return errors.New("-H applies to a --url server, not to a stdio command")
 	}
 	if len(t.unresolved) > 0 {
 		var parts []string
@@ -110,6 +117,31 @@ func (t Target) Validate() error {
 			strings.Join(parts, "; "))
 	}
 	return nil
+}
+
+// unparsedURLShape shows a URL that did not parse without what may be a
+// secret in it: the user info before "@" and the query are elided, so that
+// people still see which URL, and which host, is wrong.
+func unparsedURLShape(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		authority = "…@" + authority[at+1:]
+	}
+	if q := strings.IndexAny(tail, "?#"); q >= 0 {
+		tail = tail[:q+1] + "…"
+	}
+	if ok {
+		return scheme + "://" + authority + tail
+	}
+	return authority + tail
 }
 
 // Override applies command-line flags over a target from a config file:

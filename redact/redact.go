@@ -130,6 +130,7 @@ func (b *Builder) AddEnv(env []string) {
 func (b *Builder) AddURL(raw string) {
 	u, err := url.Parse(raw)
 	if err != nil {
+		b.addUnparsedURL(raw)
 		return
 	}
 	if u.User != nil {
@@ -145,6 +146,49 @@ func (b *Builder) AddURL(raw string) {
 		for _, v := range vs {
 			b.AddValue(v)
 			b.AddValue(url.QueryEscape(v))
+		}
+	}
+}
+
+// addUnparsedURL is AddURL for a URL that does not parse (a space in the
+// host, a bad escape). Such a URL still holds its secrets where people
+// typed them, and the error about it is the likeliest place for them to be
+// printed, so they are found by the URL's shape alone: the password between
+// "user:" and the last "@" of the authority, and secret-named parameters
+// after "?", each as typed and unescaped.
+func (b *Builder) addUnparsedURL(raw string) {
+	rest := raw
+	if _, r, ok := strings.Cut(raw, "://"); ok {
+		rest = r
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		if _, pass, ok := strings.Cut(authority[:at], ":"); ok {
+			b.AddValue(pass)
+			if p, err := url.PathUnescape(pass); err == nil {
+				b.AddValue(p)
+			}
+		}
+	}
+	_, query, ok := strings.Cut(raw, "?")
+	if !ok {
+		return
+	}
+	query, _, _ = strings.Cut(query, "#")
+	for _, kv := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' }) {
+		k, v, _ := strings.Cut(kv, "=")
+		if uk, err := url.QueryUnescape(k); err == nil {
+			k = uk
+		}
+		if !IsSecretName(k) {
+			continue
+		}
+		b.AddValue(v)
+		if uv, err := url.QueryUnescape(v); err == nil {
+			b.AddValue(uv)
 		}
 	}
 }

@@ -162,3 +162,27 @@ func TestLongestFirst(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// A URL that does not parse still has its password and secret parameters
+// redacted: the error about it is where it is likeliest to be printed.
+func TestUnparseableURL(t *testing.T) {
+	for _, raw := range []string{
+		"http://user:hunter2secret@exa mple.com/mcp?token=abcdefgh",
+		"http://user:hunter2secret@host:port/mcp?a=1&api_key=abcdefgh#frag",
+		"http://user:hunter2secret@exa%zzmple.com/?x=1;client_secret=abcdefgh",
+	} {
+		r := New(nil, nil, raw)
+		got := r.String(`parse "` + raw + `": invalid`)
+		if strings.Contains(got, "hunter2secret") || strings.Contains(got, "abcdefgh") {
+			t.Errorf("%q: secret left in %q", raw, got)
+		}
+		if !strings.Contains(got, "user:"+Placeholder+"@") {
+			t.Errorf("%q: redacted too much or too little: %q", raw, got)
+		}
+	}
+	// The password escaped as typed is caught unescaped too.
+	r := New(nil, nil, "http://u:p%40ssw0rd@a b/")
+	if got := r.String("p@ssw0rd and p%40ssw0rd"); got != Placeholder+" and "+Placeholder {
+		t.Errorf("got %q", got)
+	}
+}

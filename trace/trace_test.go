@@ -284,3 +284,35 @@ func FuzzReadAll(f *testing.F) {
 		}
 	})
 }
+
+// WriteEntries, the TUI export's writer, notes first that the log had
+// dropped older entries, as WriteLog does: a trace must not read as the
+// whole story when it is not.
+func TestWriteEntriesNotesDropped(t *testing.T) {
+	entries := []session.LogEntry{
+		{Time: at(10), Dir: session.DirIn, Kind: client.EventStderr, Text: "hello"},
+		{Time: at(12), Dir: session.DirIn, Kind: client.EventStderr, Text: "again"},
+	}
+	var buf bytes.Buffer
+	if err := WriteEntries(&buf, entries, 7, t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	recs, bad, err := ReadAll(&buf)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("read back: %v %v", err, bad)
+	}
+	if len(recs) != 3 || recs[0].Event != EventNote || !strings.Contains(recs[0].Text, "dropped its 7 oldest entries") || recs[0].MS != 10 {
+		t.Fatalf("no note of the dropped entries first: %+v", recs)
+	}
+	if recs[1].Text != "hello" || recs[1].MS != 10 || recs[2].Text != "again" || recs[2].MS != 12 {
+		t.Errorf("entries: %+v", recs[1:])
+	}
+
+	buf.Reset()
+	if err := WriteEntries(&buf, entries, 0, t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _, _ := ReadAll(&buf); len(recs) != 2 || recs[0].Event == EventNote {
+		t.Errorf("a note with nothing dropped: %+v", recs)
+	}
+}

@@ -266,22 +266,38 @@ func redactRecord(rec *Record, red *redact.Redactor) {
 	}
 }
 
-// WriteLog writes a tracker's protocol log as a trace, for the TUI's export
-// key: every entry kept, oldest first, with "ms" counted from start. Log
-// entries keep at most session.Config.LogEntryBytes of each message; a
-// message cut short is written as "raw" text with its "truncated" count.
+// WriteLog writes a tracker's protocol log as a trace: every entry kept,
+// oldest first, with "ms" counted from start, and a note first when the
+// log had already dropped older entries. See WriteEntries.
 func WriteLog(w io.Writer, log *session.ProtocolLog, start time.Time, red *redact.Redactor) error {
-	tw := NewWriter(w, start, red)
-	if dropped := log.Total() - int64(log.Len()); dropped > 0 {
-		first := start
-		if log.Len() > 0 {
-			first = log.At(0).Time
-		}
-		_ = tw.Write(Record{MS: tw.Since(first), Dir: DirLocal, Event: EventNote,
-			Text: fmt.Sprintf("the protocol log had dropped its %d oldest entries before this export", dropped)})
+	entries := make([]session.LogEntry, log.Len())
+	for i := range entries {
+		entries[i] = log.At(i)
 	}
-	for i := 0; i < log.Len(); i++ {
-		if err := tw.Write(FromLogEntry(log.At(i), tw.Since(log.At(i).Time))); err != nil {
+	return WriteEntries(w, entries, log.Total()-int64(log.Len()), start, red)
+}
+
+// WriteEntries writes protocol log entries as a trace, for the TUI's export
+// key (which takes a copy of the log, since the log lives in the UI's
+// model): entries oldest first, with "ms" counted from start. dropped is how
+// many older entries the log had already let go; when there were any, a
+// note says so first, so that nobody reads the trace as the whole story.
+// Log entries keep at most session.Config.LogEntryBytes of each message; a
+// message cut short is written as "raw" text with its "truncated" count.
+func WriteEntries(w io.Writer, entries []session.LogEntry, dropped int64, start time.Time, red *redact.Redactor) error {
+	tw := NewWriter(w, start, red)
+	if dropped > 0 {
+		first := start
+		if len(entries) > 0 {
+			first = entries[0].Time
+		}
+		if err := tw.Write(Record{MS: tw.Since(first), Dir: DirLocal, Event: EventNote,
+			Text: fmt.Sprintf("the protocol log had dropped its %d oldest entries before this export", dropped)}); err != nil {
+			return err
+		}
+	}
+	for _, e := range entries {
+		if err := tw.Write(FromLogEntry(e, tw.Since(e.Time))); err != nil {
 			return err
 		}
 	}
