@@ -92,12 +92,8 @@ func newInteractiveModel(ctx context.Context, target check.Target, opts Interact
 		},
 		Tracker: trackerCfg,
 		Calls:   opts.Calls,
-		Export: func(path string, snap ui.Snapshot) error {
-			// TODO(ui): Export cannot return the path written, which
-			// differs from the one the UI chose when a file of that name
-			// exists, so the status line may name the other file.
-			_, err := writeTrace(path, snap, red)
-			return err
+		Export: func(path string, snap ui.Snapshot) (string, error) {
+			return writeTrace(path, snap, red)
 		},
 		Redact: red.String,
 		Dark:   true,
@@ -155,16 +151,12 @@ const shutdownGrace = 5 * time.Second
 // export within the same second finds its name taken: rather than fail, or
 // overwrite the first, it writes NAME-2.jsonl, NAME-3.jsonl, … (O_EXCL
 // still, so that nothing is ever overwritten).
-//
-// The snapshot does not say how many entries the log had already dropped,
-// so the export cannot note it as trace.WriteLog does (TODO(ui): carry
-// the log's Total in ui.Snapshot and pass the difference here).
 func writeTrace(path string, snap ui.Snapshot, red *redact.Redactor) (string, error) {
 	f, written, err := createUnique(path)
 	if err != nil {
 		return "", err
 	}
-	if err := trace.WriteEntries(f, snap.Entries, 0, snap.Start, red); err != nil {
+	if err := trace.WriteEntries(f, snap.Entries, snap.Dropped, snap.Start, red); err != nil {
 		f.Close()
 		return written, err
 	}

@@ -65,7 +65,9 @@ type Options struct {
 	Calls []Call
 	// Export writes the session's trace; path is chosen by the UI. Nil
 	// disables export.
-	Export func(path string, snapshot Snapshot) error
+	// It returns the path it actually wrote (it may differ when a file of
+	// the chosen name exists).
+	Export func(path string, snapshot Snapshot) (string, error)
 	// ExportDir is where exported traces go ("" = current directory).
 	ExportDir string
 	// Now replaces time.Now (tests).
@@ -86,6 +88,8 @@ type Options struct {
 type Snapshot struct {
 	Entries []session.LogEntry
 	Start   time.Time
+	// Dropped counts the oldest entries the bounded log had already lost.
+	Dropped int64
 }
 
 // mode is the screen being shown.
@@ -1033,7 +1037,7 @@ func (m *Model) export() tea.Cmd {
 		return nil
 	}
 	lg := m.tracker.Log()
-	snap := Snapshot{Entries: make([]session.LogEntry, lg.Len()), Start: m.tracker.ConnectedAt()}
+	snap := Snapshot{Entries: make([]session.LogEntry, lg.Len()), Start: m.tracker.ConnectedAt(), Dropped: lg.Total() - int64(lg.Len())}
 	for i := range snap.Entries {
 		snap.Entries[i] = lg.At(i)
 	}
@@ -1051,7 +1055,11 @@ func (m *Model) export() tea.Cmd {
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs
 		}
-		return exportDoneMsg{path: path, err: write(path, snap)}
+		written, err := write(path, snap)
+		if written == "" {
+			written = path
+		}
+		return exportDoneMsg{path: written, err: err}
 	}
 }
 

@@ -410,14 +410,14 @@ func TestExportWritesASnapshotInACommand(t *testing.T) {
 	var got Snapshot
 	var path string
 	h := newHarness(t, 120, 35)
-	h.m.opts.Export = func(p string, s Snapshot) error { path, got = p, s; return nil }
+	h.m.opts.Export = func(p string, s Snapshot) (string, error) { path, got = p, s; return p + ".written", nil }
 	h.connect()
 	startSlow(h)
 	h.key("e")
 	if path == "" || len(got.Entries) == 0 {
 		t.Fatalf("export wrote %q with %d entries", path, len(got.Entries))
 	}
-	if !strings.Contains(h.screen(), "trace written to "+path) {
+	if !strings.Contains(h.screen(), "trace written to "+path+".written") {
 		t.Fatalf("status does not say where the trace went:\n%s", h.screen())
 	}
 }
