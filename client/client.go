@@ -59,9 +59,11 @@ type Config struct {
 	// MaxMessageBytes bounds one message (stdio line, SSE event, JSON body).
 	// Default 32 MiB.
 	MaxMessageBytes int
-	// ShutdownWait bounds each step of the stdio shutdown (close stdin, then
-	// SIGTERM, then SIGKILL), the legacy HTTP DELETE, and how long Close
-	// waits for a consumer that stopped reading Events. Default 2s.
+	// ShutdownWait bounds each step of Close: the stdio shutdown (close
+	// stdin, then SIGTERM, then SIGKILL), the wait for HTTP requests to
+	// report how their streams ended, the legacy HTTP DELETE, the wait for
+	// Send, Cancel and Connect calls in progress, and how long Close waits
+	// for a consumer that stopped reading Events. Default 2s.
 	ShutdownWait time.Duration
 	// EventBuffer is the capacity of the event channel. Default 1024.
 	EventBuffer int
@@ -131,6 +133,10 @@ var (
 	ErrClosed = errors.New("connection closed")
 	// ErrNotConnected: Send before Connect finished.
 	ErrNotConnected = errors.New("not connected")
+	// ErrNotCancellable: Cancel was asked for a request the protocol
+	// forbids cancelling: initialize (2025-11-25 cancellation, "The
+	// initialize request MUST NOT be cancelled by clients").
+	ErrNotCancellable = errors.New("request must not be cancelled")
 )
 
 // transport is what differs between stdio and Streamable HTTP.
@@ -157,14 +163,23 @@ type outgoing struct {
 	// version is the protocol version this message is sent under (HTTP header).
 	version string
 	modern  bool
+	// flight is the tracked request this message is (nil for the client's
+	// own), so that ending a stream forgets that request and never a later
+	// one that reuses its ID.
+	flight *flight
 }
 
 // flight is a tracked request in flight at the wire level.
 type flight struct {
-	method    string
-	cancelled bool
-	signal    CancelSignal
-	at        time.Time
+	method string
+	// cancelled is set by the first Cancel, at; cancelDone is closed once
+	// that Cancel has sent its signal (signal, cancelErr), so that a second
+	// Cancel can report what the first one did.
+	cancelled  bool
+	at         time.Time
+	cancelDone chan struct{}
+	signal     CancelSignal
+	cancelErr  error
 }
 
 // callResult is what an internal call receives.
@@ -183,10 +198,17 @@ type Client struct {
 	t      transport
 
 	// lifeMu orders Connect's start of the transport against Close, so that
-	// no goroutine is started once Close has begun waiting for them.
+	// no goroutine is started once Close has begun waiting for them, and
+	// counts the calls running on callers' goroutines (see enter).
 	lifeMu  sync.Mutex
 	started bool // Connect started the transport
 	closing bool // Close has begun
+	calls   int  // Send, Cancel and Connect calls in progress
+	// callsIdle, made by Close when calls were in progress, is closed when
+	// the last of them leaves. eventsLeft says Close gave up waiting and
+	// left closing Events to that last call.
+	callsIdle  chan struct{}
+	eventsLeft bool
 
 	mu          sync.Mutex
 	info        ConnInfo
@@ -195,7 +217,6 @@ type Client struct {
 	flights     map[wire.ID]*flight
 	serverCalls map[wire.ID]context.CancelFunc
 	toolHeaders map[string][]paramHeader
-	deadErr     error
 
 	nextInternal atomic.Int64
 	wg           sync.WaitGroup // goroutines the client itself starts
@@ -203,6 +224,12 @@ type Client struct {
 	deadOnce     sync.Once
 	quitOnce     sync.Once
 	closeErr     error
+	// closedEv is the EventTransportClosed markDead emitted; closedDropped
+	// says the emit gave up on a full channel, so Close tries once more.
+	// Both are written inside deadOnce and read by Close after its own
+	// markDead, which the Once orders after them.
+	closedEv      Event
+	closedDropped bool
 }
 
 // New returns a client for the configured target. Nothing starts until
@@ -252,7 +279,8 @@ func New(cfg Config) (*Client, error) {
 }
 
 // Events is the channel of everything that happens. It is closed by Close
-// once every goroutine of the client has finished.
+// once every goroutine of the client has finished and every Send, Cancel
+// and Connect in progress has returned (see Close).
 func (c *Client) Events() <-chan Event { return c.events }
 
 // Info returns the connection details known so far, as a deep copy.
@@ -270,23 +298,36 @@ func (i ConnInfo) clone() ConnInfo {
 	return i
 }
 
+// era is the connection's era (EraUnknown until Connect has found it),
+// without the copying Info does.
+func (c *Client) era() Era {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info.Era
+}
+
 // Done is closed when the transport is gone.
 func (c *Client) Done() <-chan struct{} { return c.dead }
 
 // emit delivers an event, blocking while the channel is full (backpressure:
 // responses and closures are never dropped) until Close gives up on the
-// consumer. The first, non-blocking attempt matters: once quit is closed a
-// select with both cases ready would pick at random and drop events even
-// though the channel had room for them.
-func (c *Client) emit(ev Event) {
+// consumer, and reports whether it was delivered. The first, non-blocking
+// attempt matters: once quit is closed a select with both cases ready would
+// pick at random and drop events even though the channel had room for them.
+//
+// Only goroutines Close waits for may emit: the client's own (wg) and
+// callers inside enter/leave. Events is closed after them all.
+func (c *Client) emit(ev Event) bool {
 	select {
 	case c.events <- ev:
-		return
+		return true
 	default:
 	}
 	select {
 	case c.events <- ev:
+		return true
 	case <-c.quit:
+		return false
 	}
 }
 
@@ -298,19 +339,21 @@ func (c *Client) stopEmitting() { c.quitOnce.Do(func() { close(c.quit) }) }
 func (c *Client) markDead(err error) {
 	c.deadOnce.Do(func() {
 		c.mu.Lock()
-		c.deadErr = err
 		waiters := c.waiters
 		c.waiters = map[wire.ID]chan callResult{}
 		c.flights = map[wire.ID]*flight{}
 		for _, cancel := range c.serverCalls {
 			cancel()
 		}
+		// Closed under mu: call and handleServerRequest check it under mu,
+		// so none of them can register after the waiters were taken.
+		close(c.dead)
 		c.mu.Unlock()
 		for _, w := range waiters {
 			w <- callResult{err: fmt.Errorf("%w: %v", ErrClosed, errOr(err, "transport closed"))}
 		}
-		close(c.dead)
-		c.emit(Event{Kind: EventTransportClosed, Time: time.Now(), Err: err})
+		c.closedEv = Event{Kind: EventTransportClosed, Time: time.Now(), Err: err}
+		c.closedDropped = !c.emit(c.closedEv)
 	})
 }
 
@@ -323,29 +366,108 @@ func errOr(err error, s string) string {
 
 // Close shuts the connection down: for stdio it closes the server's stdin,
 // waits, then sends SIGTERM and SIGKILL, each wait bounded; for HTTP it
-// closes every stream and ends a legacy session with DELETE. Close waits for
-// every goroutine and then closes the Events channel. It is idempotent.
+// closes every stream (for a modern request still in flight that is its
+// cancel, reported as EventCancelSent) and ends a legacy session with
+// DELETE. Close waits for every goroutine of the client and for the Send,
+// Cancel and Connect calls in progress, then closes the Events channel.
+// From the moment Close begins, new calls fail with ErrClosed. It is
+// idempotent.
 //
-// A consumer that keeps reading Events gets every event up to the final
-// EventTransportClosed. One that stopped reading cannot hang Close: after
-// ShutdownWait the client stops waiting for room in the channel and drops
-// what does not fit.
+// A consumer that keeps reading Events gets the final EventTransportClosed.
+// It may miss other events: once ShutdownWait has passed the client stops
+// waiting for room in the channel and drops what does not fit, so that a
+// consumer that stopped reading cannot hang Close; the final
+// EventTransportClosed alone is retried once the client's goroutines are
+// done, waiting at most ShutdownWait for room.
+//
+// A call blocked in a write that ignores the closing of its pipe (only a
+// caller-supplied Pipes.Stdin can) is waited for ShutdownWait; after that
+// Close returns and Events is closed when that call returns.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
-		// From here Connect starts nothing; a transport never started has
-		// nothing to stop but is told anyway (the HTTP one drops its context).
+		// From here Connect starts nothing, and Send, Cancel and Connect
+		// refuse; a transport never started has nothing to stop but is told
+		// anyway (the HTTP one drops its context).
 		c.lifeMu.Lock()
 		c.closing = true
+		var idle chan struct{}
+		if c.calls > 0 {
+			idle = make(chan struct{})
+			c.callsIdle = idle
+		}
 		c.lifeMu.Unlock()
 		giveUp := time.AfterFunc(c.cfg.ShutdownWait, c.stopEmitting)
+		// Closing the transport first is what ends the calls in progress:
+		// a write blocked on the server's stdin fails once stdin is
+		// closed, an HTTP exchange once the transport's context ends, and
+		// a handshake waiting for an answer once markDead fails it.
 		c.closeErr = c.t.close()
 		c.markDead(nil)
 		c.wg.Wait()
+		if idle != nil {
+			wait := time.NewTimer(c.cfg.ShutdownWait)
+			select {
+			case <-idle:
+			case <-wait.C:
+			}
+			wait.Stop()
+		}
 		giveUp.Stop()
+		if c.closedDropped {
+			// The consumer fell behind while the transport closed. Nothing
+			// else emits now, so one bounded wait for room delivers the
+			// event that tells it the connection is over.
+			wait := time.NewTimer(c.cfg.ShutdownWait)
+			select {
+			case c.events <- c.closedEv:
+			case <-wait.C:
+			}
+			wait.Stop()
+		}
 		c.stopEmitting()
-		close(c.events)
+		c.lifeMu.Lock()
+		if c.calls > 0 {
+			c.eventsLeft = true // see leave
+		} else {
+			close(c.events)
+		}
+		c.lifeMu.Unlock()
 	})
 	return c.closeErr
+}
+
+// enter registers a call on the caller's goroutine (Send, Cancel, Connect):
+// such a call may emit events and start goroutines, so Close waits for it
+// before it closes Events. Once Close has begun it refuses with ErrClosed.
+// Every successful enter is paired with a leave.
+func (c *Client) enter() error {
+	c.lifeMu.Lock()
+	defer c.lifeMu.Unlock()
+	if c.closing {
+		return ErrClosed
+	}
+	c.calls++
+	return nil
+}
+
+// leave ends a call registered by enter. The last call to leave after Close
+// began tells Close so, and closes Events itself if Close could not wait
+// for it.
+func (c *Client) leave() {
+	c.lifeMu.Lock()
+	defer c.lifeMu.Unlock()
+	c.calls--
+	if c.calls > 0 || !c.closing {
+		return
+	}
+	if c.callsIdle != nil {
+		close(c.callsIdle)
+		c.callsIdle = nil
+	}
+	if c.eventsLeft {
+		c.eventsLeft = false
+		close(c.events)
+	}
 }
 
 // isInternalID says whether an ID is one the client chose for its own
@@ -381,33 +503,53 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 		if isWaiter {
 			delete(c.waiters, id)
 		}
+		// Answered is no longer in flight, on every transport: a Cancel
+		// from now on must send nothing, even while an HTTP stream stays
+		// open after its response (the stream's bookkeeping is the
+		// transport's).
 		f := c.flights[id]
-		if f != nil && c.kind == TransportStdio {
+		if f != nil {
 			delete(c.flights, id)
 		}
+		// Only modern Streamable HTTP mirrors annotations into headers, so
+		// only there is a tools/list result worth reading, and that
+		// happens outside the lock: it unmarshals and walks every schema.
+		learn := f != nil && f.method == wire.MethodToolsList && msg.Kind == wire.KindResult &&
+			c.kind == TransportHTTP && c.info.Era == EraModern
+		c.mu.Unlock()
 		var warnings []string
-		if f != nil && f.method == wire.MethodToolsList && msg.Kind == wire.KindResult {
+		if learn {
 			warnings = c.learnToolHeaders(msg.Result)
 		}
-		c.mu.Unlock()
 		internal := isWaiter || isInternalID(id)
 		c.emit(Event{Kind: EventReceived, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: internal})
-		if c.kind == TransportHTTP {
-			// Only Streamable HTTP mirrors annotations into headers; on
-			// stdio an invalid one changes nothing worth a warning.
-			for _, w := range warnings {
-				c.emit(Event{Kind: EventNote, Time: at, RequestID: id, Text: w})
-			}
+		for _, w := range warnings {
+			c.emit(Event{Kind: EventNote, Time: at, RequestID: id, Text: w})
 		}
 		if isWaiter {
 			w <- callResult{msg: msg}
 		}
 		return !owner.IsZero() && id == owner
 	case wire.KindRequest:
+		if c.era() == EraModern {
+			// 2026-07-28: servers do not send requests ("The server MUST
+			// NOT write JSON-RPC requests to stdout") and clients do not
+			// send responses, on every transport. So nothing is answered;
+			// the request is the server's violation, for the tracker to
+			// record (it is not the client's housekeeping).
+			c.emit(Event{Kind: EventReceived, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg})
+			return false
+		}
 		c.emit(Event{Kind: EventReceived, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
 		c.handleServerRequest(msg)
 	case wire.KindNotification:
 		internal := false
+		var progress *wire.Progress
+		if msg.Method == wire.NotifyProgress {
+			if p, err := wire.DecodeProgress(msg.Params); err == nil {
+				progress = &p
+			}
+		}
 		if msg.Method == wire.NotifyCancelled {
 			if cp, err := wire.DecodeCancelled(msg.Params); err == nil {
 				c.mu.Lock()
@@ -426,7 +568,7 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 				}
 			}
 		}
-		c.emit(Event{Kind: EventReceived, Time: at, RequestID: owner, Raw: raw, Msg: msg, Internal: internal})
+		c.emit(Event{Kind: EventReceived, Time: at, RequestID: owner, Raw: raw, Msg: msg, Internal: internal, Progress: progress})
 	}
 	return answered
 }
@@ -434,8 +576,8 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 // serverEndedListen handles a server's notifications/cancelled naming one
 // of our requests. The subscriptions page allows it for exactly one thing,
 // ending a subscriptions/listen; for such a listen the client forgets the
-// flight on stdio (the server will send nothing more, so a later Cancel has
-// nothing to cancel) and reports true. A cancel naming anything else changes
+// flight (the server will send nothing more, so a later Cancel has nothing
+// to cancel) and reports true. A cancel naming anything else changes
 // nothing here: the tracker records it as a violation.
 func (c *Client) serverEndedListen(id wire.ID) bool {
 	c.mu.Lock()
@@ -444,9 +586,7 @@ func (c *Client) serverEndedListen(id wire.ID) bool {
 	if f == nil || f.method != wire.MethodSubscriptionsListen {
 		return false
 	}
-	if c.kind == TransportStdio {
-		delete(c.flights, id)
-	}
+	delete(c.flights, id)
 	return true
 }
 
@@ -458,6 +598,18 @@ func (c *Client) emitSent(out outgoing) {
 	c.emit(Event{Kind: EventSent, Time: time.Now(), RequestID: out.id, Raw: bytes.Clone(out.raw), Msg: msg, Internal: out.internal})
 }
 
+// emitOwnSent reports a message the client wrote on its own behalf (a
+// cancel, notifications/initialized, an answer to the server's request),
+// at the time it went out. raw is the client's own and never changes, so
+// the event may keep it. id is the request the message concerns.
+func (c *Client) emitOwnSent(id wire.ID, raw []byte, at time.Time) {
+	msg, _ := wire.Decode(raw)
+	if id.IsZero() {
+		id = msg.ID
+	}
+	c.emit(Event{Kind: EventSent, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: true})
+}
+
 // keepRaw copies at most MaxRawKept bytes of a message for an event.
 func keepRaw(raw []byte) []byte {
 	if len(raw) > MaxRawKept {
@@ -466,17 +618,11 @@ func keepRaw(raw []byte) []byte {
 	return bytes.Clone(raw)
 }
 
-// handleServerRequest answers a request the server sent us.
+// handleServerRequest answers a request a legacy server sent us. The answer
+// is written from a goroutine of its own, never from the reader that read
+// the request: a server that does not read its stdin would otherwise stall
+// the write, and with it all reading.
 func (c *Client) handleServerRequest(msg wire.Message) {
-	if msg.Method == wire.MethodPing {
-		c.respond(wire.ResultResponse(msg.ID, json.RawMessage(`{}`)))
-		return
-	}
-	if c.cfg.ServerRequests == nil {
-		c.respond(wire.ErrorResponse(msg.ID, wire.CodeMethodNotFound,
-			fmt.Sprintf("inflight does not handle %s: it is a debugging client with no %s support configured", msg.Method, msg.Method)))
-		return
-	}
 	c.mu.Lock()
 	if isClosed(c.dead) {
 		// markDead has cancelled every server call already; a new one would
@@ -484,10 +630,29 @@ func (c *Client) handleServerRequest(msg wire.Message) {
 		c.mu.Unlock()
 		return
 	}
+	// The caller is one of the client's readers, counted in wg, so this Add
+	// cannot race with Close's Wait.
+	c.wg.Add(1)
+	if msg.Method == wire.MethodPing {
+		c.mu.Unlock()
+		go func() {
+			defer c.wg.Done()
+			c.respond(wire.ResultResponse(msg.ID, json.RawMessage(`{}`)))
+		}()
+		return
+	}
+	if c.cfg.ServerRequests == nil {
+		c.mu.Unlock()
+		go func() {
+			defer c.wg.Done()
+			c.respond(wire.ErrorResponse(msg.ID, wire.CodeMethodNotFound,
+				fmt.Sprintf("inflight does not handle %s: it is a debugging client with no %s support configured", msg.Method, msg.Method)))
+		}()
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.serverCalls[msg.ID] = cancel
 	c.mu.Unlock()
-	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		defer cancel()
@@ -510,10 +675,9 @@ func (c *Client) handleServerRequest(msg wire.Message) {
 
 // respond sends a response to a server request.
 func (c *Client) respond(raw []byte) {
-	msg, _ := wire.Decode(raw)
 	info := c.Info()
 	out := outgoing{raw: raw, internal: true, version: info.ProtocolVersion, modern: info.Era == EraModern}
-	c.emit(Event{Kind: EventSent, Time: time.Now(), RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
+	c.emitOwnSent(wire.ID{}, raw, time.Now())
 	if err := c.t.send(context.Background(), out); err != nil {
 		c.emit(Event{Kind: EventNote, Time: time.Now(), Text: "answering the server's request failed: " + err.Error()})
 	}
@@ -532,7 +696,7 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 	raw := wire.Request(id, method, params)
 	ch := make(chan callResult, 1)
 	c.mu.Lock()
-	if c.deadErr != nil || isClosed(c.dead) {
+	if isClosed(c.dead) {
 		c.mu.Unlock()
 		return wire.Message{}, ErrClosed
 	}
@@ -599,6 +763,10 @@ func (c *Client) modernParams(params json.RawMessage, version string, token wire
 // everything after that (the response, progress, failures) arrives as
 // events. A request must not reuse an ID in flight.
 func (c *Client) Send(ctx context.Context, r Request) error {
+	if err := c.enter(); err != nil {
+		return fmt.Errorf("send %s: %w", r.Method, err)
+	}
+	defer c.leave()
 	c.mu.Lock()
 	info, connected := c.info, c.connected
 	if !connected {
@@ -643,7 +811,7 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 	raw := wire.Request(r.ID, r.Method, params)
 	out := outgoing{
 		id: r.ID, method: r.Method, name: wire.Target(r.Method, params), params: params, raw: raw,
-		version: info.ProtocolVersion, modern: info.Era == EraModern,
+		version: info.ProtocolVersion, modern: info.Era == EraModern, flight: f,
 	}
 	if err := c.t.send(ctx, out); err != nil {
 		unreserve()
@@ -660,46 +828,69 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 //     session, and the stream is read for LateWindow before it is closed.
 //
 // Cancel never sends anything for a request that is not in flight (it
-// returns ErrNotInFlight), never cancels the client's own handshake, and is
-// idempotent: cancelling again returns the first signal and sends nothing.
+// returns ErrNotInFlight, also once the response has been read), never
+// cancels the client's own handshake nor an initialize request (it returns
+// ErrNotCancellable), and is idempotent: cancelling again sends nothing and
+// returns what the first Cancel returned, waiting for it if it is still
+// sending.
 func (c *Client) Cancel(id wire.ID, reason string) (CancelSignal, error) {
+	if err := c.enter(); err != nil {
+		return SignalNone, fmt.Errorf("cancel request %s: %w", id, err)
+	}
+	defer c.leave()
 	c.mu.Lock()
 	f, ok := c.flights[id]
 	if !ok {
 		c.mu.Unlock()
 		return SignalNone, fmt.Errorf("cancel request %s: %w", id, ErrNotInFlight)
 	}
-	if f.cancelled {
-		sig := f.signal
+	if f.method == wire.MethodInitialize {
 		c.mu.Unlock()
-		return sig, nil
+		return SignalNone, fmt.Errorf("cancel request %s: %w: initialize must never be cancelled (it can only be abandoned by closing the connection)", id, ErrNotCancellable)
+	}
+	if f.cancelled {
+		done := f.cancelDone
+		c.mu.Unlock()
+		// The first Cancel's send is bounded (WriteTimeout, the HTTP
+		// transport's context), so this wait is too.
+		<-done
+		c.mu.Lock()
+		sig, err := f.signal, f.cancelErr
+		c.mu.Unlock()
+		return sig, err
 	}
 	f.cancelled = true
 	f.at = time.Now()
+	f.cancelDone = make(chan struct{})
 	c.mu.Unlock()
 	sig, err := c.t.cancel(id, reason)
-	c.mu.Lock()
-	f.signal = sig
-	c.mu.Unlock()
 	if err != nil {
-		return sig, fmt.Errorf("cancel request %s: %w", id, err)
+		err = fmt.Errorf("cancel request %s: %w", id, err)
 	}
-	return sig, nil
+	c.mu.Lock()
+	f.signal, f.cancelErr = sig, err
+	close(f.cancelDone)
+	c.mu.Unlock()
+	return sig, err
 }
 
-// flightCancelled reports whether a tracked request was cancelled by the
-// client (used by transports deciding how a stream ended).
-func (c *Client) flightCancelled(id wire.ID) bool {
+// inFlight reports whether a tracked request is in flight (sent, not
+// answered, not failed).
+func (c *Client) inFlight(id wire.ID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f := c.flights[id]
-	return f != nil && f.cancelled
+	_, ok := c.flights[id]
+	return ok
 }
 
-// endFlight forgets a request once its HTTP stream is over.
-func (c *Client) endFlight(id wire.ID) {
+// endFlight forgets a request once its HTTP stream is over, unless the ID
+// now belongs to a newer request (an ID may be reused once answered, while
+// the old stream still reads its late window).
+func (c *Client) endFlight(id wire.ID, f *flight) {
 	c.mu.Lock()
-	delete(c.flights, id)
+	if f != nil && c.flights[id] == f {
+		delete(c.flights, id)
+	}
 	c.mu.Unlock()
 }
 

@@ -32,6 +32,10 @@ func (e *HTTPStatusError) Error() string {
 // requires (none for modern; initialize and notifications/initialized for
 // legacy). It must be called once, before Send.
 func (c *Client) Connect(ctx context.Context) (ConnInfo, error) {
+	if err := c.enter(); err != nil {
+		return c.Info(), err
+	}
+	defer c.leave()
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.HandshakeTimeout)
 	defer cancel()
 	c.lifeMu.Lock()
@@ -220,8 +224,7 @@ func (c *Client) initialize(ctx context.Context, version string) (ConnInfo, erro
 		Instructions: res.Instructions, Capabilities: res.Capabilities,
 	}
 	raw := wire.Notification(wire.NotifyInitialized, nil)
-	n, _ := wire.Decode(raw)
-	c.emit(Event{Kind: EventSent, Time: time.Now(), Raw: raw, Msg: n, Internal: true})
+	c.emitOwnSent(wire.ID{}, raw, time.Now())
 	if err := c.t.send(ctx, outgoing{method: wire.NotifyInitialized, raw: raw, internal: true, version: res.ProtocolVersion}); err != nil {
 		return info, fmt.Errorf("notifications/initialized: %w", err)
 	}

@@ -28,8 +28,11 @@ const (
 	// EventMalformed: a line (stdio) or SSE event (HTTP) that is not a valid
 	// JSON-RPC message. Raw holds it (truncated to MaxRawKept), Err says why.
 	EventMalformed
-	// EventCancelSent: Cancel sent its signal for RequestID. Signal says which
-	// signal, Reason the reason given.
+	// EventCancelSent: Cancel sent its signal for RequestID, or Close did
+	// for a modern HTTP request still in flight (closing its stream is the
+	// modern cancel). Signal says which signal, Reason the reason given,
+	// Time when the signal left (for legacy HTTP, when the POST began); Err
+	// is set when sending it failed.
 	EventCancelSent
 	// EventStreamOpened: HTTP response stream for RequestID opened (Status,
 	// ContentType set). For the legacy GET stream RequestID is zero.
@@ -172,8 +175,10 @@ type Event struct {
 	// Time is when the client observed the event (read, written, closed).
 	Time time.Time
 	// RequestID is the request the event concerns, when there is one. For a
-	// received response it is the response's ID; for progress it is zero
-	// (progress is matched by token in the session).
+	// received response it is the response's ID. For a received
+	// notification it is the request whose HTTP response stream carried it
+	// (zero on stdio and on the legacy GET stream); progress is matched to
+	// its request by token, not by this.
 	RequestID wire.ID
 	// Raw is the exact bytes sent or received.
 	Raw []byte
@@ -181,6 +186,10 @@ type Event struct {
 	Truncated int
 	// Msg is the decoded message for EventSent and EventReceived.
 	Msg wire.Message
+	// Progress is set on an EventReceived of notifications/progress whose
+	// params are valid: the client's reader decodes them once, so that the
+	// consumer (the UI's goroutine, the busiest) need not. Read-only.
+	Progress *wire.Progress
 	// Signal and Reason describe an EventCancelSent.
 	Signal CancelSignal
 	Reason string

@@ -23,8 +23,9 @@ type paramHeader struct {
 // x-mcp-header annotations, which the modern Streamable HTTP transport must
 // mirror into headers on tools/call. It returns a warning for each tool
 // whose annotations are invalid: such a tool gets no mirrored headers at
-// all. Called with c.mu held, so it must not emit (the caller does, after
-// unlocking).
+// all. It is called without c.mu (parsing every schema under the lock
+// would hold up every Send and Cancel) and takes it only to store what it
+// found.
 //
 // The spec asks a client to drop an invalid tool from the tools/list result
 // it shows; inflight is a debugger that shows the server's bytes as they
@@ -39,10 +40,12 @@ func (c *Client) learnToolHeaders(result json.RawMessage) (warnings []string) {
 	if json.Unmarshal(result, &res) != nil {
 		return nil
 	}
+	// learned maps each tool to its headers, nil for none (forget it).
+	learned := make(map[string][]paramHeader, len(res.Tools))
 	for _, tool := range res.Tools {
+		learned[tool.Name] = nil
 		var schema any
 		if json.Unmarshal(tool.InputSchema, &schema) != nil {
-			delete(c.toolHeaders, tool.Name)
 			continue
 		}
 		var found []paramHeader
@@ -53,15 +56,19 @@ func (c *Client) learnToolHeaders(result json.RawMessage) (warnings []string) {
 		if err != nil {
 			// An invalid annotation makes the whole tool definition
 			// invalid: send no mirrored headers for it rather than guess.
-			delete(c.toolHeaders, tool.Name)
 			warnings = append(warnings, fmt.Sprintf("tool %q has an invalid x-mcp-header annotation (%v); its calls carry no Mcp-Param headers, and a spec-conforming client would not offer it", tool.Name, err))
 			continue
 		}
+		learned[tool.Name] = found
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, found := range learned {
 		if len(found) == 0 {
-			delete(c.toolHeaders, tool.Name)
+			delete(c.toolHeaders, name)
 			continue
 		}
-		c.toolHeaders[tool.Name] = found
+		c.toolHeaders[name] = found
 	}
 	return warnings
 }

@@ -34,6 +34,14 @@ type httpTransport struct {
 	getOpen   bool
 	getGen    int // numbers GET loops, so an ending one never clears a newer one's getOpen
 	renewing  bool
+	// renewed is closed when the renewal in progress ends (nil when none
+	// is), for a GET loop waiting for the new session.
+	renewed chan struct{}
+
+	// runs counts the request goroutines (run), so that close can wait for
+	// them to report how their streams ended before the transport is
+	// reported closed.
+	runs sync.WaitGroup
 }
 
 // httpStream is one request's POST and its response stream.
@@ -41,11 +49,26 @@ type httpStream struct {
 	id     wire.ID
 	modern bool
 	abort  context.CancelFunc
-	// cancelled: the user cancelled; closedByClient: inflight closed the
-	// stream (the modern cancel, or the end of the legacy late window).
+	// cancelled: the request was cancelled (by Cancel, or, for a modern
+	// request, by Close); closedByClient: inflight closed the stream (the
+	// modern cancel, or the end of the legacy late window).
 	cancelled      atomic.Bool
 	closedByClient atomic.Bool
 	lateTimer      atomic.Pointer[time.Timer]
+}
+
+// closeAfter closes the stream from the client's side once d has passed:
+// the end of a late window (after a legacy cancel, or after the response
+// on a stream the server keeps open). A window already running is kept.
+// run stops the timer when the stream ends first.
+func (st *httpStream) closeAfter(d time.Duration) {
+	tm := time.AfterFunc(d, func() {
+		st.closedByClient.Store(true)
+		st.abort()
+	})
+	if !st.lateTimer.CompareAndSwap(nil, tm) {
+		tm.Stop()
+	}
 }
 
 func newHTTPTransport(c *Client) (*httpTransport, error) {
@@ -179,17 +202,26 @@ func (t *httpTransport) send(ctx context.Context, out outgoing) error {
 	sctx, abort := context.WithCancel(t.ctx)
 	st := &httpStream{id: out.id, modern: out.modern, abort: abort}
 	t.streams[out.id] = st
+	// Counted under the lock that close takes to set closing: either close
+	// sees this run and waits for it, or this send sees closing. (Counted
+	// after the unlock, the Add could come after Close's wg.Wait, and run
+	// would emit on a closed channel.)
+	t.c.wg.Add(1)
+	t.runs.Add(1)
 	t.mu.Unlock()
 	t.c.emitSent(out)
-	t.c.wg.Add(1)
 	go t.run(sctx, out, st)
 	return nil
 }
 
 // postOneWay POSTs a notification or a response and expects 202 Accepted.
+// It ends when ctx does, after 30 seconds, or when the transport closes,
+// so that Close never waits long for a caller's POST.
 func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	stop := context.AfterFunc(t.ctx, cancel)
+	defer stop()
 	req, err := t.newPost(ctx, out)
 	if err != nil {
 		return err
@@ -220,8 +252,15 @@ func describe(out outgoing) string {
 }
 
 // run performs one request's POST and reads its reply to the end.
+//
+// When the transport closes, a legacy request still in flight ends without
+// a word from run: the EventTransportClosed that follows says the
+// connection is lost, which is what happened to it (closing a legacy stream
+// is no cancel). A modern one was cancelled by close and reports its stream
+// closed by the client.
 func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 	defer t.c.wg.Done()
+	defer t.runs.Done()
 	defer func() {
 		if tm := st.lateTimer.Load(); tm != nil {
 			tm.Stop()
@@ -232,7 +271,7 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 			delete(t.streams, out.id)
 		}
 		t.mu.Unlock()
-		t.c.endFlight(out.id)
+		t.c.endFlight(out.id, out.flight)
 	}()
 	id := out.id
 	req, err := t.newPost(ctx, out)
@@ -249,12 +288,19 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 				Text: "request aborted before the server answered"})
 			return
 		}
+		if t.isClosing() && !out.internal {
+			return
+		}
 		var re *redirectError
 		t.c.failCall(id, fmt.Errorf("POST %s: %w", out.method, plainErr(err)), !errors.As(err, &re))
 		return
 	}
 	defer resp.Body.Close()
-	if out.method == wire.MethodInitialize {
+	if out.method == wire.MethodInitialize && out.internal {
+		// Only the client's own initialize opens the session it speaks in.
+		// One a user sends by hand (the composer accepts any method) gets
+		// its answer shown, but a session ID in it must not replace the
+		// connection's.
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 			t.mu.Lock()
 			t.sessionID = sid
@@ -341,6 +387,9 @@ func (t *httpTransport) readJSON(out outgoing, st *httpStream, body io.Reader) {
 			t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: out.id, ByClient: true})
 			return
 		}
+		if t.isClosing() && !out.internal {
+			return // lost with the connection; see run
+		}
 		t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: out.id, Err: err})
 		if st.cancelled.Load() {
 			return
@@ -369,12 +418,6 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 	answered := false
 	var lastID string
 	var retry time.Duration
-	var afterAnswer *time.Timer
-	defer func() {
-		if afterAnswer != nil {
-			afterAnswer.Stop()
-		}
-	}()
 	// fruitless counts resumes in a row that brought no event: a server
 	// that closes the connection after every event to make the client poll
 	// (as the legacy transport allows) is making progress, not failing.
@@ -398,8 +441,7 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 				answered = true
 				// The server SHOULD end the stream after the response; if it
 				// does not, stop listening once the late window has passed.
-				abort := st.abort
-				afterAnswer = time.AfterFunc(t.c.cfg.LateWindow, func() { st.closedByClient.Store(true); abort() })
+				st.closeAfter(t.c.cfg.LateWindow)
 			}
 		}
 		body.Close()
@@ -420,10 +462,10 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 			streamErr = nil // our own abort, not a broken stream
 		}
 		switch {
+		case !byClient && t.isClosing():
+			return // lost with the connection; see run
 		case answered || byClient || st.cancelled.Load():
 			t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: id, ByClient: byClient, Err: streamErr})
-			return
-		case t.isClosing():
 			return
 		case st.modern:
 			cause := "the response stream closed before the response; modern streams cannot be resumed, re-issue the request"
@@ -455,11 +497,17 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 		select {
 		case <-time.After(retry):
 		case <-ctx.Done():
+			if !st.closedByClient.Load() && t.isClosing() {
+				return // lost with the connection; see run
+			}
 			t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
 			return
 		}
-		resp, err := t.get(ctx, lastID)
+		resp, _, err := t.get(ctx, lastID)
 		if err != nil {
+			if !st.closedByClient.Load() && t.isClosing() {
+				return
+			}
 			if st.closedByClient.Load() || st.cancelled.Load() {
 				t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
 				return
@@ -474,38 +522,42 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 	}
 }
 
-// get opens a legacy GET stream, optionally resuming after lastID.
-func (t *httpTransport) get(ctx context.Context, lastID string) (*http.Response, error) {
+// get opens a legacy GET stream, optionally resuming after lastID. It
+// returns the session ID the GET carried ("" for none): a 404 speaks of
+// that session, which may no longer be the current one by the time it
+// arrives.
+func (t *httpTransport) get(ctx context.Context, lastID string) (resp *http.Response, sid string, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.endpoint.String(), nil)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	if v := t.c.Info().ProtocolVersion; v != "" {
 		req.Header.Set("MCP-Protocol-Version", v)
 	}
-	if sid := t.session(); sid != "" {
+	sid = t.session()
+	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
 	t.addUserHeaders(req.Header)
-	resp, err := t.hc.Do(req)
+	resp, err = t.hc.Do(req)
 	if err != nil {
-		return nil, plainErr(err)
+		return nil, sid, plainErr(err)
 	}
 	if enc := contentEncoding(resp); enc != "" {
 		resp.Body.Close()
-		return nil, errEncoded(resp.StatusCode, enc)
+		return nil, sid, errEncoded(resp.StatusCode, enc)
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode != http.StatusOK || media != "text/event-stream" {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
-		return nil, &HTTPStatusError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(body)}
+		return nil, sid, &HTTPStatusError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(body)}
 	}
-	return resp, nil
+	return resp, sid, nil
 }
 
 // openGetStream starts listening on the legacy GET stream for messages the
@@ -537,20 +589,27 @@ func (t *httpTransport) getLoop(gen int) {
 	retry := time.Second
 	failures := 0
 	for t.ctx.Err() == nil {
-		resp, err := t.get(t.ctx, lastID)
+		resp, sentSID, err := t.get(t.ctx, lastID)
 		if err != nil {
 			if t.ctx.Err() != nil {
 				return
 			}
 			var se *HTTPStatusError
-			if sid := t.session(); errors.As(err, &se) && se.Status == http.StatusNotFound && sid != "" {
-				// The session is gone; a new one opens its own GET stream.
-				t.c.note("GET stream: HTTP 404, the server ended the session")
-				t.mu.Lock()
-				t.getOpen = false
-				t.mu.Unlock()
-				t.renewSession(sid)
-				return
+			if errors.As(err, &se) && se.Status == http.StatusNotFound && (sentSID != "" || t.isRenewing()) {
+				// The 404 speaks of the session the GET carried, which may
+				// be over already: renewing is for that session only (a
+				// no-op when a newer one began), and a GET sent while a
+				// renewal was under way carried none. Either way this loop
+				// goes on in the session that follows.
+				if sentSID != "" && sentSID == t.session() {
+					t.c.note("GET stream: HTTP 404, the server ended the session")
+					t.renewSession(sentSID)
+				}
+				if !t.awaitSession(sentSID) {
+					return
+				}
+				lastID = "" // event IDs belong to the old session's stream
+				continue
 			}
 			if errors.As(err, &se) && (se.Status == http.StatusMethodNotAllowed || se.Status == http.StatusNotFound) {
 				t.c.note("the server offers no GET stream (HTTP %d)", se.Status)
@@ -610,6 +669,35 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// isRenewing reports whether a new session is being started.
+func (t *httpTransport) isRenewing() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.renewing
+}
+
+// awaitSession waits until there is a session other than old (true), or
+// until none can come: the renewal failed or was never started, or the
+// transport closed (false).
+func (t *httpTransport) awaitSession(old string) bool {
+	for {
+		t.mu.Lock()
+		sid, renewed := t.sessionID, t.renewed
+		t.mu.Unlock()
+		switch {
+		case sid != "" && sid != old:
+			return true
+		case renewed == nil:
+			return false
+		}
+		select {
+		case <-renewed:
+		case <-t.ctx.Done():
+			return false
+		}
+	}
+}
+
 // renewSession starts a new legacy session after the server ended the old
 // one (404), as the 2025-11-25 transport requires.
 //
@@ -624,18 +712,23 @@ func (t *httpTransport) renewSession(old string) {
 		return
 	}
 	t.renewing = true
+	t.renewed = make(chan struct{})
 	t.sessionID = ""
+	// Counted under the lock that close takes to set closing, for the
+	// reason given in send: a caller's POST (a legacy cancel) can get here.
+	t.c.wg.Add(1)
 	t.mu.Unlock()
 	t.c.mu.Lock()
 	t.c.info.SessionID = ""
 	t.c.mu.Unlock()
 	version := t.c.Info().ProtocolVersion
-	t.c.wg.Add(1)
 	go func() {
 		defer t.c.wg.Done()
 		defer func() {
 			t.mu.Lock()
 			t.renewing = false
+			close(t.renewed)
+			t.renewed = nil
 			t.mu.Unlock()
 		}()
 		ctx, cancel := context.WithTimeout(t.ctx, t.c.cfg.HandshakeTimeout)
@@ -669,33 +762,51 @@ func (t *httpTransport) cancel(id wire.ID, reason string) (CancelSignal, error) 
 	if st == nil {
 		return SignalNone, ErrNotInFlight
 	}
-	st.cancelled.Store(true)
+	if !st.cancelled.CompareAndSwap(false, true) {
+		// Close got there first: closing the transport cancelled it.
+		if st.modern {
+			return SignalStreamClosed, nil
+		}
+		return SignalNone, ErrClosed
+	}
 	if st.modern {
-		// Closing the request's stream IS the cancel; nothing is sent.
-		t.c.emit(Event{Kind: EventCancelSent, Time: time.Now(), RequestID: id, Signal: SignalStreamClosed, Reason: reason})
+		// Closing the request's stream IS the cancel; nothing is sent. The
+		// event is stamped once it is closed, since that is when the
+		// cancel happened: a response read until then crossed it.
 		st.closedByClient.Store(true)
 		st.abort()
+		t.c.emit(Event{Kind: EventCancelSent, Time: time.Now(), RequestID: id, Signal: SignalStreamClosed, Reason: reason})
 		return SignalStreamClosed, nil
 	}
 	raw := wire.Notification(wire.NotifyCancelled, wire.CancelledParams(id, reason))
-	msg, _ := wire.Decode(raw)
 	info := t.c.Info()
-	t.c.emit(Event{Kind: EventSent, Time: time.Now(), RequestID: id, Raw: raw, Msg: msg, Internal: true})
+	// The cancel leaves when the POST starts. The event can only be sent
+	// once the POST is over (it carries the POST's error), but it is
+	// stamped with the start: a response read during a slow POST came after
+	// the cancel had left, and is judged against that moment.
+	at := time.Now()
+	t.c.emitOwnSent(id, raw, at)
 	err := t.postOneWay(t.ctx, outgoing{method: wire.NotifyCancelled, raw: raw, version: info.ProtocolVersion})
-	t.c.emit(Event{Kind: EventCancelSent, Time: time.Now(), RequestID: id, Signal: SignalNotification, Reason: reason, Err: err})
+	t.c.emit(Event{Kind: EventCancelSent, Time: at, RequestID: id, Signal: SignalNotification, Reason: reason, Err: err})
 	// Keep reading the stream for the late window to see what the server
 	// still sends, then close it.
-	abort := st.abort
-	st.lateTimer.Store(time.AfterFunc(t.c.cfg.LateWindow, func() {
-		st.closedByClient.Store(true)
-		abort()
-	}))
+	st.closeAfter(t.c.cfg.LateWindow)
 	if err != nil {
 		return SignalNotification, err
 	}
 	return SignalNotification, nil
 }
 
+// close ends every stream and, for a legacy session, the session itself.
+//
+// A modern request still in flight is cancelled by closing its stream,
+// which is the modern cancel, so it is reported as one (EventCancelSent
+// with SignalStreamClosed) before the stream closes. Closing a legacy
+// stream cancels nothing (the legacy cancel is a notification): those
+// requests are lost with the connection. close waits, bounded by
+// ShutdownWait, for every request goroutine to report how its stream
+// ended, so that all of it comes before the EventTransportClosed that
+// follows and the outcome does not depend on goroutine scheduling.
 func (t *httpTransport) close() error {
 	t.mu.Lock()
 	if t.closing {
@@ -709,10 +820,29 @@ func (t *httpTransport) close() error {
 		streams = append(streams, st)
 	}
 	t.mu.Unlock()
+	now := time.Now()
 	for _, st := range streams {
+		if !st.modern {
+			continue
+		}
+		if t.c.inFlight(st.id) && st.cancelled.CompareAndSwap(false, true) {
+			t.c.emit(Event{Kind: EventCancelSent, Time: now, RequestID: st.id, Signal: SignalStreamClosed,
+				Reason: "inflight is closing the connection"})
+		}
 		st.closedByClient.Store(true)
 	}
 	t.stop()
+	runsDone := make(chan struct{})
+	go func() {
+		t.runs.Wait()
+		close(runsDone)
+	}()
+	wait := time.NewTimer(t.c.cfg.ShutdownWait)
+	select {
+	case <-runsDone:
+	case <-wait.C:
+	}
+	wait.Stop()
 	if sid != "" {
 		// End the legacy session politely; a server may answer 405. Like
 		// every shutdown step it is bounded: a server may hold the DELETE

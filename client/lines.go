@@ -23,7 +23,9 @@ func newLineReader(r io.Reader, max int) *lineReader {
 // line over the limit.
 var errLineTooLong = errors.New("line too long")
 
-// Next returns the next line without its terminator. The slice is valid until
+// Next returns the next line without its terminator, and the line's length,
+// also without its terminator ("\n" or "\r\n"), so that total-len(line)
+// counts the bytes of the line that were not kept. The slice is valid until
 // the following call. For an oversized line it returns the first MaxRawKept
 // bytes, the line's total length and errLineTooLong. At the end of input it
 // returns io.EOF (a final unterminated line is returned first).
@@ -34,16 +36,26 @@ func (l *lineReader) Next() (line []byte, total int, err error) {
 	}
 	l.buf = l.buf[:0]
 	first := true
+	// prevLast is the last byte of the previous chunk: the '\r' of a
+	// "\r\n" split across two chunks is there.
+	var prevLast byte
 	for {
 		chunk, err := l.r.ReadSlice('\n')
 		if first && err == nil && len(chunk) <= l.max {
 			// The common case: the whole line is in the buffer. Hand it out
 			// without a copy; it stays valid until the next read, as the
 			// doc says, and the caller copies what it keeps.
-			return trimEOL(chunk), len(chunk), nil
+			line := trimEOL(chunk)
+			return line, len(line), nil
 		}
 		first = false
 		total += len(chunk)
+		if err == nil {
+			total -= eolLen(chunk, prevLast)
+		}
+		if len(chunk) > 0 {
+			prevLast = chunk[len(chunk)-1]
+		}
 		if total <= l.max {
 			l.buf = append(l.buf, chunk...)
 		} else if len(l.buf) > MaxRawKept {
@@ -68,11 +80,27 @@ func (l *lineReader) Next() (line []byte, total int, err error) {
 			if total > l.max {
 				return l.buf, total, errLineTooLong
 			}
-			return trimEOL(l.buf), total, nil
+			// An unterminated last line may still end in a '\r', which is
+			// trimmed like a terminator and so not counted either.
+			line := trimEOL(l.buf)
+			return line, len(line), nil
 		default:
 			return nil, 0, err
 		}
 	}
+}
+
+// eolLen is the length of the terminator that ends chunk ("\n" or "\r\n"),
+// where prev is the byte before chunk.
+func eolLen(chunk []byte, prev byte) int {
+	n := len(chunk)
+	switch {
+	case n == 0 || chunk[n-1] != '\n':
+		return 0
+	case n >= 2 && chunk[n-2] == '\r', n == 1 && prev == '\r':
+		return 2
+	}
+	return 1
 }
 
 func trimEOL(b []byte) []byte {

@@ -211,8 +211,9 @@ func TestStdioLineOverLimit(t *testing.T) {
 	if bad.Err == nil || !strings.Contains(bad.Err.Error(), "exceeds") {
 		t.Errorf("oversized line error %v", bad.Err)
 	}
-	if len(bad.Raw)+bad.Truncated != len(long)+1 || len(bad.Raw) > client.MaxRawKept {
-		t.Errorf("kept %d + truncated %d, want %d in all and at most %d kept", len(bad.Raw), bad.Truncated, len(long)+1, client.MaxRawKept)
+	// The line's bytes, not its terminator, are what was kept and dropped.
+	if len(bad.Raw)+bad.Truncated != len(long) || len(bad.Raw) > client.MaxRawKept {
+		t.Errorf("kept %d + truncated %d, want %d in all and at most %d kept", len(bad.Raw), bad.Truncated, len(long), client.MaxRawKept)
 	}
 	ev := rec.waitFrom(t, from, "the next line", responseTo(id))
 	if !strings.Contains(string(ev.Raw), `"tools":[]`) {

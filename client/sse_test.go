@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"strings"
@@ -149,7 +150,9 @@ func TestLineReader(t *testing.T) {
 		}
 		got = append(got, result{string(line), total, errors.Is(err, errLineTooLong)})
 	}
-	want := []result{{"one", 5, false}, {"two", 4, false}, {"", 1, false}, {strings.Repeat("x", 101)[:len(got[3].line)], 101, true}, {"after", 6, false}, {"last", 4, false}}
+	// Lengths exclude the terminator: a line's total minus what was kept
+	// is what was dropped, and a line of exactly the limit fits.
+	want := []result{{"one", 3, false}, {"two", 3, false}, {"", 0, false}, {strings.Repeat("x", 100)[:len(got[3].line)], 100, true}, {"after", 5, false}, {"last", 4, false}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)
 	}
@@ -157,5 +160,47 @@ func TestLineReader(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("line %d: %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestLineReaderTerminators: the length Next reports never counts the
+// terminator, whether "\n" or "\r\n", in the buffered fast path, across
+// buffer boundaries (a "\r\n" split between two reads), at the limit, and
+// for a line over it.
+func TestLineReaderTerminators(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		max   int
+		line  string
+		total int
+		long  bool
+	}{
+		{name: "lf", in: "hello\n", max: 50, line: "hello", total: 5},
+		{name: "crlf", in: "world\r\n", max: 50, line: "world", total: 5},
+		{name: "empty crlf", in: "\r\n", max: 50, line: "", total: 0},
+		{name: "exactly the limit", in: strings.Repeat("a", 10) + "\r\n", max: 10, line: strings.Repeat("a", 10), total: 10},
+		{name: "over the limit, crlf", in: strings.Repeat("b", 11) + "\r\n", max: 10, total: 11, long: true},
+		{name: "unterminated cr at EOF", in: "tail\r", max: 50, line: "tail", total: 4},
+		// The 16-byte buffer below ends after the '\r': "\n" is a chunk of its own.
+		{name: "crlf split across reads", in: strings.Repeat("c", 15) + "\r\n", max: 50, line: strings.Repeat("c", 15), total: 15},
+		{name: "long line", in: strings.Repeat("d", 40) + "\r\n", max: 50, line: strings.Repeat("d", 40), total: 40},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// The default buffer takes the fast path; the smallest one bufio
+			// allows cuts long lines into chunks, as the slow path sees them.
+			for _, size := range []int{64 << 10, 16} {
+				lr := newLineReader(nil, tc.max)
+				lr.r = bufio.NewReaderSize(strings.NewReader(tc.in), size)
+				line, total, err := lr.Next()
+				if long := errors.Is(err, errLineTooLong); long != tc.long || (err != nil && !long) {
+					t.Fatalf("err %v, want long=%t", err, tc.long)
+				}
+				if total != tc.total || (!tc.long && string(line) != tc.line) {
+					t.Errorf("Next = %q, %d; want %q, %d", line, total, tc.line, tc.total)
+				}
+			}
+		})
 	}
 }

@@ -142,7 +142,9 @@ func (t *stdioTransport) readStdout() {
 		now := time.Now()
 		switch {
 		case errors.Is(err, errLineTooLong):
-			t.c.emit(Event{Kind: EventMalformed, Time: now, Raw: keepRaw(line), Truncated: total - min(len(line), MaxRawKept),
+			// line is the kept prefix (at most MaxRawKept bytes) and total
+			// the line's length, both without the terminator.
+			t.c.emit(Event{Kind: EventMalformed, Time: now, Raw: keepRaw(line), Truncated: total - len(line),
 				Err: fmt.Errorf("line of %d bytes exceeds the %d-byte message limit", total, t.c.cfg.MaxMessageBytes)})
 			continue
 		case err != nil:
@@ -465,8 +467,7 @@ func (t *stdioTransport) cancel(id wire.ID, reason string) (CancelSignal, error)
 	if err != nil {
 		return SignalNone, err
 	}
-	msg, _ := wire.Decode(raw)
-	t.c.emit(Event{Kind: EventSent, Time: now, RequestID: id, Raw: raw, Msg: msg, Internal: true})
+	t.c.emitOwnSent(id, raw, now)
 	t.c.emit(Event{Kind: EventCancelSent, Time: now, RequestID: id, Signal: SignalNotification, Reason: reason})
 	return SignalNotification, nil
 }

@@ -124,8 +124,15 @@ func (t *Tracker) onReceived(ev *client.Event) {
 		default:
 			t.onNotification(ev)
 		}
+	case wire.KindRequest:
+		// A legacy server's requests are the client's business (it answers
+		// them, and marks them internal). In the modern era servers send
+		// none, so the client leaves them unanswered and hands them here.
+		if t.conn.Era == client.EraModern {
+			t.violate(ViolationServerRequestModern, "the server sent a "+strconv.Quote(clip(ev.Msg.Method, 64))+
+				" request, which a modern server must never do; inflight did not answer it", nil, wire.ID{}, ev)
+		}
 	}
-	// Requests from the server are the client's business (it answers them).
 }
 
 func (t *Tracker) onResponse(ev *client.Event) {
@@ -255,10 +262,15 @@ func readBeforeCancel(r *Request, ev *client.Event) bool {
 
 // onProgress applies notifications/progress. This is the hottest path.
 func (t *Tracker) onProgress(ev *client.Event) {
-	p, err := wire.DecodeProgress(ev.Msg.Params)
-	if err != nil {
-		t.violate(ViolationMalformedMessage, err.Error(), t.byID[ev.RequestID], ev.RequestID, ev)
-		return
+	var p wire.Progress
+	if ev.Progress != nil {
+		p = *ev.Progress // the client decoded it already
+	} else {
+		var err error
+		if p, err = wire.DecodeProgress(ev.Msg.Params); err != nil {
+			t.violate(ViolationMalformedMessage, err.Error(), t.byID[ev.RequestID], ev.RequestID, ev)
+			return
+		}
 	}
 	// The progress token is the request's ID (see Begin).
 	r := t.byID[p.Token]
@@ -430,8 +442,11 @@ func (t *Tracker) onCancelSent(ev *client.Event) {
 		if r.State.IsFinal() {
 			return
 		}
-		// The client cancelled on its own (while closing): follow it, so the
-		// request does not look in flight after its cancel went out.
+		// A cancel the tracker never asked for: the client closing a modern
+		// request's stream as it closes the connection (that is the modern
+		// cancel), or a caller of client.Cancel that bypassed the tracker.
+		// Follow it, so the request does not look in flight after its
+		// cancel went out.
 		t.beginCancel(r, ev.Reason, CauseShutdown, ev.Time)
 	}
 	if ev.Err != nil {
@@ -440,8 +455,16 @@ func (t *Tracker) onCancelSent(ev *client.Event) {
 			return
 		}
 	}
+	first := r.Cancel.SignalAt.IsZero()
 	r.Cancel.Signal = ev.Signal
 	r.Cancel.SignalAt = ev.Time
+	if first && r.Late.Response {
+		// The late response was applied before the cancel's send time was
+		// known (the event reporting it can only follow the send, a legacy
+		// HTTP one the whole POST) and was judged crossed for want of it.
+		// Judge it now against the time the cancel left.
+		r.Late.Crossed = r.Late.ResponseAt.Sub(ev.Time) <= t.RoundTripEstimate()
+	}
 }
 
 // onStreamClosed settles a pending cancel when the request's HTTP response
@@ -460,8 +483,12 @@ func (t *Tracker) onStreamClosed(ev *client.Event) {
 	case r.State == StateCancelRequested:
 		t.settle(r, ev.Time)
 	case ev.ByClient && r.State.IsActive():
-		// The client closed the stream without a cancel from the tracker
-		// (while closing): closing the stream cancels, so follow it.
+		// A modern cancel the tracker never asked for (a caller of
+		// client.Cancel that bypassed it) whose stream-closed report
+		// overtook its EventCancelSent: Cancel closes the stream before it
+		// reports the cancel, and the two come from different goroutines.
+		// (When the client closes, its EventCancelSent comes first.)
+		// Closing the stream cancels, so follow it.
 		t.beginCancel(r, "stream closed by the client", CauseShutdown, ev.Time)
 		r.Cancel.Signal = client.SignalStreamClosed
 		r.Cancel.SignalAt = ev.Time

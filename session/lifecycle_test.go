@@ -467,6 +467,27 @@ func TestCancelRefusals(t *testing.T) {
 	checkInvariants(t, h.tr)
 }
 
+// TestInitializeNeverCancelled: "The initialize request MUST NOT be
+// cancelled by clients" (2025-11-25). A user may still send one by hand;
+// the tracker refuses to cancel it, and when it times out gives up on it
+// without asking for a cancel.
+func TestInitializeNeverCancelled(t *testing.T) {
+	h := newStdio(t, client.EraLegacy)
+	r := h.begin(0, wire.MethodInitialize, `{}`)
+	ok, why := h.tr.RequestCancel(r.ID, "user", CauseUser, ms(10))
+	expect(t, "ok", ok, false)
+	expect(t, "why", why, "initialize must never be cancelled")
+	expect(t, "state", r.State, StatePending)
+	other := h.begin(0, wire.MethodToolsList, "")
+	out := h.tr.Expire(r.Timeout.Deadline)
+	if len(out) != 1 || out[0].ID != other.ID {
+		t.Fatalf("Expire = %+v, want only the tools/list to cancel", out)
+	}
+	expect(t, "initialize state", r.State, StateTimedOut)
+	expect(t, "initialize cancel", r.Cancel == nil, true)
+	checkInvariants(t, h.tr)
+}
+
 func TestListenLifecycle(t *testing.T) {
 	listen := wire.MethodSubscriptionsListen
 	updated := wire.NotifyResourceUpdated

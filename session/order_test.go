@@ -57,3 +57,63 @@ func TestFailedCancelIsRecorded(t *testing.T) {
 		t.Fatalf("cancel %+v; want the failure recorded and no signal", r.Cancel)
 	}
 }
+
+// TestCrossedJudgedWhenCancelSendTimeKnown: the event reporting a cancel can
+// only follow its send (for legacy HTTP, the whole POST), so a late
+// response may be applied before the tracker knows when the cancel left.
+// It is then provisionally crossed, and judged again once that is known.
+func TestCrossedJudgedWhenCancelSendTimeKnown(t *testing.T) {
+	setup := func(t *testing.T) (*harness, *Request) {
+		h := newStdio(t, client.EraLegacy)
+		h.begin(0, wire.MethodToolsList, "") // request 1
+		h.recv(2, result(1, `{}`))           // round trips take 2ms
+		r := h.begin(10, wire.MethodToolsCall, `{"name":"slow"}`)
+		h.cancel(100, r, CauseUser)
+		return h, r
+	}
+	t.Run("response long after the cancel left", func(t *testing.T) {
+		h, r := setup(t)
+		h.recv(160, result(2, `{}`)) // read during a slow POST
+		h.cancelSent(101, r, client.SignalNotification)
+		if !r.Late.Response || r.Late.Crossed {
+			t.Fatalf("late %+v: a response 59ms after the cancel left, with 2ms round trips, did not cross it", r.Late)
+		}
+		expect(t, "state", r.State, StateCancelled)
+		expect(t, "signal at", r.Cancel.SignalAt, ms(101))
+	})
+	t.Run("response right after the cancel left", func(t *testing.T) {
+		h, r := setup(t)
+		h.recv(102, result(2, `{}`))
+		h.cancelSent(101, r, client.SignalNotification)
+		if !r.Late.Response || !r.Late.Crossed {
+			t.Fatalf("late %+v: a response within a round trip of the cancel crossed it", r.Late)
+		}
+	})
+	t.Run("response before the cancel left", func(t *testing.T) {
+		h, r := setup(t)
+		h.recv(100, result(2, `{}`))
+		h.cancelSent(130, r, client.SignalNotification)
+		if !r.Late.Crossed {
+			t.Fatalf("late %+v: the server could not have seen the cancel", r.Late)
+		}
+	})
+}
+
+// TestProgressDecodedByTheClient: the tracker uses the progress the client
+// decoded (Event.Progress) rather than decoding the params again, and
+// decodes them itself when the event carries none.
+func TestProgressDecodedByTheClient(t *testing.T) {
+	h := newStdio(t, client.EraModern)
+	r := h.begin(0, wire.MethodToolsCall, `{"name":"slow"}`)
+	total := 10.0
+	ev := event(t, client.EventReceived, 5, progress(1, 1))
+	ev.Msg.Params = nil // only the decoded form says anything
+	ev.Progress = &wire.Progress{Token: r.ProgressToken, Progress: 7, Total: &total, Message: "decoded"}
+	h.apply(ev)
+	expect(t, "value", r.Progress.Value, 7.0)
+	expect(t, "total", r.Progress.Total, 10.0)
+	expect(t, "message", r.Progress.Message, "decoded")
+	h.recv(6, progress(1, 8))
+	expect(t, "count", r.Progress.Count, 2)
+	expect(t, "violations", h.tr.Violations().Total(), int64(0))
+}

@@ -93,6 +93,37 @@ func BenchmarkApplyProgress(b *testing.B) {
 	}
 }
 
+// BenchmarkApplyProgressDecoded is BenchmarkApplyProgress with the
+// progress decoded by the client, as it now arrives (Event.Progress).
+func BenchmarkApplyProgressDecoded(b *testing.B) {
+	tr := NewTracker(Config{DefaultTimeout: time.Hour})
+	tr.Apply(client.Event{Kind: client.EventConnected, Time: t0, Info: &client.ConnInfo{Era: client.EraModern}})
+	r := tr.Begin(wire.MethodToolsCall, json.RawMessage(`{"name":"flood"}`), RequestOptions{}, t0)
+	const distinct = 4096
+	evs := make([]client.Event, distinct)
+	for i := range evs {
+		evs[i] = event(b, client.EventReceived, i, progress(1, float64(i+1)))
+		p, err := wire.DecodeProgress(evs[i].Msg.Params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		evs[i].Progress = &p
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := i % distinct
+		if k == 0 {
+			r.Progress.Value = 0 // let the values climb again without a violation
+		}
+		tr.Apply(evs[k])
+	}
+	b.StopTimer()
+	if tr.Violations().Total() != 0 {
+		b.Fatalf("violations: %v", tr.Violations().At(0))
+	}
+}
+
 // BenchmarkRequestLifecycle is one request from Begin to its response.
 func BenchmarkRequestLifecycle(b *testing.B) {
 	tr := NewTracker(Config{})

@@ -27,7 +27,9 @@ const (
 	StateInputRequired
 	// StateCancelled: cancelled by the client and the fate is known.
 	StateCancelled
-	// StateTimedOut: cancelled because a timeout expired and the fate is known.
+	// StateTimedOut: cancelled because a timeout expired and the fate is
+	// known; for an initialize, which must never be cancelled, given up on
+	// when its timeout expired, with no cancel sent (see Expire).
 	StateTimedOut
 	// StateEndedByServer: a subscription the server ended (a result for the
 	// listen request, or notifications/cancelled naming it).

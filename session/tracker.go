@@ -166,8 +166,9 @@ func (t *Tracker) Begin(method string, params json.RawMessage, opts RequestOptio
 }
 
 // RequestCancel records the intent to cancel a request. It refuses, with a
-// reason a person can read, a request that is unknown, already final, or
-// already being cancelled (so pressing the key twice is harmless). On
+// reason a person can read, a request that is unknown, already final,
+// already being cancelled (so pressing the key twice is harmless), or an
+// initialize, which the protocol forbids cancelling. On
 // success the request is cancel_requested from now; the caller then asks
 // the client to cancel it, and the EventCancelSent that follows records the
 // signal actually sent.
@@ -183,6 +184,10 @@ func (t *Tracker) RequestCancel(id wire.ID, reason string, cause CancelCause, no
 		return false, fmt.Sprintf("%s %s ago", r.State.already(), ago(now.Sub(r.Ended)))
 	case r.State == StateCancelRequested:
 		return false, fmt.Sprintf("cancellation already requested %s ago", ago(now.Sub(r.Cancel.At)))
+	case r.Method == wire.MethodInitialize:
+		// "The initialize request MUST NOT be cancelled by clients"
+		// (2025-11-25); the client refuses it too (client.ErrNotCancellable).
+		return false, "initialize must never be cancelled"
 	}
 	t.beginCancel(r, reason, cause, now)
 	return true, ""
@@ -242,7 +247,8 @@ func (t *Tracker) AdjustTimeout(id wire.ID, delta time.Duration, now time.Time) 
 // Expire applies every deadline that has passed at now. Pending and running
 // requests whose timeout (or maximum) expired become cancel_requested with
 // CauseTimeout and are returned, oldest first, for the caller to send their
-// cancels. Requests whose cancel has waited the whole late window without
+// cancels; an initialize, which must never be cancelled, times out at once
+// and is not returned. Requests whose cancel has waited the whole late window without
 // news settle as cancelled or timed_out.
 func (t *Tracker) Expire(now time.Time) []Expiry {
 	var out []Expiry
@@ -253,6 +259,13 @@ func (t *Tracker) Expire(now time.Time) []Expiry {
 		switch r.State {
 		case StatePending, StateRunning:
 			d, limit := r.deadline()
+			if !now.Before(d) && r.Method == wire.MethodInitialize {
+				// initialize must never be cancelled: give up on it here,
+				// and send nothing.
+				r.LocalError = "timed out; initialize is never cancelled, so no cancel was sent"
+				t.finish(r, StateTimedOut, now)
+				continue
+			}
 			if !now.Before(d) {
 				t.beginCancel(r, "timeout", CauseTimeout, now)
 				r.Cancel.Limit = limit

@@ -43,6 +43,11 @@ const (
 	// ViolationNotificationBeforeAck: a notification on a subscription before
 	// its acknowledgment, which the server MUST send first.
 	ViolationNotificationBeforeAck = "notification_before_ack"
+	// ViolationServerRequestModern: in the modern era, a request from the
+	// server ("The server MUST NOT write JSON-RPC requests to stdout";
+	// servers do not initiate requests on any transport). The client does
+	// not answer it, since clients do not send responses either.
+	ViolationServerRequestModern = "server_request_modern"
 )
 
 // violationRawBytes bounds the raw bytes copied into a Violation.

@@ -159,6 +159,19 @@ func TestViolations(t *testing.T) {
 			code:   ViolationUnknownSubscription,
 		},
 		{
+			// Its ID is the server's own: request 1 here is not the
+			// tracker's request 1.
+			name:   "server request in the modern era",
+			era:    client.EraModern,
+			script: func(h *harness) { h.recv(10, `{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{}}`) },
+			code:   ViolationServerRequestModern,
+		},
+		{
+			name:   "server request in the legacy era is allowed",
+			era:    client.EraLegacy,
+			script: func(h *harness) { h.recv(10, `{"jsonrpc":"2.0","id":"s1","method":"ping"}`) },
+		},
+		{
 			name: "notification without subscription id is only logged",
 			era:  client.EraModern,
 			script: func(h *harness) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Progress is the payload of notifications/progress.
@@ -16,7 +17,100 @@ type Progress struct {
 }
 
 // DecodeProgress reads notifications/progress params.
+//
+// It is on the hot path (a server may send hundreds of thousands a second),
+// so the common shape (a flat object of a token, numbers and a plain
+// message) is read by hand after json.Valid; anything else goes to
+// encoding/json. Either way it accepts and rejects exactly what
+// encoding/json does, member names matched regardless of case included
+// (see FuzzDecodeProgressFast).
 func DecodeProgress(params json.RawMessage) (Progress, error) {
+	if p, ok := decodeProgressFast(params); ok {
+		return p, nil
+	}
+	return decodeProgressStd(params)
+}
+
+// decodeProgressFast reads well-formed progress params, and reports false
+// for anything it does not handle exactly as encoding/json would (an
+// escape, a null, a name in another case, a type error): those take the
+// slow path, which also says what is wrong.
+func decodeProgressFast(params []byte) (Progress, bool) {
+	if !json.Valid(params) {
+		return Progress{}, false
+	}
+	if i := skipSpace(params, 0); params[i] != '{' {
+		return Progress{}, false
+	}
+	var p Progress
+	var token []byte
+	seen := false
+	err := eachMember(params, func(name, value []byte) error {
+		switch string(name) {
+		case "progressToken":
+			token = value
+		case "progress":
+			v, ok := parseNumber(value)
+			if !ok {
+				return errSlowPath
+			}
+			p.Progress, seen = v, true
+		case "total":
+			v, ok := parseNumber(value)
+			if !ok {
+				return errSlowPath
+			}
+			p.Total = &v
+		case "message":
+			s, ok := decodeString(value)
+			if !ok {
+				return errSlowPath
+			}
+			p.Message = s
+		default:
+			// encoding/json would take an escaped or other-case spelling
+			// of a name for the name.
+			if bytes.IndexByte(name, '\\') >= 0 {
+				return errSlowPath
+			}
+			for _, n := range progressNames {
+				if bytes.EqualFold(name, []byte(n)) {
+					return errSlowPath
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil || len(token) == 0 || !seen {
+		return Progress{}, false
+	}
+	tok, err := ParseID(token)
+	if err != nil {
+		return Progress{}, false
+	}
+	p.Token = tok
+	return p, true
+}
+
+// progressNames are the members of notifications/progress params.
+var progressNames = [...]string{"progressToken", "progress", "total", "message"}
+
+// errSlowPath stops a hand-written walk that met something it leaves to
+// encoding/json.
+var errSlowPath = errors.New("slow path")
+
+// parseNumber reads a JSON number as encoding/json reads one into a
+// float64 (anything else, null included, is not one).
+func parseNumber(raw []byte) (float64, bool) {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(string(raw), 64)
+	return v, err == nil
+}
+
+// decodeProgressStd is DecodeProgress by encoding/json.
+func decodeProgressStd(params json.RawMessage) (Progress, error) {
 	var p struct {
 		Token    json.RawMessage `json:"progressToken"`
 		Progress *float64        `json:"progress"`

@@ -57,23 +57,26 @@ type Message struct {
 // IsResponse reports whether the message answers a request.
 func (m *Message) IsResponse() bool { return m.Kind == KindResult || m.Kind == KindError }
 
-// envelope is the union of every field a JSON-RPC message may carry.
-type envelope struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 // ErrBatch is returned for a JSON array: MCP has no batches since 2025-06-18.
 var ErrBatch = errors.New("JSON-RPC batch (array) is not allowed in MCP")
 
+// envelope holds the raw JSON value of each member of a JSON-RPC message,
+// nil for a member that is absent. The slices alias the decoded buffer.
+type envelope struct {
+	jsonrpc, id, method, params, result, error []byte
+}
+
 // Decode parses one JSON-RPC message. It is strict about the envelope (it must
-// be an object with "jsonrpc":"2.0" and one consistent shape) but keeps
-// params, results and error data as raw JSON. The returned message copies
-// what it keeps, so data may be reused by the caller.
+// be an object with "jsonrpc":"2.0" and one consistent shape, its member
+// names spelt exactly: "Id" is not "id") but keeps params, results and error
+// data as raw JSON. The returned message copies what it keeps, so data may
+// be reused by the caller.
+//
+// Decode is on the hot path (every message read), so the envelope is not
+// unmarshalled by reflection: json.Valid checks the whole message, then a
+// walk over the top-level members picks out their raw values. It accepts
+// and rejects what encoding/json would, with one deliberate difference,
+// the exact member names (see FuzzDecodeMatchesEncodingJSON).
 func Decode(data []byte) (Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
@@ -85,32 +88,58 @@ func Decode(data []byte) (Message, error) {
 	if data[0] != '{' {
 		return Message{}, fmt.Errorf("not a JSON object (starts with %q)", printable(data[0]))
 	}
-	var env envelope
-	if err := json.Unmarshal(data, &env); err != nil {
+	if !json.Valid(data) {
+		// Only now pay for encoding/json's description of what is wrong.
+		var v json.RawMessage
+		err := json.Unmarshal(data, &v)
+		if err == nil {
+			err = errors.New("invalid")
+		}
 		return Message{}, fmt.Errorf("invalid JSON: %w", err)
 	}
-	if env.JSONRPC != "2.0" {
-		return Message{}, fmt.Errorf(`"jsonrpc" must be "2.0", got %q`, env.JSONRPC)
+	var env envelope
+	if err := env.scan(data); err != nil {
+		return Message{}, err
+	}
+	if string(env.jsonrpc) != `"2.0"` {
+		// Anything else, including "2.0" spelt with an escape, takes the
+		// slow path.
+		v, isString := decodeString(env.jsonrpc)
+		if !isString && env.jsonrpc != nil && string(env.jsonrpc) != "null" {
+			return Message{}, fmt.Errorf(`"jsonrpc" must be the string "2.0", got %s`, clipRaw(env.jsonrpc))
+		}
+		if v != "2.0" {
+			return Message{}, fmt.Errorf(`"jsonrpc" must be "2.0", got %q`, v)
+		}
 	}
 	var m Message
-	hasID := len(env.ID) > 0
+	hasID := env.id != nil
 	if hasID {
-		id, err := ParseID(env.ID)
+		id, err := ParseID(env.id)
 		if err != nil {
 			return Message{}, err
 		}
 		m.ID = id
 	}
+	// A null method is no method, as with encoding/json's *string.
+	hasMethod := env.method != nil && string(env.method) != "null"
+	hasResult, hasError := env.result != nil, env.error != nil
 	switch {
-	case env.Method != nil:
-		if env.Result != nil || env.Error != nil {
+	case hasMethod:
+		if hasResult || hasError {
 			return Message{}, errors.New("message has both a method and a result or error")
 		}
-		if *env.Method == "" {
+		method, isString := decodeString(env.method)
+		if !isString {
+			return Message{}, fmt.Errorf(`invalid JSON: "method" must be a string, got %s`, clipRaw(env.method))
+		}
+		if method == "" {
 			return Message{}, errors.New(`"method" is empty`)
 		}
-		m.Method = *env.Method
-		m.Params = nullToNil(env.Params)
+		m.Method = method
+		if env.params != nil && string(env.params) != "null" {
+			m.Params = bytes.Clone(env.params)
+		}
 		if hasID {
 			if m.ID == NullID {
 				return Message{}, errors.New("request id must not be null")
@@ -119,22 +148,22 @@ func Decode(data []byte) (Message, error) {
 		} else {
 			m.Kind = KindNotification
 		}
-	case env.Result != nil && env.Error != nil:
+	case hasResult && hasError:
 		return Message{}, errors.New("response has both a result and an error")
-	case env.Result != nil:
+	case hasResult:
 		if !hasID {
 			return Message{}, errors.New("result without an id")
 		}
 		m.Kind = KindResult
-		m.Result = env.Result
-	case env.Error != nil:
+		m.Result = bytes.Clone(env.result)
+	case hasError:
 		// "error": null or a non-object would otherwise decode as an error
 		// with code 0 and no message, hiding what the server really sent.
-		if t := bytes.TrimSpace(env.Error); len(t) == 0 || t[0] != '{' {
+		if env.error[0] != '{' {
 			return Message{}, errors.New(`"error" must be an object`)
 		}
 		var e Error
-		if err := json.Unmarshal(env.Error, &e); err != nil {
+		if err := json.Unmarshal(env.error, &e); err != nil {
 			return Message{}, fmt.Errorf("malformed error object: %w", err)
 		}
 		if !hasID {
@@ -148,11 +177,56 @@ func Decode(data []byte) (Message, error) {
 	return m, nil
 }
 
-func nullToNil(r json.RawMessage) json.RawMessage {
-	if len(r) == 0 || string(r) == "null" {
-		return nil
+// scan keeps the raw value of each envelope member of data, one JSON
+// object that json.Valid accepted. As with encoding/json, the last of
+// duplicate members wins and unknown members are ignored. Unlike it, a name
+// that is an envelope name in another case ("Id", "JSONRPC", or "reſult"
+// by Unicode folding) is an error: JSON-RPC's names are case-sensitive, and
+// a compliance debugger must not read such a message as valid.
+func (env *envelope) scan(data []byte) error { return eachMember(data, env.set) }
+
+// set keeps the value of the member called name (still JSON-escaped).
+func (env *envelope) set(name, value []byte) error {
+	switch string(name) { // no allocation: the compiler compares in place
+	case "jsonrpc":
+		env.jsonrpc = value
+	case "id":
+		env.id = value
+	case "method":
+		env.method = value
+	case "params":
+		env.params = value
+	case "result":
+		env.result = value
+	case "error":
+		env.error = value
+	default:
+		return env.setOther(name, value)
 	}
-	return r
+	return nil
+}
+
+// envelopeNames are the members of a JSON-RPC message.
+var envelopeNames = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// setOther handles the rare names: an escaped spelling of an envelope name
+// ("\u0069d" is "id"), an envelope name in another case (an error), or a
+// member JSON-RPC does not define (ignored).
+func (env *envelope) setOther(name, value []byte) error {
+	if unescaped, ok := unescapeName(name); ok {
+		name = unescaped
+		for _, n := range envelopeNames {
+			if string(name) == n {
+				return env.set(name, value)
+			}
+		}
+	}
+	for _, n := range envelopeNames {
+		if bytes.EqualFold(name, []byte(n)) {
+			return fmt.Errorf("member %q is not %q: JSON-RPC member names are case-sensitive", name, n)
+		}
+	}
+	return nil
 }
 
 func printable(b byte) string {

@@ -107,6 +107,19 @@ func TestDecode(t *testing.T) {
 		{in: `{"jsonrpc":"2.0","id":1,"error":"boom"}`, errSub: "must be an object"},
 		{in: `{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, errSub: "malformed error"},
 		{in: `{"jsonrpc":"2.0","id":-Inf,"result":{}}`, errSub: "invalid JSON"},
+
+		// Member names are case-sensitive; encoding/json alone would match
+		// these, Unicode folding ("ſ" is "s") included.
+		{in: `{"JSONRPC":"2.0","Id":1,"Result":{}}`, errSub: "case-sensitive"},
+		{in: `{"jsonrpc":"2.0","Id":1,"result":{}}`, errSub: `"Id" is not "id"`},
+		{in: `{"jsonrpc":"2.0","METHOD":"notifications/progress","Params":{}}`, errSub: "case-sensitive"},
+		{in: `{"jsonrpc":"2.0","method":"x","Params":{}}`, errSub: `"Params" is not "params"`},
+		{in: `{"jsonrpc":"2.0","id":1,"reſult":{}}`, errSub: "case-sensitive"},
+		{in: `{"jsonrpc":"2.0","id":1,"result":{},"Error":null}`, errSub: "case-sensitive"},
+		// The same names spelt with escapes are the same names, and members
+		// JSON-RPC does not define are ignored, whatever their case.
+		{in: `{"json\u0072pc":"2\u002e0","\u0069d":1,"result":{}}`, kind: KindResult, id: "1"},
+		{in: `{"jsonrpc":"2.0","id":1,"result":{"Id":2},"X-Trace":"a"}`, kind: KindResult, id: "1"},
 	}
 	for _, tc := range tests {
 		m, err := Decode([]byte(tc.in))
@@ -232,6 +245,7 @@ func FuzzDecode(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1e2,"result":null}`,
 		`{"jsonrpc":"2.0","id":{"odd":true},"method":"m"}`,
 		`[1]`, `{}`, `null`, "\ufeff{}", `{"jsonrpc":"2.0","id":1,"error":null}`,
+		`{"JSONRPC":"2.0","Id":1,"Result":{}}`, `{"jsonrpc":"2.0","\u0069d":1,"result":{}}`,
 	} {
 		f.Add([]byte(s))
 	}
