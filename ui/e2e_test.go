@@ -71,12 +71,18 @@ func (d *demoDialer) close() {
 // read the screen a person would see: the renderer only writes what
 // changed, so the raw output never holds a whole screen.
 type screen struct {
-	tm *teatest.TestModel
-	vt *vt.Emulator
+	tm  *teatest.TestModel
+	vt  *vt.Emulator
+	raw []byte
 }
 
 func newScreen(t *testing.T, tm *teatest.TestModel, w, h int) *screen {
 	e := vt.NewEmulator(w, h)
+	// Without a TTY on its input, Bubble Tea's renderer assumes the
+	// terminal maps "\n" to CR LF (tea.go: mapNl) and moves down a line
+	// with a bare "\n" wherever that is shorter. The emulator must agree,
+	// or whichever frame takes that path lands shifted right: set LNM.
+	_, _ = e.Write([]byte("\x1b[20h"))
 	// The emulator answers terminal queries (colours, cursor position) on
 	// its own pipe; drain it or the writes block.
 	// Closing the emulator races with a blocked Read inside vt, so the
@@ -106,12 +112,16 @@ func (s *screen) waitFor(t *testing.T, want string, d time.Duration) {
 	deadline := time.Now().Add(d)
 	for {
 		b, _ := io.ReadAll(s.tm.Output())
+		s.raw = append(s.raw, b...)
 		_, _ = s.vt.Write(b)
 		text := s.vt.String()
 		if strings.Contains(text, want) {
 			return
 		}
 		if time.Now().After(deadline) {
+			if p := os.Getenv("INFLIGHT_E2E_RAW"); p != "" {
+				_ = os.WriteFile(p, s.raw, 0o644)
+			}
 			t.Fatalf("the screen did not show %q within %s; it shows:\n%s", want, d, text)
 		}
 		time.Sleep(20 * time.Millisecond)
