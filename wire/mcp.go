@@ -32,8 +32,8 @@ func DecodeProgress(params json.RawMessage) (Progress, error) {
 }
 
 // decodeProgressFast reads well-formed progress params, and reports false
-// for anything it does not handle exactly as encoding/json would (an
-// escape, a null, a name in another case, a type error): those take the
+// for anything it does not handle exactly as decodeProgressStd would (an
+// escape, a null, a type error): those take the
 // slow path, which also says what is wrong.
 func decodeProgressFast(params []byte) (Progress, bool) {
 	if !json.Valid(params) {
@@ -68,15 +68,11 @@ func decodeProgressFast(params []byte) (Progress, bool) {
 			}
 			p.Message = s
 		default:
-			// encoding/json would take an escaped or other-case spelling
-			// of a name for the name.
+			// A name spelt with escapes may still spell one of the four;
+			// the slow path unescapes it. A name in another case is just
+			// another member.
 			if bytes.IndexByte(name, '\\') >= 0 {
 				return errSlowPath
-			}
-			for _, n := range progressNames {
-				if bytes.EqualFold(name, []byte(n)) {
-					return errSlowPath
-				}
 			}
 		}
 		return nil
@@ -92,9 +88,6 @@ func decodeProgressFast(params []byte) (Progress, bool) {
 	return p, true
 }
 
-// progressNames are the members of notifications/progress params.
-var progressNames = [...]string{"progressToken", "progress", "total", "message"}
-
 // errSlowPath stops a hand-written walk that met something it leaves to
 // encoding/json.
 var errSlowPath = errors.New("slow path")
@@ -109,28 +102,45 @@ func parseNumber(raw []byte) (float64, bool) {
 	return v, err == nil
 }
 
-// decodeProgressStd is DecodeProgress by encoding/json.
+// decodeProgressStd is DecodeProgress by encoding/json, with member names
+// matched exactly as the schema spells them (encoding/json alone would
+// take "PROGRESS" for "progress"); a name spelt with escapes is still the
+// name it spells.
 func decodeProgressStd(params json.RawMessage) (Progress, error) {
-	var p struct {
-		Token    json.RawMessage `json:"progressToken"`
-		Progress *float64        `json:"progress"`
-		Total    *float64        `json:"total"`
-		Message  string          `json:"message"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(params, &members); err != nil {
 		return Progress{}, fmt.Errorf("progress params: %w", err)
 	}
-	if len(p.Token) == 0 {
+	token, ok := members["progressToken"]
+	if !ok || len(token) == 0 {
 		return Progress{}, errors.New("progress params: missing progressToken")
 	}
-	if p.Progress == nil {
+	var p Progress
+	var progress *float64
+	if raw, ok := members["progress"]; ok {
+		if err := json.Unmarshal(raw, &progress); err != nil {
+			return Progress{}, fmt.Errorf("progress params: progress: %w", err)
+		}
+	}
+	if progress == nil {
 		return Progress{}, errors.New("progress params: missing progress")
 	}
-	tok, err := ParseID(p.Token)
+	if raw, ok := members["total"]; ok {
+		if err := json.Unmarshal(raw, &p.Total); err != nil {
+			return Progress{}, fmt.Errorf("progress params: total: %w", err)
+		}
+	}
+	if raw, ok := members["message"]; ok {
+		if err := json.Unmarshal(raw, &p.Message); err != nil {
+			return Progress{}, fmt.Errorf("progress params: message: %w", err)
+		}
+	}
+	tok, err := ParseID(token)
 	if err != nil {
 		return Progress{}, fmt.Errorf("progress params: progressToken: %w", err)
 	}
-	return Progress{Token: tok, Progress: *p.Progress, Total: p.Total, Message: p.Message}, nil
+	p.Token, p.Progress = tok, *progress
+	return p, nil
 }
 
 // Cancelled is the payload of notifications/cancelled.

@@ -19,6 +19,7 @@ var progressSeeds = []string{
 	`{"progressToken":1,"progress":1,"message":null}`,
 	`{"progressToken":1,"progress":1,"message":5}`,
 	`{"ProgressToken":1,"PROGRESS":1}`,
+	`{"progressToken":1,"progress":1,"PROGRESS":"x","Total":"y"}`,
 	`{"progre\u0073sToken":1,"progress":1}`,
 	`{"progressToken":{"a":[1,"}"]},"progress":1,"extra":[true,false,null]}`,
 	`{"progressToken":-Inf,"progress":1}`,
@@ -27,7 +28,7 @@ var progressSeeds = []string{
 }
 
 // FuzzDecodeProgressFast: DecodeProgress, whatever path it takes, accepts
-// exactly what encoding/json accepts and reads the same values.
+// exactly what the encoding/json path accepts and reads the same values.
 func FuzzDecodeProgressFast(f *testing.F) {
 	for _, s := range progressSeeds {
 		f.Add([]byte(s))
@@ -61,6 +62,22 @@ func checkProgressLikeStd(t *testing.T, data []byte) {
 		(got.Total == nil) == (want.Total == nil) && (got.Total == nil || *got.Total == *want.Total)
 	if !same {
 		t.Fatalf("DecodeProgress(%q) = %+v, encoding/json gives %+v", data, got, want)
+	}
+}
+
+// TestDecodeProgressNamesAreExact: the schema's names, in its case, are the
+// only ones read; a name spelt with escapes is the name it spells.
+func TestDecodeProgressNamesAreExact(t *testing.T) {
+	if _, err := DecodeProgress(json.RawMessage(`{"ProgressToken":1,"PROGRESS":1}`)); err == nil {
+		t.Error("other-case names were taken for progressToken and progress")
+	}
+	p, err := DecodeProgress(json.RawMessage(`{"progressToken":1,"progress":1,"PROGRESS":"x","Total":"y"}`))
+	if err != nil || p.Progress != 1 || p.Total != nil {
+		t.Errorf("other-case members were read: %+v, %v", p, err)
+	}
+	p, err = DecodeProgress(json.RawMessage(`{"progre\u0073sToken":"a","progress":2}`))
+	if err != nil || p.Progress != 2 {
+		t.Errorf("an escaped spelling of progressToken was not read: %+v, %v", p, err)
 	}
 }
 
