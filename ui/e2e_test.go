@@ -143,7 +143,7 @@ func TestEndToEndCancelOnTheDemoServer(t *testing.T) {
 		t.Helper()
 		scr.waitFor(t, want, d)
 	}
-	waitScreen(t, tm, "Nothing sent yet", 5*time.Second)
+	waitScreen(t, tm, "You have not sent a request yet", 5*time.Second)
 
 	// slow: n, enter (slow is preselected), fill seconds and steps, send.
 	tm.Send(keyMsg("n"))

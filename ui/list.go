@@ -404,7 +404,7 @@ func (m *Model) viewEmpty(height int) string {
 		lines = []string{st.Error.Render("not connected"), "", "Press " + st.Key.Render("R") + " to try again, " + st.Key.Render("q") + " to quit."}
 	default:
 		lines = []string{
-			st.Bold.Render("Nothing sent yet."),
+			st.Bold.Render("You have not sent a request yet."),
 			"",
 			"Press " + st.Key.Render("n") + " to send one — on the demo server " + st.Bold.Render("slow") + " is chosen: press " + st.Key.Render("enter") + " twice.",
 			"While it runs, press " + st.Key.Render("c") + " to cancel it and watch what happens.",

@@ -31,7 +31,7 @@ func startSlow(h *harness) int64 {
 func TestNewcomerPathSendsSlowWithDefaults(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
-	if !strings.Contains(h.screen(), "Nothing sent yet") {
+	if !strings.Contains(h.screen(), "You have not sent a request yet") {
 		t.Fatalf("the empty screen does not tell a newcomer what to do:\n%s", h.screen())
 	}
 	id := startSlow(h)
