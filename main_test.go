@@ -322,6 +322,17 @@ func TestUsageErrorsJSON(t *testing.T) {
 		}
 	}
 
+	// A usage failure before any server was named does not guess one.
+	if _, stdout, _ := inflight(t, "check", "--json", "--bogus"); !strings.Contains(stdout, `"target": "unknown"`) || !strings.Contains(stdout, `"transport": "unknown"`) {
+		t.Errorf("check --json --bogus names a target or transport:\n%s", stdout)
+	}
+	if _, stdout, _ := inflight(t, "check", "--json", "--url", "ftp://x"); !strings.Contains(stdout, `"target": "ftp://x"`) {
+		t.Errorf("check --json --url ftp://x does not name the URL it refused:\n%s", stdout)
+	}
+	if _, stdout, _ := inflight(t, "call", "--json", "--timeout", "soon"); !strings.Contains(stdout, `"transport": "unknown"`) {
+		t.Errorf("call --json --timeout soon guesses a transport:\n%s", stdout)
+	}
+
 	// Without --json, stdout stays empty.
 	if _, stdout, _ := inflight(t, "call"); stdout != "" {
 		t.Errorf("stdout without --json: %q", stdout)

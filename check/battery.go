@@ -287,7 +287,11 @@ func WriteCheckNotRun(w io.Writer, o CheckOptions, code int, msg string, red *re
 	case !json.Valid(args):
 		args = json.RawMessage("null")
 	}
-	writeJSON(w, CheckReport{Target: o.Target.Describe(), Tool: o.Tool, Args: args, Transport: targetTransport(o.Target),
+	target := "unknown"
+	if o.Target.named() {
+		target = o.Target.Describe()
+	}
+	writeJSON(w, CheckReport{Target: target, Tool: o.Tool, Args: args, Transport: notRunTransport(o.Target),
 		Era: "unknown", Findings: []Finding{}, Skipped: []SkippedCheck{}, Violations: []ViolationReport{},
 		Error: msg, ExitCode: code}, red)
 }

@@ -312,9 +312,18 @@ func Call(ctx context.Context, o CallOptions, stdout, stderr io.Writer) int {
 // sent (a usage or connection failure): state not_sent, the exit code, and
 // msg, already redacted, as a local error.
 func WriteCallNotSent(w io.Writer, o CallOptions, code int, msg string, red *redact.Redactor) {
-	rep := CallReport{Method: o.Method, Transport: targetTransport(o.Target), Era: "unknown", State: "not_sent",
+	rep := CallReport{Method: o.Method, Transport: notRunTransport(o.Target), Era: "unknown", State: "not_sent",
 		ExitCode: code, Error: &ErrorReport{Message: msg, Local: true}, Violations: []ViolationReport{}}
 	writeJSON(w, rep, red)
+}
+
+// notRunTransport is the transport of a report for a run that never
+// started: "unknown" when the command line failed before it named a server.
+func notRunTransport(t Target) string {
+	if !t.named() {
+		return "unknown"
+	}
+	return targetTransport(t)
 }
 
 func targetTransport(t Target) string {

@@ -67,6 +67,13 @@ type Target struct {
 // IsHTTP reports whether the target is a Streamable HTTP endpoint.
 func (t Target) IsHTTP() bool { return t.URL != "" }
 
+// named reports whether t names a server at all. A usage failure can come
+// before the command line named one (the demo included), and a report must
+// not guess.
+func (t Target) named() bool {
+	return t.URL != "" || t.Command != "" || t.Demo || t.Pipes != nil || t.Name != ""
+}
+
 // Validate reports a target that names no server, or two kinds at once, or
 // still holds config-file variables inflight could not resolve.
 func (t Target) Validate() error {
