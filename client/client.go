@@ -70,7 +70,9 @@ type Config struct {
 	// ServerRequests answers requests the server sends to the client
 	// (legacy era: roots/list, sampling/createMessage, elicitation/create).
 	// When nil they are refused with a JSON-RPC error; ping is always
-	// answered.
+	// answered. ctx ends when the server cancels the request or the
+	// connection ends, and the handler must return then: Close waits for
+	// it (a handler that ignores ctx holds Close up).
 	ServerRequests func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *wire.Error)
 }
 
