@@ -366,6 +366,7 @@ func (b *battery) run() {
 		}
 	}
 	b.checkServerCancels()
+	b.checkServerRequests()
 }
 
 // connectionLost reports whether the connection is gone, and why.
@@ -813,6 +814,34 @@ func (b *battery) checkServerCancels() {
 		return
 	}
 	b.add(CheckServerCancel, true, describeServerCancels(len(b.serverCancels)))
+}
+
+// checkServerRequests judges, over the whole battery, the requests the
+// server sent: none are allowed in the modern era (the client records each
+// as a violation and does not answer it). Legacy servers may send them
+// (sampling, elicitation, roots/list), so there is nothing to judge.
+func (b *battery) checkServerRequests() {
+	if !b.modern {
+		b.skip("legacy servers may send requests (ping, roots/list, sampling, elicitation)", CheckServerRequests)
+		return
+	}
+	vl := b.cn.tr.Violations()
+	n := vl.Count(session.ViolationServerRequestModern)
+	first := ""
+	for i := 0; i < vl.Len() && first == ""; i++ {
+		if v := vl.At(i); v.Code == session.ViolationServerRequestModern {
+			first = v.Detail
+		}
+	}
+	if n > 0 {
+		detail := fmt.Sprintf("the server sent %d request%s; inflight answered none", n, plural(n))
+		if first != "" {
+			detail += " (first: " + first + ")"
+		}
+		b.add(CheckServerRequests, false, detail)
+		return
+	}
+	b.add(CheckServerRequests, true, "the server sent no requests during the battery")
 }
 
 func describeServerCancels(n int) string {

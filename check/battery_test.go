@@ -40,10 +40,10 @@ func findingsByID(rep CheckReport) map[string]Finding {
 func expectedChecks(transport string, e era) []string {
 	switch {
 	case transport == "http" && e == modern:
-		return []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckStreamClose, CheckServerCancel}
+		return []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckStreamClose, CheckServerCancel, CheckServerRequests}
 	case e == modern:
 		return []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
-			CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel}
+			CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests}
 	}
 	return []string{CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
 		CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel}

@@ -382,7 +382,7 @@ func TestCheckConnectionLostMidBattery(t *testing.T) {
 				switch {
 				case found == skip:
 					t.Errorf("%s: finding %v, skipped %v; want exactly one", id, found, skip)
-				case id == CheckServerCancel || id == CheckDiscover:
+				case id == CheckServerCancel || id == CheckServerRequests || id == CheckDiscover:
 					// Observed before the loss.
 				case !skip || !strings.Contains(reason, "not run: the connection was lost during the full run of hostile"):
 					t.Errorf("%s: not listed as not run because of the loss (skipped %v %q)", id, skip, reason)
@@ -398,6 +398,51 @@ func TestCheckConnectionLostMidBattery(t *testing.T) {
 			mustContain(t, out.String(), "ERROR  connection")
 			mustContain(t, out.String(), "the battery did not finish: connection lost during the full run of hostile")
 			mustContain(t, out.String(), "not run: the connection was lost")
+		})
+	}
+}
+
+// asksClient sends the client a sampling request before each answer, as
+// a legacy server may and a modern one must not.
+var asksClient = hostile.Stdio{Name: "asks-client", Call: func(s *hostile.Session, req hostile.Request) {
+	_ = s.Send([]byte(`{"jsonrpc":"2.0","id":"srv-1","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`))
+	if !req.Token.IsZero() {
+		_ = s.Progress(req.Token, 1, 1, "done")
+	}
+	_ = s.Reply(req.ID, `{"content":[{"type":"text","text":"asked first"}]}`)
+}}
+
+// A modern server that sends a request fails server_requests.none, and
+// inflight does not answer it; in the legacy era it is allowed (and
+// refused with an error, since no handler is configured).
+func TestCheckServerRequests(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version string
+	}{{"modern", ""}, {"legacy", legacyVersion}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := CheckOptions{Target: inProcess(asksClient, tc.version)(t), Tool: hostile.ToolName,
+				LateWindow: 300 * time.Millisecond, Timeout: 5 * time.Second}
+			rep, code := runCheck(t, o)
+			f, judged := findingsByID(rep)[CheckServerRequests]
+			if tc.version != "" {
+				skipped := false
+				for _, sk := range rep.Skipped {
+					skipped = skipped || (sk.ID == CheckServerRequests && strings.Contains(sk.Reason, "legacy servers may send requests"))
+				}
+				if judged || !skipped {
+					t.Errorf("legacy: judged %+v, skipped %+v", f, rep.Skipped)
+				}
+				return
+			}
+			if !judged || f.Status != StatusFail || f.Level != LevelMust ||
+				!strings.Contains(f.Detail, "sampling/createMessage") || !strings.Contains(f.Detail, "answered none") {
+				t.Errorf("modern: finding %+v", f)
+			}
+			if code != ExitFailed {
+				t.Errorf("exit %d, want %d", code, ExitFailed)
+			}
 		})
 	}
 }

@@ -29,6 +29,7 @@ const (
 	CheckCancelUnknown     = "cancel.unknown_id"
 	CheckCancelMalformed   = "cancel.malformed"
 	CheckServerCancel      = "server_cancel.listen_only"
+	CheckServerRequests    = "server_requests.none"
 	// CheckConnection is the error finding of a battery whose connection
 	// was lost part-way; it quotes no requirement.
 	CheckConnection = "connection"
@@ -104,6 +105,13 @@ func requirementFor(id string, modern, http bool) requirement {
 		}
 		return requirement{"server cancels only its own requests", LevelMust,
 			"Cancellation notifications MUST only reference requests that: Were previously issued in the same direction; Are believed to still be in-progress", pageCancelLegacy}
+	case CheckServerRequests:
+		if http {
+			return requirement{"the server sends no requests", LevelMust,
+				"The server MUST NOT send independent JSON-RPC requests on this stream. Server-to-client interactions (sampling, elicitation, list-roots) are embedded as input requests inside an InputRequiredResult", pageStreamableHTTP}
+		}
+		return requirement{"the server sends no requests", LevelMust,
+			"The server MUST NOT write JSON-RPC requests to stdout. Server-to-client interactions are carried in InputRequiredResult replies", pageStdioModern}
 	}
 	panic("check: no requirement " + id)
 }
