@@ -131,7 +131,7 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 			if rpcErr.Code != wire.CodeUnsupportedProtocolVersion {
 				return ConnInfo{}, fmt.Errorf("modern server rejected server/discover: %w", rpcErr)
 			}
-			supported := unsupportedVersionList(rpcErr.Data)
+			supported := wire.SupportedVersions(rpcErr.Data)
 			c.note("server does not support %s; it supports %s", version, strings.Join(supported, ", "))
 			if forced != "" {
 				return ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server does not support it; it supports %s",
@@ -258,14 +258,6 @@ func parseDiscover(result json.RawMessage) (ConnInfo, error) {
 		SupportedVersions: res.SupportedVersions, Capabilities: res.Capabilities, Instructions: res.Instructions,
 		ServerName: res.Meta.ServerInfo.Name, ServerVersion: res.Meta.ServerInfo.Version,
 	}, nil
-}
-
-func unsupportedVersionList(data json.RawMessage) []string {
-	var d struct {
-		Supported []string `json:"supported"`
-	}
-	_ = json.Unmarshal(data, &d)
-	return d.Supported
 }
 
 func contains(list []string, v string) bool {

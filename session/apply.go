@@ -186,6 +186,14 @@ func (t *Tracker) answer(r *Request, ev *client.Event) {
 	}
 	msg := &ev.Msg
 	if msg.Kind == wire.KindError {
+		if msg.Error.Code == wire.CodeUnsupportedProtocolVersion && t.conn.Era == client.EraModern {
+			detail := "request " + r.ID.String() + " was refused with UnsupportedProtocolVersionError, though it was sent under " +
+				strconv.Quote(clip(t.conn.ProtocolVersion, 64)) + ", the version server/discover agreed"
+			if v := wire.SupportedVersions(msg.Error.Data); len(v) > 0 {
+				detail += "; the server now lists " + clip(strings.Join(v, ", "), 256)
+			}
+			t.violate(ViolationVersionRejected, detail, r, r.ID, ev)
+		}
 		r.Error = clipError(msg.Error)
 		t.finish(r, StateFailed, ev.Time)
 		return

@@ -48,6 +48,12 @@ const (
 	// servers do not initiate requests on any transport). The client does
 	// not answer it, since clients do not send responses either.
 	ViolationServerRequestModern = "server_request_modern"
+	// ViolationVersionRejected: in the modern era, a request refused with
+	// UnsupportedProtocolVersionError (-32022) although it was sent under
+	// the version the connection negotiated through server/discover. The
+	// client speaks one modern version, so there is none to retry with:
+	// the request fails, and the inconsistency is recorded.
+	ViolationVersionRejected = "version_rejected"
 )
 
 // violationRawBytes bounds the raw bytes copied into a Violation.

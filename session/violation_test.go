@@ -167,6 +167,19 @@ func TestViolations(t *testing.T) {
 			code:   ViolationServerRequestModern,
 		},
 		{
+			name: "a modern request refused for the version it was sent under",
+			era:  client.EraModern,
+			script: func(h *harness) {
+				h.recv(10, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-11-25"],"requested":"x"}}}`)
+			},
+			code: ViolationVersionRejected, req: 1,
+		},
+		{
+			name:   "a legacy server's -32022 is just an error",
+			era:    client.EraLegacy,
+			script: func(h *harness) { h.recv(10, rpcError(1, wire.CodeUnsupportedProtocolVersion, "no")) },
+		},
+		{
 			name:   "server request in the legacy era is allowed",
 			era:    client.EraLegacy,
 			script: func(h *harness) { h.recv(10, `{"jsonrpc":"2.0","id":"s1","method":"ping"}`) },
@@ -237,4 +250,19 @@ func TestViolationLogBounded(t *testing.T) {
 	expect(t, "oldest kept", vs.At(0).Time, ms(2))
 	expect(t, "raw bounded", len(vs.At(0).Raw), violationRawBytes)
 	expect(t, "counts copy", vs.Counts()[ViolationNonJSONLine], 5)
+}
+
+// A -32022 after negotiation fails the request (there is no other modern
+// version to retry with) and says what the server now lists.
+func TestVersionRejectedFailsAndExplains(t *testing.T) {
+	h := newStdio(t, client.EraModern)
+	h.begin(0, "tools/call", `{"name":"slow"}`)
+	h.recv(10, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-11-25","2025-06-18"]}}}`)
+	r := h.tr.At(0)
+	expect(t, "state", r.State, StateFailed)
+	v := h.tr.Violations().At(0)
+	if !strings.Contains(v.Detail, `sent under "x"`) || !strings.Contains(v.Detail, "now lists 2025-11-25, 2025-06-18") {
+		t.Errorf("detail %q", v.Detail)
+	}
+	checkInvariants(t, h.tr)
 }

@@ -83,6 +83,16 @@ func IsModernErrorCode(code int) bool {
 	return code == CodeHeaderMismatch || code == CodeMissingClientCapability || code == CodeUnsupportedProtocolVersion
 }
 
+// SupportedVersions reads the "supported" list of an
+// UnsupportedProtocolVersionError's data (nil when there is none).
+func SupportedVersions(data json.RawMessage) []string {
+	var d struct {
+		Supported []string `json:"supported"`
+	}
+	_ = json.Unmarshal(data, &d)
+	return d.Supported
+}
+
 // ID is a JSON-RPC request ID kept in canonical JSON form, so that 7, 7.0 and
 // 7e0 name the same request while "7" (a string) names another. The zero ID
 // means "no ID". IDs are comparable and usable as map keys.
