@@ -321,7 +321,8 @@ func (c *composer) update(m *Model, msg tea.Msg) tea.Cmd {
 		}
 		c.kind = composeKind((int(c.kind) + d + int(numKinds)) % int(numKinds))
 		if c.kind == kindTool {
-			c.step = stepPick
+			// Back on the tool list: its keys pick a tool, not a field.
+			c.step, c.kindRow = stepPick, false
 			return nil
 		}
 		cmd := c.buildForm(m)

@@ -144,6 +144,25 @@ func TestComposerOtherKinds(t *testing.T) {
 	}
 }
 
+// Switching to another kind and back leaves the tool list working: ↓
+// moves to the next tool and enter opens it (the kind row used to keep
+// the keys, so the first ↓ was lost and enter sent the wrong tool).
+func TestComposerKindRoundTripKeepsToolKeys(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.key("n")
+	before := h.m.composer.toolSel
+	h.key("right", "left", "down")
+	if got := h.m.composer.toolSel; got != (before+1)%len(h.m.composer.tools) {
+		t.Fatalf("↓ after → ← moved the selection from %d to %d", before, got)
+	}
+	want := h.m.composer.tools[h.m.composer.toolSel].Name
+	h.key("enter")
+	if tool, _ := h.m.composer.tool(); h.m.composer.step != stepForm || tool.Name != want {
+		t.Fatalf("enter opened %q at step %v, want the form of %q", tool.Name, h.m.composer.step, want)
+	}
+}
+
 func TestComposerEscGoesBackThenCloses(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
