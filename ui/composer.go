@@ -682,6 +682,11 @@ func (c *composer) view(m *Model, height int) string {
 		} else {
 			hint += " · ↑ from the first field: kinds"
 		}
+		if c.jsonMode {
+			// The editor keeps enter and tab for itself; the timeouts are
+			// set in the form.
+			hint = "  JSON: enter new line · ctrl+s send · ctrl+e form and timeouts · esc back"
+		}
 	}
 	b.WriteString(st.Dim.Render(fit(hint, m.width)))
 	b.WriteString("\n\n")

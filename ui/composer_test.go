@@ -61,6 +61,9 @@ func TestComposerJSONModeValidatesAndSends(t *testing.T) {
 	if !strings.Contains(h.screen(), `"seconds": 3`) {
 		t.Fatalf("the JSON editor does not carry the form's value:\n%s", h.screen())
 	}
+	if !strings.Contains(h.screen(), "JSON: enter new line · ctrl+s send") {
+		t.Fatalf("the hint does not say how the editor sends:\n%s", h.screen())
+	}
 	h.typeText("{")
 	if !strings.Contains(h.screen(), "not a JSON object") {
 		t.Fatalf("invalid JSON is not flagged while typing:\n%s", h.screen())
