@@ -147,3 +147,19 @@ func trunc(s string, w int) string {
 	}
 	return ansi.Truncate(s, w, "…")
 }
+
+// countNoun is the singular or the plural noun for n.
+func countNoun(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// cancelAllQuestion is X's confirmation.
+func cancelAllQuestion(n int) string {
+	if n == 1 {
+		return "Cancel the 1 request in flight?"
+	}
+	return fmt.Sprintf("Cancel all %d requests in flight?", n)
+}

@@ -286,7 +286,7 @@ func (m *Model) detailCell(r *session.Request, w int, now time.Time) string {
 	case session.StateRunning:
 		return m.progressCell(r, w, now)
 	case session.StateListening:
-		s := fmt.Sprintf("%d update(s)", r.Notifications)
+		s := fmt.Sprintf("%d %s", r.Notifications, countNoun(r.Notifications, "update", "updates"))
 		if !r.LastNotificationAt.IsZero() {
 			s += ", last " + fmtDur(now.Sub(r.LastNotificationAt)) + " ago"
 		}
@@ -366,7 +366,7 @@ func (m *Model) outcome(r *session.Request) string {
 	case session.StateInputRequired:
 		parts = append(parts, st.Warn.Render("the server needs input (MRTR): not supported here"))
 	case session.StateEndedByServer:
-		parts = append(parts, st.Dim.Render(fmt.Sprintf("server ended it after %d update(s)", r.Notifications)))
+		parts = append(parts, st.Dim.Render(fmt.Sprintf("server ended it after %d %s", r.Notifications, countNoun(r.Notifications, "update", "updates"))))
 	case session.StateCompleted:
 		parts = append(parts, st.Dim.Render(m.resultSummary(r)))
 	}

@@ -153,7 +153,7 @@ func (m *Model) viewLog(height int) string {
 		title += fmt.Sprintf(" (oldest %d dropped)", dropped)
 	}
 	if lv.filter.Value() != "" {
-		title += fmt.Sprintf(" · %d match", it.n)
+		title += fmt.Sprintf(" · %d %s", it.n, countNoun(it.n, "match", "matches"))
 	}
 	if !lv.follow && it.n > 0 {
 		title += fmt.Sprintf(" · showing %d–%d of %d (G: newest)", from+1, to, it.n)
@@ -167,6 +167,9 @@ func (m *Model) viewLog(height int) string {
 		idW = max(idW, min(10, len(logID(lg.At(int(it.abs(i)-first)).ID))))
 	}
 	if lv.filter.Focused() || lv.filter.Value() != "" {
+		// Without a width the input shows one character of its
+		// placeholder.
+		lv.filter.SetWidth(max(20, m.width-2))
 		b.WriteString(fit(lv.filter.View(), m.width))
 	} else {
 		head := "  TIME          DIR    " + fit("WHAT", whatW) + " " + fitLeft("ID", idW) + "  MESSAGE"

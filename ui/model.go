@@ -756,7 +756,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.CancelAll):
 		n := m.tracker.Counts().InFlight
-		m.prompt = prompt{kind: promptCancelAll, text: fmt.Sprintf("Cancel all %d requests in flight?", n)}
+		m.prompt = prompt{kind: promptCancelAll, text: cancelAllQuestion(n)}
 	case key.Matches(msg, k.Longer), key.Matches(msg, k.Shorter):
 		return m.adjustTimeout(key.Matches(msg, k.Longer))
 	case key.Matches(msg, k.New):
@@ -957,7 +957,7 @@ func (m *Model) askQuit() tea.Cmd {
 	if n == 0 || m.state != connUp {
 		return m.quit("", session.CauseShutdown)
 	}
-	m.prompt = prompt{kind: promptQuit, text: fmt.Sprintf("%d request(s) in flight. Cancel them and quit?", n)}
+	m.prompt = prompt{kind: promptQuit, text: fmt.Sprintf("%d %s in flight. Cancel %s and quit?", n, countNoun(n, "request", "requests"), countNoun(n, "it", "them"))}
 	return nil
 }
 
@@ -986,7 +986,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 		return m.exit()
 	}
 	conn := m.conn
-	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d request(s) before quitting…", len(ids)))
+	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d %s before quitting…", len(ids), countNoun(len(ids), "request", "requests")))
 	return func() tea.Msg {
 		done := make(chan struct{})
 		go func() {

@@ -61,7 +61,7 @@ func summarize(method string, raw []byte) string {
 		}
 		return fmt.Sprintf("%d content item(s)", len(res.Content))
 	case wire.MethodToolsList:
-		return fmt.Sprintf("%d tool(s)", len(res.Tools))
+		return fmt.Sprintf("%d %s", len(res.Tools), countNoun(len(res.Tools), "tool", "tools"))
 	case wire.MethodResourcesList:
 		return fmt.Sprintf("%d resource(s)", len(res.Resources))
 	case wire.MethodPromptsList:
