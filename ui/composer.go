@@ -533,14 +533,20 @@ func (c *composer) settings() (session.RequestOptions, error) {
 		}
 		if n, err := strconv.ParseFloat(v, 64); err == nil {
 			// A bare number is seconds.
-			if !(n > 0) || math.IsInf(n, 0) || n > 1e9 {
-				return 0, fmt.Errorf("%s: %q is not a positive duration (try 30s or 2m)", f.name, v)
+			if !(n > 0) {
+				return 0, fmt.Errorf("%s: %q must be longer than zero (try 30s or 2m)", f.name, v)
+			}
+			if math.IsInf(n, 0) || n > 1e9 {
+				return 0, fmt.Errorf("%s: %q seconds is too long (try 30s or 2m)", f.name, v)
 			}
 			return time.Duration(n * float64(time.Second)), nil
 		}
 		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
+		if err != nil {
 			return 0, fmt.Errorf("%s: %q is not a duration (try 30s or 2m)", f.name, v)
+		}
+		if d <= 0 {
+			return 0, fmt.Errorf("%s: %q must be longer than zero (try 30s or 2m)", f.name, v)
 		}
 		return d, nil
 	}

@@ -193,3 +193,22 @@ func TestToolDescriptionsAreInert(t *testing.T) {
 		t.Fatalf("the description is not shown inert:\n%s", h.screen())
 	}
 }
+
+// A zero or negative timeout is refused with what is wrong with it, not
+// as an unreadable duration.
+func TestComposerTimeoutMustBePositive(t *testing.T) {
+	for _, v := range []string{"0s", "0", "-3"} {
+		h := newHarness(t, 120, 35)
+		h.connect()
+		h.key("n", "enter", "tab", "tab")
+		h.typeText(v)
+		n := len(h.fake.sent)
+		h.key("enter")
+		if len(h.fake.sent) != n {
+			t.Fatalf("%q: a zero timeout was sent", v)
+		}
+		if want := "timeout: \"" + v + "\" must be longer than zero"; !strings.Contains(h.screen(), want) {
+			t.Fatalf("%q: no %q on screen:\n%s", v, want, h.screen())
+		}
+	}
+}
