@@ -582,6 +582,7 @@ func (c *composer) send(m *Model) tea.Cmd {
 	m.list.follow = true
 	cmd := m.send(method, params, opts)
 	m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.list.selected, method))
+	m.status.about = m.list.selected
 	return cmd
 }
 

@@ -208,6 +208,10 @@ type statusLine struct {
 	text  string
 	level statusLevel
 	until time.Time
+	// about, when set, is a request whose news the message is ("sent #3 —
+	// press c", "#3: cancellation requested"): it goes as soon as that
+	// request reaches its fate, which the row then tells.
+	about wire.ID
 }
 
 type statusLevel uint8
@@ -244,6 +248,9 @@ type (
 		id     wire.ID
 		signal client.CancelSignal
 		err    error
+		// quiet: one of several cancels (X, quitting, timeouts), whose
+		// status line already says what happens; only a failure speaks.
+		quiet bool
 	}
 	quitReadyMsg  struct{}
 	exportDoneMsg struct {
@@ -479,6 +486,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	}
 	if len(msg.events) > 0 {
 		m.afterChange()
+		m.dropSettledStatus()
 	}
 	if msg.closed {
 		return nil
@@ -497,6 +505,9 @@ func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
 	}
 	m.state = connUp
 	m.everConnected = true
+	if m.status.text == reconnecting {
+		m.status = statusLine{}
+	}
 	var cmds []tea.Cmd
 	// Ask for the tools right away so the composer is ready; it is a real
 	// request and shows in the list like any other.
@@ -539,13 +550,13 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 		return nil
 	}
 	m.afterChange()
-	return cancelCmd(m.conn, m.connGen, id, reason)
+	return cancelCmd(m.conn, m.connGen, id, reason, false)
 }
 
-func cancelCmd(conn Client, gen int, id wire.ID, reason string) tea.Cmd {
+func cancelCmd(conn Client, gen int, id wire.ID, reason string, quiet bool) tea.Cmd {
 	return func() tea.Msg {
 		sig, err := conn.Cancel(id, reason)
-		return cancelDoneMsg{gen: gen, id: id, signal: sig, err: err}
+		return cancelDoneMsg{gen: gen, id: id, signal: sig, err: err, quiet: quiet}
 	}
 }
 
@@ -555,14 +566,17 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 	}
 	switch {
 	case errors.Is(msg.err, client.ErrNotInFlight):
-		m.setStatus(levelInfo, fmt.Sprintf("#%s was already answered when the cancel went out", msg.id))
+		if !msg.quiet {
+			m.setStatus(levelInfo, fmt.Sprintf("#%s was already answered when the cancel went out", msg.id))
+		}
 	case msg.err != nil:
 		// The server may never have learnt of the cancel: the row must say so
 		// rather than settle as an ordinary cancel.
 		m.tracker.Apply(client.Event{Kind: client.EventCancelSent, Time: m.now(), RequestID: msg.id, Signal: msg.signal, Err: msg.err})
 		m.setStatus(levelError, fmt.Sprintf("cancel #%s failed: %v", msg.id, msg.err))
-	default:
+	case !msg.quiet:
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — %s", msg.id, signalText(msg.signal)))
+		m.status.about = msg.id
 	}
 }
 
@@ -576,7 +590,7 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	now := m.now()
 	var cmds []tea.Cmd
 	for _, ex := range m.tracker.Expire(now) {
-		cmds = append(cmds, cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason))
+		cmds = append(cmds, cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false))
 	}
 	if !m.status.until.IsZero() && !now.Before(m.status.until) {
 		m.status = statusLine{}
@@ -636,6 +650,20 @@ func (m *Model) afterChange() {
 		m.list.selected = m.tracker.At(m.tracker.Len() - 1).ID
 	}
 }
+
+// dropSettledStatus clears a status message about a request that has since
+// reached its fate.
+func (m *Model) dropSettledStatus() {
+	if m.status.about.IsZero() {
+		return
+	}
+	if r, ok := m.tracker.Get(m.status.about); !ok || r.State.IsFinal() {
+		m.status = statusLine{}
+	}
+}
+
+// reconnecting is the status line while R redials.
+const reconnecting = "reconnecting…"
 
 // selectedRequest is the request keys act on: the one the detail view
 // shows, else the list's selection.
@@ -937,7 +965,7 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 	if ok, _ := m.tracker.RequestCancel(id, reason, cause, m.now()); !ok {
 		return nil
 	}
-	return cancelCmd(m.conn, m.connGen, id, reason)
+	return cancelCmd(m.conn, m.connGen, id, reason, true)
 }
 
 // activeIDs lists requests still in flight (not already cancelling).
@@ -1009,7 +1037,7 @@ func (m *Model) reconnect() tea.Cmd {
 	old := m.conn
 	dial := m.opts.Dial
 	m.state = connConnecting
-	m.setStatus(levelInfo, "reconnecting…")
+	m.setStatus(levelInfo, reconnecting)
 	return func() tea.Msg {
 		if old != nil {
 			_ = old.Close()

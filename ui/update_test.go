@@ -573,3 +573,45 @@ func TestCouldNotConnectKeepsTheCause(t *testing.T) {
 		t.Fatalf("the banner hides why the connection failed:\n%s", scr)
 	}
 }
+
+// The status line's news about a request goes once the request's row tells
+// its fate: "sent #2 — press c" must not linger over a failed #2.
+func TestStatusAboutARequestGoesWithItsFate(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	if !strings.Contains(h.screen(), "sent #2 tools/call — press c to cancel it") {
+		t.Fatalf("no sent status:\n%s", h.screen())
+	}
+	h.answer(2, `{"resultType":"complete","content":[],"isError":true}`)
+	if strings.Contains(h.screen(), "press c to cancel it") {
+		t.Fatalf("the sent status outlived the request:\n%s", h.screen())
+	}
+
+	startSlow(h)
+	h.key("c")
+	if !strings.Contains(h.screen(), "#3: cancellation requested") {
+		t.Fatalf("no cancel status:\n%s", h.screen())
+	}
+	h.progress(3, 1, 10, "still going") // news, but not the fate
+	if !strings.Contains(h.screen(), "#3: cancellation requested") {
+		t.Fatalf("the cancel status went before the fate was known:\n%s", h.screen())
+	}
+	h.answer(3, `{"resultType":"complete","content":[]}`)
+	if strings.Contains(h.screen(), "#3: cancellation requested") {
+		t.Fatalf("the cancel status outlived the fate:\n%s", h.screen())
+	}
+}
+
+// X says how many it cancels, and the per-request acknowledgements do not
+// overwrite that with the last one's.
+func TestCancelAllStatusCountsThemAll(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	startSlow(h)
+	h.key("X", "y")
+	if s := h.screen(); !strings.Contains(s, "› cancelling 2 requests") || strings.Contains(s, "› #") {
+		t.Fatalf("status after X:\n%s", s)
+	}
+}
