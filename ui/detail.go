@@ -11,6 +11,7 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
+	"inflight/client"
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/wire"
@@ -163,6 +164,9 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	s := fmt.Sprintf("cancel (%s) at %s · %s", c.Cause, fmtAgo(c.At.Sub(startOf(r))), sig)
 	if c.Reason != "" {
 		s += fmt.Sprintf(" · reason %q", m.line(c.Reason))
+		if c.Signal == client.SignalStreamClosed {
+			s += " (not sent: a closed stream carries none)"
+		}
 	}
 	var flags []string
 	if r.Late.Response {

@@ -99,6 +99,7 @@ type mode = keymap.Mode
 type prompt struct {
 	kind  promptKind
 	text  string
+	note  string // a dim line under the text
 	input textinput.Model
 	// id is the request a reason prompt is for.
 	id wire.ID
@@ -910,7 +911,13 @@ func (m *Model) openReasonPrompt(id wire.ID) {
 	in.Placeholder = "user requested cancellation"
 	in.CharLimit = 200
 	in.Focus()
-	m.prompt = prompt{kind: promptReason, id: id, input: in, text: fmt.Sprintf("Cancel #%s with a reason", id)}
+	p := prompt{kind: promptReason, id: id, input: in, text: fmt.Sprintf("Cancel #%s with a reason", id)}
+	if info, _ := m.tracker.Conn(); info.Transport == client.TransportHTTP && info.Era == client.EraModern {
+		// The cancel is the closing of the stream: no message carries the
+		// reason, so the user must not think the server will read it.
+		p.note = "kept here only: modern HTTP cancels by closing the stream, which carries no reason"
+	}
+	m.prompt = p
 }
 
 func (m *Model) handlePromptKey(msg tea.KeyPressMsg) tea.Cmd {

@@ -615,3 +615,24 @@ func TestCancelAllStatusCountsThemAll(t *testing.T) {
 		t.Fatalf("status after X:\n%s", s)
 	}
 }
+
+// On modern HTTP the cancel is a closed stream: C says the reason stays
+// here, and the detail does not pretend it was sent.
+func TestReasonOnModernHTTPIsNotSent(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.fake.info.Transport = client.TransportHTTP
+	h.fake.signal = client.SignalStreamClosed
+	h.connect()
+	startSlow(h)
+	h.key("C")
+	if !strings.Contains(h.screen(), "kept here only: modern HTTP cancels by closing the stream") {
+		t.Fatalf("the reason prompt does not say the reason stays here:\n%s", h.screen())
+	}
+	h.typeText("too slow")
+	h.key("enter")
+	h.events(client.Event{Kind: client.EventCancelSent, RequestID: wire.IntID(2), Signal: client.SignalStreamClosed, Reason: "too slow"})
+	h.key("enter")
+	if !strings.Contains(h.screen(), `reason "too slow" (not sent: a closed stream carries none)`) {
+		t.Fatalf("the detail shows the reason as if sent:\n%s", h.screen())
+	}
+}

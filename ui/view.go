@@ -232,7 +232,11 @@ func (m *Model) overlayPrompt(body string, h int) string {
 	switch m.prompt.kind {
 	case promptReason:
 		m.prompt.input.SetWidth(max(20, min(60, m.width-12)))
-		content = st.Bold.Render(m.prompt.text) + "\n" + m.prompt.input.View() + "\n" + st.Dim.Render("enter cancel · esc keep running")
+		content = st.Bold.Render(m.prompt.text) + "\n"
+		if m.prompt.note != "" {
+			content += st.Dim.Render(fit(m.prompt.note, max(20, m.width-8))) + "\n"
+		}
+		content += m.prompt.input.View() + "\n" + st.Dim.Render("enter cancel · esc keep running")
 	default:
 		content = st.Bold.Render(m.prompt.text) + "\n" + st.Key.Render("y") + " yes · " + st.Key.Render("n") + " no"
 	}
