@@ -131,6 +131,11 @@ var (
 	// ErrNotInFlight: Cancel was asked for a request that is not in flight
 	// (never sent, already answered, or the client's own handshake).
 	ErrNotInFlight = errors.New("request is not in flight")
+	// ErrUnreachable marks (errors.Is) the failure of an HTTP exchange that
+	// got no response at all: the connection was refused, reset or timed
+	// out, or TLS failed. Over HTTP there is no connection to lose, so this
+	// is how a caller learns the server went away.
+	ErrUnreachable = errors.New("server unreachable")
 	// ErrClosed: the client is closed or its transport is gone.
 	ErrClosed = errors.New("connection closed")
 	// ErrNotConnected: Send before Connect finished.
@@ -737,6 +742,23 @@ func (c *Client) failCall(id wire.ID, err error, lost bool) {
 		return
 	}
 	c.emit(Event{Kind: EventRequestFailed, Time: time.Now(), RequestID: id, Err: err, LostConnection: lost})
+}
+
+// unreachable is a network error that also matches ErrUnreachable; its
+// text is the network error's own.
+type unreachable struct{ err error }
+
+func (u unreachable) Error() string   { return u.err.Error() }
+func (u unreachable) Unwrap() []error { return []error{u.err, ErrUnreachable} }
+
+// markUnreachable marks err, an http.Client.Do failure, as ErrUnreachable
+// unless it is a refused redirect or the exchange's own cancellation.
+func markUnreachable(ctx context.Context, err error) error {
+	var re *redirectError
+	if ctx.Err() != nil || errors.As(err, &re) {
+		return err
+	}
+	return unreachable{err}
 }
 
 func isClosed(ch chan struct{}) bool {

@@ -292,7 +292,7 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 			return
 		}
 		var re *redirectError
-		t.c.failCall(id, fmt.Errorf("POST %s: %w", out.method, plainErr(err)), !errors.As(err, &re))
+		t.c.failCall(id, fmt.Errorf("POST %s: %w", out.method, markUnreachable(ctx, plainErr(err))), !errors.As(err, &re))
 		return
 	}
 	defer resp.Body.Close()
@@ -545,7 +545,7 @@ func (t *httpTransport) get(ctx context.Context, lastID string) (resp *http.Resp
 	t.addUserHeaders(req.Header)
 	resp, err = t.hc.Do(req)
 	if err != nil {
-		return nil, sid, plainErr(err)
+		return nil, sid, markUnreachable(ctx, plainErr(err))
 	}
 	if enc := contentEncoding(resp); enc != "" {
 		resp.Body.Close()

@@ -478,6 +478,13 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 				m.state = connLost
 				m.connErr = ev.Err
 			}
+		case client.EventRequestFailed:
+			// Over HTTP nothing closes when the server goes away; a request
+			// that got no response at all is how it shows.
+			if errors.Is(ev.Err, client.ErrUnreachable) && !m.quitting && m.state == connUp {
+				m.state = connLost
+				m.connErr = ev.Err
+			}
 		case client.EventReceived:
 			if !m.toolsReq.IsZero() && ev.RequestID == m.toolsReq && ev.Msg.Kind == wire.KindResult {
 				m.tools = parseTools(ev.Msg.Result)

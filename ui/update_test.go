@@ -636,3 +636,36 @@ func TestReasonOnModernHTTPIsNotSent(t *testing.T) {
 		t.Fatalf("the detail shows the reason as if sent:\n%s", h.screen())
 	}
 }
+
+// An HTTP server that went away shows as lost once a request gets no
+// response at all: the banner says why and R reconnects. A request that
+// merely failed (an error answer) leaves the connection up.
+func TestUnreachableHTTPServerShowsLost(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.fake.info.Transport = client.TransportHTTP
+	h.connect()
+	startSlow(h)
+	h.events(client.Event{Kind: client.EventRequestFailed, RequestID: wire.IntID(2), Err: errors.New("HTTP 500"), LostConnection: true})
+	if h.m.state != connUp {
+		t.Fatalf("an ordinary failure took the connection down:\n%s", h.screen())
+	}
+	startSlow(h)
+	refused := fmt.Errorf("POST tools/call: %w", unreachableErr{errors.New("dial tcp 127.0.0.1:1: connect: connection refused")})
+	h.events(client.Event{Kind: client.EventRequestFailed, RequestID: wire.IntID(3), Err: refused, LostConnection: true})
+	s := h.screen()
+	if !strings.Contains(s, "↯ disconnected") || !strings.Contains(s, "↯ server unreachable") ||
+		!strings.Contains(s, "POST tools/call: dial tcp 127.0.0.1:1: connect: connection refused") || !strings.Contains(s, "press R to reconnect") {
+		t.Fatalf("no lost-server banner:\n%s", s)
+	}
+	n := h.fake.connected
+	h.key("R")
+	if h.fake.connected != n+1 || h.m.state != connUp {
+		t.Fatalf("R did not reconnect (connects %d → %d, state %v)", n, h.fake.connected, h.m.state)
+	}
+}
+
+// unreachableErr is a network error marked as the HTTP transport marks one.
+type unreachableErr struct{ err error }
+
+func (u unreachableErr) Error() string   { return u.err.Error() }
+func (u unreachableErr) Unwrap() []error { return []error{u.err, client.ErrUnreachable} }

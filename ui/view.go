@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"inflight/client"
 	"inflight/keymap"
 )
 
@@ -154,8 +156,11 @@ func (m *Model) viewHeader() string {
 // viewBanner says the connection is gone and what to do.
 func (m *Model) viewBanner() string {
 	head := "↯ connection lost"
-	if !m.everConnected {
+	switch {
+	case !m.everConnected:
 		head = "↯ could not connect"
+	case errors.Is(m.connErr, client.ErrUnreachable):
+		head = "↯ server unreachable"
 	}
 	tail := " — press R to reconnect"
 	if !m.everConnected {
