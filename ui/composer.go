@@ -78,6 +78,9 @@ type field struct {
 	input    textinput.Model
 	on       bool // booleans
 	isBool   bool
+	// fallback: the placeholder is a real example, sent when the field is
+	// left empty (the demo's resource and prompt, the raw method).
+	fallback bool
 }
 
 // composer builds a request: pick a tool (with its description and input
@@ -157,27 +160,40 @@ func (c *composer) buildForm(m *Model) tea.Cmd {
 	c.jsonMode = false
 	c.err = ""
 	c.fields = nil
+	// The demo's resource and prompt make ready examples; another server's
+	// are its own, so its fields start empty.
+	info, _ := m.tracker.Conn()
+	demo := info.ServerName == demoServerName
 	switch c.kind {
 	case kindTool:
 		if t, ok := c.tool(); ok {
 			c.fields = schemaFields(t.Schema, m.line)
 		}
 	case kindResource:
-		c.fields = []field{textField("uri", "string", true, "demo://clock", "the resource URI")}
-	case kindPrompt:
-		c.fields = []field{
-			textField("name", "string", true, "explain_cancellation", "the prompt name"),
-			textField("arguments", "json", false, `{"transport":"stdio"}`, "a JSON object of string arguments"),
+		uri := textField("uri", "string", true, "e.g. file:///path/to/file", "the resource URI")
+		if demo {
+			uri = example(textField("uri", "string", true, "demo://clock", "the resource URI"))
 		}
+		c.fields = []field{uri}
+	case kindPrompt:
+		name := textField("name", "string", true, "the prompt's name", "the prompt name")
+		argsHint := `e.g. {"name":"value"}`
+		if demo {
+			name = example(textField("name", "string", true, "explain_cancellation", "the prompt name"))
+			argsHint = `{"transport":"stdio"}`
+		}
+		c.fields = []field{name, textField("arguments", "json", false, argsHint, "a JSON object of string arguments")}
 	case kindListen:
 		c.fields = []field{
 			boolField("toolsListChanged", false), boolField("promptsListChanged", false), boolField("resourcesListChanged", false),
-			textField("resourceSubscriptions", "string", false, "demo://clock", "comma-separated resource URIs"),
+			textField("resourceSubscriptions", "string", false, "e.g. file:///a, file:///b", "comma-separated resource URIs"),
 		}
-		c.fields[3].input.SetValue("demo://clock")
+		if demo {
+			c.fields[3].input.SetValue("demo://clock")
+		}
 	case kindRaw:
 		c.fields = []field{
-			textField("method", "string", true, "tools/list", "any JSON-RPC method"),
+			example(textField("method", "string", true, "tools/list", "any JSON-RPC method")),
 			textField("params", "json", false, `{}`, "a JSON object (protocol _meta is added for you)"),
 		}
 	}
@@ -208,6 +224,16 @@ func textField(name, typ string, required bool, placeholder, hint string) field 
 	in.CharLimit = 4096
 	return field{name: name, typ: typ, required: required, hint: hint, input: in}
 }
+
+// example marks a field's placeholder as the value sent when it is left
+// empty.
+func example(f field) field {
+	f.fallback = true
+	return f
+}
+
+// demoServerName is the serverInfo name of inflight's own demo server.
+const demoServerName = "inflight-demo"
 
 func boolField(name string, on bool) field {
 	return field{name: name, typ: "boolean", isBool: true, on: on}
@@ -482,7 +508,7 @@ func (c *composer) formArgs() (map[string]json.RawMessage, error) {
 		}
 		v := strings.TrimSpace(f.input.Value())
 		if v == "" {
-			if f.required && f.input.Placeholder != "" && c.kind != kindTool {
+			if f.required && f.fallback {
 				v = f.input.Placeholder
 			} else if f.required && c.kind == kindTool {
 				return nil, fmt.Errorf("%s is required", f.name)
@@ -588,12 +614,16 @@ func (c *composer) send(m *Model) tea.Cmd {
 
 // request builds the method and params of the composed request.
 func (c *composer) request() (string, json.RawMessage, error) {
-	str := func(i int) string {
-		v := strings.TrimSpace(c.fields[i].input.Value())
-		if v == "" {
-			v = c.fields[i].input.Placeholder
+	str := func(i int) (string, error) {
+		f := &c.fields[i]
+		v := strings.TrimSpace(f.input.Value())
+		if v == "" && f.fallback {
+			v = f.input.Placeholder
 		}
-		return v
+		if v == "" && f.required {
+			return "", fmt.Errorf("%s is required", f.name)
+		}
+		return v, nil
 	}
 	switch c.kind {
 	case kindTool:
@@ -614,14 +644,22 @@ func (c *composer) request() (string, json.RawMessage, error) {
 		params, _ := json.Marshal(map[string]any{"name": t.Name, "arguments": args})
 		return wire.MethodToolsCall, params, nil
 	case kindResource:
-		params, _ := json.Marshal(map[string]string{"uri": str(0)})
+		uri, err := str(0)
+		if err != nil {
+			return "", nil, err
+		}
+		params, _ := json.Marshal(map[string]string{"uri": uri})
 		return wire.MethodResourcesRead, params, nil
 	case kindPrompt:
 		args, err := jsonObject(c.fields[1].input.Value())
 		if err != nil {
 			return "", nil, fmt.Errorf("arguments: %v", err)
 		}
-		params, _ := json.Marshal(map[string]any{"name": str(0), "arguments": args})
+		name, err := str(0)
+		if err != nil {
+			return "", nil, err
+		}
+		params, _ := json.Marshal(map[string]any{"name": name, "arguments": args})
 		return wire.MethodPromptsGet, params, nil
 	case kindListen:
 		filter := map[string]any{}
@@ -642,7 +680,10 @@ func (c *composer) request() (string, json.RawMessage, error) {
 		params, _ := json.Marshal(map[string]any{"notifications": filter})
 		return wire.MethodSubscriptionsListen, params, nil
 	case kindRaw:
-		method := str(0)
+		method, err := str(0)
+		if err != nil {
+			return "", nil, err
+		}
 		p := strings.TrimSpace(c.fields[1].input.Value())
 		if p == "" {
 			return method, nil, nil

@@ -131,6 +131,7 @@ func TestComposerOtherKinds(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, 120, 35)
+			h.fake.info.ServerName = demoServerName // its resource and prompt are the examples
 			h.connect()
 			h.key("n")
 			for i := 0; i < c.rights; i++ {
@@ -163,6 +164,37 @@ func TestComposerKindRoundTripKeepsToolKeys(t *testing.T) {
 	h.key("enter")
 	if tool, _ := h.m.composer.tool(); h.m.composer.step != stepForm || tool.Name != want {
 		t.Fatalf("enter opened %q at step %v, want the form of %q", tool.Name, h.m.composer.step, want)
+	}
+}
+
+// Another server's composer offers no demo values: an empty resource URI or
+// prompt name is an error, and listen subscribes to nothing by default.
+func TestComposerNoDemoValuesForOtherServers(t *testing.T) {
+	for _, c := range []struct {
+		rights int
+		want   string
+	}{{1, "uri is required"}, {2, "name is required"}} {
+		h := newHarness(t, 120, 35)
+		h.connect()
+		h.key("n")
+		for i := 0; i < c.rights; i++ {
+			h.key("right")
+		}
+		n := len(h.fake.sent)
+		h.key("down", "enter")
+		if len(h.fake.sent) != n {
+			_, p := lastSent(t, h)
+			t.Fatalf("sent %v with demo values to another server", p)
+		}
+		if !strings.Contains(h.screen(), c.want) {
+			t.Fatalf("no %q:\n%s", c.want, h.screen())
+		}
+	}
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.key("n", "right", "right", "right", "down", "enter")
+	if _, p := lastSent(t, h); p["notifications"].(map[string]any)["resourceSubscriptions"] != nil {
+		t.Fatalf("listen subscribed to a demo resource: %v", p)
 	}
 }
 
