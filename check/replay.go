@@ -212,9 +212,9 @@ func (rq *replayRequest) add(rec *trace.Record) {
 		rq.cancelMS = rec.MS
 	case rec.Dir == trace.DirIn && m.Method == wire.NotifyProgress:
 		if rq.cancelMS >= 0 {
-			rq.lateProgress++
+			rq.lateProgress += 1 + rec.Coalesced
 		} else {
-			rq.progress++
+			rq.progress += 1 + rec.Coalesced
 		}
 	case rec.Dir == trace.DirIn && m.IsResponse() && rq.cancelMS >= 0 && rq.lateResponse < 0:
 		rq.lateResponse = rec.MS - rq.cancelMS
@@ -384,6 +384,10 @@ func describeMessage(rec *trace.Record, m wire.Message) string {
 				s = "progress " + fmtProgress(p.Progress, p.Total)
 				if p.Message != "" {
 					s += fmt.Sprintf(" %q", safeLine(clipText(p.Message, 80)))
+				}
+				if rec.Coalesced > 0 {
+					s = fmt.Sprintf("%d progress notifications merged by the log, until +%.0fms; the latest: %s",
+						rec.Coalesced+1, rec.LastMS, s)
 				}
 				break
 			}

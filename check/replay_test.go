@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,7 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"inflight/client"
+	"inflight/redact"
+	"inflight/session"
 	"inflight/termsafe"
+	"inflight/trace"
+	"inflight/wire"
 )
 
 // A trace written by call replays as a table of what happened to the
@@ -163,4 +169,51 @@ func TestReplaySanitisesEveryField(t *testing.T) {
 	if strings.Count(s, "\n") < len(recs) {
 		t.Errorf("lines are missing from the replay:\n%s", s)
 	}
+}
+
+// A protocol log that merged a flood's progress exports it as one line
+// that counts them, and replay counts every notification it stands for.
+func TestReplayCoalescedProgress(t *testing.T) {
+	tr := session.NewTracker(session.Config{})
+	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	tr.Apply(client.Event{Kind: client.EventConnected, Time: start, Info: &client.ConnInfo{Era: client.EraModern, Transport: client.TransportStdio}})
+	r := tr.Begin(wire.MethodToolsCall, json.RawMessage(`{"name":"flood","arguments":{}}`), session.RequestOptions{}, start)
+	raw := wire.Request(r.ID, wire.MethodToolsCall, json.RawMessage(`{"name":"flood","arguments":{}}`))
+	msg, _ := wire.Decode(raw)
+	tr.Apply(client.Event{Kind: client.EventSent, Time: start, RequestID: r.ID, Raw: raw, Msg: msg})
+	const n = 1000
+	for i := 1; i <= n; i++ {
+		params, _ := json.Marshal(map[string]any{"progressToken": r.ProgressToken, "progress": i, "total": n})
+		raw := wire.Notification(wire.NotifyProgress, params)
+		msg, _ := wire.Decode(raw)
+		p, _ := wire.DecodeProgress(msg.Params)
+		tr.Apply(client.Event{Kind: client.EventReceived, Time: start.Add(time.Duration(i) * time.Millisecond), Raw: raw, Msg: msg, Progress: &p})
+	}
+	resp := wire.ResultResponse(r.ID, json.RawMessage(`{"resultType":"complete","content":[]}`))
+	msg, _ = wire.Decode(resp)
+	tr.Apply(client.Event{Kind: client.EventReceived, Time: start.Add(1100 * time.Millisecond), RequestID: r.ID, Raw: resp, Msg: msg})
+
+	var file bytes.Buffer
+	if err := trace.WriteLog(&file, tr.Log(), start, redact.New(nil, nil, "")); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(file.String(), "\n"); lines > session.LogProgressPerRequest+10 {
+		t.Errorf("the export has %d lines for %d progress notifications", lines, n)
+	}
+	if !strings.Contains(file.String(), fmt.Sprintf(`"coalesced":%d`, n-session.LogProgressPerRequest-1)) {
+		t.Errorf("no coalesced line in the export:\n%s", tail(file.String(), 600))
+	}
+	var out bytes.Buffer
+	if code := ReplayReader(&file, "flood.jsonl", ReplayOptions{}, &out, io.Discard); code != 0 {
+		t.Fatalf("replay exit %d:\n%s", code, out.String())
+	}
+	mustContain(t, out.String(), fmt.Sprintf("%d progress notifications", n))
+	mustContain(t, out.String(), fmt.Sprintf("%d progress notifications merged by the log, until +1000ms; the latest: progress %d/%d", n-session.LogProgressPerRequest, n, n))
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }

@@ -29,7 +29,11 @@ const (
 // progress notifications a second), so the common cases avoid formatting
 // and allocation; see BenchmarkApplyProgress.
 func (t *Tracker) Apply(ev client.Event) {
-	t.curLog = t.log.append(&ev)
+	if slot, ok := t.coalesce(&ev); ok {
+		t.curLog = slot
+	} else {
+		t.curLog = t.log.append(&ev)
+	}
 	switch ev.Kind {
 	case client.EventConnected:
 		t.onConnected(&ev)
@@ -55,6 +59,48 @@ func (t *Tracker) Apply(ev client.Event) {
 		}
 	}
 	t.curLog = -1
+}
+
+// coalesce merges a timely progress notification into its request's
+// coalesced log entry once the request has logged LogProgressPerRequest
+// of them one by one, and reports the entry's slot. It leaves to append
+// everything else, including progress that breaks a rule, which onProgress
+// will flag on its own entry.
+func (t *Tracker) coalesce(ev *client.Event) (int, bool) {
+	p := ev.Progress // set by the client on every notifications/progress
+	if p == nil || ev.Kind != client.EventReceived || ev.Internal {
+		return 0, false
+	}
+	r := t.byID[p.Token]
+	if r == nil || r.ProgressToken != p.Token {
+		return 0, false
+	}
+	switch r.State {
+	case StatePending, StateRunning, StateListening:
+	default:
+		return 0, false
+	}
+	if r.Progress.Count > 0 && p.Progress <= r.Progress.Value {
+		return 0, false
+	}
+	if r.logProgress < LogProgressPerRequest {
+		r.logProgress++
+		return 0, false
+	}
+	lg := &t.log
+	if i, ok := lg.slot(r.coalesceAt); ok && r.coalesceAt > 0 {
+		e := &lg.ring.buf[i]
+		latest := lg.entry(ev)
+		e.Raw, e.Truncated = latest.Raw, latest.Truncated
+		e.LastTime = ev.Time
+		e.Coalesced++
+		return i, true
+	}
+	// The first merged one (or the old entry left the log): a new entry,
+	// which the ones after it join.
+	i := lg.append(ev)
+	r.coalesceAt = lg.ring.total
+	return i, true
 }
 
 func (t *Tracker) onConnected(ev *client.Event) {

@@ -95,6 +95,12 @@ func event(t testing.TB, kind client.EventKind, at int, raw string) client.Event
 	if msg.Kind != wire.KindNotification {
 		ev.RequestID = msg.ID
 	}
+	if kind == client.EventReceived && msg.Method == wire.NotifyProgress {
+		// As the client does: progress arrives decoded.
+		if p, err := wire.DecodeProgress(msg.Params); err == nil {
+			ev.Progress = &p
+		}
+	}
 	return ev
 }
 

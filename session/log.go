@@ -110,7 +110,21 @@ type LogEntry struct {
 	// From one state to State (Kind is then zero).
 	IsState     bool
 	From, State State
+	// Coalesced counts the later progress notifications for the same
+	// request merged into this one's entry; Raw is then the latest one's
+	// bytes and LastTime its time. See LogProgressPerRequest.
+	Coalesced int
+	LastTime  time.Time
 }
+
+// LogProgressPerRequest is how many timely progress notifications of one
+// request the protocol log keeps one by one. After that they are merged
+// into one entry that counts them and shows the latest, so that a flood
+// (the demo's flood sends 200 000) cannot push the rest of the log — the
+// requests, cancels and late responses a person is debugging — out of its
+// bound. Progress that breaks a rule (late, not increasing, unknown) is
+// always logged on its own.
+const LogProgressPerRequest = 100
 
 // ProtocolLog is the bounded log of every event applied, Internal ones too.
 type ProtocolLog struct {
@@ -131,6 +145,25 @@ func (l *ProtocolLog) Total() int64 { return l.ring.total }
 // while applying the event can mark it. It allocates nothing unless the raw
 // bytes must be clipped, because every message passes through here.
 func (l *ProtocolLog) append(ev *client.Event) int {
+	return l.ring.push(l.entry(ev))
+}
+
+// slot is the buf index of the entry at position pos (Total right after it
+// was appended), if it is still kept.
+func (l *ProtocolLog) slot(pos int64) (int, bool) {
+	first := l.ring.total - int64(l.ring.len()) // position of the oldest kept, minus one
+	if pos <= first || pos > l.ring.total {
+		return 0, false
+	}
+	j := l.ring.start + int(pos-first-1)
+	if j >= len(l.ring.buf) {
+		j -= len(l.ring.buf)
+	}
+	return j, true
+}
+
+// entry builds the log entry of an event.
+func (l *ProtocolLog) entry(ev *client.Event) LogEntry {
 	e := LogEntry{
 		Time:      ev.Time,
 		Dir:       direction(ev.Kind),
@@ -163,7 +196,7 @@ func (l *ProtocolLog) append(ev *client.Event) int {
 		e.Truncated += len(e.Raw) - l.rawLimit
 		e.Raw = append([]byte(nil), e.Raw[:l.rawLimit]...)
 	}
-	return l.ring.push(e)
+	return e
 }
 
 // direction says which way an event's bytes went.

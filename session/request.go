@@ -79,6 +79,11 @@ type Request struct {
 	responded bool  // a response (timely or late) arrived
 	flagged   bool  // counted in Counts.Flagged
 	listen    bool  // Method is subscriptions/listen
+	// logProgress counts the progress entries logged one by one;
+	// coalesceAt is the log position (ProtocolLog.Total after its append)
+	// of the entry later ones are merged into, 0 before there is one.
+	logProgress int32
+	coalesceAt  int64
 }
 
 // TimelineSamples bounds Request.Timeline.

@@ -107,6 +107,12 @@ type Record struct {
 	// Violation is the code of a violation the line's message caused
 	// (traces exported from the tracker's protocol log).
 	Violation string `json:"violation,omitempty"`
+	// Coalesced: this progress line stands for itself and Coalesced later
+	// progress notifications for the same request, which the protocol log
+	// merged (session.LogProgressPerRequest); Msg is the latest of them,
+	// received at LastMS.
+	Coalesced int     `json:"coalesced,omitempty"`
+	LastMS    float64 `json:"lastMs,omitempty"`
 }
 
 // Message decodes the record's message, if it has one.

@@ -342,6 +342,10 @@ func FromLogEntry(e session.LogEntry, ms float64) Record {
 		} else {
 			setMessage(&rec, e.Raw, e.Kind.String())
 		}
+		if e.Coalesced > 0 {
+			rec.Coalesced = e.Coalesced
+			rec.LastMS = ms + float64(e.LastTime.Sub(e.Time).Microseconds())/1000
+		}
 		if m, ok := rec.Message(); ok {
 			userCancel(&rec, m)
 			if (rec.Dir == DirIn && m.Kind == wire.KindRequest) || (rec.Dir == DirOut && m.IsResponse()) {

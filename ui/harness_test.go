@@ -258,7 +258,8 @@ func (h *harness) progress(id int64, v, total float64, message string) {
 	params, _ := json.Marshal(map[string]any{"progressToken": id, "progress": v, "total": total, "message": message})
 	raw := wire.Notification(wire.NotifyProgress, params)
 	msg, _ := wire.Decode(raw)
-	h.events(client.Event{Kind: client.EventReceived, Raw: raw, Msg: msg})
+	p, _ := wire.DecodeProgress(msg.Params) // the client decodes it
+	h.events(client.Event{Kind: client.EventReceived, Raw: raw, Msg: msg, Progress: &p})
 }
 
 func (h *harness) cancelSent(id int64, sig client.CancelSignal) {

@@ -259,6 +259,10 @@ func describeEntry(e session.LogEntry) (what, msg string) {
 			what = e.Kind.String()
 		}
 		msg = payload(e.Raw)
+		if e.Coalesced > 0 {
+			what = fmt.Sprintf("progress ×%d", e.Coalesced+1)
+			msg = fmt.Sprintf("merged, until %s; latest: %s", e.LastTime.Format("15:04:05.000"), msg)
+		}
 	case client.EventMalformed:
 		// Why it was rejected first: the raw bytes are often just noise.
 		what, msg = "malformed", e.Text+" · "+string(e.Raw)

@@ -669,3 +669,20 @@ type unreachableErr struct{ err error }
 
 func (u unreachableErr) Error() string   { return u.err.Error() }
 func (u unreachableErr) Unwrap() []error { return []error{u.err, client.ErrUnreachable} }
+
+// The protocol log shows a flood's merged progress as one line that
+// counts it, so the rest of the log stays in view.
+func TestLogShowsCoalescedProgress(t *testing.T) {
+	h := newHarness(t, 140, 40)
+	h.connect()
+	startSlow(h)
+	n := session.LogProgressPerRequest + 50
+	for i := 1; i <= n; i++ {
+		h.progress(2, float64(i), float64(n), "step")
+	}
+	h.key("l")
+	want := fmt.Sprintf("progress ×%d", n-session.LogProgressPerRequest)
+	if s := h.screen(); !strings.Contains(s, want) || !strings.Contains(s, "merged, until") {
+		t.Fatalf("no %q line:\n%s", want, s)
+	}
+}
