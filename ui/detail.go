@@ -72,7 +72,8 @@ func (m *Model) handleDetailKey(msg tea.KeyPressMsg) bool {
 }
 
 // detailHeaderLines is the height of the part above the viewport: the
-// summary, the cancel line, the timeline (bar and two label rows) and a gap.
+// summary, the cancel line, the timeline (bar and two label rows, a third
+// when labels crowd) and a gap.
 const detailHeaderLines = 8
 
 func (m *Model) viewDetail(height int) string {
@@ -95,7 +96,8 @@ func (m *Model) viewDetail(height int) string {
 	b.WriteByte('\n')
 	b.WriteString(fit(flagLine, m.width))
 	b.WriteByte('\n')
-	for _, line := range m.timeline(r, m.width, now) {
+	tl := m.timeline(r, m.width, now)
+	for _, line := range tl {
 		b.WriteString(fit(line, m.width))
 		b.WriteByte('\n')
 	}
@@ -108,7 +110,7 @@ func (m *Model) viewDetail(height int) string {
 			m.detail.vp.GotoBottom()
 		}
 	}
-	m.detail.vp.SetHeight(max(1, height-detailHeaderLines))
+	m.detail.vp.SetHeight(max(1, height-detailHeaderLines-(len(tl)-3)))
 	b.WriteByte('\n')
 	b.WriteString(m.detail.vp.View())
 	return b.String()
@@ -271,29 +273,59 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 		}
 	}
 	sort.SliceStable(marks, func(i, j int) bool { return marks[i].at.Before(marks[j].at) })
-	// Labels go on two rows so that neighbours do not overwrite each other.
-	rows := [2][]rune{[]rune(strings.Repeat(" ", w+20)), []rune(strings.Repeat(" ", w+20))}
-	next := [2]int{}
+	// Labels go under their mark, on the first of three rows where they
+	// do not overwrite a neighbour. When marks crowd one spot, a label
+	// that fits under none of them goes right of the least crowded row's
+	// last label: every label is shown, and its text says its time.
+	var rows [timelineLabelRows][]rune
+	var next [timelineLabelRows]int
+	for i := range rows {
+		rows[i] = []rune(strings.Repeat(" ", w+1))
+	}
 	for _, mk := range marks {
 		c := col(mk.at)
 		lbl := []rune(mk.label)
 		if c+len(lbl) > w {
 			c = max(0, w-len(lbl))
 		}
-		for row := 0; row < 2; row++ {
-			if c >= next[row] {
-				copy(rows[row][c:], lbl)
-				next[row] = c + len(lbl) + 1
+		row := -1
+		for i := range rows {
+			if c >= next[i] {
+				row = i
 				break
 			}
 		}
+		if row < 0 {
+			row = 0
+			for i := range rows {
+				if next[i] < next[row] {
+					row = i
+				}
+			}
+			c = next[row]
+			if c >= w-1 {
+				continue // no room left on any row
+			}
+			if c+len(lbl) > w {
+				lbl = append(lbl[:max(0, w-c-1)], '…')
+			}
+		}
+		copy(rows[row][c:], lbl)
+		next[row] = c + len(lbl) + 1
 	}
-	return []string{
-		"  " + st.Running.Render(string(line)),
-		"  " + st.Dim.Render(strings.TrimRight(string(rows[0]), " ")),
-		"  " + st.Dim.Render(strings.TrimRight(string(rows[1]), " ")),
+	out := []string{"  " + st.Running.Render(string(line))}
+	for i, r := range rows {
+		text := strings.TrimRight(string(r), " ")
+		if i >= 2 && text == "" {
+			break // the third row only when it is needed
+		}
+		out = append(out, "  "+st.Dim.Render(text))
 	}
+	return out
 }
+
+// timelineLabelRows is how many rows the timeline's labels may take.
+const timelineLabelRows = 3
 
 // detailBody is the scrollable part: the raw JSON of the request, the
 // response (or the late response) and the violations.

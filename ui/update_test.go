@@ -686,3 +686,33 @@ func TestLogShowsCoalescedProgress(t *testing.T) {
 		t.Fatalf("no %q line:\n%s", want, s)
 	}
 }
+
+// When the marks crowd the end of the timeline (a stubborn server's late
+// progress and late response after the cancel settled), every label is
+// still shown.
+func TestTimelineShowsEveryLabelWhenCrowded(t *testing.T) {
+	for _, w := range []int{80, 120} {
+		h := newHarness(t, w, 30)
+		h.connect()
+		startSlow(h)
+		h.advance(500 * time.Millisecond)
+		h.progress(2, 1, 10, "step 1")
+		h.advance(2 * time.Second)
+		h.key("c")
+		h.cancelSent(2, client.SignalNotification)
+		for i := 0; i < 6; i++ {
+			h.advance(time.Second) // the late window passes: cancelled
+		}
+		h.advance(2 * time.Second)
+		h.progress(2, 9, 10, "step 9")
+		h.progress(2, 10, 10, "step 10")
+		h.answer(2, `{"resultType":"complete","content":[]}`)
+		h.key("enter")
+		s := h.screen()
+		for _, want := range []string{"sent 0s", "cancel +2.5s", "cancelled +7.5s", "2 late progress", "late response +10.5s"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%d columns: the timeline lost %q:\n%s", w, want, s)
+			}
+		}
+	}
+}
