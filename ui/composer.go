@@ -804,7 +804,7 @@ func (c *composer) fieldLine(m *Model, i int) string {
 	}
 	hint := ""
 	if f.typ != "" && !f.isBool {
-		hint = st.Dim.Render(" " + f.typ)
+		hint = st.Dim.Render("  " + f.typ)
 	}
 	if f.hint != "" {
 		hint += st.Dim.Render(" · " + f.hint)
