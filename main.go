@@ -399,6 +399,7 @@ end_subscriptions; resource demo://clock; prompt explain_cancellation.`,
 				}
 				return nil
 			}
+			opts.NoTimestamps = true // the client stamps the stderr lines it reads
 			srv := demo.New(opts)
 			defer srv.Close()
 			if err := srv.ServeStdio(ctx, os.Stdin, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {

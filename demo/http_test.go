@@ -283,7 +283,7 @@ func TestHTTPModernCloseCancels(t *testing.T) {
 		}
 	}
 	st.close()
-	logs.waitFor(t, `slow #\d+: cancelled after \S+ at step \d+/50; no response sent`)
+	logs.waitFor(t, `slow #\d+(?: \(progress token [^)]+\))?: cancelled after \S+ at step \d+/50; no response sent`)
 }
 
 func TestHTTPModernStubbornIgnoresClose(t *testing.T) {
@@ -293,8 +293,8 @@ func TestHTTPModernStubbornIgnoresClose(t *testing.T) {
 	st := h.post(context.Background(), body, modernHeaders(body))
 	st.until(func(m msg) bool { _, ok := m.asProgress(t, "tok"); return ok })
 	st.close()
-	logs.waitFor(t, `stubborn #\d+: cancellation ignored at step \d+/5`)
-	logs.waitFor(t, `stubborn #\d+: finished 5 steps .*after the client cancelled`)
+	logs.waitFor(t, `stubborn #\d+(?: \(progress token [^)]+\))?: cancellation ignored at step \d+/5`)
+	logs.waitFor(t, `stubborn #\d+(?: \(progress token [^)]+\))?: finished 5 steps .*after the client cancelled`)
 }
 
 func TestHTTPModernTools(t *testing.T) {
@@ -370,7 +370,7 @@ func TestHTTPLegacySlowCancelled(t *testing.T) {
 		}
 	}
 	h.notify(cancelled(10), legacyHeaders(session))
-	stopped := stepOf(t, logs.waitFor(t, `slow #\d+: cancelled after \S+ at step (\d+)/50`))
+	stopped := stepOf(t, logs.waitFor(t, `slow #\d+(?: \(progress token [^)]+\))?: cancelled after \S+ at step (\d+)/50`))
 	// The SDK ends the stream once it believes the (withheld) response went
 	// out, which bounds the watch.
 	for _, m := range st.rest() {
@@ -390,7 +390,7 @@ func TestHTTPLegacyStubbornAnswersLate(t *testing.T) {
 	st := h.post(context.Background(), toolCall(legacy, 10, toolStubborn, args("seconds", 8*testStep.Seconds(), "steps", 8), "tok"), legacyHeaders(session))
 	st.until(func(m msg) bool { _, ok := m.asProgress(t, "tok"); return ok })
 	h.notify(cancelled(10), legacyHeaders(session))
-	ignoredAt := stepOf(t, logs.waitFor(t, `stubborn #\d+: cancellation ignored at step (\d+)/8`))
+	ignoredAt := stepOf(t, logs.waitFor(t, `stubborn #\d+(?: \(progress token [^)]+\))?: cancellation ignored at step (\d+)/8`))
 	before, resp := st.until(func(m msg) bool { return m.isResponse(10) })
 	last := 0.0
 	for _, m := range before {

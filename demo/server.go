@@ -46,6 +46,9 @@ type Options struct {
 	Logger io.Writer
 	// TickInterval is how often the demo resource changes; 0 means 3s.
 	TickInterval time.Duration
+	// NoTimestamps leaves the time off log lines: over stdio the client
+	// reads stderr and stamps each line itself.
+	NoTimestamps bool
 }
 
 // Server is the demo: an *mcp.Server plus the background goroutine that
@@ -89,7 +92,7 @@ func New(opts Options) *Server {
 		interval = defaultTickInterval
 	}
 	s := &Server{
-		log:      log.New(logw, "", log.Ltime|log.Lmicroseconds),
+		log:      log.New(logw, "", logFlags(opts)),
 		interval: interval,
 		closing:  make(chan struct{}),
 		tickAt:   time.Now(),
@@ -181,6 +184,13 @@ func (s *Server) isClosing() bool {
 	default:
 		return false
 	}
+}
+
+func logFlags(o Options) int {
+	if o.NoTimestamps {
+		return 0
+	}
+	return log.Ltime | log.Lmicroseconds
 }
 
 // logf writes one line to Options.Logger.

@@ -101,7 +101,8 @@ func TestStdioSlowCancelled(t *testing.T) {
 				}
 			}
 			p.send(cancelled(10))
-			stopped := stepOf(t, p.waitLog(logs, `slow #\d+: cancelled after \S+ at step (\d+)/50; no response sent`))
+			// The log names the call by the client's progress token too.
+			stopped := stepOf(t, p.waitLog(logs, `slow #\d+ \(progress token "tok"\): cancelled after \S+ at step (\d+)/50; no response sent`))
 			after := append(p.barrier(e, 11), p.quiet(quietPeriod)...)
 			for _, m := range after {
 				if m.isResponse(10) {
@@ -127,7 +128,7 @@ func TestStdioStubbornAnswersLate(t *testing.T) {
 			p.send(toolCall(e, 10, toolStubborn, args("seconds", float64(steps)*testStep.Seconds(), "steps", steps), "tok"))
 			p.until(func(m msg) bool { _, ok := m.asProgress(t, "tok"); return ok })
 			p.send(cancelled(10))
-			ignoredAt := stepOf(t, p.waitLog(logs, `stubborn #\d+: cancellation ignored at step (\d+)/8`))
+			ignoredAt := stepOf(t, p.waitLog(logs, `stubborn #\d+(?: \(progress token [^)]+\))?: cancellation ignored at step (\d+)/8`))
 
 			before, resp := p.response(10)
 			last := 0.0
@@ -142,7 +143,7 @@ func TestStdioStubbornAnswersLate(t *testing.T) {
 			if text, isErr := resp.toolText(t); isErr || !strings.HasPrefix(text, "stubborn finished 8 steps in ") {
 				t.Errorf("late response = %s", resp)
 			}
-			logs.waitFor(t, `stubborn #\d+: finished 8 steps .* \(answering anyway, after the client cancelled\)`)
+			logs.waitFor(t, `stubborn #\d+(?: \(progress token [^)]+\))?: finished 8 steps .* \(answering anyway, after the client cancelled\)`)
 		})
 	}
 }
@@ -169,9 +170,9 @@ func TestStdioSilent(t *testing.T) {
 			p := startStdio(t, s)
 			p.open(e)
 			p.send(toolCall(e, 10, toolSilent, args("seconds", 60), "tok"))
-			p.waitLog(logs, `silent #\d+: started`)
+			p.waitLog(logs, `silent #\d+(?: \(progress token [^)]+\))?: started`)
 			p.send(cancelled(10))
-			p.waitLog(logs, `silent #\d+: cancelled after .*; no response sent`)
+			p.waitLog(logs, `silent #\d+(?: \(progress token [^)]+\))?: cancelled after .*; no response sent`)
 			for _, m := range append(p.barrier(e, 11), p.quiet(quietPeriod)...) {
 				if m.isResponse(10) {
 					t.Errorf("a cancelled silent was answered: %s", m)
@@ -220,7 +221,7 @@ func TestStdioFlood(t *testing.T) {
 				}
 			}
 			p.send(cancelled(10))
-			stopped := stepOf(t, p.waitLog(logs, `flood #\d+: cancelled after \S+ at notification (\d+)/1000000`))
+			stopped := stepOf(t, p.waitLog(logs, `flood #\d+(?: \(progress token [^)]+\))?: cancelled after \S+ at notification (\d+)/1000000`))
 			for _, m := range append(p.barrier(e, 11), p.quiet(quietPeriod)...) {
 				if m.isResponse(10) {
 					t.Errorf("a cancelled flood was answered: %s", m)
@@ -390,7 +391,7 @@ func TestServeStdioStopsOnContext(t *testing.T) {
 	if _, err := inW.Write(append(line, '\n')); err != nil {
 		t.Fatal(err)
 	}
-	logs.waitFor(t, `stubborn #\d+: started`)
+	logs.waitFor(t, `stubborn #\d+(?: \(progress token [^)]+\))?: started`)
 	cancel()
 	select {
 	case err := <-served:
@@ -401,7 +402,7 @@ func TestServeStdioStopsOnContext(t *testing.T) {
 		t.Fatal("ServeStdio did not return after its context was cancelled")
 	}
 	<-read // ServeStdio closed its output
-	logs.waitFor(t, `stubborn #\d+: connection gone`)
+	logs.waitFor(t, `stubborn #\d+(?: \(progress token [^)]+\))?: connection gone`)
 }
 
 func TestServeStdioAfterClose(t *testing.T) {

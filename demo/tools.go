@@ -124,16 +124,32 @@ type run struct {
 	s     *Server
 	tool  string
 	n     int64
+	token string // the progress token, which names the request for its client
 	start time.Time
 }
 
-func (s *Server) startRun(tool, format string, args ...any) *run {
+// startRun logs the start of a tool call. Its lines name the call by the
+// server's own count and, when the client sent one, by its progress token:
+// inflight's tokens are its request IDs, so the TUI's stderr view and its
+// request list agree.
+func (s *Server) startRun(req *mcp.CallToolRequest, tool, format string, args ...any) *run {
 	r := &run{s: s, tool: tool, n: s.runs.Add(1), start: time.Now()}
+	if req != nil && req.Params != nil {
+		if t := req.Params.GetProgressToken(); t != nil {
+			if b, err := json.Marshal(t); err == nil {
+				r.token = string(b) // as on the wire: 7, or "tok"
+			}
+		}
+	}
 	r.logf("started ("+format+")", args...)
 	return r
 }
 
 func (r *run) logf(format string, args ...any) {
+	if r.token != "" {
+		r.s.logf("%s #%d (progress token %s): %s", r.tool, r.n, r.token, fmt.Sprintf(format, args...))
+		return
+	}
 	r.s.logf("%s #%d: %s", r.tool, r.n, fmt.Sprintf(format, args...))
 }
 
@@ -194,7 +210,7 @@ func textResult(format string, args ...any) *mcp.CallToolResult {
 func (s *Server) slow(ctx context.Context, req *mcp.CallToolRequest, args slowArgs) (*mcp.CallToolResult, any, error) {
 	args.Steps = max(args.Steps, 1) // the schema's minimum, for callers that skip validation
 	total := seconds(args.Seconds)
-	r := s.startRun(toolSlow, "%d steps over %s", args.Steps, total)
+	r := s.startRun(req, toolSlow, "%d steps over %s", args.Steps, total)
 	step := total / time.Duration(args.Steps)
 	for i := 1; i <= args.Steps; i++ {
 		if err := s.wait(ctx, step); err != nil {
@@ -217,7 +233,7 @@ func (s *Server) slow(ctx context.Context, req *mcp.CallToolRequest, args slowAr
 func (s *Server) stubborn(ctx context.Context, req *mcp.CallToolRequest, args slowArgs) (*mcp.CallToolResult, any, error) {
 	args.Steps = max(args.Steps, 1) // the schema's minimum, for callers that skip validation
 	total := seconds(args.Seconds)
-	r := s.startRun(toolStubborn, "%d steps over %s; cancellation will be ignored", args.Steps, total)
+	r := s.startRun(req, toolStubborn, "%d steps over %s; cancellation will be ignored", args.Steps, total)
 	var step atomic.Int64
 	// The hook only logs; it is stopped before the handler returns, because
 	// the SDK cancels every request's context once its handler has returned.
@@ -254,9 +270,9 @@ func (s *Server) stubborn(ctx context.Context, req *mcp.CallToolRequest, args sl
 	return textResult("stubborn finished %d steps in %s", args.Steps, r.elapsed()), nil, nil
 }
 
-func (s *Server) silent(ctx context.Context, _ *mcp.CallToolRequest, args silentArgs) (*mcp.CallToolResult, any, error) {
+func (s *Server) silent(ctx context.Context, req *mcp.CallToolRequest, args silentArgs) (*mcp.CallToolResult, any, error) {
 	total := seconds(args.Seconds)
-	r := s.startRun(toolSilent, "answering after %s, with no progress", total)
+	r := s.startRun(req, toolSilent, "answering after %s, with no progress", total)
 	if err := s.wait(ctx, total); err != nil {
 		return nil, nil, r.stopped(ctx, err, "")
 	}
@@ -265,7 +281,7 @@ func (s *Server) silent(ctx context.Context, _ *mcp.CallToolRequest, args silent
 }
 
 func (s *Server) flood(ctx context.Context, req *mcp.CallToolRequest, args floodArgs) (*mcp.CallToolResult, any, error) {
-	r := s.startRun(toolFlood, "%d progress notifications", args.Count)
+	r := s.startRun(req, toolFlood, "%d progress notifications", args.Count)
 	sent := 0
 	if req.Params.GetProgressToken() != nil {
 		for i := 1; i <= args.Count; i++ {
@@ -290,8 +306,8 @@ func (s *Server) flood(ctx context.Context, req *mcp.CallToolRequest, args flood
 	return textResult("flood sent %d progress notifications in %s", sent, r.elapsed()), nil, nil
 }
 
-func (s *Server) fail(_ context.Context, _ *mcp.CallToolRequest, args failArgs) (*mcp.CallToolResult, any, error) {
-	r := s.startRun(toolFail, "rpc=%t", args.RPC)
+func (s *Server) fail(_ context.Context, req *mcp.CallToolRequest, args failArgs) (*mcp.CallToolResult, any, error) {
+	r := s.startRun(req, toolFail, "rpc=%t", args.RPC)
 	if args.RPC {
 		r.logf("failed with a JSON-RPC error: %s", args.Message)
 		return nil, nil, &jsonrpc.Error{Code: failCode, Message: args.Message}
@@ -301,8 +317,8 @@ func (s *Server) fail(_ context.Context, _ *mcp.CallToolRequest, args failArgs) 
 	return nil, nil, errors.New(args.Message)
 }
 
-func (s *Server) endSubscriptions(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, endSubscriptionsOut, error) {
-	r := s.startRun(toolEndSubscriptions, "%d open", s.listens.count())
+func (s *Server) endSubscriptions(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, endSubscriptionsOut, error) {
+	r := s.startRun(req, toolEndSubscriptions, "%d open", s.listens.count())
 	n := s.listens.endAll(errEndedByServer)
 	r.logf("ended %d subscription(s)", n)
 	return textResult("ended %d subscription(s)", n), endSubscriptionsOut{Ended: n}, nil
