@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
+	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,12 +24,36 @@ type HTTPStatusError struct {
 }
 
 func (e *HTTPStatusError) Error() string {
-	body := strings.TrimSpace(e.Body)
-	if body == "" {
-		return fmt.Sprintf("HTTP %d", e.Status)
+	head := fmt.Sprintf("HTTP %d", e.Status)
+	if t := http.StatusText(e.Status); t != "" {
+		head += " " + t
 	}
-	return fmt.Sprintf("HTTP %d: %s", e.Status, body)
+	body := e.describeBody()
+	if body == "" || strings.EqualFold(body, http.StatusText(e.Status)) {
+		return head
+	}
+	if r := []rune(body); len(r) > maxStatusBody {
+		body = string(r[:maxStatusBody]) + "…"
+	}
+	return head + ": " + body
 }
+
+// describeBody is the body in one line; a web server's HTML error page is
+// named by its title, since the rest is markup.
+func (e *HTTPStatusError) describeBody() string {
+	if media, _, _ := mime.ParseMediaType(e.ContentType); media == "text/html" {
+		if m := htmlTitle.FindStringSubmatch(e.Body); m != nil {
+			return "an HTML page titled " + strconv.Quote(strings.Join(strings.Fields(m[1]), " "))
+		}
+		return "an HTML page"
+	}
+	return strings.Join(strings.Fields(e.Body), " ")
+}
+
+// maxStatusBody bounds how much of an error body an error message quotes.
+const maxStatusBody = 200
+
+var htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
 
 // Connect starts the transport, finds the server's era and protocol
 // version as versioning.mdx describes, and completes the handshake the era
@@ -152,6 +180,11 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 		var statusErr *HTTPStatusError
 		if errors.As(err, &statusErr) && statusErr.Status >= 500 {
 			return ConnInfo{}, fmt.Errorf("server/discover: %w", err)
+		}
+		if statusErr != nil && (statusErr.Status == http.StatusUnauthorized || statusErr.Status == http.StatusForbidden) {
+			// Refused before the protocol: says nothing of the era, and
+			// initialize would only be refused the same way.
+			return ConnInfo{}, fmt.Errorf("server/discover: %w (the server refused the request itself: check the credentials given with -H, or the server's allowed origins)", err)
 		}
 		if errors.Is(err, ErrClosed) || (c.kind == TransportHTTP && statusErr == nil && rpcErr == nil) {
 			return ConnInfo{}, fmt.Errorf("server/discover: %w", err)

@@ -331,7 +331,19 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct, Text: resp.Status})
 		if media == "application/json" {
-			if msg, err := wire.Decode(body); err == nil && msg.IsResponse() && (msg.ID == id || msg.ID == wire.NullID) {
+			msg, err := wire.Decode(body)
+			switch {
+			case err != nil || !msg.IsResponse() || (msg.ID != id && msg.ID != wire.NullID):
+			case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+				// Refused before the protocol: the status is the news (and
+				// no era signal), the JSON-RPC error only its wording.
+				text := string(body)
+				if msg.Error != nil {
+					text = msg.Error.Message
+				}
+				t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, Body: text}, false)
+				return
+			default:
 				// A JSON-RPC error in the body answers the request.
 				t.c.receive(body, 0, now, id)
 				return
@@ -350,8 +362,12 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 	default:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct, Text: resp.Status})
-		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, ContentType: ct,
-			Body: fmt.Sprintf("unexpected Content-Type %q (want application/json or text/event-stream): %s", ct, body)}, true)
+		what := strings.Join(strings.Fields(string(body)), " ")
+		if media == "text/html" {
+			what = (&HTTPStatusError{ContentType: ct, Body: string(body)}).describeBody()
+		}
+		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode,
+			Body: fmt.Sprintf("unexpected Content-Type %q (want application/json or text/event-stream): %s", ct, what)}, true)
 	}
 }
 

@@ -88,7 +88,7 @@ func TestHTTPReplyErrors(t *testing.T) {
 		lost     bool
 		status   int
 	}{
-		{name: "500", status: 500, errText: "HTTP 500: boom", serve: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
+		{name: "500", status: 500, errText: "HTTP 500 Internal Server Error: boom", serve: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
 			http.Error(w, "boom", http.StatusInternalServerError)
 		}},
 		{name: "404 without a session", status: 404, errText: "HTTP 404", serve: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
@@ -98,7 +98,20 @@ func TestHTTPReplyErrors(t *testing.T) {
 			writeJSON(w, http.StatusBadRequest, wire.ErrorResponse(m.ID, wire.CodeInvalidParams, "bad arguments"))
 		}},
 		{name: "400 with an id-less JSON-RPC error", answered: true, serve: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
-			writeJSON(w, http.StatusForbidden, []byte(`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden"}}`))
+			writeJSON(w, http.StatusBadRequest, []byte(`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid request"}}`))
+		}},
+		// Refused before the protocol: the status is what matters, the
+		// JSON-RPC error only its wording.
+		{name: "403 with a JSON-RPC error", errText: "HTTP 403 Forbidden: Origin not allowed", serve: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
+			writeJSON(w, http.StatusForbidden, []byte(`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Origin not allowed"}}`))
+		}},
+		{name: "401", errText: "HTTP 401 Unauthorized: missing token", serve: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
+			http.Error(w, "missing token", http.StatusUnauthorized)
+		}},
+		{name: "an HTML error page", errText: `HTTP 502 Bad Gateway: an HTML page titled "502 Bad Gateway"`, serve: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			_, _ = w.Write([]byte("<html><head><title>502 Bad\n Gateway</title></head><body>" + strings.Repeat("<p>x</p>", 500) + "</body></html>"))
 		}},
 		{name: "wrong content type", lost: true, errText: "unexpected Content-Type", serve: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
 			w.Header().Set("Content-Type", "text/html")

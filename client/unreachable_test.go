@@ -1,7 +1,13 @@
 package client_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"inflight/client"
@@ -31,5 +37,39 @@ func TestHTTPServerGoneIsUnreachable(t *testing.T) {
 				t.Fatalf("failure %v (lost %v) is not marked unreachable", ev.Err, ev.LostConnection)
 			}
 		})
+	}
+}
+
+// A server that refuses inflight's credentials answers server/discover
+// with 401 or 403: that is no sign of a legacy server, so the connection
+// fails at once, with the status, instead of retrying as legacy and
+// reporting initialize's refusal.
+func TestConnectRefusedIsNotLegacy(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		var posts atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			posts.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad token"}}`))
+		}))
+		c, err := client.New(client.Config{URL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for range c.Events() {
+			}
+		}()
+		_, err = c.Connect(context.Background())
+		c.Close()
+		srv.Close()
+		want := fmt.Sprintf("HTTP %d %s: bad token", status, http.StatusText(status))
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "server/discover") {
+			t.Errorf("status %d: Connect error %v; want one naming server/discover and %q", status, err, want)
+		}
+		if n := posts.Load(); n != 1 {
+			t.Errorf("status %d: %d POSTs; the refusal was taken for a legacy server", status, n)
+		}
 	}
 }
