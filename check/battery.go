@@ -174,6 +174,9 @@ type battery struct {
 	lossSeen   bool
 	lossErr    error
 	lostDuring string
+	// unusable says why the named tool cannot serve the battery, which
+	// then stops: its findings would only describe a typo.
+	unusable string
 }
 
 type arrival struct {
@@ -326,6 +329,7 @@ func (b *battery) steps() []batteryStep {
 	}
 	return []batteryStep{
 		{"server/discover", []string{CheckDiscover}, naDiscover, b.checkDiscover},
+		{"the tool's presence in tools/list", nil, "", b.checkToolListed},
 		{"the full run of " + b.o.Tool, []string{CheckProgressIncreases, CheckProgressStops}, "", b.checkFullRun},
 		{"the cancel of a finished request", []string{CheckCancelFinished}, naFinished, b.checkCancelFinished},
 		{"the mid-way cancel of " + b.o.Tool, midway, "", b.checkCancelMidway},
@@ -352,6 +356,11 @@ func (b *battery) run() {
 		}
 		s.run()
 		if b.interrupted {
+			break
+		}
+		if b.unusable != "" {
+			b.record(Finding{ID: CheckTool, Title: "the tool can serve the battery", Status: StatusError, Detail: b.unusable})
+			b.skipNotRun(steps[i:], "not run: "+b.o.Tool+" cannot serve the battery")
 			break
 		}
 		if lost, err := b.connectionLost(); lost {
@@ -561,7 +570,14 @@ func (b *battery) checkFullRun() {
 	if !r.State.IsFinal() || b.interrupted || b.gone() {
 		return
 	}
-	answered := r.State == session.StateCompleted || (r.State == session.StateFailed && r.LocalError == "" && (r.ToolError || r.Error != nil))
+	if r.State == session.StateFailed && r.LocalError == "" && (r.ToolError || r.Error != nil) {
+		// Refused (unknown tool, invalid arguments) or failed at once:
+		// there is nothing to cancel, and every finding after this would
+		// only describe the mistake.
+		b.unusable = "calling " + b.o.Tool + " failed (" + describeState(r) + "); the battery needs a tool that runs for a while and reports progress: check --tool and --args"
+		return
+	}
+	answered := r.State == session.StateCompleted
 	if !answered {
 		why := "the tool call did not complete (" + describeState(r) + "), so its progress could not be checked"
 		if r.State != session.StateConnectionLost {
@@ -603,6 +619,52 @@ func (b *battery) checkFullRun() {
 		b.add(CheckProgressStops, true, fmt.Sprintf("no progress in the %s after the response", quiet))
 	}
 	b.finished = r.ID
+}
+
+// checkToolListed makes sure the server has the tool before the battery
+// leans on it. A server whose tools/list fails is given the benefit of the
+// doubt: the full run will say what is wrong.
+func (b *battery) checkToolListed() {
+	b.step("looking for %s in tools/list", b.o.Tool)
+	r := b.request(wire.MethodToolsList, nil, defaultProbeTimeout)
+	if r.State != session.StateCompleted {
+		return
+	}
+	raw, ok := b.cn.tr.RawResponse(r.ID)
+	if !ok {
+		return
+	}
+	msg, err := wire.Decode(raw)
+	if err != nil {
+		return
+	}
+	var res struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(msg.Result, &res) != nil {
+		return
+	}
+	names := make([]string, 0, len(res.Tools))
+	for _, t := range res.Tools {
+		if t.Name == b.o.Tool {
+			return
+		}
+		names = append(names, t.Name)
+	}
+	if bytes.Contains(msg.Result, []byte(`"nextCursor"`)) {
+		return // paginated: the tool may be on a later page
+	}
+	list := "it lists none"
+	if len(names) > 0 {
+		sort.Strings(names)
+		if len(names) > 20 {
+			names = append(names[:20], fmt.Sprintf("and %d more", len(names)-20))
+		}
+		list = "its tools: " + strings.Join(names, ", ")
+	}
+	b.unusable = fmt.Sprintf("the server has no tool %q (%s); name one that runs for a while and reports progress with --tool", b.o.Tool, list)
 }
 
 // checkCancelFinished cancels the request the full run finished.
@@ -894,7 +956,7 @@ func (b *battery) report() CheckReport {
 	switch {
 	case rep.Summary.Fail > 0:
 		rep.ExitCode = ExitFailed
-	case b.lostDuring != "":
+	case b.lostDuring != "", b.unusable != "":
 		rep.ExitCode = ExitUsage
 	case b.interrupted:
 		rep.ExitCode = ExitCancelled

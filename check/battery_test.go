@@ -127,3 +127,33 @@ func TestCheckConnectionFailure(t *testing.T) {
 		t.Errorf("bad args: exit %d %s", code, stdout.String())
 	}
 }
+
+// A tool the server does not have, or one that fails when called, cannot
+// serve the battery: an ERROR finding says why, the checks that depend on
+// it are listed as not run, and the exit code is 2 — never a green run
+// built on a typo.
+func TestCheckUnusableTool(t *testing.T) {
+	for _, tc := range []struct {
+		tool, args, want string
+	}{
+		{"nope", `{}`, `the server has no tool "nope" (its tools: end_subscriptions, fail, flood, silent, slow, stubborn)`},
+		{"fail", `{"message":"broken"}`, "calling fail failed (failed: a tool error result)"},
+		{"fail", `{"rpc":true}`, "calling fail failed (failed: JSON-RPC error"},
+	} {
+		rep, code := runCheck(t, CheckOptions{Target: stdioTarget(t, modern), Tool: tc.tool, Args: json.RawMessage(tc.args)})
+		f, ok := findingsByID(rep)[CheckTool]
+		if !ok || f.Status != StatusError || !strings.Contains(f.Detail, tc.want) {
+			t.Errorf("%s %s: tool finding %+v; want an ERROR containing %q", tc.tool, tc.args, f, tc.want)
+		}
+		if code != ExitUsage || rep.ExitCode != ExitUsage || rep.Summary.Fail != 0 || rep.Summary.Warn != 0 {
+			t.Errorf("%s %s: exit %d, summary %+v", tc.tool, tc.args, code, rep.Summary)
+		}
+		skipped := map[string]bool{}
+		for _, s := range rep.Skipped {
+			skipped[s.ID] = strings.Contains(s.Reason, "cannot serve the battery")
+		}
+		if !skipped[CheckCancelStops] || !skipped[CheckProgressIncreases] {
+			t.Errorf("%s %s: the dependent checks are not listed as not run: %+v", tc.tool, tc.args, rep.Skipped)
+		}
+	}
+}

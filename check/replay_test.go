@@ -72,7 +72,7 @@ func TestReplayCheckTrace(t *testing.T) {
 	Replay(path, ReplayOptions{}, &out, io.Discard)
 	s := out.String()
 	for _, want := range []string{"check PASS cancel.progress_stops", "notifications/cancelled \"never-issued-by-inflight-check\"",
-		"sent by inflight check", "request 3: tools/call slow: cancelled", "a cancel went out after the request had ended"} {
+		"sent by inflight check", "request 4: tools/call slow: cancelled", "a cancel went out after the request had ended"} {
 		mustContain(t, s, want)
 	}
 }

@@ -33,6 +33,10 @@ const (
 	// CheckConnection is the error finding of a battery whose connection
 	// was lost part-way; it quotes no requirement.
 	CheckConnection = "connection"
+	// CheckTool is the error finding of a battery whose tool cannot serve
+	// (the server has no such tool, or calling it fails); it quotes no
+	// requirement.
+	CheckTool = "tool"
 )
 
 // requirement is the spec text a check holds a server to.
