@@ -32,15 +32,23 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first Ctrl+C cancels what is in flight, with the proper signal,
-	// and waits (bounded) for its fate; once it is seen the default
-	// behaviour comes back, so a second Ctrl+C ends inflight at once.
+	// The first Ctrl+C (or SIGTERM) cancels what is in flight, with the
+	// proper signal, and waits (bounded) for its fate. A second one stops
+	// the waiting: call and check report what they have (their --json
+	// object, their trace) and exit at once. After that the default
+	// behaviour comes back, so a third ends inflight where it stands.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, interrupt := context.WithCancel(context.Background())
+	hurry := make(chan struct{})
 	go func() {
-		<-ctx.Done()
-		stop()
+		<-sigs
+		interrupt()
+		<-sigs
+		close(hurry)
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
 	}()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(check.WithHurry(ctx, hurry), os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // cli is what the commands share: where they write and the exit code the

@@ -330,3 +330,51 @@ func TestCallHumanOutputStreamClosed(t *testing.T) {
 		t.Errorf("the summary says something was sent:\n%s", out.String())
 	}
 }
+
+// A second Ctrl+C stops waiting for the cancel's fate: call still prints
+// its JSON object, and the trace on disk holds the run, long before the
+// late window would have ended.
+func TestCallSecondInterruptReportsAtOnce(t *testing.T) {
+	ctx, interrupt := context.WithCancel(context.Background())
+	hurry := make(chan struct{})
+	tracePath := filepath.Join(t.TempDir(), "t.jsonl")
+	o := CallOptions{Target: stdioTarget(t, modern), Method: wire.MethodToolsCall,
+		Params: toolParams(t, "stubborn", `{"seconds":30,"steps":30}`), JSON: true,
+		LateWindow: 10 * time.Minute, TracePath: tracePath}
+	var stdout bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- Call(WithHurry(ctx, hurry), o, &stdout, io.Discard) }()
+
+	// The trace reaches the file while the run is still going.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(tracePath)
+		if bytes.Contains(b, []byte(`"notifications/progress"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress in the trace file while the run goes on:\n%s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	interrupt() // first Ctrl+C: cancel, then watch the late window
+	time.Sleep(100 * time.Millisecond)
+	close(hurry) // second: stop watching
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("call kept waiting after the second Ctrl+C")
+	}
+	var rep CallReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("no JSON object after the second Ctrl+C (%v): %q", err, stdout.String())
+	}
+	if code != ExitCancelled || rep.State != "cancelled" || rep.Cancel == nil {
+		t.Errorf("exit %d, state %s, cancel %+v", code, rep.State, rep.Cancel)
+	}
+	b, _ := os.ReadFile(tracePath)
+	if !bytes.Contains(b, []byte(`"event":"cancel_sent"`)) {
+		t.Errorf("the trace lacks the cancel:\n%s", b)
+	}
+}

@@ -51,8 +51,25 @@ type conn struct {
 
 	timer  *time.Timer
 	closed bool
+	// hurry, closed by a second Ctrl+C, ends every wait at once: the run
+	// stops watching for late traffic and reports what it has.
+	hurry <-chan struct{}
 	// connected is set once the tracker applied EventConnected.
 	connected bool
+}
+
+type hurryKey struct{}
+
+// WithHurry returns ctx carrying hurry: once it is closed (main closes it
+// on a second Ctrl+C), call and check stop waiting — for late traffic, for
+// a settling cancel — and report what they have.
+func WithHurry(ctx context.Context, hurry <-chan struct{}) context.Context {
+	return context.WithValue(ctx, hurryKey{}, hurry)
+}
+
+func hurryOf(ctx context.Context) <-chan struct{} {
+	h, _ := ctx.Value(hurryKey{}).(<-chan struct{})
+	return h // nil blocks forever: no hurry
 }
 
 // errConnect wraps a failure to establish the connection (exit code 2).
@@ -89,6 +106,7 @@ func dial(ctx context.Context, target Target, opts connOptions) (*conn, error) {
 		red:    opts.Redactor,
 		states: map[wire.ID]session.State{},
 		timer:  time.NewTimer(time.Hour),
+		hurry:  hurryOf(ctx),
 	}
 	cn.timer.Stop()
 	type connected struct {
@@ -257,6 +275,11 @@ func (cn *conn) wait(ctx context.Context, done func() bool, deadline time.Time) 
 			cn.timer.Reset(max(0, next.Sub(now)))
 			tick = cn.timer.C
 		}
+		if len(cn.c.Events()) == 0 && cn.trace != nil {
+			// About to wait: what is traced so far goes to the file, so a
+			// run killed from outside still leaves its trace.
+			_ = cn.trace.Flush()
+		}
 		select {
 		case ev, ok := <-cn.c.Events():
 			if !ok {
@@ -267,6 +290,9 @@ func (cn *conn) wait(ctx context.Context, done func() bool, deadline time.Time) 
 		case now := <-tick:
 			cn.expire(now)
 		case <-ctx.Done():
+			cn.timer.Stop()
+			return waitInterrupted
+		case <-cn.hurry:
 			cn.timer.Stop()
 			return waitInterrupted
 		}
