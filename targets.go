@@ -148,7 +148,7 @@ func (f *durationFlag) String() string {
 	}
 	return f.p.String()
 }
-func (f *durationFlag) Type() string   { return "duration" }
+func (f *durationFlag) Type() string { return "duration" }
 
 func (f *durationFlag) Set(s string) error {
 	d, err := time.ParseDuration(s)
