@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"inflight/client"
@@ -125,7 +127,7 @@ func dial(ctx context.Context, target Target, opts connOptions) (*conn, error) {
 		case r := <-done:
 			if r.err != nil {
 				cn.close()
-				return nil, &errConnect{fmt.Errorf("connect: %w", r.err)}
+				return nil, &errConnect{fmt.Errorf("connect: %w%s", r.err, stderrTail(cn.tr.Stderr()))}
 			}
 			cn.info = r.info
 			// Connect emitted EventConnected before it returned: apply
@@ -141,6 +143,30 @@ func dial(ctx context.Context, target Target, opts connOptions) (*conn, error) {
 			return cn, nil
 		}
 	}
+}
+
+// stderrTail quotes the last lines a stdio server wrote to stderr, for a
+// connection that failed: a server that dies at start-up says why there.
+func stderrTail(sl *session.StderrLog) string {
+	const lines, room = 3, 300
+	n := sl.Len()
+	if n == 0 {
+		return ""
+	}
+	var tail []string
+	for i := max(0, n-lines); i < n; i++ {
+		if t := strings.TrimSpace(sl.At(i).Text); t != "" {
+			tail = append(tail, t)
+		}
+	}
+	if len(tail) == 0 {
+		return ""
+	}
+	s := strings.Join(tail, " | ")
+	if r := []rune(s); len(r) > room {
+		s = "…" + string(r[len(r)-room:])
+	}
+	return "; its stderr ended with: " + strconv.Quote(s)
 }
 
 // apply feeds one event to the tracker, the trace and the observer.

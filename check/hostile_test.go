@@ -463,3 +463,14 @@ func TestCallHumanOutputConnectionLost(t *testing.T) {
 		t.Errorf("the summary describes a cancel that never happened:\n%s", s)
 	}
 }
+
+// A stdio server that dies at start-up: the error quotes what it wrote to
+// stderr, which is where such a server says why.
+func TestCallStartupFailureQuotesStderr(t *testing.T) {
+	o := CallOptions{Target: Target{Command: "sh", Args: []string{"-c", "echo 'fatal: bad config' >&2; exit 3"}}, Method: wire.MethodToolsList}
+	var stderr bytes.Buffer
+	if code := Call(context.Background(), o, io.Discard, &stderr); code != ExitUsage {
+		t.Fatalf("exit %d", code)
+	}
+	mustContain(t, stderr.String(), `connect: server/discover: the server exited: exit status 3; its stderr ended with: "fatal: bad config"`)
+}

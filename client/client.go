@@ -237,6 +237,9 @@ type Client struct {
 	// markDead, which the Once orders after them.
 	closedEv      Event
 	closedDropped bool
+	// deadErr is why the transport died (nil for Close), set under mu
+	// before dead is closed.
+	deadErr error
 }
 
 // New returns a client for the configured target. Nothing starts until
@@ -313,6 +316,24 @@ func (c *Client) era() Era {
 	return c.info.Era
 }
 
+// deadCause is why the transport died, when it has (matching ErrClosed
+// too), else fallback.
+func (c *Client) deadCause(fallback error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if isClosed(c.dead) && c.deadErr != nil {
+		return closedBy{c.deadErr}
+	}
+	return fallback
+}
+
+// closedBy is the transport's death as an error: its cause's text, and
+// errors.Is ErrClosed.
+type closedBy struct{ err error }
+
+func (e closedBy) Error() string   { return e.err.Error() }
+func (e closedBy) Unwrap() []error { return []error{e.err, ErrClosed} }
+
 // Done is closed when the transport is gone.
 func (c *Client) Done() <-chan struct{} { return c.dead }
 
@@ -354,6 +375,7 @@ func (c *Client) markDead(err error) {
 		}
 		// Closed under mu: call and handleServerRequest check it under mu,
 		// so none of them can register after the waiters were taken.
+		c.deadErr = err
 		close(c.dead)
 		c.mu.Unlock()
 		for _, w := range waiters {

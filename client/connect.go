@@ -187,7 +187,21 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 			return ConnInfo{}, fmt.Errorf("server/discover: %w (the server refused the request itself: check the credentials given with -H, or the server's allowed origins)", err)
 		}
 		if errors.Is(err, ErrClosed) || (c.kind == TransportHTTP && statusErr == nil && rpcErr == nil) {
-			return ConnInfo{}, fmt.Errorf("server/discover: %w", err)
+			return ConnInfo{}, fmt.Errorf("server/discover: %w", c.deadCause(err))
+		}
+		var silent *probeTimeout
+		if c.kind == TransportStdio && rpcErr == nil && !errors.As(err, &silent) {
+			// Not an answer and not silence: the server is gone (it exited
+			// at once, or closed its stdin). That says nothing of its era,
+			// and initialize would only fail in another, racier way. Wait
+			// a moment for the exit status, which says more than EPIPE.
+			wait := time.NewTimer(c.cfg.ShutdownWait)
+			select {
+			case <-c.dead:
+			case <-wait.C:
+			}
+			wait.Stop()
+			return ConnInfo{}, fmt.Errorf("server/discover: %w", c.deadCause(err))
 		}
 		if forced != "" {
 			return ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server is not a modern server (server/discover: %w); "+
@@ -211,7 +225,7 @@ func (c *Client) probe(ctx context.Context, version string) (wire.Message, error
 	msg, err := c.call(pctx, wire.MethodDiscover, nil, version, true)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return msg, fmt.Errorf("no answer within %s", c.cfg.ProbeTimeout)
+			return msg, &probeTimeout{c.cfg.ProbeTimeout}
 		}
 		return msg, err
 	}
@@ -220,6 +234,12 @@ func (c *Client) probe(ctx context.Context, version string) (wire.Message, error
 	}
 	return msg, nil
 }
+
+// probeTimeout is a stdio server's silence in answer to server/discover,
+// which the versioning page takes for a legacy server.
+type probeTimeout struct{ d time.Duration }
+
+func (e *probeTimeout) Error() string { return fmt.Sprintf("no answer within %s", e.d) }
 
 // initialize runs the legacy handshake.
 func (c *Client) initialize(ctx context.Context, version string) (ConnInfo, error) {

@@ -73,3 +73,36 @@ func TestConnectRefusedIsNotLegacy(t *testing.T) {
 		}
 	}
 }
+
+// A stdio server that dies at start-up is a connection error naming its
+// exit status, every time: never a fallback to initialize, which would
+// fail in another, racier way.
+func TestStdioServerDeadAtStartIsNoLegacyServer(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		c, err := client.New(client.Config{Command: "sh", Args: []string{"-c", "echo 'fatal: bad config' >&2; exit 3"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent []string
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ev := range c.Events() {
+				if ev.Kind == client.EventSent {
+					sent = append(sent, ev.Msg.Method)
+				}
+			}
+		}()
+		_, err = c.Connect(context.Background())
+		c.Close()
+		<-done
+		if err == nil || err.Error() != "server/discover: the server exited: exit status 3" || !errors.Is(err, client.ErrClosed) {
+			t.Fatalf("run %d: Connect error %v", i, err)
+		}
+		for _, m := range sent {
+			if m == wire.MethodInitialize {
+				t.Fatalf("run %d: fell back to initialize with a dead server (sent %v)", i, sent)
+			}
+		}
+	}
+}
