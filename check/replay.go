@@ -38,11 +38,23 @@ func Replay(path string, o ReplayOptions, stdout, stderr io.Writer) int {
 // ReplayReader is Replay of an open trace; name is shown in the heading.
 func ReplayReader(r io.Reader, name string, o ReplayOptions, stdout, stderr io.Writer) int {
 	recs, bad, err := trace.ReadAll(r)
-	for _, le := range bad {
+	for i, le := range bad {
+		if i == maxSkipWarnings {
+			fmt.Fprintf(stderr, "inflight replay: %s: skipped %d more lines that are not trace records\n", name, len(bad)-i)
+			break
+		}
 		fmt.Fprintf(stderr, "inflight replay: %s: skipped %s\n", name, termsafe.Line(le.Error()))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "inflight replay: %s: %s\n", name, termsafe.Line(err.Error()))
+		return ExitUsage
+	}
+	if len(recs) == 0 {
+		why := "it is empty"
+		if len(bad) > 0 {
+			why = "none of its lines is a trace record"
+		}
+		fmt.Fprintf(stderr, "inflight replay: %s is not an inflight trace: %s\n", name, why)
 		return ExitUsage
 	}
 	// Lines are written in the order events were applied, which can differ
@@ -51,6 +63,10 @@ func ReplayReader(r io.Reader, name string, o ReplayOptions, stdout, stderr io.W
 	printReplay(stdout, name, recs, o)
 	return 0
 }
+
+// maxSkipWarnings bounds the lines replay names as skipped: a file that is
+// no trace at all would otherwise flood the terminal.
+const maxSkipWarnings = 10
 
 // replayRequest gathers the lines of one request.
 type replayRequest struct {
@@ -128,8 +144,13 @@ func printReplay(w io.Writer, name string, recs []trace.Record, o ReplayOptions)
 			heading += " " + rq.target
 		}
 		state := rq.state
-		if state == "" {
+		switch state {
+		case "":
 			state = "state not traced"
+		case "pending", "running", "listening", "cancel_requested":
+			// Still active at the last line: the run was cut short (killed,
+			// or the file truncated), and the fate is not in the trace.
+			state += " (the trace ends before its fate)"
 		}
 		writeLine(w, "request %s: %s: %s", rq.id, heading, state)
 		printReplayTable(w, rq.lines, rq)

@@ -90,6 +90,32 @@ func TestReplayBadInput(t *testing.T) {
 	}
 	mustContain(t, errOut.String(), "line 1")
 	mustContain(t, out.String(), "request 7")
+
+	// No record at all is no trace: exit 2, and a long file of garbage
+	// is named in a few lines, not one per line.
+	os.WriteFile(path, []byte(strings.Repeat("garbage\n", 500)), 0o600)
+	errOut.Reset()
+	if code := Replay(path, ReplayOptions{}, io.Discard, &errOut); code != ExitUsage {
+		t.Errorf("a file of garbage: exit %d", code)
+	}
+	mustContain(t, errOut.String(), "skipped 490 more lines that are not trace records")
+	mustContain(t, errOut.String(), "is not an inflight trace: none of its lines is a trace record")
+	if n := strings.Count(errOut.String(), "\n"); n > 12 {
+		t.Errorf("%d lines of warnings", n)
+	}
+	os.WriteFile(path, nil, 0o600)
+	errOut.Reset()
+	if code := Replay(path, ReplayOptions{}, io.Discard, &errOut); code != ExitUsage || !strings.Contains(errOut.String(), "it is empty") {
+		t.Errorf("an empty file: exit %d, %q", code, errOut.String())
+	}
+
+	// A run cut short leaves a request whose fate the trace lacks.
+	os.WriteFile(path, []byte(`{"ms":1,"dir":"local","id":1,"event":"state","state":"running","from":"pending","method":"tools/call","target":"slow"}`+"\n"), 0o600)
+	out.Reset()
+	if code := Replay(path, ReplayOptions{}, &out, io.Discard); code != 0 {
+		t.Errorf("a cut trace: exit %d", code)
+	}
+	mustContain(t, out.String(), "request 1: tools/call slow: running (the trace ends before its fate)")
 	if strings.Contains(out.String(), "\x1b") {
 		t.Errorf("escape sequence in replay output: %q", out.String())
 	}
