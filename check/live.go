@@ -3,8 +3,12 @@ package check
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
 
 	"inflight/client"
 	"inflight/redact"
@@ -16,7 +20,7 @@ import (
 // notifications a second (the demo's flood), and a terminal cannot show
 // them anyway. The counts in the summary stay exact.
 const (
-	barInterval  = 50 * time.Millisecond
+	barInterval  = 100 * time.Millisecond
 	lineInterval = 100 * time.Millisecond
 	barWidth     = 24
 )
@@ -34,10 +38,26 @@ type liveView struct {
 	// pending is a progress update not drawn yet because of the throttle.
 	pending *session.Request
 	pendAt  time.Time
+	// columns is the terminal's width (0 when unknown), read at every
+	// draw so that a resize is followed.
+	columns func() int
 }
 
 func newLiveView(w io.Writer, bar bool, red *redact.Redactor) *liveView {
-	return &liveView{w: w, bar: bar, red: red}
+	return &liveView{w: w, bar: bar, red: red, columns: func() int { return terminalColumns(w) }}
+}
+
+// terminalColumns is the width of the terminal w writes to, 0 if none.
+func terminalColumns(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	cols, _, err := term.GetSize(f.Fd())
+	if err != nil {
+		return 0
+	}
+	return cols
 }
 
 func (v *liveView) safe(s string) string { return termsafe.Line(v.red.String(s)) }
@@ -120,8 +140,14 @@ func (v *liveView) drawProgress(r *session.Request, at time.Time) {
 	} else {
 		fill = "[" + strings.Repeat("?", barWidth) + "]"
 	}
+	line := fmt.Sprintf("%s %s%s  %s", fill, fmtProgress(p.Value, total), msg, elapsed)
+	if cols := v.columns(); cols > 1 {
+		// A bar that wraps leaves its first line behind at every redraw:
+		// it must fit on one line, with the cursor's column to spare.
+		line = ansi.Truncate(line, cols-1, "…")
+	}
 	v.clearBar()
-	fmt.Fprintf(v.w, "%s %s%s  %s", fill, fmtProgress(p.Value, total), msg, elapsed)
+	fmt.Fprint(v.w, line)
 	v.barShown = true
 }
 
