@@ -250,6 +250,10 @@ func (c *Client) initialize(ctx context.Context, version string) (ConnInfo, erro
 	})
 	msg, err := c.call(ctx, wire.MethodInitialize, params, version, false)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The set-up limit, not the caller's: say which.
+			return ConnInfo{}, fmt.Errorf("initialize: no answer within the %s allowed for connecting (%w)", c.cfg.HandshakeTimeout, err)
+		}
 		return ConnInfo{}, fmt.Errorf("initialize: %w", err)
 	}
 	if msg.Kind == wire.KindError {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"inflight/client"
 	"inflight/wire"
@@ -104,5 +105,24 @@ func TestStdioServerDeadAtStartIsNoLegacyServer(t *testing.T) {
 				t.Fatalf("run %d: fell back to initialize with a dead server (sent %v)", i, sent)
 			}
 		}
+	}
+}
+
+// A stdio server that never answers: the error says which limit ran out,
+// not just "context deadline exceeded".
+func TestSilentServerHandshakeLimitNamed(t *testing.T) {
+	c, err := client.New(client.Config{Command: "sleep", Args: []string{"100"},
+		ProbeTimeout: 50 * time.Millisecond, HandshakeTimeout: 300 * time.Millisecond, ShutdownWait: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range c.Events() {
+		}
+	}()
+	_, err = c.Connect(context.Background())
+	c.Close()
+	if err == nil || !strings.Contains(err.Error(), "initialize: no answer within the 300ms allowed for connecting") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Connect error %v", err)
 	}
 }
