@@ -239,7 +239,8 @@ func TestCallReportShape(t *testing.T) {
 		"completed": {Method: "tools/call", Params: toolParams(t, "slow", `{"seconds":0.1,"steps":2}`)},
 		"late": {Method: "tools/call", Params: toolParams(t, "stubborn", `{"seconds":0.3,"steps":3}`),
 			CancelAfter: 150 * time.Millisecond, LateWindow: time.Second},
-		"rpc_error": {Method: "tools/call", Params: toolParams(t, "fail", `{"rpc":true}`)},
+		"rpc_error":  {Method: "tools/call", Params: toolParams(t, "fail", `{"rpc":true}`)},
+		"tool_error": {Method: "tools/call", Params: toolParams(t, "fail", `{"message":"broken"}`)},
 	}
 	names := make([]string, 0, len(cases))
 	for name := range cases {
