@@ -228,7 +228,7 @@ func ParseEnv(s string) (string, error) {
 // Redactor returns the redactor for the target's secrets: its secret
 // headers, secret-named environment entries and URL credentials.
 func (t Target) Redactor() *redact.Redactor {
-	return redact.New(t.Headers, t.Env, t.URL)
+	return redact.New(t.Headers, t.Env, t.URL, t.Args...)
 }
 
 // Describe is the target in one line for people, with secrets redacted.

@@ -125,6 +125,38 @@ func (b *Builder) AddEnv(env []string) {
 	}
 }
 
+// AddArgs marks the secrets a command line carries: the value of a
+// NAME=value argument whose name says it is secret (GITHUB_TOKEN=…, as
+// `env` takes them), and of a flag whose name does, given as --api-key=…
+// or as --api-key … (the next argument).
+func (b *Builder) AddArgs(args []string) {
+	for i, a := range args {
+		name, value, hasValue := strings.Cut(a, "=")
+		flag := strings.HasPrefix(name, "-")
+		name = strings.TrimLeft(name, "-")
+		if name == "" || !IsSecretName(name) {
+			continue
+		}
+		switch {
+		case hasValue:
+		case flag && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+			value = args[i+1]
+		default:
+			continue
+		}
+		// A command line names things loosely (--max-keys 10): a short
+		// value is more likely a number than a secret, and hiding it
+		// would blank every "10" in the output.
+		if len(strings.TrimSpace(value)) >= minArgSecret {
+			b.AddValue(value)
+		}
+	}
+}
+
+// minArgSecret is the shortest command-line value AddArgs takes for a
+// secret.
+const minArgSecret = 6
+
 // AddURL marks the password of a URL's user info and the values of query
 // parameters whose names say they are secret (?api_key=…, ?token=…).
 func (b *Builder) AddURL(raw string) {
@@ -218,11 +250,12 @@ func (b *Builder) Build() *Redactor {
 }
 
 // New returns a Redactor for the secret headers, environment entries and
-// URL of a target.
-func New(headers http.Header, env []string, rawURL string) *Redactor {
+// URL of a target, and the secrets in its command line (args).
+func New(headers http.Header, env []string, rawURL string, args ...string) *Redactor {
 	var b Builder
 	b.AddHeaders(headers)
 	b.AddEnv(env)
+	b.AddArgs(args)
 	if rawURL != "" {
 		b.AddURL(rawURL)
 	}
