@@ -150,6 +150,9 @@ type CallReport struct {
 	Result json.RawMessage `json:"result"`
 	// ToolError is set when a tools/call result said "isError": true.
 	ToolError bool `json:"toolError,omitempty"`
+	// Subscription, for subscriptions/listen only: whether the server
+	// acknowledged it and how many notifications it delivered.
+	Subscription *SubscriptionReport `json:"subscription,omitempty"`
 	// Error is the JSON-RPC error of a timely response, or a failure
 	// inflight saw itself (local: true), else null.
 	Error      *ErrorReport      `json:"error"`
@@ -378,11 +381,38 @@ func (run *callRun) observe(ev client.Event) {
 	if r.Late.Response && !prev.Late.Response {
 		run.live.lateResponse(r)
 	}
+	if r.Acked && !prev.Acked {
+		run.live.line("  acknowledged: the subscription stays open until the server ends it or it is cancelled")
+	}
+	if r.Notifications != prev.Notifications && ev.Kind == client.EventReceived {
+		run.live.line("  notification #%d: %s", r.Notifications, run.live.safe(describeNotification(ev.Msg)))
+	}
 	run.shown = *r
 	if r.Cancel != nil {
 		c := *r.Cancel
 		run.shown.Cancel = &c
 	}
+}
+
+// describeNotification is a subscription notification in one line: its
+// method and what it names (a resource URI), without the protocol's _meta.
+func describeNotification(m wire.Message) string {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	if p.URI != "" {
+		return m.Method + " " + p.URI
+	}
+	return m.Method
+}
+
+// SubscriptionReport is what a subscriptions/listen delivered.
+type SubscriptionReport struct {
+	Acknowledged  bool `json:"acknowledged"`
+	Notifications int  `json:"notifications"`
+	// NotificationsAfterCancel came after the client cancelled it.
+	NotificationsAfterCancel int `json:"notificationsAfterCancel"`
 }
 
 // report builds the CallReport of a finished call.
@@ -403,6 +433,10 @@ func report(cn *conn, r *session.Request, run *callRun) CallReport {
 		Progress:        ProgressReport{Count: r.Progress.Count, Message: r.Progress.Message},
 		Violations:      []ViolationReport{},
 		ToolError:       r.ToolError,
+	}
+	if r.Method == wire.MethodSubscriptionsListen {
+		rep.Subscription = &SubscriptionReport{Acknowledged: r.Acked, Notifications: r.Notifications,
+			NotificationsAfterCancel: r.Late.NotificationsAfterCancel}
 	}
 	if r.Progress.Count > 0 {
 		v := r.Progress.Value

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/demo"
 	"inflight/redact"
 	"inflight/trace"
 	"inflight/wire"
@@ -378,4 +379,29 @@ func TestCallSecondInterruptReportsAtOnce(t *testing.T) {
 	if !bytes.Contains(b, []byte(`"event":"cancel_sent"`)) {
 		t.Errorf("the trace lacks the cancel:\n%s", b)
 	}
+}
+
+// call subscriptions/listen shows the acknowledgement and each notification
+// as it comes, and the JSON object counts them.
+func TestCallListenShowsNotifications(t *testing.T) {
+	const tick = 40 * time.Millisecond
+	ticking := func() Target {
+		srv := demo.New(demo.Options{TickInterval: tick})
+		t.Cleanup(func() { srv.Close() })
+		return stdioTargetOf(t, modern, srv)
+	}
+	o := CallOptions{Target: ticking(), Method: wire.MethodSubscriptionsListen,
+		Params:      json.RawMessage(`{"notifications":{"resourceSubscriptions":["demo://clock"]}}`),
+		CancelAfter: 10 * tick, LateWindow: testLate}
+	rep, code, _ := runCall(t, o)
+	if code != ExitCancelled || rep.Subscription == nil || !rep.Subscription.Acknowledged || rep.Subscription.Notifications < 2 {
+		t.Fatalf("exit %d, subscription %+v", code, rep.Subscription)
+	}
+	var live bytes.Buffer
+	o.JSON, o.Live = false, &live
+	o.Target = ticking()
+	Call(context.Background(), o, io.Discard, io.Discard)
+	mustContain(t, live.String(), "acknowledged: the subscription stays open")
+	mustContain(t, live.String(), "notification #1: notifications/resources/updated demo://clock")
+	mustContain(t, live.String(), "notification #2: ")
 }

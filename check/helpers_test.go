@@ -82,7 +82,12 @@ func newDemo(t *testing.T) *demo.Server {
 // connection gets its own ServeStdio, waited for when the test ends.
 func stdioTarget(t *testing.T, e era) Target {
 	t.Helper()
-	srv := newDemo(t)
+	return stdioTargetOf(t, e, newDemo(t))
+}
+
+// stdioTargetOf is stdioTarget for a given demo server.
+func stdioTargetOf(t *testing.T, e era, srv *demo.Server) Target {
+	t.Helper()
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
 	return Target{
