@@ -131,6 +131,9 @@ var (
 	// ErrNotInFlight: Cancel was asked for a request that is not in flight
 	// (never sent, already answered, or the client's own handshake).
 	ErrNotInFlight = errors.New("request is not in flight")
+	// ErrEchoed: the server sent the request back as it was written: it
+	// echoes its input, and is no MCP server.
+	ErrEchoed = errors.New("the server sent inflight's own request back: it echoes its input and is not an MCP server")
 	// ErrUnreachable marks (errors.Is) the failure of an HTTP exchange that
 	// got no response at all: the connection was refused, reset or timed
 	// out, or TLS failed. Over HTTP there is no connection to lose, so this
@@ -560,6 +563,14 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 		}
 		return !owner.IsZero() && id == owner
 	case wire.KindRequest:
+		if c.echoed(msg) {
+			// Our own request came back: the "server" echoes its input
+			// (cat, a misconfigured wrapper). Answering it would feed the
+			// echo inflight's own error as if the server had said it.
+			c.emit(Event{Kind: EventReceived, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: isInternalID(msg.ID)})
+			c.failCall(msg.ID, ErrEchoed, true)
+			return false
+		}
 		if c.era() == EraModern {
 			// 2026-07-28: servers do not send requests ("The server MUST
 			// NOT write JSON-RPC requests to stdout") and clients do not
@@ -645,6 +656,18 @@ func keepRaw(raw []byte) []byte {
 		raw = raw[:MaxRawKept]
 	}
 	return bytes.Clone(raw)
+}
+
+// echoed reports whether a request the server sent is one of ours sent
+// back: the ID of a request still waiting for its answer, and its method.
+func (c *Client) echoed(msg wire.Message) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.waiters[msg.ID]; ok && isInternalID(msg.ID) {
+		return true // the client's own IDs are strings no server picks
+	}
+	f := c.flights[msg.ID]
+	return f != nil && f.method == msg.Method
 }
 
 // handleServerRequest answers a request a legacy server sent us. The answer

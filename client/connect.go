@@ -189,6 +189,9 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 		if errors.Is(err, ErrClosed) || (c.kind == TransportHTTP && statusErr == nil && rpcErr == nil) {
 			return ConnInfo{}, fmt.Errorf("server/discover: %w", c.deadCause(err))
 		}
+		if errors.Is(err, ErrEchoed) {
+			return ConnInfo{}, fmt.Errorf("server/discover: %w", err)
+		}
 		var silent *probeTimeout
 		if c.kind == TransportStdio && rpcErr == nil && !errors.As(err, &silent) {
 			// Not an answer and not silence: the server is gone (it exited

@@ -126,3 +126,34 @@ func TestSilentServerHandshakeLimitNamed(t *testing.T) {
 		t.Fatalf("Connect error %v", err)
 	}
 }
+
+// A "server" that echoes its input sends inflight's own requests back:
+// that is said plainly, in both eras, and never answered (an answer would
+// come back too, as if the server had said it).
+func TestEchoingServerIsNamed(t *testing.T) {
+	for _, version := range []string{"", wire.Version20251125} {
+		c, err := client.New(client.Config{Command: "cat", ProtocolVersion: version, ShutdownWait: 500 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var answers int
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ev := range c.Events() {
+				if ev.Kind == client.EventSent && ev.Msg.IsResponse() {
+					answers++
+				}
+			}
+		}()
+		_, err = c.Connect(context.Background())
+		c.Close()
+		<-done
+		if !errors.Is(err, client.ErrEchoed) {
+			t.Errorf("version %q: Connect error %v, want ErrEchoed", version, err)
+		}
+		if answers != 0 {
+			t.Errorf("version %q: inflight answered its own echoed request %d times", version, answers)
+		}
+	}
+}
