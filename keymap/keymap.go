@@ -112,7 +112,7 @@ func (k *KeyMap) SetState(s State) {
 	k.Stderr.SetEnabled(s.HasStderr && (main || s.Mode == ModeDetail || s.Mode == ModeLog))
 	k.Filter.SetEnabled(s.Mode == ModeLog && !s.Filtering)
 	k.ClearFilter.SetEnabled(s.Mode == ModeLog && s.Filtering)
-	k.Export.SetEnabled(main || s.Mode == ModeLog)
+	k.Export.SetEnabled(main || s.Mode == ModeLog || s.Mode == ModeStderr || s.Mode == ModeDetail)
 	k.Reconnect.SetEnabled(s.Lost && (main || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr) && !s.Filtering)
 	k.Help.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
 	k.Quit.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)

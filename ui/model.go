@@ -819,8 +819,38 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		} else {
 			m.setStatus(levelInfo, "no request selected")
 		}
+	case (pressed(msg, k.Longer) || pressed(msg, k.Shorter)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
+		// Say why the timeout cannot move rather than ignore the key.
+		if r, ok := m.selectedRequest(); ok {
+			switch {
+			case r.State == session.StateListening:
+				m.setStatus(levelInfo, fmt.Sprintf("#%s: an acknowledged subscription has no timeout", r.ID))
+			case r.State == session.StateCancelRequested:
+				m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation already requested; its timeout no longer runs", r.ID))
+			default:
+				m.setStatus(levelInfo, fmt.Sprintf("#%s is %s: its timeout no longer runs", r.ID, strings.ReplaceAll(r.State.String(), "_", " ")))
+			}
+		}
+	case (pressed(msg, k.New) || pressed(msg, k.Reissue)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
+		switch m.state {
+		case connConnecting:
+			m.setStatus(levelInfo, "still connecting: requests can be sent once connected")
+		case connLost:
+			m.setStatus(levelWarn, "not connected: press R to reconnect first")
+		}
 	}
 	return nil
+}
+
+// pressed reports whether msg is one of b's keys, enabled or not: for
+// saying why a key that does nothing now does nothing.
+func pressed(msg tea.KeyPressMsg, b key.Binding) bool {
+	for _, k := range b.Keys() {
+		if msg.String() == k {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Model) adjustTimeout(longer bool) tea.Cmd {

@@ -716,3 +716,28 @@ func TestTimelineShowsEveryLabelWhenCrowded(t *testing.T) {
 		}
 	}
 }
+
+// Keys that cannot act now say why instead of doing nothing.
+func TestKeysThatCannotActSayWhy(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.key("+") // tools/list, completed
+	if !strings.Contains(h.screen(), "#1 is completed: its timeout no longer runs") {
+		t.Errorf("+ on a finished request:\n%s", h.screen())
+	}
+	startSlow(h)
+	h.key("c", "-")
+	if !strings.Contains(h.screen(), "#2: cancellation already requested; its timeout no longer runs") {
+		t.Errorf("- on a cancelling request:\n%s", h.screen())
+	}
+	h.events(client.Event{Kind: client.EventTransportClosed, Err: errors.New("the server exited")})
+	h.key("n")
+	if h.m.mode != keymap.ModeList || !strings.Contains(h.screen(), "not connected: press R to reconnect first") {
+		t.Errorf("n while disconnected:\n%s", h.screen())
+	}
+	h.m.mode = keymap.ModeStderr
+	h.m.syncKeys()
+	if !h.m.keys.Export.Enabled() {
+		t.Error("e does not export from the stderr view")
+	}
+}
