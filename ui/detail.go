@@ -86,7 +86,7 @@ func (m *Model) viewDetail(height int) string {
 	look := lookOf(r.State)
 	var b strings.Builder
 	title := fmt.Sprintf("#%s %s", r.ID, m.requestLabel(r, true))
-	b.WriteString(fit(st.Title.Render(title)+"  "+look.style(st).Render(look.icon+" "+strings.ReplaceAll(r.State.String(), "_", " "))+
+	b.WriteString(fit(st.Title.Render(title)+"  "+look.style(st).Render(look.icon+" "+stateName(r.State))+
 		st.Dim.Render("  ·  "+fmtDur(elapsed(r, now))), m.width))
 	b.WriteByte('\n')
 	b.WriteString(fit(m.detailFacts(r, now), m.width))
@@ -246,7 +246,7 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 		marks = append(marks, mark{r.Late.LastProgressAt, "*", fmt.Sprintf("%d late progress", r.Late.ProgressAfterCancel)})
 	}
 	if !r.IsActive() && !r.Ended.IsZero() {
-		marks = append(marks, mark{r.Ended, "■", strings.ReplaceAll(r.State.String(), "_", " ") + " " + fmtAgo(r.Ended.Sub(start))})
+		marks = append(marks, mark{r.Ended, "■", stateName(r.State) + " " + fmtAgo(r.Ended.Sub(start))})
 	} else {
 		marks = append(marks, mark{now, "▶", "now " + fmtAgo(now.Sub(start))})
 	}

@@ -39,6 +39,15 @@ func fmtDur(d time.Duration) string {
 // fmtAgo formats a duration since something, as "+2.3s".
 func fmtAgo(d time.Duration) string { return "+" + fmtDur(d) }
 
+// stateName is a state in words, as the detail, the log and the status
+// line say it ("cancellation requested", "timed out").
+func stateName(st session.State) string {
+	if st == session.StateCancelRequested {
+		return "cancellation requested"
+	}
+	return strings.ReplaceAll(st.String(), "_", " ")
+}
+
 // stateLook is how a state is drawn: an icon and a word (never colour
 // alone), and a style.
 type stateLook struct {

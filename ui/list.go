@@ -408,7 +408,7 @@ func (m *Model) viewEmpty(height int) string {
 			"",
 			"Press " + st.Key.Render("n") + " to send one — on the demo server " + st.Bold.Render("slow") + " is chosen: press " + st.Key.Render("enter") + " twice.",
 			"While it runs, press " + st.Key.Render("c") + " to cancel it and watch what happens.",
-			"Press " + st.Key.Render("?") + " for every key.",
+			"Press " + st.Key.Render("?") + " for the keys you can use.",
 		}
 	}
 	block := lipgloss.JoinVertical(lipgloss.Center, lines...)

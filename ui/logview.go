@@ -247,7 +247,7 @@ func logID(id wire.ID) string {
 // describeEntry says what a log entry is and what it carried.
 func describeEntry(e session.LogEntry) (what, msg string) {
 	if e.IsState {
-		return "state", strings.ReplaceAll(e.From.String()+" → "+e.State.String(), "_", " ")
+		return "state", lookOf(e.From).word + " → " + lookOf(e.State).word
 	}
 	what, msg = e.Method, e.Text
 	switch e.Kind {

@@ -814,7 +814,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 			if r.State == session.StateCancelRequested {
 				m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation already requested", r.ID))
 			} else {
-				m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: there is nothing to cancel", r.ID, strings.ReplaceAll(r.State.String(), "_", " ")))
+				m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: there is nothing to cancel", r.ID, stateName(r.State)))
 			}
 		} else {
 			m.setStatus(levelInfo, "no request selected")
@@ -828,7 +828,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 			case r.State == session.StateCancelRequested:
 				m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation already requested; its timeout no longer runs", r.ID))
 			default:
-				m.setStatus(levelInfo, fmt.Sprintf("#%s is %s: its timeout no longer runs", r.ID, strings.ReplaceAll(r.State.String(), "_", " ")))
+				m.setStatus(levelInfo, fmt.Sprintf("#%s is %s: its timeout no longer runs", r.ID, stateName(r.State)))
 			}
 		}
 	case (pressed(msg, k.New) || pressed(msg, k.Reissue)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
