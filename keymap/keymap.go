@@ -98,6 +98,18 @@ func (k *KeyMap) SetState(s State) {
 	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
 		b.SetEnabled(scrolling && !s.Filtering)
 	}
+	// g and G move through requests in the list, through text elsewhere.
+	switch s.Mode {
+	case ModeList:
+		k.Top.SetHelp("g/home", "oldest")
+		k.Bottom.SetHelp("G/end", "newest (follow)")
+	case ModeDetail:
+		k.Top.SetHelp("g/home", "top")
+		k.Bottom.SetHelp("G/end", "bottom")
+	default:
+		k.Top.SetHelp("g/home", "oldest")
+		k.Bottom.SetHelp("G/end", "newest (follow)")
+	}
 	onSelected := s.Mode == ModeList || s.Mode == ModeDetail
 	k.Cancel.SetEnabled(onSelected && s.SelectedActive)
 	k.CancelReason.SetEnabled(onSelected && s.SelectedActive)
