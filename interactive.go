@@ -79,7 +79,7 @@ func newInteractiveModel(ctx context.Context, target check.Target, opts Interact
 		transport = "http"
 	}
 	return ui.New(ui.Options{
-		Target:    target.Describe(),
+		Target:    headerTarget(target),
 		Transport: transport,
 		// Every dial is a new connection; for stdio that restarts the
 		// server, which is how R reconnects after the server died.
@@ -183,4 +183,13 @@ func createUnique(path string) (*os.File, string, error) {
 		}
 		name = fmt.Sprintf("%s-%d%s", base, n, ext)
 	}
+}
+
+// headerTarget names the target in the TUI's header, where the transport
+// is shown beside it.
+func headerTarget(t check.Target) string {
+	if t.Demo {
+		return "embedded demo server"
+	}
+	return t.Describe()
 }

@@ -416,11 +416,11 @@ func uiCases() []uiCase {
 	for _, e := range []struct{ name, version string }{{"modern", ""}, {"legacy", wire.Version20251125}} {
 		cases = append(cases,
 			uiCase{name: "garbage/" + e.name, dial: stdioCase(hostile.Garbage, e.version), state: session.StateCompleted,
-				says: []string{"survived the garbage ␛[31mRED␛[0m", "violation(s)", "non_json_line"}, violations: []string{"non_json_line", "malformed_message"}},
+				says: []string{"survived the garbage ␛[31mRED␛[0m", "violations", "non_json_line"}, violations: []string{"non_json_line", "malformed_message"}},
 			uiCase{name: "huge-line/" + e.name, dial: stdioCase(hostile.HugeLine, e.version), state: session.StateCompleted,
-				says: []string{"answered after a line of 100 MiB", "⚠ 1 violation(s)", "malformed"}, violations: []string{"malformed_message"}},
+				says: []string{"answered after a line of 100 MiB", "⚠ 1 violation", "malformed"}, violations: []string{"malformed_message"}},
 			uiCase{name: "deep-nesting/" + e.name, dial: stdioCase(hostile.DeepNesting, e.version), state: session.StateCompleted,
-				says: []string{"deeply nested", "⚠ 1 violation(s)", "malformed"}, violations: []string{"malformed_message"},
+				says: []string{"deeply nested", "⚠ 1 violation", "malformed"}, violations: []string{"malformed_message"},
 				noDetail: true}, // TestHostileDeepResultDetailIsBounded
 			uiCase{name: "odd-ids/" + e.name, dial: stdioCase(hostile.OddIDs, e.version), state: session.StateCompleted,
 				says: []string{"answered with the id as 2e0", "unknown_response_id"}, violations: []string{"unknown_response_id", "unknown_progress_token"}},

@@ -741,3 +741,15 @@ func TestKeysThatCannotActSayWhy(t *testing.T) {
 		t.Error("e does not export from the stderr view")
 	}
 }
+
+// A long target loses its middle in the header, not all of itself: its
+// start and end tell servers apart.
+func TestHeaderShortensALongTarget(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.m.opts.Target = "npx -y @modelcontextprotocol/server-everything --with-a-long-flag /srv/data/project-alpha"
+	h.connect()
+	first := strings.SplitN(h.screen(), "\n", 2)[0]
+	if !strings.Contains(first, "inflight · npx -y @") || !strings.Contains(first, "…") || !strings.Contains(first, "-alpha · stdio") {
+		t.Fatalf("header: %q", first)
+	}
+}

@@ -117,9 +117,16 @@ func (m *Model) viewHeader() string {
 	}
 	sep := st.Dim.Render(" · ")
 	room := m.width - lipgloss.Width(state) - 1
+	// A long target (a command line, a URL) loses its middle before it
+	// goes: its start and its end are what tell servers apart.
+	target := m.line(m.opts.Target)
+	rest := lipgloss.Width(strings.Join([]string{"inflight", proto, server, ""}, " · "))
+	if avail := room - rest; lipgloss.Width(target) > avail && avail >= minHeaderTarget {
+		target = middleEllipsis(target, avail)
+	}
 	var left string
 	for _, parts := range [][]string{
-		{st.Title.Render("inflight"), m.line(m.opts.Target), proto, server},
+		{st.Title.Render("inflight"), target, proto, server},
 		{st.Title.Render("inflight"), proto, server},
 		{st.Title.Render("inflight"), proto},
 	} {
@@ -147,10 +154,25 @@ func (m *Model) viewHeader() string {
 	}
 	counts = append(counts, flagged)
 	if vs := m.tracker.Violations().Total(); vs > 0 {
-		counts = append(counts, st.Flag.Render(fmt.Sprintf("⚠ %d violation(s)", vs)))
+		counts = append(counts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", vs, countNoun(int(vs), "violation", "violations"))))
 	}
 	line2 := st.Dim.Render(strings.Join(counts, " · "))
 	return fit(line1, m.width) + "\n" + fit(line2, m.width)
+}
+
+// minHeaderTarget is the narrowest a shortened target is still worth
+// showing in the header.
+const minHeaderTarget = 16
+
+// middleEllipsis shortens s to w columns by cutting out its middle.
+func middleEllipsis(s string, w int) string {
+	r := []rune(s)
+	if len(r) <= w || w < 3 {
+		return s
+	}
+	head := (w - 1) / 2
+	tail := w - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
 // viewBanner says the connection is gone and what to do.
