@@ -156,7 +156,7 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 		if r.IsActive() {
 			return st.Dim.Render("not cancelled · press c to cancel it, C to give a reason"), ""
 		}
-		return st.Dim.Render("not cancelled"), ""
+		return "", "" // nothing to say: it ended on its own
 	}
 	c := r.Cancel
 	sig := signalText(c.Signal)
@@ -343,17 +343,22 @@ func (m *Model) detailBody(r *session.Request) string {
 		b.WriteString(st.Dim.Render("(no longer in the bounded store)"))
 	}
 	b.WriteString("\n\n")
+	raw, haveResponse := m.tracker.RawResponse(r.ID)
 	switch {
 	case r.Late.Response:
 		section("LATE RESPONSE (arrived after the cancel; ignored)")
+	case !haveResponse && r.LocalError != "":
+		// No response: what inflight saw itself went wrong.
+		section("ERROR (seen by inflight; the server sent no response)")
 	default:
 		section("RESPONSE")
 	}
-	if raw, ok := m.tracker.RawResponse(r.ID); ok {
+	switch {
+	case haveResponse:
 		b.WriteString(m.prettyJSON(raw))
-	} else if r.LocalError != "" {
+	case r.LocalError != "":
 		b.WriteString(st.Failed.Render(m.block(r.LocalError)))
-	} else {
+	default:
 		b.WriteString(st.Dim.Render("(none)"))
 	}
 	b.WriteString("\n")

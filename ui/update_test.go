@@ -753,3 +753,17 @@ func TestHeaderShortensALongTarget(t *testing.T) {
 		t.Fatalf("header: %q", first)
 	}
 }
+
+// The detail of a request that failed without a response heads what
+// inflight saw as an error, not as the server's response.
+func TestDetailLocalFailureIsNoResponse(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	h.events(client.Event{Kind: client.EventRequestFailed, RequestID: wire.IntID(2), Err: errors.New("HTTP 500 Internal Server Error: boom")})
+	h.key("enter")
+	s := h.screen()
+	if !strings.Contains(s, "ERROR (seen by inflight; the server sent no response)") || strings.Contains(s, "\nRESPONSE") {
+		t.Fatalf("detail:\n%s", s)
+	}
+}
