@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"inflight/client"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -346,14 +347,22 @@ func (m *Model) outcome(r *session.Request) string {
 		parts = append(parts, st.Flag.Render(fmt.Sprintf("⚑ %d progress after cancel", r.Late.ProgressAfterCancel)))
 	}
 	if r.Violations > 0 {
-		parts = append(parts, st.Flag.Render(fmt.Sprintf("⚠ %d violation(s)", r.Violations)))
+		parts = append(parts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", r.Violations, countNoun(r.Violations, "violation", "violations"))))
 	}
 	switch r.State {
 	case session.StateCancelled, session.StateTimedOut:
 		if r.Cancel != nil && r.Cancel.Failed != "" {
 			parts = append(parts, st.Error.Render("the cancel could not be sent: "+m.line(r.Cancel.Failed)))
 		} else if len(parts) == 0 && r.Cancel != nil {
-			parts = append(parts, st.Dim.Render(signalText(r.Cancel.Signal)+"; nothing more came"))
+			text := signalText(r.Cancel.Signal) + "; nothing more came"
+			if r.Cancel.Signal == client.SignalStreamClosed {
+				// A closed stream can carry nothing more: the cancel is final.
+				text = "stream closed; nothing more can come"
+			}
+			if r.State == session.StateTimedOut {
+				text = timeoutText(r.Cancel) + " · " + text
+			}
+			parts = append(parts, st.Dim.Render(text))
 		}
 	case session.StateFailed:
 		text := m.failureText(r)
@@ -383,6 +392,14 @@ func (m *Model) failureText(r *session.Request) string {
 		return m.line(r.LocalError)
 	}
 	return "failed"
+}
+
+// timeoutText says which limit ran out.
+func timeoutText(c *session.Cancel) string {
+	if c.Limit == session.LimitMax {
+		return "max timeout reached"
+	}
+	return "timeout reached"
 }
 
 // lateSuffix flags late traffic on a row still waiting for its fate.
