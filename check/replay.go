@@ -288,8 +288,15 @@ func (rq *replayRequest) summary() string {
 // after its cancel are marked.
 func printReplayTable(w io.Writer, lines []*trace.Record, rq *replayRequest) {
 	fmt.Fprintf(w, "  %10s  %-5s  %s\n", "ms", "dir", "what")
+	hidden := progressRuns(lines, rq != nil)
 	cancelMS := -1.0
-	for _, rec := range lines {
+	for i, rec := range lines {
+		if n, ok := hidden[i]; ok {
+			if n > 0 {
+				writeLine(w, "  %10s  %-5s  … %d more progress notifications", "", "in", n)
+			}
+			continue
+		}
 		what := describeRecord(rec)
 		if rq != nil && rec.State == "cancel_requested" && cancelMS < 0 {
 			cancelMS = rec.MS
@@ -306,6 +313,50 @@ func printReplayTable(w io.Writer, lines []*trace.Record, rq *replayRequest) {
 		// column stays aligned whatever a crafted file puts there.
 		writeLine(w, "  %10.3f  %-5s  %s", rec.MS, termsafe.Line(rec.Dir), what)
 	}
+}
+
+// A long run of ordinary progress (a flood) is shown by its first and last
+// few lines and a count: thousands of alike lines would bury the rest.
+const (
+	progressRunHead = 5
+	progressRunTail = 3
+)
+
+// progressRuns finds the lines of a request's table to leave out: the
+// middle of every run of timely progress notifications (before any cancel,
+// with no violation) longer than head and tail together. The first line
+// left out of a run maps to the run's hidden count, the others to 0.
+func progressRuns(lines []*trace.Record, request bool) map[int]int {
+	hidden := map[int]int{}
+	if !request {
+		return hidden
+	}
+	plain := func(rec *trace.Record) bool {
+		m, ok := rec.Message()
+		return ok && rec.Dir == trace.DirIn && m.Method == wire.NotifyProgress && rec.Violation == "" && rec.Coalesced == 0
+	}
+	for i := 0; i < len(lines); {
+		if lines[i].State == "cancel_requested" || lines[i].Event == trace.EventCancelSent || isCancelOut(lines[i]) {
+			break // from the cancel on, every line is evidence
+		}
+		if !plain(lines[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(lines) && plain(lines[j]) {
+			j++
+		}
+		if n := j - i - progressRunHead - progressRunTail; n > 1 {
+			first := i + progressRunHead
+			hidden[first] = n
+			for k := first + 1; k < first+n; k++ {
+				hidden[k] = 0
+			}
+		}
+		i = j
+	}
+	return hidden
 }
 
 // describeRecord says what one line is, in a few words. The caller

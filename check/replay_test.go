@@ -243,3 +243,22 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// A flood's progress replays as its first and last lines and a count, so
+// the rest of the request stays readable; the summary still counts them all.
+func TestReplayGroupsAProgressFlood(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flood.jsonl")
+	Call(context.Background(), CallOptions{Target: stdioTarget(t, modern), Method: wire.MethodToolsCall,
+		Params: toolParams(t, "flood", `{"count":300}`), TracePath: path, LateWindow: testLate}, io.Discard, io.Discard)
+	var out bytes.Buffer
+	if code := Replay(path, ReplayOptions{}, &out, io.Discard); code != 0 {
+		t.Fatalf("replay exit %d", code)
+	}
+	s := out.String()
+	mustContain(t, s, "more progress notifications")
+	mustContain(t, s, "300 progress notifications")
+	mustContain(t, s, `progress 300/300`)
+	if n := strings.Count(s, "\n"); n > 40 {
+		t.Errorf("the replay of a 300-notification flood has %d lines:\n%s", n, s)
+	}
+}
