@@ -84,8 +84,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if f := c.jsonUsage[cmd]; f != nil {
 			f(msg, red)
 		}
-		fmt.Fprintf(stderr, "inflight: %s\n", termsafe.Line(msg))
-		fmt.Fprintln(stderr, "run 'inflight --help' for usage")
+		// Name the command that failed, and point at its own help.
+		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), termsafe.Line(msg))
+		fmt.Fprintf(stderr, "run '%s --help' for usage\n", cmd.CommandPath())
 		return check.ExitUsage
 	}
 	return c.code
@@ -233,8 +234,13 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			positional, command := splitDash(args, cmd.ArgsLenAtDash())
+			for _, a := range positional {
+				if looksLikeURL(a) {
+					return fmt.Errorf("a server URL goes with --url: inflight call --url %s METHOD", a)
+				}
+			}
 			if len(positional) > 2 {
-				return fmt.Errorf("call takes at most METHOD and PARAMS_JSON before --, got %d arguments", len(positional))
+				return fmt.Errorf("at most METHOD and PARAMS_JSON before --, got %d arguments", len(positional))
 			}
 			if len(positional) > 0 {
 				o.Method = positional[0]
@@ -326,7 +332,7 @@ lost part-way); 4 interrupted.`,
 			bare := ""
 			switch {
 			case len(positional) > 1 || (len(positional) == 1 && !looksLikeURL(positional[0])):
-				return fmt.Errorf("check takes at most a server URL before --, got %q", positional)
+				return fmt.Errorf("at most a server URL before --, got %q (a stdio server's command goes after --)", positional)
 			case len(positional) == 1:
 				bare = positional[0]
 			}

@@ -190,6 +190,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"call"}, "give a METHOD"},
 		{[]string{"call", "--bogus"}, "unknown flag"},
 		{[]string{"call", "a", "b", "c"}, "at most METHOD and PARAMS_JSON"},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "tools/list"}, "a server URL goes with --url"},
 		{[]string{"call", "tools/list", "--server", "x"}, "--server NAME needs --config FILE"},
 		{[]string{"call", "tools/list", "--url", "http://a", "--", "x"}, "give one server"},
 		{[]string{"call", "tools/list", "--url", "http://a", "-H", "Authorization sekrit"}, "want 'Name: value'"},
