@@ -39,11 +39,15 @@ func main() {
 	// behaviour comes back, so a third ends inflight where it stands.
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx, interrupt := context.WithCancel(context.Background())
+	ctx, interrupt := context.WithCancelCause(context.Background())
 	hurry := make(chan struct{})
 	go func() {
-		<-sigs
-		interrupt()
+		sig := <-sigs
+		name := "SIGINT"
+		if sig == syscall.SIGTERM {
+			name = "SIGTERM"
+		}
+		interrupt(check.Interrupt{Signal: name})
 		<-sigs
 		close(hurry)
 		signal.Reset(os.Interrupt, syscall.SIGTERM)

@@ -503,7 +503,7 @@ func (b *battery) finish(r *session.Request) {
 	final := func() bool { return r.State.IsFinal() }
 	if b.cn.wait(b.ctx, final, time.Time{}) == waitInterrupted {
 		b.interrupted = true
-		_ = b.cn.cancel(r.ID, "interrupted (Ctrl+C)", session.CauseInterrupted)
+		_ = b.cn.cancel(r.ID, interruptReason(b.ctx), session.CauseInterrupted)
 		b.cn.settle(r.ID, b.o.LateWindow+settleSlack)
 	}
 }

@@ -287,7 +287,7 @@ func Call(ctx context.Context, o CallOptions, stdout, stderr io.Writer) int {
 	case waitDeadline:
 		run.cancel(fmt.Sprintf("cancelled by inflight call --cancel-after %s", o.CancelAfter), session.CauseUser)
 	case waitInterrupted:
-		run.cancel("interrupted (Ctrl+C)", session.CauseInterrupted)
+		run.cancel(interruptReason(ctx), session.CauseInterrupted)
 	}
 	if !req.State.IsFinal() {
 		// A cancel is pending: the tracker settles it when the stream

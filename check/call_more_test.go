@@ -405,3 +405,17 @@ func TestCallListenShowsNotifications(t *testing.T) {
 	mustContain(t, live.String(), "notification #1: notifications/resources/updated demo://clock")
 	mustContain(t, live.String(), "notification #2: ")
 }
+
+// The cancel's reason names the signal that stopped the run.
+func TestInterruptReasonNamesTheSignal(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(Interrupt{Signal: "SIGTERM"})
+	if got := interruptReason(ctx); got != "interrupted (SIGTERM)" {
+		t.Errorf("SIGTERM: %q", got)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	stop()
+	if got := interruptReason(ctx); got != "interrupted (Ctrl+C)" {
+		t.Errorf("plain cancel: %q", got)
+	}
+}

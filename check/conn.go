@@ -60,6 +60,21 @@ type conn struct {
 	connected bool
 }
 
+// Interrupt is the cause main gives the context when a signal stops a run
+// (context.WithCancelCause), so the cancel's reason names it.
+type Interrupt struct{ Signal string }
+
+func (i Interrupt) Error() string { return "interrupted by " + i.Signal }
+
+// interruptReason is the cancel reason for a run that ctx's end stopped.
+func interruptReason(ctx context.Context) string {
+	var in Interrupt
+	if errors.As(context.Cause(ctx), &in) && in.Signal != "" && in.Signal != "SIGINT" {
+		return "interrupted (" + in.Signal + ")"
+	}
+	return "interrupted (Ctrl+C)"
+}
+
 type hurryKey struct{}
 
 // WithHurry returns ctx carrying hurry: once it is closed (main closes it
