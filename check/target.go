@@ -192,7 +192,18 @@ func ParseHeader(s string) (name, value string, err error) {
 	if !ok || name == "" || strings.ContainsAny(name, " \t") {
 		return "", "", fmt.Errorf("header %q: want 'Name: value'", redactHeaderFlag(s))
 	}
-	return name, strings.TrimSpace(value), nil
+	value = strings.TrimSpace(value)
+	for _, r := range name {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r) {
+			return "", "", fmt.Errorf("header %q: %q is not a valid header name", redactHeaderFlag(s), name)
+		}
+	}
+	if strings.ContainsFunc(value, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) {
+		// A line break would end the header and start another: refuse it
+		// here rather than when the first request is sent.
+		return "", "", fmt.Errorf("header %s: its value holds a line break or control character", name)
+	}
+	return name, value, nil
 }
 
 // redactHeaderFlag shows a malformed -H flag in its error without its
