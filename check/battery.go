@@ -323,9 +323,13 @@ func (b *battery) steps() []batteryStep {
 		naNotify = notificationsNA
 		naFinished = notificationsNA + ": the only cancel is closing a request's own stream"
 	}
-	midway := []string{CheckCancelStops, CheckCancelNoResponse}
+	// The mid-way cancel is checked one way or the other; the checks of the
+	// other way are listed as skipped, with why.
+	midway, otherWay := []string{CheckCancelStops, CheckCancelNoResponse}, []string{CheckStreamClose}
+	naOtherWay := "only modern Streamable HTTP cancels by closing the request's stream"
 	if b.http && b.modern {
-		midway = []string{CheckStreamClose}
+		midway, otherWay = otherWay, midway
+		naOtherWay = "on modern Streamable HTTP the cancel is the closed stream, which nothing can follow: cancel.stream_close checks it"
 	}
 	return []batteryStep{
 		{"server/discover", []string{CheckDiscover}, naDiscover, b.checkDiscover},
@@ -333,6 +337,7 @@ func (b *battery) steps() []batteryStep {
 		{"the full run of " + b.o.Tool, []string{CheckProgressIncreases, CheckProgressStops}, "", b.checkFullRun},
 		{"the cancel of a finished request", []string{CheckCancelFinished}, naFinished, b.checkCancelFinished},
 		{"the mid-way cancel of " + b.o.Tool, midway, "", b.checkCancelMidway},
+		{"the other way of cancelling", otherWay, naOtherWay, nil},
 		{"the cancel of an unknown ID", []string{CheckCancelUnknown}, naNotify, b.checkCancelUnknown},
 		{"the malformed cancels", []string{CheckCancelMalformed}, naNotify, b.checkCancelMalformed},
 	}

@@ -157,3 +157,28 @@ func TestCheckUnusableTool(t *testing.T) {
 		}
 	}
 }
+
+// Every check of the battery is either judged or listed as skipped with
+// why, on every transport and era: none silently vanishes.
+func TestCheckAccountsForEveryCheck(t *testing.T) {
+	all := []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
+		CheckCancelNoResponse, CheckStreamClose, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests}
+	forEach(t, func(t *testing.T, tc transportCase, e era) {
+		rep, _ := runCheck(t, CheckOptions{Target: tc.target(t, e), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`)})
+		seen := map[string]int{}
+		for _, f := range rep.Findings {
+			seen[f.ID]++
+		}
+		for _, s := range rep.Skipped {
+			if s.Reason == "" {
+				t.Errorf("%s skipped without a reason", s.ID)
+			}
+			seen[s.ID]++
+		}
+		for _, id := range all {
+			if seen[id] != 1 {
+				t.Errorf("%s: judged or skipped %d times, want exactly once", id, seen[id])
+			}
+		}
+	})
+}
