@@ -196,6 +196,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"call", "tools/list", "--url", "http://a", "-H", "Authorization sekrit"}, "want 'Name: value'"},
 		{[]string{"call", "tools/list", "--url", "http://a", "-H", "X-Token: sekrit\r\nX-Other: 1"}, "value holds a line break"},
 		{[]string{"call", "tools/list", "--url", "http://a", "-H", "X(y: 1"}, "is not a valid header name"},
+		{[]string{"call", "tools/list", "--url", "http://a", "-H", "mcp-session-id: abc"}, "header mcp-session-id is set by inflight itself"},
 		{[]string{"call", "tools/list", "--url", "http://a", "--env", "A=1"}, "--env and --cwd apply to a stdio command"},
 		{[]string{"call", "tools/list", "-H", "A: b", "--", "srv"}, "-H applies to a --url server"},
 		{[]string{"call", "tools/list", "--protocol-version", "1999-01-01"}, "inflight speaks 2026-07-28"},

@@ -517,7 +517,7 @@ func (b *battery) finish(r *session.Request) {
 func (b *battery) probe() (bool, string) {
 	r := b.request(wire.MethodToolsList, nil, defaultProbeTimeout)
 	if r.State == session.StateCompleted {
-		return true, fmt.Sprintf("a following tools/list answered in %s", r.Elapsed(time.Now()).Round(time.Millisecond))
+		return true, fmt.Sprintf("a following tools/list answered in %s", fmtElapsed(r.Elapsed(time.Now())))
 	}
 	why := r.State.String()
 	switch {
@@ -1027,6 +1027,15 @@ func printCheckReport(w io.Writer, rep CheckReport, red *redact.Redactor) {
 		fmt.Fprint(w, " (interrupted)")
 	}
 	fmt.Fprintln(w)
+}
+
+// fmtElapsed writes a short duration to a precision that still says
+// something: 0.4ms, not 0s.
+func fmtElapsed(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
+	}
+	return d.Round(time.Millisecond).String()
 }
 
 func describeState(r *session.Request) string {

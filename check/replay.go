@@ -126,7 +126,7 @@ func printReplay(w io.Writer, name string, recs []trace.Record, o ReplayOptions)
 	if len(recs) > 0 {
 		span = recs[len(recs)-1].MS
 	}
-	writeLine(w, "trace %s: %d lines over %s, %d request%s", name, len(recs), fmtMsFloat(span), len(order), plural(len(order)))
+	writeLine(w, "trace %s: %d line%s over %s, %d request%s", name, len(recs), plural(len(recs)), fmtMsFloat(span), len(order), plural(len(order)))
 	if conn != nil {
 		server := conn.Server
 		if server == "" {

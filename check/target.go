@@ -193,6 +193,12 @@ func ParseHeader(s string) (name, value string, err error) {
 		return "", "", fmt.Errorf("header %q: want 'Name: value'", redactHeaderFlag(s))
 	}
 	value = strings.TrimSpace(value)
+	switch http.CanonicalHeaderKey(name) {
+	case "Mcp-Session-Id", "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name", "Last-Event-Id", "Content-Type", "Accept":
+		// The protocol's own: inflight sets them as the era and the
+		// exchange require, and a fixed value would only fight it.
+		return "", "", fmt.Errorf("header %s is set by inflight itself, as the protocol requires; it cannot be given with -H", name)
+	}
 	for _, r := range name {
 		if r <= ' ' || r >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r) {
 			return "", "", fmt.Errorf("header %q: %q is not a valid header name", redactHeaderFlag(s), name)
