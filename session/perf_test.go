@@ -37,6 +37,11 @@ func TestFinishedRequestFootprint(t *testing.T) {
 			ev.Time = now.Add(time.Duration(j) * time.Millisecond)
 			// Re-point the notification at this request's token.
 			ev.Msg.Params = json.RawMessage(`{"progressToken":` + r.ProgressToken.Raw() + `,"progress":` + itoa(j+1) + `,"total":100,"message":"step"}`)
+			p, err := wire.DecodeProgress(ev.Msg.Params) // as the client hands it over
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev.Progress = &p
 			tr.Apply(ev)
 		}
 		if i%2 == 0 {
@@ -55,6 +60,9 @@ func TestFinishedRequestFootprint(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if tr.Counts().Done != n {
 		t.Fatalf("done = %d", tr.Counts().Done)
+	}
+	if last := tr.At(tr.Len() - 1); last.Progress.Count != len(progressEv) {
+		t.Fatalf("the last request got %d progress notifications, want %d: the measurement is not of a full request", last.Progress.Count, len(progressEv))
 	}
 	per := int64(after.HeapAlloc-before.HeapAlloc) / n
 	t.Logf("about %d bytes per finished request (timeline of %d samples)", per, len(tr.At(0).Timeline))
