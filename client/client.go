@@ -182,6 +182,7 @@ type outgoing struct {
 // flight is a tracked request in flight at the wire level.
 type flight struct {
 	method string
+	raw    []byte // the request as written, once Send has built it
 	// cancelled is set by the first Cancel, at; cancelDone is closed once
 	// that Cancel has sent its signal (signal, cancelErr), so that a second
 	// Cancel can report what the first one did.
@@ -563,7 +564,7 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 		}
 		return !owner.IsZero() && id == owner
 	case wire.KindRequest:
-		if c.echoed(msg) {
+		if c.echoed(msg, raw) {
 			// Our own request came back: the "server" echoes its input
 			// (cat, a misconfigured wrapper). Answering it would feed the
 			// echo inflight's own error as if the server had said it.
@@ -659,15 +660,17 @@ func keepRaw(raw []byte) []byte {
 }
 
 // echoed reports whether a request the server sent is one of ours sent
-// back: the ID of a request still waiting for its answer, and its method.
-func (c *Client) echoed(msg wire.Message) bool {
+// back: the ID of one of the client's own calls still waiting (strings no
+// server picks), or a tracked request's bytes exactly. A legacy server's
+// own requests number from 1 as ours do, so an ID alone proves nothing.
+func (c *Client) echoed(msg wire.Message, raw []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.waiters[msg.ID]; ok && isInternalID(msg.ID) {
-		return true // the client's own IDs are strings no server picks
+		return true
 	}
 	f := c.flights[msg.ID]
-	return f != nil && f.method == msg.Method
+	return f != nil && f.method == msg.Method && bytes.Equal(bytes.TrimSpace(raw), f.raw)
 }
 
 // handleServerRequest answers a request a legacy server sent us. The answer
@@ -878,6 +881,9 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 		return fmt.Errorf("send %s: %w", r.Method, err)
 	}
 	raw := wire.Request(r.ID, r.Method, params)
+	c.mu.Lock()
+	f.raw = raw // for telling an echo from a server's own request
+	c.mu.Unlock()
 	out := outgoing{
 		id: r.ID, method: r.Method, name: wire.Target(r.Method, params), params: params, raw: raw,
 		version: info.ProtocolVersion, modern: info.Era == EraModern, flight: f,

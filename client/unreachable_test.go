@@ -157,3 +157,32 @@ func TestEchoingServerIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// A legacy server's own requests number from 1 as inflight's do: a ping
+// of its own that shares a tracked request's ID and method is answered,
+// not taken for an echo; a tracked request sent back byte for byte is an
+// echo, and fails as one.
+func TestEchoNeedsTheSameBytes(t *testing.T) {
+	p, pipes := newStdioPeer(t, func(p *stdioPeer, m wire.Message) {
+		legacyHandshake(p, m)
+		if m.Method == wire.MethodPing && m.Kind == wire.KindRequest {
+			// Its own ping, with the same ID as the client's.
+			p.send(`{"jsonrpc":"2.0","id":` + m.ID.Raw() + `,"method":"ping","params":{"from":"server"}}`)
+		}
+		if m.Method == wire.MethodToolsList {
+			line := p.all()[len(p.all())-1]
+			p.send(line) // the client's own request, sent back as it came
+		}
+	})
+	c, rec, _ := connectClient(t, client.Config{Pipes: pipes, ProtocolVersion: wire.Version20251125})
+	ping := send(t, c, 1, wire.MethodPing, nil)
+	p.wait(t, `"result":{}`) // the client answered the server's own ping
+	if n := rec.count(func(ev client.Event) bool { return errors.Is(ev.Err, client.ErrEchoed) }); n != 0 {
+		t.Fatalf("the server's own ping %s was taken for an echo", ping)
+	}
+	list := send(t, c, 2, wire.MethodToolsList, nil)
+	ev := rec.wait(t, "the echo's failure", failed(list))
+	if !errors.Is(ev.Err, client.ErrEchoed) {
+		t.Fatalf("echoed tools/list failed with %v", ev.Err)
+	}
+}
