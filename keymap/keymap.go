@@ -137,6 +137,12 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.New, k.Cancel, k.Detail, k.Back, k.Filter, k.ClearFilter, k.Log, k.Reconnect, k.Help, k.Quit}
 }
 
+// EssentialHelp is ShortHelp for a narrow terminal: the keys without
+// which a person is stuck.
+func (k KeyMap) EssentialHelp() []key.Binding {
+	return []key.Binding{k.New, k.Cancel, k.Back, k.Reconnect, k.Help, k.Quit}
+}
+
 // FullHelp is the help screen, in columns.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{

@@ -767,3 +767,16 @@ func TestDetailLocalFailureIsNoResponse(t *testing.T) {
 		t.Fatalf("detail:\n%s", s)
 	}
 }
+
+// On a narrow terminal the footer keeps the keys without which a person
+// is stuck — help and quit — rather than cutting them off.
+func TestNarrowFooterKeepsHelpAndQuit(t *testing.T) {
+	h := newHarness(t, 60, 20)
+	h.connect()
+	startSlow(h)
+	lines := strings.Split(h.screen(), "\n")
+	footer := lines[len(lines)-1]
+	if !strings.Contains(footer, "? help") || !strings.Contains(footer, "q quit") || !strings.Contains(footer, "c cancel") {
+		t.Fatalf("footer at 60 columns: %q", footer)
+	}
+}

@@ -61,7 +61,7 @@ func (m *Model) View() tea.View {
 	b.WriteByte('\n')
 	b.WriteString(m.viewStatus())
 	b.WriteByte('\n')
-	b.WriteString(fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.width))
+	b.WriteString(m.footer())
 	// A last pass over the whole frame: whatever path a string took, no
 	// secret reaches the screen.
 	v := tea.NewView(m.opts.Redact(b.String()))
@@ -158,6 +158,18 @@ func (m *Model) viewHeader() string {
 	}
 	line2 := st.Dim.Render(strings.Join(counts, " · "))
 	return fit(line1, m.width) + "\n" + fit(line2, m.width)
+}
+
+// footer is the one-line help. When the usual keys do not fit, the
+// essential ones are shown rather than the line cut before "? help" and
+// "q quit".
+func (m *Model) footer() string {
+	h := m.help
+	h.SetWidth(0)
+	if v := h.ShortHelpView(m.keys.ShortHelp()); lipgloss.Width(v) <= m.width {
+		return fit(v, m.width)
+	}
+	return fit(h.ShortHelpView(m.keys.EssentialHelp()), m.width)
 }
 
 // minHeaderTarget is the narrowest a shortened target is still worth
