@@ -103,13 +103,13 @@ func newInteractiveModel(ctx context.Context, target check.Target, opts Interact
 // runProgram runs the TUI until it ends and returns why it ended. model is
 // the program's model (m itself, or a test's wrapper around it).
 //
-// ctx ending (main's NotifyContext on SIGINT or SIGTERM) does not kill the
-// program: Bubble Tea would end at once and what is in flight would never be
+// ctx ending (main's first SIGINT or SIGTERM) does not kill the program:
+// Bubble Tea would end at once and what is in flight would never be
 // cancelled. The model gets a ui.ShutdownMsg instead and cancels everything
 // with reason "interrupted", as Ctrl+C does, then quits; if it has not ended
-// within shutdownGrace the program is killed. Bubble Tea's own signal
-// handler is off for the same reason: it ends the program on SIGINT before
-// the model sees it.
+// within shutdownGrace, or a second signal comes, the program is killed.
+// Bubble Tea's own signal handler is off for the same reason: it ends the
+// program on SIGINT before the model sees it.
 func runProgram(ctx context.Context, model tea.Model, m *ui.Model, opts ...tea.ProgramOption) error {
 	p := tea.NewProgram(model, append([]tea.ProgramOption{tea.WithoutSignalHandler()}, opts...)...)
 	done := make(chan struct{})
@@ -125,6 +125,10 @@ func runProgram(ctx context.Context, model tea.Model, m *ui.Model, opts ...tea.P
 		select {
 		case <-done:
 		case <-time.After(shutdownGrace):
+			p.Kill()
+		case <-check.HurryOf(ctx):
+			// A second signal: stop waiting for the cancels' fate. Kill
+			// still restores the terminal.
 			p.Kill()
 		}
 	}()

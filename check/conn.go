@@ -84,9 +84,11 @@ func WithHurry(ctx context.Context, hurry <-chan struct{}) context.Context {
 	return context.WithValue(ctx, hurryKey{}, hurry)
 }
 
-func hurryOf(ctx context.Context) <-chan struct{} {
+// HurryOf is the hurry channel WithHurry put in ctx; nil (which blocks
+// forever) when there is none.
+func HurryOf(ctx context.Context) <-chan struct{} {
 	h, _ := ctx.Value(hurryKey{}).(<-chan struct{})
-	return h // nil blocks forever: no hurry
+	return h
 }
 
 // errConnect wraps a failure to establish the connection (exit code 2).
@@ -123,7 +125,7 @@ func dial(ctx context.Context, target Target, opts connOptions) (*conn, error) {
 		red:    opts.Redactor,
 		states: map[wire.ID]session.State{},
 		timer:  time.NewTimer(time.Hour),
-		hurry:  hurryOf(ctx),
+		hurry:  HurryOf(ctx),
 	}
 	cn.timer.Stop()
 	type connected struct {

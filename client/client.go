@@ -800,7 +800,10 @@ func (u unreachable) Error() string   { return u.err.Error() }
 func (u unreachable) Unwrap() []error { return []error{u.err, ErrUnreachable} }
 
 // markUnreachable marks err, an http.Client.Do failure, as ErrUnreachable
-// unless it is a refused redirect or the exchange's own cancellation.
+// unless it is a refused redirect or the exchange's own cancellation. Not
+// only a failed dial: a server that died is as often first met as an EOF
+// or a reset on a kept-alive connection, and net/http already retries the
+// keep-alive race it can (a request nothing of which was written).
 func markUnreachable(ctx context.Context, err error) error {
 	var re *redirectError
 	if ctx.Err() != nil || errors.As(err, &re) {

@@ -139,7 +139,10 @@ func (b *Builder) AddArgs(args []string) {
 		}
 		switch {
 		case hasValue:
-		case flag && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+		case flag && secretFlag(name) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+			// The next argument is the value only of a flag that names a
+			// secret (--api-key), not of a switch that merely mentions
+			// one (--skip-keychain).
 			value = args[i+1]
 		default:
 			continue
@@ -151,6 +154,18 @@ func (b *Builder) AddArgs(args []string) {
 			b.AddValue(value)
 		}
 	}
+}
+
+// secretFlag reports whether a flag's name ends in a word that names a
+// secret, so that the argument after it is its value.
+func secretFlag(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"token", "secret", "key", "password", "passwd", "credentials"} {
+		if strings.HasSuffix(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // minArgSecret is the shortest command-line value AddArgs takes for a

@@ -191,9 +191,9 @@ func TestUnparseableURL(t *testing.T) {
 // and --secret-flag value / --secret-flag=value; short values under such
 // names are left alone, since a command line names things loosely.
 func TestArgsSecrets(t *testing.T) {
-	r := New(nil, nil, "", "env", "GITHUB_TOKEN=ghp_abcdef123", "server", "--api-key", "sk-live-999999", "--client-secret=hunter2hunter2", "--max-keys", "10", "--verbose")
-	got := r.String("env GITHUB_TOKEN=ghp_abcdef123 server --api-key sk-live-999999 --client-secret=hunter2hunter2 --max-keys 10 --verbose")
-	want := "env GITHUB_TOKEN=" + Placeholder + " server --api-key " + Placeholder + " --client-secret=" + Placeholder + " --max-keys 10 --verbose"
+	r := New(nil, nil, "", "env", "GITHUB_TOKEN=ghp_abcdef123", "server", "--api-key", "sk-live-999999", "--client-secret=hunter2hunter2", "--max-keys", "10", "--skip-keychain", "my_server.py", "--verbose")
+	got := r.String("env GITHUB_TOKEN=ghp_abcdef123 server --api-key sk-live-999999 --client-secret=hunter2hunter2 --max-keys 10 --skip-keychain my_server.py --verbose")
+	want := "env GITHUB_TOKEN=" + Placeholder + " server --api-key " + Placeholder + " --client-secret=" + Placeholder + " --max-keys 10 --skip-keychain my_server.py --verbose"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}

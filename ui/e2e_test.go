@@ -144,12 +144,16 @@ func TestEndToEndCancelOnTheDemoServer(t *testing.T) {
 		scr.waitFor(t, want, d)
 	}
 	waitScreen(t, tm, "You have not sent a request yet", 5*time.Second)
+	// The composer lists the tools once tools/list is answered. Each wait
+	// below is for text only the awaited state shows: the empty screen
+	// already says "slow", and the pick step shows the schema's "seconds".
+	waitScreen(t, tm, "6 tools", 5*time.Second)
 
 	// slow: n, enter (slow is preselected), fill seconds and steps, send.
 	tm.Send(keyMsg("n"))
-	waitScreen(t, tm, "slow", 2*time.Second)
+	waitScreen(t, tm, "↑/↓ tool · ←/→ kind", 2*time.Second)
 	tm.Send(keyMsg("enter"))
-	waitScreen(t, tm, "seconds", 2*time.Second)
+	waitScreen(t, tm, "tab/↓ next field", 2*time.Second)
 	for _, r := range "5" {
 		tm.Send(keyMsg(string(r)))
 	}
@@ -165,9 +169,10 @@ func TestEndToEndCancelOnTheDemoServer(t *testing.T) {
 
 	// stubborn ignores the cancel: its late response must be flagged.
 	tm.Send(keyMsg("n"))
-	waitScreen(t, tm, "stubborn", 2*time.Second)
+	waitScreen(t, tm, "↑/↓ tool · ←/→ kind", 2*time.Second)
 	tm.Send(keyMsg("down"))
 	tm.Send(keyMsg("enter"))
+	waitScreen(t, tm, "tab/↓ next field", 2*time.Second)
 	waitScreen(t, tm, "Demonstrates a server that ignores", 2*time.Second)
 	for _, r := range "1.5" {
 		tm.Send(keyMsg(string(r)))

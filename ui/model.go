@@ -249,8 +249,8 @@ type (
 		id     wire.ID
 		signal client.CancelSignal
 		err    error
-		// quiet: one of several cancels (X, quitting, timeouts), whose
-		// status line already says what happens; only a failure speaks.
+		// quiet: one of several cancels (X, quitting), whose status line
+		// already says what happens; only a failure speaks.
 		quiet bool
 	}
 	quitReadyMsg  struct{}
@@ -480,10 +480,14 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			}
 		case client.EventRequestFailed:
 			// Over HTTP nothing closes when the server goes away; a request
-			// that got no response at all is how it shows.
+			// that could not even reach it is how it shows. What else is in
+			// flight shares its fate: the tracker ends it now, as for a
+			// closed transport, so that no request stays running on a
+			// connection the UI calls lost (or on the next one, after R).
 			if errors.Is(ev.Err, client.ErrUnreachable) && !m.quitting && m.state == connUp {
 				m.state = connLost
 				m.connErr = ev.Err
+				m.tracker.Apply(client.Event{Kind: client.EventTransportClosed, Time: ev.Time, Err: ev.Err})
 			}
 		case client.EventReceived:
 			if !m.toolsReq.IsZero() && ev.RequestID == m.toolsReq && ev.Msg.Kind == wire.KindResult {
@@ -585,6 +589,9 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 	case !msg.quiet:
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — %s", msg.id, signalText(msg.signal)))
 		m.status.about = msg.id
+		// On modern HTTP the closed stream may have settled the request
+		// before this acknowledgement came back.
+		m.dropSettledStatus()
 	}
 }
 

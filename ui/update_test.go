@@ -649,9 +649,13 @@ func TestUnreachableHTTPServerShowsLost(t *testing.T) {
 	if h.m.state != connUp {
 		t.Fatalf("an ordinary failure took the connection down:\n%s", h.screen())
 	}
-	startSlow(h)
+	startSlow(h) // #3, still running when the server goes
+	startSlow(h) // #4, which finds it gone
 	refused := fmt.Errorf("POST tools/call: %w", unreachableErr{errors.New("dial tcp 127.0.0.1:1: connect: connection refused")})
-	h.events(client.Event{Kind: client.EventRequestFailed, RequestID: wire.IntID(3), Err: refused, LostConnection: true})
+	h.events(client.Event{Kind: client.EventRequestFailed, RequestID: wire.IntID(4), Err: refused, LostConnection: true})
+	if st := h.request(3).State; st != session.StateConnectionLost {
+		t.Errorf("a request in flight when the server became unreachable is %s, want connection_lost", st)
+	}
 	s := h.screen()
 	if !strings.Contains(s, "↯ disconnected") || !strings.Contains(s, "↯ server unreachable") ||
 		!strings.Contains(s, "POST tools/call: dial tcp 127.0.0.1:1: connect: connection refused") || !strings.Contains(s, "press R to reconnect") {
@@ -778,5 +782,28 @@ func TestNarrowFooterKeepsHelpAndQuit(t *testing.T) {
 	footer := lines[len(lines)-1]
 	if !strings.Contains(footer, "? help") || !strings.Contains(footer, "q quit") || !strings.Contains(footer, "c cancel") {
 		t.Fatalf("footer at 60 columns: %q", footer)
+	}
+}
+
+// On modern HTTP the closed stream can settle a request before the cancel's
+// acknowledgement reaches the UI: the acknowledgement then leaves no
+// "cancellation requested" under a row that already says cancelled.
+func TestCancelAckAfterTheFateSaysNothingStale(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.fake.info.Transport = client.TransportHTTP
+	h.fake.signal = client.SignalStreamClosed
+	h.connect()
+	startSlow(h)
+	if ok, _ := h.m.tracker.RequestCancel(wire.IntID(2), "user", session.CauseUser, h.now); !ok {
+		t.Fatal("cancel refused")
+	}
+	h.events(client.Event{Kind: client.EventCancelSent, RequestID: wire.IntID(2), Signal: client.SignalStreamClosed},
+		client.Event{Kind: client.EventStreamClosed, RequestID: wire.IntID(2), ByClient: true})
+	if st := h.request(2).State; st != session.StateCancelled {
+		t.Fatalf("state %s", st)
+	}
+	h.send(cancelDoneMsg{gen: h.m.connGen, id: wire.IntID(2), signal: client.SignalStreamClosed})
+	if strings.Contains(h.screen(), "#2: cancellation requested") {
+		t.Fatalf("a stale status under a settled row:\n%s", h.screen())
 	}
 }
