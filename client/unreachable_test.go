@@ -54,16 +54,7 @@ func TestConnectRefusedIsNotLegacy(t *testing.T) {
 			w.WriteHeader(status)
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad token"}}`))
 		}))
-		c, err := client.New(client.Config{URL: srv.URL})
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			for range c.Events() {
-			}
-		}()
-		_, err = c.Connect(context.Background())
-		c.Close()
+		err := connectOnce(t, client.Config{URL: srv.URL}, nil)
 		srv.Close()
 		want := fmt.Sprintf("HTTP %d %s: bad token", status, http.StatusText(status))
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "server/discover") {
@@ -80,23 +71,12 @@ func TestConnectRefusedIsNotLegacy(t *testing.T) {
 // fail in another, racier way.
 func TestStdioServerDeadAtStartIsNoLegacyServer(t *testing.T) {
 	for i := 0; i < 5; i++ {
-		c, err := client.New(client.Config{Command: "sh", Args: []string{"-c", "echo 'fatal: bad config' >&2; exit 3"}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var sent []string
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for ev := range c.Events() {
-				if ev.Kind == client.EventSent {
-					sent = append(sent, ev.Msg.Method)
-				}
+		err := connectOnce(t, client.Config{Command: "sh", Args: []string{"-c", "echo 'fatal: bad config' >&2; exit 3"}}, func(ev client.Event) {
+			if ev.Kind == client.EventSent {
+				sent = append(sent, ev.Msg.Method)
 			}
-		}()
-		_, err = c.Connect(context.Background())
-		c.Close()
-		<-done
+		})
 		if err == nil || err.Error() != "server/discover: the server exited: exit status 3" || !errors.Is(err, client.ErrClosed) {
 			t.Fatalf("run %d: Connect error %v", i, err)
 		}
@@ -111,17 +91,8 @@ func TestStdioServerDeadAtStartIsNoLegacyServer(t *testing.T) {
 // A stdio server that never answers: the error says which limit ran out,
 // not just "context deadline exceeded".
 func TestSilentServerHandshakeLimitNamed(t *testing.T) {
-	c, err := client.New(client.Config{Command: "sleep", Args: []string{"100"},
-		ProbeTimeout: 50 * time.Millisecond, HandshakeTimeout: 300 * time.Millisecond, ShutdownWait: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for range c.Events() {
-		}
-	}()
-	_, err = c.Connect(context.Background())
-	c.Close()
+	err := connectOnce(t, client.Config{Command: "sleep", Args: []string{"100"},
+		ProbeTimeout: 50 * time.Millisecond, HandshakeTimeout: 300 * time.Millisecond, ShutdownWait: 200 * time.Millisecond}, nil)
 	if err == nil || !strings.Contains(err.Error(), "initialize: no answer within the 300ms allowed for connecting") || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Connect error %v", err)
 	}
@@ -132,23 +103,12 @@ func TestSilentServerHandshakeLimitNamed(t *testing.T) {
 // come back too, as if the server had said it).
 func TestEchoingServerIsNamed(t *testing.T) {
 	for _, version := range []string{"", wire.Version20251125} {
-		c, err := client.New(client.Config{Command: "cat", ProtocolVersion: version, ShutdownWait: 500 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var answers int
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for ev := range c.Events() {
-				if ev.Kind == client.EventSent && ev.Msg.IsResponse() {
-					answers++
-				}
+		err := connectOnce(t, client.Config{Command: "cat", ProtocolVersion: version, ShutdownWait: 500 * time.Millisecond}, func(ev client.Event) {
+			if ev.Kind == client.EventSent && ev.Msg.IsResponse() {
+				answers++
 			}
-		}()
-		_, err = c.Connect(context.Background())
-		c.Close()
-		<-done
+		})
 		if !errors.Is(err, client.ErrEchoed) {
 			t.Errorf("version %q: Connect error %v, want ErrEchoed", version, err)
 		}
@@ -185,4 +145,27 @@ func TestEchoNeedsTheSameBytes(t *testing.T) {
 	if !errors.Is(ev.Err, client.ErrEchoed) {
 		t.Fatalf("echoed tools/list failed with %v", ev.Err)
 	}
+}
+
+// connectOnce connects a new client with cfg, closes it, and returns
+// Connect's error; every event goes to seen (when not nil) first.
+func connectOnce(t *testing.T, cfg client.Config, seen func(client.Event)) error {
+	t.Helper()
+	c, err := client.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range c.Events() {
+			if seen != nil {
+				seen(ev)
+			}
+		}
+	}()
+	_, err = c.Connect(context.Background())
+	c.Close()
+	<-done
+	return err
 }
