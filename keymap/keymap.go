@@ -50,7 +50,7 @@ type KeyMap struct {
 	Longer, Shorter                 key.Binding
 	New, Reissue                    key.Binding
 
-	Detail, Back        key.Binding
+	Detail, Open, Back  key.Binding
 	Log, Stderr         key.Binding
 	Filter, ClearFilter key.Binding
 	Export, Reconnect   key.Binding
@@ -77,6 +77,7 @@ func Default() KeyMap {
 		Reissue:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "re-issue")),
 
 		Detail:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
+		Open:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open entry")),
 		Back:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		Log:         key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "protocol log")),
 		Stderr:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "server stderr")),
@@ -119,6 +120,7 @@ func (k *KeyMap) SetState(s State) {
 	k.New.SetEnabled((main || s.Mode == ModeDetail) && s.Connected)
 	k.Reissue.SetEnabled(onSelected && s.HasSelection && s.Connected)
 	k.Detail.SetEnabled(main && s.HasSelection)
+	k.Open.SetEnabled(s.Mode == ModeLog && !s.Filtering)
 	k.Back.SetEnabled(!main && !s.Filtering && s.Mode != ModePrompt)
 	k.Log.SetEnabled(main || s.Mode == ModeDetail || s.Mode == ModeStderr)
 	k.Stderr.SetEnabled(s.HasStderr && (main || s.Mode == ModeDetail || s.Mode == ModeLog))
@@ -134,7 +136,7 @@ func (k *KeyMap) SetState(s State) {
 // ShortHelp is the one-line help at the bottom of the screen: the keys a
 // person needs most, and only those that act now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.New, k.Cancel, k.Detail, k.Back, k.Filter, k.ClearFilter, k.Log, k.Reconnect, k.Help, k.Quit}
+	return []key.Binding{k.New, k.Cancel, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Log, k.Reconnect, k.Help, k.Quit}
 }
 
 // EssentialHelp is ShortHelp for a narrow terminal: the keys without
@@ -148,7 +150,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.New, k.Reissue, k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter},
-		{k.Detail, k.Log, k.Stderr, k.Filter, k.Export, k.Reconnect, k.Back},
+		{k.Detail, k.Open, k.Log, k.Stderr, k.Filter, k.Export, k.Reconnect, k.Back},
 		{k.Help, k.Quit, k.Interrupt},
 	}
 }
@@ -159,7 +161,7 @@ func (k KeyMap) All() []key.Binding {
 	return []key.Binding{
 		k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom,
 		k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter, k.New, k.Reissue,
-		k.Detail, k.Back, k.Log, k.Stderr, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
+		k.Detail, k.Open, k.Back, k.Log, k.Stderr, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
 		k.Help, k.Quit, k.Interrupt,
 	}
 }

@@ -2,13 +2,16 @@ package ui
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"inflight/client"
 	"inflight/session"
@@ -26,10 +29,144 @@ type scrollView struct {
 	rows   int
 }
 
-// logView is the protocol log with its filter.
+// logView is the protocol log with its filter, a selected entry (enter
+// opens it whole) and the entry viewer.
 type logView struct {
 	scrollView
 	filter textinput.Model
+	// sel is the absolute position of the selected entry; while the view
+	// follows the newest entries, the newest is selected.
+	sel int64
+	// open: the viewer shows entry openAbs in vp.
+	open    bool
+	openAbs int64
+	vp      viewport.Model
+	// content is the open entry's text before wrapping; wrapped is the
+	// width it was last wrapped to.
+	content string
+	wrapped int
+}
+
+// selected is the index in it of the selected entry.
+func (lv *logView) selected(it items) int {
+	if it.n == 0 {
+		return -1
+	}
+	if lv.follow {
+		return it.n - 1
+	}
+	i := sort.Search(it.n, func(i int) bool { return it.abs(i) >= lv.sel })
+	return min(i, it.n-1) // an evicted or filtered-out selection moves to the next one kept
+}
+
+// moveSelection handles the movement keys in the log: they move the
+// selection, and the window follows it.
+func (m *Model) moveSelection(msg tea.KeyPressMsg, it items) bool {
+	k := m.keys
+	lv := &m.logv
+	page := max(1, lv.rows-1)
+	i := lv.selected(it)
+	switch {
+	case key.Matches(msg, k.Up):
+		i--
+	case key.Matches(msg, k.Down):
+		i++
+	case key.Matches(msg, k.PageUp):
+		i -= page
+	case key.Matches(msg, k.PageDown):
+		i += page
+	case key.Matches(msg, k.Top):
+		i = 0
+	case key.Matches(msg, k.Bottom):
+		i = it.n - 1
+	default:
+		return false
+	}
+	if it.n == 0 {
+		return true
+	}
+	i = min(max(i, 0), it.n-1)
+	lv.sel = it.abs(i)
+	rows := max(1, lv.rows)
+	from := lv.start(it)
+	switch {
+	case i < from:
+		from = i
+	case i >= from+rows:
+		from = i - rows + 1
+	}
+	lv.follow = i == it.n-1
+	lv.top = it.abs(max(0, from))
+	return true
+}
+
+// openEntry shows the selected entry whole: everything the row cuts.
+func (m *Model) openEntry(it items) {
+	lv := &m.logv
+	i := lv.selected(it)
+	if i < 0 {
+		return
+	}
+	lv.open, lv.openAbs = true, it.abs(i)
+	lv.vp = viewport.New()
+	lv.content, lv.wrapped = m.entryText(lv.openAbs), 0
+}
+
+// entryText is one log entry in full: its facts, then its bytes as indented
+// JSON (or as text when they are not JSON), made inert.
+func (m *Model) entryText(abs int64) string {
+	st := m.styles
+	lg := m.tracker.Log()
+	first := lg.Total() - int64(lg.Len())
+	if abs < first {
+		return st.Dim.Render("(this entry has left the bounded log)")
+	}
+	e := lg.At(int(abs - first))
+	what, msg := describeEntry(e)
+	var b strings.Builder
+	facts := []string{e.Time.Format("15:04:05.000000"), e.Dir.String(), what}
+	if id := logID(e.ID); id != "" {
+		facts = append(facts, "id "+id)
+	}
+	if e.Status != 0 {
+		facts = append(facts, fmt.Sprintf("HTTP %d", e.Status))
+	}
+	if e.Violation != "" {
+		facts = append(facts, st.Flag.Render("⚠ "+e.Violation))
+	}
+	b.WriteString(m.line(strings.Join(facts, " · ")) + "\n")
+	if e.Coalesced > 0 {
+		b.WriteString(st.Dim.Render(fmt.Sprintf("stands for %d progress notifications, until %s; the latest below", e.Coalesced+1, e.LastTime.Format("15:04:05.000"))) + "\n")
+	}
+	if e.Truncated > 0 {
+		b.WriteString(st.Warn.Render(fmt.Sprintf("%d bytes were not kept", e.Truncated)) + "\n")
+	}
+	b.WriteString("\n")
+	switch {
+	case len(e.Raw) > 0 && json.Valid(e.Raw):
+		b.WriteString(m.prettyJSON(e.Raw))
+	case len(e.Raw) > 0:
+		b.WriteString(m.block(string(e.Raw)))
+	default:
+		b.WriteString(m.block(msg))
+	}
+	return b.String()
+}
+
+// viewEntry draws the entry viewer.
+func (m *Model) viewEntry(height int) string {
+	st := m.styles
+	lv := &m.logv
+	lv.vp.SetWidth(m.width)
+	lv.vp.SetHeight(max(1, height-1))
+	if lv.wrapped != m.width {
+		// Long lines (a long string in the JSON) wrap rather than run off
+		// the screen: the point of the viewer is to show all of it.
+		lv.vp.SetContent(ansi.Wrap(lv.content, max(10, m.width), ""))
+		lv.wrapped = m.width
+	}
+	title := fmt.Sprintf("LOG ENTRY · ↑/↓ scroll · esc back to the log · %d%%", int(lv.vp.ScrollPercent()*100))
+	return st.ColumnHeader.Render(fit(title, m.width)) + "\n" + lv.vp.View()
 }
 
 // items is the sequence a scrollView shows: n items whose absolute
@@ -107,6 +244,18 @@ func (m *Model) stderrItems() items {
 
 func (m *Model) handleLogKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	lv := &m.logv
+	if lv.open {
+		if key.Matches(msg, m.keys.Back) {
+			lv.open = false
+			return nil, true
+		}
+		if key.Matches(msg, m.keys.Quit) || key.Matches(msg, m.keys.Help) || key.Matches(msg, m.keys.Interrupt) {
+			return nil, false
+		}
+		var cmd tea.Cmd
+		lv.vp, cmd = lv.vp.Update(msg)
+		return cmd, true
+	}
 	if lv.filter.Focused() {
 		switch msg.String() {
 		case "esc":
@@ -131,13 +280,20 @@ func (m *Model) handleLogKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, true
 	}
 	lv.rows = m.bodyHeight() - 2 // as viewLog lays it out
-	return nil, m.handleScrollKey(&lv.scrollView, msg, m.logItems())
+	if key.Matches(msg, m.keys.Open) {
+		m.openEntry(m.logItems())
+		return nil, true
+	}
+	return nil, m.moveSelection(msg, m.logItems())
 }
 
 // viewLog renders the protocol log: every message in and out with its time,
 // direction, method and ID; violations stand out. Only visible lines are
 // rendered; with a filter, matching lines are found from the newest back.
 func (m *Model) viewLog(height int) string {
+	if m.logv.open {
+		return m.viewEntry(height)
+	}
 	st := m.styles
 	lg := m.tracker.Log()
 	lv := &m.logv
@@ -175,9 +331,16 @@ func (m *Model) viewLog(height int) string {
 		head := "  TIME          DIR    " + fit("WHAT", whatW) + " " + fitLeft("ID", idW) + "  MESSAGE"
 		b.WriteString(st.Dim.Render(fit(head, m.width)))
 	}
+	sel := lv.selected(it)
 	for i := from; i < to; i++ {
 		b.WriteByte('\n')
-		b.WriteString(m.logLine(lg.At(int(it.abs(i)-first)), idW))
+		line := m.logLine(lg.At(int(it.abs(i)-first)), idW)
+		if i == sel && !lv.follow {
+			// The selection shows once the user moves; following, the
+			// newest row is selected without a mark.
+			line = st.Cursor.Render("▌") + strings.TrimPrefix(line, " ")
+		}
+		b.WriteString(line)
 	}
 	for i := to - from; i < rows; i++ {
 		b.WriteByte('\n')

@@ -807,3 +807,35 @@ func TestCancelAckAfterTheFateSaysNothingStale(t *testing.T) {
 		t.Fatalf("a stale status under a settled row:\n%s", h.screen())
 	}
 }
+
+// In the protocol log ↑/↓ select an entry and enter opens it whole: what
+// the row cuts (a long payload) is all there; esc goes back to the log.
+func TestLogEntryOpensWhole(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.connect()
+	startSlow(h)
+	long := strings.Repeat("a long progress message ", 8) + "THE END"
+	h.progress(2, 1, 10, long)
+	h.answer(2, `{"resultType":"complete","content":[]}`)
+	h.key("l")
+	if strings.Contains(h.screen(), "THE END") {
+		t.Fatalf("the row was not cut, so the test proves nothing:\n%s", h.screen())
+	}
+	// The newest entries are the answer and its state line; the progress
+	// comes two or three rows above.
+	for i := 0; i < 6 && !strings.Contains(h.m.entryText(h.m.logv.sel), "THE END"); i++ {
+		h.key("up")
+	}
+	if !strings.Contains(h.screen(), "▌") {
+		t.Fatalf("no selection mark after ↑:\n%s", h.screen())
+	}
+	h.key("enter")
+	s := h.screen()
+	if !h.m.logv.open || !strings.Contains(s, "LOG ENTRY") || !strings.Contains(s, "THE END") || !strings.Contains(s, `"progressToken": 2`) {
+		t.Fatalf("the entry is not shown whole:\n%s", s)
+	}
+	h.key("esc")
+	if h.m.logv.open || h.m.mode != keymap.ModeLog || !strings.Contains(h.screen(), "PROTOCOL LOG") {
+		t.Fatalf("esc did not go back to the log:\n%s", h.screen())
+	}
+}
