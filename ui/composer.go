@@ -844,7 +844,28 @@ func (c *composer) viewPick(m *Model, height int) string {
 			b.WriteString("  " + l + "\n")
 		}
 		if len(t.Schema) > 0 {
-			b.WriteString(st.Dim.Render(fit("  input schema: "+m.line(compactJSON(t.Schema)), m.width)) + "\n")
+			// The arguments as the form will ask for them, rather than the
+			// schema's JSON cut at the screen's edge.
+			var args []string
+			for _, f := range schemaFields(t.Schema, m.line) {
+				a := f.name
+				if f.required {
+					a += "*"
+				}
+				a += " (" + f.typ
+				if d := f.input.Placeholder; d != "" && !f.isBool {
+					a += ", default " + d
+				}
+				args = append(args, a+")")
+			}
+			text := "takes no arguments"
+			if len(args) > 0 {
+				text = "arguments: " + strings.Join(args, " · ")
+			}
+			wrapped := lipgloss.NewStyle().Width(max(20, m.width-4)).Render(text)
+			for _, l := range strings.Split(wrapped, "\n") {
+				b.WriteString(st.Dim.Render("  "+l) + "\n")
+			}
 		}
 	}
 	return b.String()
