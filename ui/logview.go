@@ -62,24 +62,9 @@ func (lv *logView) selected(it items) int {
 // moveSelection handles the movement keys in the log: they move the
 // selection, and the window follows it.
 func (m *Model) moveSelection(msg tea.KeyPressMsg, it items) bool {
-	k := m.keys
 	lv := &m.logv
-	page := max(1, lv.rows-1)
-	i := lv.selected(it)
-	switch {
-	case key.Matches(msg, k.Up):
-		i--
-	case key.Matches(msg, k.Down):
-		i++
-	case key.Matches(msg, k.PageUp):
-		i -= page
-	case key.Matches(msg, k.PageDown):
-		i += page
-	case key.Matches(msg, k.Top):
-		i = 0
-	case key.Matches(msg, k.Bottom):
-		i = it.n - 1
-	default:
+	i, ok := m.moved(msg, lv.selected(it), lv.rows, it.n-1)
+	if !ok {
 		return false
 	}
 	if it.n == 0 {
@@ -187,25 +172,33 @@ func (v *scrollView) start(it items) int {
 	return min(i, last)
 }
 
-// handleScrollKey moves the window; it reports whether the key was used.
-func (m *Model) handleScrollKey(v *scrollView, msg tea.KeyPressMsg, it items) bool {
+// moved is index i after a movement key in a window of rows (a page is
+// one row less, so that a line of context stays), with end as where the
+// bottom key goes; ok is false for any other key. The caller clamps.
+func (m *Model) moved(msg tea.KeyPressMsg, i, rows, end int) (int, bool) {
 	k := m.keys
-	page := max(1, v.rows-1)
-	i := v.start(it)
+	page := max(1, rows-1)
 	switch {
 	case key.Matches(msg, k.Up):
-		i--
+		return i - 1, true
 	case key.Matches(msg, k.Down):
-		i++
+		return i + 1, true
 	case key.Matches(msg, k.PageUp):
-		i -= page
+		return i - page, true
 	case key.Matches(msg, k.PageDown):
-		i += page
+		return i + page, true
 	case key.Matches(msg, k.Top):
-		i = 0
+		return 0, true
 	case key.Matches(msg, k.Bottom):
-		i = it.n
-	default:
+		return end, true
+	}
+	return i, false
+}
+
+// handleScrollKey moves the window; it reports whether the key was used.
+func (m *Model) handleScrollKey(v *scrollView, msg tea.KeyPressMsg, it items) bool {
+	i, ok := m.moved(msg, v.start(it), v.rows, it.n)
+	if !ok {
 		return false
 	}
 	last := max(0, it.n-max(1, v.rows))
