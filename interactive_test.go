@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/trace"
 	"inflight/ui"
@@ -19,7 +19,7 @@ import (
 func TestWriteTraceNeverOverwrites(t *testing.T) {
 	start := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	snap := ui.Snapshot{Start: start, Entries: []session.LogEntry{
-		{Time: start.Add(time.Millisecond), Dir: session.DirIn, Kind: client.EventStderr, Text: "hello"},
+		{Time: start.Add(time.Millisecond), Dir: session.DirIn, Kind: event.Stderr, Text: "hello"},
 	}}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "inflight-trace-20260801-120000.jsonl")

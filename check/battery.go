@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
@@ -249,8 +250,8 @@ func Check(ctx context.Context, o CheckOptions, stdout, stderr io.Writer) int {
 	}
 	b := &battery{
 		o: o, cn: cn, live: live, red: red, tw: tw, ctx: ctx, params: params,
-		modern:         cn.info.Era == client.EraModern,
-		http:           cn.info.Transport == client.TransportHTTP,
+		modern:         cn.info.Era == event.EraModern,
+		http:           cn.info.Transport == event.TransportHTTP,
 		arrivals:       map[wire.ID][]arrival{},
 		serverRequests: map[wire.ID]bool{},
 	}
@@ -422,16 +423,16 @@ func (b *battery) skipNotRun(steps []batteryStep, reason string) {
 }
 
 // observe records what the checks need to know about every event.
-func (b *battery) observe(ev client.Event) {
+func (b *battery) observe(ev event.Event) {
 	switch {
 	case b.lossSeen:
-	case ev.Kind == client.EventTransportClosed, ev.Kind == client.EventRequestFailed && errors.Is(ev.Err, client.ErrClosed):
+	case ev.Kind == event.TransportClosed, ev.Kind == event.RequestFailed && errors.Is(ev.Err, client.ErrClosed):
 		// The transport is gone (a request that could not be sent says so
 		// too). One HTTP request losing its stream is not this: the next
 		// request opens a new one.
 		b.lossSeen, b.lossErr = true, ev.Err
 	}
-	if ev.Kind != client.EventReceived {
+	if ev.Kind != event.Received {
 		return
 	}
 	m := ev.Msg

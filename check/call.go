@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
@@ -353,16 +353,16 @@ func (run *callRun) cancel(reason string, cause session.CancelCause) {
 	if err := run.cn.cancel(run.req.ID, reason, cause); err != nil {
 		run.live.note("cancel: " + err.Error())
 	}
-	run.observe(client.Event{})
+	run.observe(event.Event{})
 }
 
 // observe runs after every event the tracker applied.
-func (run *callRun) observe(ev client.Event) {
+func (run *callRun) observe(ev event.Event) {
 	r := run.req
 	if r == nil {
 		return
 	}
-	if ev.Kind == client.EventReceived && ev.Msg.IsResponse() && ev.Msg.ID == r.ID && !run.haveResponse {
+	if ev.Kind == event.Received && ev.Msg.IsResponse() && ev.Msg.ID == r.ID && !run.haveResponse {
 		run.response, run.haveResponse = ev.Msg, true
 	}
 	prev := &run.shown
@@ -372,7 +372,7 @@ func (run *callRun) observe(ev client.Event) {
 	if r.Cancel != nil && prev.Cancel == nil {
 		run.live.cancelRequested(r)
 	}
-	if r.Cancel != nil && r.Cancel.Signal != client.SignalNone && (prev.Cancel == nil || prev.Cancel.Signal == client.SignalNone) {
+	if r.Cancel != nil && r.Cancel.Signal != event.SignalNone && (prev.Cancel == nil || prev.Cancel.Signal == event.SignalNone) {
 		run.live.cancelSent(r)
 	}
 	if r.Late.ProgressAfterCancel != prev.Late.ProgressAfterCancel {
@@ -384,7 +384,7 @@ func (run *callRun) observe(ev client.Event) {
 	if r.Acked && !prev.Acked {
 		run.live.line("  acknowledged: the subscription stays open until the server ends it or it is cancelled")
 	}
-	if r.Notifications != prev.Notifications && ev.Kind == client.EventReceived {
+	if r.Notifications != prev.Notifications && ev.Kind == event.Received {
 		run.live.line("  notification #%d: %s", r.Notifications, run.live.safe(describeNotification(ev.Msg)))
 	}
 	run.shown = *r
@@ -448,7 +448,7 @@ func report(cn *conn, r *session.Request, run *callRun) CallReport {
 	}
 	if c := r.Cancel; c != nil {
 		cr := &CancelReport{AtMs: ms(c.At.Sub(r.Created)), Reason: c.Reason, Cause: c.Cause.String()}
-		if c.Signal != client.SignalNone {
+		if c.Signal != event.SignalNone {
 			s := c.Signal.String()
 			cr.Signal = &s
 		}
@@ -530,7 +530,7 @@ func rpcError(e *wire.Error) *ErrorReport {
 	return &ErrorReport{Code: &code, Message: e.Message, Data: nonNull(e.Data)}
 }
 
-func serverLabel(info client.ConnInfo) string {
+func serverLabel(info event.ConnInfo) string {
 	switch {
 	case info.ServerName == "":
 		return ""
@@ -589,7 +589,7 @@ func printCallSummary(w io.Writer, rep CallReport, red *redact.Redactor) {
 		sig := "no signal needed (the answer was already in)"
 		switch {
 		case c.Signal == nil:
-		case *c.Signal == client.SignalStreamClosed.String():
+		case *c.Signal == event.SignalStreamClosed.String():
 			// Modern Streamable HTTP: closing the stream is the cancel,
 			// and nothing is sent.
 			sig = "closed the request's stream"

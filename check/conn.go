@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/trace"
@@ -41,7 +42,7 @@ type conn struct {
 	tr    *session.Tracker
 	trace *trace.Writer
 	red   *redact.Redactor
-	info  client.ConnInfo
+	info  event.ConnInfo
 
 	// states is the state last traced for each request begun here, so a
 	// state line is written on every change.
@@ -49,7 +50,7 @@ type conn struct {
 	// violations is how many tracker violations were traced already.
 	violations int64
 	// observe, when set, sees every event after the tracker applied it.
-	observe func(ev client.Event)
+	observe func(ev event.Event)
 
 	timer  *time.Timer
 	closed bool
@@ -129,7 +130,7 @@ func dial(ctx context.Context, target Target, opts connOptions) (*conn, error) {
 	}
 	cn.timer.Stop()
 	type connected struct {
-		info client.ConnInfo
+		info event.ConnInfo
 		err  error
 	}
 	done := make(chan connected, 1)
@@ -187,8 +188,8 @@ func stderrTail(sl *session.StderrLog) string {
 }
 
 // apply feeds one event to the tracker, the trace and the observer.
-func (cn *conn) apply(ev client.Event) {
-	if ev.Kind == client.EventConnected {
+func (cn *conn) apply(ev event.Event) {
+	if ev.Kind == event.Connected {
 		cn.connected = true
 	}
 	cn.tr.Apply(ev)
@@ -252,7 +253,7 @@ func (cn *conn) begin(ctx context.Context, method string, params json.RawMessage
 		// The tracker learns about failures from client events only; this
 		// one happened before the request reached the client, so it is
 		// reported to it the same way.
-		cn.apply(client.Event{Kind: client.EventRequestFailed, Time: time.Now(), RequestID: r.ID, Err: err,
+		cn.apply(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: r.ID, Err: err,
 			LostConnection: errors.Is(err, client.ErrClosed)})
 		return r, err
 	}

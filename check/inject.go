@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -63,7 +64,7 @@ type httpInjector struct {
 	hc      *http.Client
 	url     string
 	headers http.Header
-	info    func() client.ConnInfo
+	info    func() event.ConnInfo
 }
 
 func (h *httpInjector) inject(ctx context.Context, raw []byte) (string, error) {

@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/term"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
@@ -82,7 +82,7 @@ func (v *liveView) clearBar() {
 
 func (v *liveView) note(s string) { v.line("  %s", v.safe(s)) }
 
-func (v *liveView) connected(t Target, info client.ConnInfo) {
+func (v *liveView) connected(t Target, info event.ConnInfo) {
 	server := serverLabel(info)
 	if server == "" {
 		server = "unnamed server"
@@ -171,14 +171,14 @@ func (v *liveView) cancelRequested(r *session.Request) {
 func (v *liveView) cancelSent(r *session.Request) {
 	c := r.Cancel
 	switch c.Signal {
-	case client.SignalStreamClosed:
+	case event.SignalStreamClosed:
 		v.line("  closed the request's response stream (the cancel signal on modern Streamable HTTP; nothing is sent)")
 	default:
 		v.line("  sent %s", c.Signal)
 	}
 }
 
-func (v *liveView) lateProgress(r *session.Request, ev client.Event) {
+func (v *liveView) lateProgress(r *session.Request, ev event.Event) {
 	v.flush()
 	if r.Cancel == nil {
 		v.line("! late progress #%d, %s after the request ended (ignored)", r.Late.ProgressAfterCancel,

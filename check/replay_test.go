@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
@@ -202,22 +202,22 @@ func TestReplaySanitisesEveryField(t *testing.T) {
 func TestReplayCoalescedProgress(t *testing.T) {
 	tr := session.NewTracker(session.Config{})
 	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	tr.Apply(client.Event{Kind: client.EventConnected, Time: start, Info: &client.ConnInfo{Era: client.EraModern, Transport: client.TransportStdio}})
+	tr.Apply(event.Event{Kind: event.Connected, Time: start, Info: &event.ConnInfo{Era: event.EraModern, Transport: event.TransportStdio}})
 	r := tr.Begin(wire.MethodToolsCall, json.RawMessage(`{"name":"flood","arguments":{}}`), session.RequestOptions{}, start)
 	raw := wire.Request(r.ID, wire.MethodToolsCall, json.RawMessage(`{"name":"flood","arguments":{}}`))
 	msg, _ := wire.Decode(raw)
-	tr.Apply(client.Event{Kind: client.EventSent, Time: start, RequestID: r.ID, Raw: raw, Msg: msg})
+	tr.Apply(event.Event{Kind: event.Sent, Time: start, RequestID: r.ID, Raw: raw, Msg: msg})
 	const n = 1000
 	for i := 1; i <= n; i++ {
 		params, _ := json.Marshal(map[string]any{"progressToken": r.ProgressToken, "progress": i, "total": n})
 		raw := wire.Notification(wire.NotifyProgress, params)
 		msg, _ := wire.Decode(raw)
 		p, _ := wire.DecodeProgress(msg.Params)
-		tr.Apply(client.Event{Kind: client.EventReceived, Time: start.Add(time.Duration(i) * time.Millisecond), Raw: raw, Msg: msg, Progress: &p})
+		tr.Apply(event.Event{Kind: event.Received, Time: start.Add(time.Duration(i) * time.Millisecond), Raw: raw, Msg: msg, Progress: &p})
 	}
 	resp := wire.ResultResponse(r.ID, json.RawMessage(`{"resultType":"complete","content":[]}`))
 	msg, _ = wire.Decode(resp)
-	tr.Apply(client.Event{Kind: client.EventReceived, Time: start.Add(1100 * time.Millisecond), RequestID: r.ID, Raw: resp, Msg: msg})
+	tr.Apply(event.Event{Kind: event.Received, Time: start.Add(1100 * time.Millisecond), RequestID: r.ID, Raw: resp, Msg: msg})
 
 	var file bytes.Buffer
 	if err := trace.WriteLog(&file, tr.Log(), start, redact.New(nil, nil, "")); err != nil {

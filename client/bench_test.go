@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -146,7 +147,7 @@ func BenchmarkProgressInflight(b *testing.B) {
 		defer consumer.Done()
 		for ev := range c.Events() {
 			tr.Apply(ev)
-			if ev.Kind == client.EventReceived && ev.Msg.IsResponse() {
+			if ev.Kind == event.Received && ev.Msg.IsResponse() {
 				if id, _ := reqID.Load().(wire.ID); id == ev.RequestID {
 					close(answered)
 				}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -157,7 +158,7 @@ type transport interface {
 	// once the request is on its way; the reply arrives as events.
 	send(ctx context.Context, out outgoing) error
 	// cancel sends the cancel signal for a request in flight.
-	cancel(id wire.ID, reason string) (CancelSignal, error)
+	cancel(id wire.ID, reason string) (event.CancelSignal, error)
 	// close shuts the transport down and waits for its goroutines.
 	close() error
 }
@@ -189,7 +190,7 @@ type flight struct {
 	cancelled  bool
 	at         time.Time
 	cancelDone chan struct{}
-	signal     CancelSignal
+	signal     event.CancelSignal
 	cancelErr  error
 }
 
@@ -202,8 +203,8 @@ type callResult struct {
 // Client is one connection to one MCP server.
 type Client struct {
 	cfg    Config
-	kind   TransportKind // fixed by New
-	events chan Event
+	kind   event.TransportKind // fixed by New
+	events chan event.Event
 	quit   chan struct{} // closed during Close: from then on a full channel drops events
 	dead   chan struct{} // closed when the transport is gone
 	t      transport
@@ -222,7 +223,7 @@ type Client struct {
 	eventsLeft bool
 
 	mu          sync.Mutex
-	info        ConnInfo
+	info        event.ConnInfo
 	connected   bool
 	waiters     map[wire.ID]chan callResult
 	flights     map[wire.ID]*flight
@@ -235,11 +236,11 @@ type Client struct {
 	deadOnce     sync.Once
 	quitOnce     sync.Once
 	closeErr     error
-	// closedEv is the EventTransportClosed markDead emitted; closedDropped
+	// closedEv is the event.TransportClosed markDead emitted; closedDropped
 	// says the emit gave up on a full channel, so Close tries once more.
 	// Both are written inside deadOnce and read by Close after its own
 	// markDead, which the Once orders after them.
-	closedEv      Event
+	closedEv      event.Event
 	closedDropped bool
 	// deadErr is why the transport died (nil for Close), set under mu
 	// before dead is closed.
@@ -252,7 +253,7 @@ func New(cfg Config) (*Client, error) {
 	cfg.setDefaults()
 	c := &Client{
 		cfg:         cfg,
-		events:      make(chan Event, cfg.EventBuffer),
+		events:      make(chan event.Event, cfg.EventBuffer),
 		quit:        make(chan struct{}),
 		dead:        make(chan struct{}),
 		waiters:     map[wire.ID]chan callResult{},
@@ -283,10 +284,10 @@ func New(cfg Config) (*Client, error) {
 			return nil, err
 		}
 		c.t = t
-		c.kind = TransportHTTP
+		c.kind = event.TransportHTTP
 	} else {
 		c.t = newStdioTransport(c)
-		c.kind = TransportStdio
+		c.kind = event.TransportStdio
 	}
 	c.info.Transport = c.kind
 	return c, nil
@@ -295,26 +296,18 @@ func New(cfg Config) (*Client, error) {
 // Events is the channel of everything that happens. It is closed by Close
 // once every goroutine of the client has finished and every Send, Cancel
 // and Connect in progress has returned (see Close).
-func (c *Client) Events() <-chan Event { return c.events }
+func (c *Client) Events() <-chan event.Event { return c.events }
 
 // Info returns the connection details known so far, as a deep copy.
-func (c *Client) Info() ConnInfo {
+func (c *Client) Info() event.ConnInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.info.clone()
+	return c.info.Clone()
 }
 
-// clone copies the slices too, so a caller can never change (or race with)
-// the client's own copy.
-func (i ConnInfo) clone() ConnInfo {
-	i.Capabilities = bytes.Clone(i.Capabilities)
-	i.SupportedVersions = append([]string(nil), i.SupportedVersions...)
-	return i
-}
-
-// era is the connection's era (EraUnknown until Connect has found it),
+// era is the connection's era (event.EraUnknown until Connect has found it),
 // without the copying Info does.
-func (c *Client) era() Era {
+func (c *Client) era() event.Era {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.info.Era
@@ -349,7 +342,7 @@ func (c *Client) Done() <-chan struct{} { return c.dead }
 //
 // Only goroutines Close waits for may emit: the client's own (wg) and
 // callers inside enter/leave. Events is closed after them all.
-func (c *Client) emit(ev Event) bool {
+func (c *Client) emit(ev event.Event) bool {
 	select {
 	case c.events <- ev:
 		return true
@@ -367,7 +360,7 @@ func (c *Client) emit(ev Event) bool {
 func (c *Client) stopEmitting() { c.quitOnce.Do(func() { close(c.quit) }) }
 
 // markDead records that the transport is gone: every waiter fails, every
-// flight ends, and one EventTransportClosed is emitted.
+// flight ends, and one event.TransportClosed is emitted.
 func (c *Client) markDead(err error) {
 	c.deadOnce.Do(func() {
 		c.mu.Lock()
@@ -385,7 +378,7 @@ func (c *Client) markDead(err error) {
 		for _, w := range waiters {
 			w <- callResult{err: fmt.Errorf("%w: %v", ErrClosed, errOr(err, "transport closed"))}
 		}
-		c.closedEv = Event{Kind: EventTransportClosed, Time: time.Now(), Err: err}
+		c.closedEv = event.Event{Kind: event.TransportClosed, Time: time.Now(), Err: err}
 		c.closedDropped = !c.emit(c.closedEv)
 	})
 }
@@ -400,17 +393,17 @@ func errOr(err error, s string) string {
 // Close shuts the connection down: for stdio it closes the server's stdin,
 // waits, then sends SIGTERM and SIGKILL, each wait bounded; for HTTP it
 // closes every stream (for a modern request still in flight that is its
-// cancel, reported as EventCancelSent) and ends a legacy session with
+// cancel, reported as event.CancelSent) and ends a legacy session with
 // DELETE. Close waits for every goroutine of the client and for the Send,
 // Cancel and Connect calls in progress, then closes the Events channel.
 // From the moment Close begins, new calls fail with ErrClosed. It is
 // idempotent.
 //
-// A consumer that keeps reading Events gets the final EventTransportClosed.
+// A consumer that keeps reading Events gets the final event.TransportClosed.
 // It may miss other events: once ShutdownWait has passed the client stops
 // waiting for room in the channel and drops what does not fit, so that a
 // consumer that stopped reading cannot hang Close; the final
-// EventTransportClosed alone is retried once the client's goroutines are
+// event.TransportClosed alone is retried once the client's goroutines are
 // done, waiting at most ShutdownWait for room.
 //
 // A call blocked in a write that ignores the closing of its pipe (only a
@@ -519,7 +512,7 @@ func (c *Client) newInternalID() wire.ID {
 func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID) (answered bool) {
 	msg, err := wire.Decode(raw)
 	if err != nil {
-		c.emit(Event{Kind: EventMalformed, Time: at, RequestID: owner, Raw: keepRaw(raw), Truncated: truncated, Err: err})
+		c.emit(event.Event{Kind: event.Malformed, Time: at, RequestID: owner, Raw: keepRaw(raw), Truncated: truncated, Err: err})
 		return false
 	}
 	raw = bytes.Clone(raw)
@@ -548,16 +541,16 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 		// only there is a tools/list result worth reading, and that
 		// happens outside the lock: it unmarshals and walks every schema.
 		learn := f != nil && f.method == wire.MethodToolsList && msg.Kind == wire.KindResult &&
-			c.kind == TransportHTTP && c.info.Era == EraModern
+			c.kind == event.TransportHTTP && c.info.Era == event.EraModern
 		c.mu.Unlock()
 		var warnings []string
 		if learn {
 			warnings = c.learnToolHeaders(msg.Result)
 		}
 		internal := isWaiter || isInternalID(id)
-		c.emit(Event{Kind: EventReceived, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: internal})
+		c.emit(event.Event{Kind: event.Received, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: internal})
 		for _, w := range warnings {
-			c.emit(Event{Kind: EventNote, Time: at, RequestID: id, Text: w})
+			c.emit(event.Event{Kind: event.Note, Time: at, RequestID: id, Text: w})
 		}
 		if isWaiter {
 			w <- callResult{msg: msg}
@@ -568,20 +561,20 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 			// Our own request came back: the "server" echoes its input
 			// (cat, a misconfigured wrapper). Answering it would feed the
 			// echo inflight's own error as if the server had said it.
-			c.emit(Event{Kind: EventReceived, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: isInternalID(msg.ID)})
+			c.emit(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: isInternalID(msg.ID)})
 			c.failCall(msg.ID, ErrEchoed, true)
 			return false
 		}
-		if c.era() == EraModern {
+		if c.era() == event.EraModern {
 			// 2026-07-28: servers do not send requests ("The server MUST
 			// NOT write JSON-RPC requests to stdout") and clients do not
 			// send responses, on every transport. So nothing is answered;
 			// the request is the server's violation, for the tracker to
 			// record (it is not the client's housekeeping).
-			c.emit(Event{Kind: EventReceived, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg})
+			c.emit(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg})
 			return false
 		}
-		c.emit(Event{Kind: EventReceived, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
+		c.emit(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
 		c.handleServerRequest(msg)
 	case wire.KindNotification:
 		internal := false
@@ -609,7 +602,7 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 				}
 			}
 		}
-		c.emit(Event{Kind: EventReceived, Time: at, RequestID: owner, Raw: raw, Msg: msg, Internal: internal, Progress: progress})
+		c.emit(event.Event{Kind: event.Received, Time: at, RequestID: owner, Raw: raw, Msg: msg, Internal: internal, Progress: progress})
 	}
 	return answered
 }
@@ -636,7 +629,7 @@ func (c *Client) serverEndedListen(id wire.ID) bool {
 // body), and the consumer owns what it receives.
 func (c *Client) emitSent(out outgoing) {
 	msg, _ := wire.Decode(out.raw)
-	c.emit(Event{Kind: EventSent, Time: time.Now(), RequestID: out.id, Raw: bytes.Clone(out.raw), Msg: msg, Internal: out.internal})
+	c.emit(event.Event{Kind: event.Sent, Time: time.Now(), RequestID: out.id, Raw: bytes.Clone(out.raw), Msg: msg, Internal: out.internal})
 }
 
 // emitOwnSent reports a message the client wrote on its own behalf (a
@@ -648,13 +641,13 @@ func (c *Client) emitOwnSent(id wire.ID, raw []byte, at time.Time) {
 	if id.IsZero() {
 		id = msg.ID
 	}
-	c.emit(Event{Kind: EventSent, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: true})
+	c.emit(event.Event{Kind: event.Sent, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: true})
 }
 
-// keepRaw copies at most MaxRawKept bytes of a message for an event.
+// keepRaw copies at most event.MaxRawKept bytes of a message for an event.
 func keepRaw(raw []byte) []byte {
-	if len(raw) > MaxRawKept {
-		raw = raw[:MaxRawKept]
+	if len(raw) > event.MaxRawKept {
+		raw = raw[:event.MaxRawKept]
 	}
 	return bytes.Clone(raw)
 }
@@ -731,10 +724,10 @@ func (c *Client) handleServerRequest(msg wire.Message) {
 // respond sends a response to a server request.
 func (c *Client) respond(raw []byte) {
 	info := c.Info()
-	out := outgoing{raw: raw, internal: true, version: info.ProtocolVersion, modern: info.Era == EraModern}
+	out := outgoing{raw: raw, internal: true, version: info.ProtocolVersion, modern: info.Era == event.EraModern}
 	c.emitOwnSent(wire.ID{}, raw, time.Now())
 	if err := c.t.send(context.Background(), out); err != nil {
-		c.emit(Event{Kind: EventNote, Time: time.Now(), Text: "answering the server's request failed: " + err.Error()})
+		c.emit(event.Event{Kind: event.Note, Time: time.Now(), Text: "answering the server's request failed: " + err.Error()})
 	}
 }
 
@@ -778,7 +771,7 @@ func (c *Client) dropWaiter(id wire.ID) {
 }
 
 // failCall ends a request whose reply could not be read. Internal calls get
-// the error; tracked requests get an EventRequestFailed.
+// the error; tracked requests get an event.RequestFailed.
 func (c *Client) failCall(id wire.ID, err error, lost bool) {
 	c.mu.Lock()
 	w, isWaiter := c.waiters[id]
@@ -789,7 +782,7 @@ func (c *Client) failCall(id wire.ID, err error, lost bool) {
 		w <- callResult{err: err}
 		return
 	}
-	c.emit(Event{Kind: EventRequestFailed, Time: time.Now(), RequestID: id, Err: err, LostConnection: lost})
+	c.emit(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: id, Err: err, LostConnection: lost})
 }
 
 // unreachable is a network error that also matches ErrUnreachable; its
@@ -868,13 +861,13 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 		}
 		c.mu.Unlock()
 	}
-	if c.kind == TransportStdio {
+	if c.kind == event.TransportStdio {
 		c.purgeCancelled(time.Now())
 	}
 
 	params := r.Params
 	var err error
-	if info.Era == EraModern {
+	if info.Era == event.EraModern {
 		params, err = c.modernParams(params, info.ProtocolVersion, r.ProgressToken)
 	} else if !r.ProgressToken.IsZero() {
 		params, err = wire.SetMeta(params, map[string]any{wire.MetaProgressToken: json.RawMessage(r.ProgressToken.Raw())})
@@ -889,7 +882,7 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 	c.mu.Unlock()
 	out := outgoing{
 		id: r.ID, method: r.Method, name: wire.Target(r.Method, params), params: params, raw: raw,
-		version: info.ProtocolVersion, modern: info.Era == EraModern, flight: f,
+		version: info.ProtocolVersion, modern: info.Era == event.EraModern, flight: f,
 	}
 	if err := c.t.send(ctx, out); err != nil {
 		unreserve()
@@ -911,20 +904,20 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 // ErrNotCancellable), and is idempotent: cancelling again sends nothing and
 // returns what the first Cancel returned, waiting for it if it is still
 // sending.
-func (c *Client) Cancel(id wire.ID, reason string) (CancelSignal, error) {
+func (c *Client) Cancel(id wire.ID, reason string) (event.CancelSignal, error) {
 	if err := c.enter(); err != nil {
-		return SignalNone, fmt.Errorf("cancel request %s: %w", id, err)
+		return event.SignalNone, fmt.Errorf("cancel request %s: %w", id, err)
 	}
 	defer c.leave()
 	c.mu.Lock()
 	f, ok := c.flights[id]
 	if !ok {
 		c.mu.Unlock()
-		return SignalNone, fmt.Errorf("cancel request %s: %w", id, ErrNotInFlight)
+		return event.SignalNone, fmt.Errorf("cancel request %s: %w", id, ErrNotInFlight)
 	}
 	if f.method == wire.MethodInitialize {
 		c.mu.Unlock()
-		return SignalNone, fmt.Errorf("cancel request %s: %w: initialize must never be cancelled (it can only be abandoned by closing the connection)", id, ErrNotCancellable)
+		return event.SignalNone, fmt.Errorf("cancel request %s: %w: initialize must never be cancelled (it can only be abandoned by closing the connection)", id, ErrNotCancellable)
 	}
 	if f.cancelled {
 		done := f.cancelDone

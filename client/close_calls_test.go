@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -111,7 +112,7 @@ func TestCloseDuringStdioCancel(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("Events not closed once the last call returned")
 	}
-	rec.wait(t, "the cancel reported", kind(client.EventCancelSent))
+	rec.wait(t, "the cancel reported", kind(event.CancelSent))
 	if _, err := c.Cancel(id, "again"); !errors.Is(err, client.ErrClosed) {
 		t.Errorf("Cancel after Close = %v, want ErrClosed", err)
 	}
@@ -169,7 +170,7 @@ func TestCloseDuringLegacyHTTPCancel(t *testing.T) {
 	release := func() { releaseOnce.Do(func() { close(gt.release) }) }
 	t.Cleanup(release)
 	id := send(t, c, 1, wire.MethodToolsCall, toolCall("x", nil))
-	rec.wait(t, "the stream opened", func(ev client.Event) bool { return ev.Kind == client.EventStreamOpened && ev.RequestID == id })
+	rec.wait(t, "the stream opened", func(ev event.Event) bool { return ev.Kind == event.StreamOpened && ev.RequestID == id })
 	cancelled := make(chan error, 1)
 	go func() {
 		_, err := c.Cancel(id, "quit")
@@ -203,7 +204,7 @@ func TestSecondCancelWaitsForFirst(t *testing.T) {
 	p.wait(t, `"id":1`)
 	gate.arm()
 	type result struct {
-		sig client.CancelSignal
+		sig event.CancelSignal
 		err error
 	}
 	first, second := make(chan result, 1), make(chan result, 1)
@@ -223,8 +224,8 @@ func TestSecondCancelWaitsForFirst(t *testing.T) {
 	}
 	gate.open()
 	for _, ch := range []chan result{first, second} {
-		if r := <-ch; r.sig != client.SignalNotification || r.err != nil {
-			t.Errorf("Cancel = %s, %v; want %s", r.sig, r.err, client.SignalNotification)
+		if r := <-ch; r.sig != event.SignalNotification || r.err != nil {
+			t.Errorf("Cancel = %s, %v; want %s", r.sig, r.err, event.SignalNotification)
 		}
 	}
 	p.wait(t, wire.NotifyCancelled)

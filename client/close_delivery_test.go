@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -45,9 +46,9 @@ func TestCloseDeliversTransportClosed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		last := make(chan client.EventKind, 1)
+		last := make(chan event.Kind, 1)
 		go func() {
-			var k client.EventKind
+			var k event.Kind
 			for ev := range c.Events() {
 				k = ev.Kind
 				time.Sleep(200 * time.Microsecond) // reading, but slower than the flood
@@ -59,8 +60,8 @@ func TestCloseDeliversTransportClosed(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 		c.Close()
-		if k := <-last; k != client.EventTransportClosed {
-			t.Fatalf("run %d: the last event was %s, want %s", i, k, client.EventTransportClosed)
+		if k := <-last; k != event.TransportClosed {
+			t.Fatalf("run %d: the last event was %s, want %s", i, k, event.TransportClosed)
 		}
 		inR.Close()
 	}

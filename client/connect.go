@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -59,7 +60,7 @@ var htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
 // version as versioning.mdx describes, and completes the handshake the era
 // requires (none for modern; initialize and notifications/initialized for
 // legacy). It must be called once, before Send.
-func (c *Client) Connect(ctx context.Context) (ConnInfo, error) {
+func (c *Client) Connect(ctx context.Context) (event.ConnInfo, error) {
 	if err := c.enter(); err != nil {
 		return c.Info(), err
 	}
@@ -88,19 +89,19 @@ func (c *Client) Connect(ctx context.Context) (ConnInfo, error) {
 	c.mu.Lock()
 	info.Transport = c.kind
 	info.SessionID = c.info.SessionID
-	c.info = info.clone()
+	c.info = info.Clone()
 	c.connected = true
 	c.mu.Unlock()
-	cp := info.clone()
-	c.emit(Event{Kind: EventConnected, Time: time.Now(), Info: &cp})
-	if ht, ok := c.t.(*httpTransport); ok && info.Era == EraLegacy {
+	cp := info.Clone()
+	c.emit(event.Event{Kind: event.Connected, Time: time.Now(), Info: &cp})
+	if ht, ok := c.t.(*httpTransport); ok && info.Era == event.EraLegacy {
 		ht.openGetStream()
 	}
 	return info, nil
 }
 
 func (c *Client) note(format string, args ...any) {
-	c.emit(Event{Kind: EventNote, Time: time.Now(), Text: fmt.Sprintf(format, args...)})
+	c.emit(event.Event{Kind: event.Note, Time: time.Now(), Text: fmt.Sprintf(format, args...)})
 }
 
 // negotiate decides the era and version.
@@ -114,7 +115,7 @@ func (c *Client) note(format string, args ...any) {
 // What forcing changes is that nothing falls back: a server that is not
 // modern, or that does not support the forced version, is a connection
 // error that says so, never a silent switch to another version or era.
-func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
+func (c *Client) negotiate(ctx context.Context) (event.ConnInfo, error) {
 	forced := c.cfg.ProtocolVersion
 	if forced != "" && !wire.IsModernVersion(forced) {
 		c.note("protocol version %s forced: legacy handshake", forced)
@@ -139,7 +140,7 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 				return c.initialize(ctx, wire.Version20251125)
 			}
 			if contains(info.SupportedVersions, version) {
-				info.Era, info.ProtocolVersion = EraModern, version
+				info.Era, info.ProtocolVersion = event.EraModern, version
 				c.note("server/discover: modern server, version %s", version)
 				return info, nil
 			}
@@ -157,12 +158,12 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 		var rpcErr *wire.Error
 		if errors.As(err, &rpcErr) && wire.IsModernErrorCode(rpcErr.Code) {
 			if rpcErr.Code != wire.CodeUnsupportedProtocolVersion {
-				return ConnInfo{}, fmt.Errorf("modern server rejected server/discover: %w", rpcErr)
+				return event.ConnInfo{}, fmt.Errorf("modern server rejected server/discover: %w", rpcErr)
 			}
 			supported := wire.SupportedVersions(rpcErr.Data)
 			c.note("server does not support %s; it supports %s", version, strings.Join(supported, ", "))
 			if forced != "" {
-				return ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server does not support it; it supports %s",
+				return event.ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server does not support it; it supports %s",
 					forced, strings.Join(supported, ", "))
 			}
 			if v := firstModern(supported); v != "" && v != version {
@@ -172,28 +173,28 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 			if v := firstLegacy(supported); v != "" {
 				return c.initialize(ctx, v)
 			}
-			return ConnInfo{}, fmt.Errorf("no mutually supported protocol version: server supports %s", strings.Join(supported, ", "))
+			return event.ConnInfo{}, fmt.Errorf("no mutually supported protocol version: server supports %s", strings.Join(supported, ", "))
 		}
 		if ctx.Err() != nil {
-			return ConnInfo{}, fmt.Errorf("connecting: %w", ctx.Err())
+			return event.ConnInfo{}, fmt.Errorf("connecting: %w", ctx.Err())
 		}
 		var statusErr *HTTPStatusError
 		if errors.As(err, &statusErr) && statusErr.Status >= 500 {
-			return ConnInfo{}, fmt.Errorf("server/discover: %w", err)
+			return event.ConnInfo{}, fmt.Errorf("server/discover: %w", err)
 		}
 		if statusErr != nil && (statusErr.Status == http.StatusUnauthorized || statusErr.Status == http.StatusForbidden) {
 			// Refused before the protocol: says nothing of the era, and
 			// initialize would only be refused the same way.
-			return ConnInfo{}, fmt.Errorf("server/discover: %w (the server refused the request itself: check the credentials given with -H, or the server's allowed origins)", err)
+			return event.ConnInfo{}, fmt.Errorf("server/discover: %w (the server refused the request itself: check the credentials given with -H, or the server's allowed origins)", err)
 		}
-		if errors.Is(err, ErrClosed) || (c.kind == TransportHTTP && statusErr == nil && rpcErr == nil) {
-			return ConnInfo{}, fmt.Errorf("server/discover: %w", c.deadCause(err))
+		if errors.Is(err, ErrClosed) || (c.kind == event.TransportHTTP && statusErr == nil && rpcErr == nil) {
+			return event.ConnInfo{}, fmt.Errorf("server/discover: %w", c.deadCause(err))
 		}
 		if errors.Is(err, ErrEchoed) {
-			return ConnInfo{}, fmt.Errorf("server/discover: %w", err)
+			return event.ConnInfo{}, fmt.Errorf("server/discover: %w", err)
 		}
 		var silent *probeTimeout
-		if c.kind == TransportStdio && rpcErr == nil && !errors.As(err, &silent) {
+		if c.kind == event.TransportStdio && rpcErr == nil && !errors.As(err, &silent) {
 			// Not an answer and not silence: the server is gone (it exited
 			// at once, or closed its stdin). That says nothing of its era,
 			// and initialize would only fail in another, racier way. Wait
@@ -204,23 +205,23 @@ func (c *Client) negotiate(ctx context.Context) (ConnInfo, error) {
 			case <-wait.C:
 			}
 			wait.Stop()
-			return ConnInfo{}, fmt.Errorf("server/discover: %w", c.deadCause(err))
+			return event.ConnInfo{}, fmt.Errorf("server/discover: %w", c.deadCause(err))
 		}
 		if forced != "" {
-			return ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server is not a modern server (server/discover: %w); "+
+			return event.ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server is not a modern server (server/discover: %w); "+
 				"without a forced version inflight would fall back to the legacy initialize handshake", forced, err)
 		}
 		c.note("server/discover failed (%v): legacy server, falling back to initialize", err)
 		return c.initialize(ctx, wire.Version20251125)
 	}
-	return ConnInfo{}, errors.New("server/discover: version negotiation did not converge")
+	return event.ConnInfo{}, errors.New("server/discover: version negotiation did not converge")
 }
 
 // probe sends server/discover under a modern version. On stdio a server that
 // stays silent for ProbeTimeout is taken as legacy.
 func (c *Client) probe(ctx context.Context, version string) (wire.Message, error) {
 	pctx := ctx
-	if c.kind == TransportStdio {
+	if c.kind == event.TransportStdio {
 		var cancel context.CancelFunc
 		pctx, cancel = context.WithTimeout(ctx, c.cfg.ProbeTimeout)
 		defer cancel()
@@ -245,7 +246,7 @@ type probeTimeout struct{ d time.Duration }
 func (e *probeTimeout) Error() string { return fmt.Sprintf("no answer within %s", e.d) }
 
 // initialize runs the legacy handshake.
-func (c *Client) initialize(ctx context.Context, version string) (ConnInfo, error) {
+func (c *Client) initialize(ctx context.Context, version string) (event.ConnInfo, error) {
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": version,
 		"capabilities":    map[string]any{},
@@ -255,12 +256,12 @@ func (c *Client) initialize(ctx context.Context, version string) (ConnInfo, erro
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			// The set-up limit, not the caller's: say which.
-			return ConnInfo{}, fmt.Errorf("initialize: no answer within the %s allowed for connecting (%w)", c.cfg.HandshakeTimeout, err)
+			return event.ConnInfo{}, fmt.Errorf("initialize: no answer within the %s allowed for connecting (%w)", c.cfg.HandshakeTimeout, err)
 		}
-		return ConnInfo{}, fmt.Errorf("initialize: %w", err)
+		return event.ConnInfo{}, fmt.Errorf("initialize: %w", err)
 	}
 	if msg.Kind == wire.KindError {
-		return ConnInfo{}, fmt.Errorf("initialize: %w", msg.Error)
+		return event.ConnInfo{}, fmt.Errorf("initialize: %w", msg.Error)
 	}
 	var res struct {
 		ProtocolVersion string          `json:"protocolVersion"`
@@ -272,14 +273,14 @@ func (c *Client) initialize(ctx context.Context, version string) (ConnInfo, erro
 		Instructions string `json:"instructions"`
 	}
 	if err := json.Unmarshal(msg.Result, &res); err != nil {
-		return ConnInfo{}, fmt.Errorf("initialize: malformed result: %w", err)
+		return event.ConnInfo{}, fmt.Errorf("initialize: malformed result: %w", err)
 	}
 	if !isLegacyVersion(res.ProtocolVersion) {
-		return ConnInfo{}, fmt.Errorf("initialize: the server chose protocol version %q, which inflight does not speak (%s)",
+		return event.ConnInfo{}, fmt.Errorf("initialize: the server chose protocol version %q, which inflight does not speak (%s)",
 			res.ProtocolVersion, strings.Join(wire.LegacyVersions, ", "))
 	}
-	info := ConnInfo{
-		Era: EraLegacy, ProtocolVersion: res.ProtocolVersion,
+	info := event.ConnInfo{
+		Era: event.EraLegacy, ProtocolVersion: res.ProtocolVersion,
 		ServerName: res.ServerInfo.Name, ServerVersion: res.ServerInfo.Version,
 		Instructions: res.Instructions, Capabilities: res.Capabilities,
 	}
@@ -296,7 +297,7 @@ func (c *Client) initialize(ctx context.Context, version string) (ConnInfo, erro
 
 // parseDiscover reads a DiscoverResult; a result without supportedVersions
 // is not a valid modern answer.
-func parseDiscover(result json.RawMessage) (ConnInfo, error) {
+func parseDiscover(result json.RawMessage) (event.ConnInfo, error) {
 	var res struct {
 		SupportedVersions []string        `json:"supportedVersions"`
 		Capabilities      json.RawMessage `json:"capabilities"`
@@ -309,12 +310,12 @@ func parseDiscover(result json.RawMessage) (ConnInfo, error) {
 		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(result, &res); err != nil {
-		return ConnInfo{}, fmt.Errorf("its result is malformed (%v)", err)
+		return event.ConnInfo{}, fmt.Errorf("its result is malformed (%v)", err)
 	}
 	if len(res.SupportedVersions) == 0 {
-		return ConnInfo{}, errors.New("its result has no supportedVersions")
+		return event.ConnInfo{}, errors.New("its result has no supportedVersions")
 	}
-	return ConnInfo{
+	return event.ConnInfo{
 		SupportedVersions: res.SupportedVersions, Capabilities: res.Capabilities, Instructions: res.Instructions,
 		ServerName: res.Meta.ServerInfo.Name, ServerVersion: res.Meta.ServerInfo.Version,
 	}, nil

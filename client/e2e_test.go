@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"inflight/client"
+	"inflight/event"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -216,7 +217,7 @@ func metaOf(t testing.TB, line []byte) map[string]json.RawMessage {
 func TestStdioModernDemo(t *testing.T) {
 	pipes, lt := demoStdio(t)
 	c, rec, info := connectClient(t, client.Config{Pipes: pipes, ClientName: "inflight-test", ClientVersion: "9.9"})
-	if info.Era != client.EraModern || info.ProtocolVersion != wire.VersionModern {
+	if info.Era != event.EraModern || info.ProtocolVersion != wire.VersionModern {
 		t.Fatalf("era %s version %q, want modern %s", info.Era, info.ProtocolVersion, wire.VersionModern)
 	}
 	if info.ServerName != "inflight-demo" || len(info.SupportedVersions) == 0 {
@@ -225,9 +226,9 @@ func TestStdioModernDemo(t *testing.T) {
 	if first := lt.all()[0]; !strings.Contains(first, `"server/discover"`) {
 		t.Errorf("first line the server read is %s, want the server/discover probe", first)
 	}
-	connected := rec.wait(t, "client.EventConnected", kind(client.EventConnected))
-	if connected.Info == nil || connected.Info.Era != client.EraModern {
-		t.Errorf("client.EventConnected.Info = %+v", connected.Info)
+	connected := rec.wait(t, "event.Connected", kind(event.Connected))
+	if connected.Info == nil || connected.Info.Era != event.EraModern {
+		t.Errorf("event.Connected.Info = %+v", connected.Info)
 	}
 
 	tr := session.NewTracker(session.Config{})
@@ -280,11 +281,11 @@ func testStdioCancel(t *testing.T, c *client.Client, rec *recorder, lt *lineTap,
 		t.Fatalf("tracker refused the cancel: %s", why)
 	}
 	sig, err := c.Cancel(id, "user pressed x")
-	if err != nil || sig != client.SignalNotification {
+	if err != nil || sig != event.SignalNotification {
 		t.Fatalf("Cancel = %s, %v; want notifications/cancelled", sig, err)
 	}
 	// Idempotent: a second Cancel reports the first signal and sends nothing.
-	if sig, err := c.Cancel(id, "again"); err != nil || sig != client.SignalNotification {
+	if sig, err := c.Cancel(id, "again"); err != nil || sig != event.SignalNotification {
 		t.Errorf("second Cancel = %s, %v", sig, err)
 	}
 	line := lt.wait(t, wire.NotifyCancelled)
@@ -296,7 +297,7 @@ func testStdioCancel(t *testing.T, c *client.Client, rec *recorder, lt *lineTap,
 	if err != nil || cp.RequestID != id || cp.Reason != "user pressed x" {
 		t.Errorf("cancel params %s (%v), want requestId %s with the reason", msg.Params, err, id)
 	}
-	rec.wait(t, "client.EventCancelSent", func(ev client.Event) bool { return ev.Kind == client.EventCancelSent && ev.RequestID == id })
+	rec.wait(t, "event.CancelSent", func(ev event.Event) bool { return ev.Kind == event.CancelSent && ev.RequestID == id })
 	// Nothing more may follow: a bounded window, then exactly one.
 	quietly(200 * time.Millisecond)
 	cancels := 0
@@ -317,7 +318,7 @@ func testStdioCancel(t *testing.T, c *client.Client, rec *recorder, lt *lineTap,
 	}
 	fd.feed()
 	got, _ := tr.Get(id)
-	if got.State != session.StateCancelRequested || got.Cancel == nil || got.Cancel.Signal != client.SignalNotification {
+	if got.State != session.StateCancelRequested || got.Cancel == nil || got.Cancel.Signal != event.SignalNotification {
 		t.Errorf("tracker: state %s cancel %+v; want cancel_requested with the notification signal", got.State, got.Cancel)
 	}
 }
@@ -325,7 +326,7 @@ func testStdioCancel(t *testing.T, c *client.Client, rec *recorder, lt *lineTap,
 func TestStdioLegacyDemoForced(t *testing.T) {
 	pipes, lt := demoStdio(t)
 	c, rec, info := connectClient(t, client.Config{Pipes: pipes, ProtocolVersion: wire.Version20251125})
-	if info.Era != client.EraLegacy || info.ProtocolVersion != wire.Version20251125 {
+	if info.Era != event.EraLegacy || info.ProtocolVersion != wire.Version20251125 {
 		t.Fatalf("era %s version %q, want legacy 2025-11-25", info.Era, info.ProtocolVersion)
 	}
 	// notifications/initialized needs no answer, so it may still be on its
@@ -343,7 +344,7 @@ func TestStdioLegacyDemoForced(t *testing.T) {
 	// initialize is the client's own: it is never in flight for Cancel.
 	var initID wire.ID
 	for _, ev := range rec.all() {
-		if ev.Kind == client.EventSent && ev.Msg.Method == wire.MethodInitialize {
+		if ev.Kind == event.Sent && ev.Msg.Method == wire.MethodInitialize {
 			initID = ev.RequestID
 			if !ev.Internal {
 				t.Errorf("initialize not marked internal")
@@ -390,7 +391,7 @@ func legacyOnlySDK() *mcp.Server {
 func TestStdioLegacyDetectedSDK(t *testing.T) {
 	pipes, lt := sdkStdio(t, legacyOnlySDK())
 	c, rec, info := connectClient(t, client.Config{Pipes: pipes})
-	if info.Era != client.EraLegacy || info.ProtocolVersion != wire.Version20251125 || info.ServerName != "legacy-only" {
+	if info.Era != event.EraLegacy || info.ProtocolVersion != wire.Version20251125 || info.ServerName != "legacy-only" {
 		t.Fatalf("info %+v, want legacy 2025-11-25 from legacy-only", info)
 	}
 	lines := lt.all()
@@ -408,7 +409,7 @@ func TestHTTPModernDemo(t *testing.T) {
 	srv, log := demoHTTP(t)
 	hdr := http.Header{"Authorization": {"Bearer secret-token"}}
 	c, rec, info := connectClient(t, client.Config{URL: srv.URL, Headers: hdr})
-	if info.Era != client.EraModern || info.ProtocolVersion != wire.VersionModern || info.SessionID != "" {
+	if info.Era != event.EraModern || info.ProtocolVersion != wire.VersionModern || info.SessionID != "" {
 		t.Fatalf("info %+v, want modern without a session", info)
 	}
 	probe := log.all()[0]
@@ -452,7 +453,7 @@ func TestHTTPModernDemo(t *testing.T) {
 		t.Fatal(why)
 	}
 	sig, err := c.Cancel(id, "user")
-	if err != nil || sig != client.SignalStreamClosed {
+	if err != nil || sig != event.SignalStreamClosed {
 		t.Fatalf("Cancel = %s, %v; want stream_closed", sig, err)
 	}
 	closed := rec.wait(t, "the stream closed by the client", streamClosed(id))
@@ -472,7 +473,7 @@ func TestHTTPModernDemo(t *testing.T) {
 		t.Errorf("a cancelled request was reported failed")
 	}
 	fd.feed()
-	if got, _ := tr.Get(id); got.State != session.StateCancelled || got.Cancel.Signal != client.SignalStreamClosed {
+	if got, _ := tr.Get(id); got.State != session.StateCancelled || got.Cancel.Signal != event.SignalStreamClosed {
 		t.Errorf("tracker: %s %+v, want cancelled by stream_closed", got.State, got.Cancel)
 	}
 	if _, err := c.Cancel(id, ""); !errors.Is(err, client.ErrNotInFlight) {
@@ -497,7 +498,7 @@ func TestHTTPLegacyDemoForced(t *testing.T) {
 	c, rec, info := connectClient(t, client.Config{URL: srv.URL, ProtocolVersion: wire.Version20251125, LateWindow: late,
 		// The demo's DELETE waits for the stubborn tool; do not wait long.
 		ShutdownWait: 300 * time.Millisecond})
-	if info.Era != client.EraLegacy || info.SessionID == "" {
+	if info.Era != event.EraLegacy || info.SessionID == "" {
 		t.Fatalf("info %+v, want a legacy session", info)
 	}
 	reqs := log.all()
@@ -507,8 +508,8 @@ func TestHTTPLegacyDemoForced(t *testing.T) {
 	if reqs[1].Header.Get("Mcp-Session-Id") != info.SessionID || reqs[1].Header.Get("MCP-Protocol-Version") != wire.Version20251125 {
 		t.Errorf("notifications/initialized headers %v", reqs[1].Header)
 	}
-	rec.wait(t, "the 202 for notifications/initialized", func(ev client.Event) bool {
-		return ev.Kind == client.EventHTTPStatus && ev.Status == http.StatusAccepted
+	rec.wait(t, "the 202 for notifications/initialized", func(ev event.Event) bool {
+		return ev.Kind == event.HTTPStatus && ev.Status == http.StatusAccepted
 	})
 	log.wait(t, "the GET stream", func(r *httpRecord) bool {
 		return r.Method == http.MethodGet && r.Header.Get("Mcp-Session-Id") == info.SessionID
@@ -538,7 +539,7 @@ func TestHTTPLegacyDemoForced(t *testing.T) {
 	}
 	cancelAt := time.Now()
 	sig, err := c.Cancel(id, "user")
-	if err != nil || sig != client.SignalNotification {
+	if err != nil || sig != event.SignalNotification {
 		t.Fatalf("Cancel = %s, %v; want notifications/cancelled", sig, err)
 	}
 	note := log.wait(t, "notifications/cancelled", func(r *httpRecord) bool { return r.rpcMethod() == wire.NotifyCancelled })
@@ -581,7 +582,7 @@ func TestHTTPLegacyDetectedSDK(t *testing.T) {
 	s := legacyOnlySDK()
 	srv, log := serveHTTP(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	c, rec, info := connectClient(t, client.Config{URL: srv.URL})
-	if info.Era != client.EraLegacy || info.SessionID == "" {
+	if info.Era != event.EraLegacy || info.SessionID == "" {
 		t.Fatalf("info %+v, want a legacy session", info)
 	}
 	reqs := log.all()

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -22,7 +23,7 @@ func TestForcedModernDiscoversOnce(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		pipes, lt := demoStdio(t)
 		_, _, info := connectClient(t, client.Config{Pipes: pipes, ProtocolVersion: wire.VersionModern})
-		if info.Era != client.EraModern || info.ProtocolVersion != wire.VersionModern {
+		if info.Era != event.EraModern || info.ProtocolVersion != wire.VersionModern {
 			t.Fatalf("era %s version %s, want modern", info.Era, info.ProtocolVersion)
 		}
 		if info.ServerName != "inflight-demo" || len(info.Capabilities) == 0 {
@@ -36,7 +37,7 @@ func TestForcedModernDiscoversOnce(t *testing.T) {
 	t.Run("http", func(t *testing.T) {
 		srv, log := demoHTTP(t)
 		_, _, info := connectClient(t, client.Config{URL: srv.URL, ProtocolVersion: wire.VersionModern})
-		if info.Era != client.EraModern || info.ServerName != "inflight-demo" {
+		if info.Era != event.EraModern || info.ServerName != "inflight-demo" {
 			t.Fatalf("info %+v, want the modern demo", info)
 		}
 		reqs := log.all()

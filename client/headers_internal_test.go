@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -16,13 +17,13 @@ func TestToolHeadersLearnedOnlyWhereUsed(t *testing.T) {
 	tests := []struct {
 		name  string
 		cfg   Config
-		era   Era
+		era   event.Era
 		learn bool
 	}{
-		{"stdio modern", Config{Pipes: &Pipes{}}, EraModern, false},
-		{"stdio legacy", Config{Pipes: &Pipes{}}, EraLegacy, false},
-		{"http legacy", Config{URL: "http://127.0.0.1:1"}, EraLegacy, false},
-		{"http modern", Config{URL: "http://127.0.0.1:1"}, EraModern, true},
+		{"stdio modern", Config{Pipes: &Pipes{}}, event.EraModern, false},
+		{"stdio legacy", Config{Pipes: &Pipes{}}, event.EraLegacy, false},
+		{"http legacy", Config{URL: "http://127.0.0.1:1"}, event.EraLegacy, false},
+		{"http modern", Config{URL: "http://127.0.0.1:1"}, event.EraModern, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -88,7 +89,7 @@ func TestParamHeadersAgainstSDK(t *testing.T) {
 	_, h := sdkAnnotated(t)
 	srv, log := serveHTTP(t, h)
 	c, rec, info := connectClient(t, client.Config{URL: srv.URL})
-	if info.Era != client.EraModern {
+	if info.Era != event.EraModern {
 		t.Fatalf("era %s, want modern", info.Era)
 	}
 	// Before tools/list the client knows no annotation: it cannot mirror
@@ -216,8 +217,8 @@ func TestParamHeadersRaw(t *testing.T) {
 		rec.wait(t, "the answer", responseTo(id))
 		post := log.wait(t, "the call", isCall(id))
 		sameHeaders(t, tc.tool, paramHeaders(post), tc.want)
-		notes := rec.count(func(ev client.Event) bool {
-			return ev.Kind == client.EventNote && strings.Contains(ev.Text, `tool "`+tc.tool+`" has an invalid x-mcp-header`)
+		notes := rec.count(func(ev event.Event) bool {
+			return ev.Kind == event.Note && strings.Contains(ev.Text, `tool "`+tc.tool+`" has an invalid x-mcp-header`)
 		})
 		if tc.note != (notes == 1) {
 			t.Errorf("%s: %d warning notes, want a note: %t\n%s", tc.tool, notes, tc.note, rec.dump())
@@ -279,7 +280,7 @@ func TestParamHeadersNotOnStdio(t *testing.T) {
 	c, rec, _ := connectClient(t, client.Config{Pipes: pipes})
 	id := send(t, c, 1, wire.MethodToolsList, nil)
 	rec.wait(t, "the tools/list answer", responseTo(id))
-	if n := rec.count(kind(client.EventNote)); n != 1 { // the probe's own note only
+	if n := rec.count(kind(event.Note)); n != 1 { // the probe's own note only
 		t.Errorf("%d notes on stdio, want only the era probe's:\n%s", n, rec.dump())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"inflight/client"
+	"inflight/event"
 	"io"
 	"strings"
 	"sync"
@@ -23,7 +24,7 @@ const waitLimit = 10 * time.Second
 // the one it needs instead of sleeping.
 type recorder struct {
 	mu      sync.Mutex
-	evs     []client.Event
+	evs     []event.Event
 	changed chan struct{} // closed and replaced on every new event
 	done    chan struct{} // closed when the Events channel closed
 }
@@ -45,14 +46,14 @@ func record(c *client.Client) *recorder {
 }
 
 // all returns the events so far.
-func (r *recorder) all() []client.Event {
+func (r *recorder) all() []event.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]client.Event(nil), r.evs...)
+	return append([]event.Event(nil), r.evs...)
 }
 
 // count returns how many events so far match.
-func (r *recorder) count(match func(client.Event) bool) int {
+func (r *recorder) count(match func(event.Event) bool) int {
 	n := 0
 	for _, ev := range r.all() {
 		if match(ev) {
@@ -63,13 +64,13 @@ func (r *recorder) count(match func(client.Event) bool) int {
 }
 
 // wait returns the first event that matches, waiting for it to arrive.
-func (r *recorder) wait(t testing.TB, what string, match func(client.Event) bool) client.Event {
+func (r *recorder) wait(t testing.TB, what string, match func(event.Event) bool) event.Event {
 	t.Helper()
 	return r.waitFrom(t, 0, what, match)
 }
 
 // waitFrom is wait that ignores the first `from` events.
-func (r *recorder) waitFrom(t testing.TB, from int, what string, match func(client.Event) bool) client.Event {
+func (r *recorder) waitFrom(t testing.TB, from int, what string, match func(event.Event) bool) event.Event {
 	t.Helper()
 	deadline := time.NewTimer(waitLimit)
 	defer deadline.Stop()
@@ -120,7 +121,7 @@ func (r *recorder) dump() string {
 	return b.String()
 }
 
-func describeEvent(ev client.Event) string {
+func describeEvent(ev event.Event) string {
 	s := ev.Kind.String()
 	if !ev.RequestID.IsZero() {
 		s += " id=" + ev.RequestID.String()
@@ -128,7 +129,7 @@ func describeEvent(ev client.Event) string {
 	if ev.Internal {
 		s += " internal"
 	}
-	if ev.Kind == client.EventSent || ev.Kind == client.EventReceived || ev.Kind == client.EventMalformed {
+	if ev.Kind == event.Sent || ev.Kind == event.Received || ev.Kind == event.Malformed {
 		raw := string(ev.Raw)
 		if len(raw) > 160 {
 			raw = raw[:160] + "…"
@@ -144,7 +145,7 @@ func describeEvent(ev client.Event) string {
 	if ev.LostConnection {
 		s += " lost"
 	}
-	if ev.Signal != client.SignalNone {
+	if ev.Signal != event.SignalNone {
 		s += " signal=" + ev.Signal.String()
 	}
 	if ev.Text != "" {
@@ -156,23 +157,23 @@ func describeEvent(ev client.Event) string {
 	return s
 }
 
-// client.Event matchers.
+// event.Event matchers.
 
-func kind(k client.EventKind) func(client.Event) bool {
-	return func(ev client.Event) bool { return ev.Kind == k }
+func kind(k event.Kind) func(event.Event) bool {
+	return func(ev event.Event) bool { return ev.Kind == k }
 }
 
 // responseTo matches the response to id.
-func responseTo(id wire.ID) func(client.Event) bool {
-	return func(ev client.Event) bool {
-		return ev.Kind == client.EventReceived && ev.Msg.IsResponse() && ev.RequestID == id
+func responseTo(id wire.ID) func(event.Event) bool {
+	return func(ev event.Event) bool {
+		return ev.Kind == event.Received && ev.Msg.IsResponse() && ev.RequestID == id
 	}
 }
 
 // progressFor matches a progress notification carrying token.
-func progressFor(token wire.ID) func(client.Event) bool {
-	return func(ev client.Event) bool {
-		if ev.Kind != client.EventReceived || ev.Msg.Method != wire.NotifyProgress {
+func progressFor(token wire.ID) func(event.Event) bool {
+	return func(ev event.Event) bool {
+		if ev.Kind != event.Received || ev.Msg.Method != wire.NotifyProgress {
 			return false
 		}
 		p, err := wire.DecodeProgress(ev.Msg.Params)
@@ -180,17 +181,17 @@ func progressFor(token wire.ID) func(client.Event) bool {
 	}
 }
 
-func streamClosed(id wire.ID) func(client.Event) bool {
-	return func(ev client.Event) bool { return ev.Kind == client.EventStreamClosed && ev.RequestID == id }
+func streamClosed(id wire.ID) func(event.Event) bool {
+	return func(ev event.Event) bool { return ev.Kind == event.StreamClosed && ev.RequestID == id }
 }
 
-func failed(id wire.ID) func(client.Event) bool {
-	return func(ev client.Event) bool { return ev.Kind == client.EventRequestFailed && ev.RequestID == id }
+func failed(id wire.ID) func(event.Event) bool {
+	return func(ev event.Event) bool { return ev.Kind == event.RequestFailed && ev.RequestID == id }
 }
 
 // connectClient creates and connects a client, records its events, and
 // closes it when the test ends.
-func connectClient(t testing.TB, cfg client.Config) (*client.Client, *recorder, client.ConnInfo) {
+func connectClient(t testing.TB, cfg client.Config) (*client.Client, *recorder, event.ConnInfo) {
 	t.Helper()
 	c, rec := newClient(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)

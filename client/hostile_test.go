@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/internal/hostile"
 	"inflight/wire"
 )
@@ -24,7 +25,7 @@ func TestHTTPContentEncodingRefused(t *testing.T) {
 			if ev.LostConnection || ev.Err == nil || !strings.Contains(ev.Err.Error(), `Content-Encoding "gzip", which inflight never asked for`) {
 				t.Fatalf("failure %+v", ev)
 			}
-			if n := rec.count(kind(client.EventMalformed)); n != 0 {
+			if n := rec.count(kind(event.Malformed)); n != 0 {
 				t.Fatalf("%d malformed events: the compressed body was read as a message", n)
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -233,7 +234,7 @@ func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) error {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	t.c.emit(Event{Kind: EventHTTPStatus, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
+	t.c.emit(event.Event{Kind: event.HTTPStatus, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
 		Text: fmt.Sprintf("POST %s: %s", describe(out), resp.Status)})
 	if resp.StatusCode == http.StatusNotFound && hadSession {
 		t.renewSession(req.Header.Get("Mcp-Session-Id"))
@@ -254,7 +255,7 @@ func describe(out outgoing) string {
 // run performs one request's POST and reads its reply to the end.
 //
 // When the transport closes, a legacy request still in flight ends without
-// a word from run: the EventTransportClosed that follows says the
+// a word from run: the event.TransportClosed that follows says the
 // connection is lost, which is what happened to it (closing a legacy stream
 // is no cancel). A modern one was cancelled by close and reports its stream
 // closed by the client.
@@ -284,7 +285,7 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 	resp, err := t.hc.Do(req)
 	if err != nil {
 		if st.closedByClient.Load() {
-			t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: id, ByClient: true,
+			t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: true,
 				Text: "request aborted before the server answered"})
 			return
 		}
@@ -315,21 +316,21 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 	now := time.Now()
 	switch {
 	case resp.StatusCode == http.StatusNotFound && hadSession:
-		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct,
+		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct,
 			Text: "404: the server ended the session"})
 		t.c.failCall(id, errors.New("the server ended the session (HTTP 404); inflight is starting a new session, re-issue the request"), true)
 		t.renewSession(sentSession)
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
+		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
 		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, Body: "redirect to " + resp.Header.Get("Location") + " not followed"}, false)
 	case contentEncoding(resp) != "":
 		enc := contentEncoding(resp)
-		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct,
+		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct,
 			Text: resp.Status + ", Content-Encoding " + enc})
 		t.c.failCall(id, errEncoded(resp.StatusCode, enc), false)
 	case resp.StatusCode >= 400:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct, Text: resp.Status})
+		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct, Text: resp.Status})
 		if media == "application/json" {
 			msg, err := wire.Decode(body)
 			switch {
@@ -351,17 +352,17 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		}
 		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, ContentType: ct, Body: string(body)}, false)
 	case resp.StatusCode == http.StatusAccepted:
-		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
+		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
 		t.c.failCall(id, errors.New("HTTP 202 Accepted for a request: the server will send no response"), true)
 	case media == "application/json":
-		t.c.emit(Event{Kind: EventStreamOpened, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct})
+		t.c.emit(event.Event{Kind: event.StreamOpened, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct})
 		t.readJSON(out, st, resp.Body)
 	case media == "text/event-stream":
-		t.c.emit(Event{Kind: EventStreamOpened, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct})
+		t.c.emit(event.Event{Kind: event.StreamOpened, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct})
 		t.readSSE(ctx, out, st, resp.Body)
 	default:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		t.c.emit(Event{Kind: EventHTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct, Text: resp.Status})
+		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct, Text: resp.Status})
 		what := strings.Join(strings.Fields(string(body)), " ")
 		if media == "text/html" {
 			what = (&HTTPStatusError{ContentType: ct, Body: string(body)}).describeBody()
@@ -400,13 +401,13 @@ func (t *httpTransport) readJSON(out outgoing, st *httpStream, body io.Reader) {
 		if st.closedByClient.Load() {
 			// Our own abort (cancel or late window) cut the body: what was
 			// read is a fragment, not a message.
-			t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: out.id, ByClient: true})
+			t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: out.id, ByClient: true})
 			return
 		}
 		if t.isClosing() && !out.internal {
 			return // lost with the connection; see run
 		}
-		t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: out.id, Err: err})
+		t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: out.id, Err: err})
 		if st.cancelled.Load() {
 			return
 		}
@@ -414,14 +415,14 @@ func (t *httpTransport) readJSON(out outgoing, st *httpStream, body io.Reader) {
 		return
 	}
 	if len(data) > max {
-		t.c.emit(Event{Kind: EventMalformed, Time: now, RequestID: out.id, Raw: keepRaw(data), Truncated: len(data) - MaxRawKept,
+		t.c.emit(event.Event{Kind: event.Malformed, Time: now, RequestID: out.id, Raw: keepRaw(data), Truncated: len(data) - event.MaxRawKept,
 			Err: fmt.Errorf("response body exceeds the %d-byte message limit", max)})
-		t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: out.id})
+		t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: out.id})
 		t.c.failCall(out.id, fmt.Errorf("response body exceeds the %d-byte message limit", max), true)
 		return
 	}
 	answered := t.c.receive(data, 0, now, out.id)
-	t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: out.id, ByClient: st.closedByClient.Load()})
+	t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: out.id, ByClient: st.closedByClient.Load()})
 	if !answered && !st.cancelled.Load() {
 		t.c.failCall(out.id, errors.New("the HTTP response body did not answer the request"), true)
 	}
@@ -481,14 +482,14 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 		case !byClient && t.isClosing():
 			return // lost with the connection; see run
 		case answered || byClient || st.cancelled.Load():
-			t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: id, ByClient: byClient, Err: streamErr})
+			t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, ByClient: byClient, Err: streamErr})
 			return
 		case st.modern:
 			cause := "the response stream closed before the response; modern streams cannot be resumed, re-issue the request"
 			if streamErr != nil {
 				cause = fmt.Sprintf("the response stream broke before the response (%v); modern streams cannot be resumed, re-issue the request", plainErr(streamErr))
 			}
-			t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: id, Err: errors.New(cause)})
+			t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, Err: errors.New(cause)})
 			t.c.failCall(id, errors.New(cause), true)
 			return
 		case lastID == "" || fruitless > 5:
@@ -499,7 +500,7 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 			if streamErr != nil {
 				cause += fmt.Sprintf(" (%v)", plainErr(streamErr))
 			}
-			t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: id, Err: errors.New(cause)})
+			t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, Err: errors.New(cause)})
 			t.c.failCall(id, errors.New(cause), true)
 			return
 		}
@@ -508,7 +509,7 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 		if retry <= 0 {
 			retry = time.Second
 		}
-		t.c.emit(Event{Kind: EventStreamClosed, Time: now, RequestID: id, Err: streamErr,
+		t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, Err: streamErr,
 			Text: fmt.Sprintf("stream broke; resuming in %s with Last-Event-ID %q", retry, lastID)})
 		select {
 		case <-time.After(retry):
@@ -516,7 +517,7 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 			if !st.closedByClient.Load() && t.isClosing() {
 				return // lost with the connection; see run
 			}
-			t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
+			t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
 			return
 		}
 		resp, _, err := t.get(ctx, lastID)
@@ -525,14 +526,14 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 				return
 			}
 			if st.closedByClient.Load() || st.cancelled.Load() {
-				t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
+				t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
 				return
 			}
-			t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), RequestID: id, Err: err})
+			t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, Err: err})
 			t.c.failCall(id, fmt.Errorf("resuming the response stream: %w", err), true)
 			return
 		}
-		t.c.emit(Event{Kind: EventStreamOpened, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
+		t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
 			ContentType: resp.Header.Get("Content-Type"), Text: "resumed with Last-Event-ID " + lastID})
 		body = resp.Body
 	}
@@ -643,7 +644,7 @@ func (t *httpTransport) getLoop(gen int) {
 			continue
 		}
 		failures = 0
-		t.c.emit(Event{Kind: EventStreamOpened, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Text: "GET stream"})
+		t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Text: "GET stream"})
 		sr := newSSEReader(resp.Body, t.c.cfg.MaxMessageBytes)
 		sr.resumeFrom(lastID)
 		var streamErr error
@@ -663,7 +664,7 @@ func (t *httpTransport) getLoop(gen int) {
 		if t.ctx.Err() != nil {
 			return
 		}
-		t.c.emit(Event{Kind: EventStreamClosed, Time: time.Now(), Err: streamErr, Text: "GET stream"})
+		t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), Err: streamErr, Text: "GET stream"})
 		lastID = sr.LastID
 		if sr.Retry > 0 {
 			retry = sr.Retry
@@ -755,12 +756,12 @@ func (t *httpTransport) renewSession(old string) {
 			return
 		}
 		t.c.mu.Lock()
-		info.Transport = TransportHTTP
+		info.Transport = event.TransportHTTP
 		info.SessionID = t.c.info.SessionID
-		t.c.info = info.clone()
+		t.c.info = info.Clone()
 		t.c.mu.Unlock()
-		cp := info.clone()
-		t.c.emit(Event{Kind: EventConnected, Time: time.Now(), Info: &cp, Text: "new session"})
+		cp := info.Clone()
+		t.c.emit(event.Event{Kind: event.Connected, Time: time.Now(), Info: &cp, Text: "new session"})
 		t.openGetStream()
 	}()
 }
@@ -771,19 +772,19 @@ func (t *httpTransport) isClosing() bool {
 	return t.closing
 }
 
-func (t *httpTransport) cancel(id wire.ID, reason string) (CancelSignal, error) {
+func (t *httpTransport) cancel(id wire.ID, reason string) (event.CancelSignal, error) {
 	t.mu.Lock()
 	st := t.streams[id]
 	t.mu.Unlock()
 	if st == nil {
-		return SignalNone, ErrNotInFlight
+		return event.SignalNone, ErrNotInFlight
 	}
 	if !st.cancelled.CompareAndSwap(false, true) {
 		// Close got there first: closing the transport cancelled it.
 		if st.modern {
-			return SignalStreamClosed, nil
+			return event.SignalStreamClosed, nil
 		}
-		return SignalNone, ErrClosed
+		return event.SignalNone, ErrClosed
 	}
 	if st.modern {
 		// Closing the request's stream IS the cancel; nothing is sent. The
@@ -791,8 +792,8 @@ func (t *httpTransport) cancel(id wire.ID, reason string) (CancelSignal, error) 
 		// cancel happened: a response read until then crossed it.
 		st.closedByClient.Store(true)
 		st.abort()
-		t.c.emit(Event{Kind: EventCancelSent, Time: time.Now(), RequestID: id, Signal: SignalStreamClosed, Reason: reason})
-		return SignalStreamClosed, nil
+		t.c.emit(event.Event{Kind: event.CancelSent, Time: time.Now(), RequestID: id, Signal: event.SignalStreamClosed, Reason: reason})
+		return event.SignalStreamClosed, nil
 	}
 	raw := wire.Notification(wire.NotifyCancelled, wire.CancelledParams(id, reason))
 	info := t.c.Info()
@@ -803,25 +804,25 @@ func (t *httpTransport) cancel(id wire.ID, reason string) (CancelSignal, error) 
 	at := time.Now()
 	t.c.emitOwnSent(id, raw, at)
 	err := t.postOneWay(t.ctx, outgoing{method: wire.NotifyCancelled, raw: raw, version: info.ProtocolVersion})
-	t.c.emit(Event{Kind: EventCancelSent, Time: at, RequestID: id, Signal: SignalNotification, Reason: reason, Err: err})
+	t.c.emit(event.Event{Kind: event.CancelSent, Time: at, RequestID: id, Signal: event.SignalNotification, Reason: reason, Err: err})
 	// Keep reading the stream for the late window to see what the server
 	// still sends, then close it.
 	st.closeAfter(t.c.cfg.LateWindow)
 	if err != nil {
-		return SignalNotification, err
+		return event.SignalNotification, err
 	}
-	return SignalNotification, nil
+	return event.SignalNotification, nil
 }
 
 // close ends every stream and, for a legacy session, the session itself.
 //
 // A modern request still in flight is cancelled by closing its stream,
-// which is the modern cancel, so it is reported as one (EventCancelSent
-// with SignalStreamClosed) before the stream closes. Closing a legacy
+// which is the modern cancel, so it is reported as one (event.CancelSent
+// with event.SignalStreamClosed) before the stream closes. Closing a legacy
 // stream cancels nothing (the legacy cancel is a notification): those
 // requests are lost with the connection. close waits, bounded by
 // ShutdownWait, for every request goroutine to report how its stream
-// ended, so that all of it comes before the EventTransportClosed that
+// ended, so that all of it comes before the event.TransportClosed that
 // follows and the outcome does not depend on goroutine scheduling.
 func (t *httpTransport) close() error {
 	t.mu.Lock()
@@ -842,7 +843,7 @@ func (t *httpTransport) close() error {
 			continue
 		}
 		if t.c.inFlight(st.id) && st.cancelled.CompareAndSwap(false, true) {
-			t.c.emit(Event{Kind: EventCancelSent, Time: now, RequestID: st.id, Signal: SignalStreamClosed,
+			t.c.emit(event.Event{Kind: event.CancelSent, Time: now, RequestID: st.id, Signal: event.SignalStreamClosed,
 				Reason: "inflight is closing the connection"})
 		}
 		st.closedByClient.Store(true)

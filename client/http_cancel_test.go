@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -30,11 +31,11 @@ func TestCancelAfterAnswerSendsNothing(t *testing.T) {
 		id := send(t, c, 1, wire.MethodToolsCall, toolCall("x", nil))
 		rec.wait(t, "the answer", responseTo(id))
 		sig, err := c.Cancel(id, "too late")
-		if !errors.Is(err, client.ErrNotInFlight) || sig != client.SignalNone {
+		if !errors.Is(err, client.ErrNotInFlight) || sig != event.SignalNone {
 			t.Errorf("Cancel after the answer = %s, %v; want ErrNotInFlight", sig, err)
 		}
 		quietly(100 * time.Millisecond)
-		if n := rec.count(kind(client.EventCancelSent)); n != 0 {
+		if n := rec.count(kind(event.CancelSent)); n != 0 {
 			t.Errorf("%d cancel signals for an answered request", n)
 		}
 	}
@@ -77,7 +78,7 @@ func TestUserInitialize(t *testing.T) {
 		id := send(t, c, 1, wire.MethodInitialize, json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"me","version":"1"}}`))
 		p.wait(t, `"id":1`)
 		sig, err := c.Cancel(id, "no")
-		if !errors.Is(err, client.ErrNotCancellable) || sig != client.SignalNone || !strings.Contains(err.Error(), "initialize") {
+		if !errors.Is(err, client.ErrNotCancellable) || sig != event.SignalNone || !strings.Contains(err.Error(), "initialize") {
 			t.Errorf("Cancel of initialize = %s, %v; want ErrNotCancellable saying why", sig, err)
 		}
 		quietly(100 * time.Millisecond)
@@ -86,7 +87,7 @@ func TestUserInitialize(t *testing.T) {
 				t.Errorf("cancelled initialize: %s", l)
 			}
 		}
-		if n := rec.count(kind(client.EventCancelSent)); n != 0 {
+		if n := rec.count(kind(event.CancelSent)); n != 0 {
 			t.Errorf("%d cancel signals for initialize", n)
 		}
 	})
@@ -145,7 +146,7 @@ func TestCloseEndsRequestsInFlight(t *testing.T) {
 		sseStart(w)
 		<-r.Context().Done()
 	}
-	run := func(t *testing.T, cfg client.Config, check func(r *session.Request, order []client.EventKind) error) {
+	run := func(t *testing.T, cfg client.Config, check func(r *session.Request, order []event.Kind) error) {
 		for i := 0; i < 20; i++ {
 			c, err := client.New(cfg)
 			if err != nil {
@@ -155,15 +156,15 @@ func TestCloseEndsRequestsInFlight(t *testing.T) {
 			applied := make(chan struct{})
 			connected := make(chan struct{})
 			var r *session.Request
-			var order []client.EventKind // of the events about r, and the closure
+			var order []event.Kind // of the events about r, and the closure
 			go func() {
 				defer close(applied)
 				for ev := range c.Events() {
 					tr.Apply(ev)
-					if (r != nil && ev.RequestID == r.ID) || ev.Kind == client.EventTransportClosed {
+					if (r != nil && ev.RequestID == r.ID) || ev.Kind == event.TransportClosed {
 						order = append(order, ev.Kind)
 					}
-					if ev.Kind == client.EventConnected {
+					if ev.Kind == event.Connected {
 						r = tr.Begin(wire.MethodToolsCall, toolCall("hang", nil), session.RequestOptions{}, time.Now())
 						close(connected)
 					}
@@ -186,12 +187,12 @@ func TestCloseEndsRequestsInFlight(t *testing.T) {
 	}
 	t.Run("modern", func(t *testing.T) {
 		srv, _ := serveHTTP(t, modernFake(hang))
-		run(t, client.Config{URL: srv.URL}, func(r *session.Request, order []client.EventKind) error {
-			if r.State != session.StateCancelled || r.Cancel == nil || r.Cancel.Signal != client.SignalStreamClosed || r.Cancel.Cause != session.CauseShutdown {
+		run(t, client.Config{URL: srv.URL}, func(r *session.Request, order []event.Kind) error {
+			if r.State != session.StateCancelled || r.Cancel == nil || r.Cancel.Signal != event.SignalStreamClosed || r.Cancel.Cause != session.CauseShutdown {
 				return fmt.Errorf("request %s, cancel %+v; want cancelled by stream_closed on shutdown", r.State, r.Cancel)
 			}
 			n := len(order)
-			if n < 3 || order[n-3] != client.EventCancelSent || order[n-2] != client.EventStreamClosed || order[n-1] != client.EventTransportClosed {
+			if n < 3 || order[n-3] != event.CancelSent || order[n-2] != event.StreamClosed || order[n-1] != event.TransportClosed {
 				return fmt.Errorf("events %v; want the cancel, the stream's end, then the connection's", order)
 			}
 			return nil
@@ -202,7 +203,7 @@ func TestCloseEndsRequestsInFlight(t *testing.T) {
 		f.call = hang
 		srv := httptest.NewServer(f)
 		t.Cleanup(srv.Close)
-		run(t, client.Config{URL: srv.URL, ProtocolVersion: wire.Version20251125}, func(r *session.Request, _ []client.EventKind) error {
+		run(t, client.Config{URL: srv.URL, ProtocolVersion: wire.Version20251125}, func(r *session.Request, _ []event.Kind) error {
 			if r.State != session.StateConnectionLost || r.Cancel != nil {
 				return fmt.Errorf("request %s, cancel %+v; want connection_lost without a cancel", r.State, r.Cancel)
 			}
@@ -256,14 +257,14 @@ func TestLegacyCancelStampedWhenSent(t *testing.T) {
 	rec.wait(t, "the quick answer", responseTo(r1.ID))
 	r2 := tr.Begin(wire.MethodToolsCall, toolCall("slow", nil), session.RequestOptions{}, time.Now())
 	send(t, c, 2, wire.MethodToolsCall, toolCall("slow", nil))
-	rec.wait(t, "the stream", func(ev client.Event) bool { return ev.Kind == client.EventStreamOpened && ev.RequestID == r2.ID })
+	rec.wait(t, "the stream", func(ev event.Event) bool { return ev.Kind == event.StreamOpened && ev.RequestID == r2.ID })
 	fd.feed()
 	tr.RequestCancel(r2.ID, "user", session.CauseUser, time.Now())
-	if sig, err := c.Cancel(r2.ID, "user"); sig != client.SignalNotification || err != nil {
+	if sig, err := c.Cancel(r2.ID, "user"); sig != event.SignalNotification || err != nil {
 		t.Fatalf("Cancel = %s, %v", sig, err)
 	}
 	resp := rec.wait(t, "the answer during the POST", responseTo(r2.ID))
-	sent := rec.wait(t, "the cancel", kind(client.EventCancelSent))
+	sent := rec.wait(t, "the cancel", kind(event.CancelSent))
 	if !sent.Time.Before(resp.Time) {
 		t.Errorf("cancel stamped %s after the response it preceded", sent.Time.Sub(resp.Time))
 	}

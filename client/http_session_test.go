@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -208,7 +209,7 @@ func TestGetStream404DuringRenewal(t *testing.T) {
 	s.endSession()
 	s.waitGet(t, "s2")
 	for _, ev := range rec.all() {
-		if ev.Kind == client.EventNote && strings.Contains(ev.Text, "no GET stream") {
+		if ev.Kind == event.Note && strings.Contains(ev.Text, "no GET stream") {
 			t.Errorf("a GET sent during the renewal was taken for a server without a GET stream: %s", ev.Text)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -37,7 +38,7 @@ func TestLifecycleMisuse(t *testing.T) {
 		t.Errorf("Connect after Close = %v, want ErrClosed", err)
 	}
 	<-rec.done
-	if n := rec.count(kind(client.EventTransportClosed)); n != 1 {
+	if n := rec.count(kind(event.TransportClosed)); n != 1 {
 		t.Errorf("%d EventTransportClosed, want 1", n)
 	}
 	if err := c.Close(); err != nil {
@@ -71,7 +72,7 @@ func TestDuplicateIDInFlight(t *testing.T) {
 // one got exactly the era's signal.
 func TestConcurrentSendCancel(t *testing.T) {
 	const workers, perWorker = 8, 4
-	run := func(t *testing.T, cfg client.Config, want client.CancelSignal) {
+	run := func(t *testing.T, cfg client.Config, want event.CancelSignal) {
 		c, rec, _ := connectClient(t, cfg)
 		var wg sync.WaitGroup
 		errs := make(chan error, workers*perWorker)
@@ -113,21 +114,21 @@ func TestConcurrentSendCancel(t *testing.T) {
 		}
 		for n := int64(1); n <= workers*perWorker; n += 2 {
 			id := wire.IntID(n)
-			rec.wait(t, fmt.Sprintf("the cancel of %d", n), func(ev client.Event) bool {
-				return ev.Kind == client.EventCancelSent && ev.RequestID == id
+			rec.wait(t, fmt.Sprintf("the cancel of %d", n), func(ev event.Event) bool {
+				return ev.Kind == event.CancelSent && ev.RequestID == id
 			})
 		}
 	}
 	t.Run("stdio", func(t *testing.T) {
 		pipes, _ := demoStdio(t)
-		run(t, client.Config{Pipes: pipes}, client.SignalNotification)
+		run(t, client.Config{Pipes: pipes}, event.SignalNotification)
 	})
 	t.Run("modern http", func(t *testing.T) {
 		srv, _ := demoHTTP(t)
-		run(t, client.Config{URL: srv.URL}, client.SignalStreamClosed)
+		run(t, client.Config{URL: srv.URL}, event.SignalStreamClosed)
 	})
 	t.Run("legacy http", func(t *testing.T) {
 		srv, _ := demoHTTP(t)
-		run(t, client.Config{URL: srv.URL, ProtocolVersion: wire.Version20251125, LateWindow: 100 * time.Millisecond, ShutdownWait: 300 * time.Millisecond}, client.SignalNotification)
+		run(t, client.Config{URL: srv.URL, ProtocolVersion: wire.Version20251125, LateWindow: 100 * time.Millisecond, ShutdownWait: 300 * time.Millisecond}, event.SignalNotification)
 	})
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"errors"
+	"inflight/event"
 	"io"
 )
 
@@ -26,7 +27,7 @@ var errLineTooLong = errors.New("line too long")
 // Next returns the next line without its terminator, and the line's length,
 // also without its terminator ("\n" or "\r\n"), so that total-len(line)
 // counts the bytes of the line that were not kept. The slice is valid until
-// the following call. For an oversized line it returns the first MaxRawKept
+// the following call. For an oversized line it returns the first event.MaxRawKept
 // bytes, the line's total length and errLineTooLong. At the end of input it
 // returns io.EOF (a final unterminated line is returned first).
 func (l *lineReader) Next() (line []byte, total int, err error) {
@@ -58,10 +59,10 @@ func (l *lineReader) Next() (line []byte, total int, err error) {
 		}
 		if total <= l.max {
 			l.buf = append(l.buf, chunk...)
-		} else if len(l.buf) > MaxRawKept {
-			l.buf = l.buf[:MaxRawKept]
+		} else if len(l.buf) > event.MaxRawKept {
+			l.buf = l.buf[:event.MaxRawKept]
 		} else {
-			room := MaxRawKept - len(l.buf)
+			room := event.MaxRawKept - len(l.buf)
 			if room > len(chunk) {
 				room = len(chunk)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -102,7 +103,7 @@ func TestUnsupportedVersionOnRequest(t *testing.T) {
 			if n := rec.count(failed(id)); n != 0 {
 				t.Errorf("an answered request was also reported failed locally")
 			}
-			if n := rec.count(kind(client.EventTransportClosed)); n != 0 {
+			if n := rec.count(kind(event.TransportClosed)); n != 0 {
 				t.Errorf("a version error closed the connection")
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -143,7 +144,7 @@ func TestHTTPReplyErrors(t *testing.T) {
 			srv := httptest.NewServer(modernFake(tc.serve))
 			t.Cleanup(srv.Close)
 			c, rec, info := connectClient(t, client.Config{URL: srv.URL})
-			if info.Era != client.EraModern {
+			if info.Era != event.EraModern {
 				t.Fatalf("era %s", info.Era)
 			}
 			id := send(t, c, 1, wire.MethodToolsCall, toolCall("t", map[string]any{}))
@@ -165,7 +166,7 @@ func TestHTTPReplyErrors(t *testing.T) {
 			if tc.status != 0 && (!errors.As(ev.Err, &se) || se.Status != tc.status) {
 				t.Errorf("error %v, want an HTTPStatusError with status %d", ev.Err, tc.status)
 			}
-			if rec.count(kind(client.EventTransportClosed)) != 0 {
+			if rec.count(kind(event.TransportClosed)) != 0 {
 				t.Errorf("one failed request closed the connection")
 			}
 			// The tracker ends the request, lost or failed.
@@ -290,33 +291,33 @@ func TestHTTPDetection(t *testing.T) {
 		name     string
 		forced   string
 		discover func(w http.ResponseWriter, r *http.Request, m wire.Message)
-		era      client.Era
+		era      event.Era
 		version  string
 		wantErr  string
 	}{
-		{name: "discover result", era: client.EraModern, version: wire.VersionModern,
+		{name: "discover result", era: event.EraModern, version: wire.VersionModern,
 			discover: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
 				writeJSON(w, 200, wire.ResultResponse(m.ID, json.RawMessage(discoverResult)))
 			}},
-		{name: "400 plain body", era: client.EraLegacy, version: wire.Version20251125,
+		{name: "400 plain body", era: event.EraLegacy, version: wire.Version20251125,
 			discover: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
 				http.Error(w, "Bad Request: missing session", 400)
 			}},
-		{name: "400 empty body", era: client.EraLegacy, version: wire.Version20251125,
+		{name: "400 empty body", era: event.EraLegacy, version: wire.Version20251125,
 			discover: func(w http.ResponseWriter, r *http.Request, m wire.Message) { w.WriteHeader(400) }},
-		{name: "400 non-modern JSON-RPC error", era: client.EraLegacy, version: wire.Version20251125,
+		{name: "400 non-modern JSON-RPC error", era: event.EraLegacy, version: wire.Version20251125,
 			discover: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
 				writeJSON(w, 400, wire.ErrorResponse(wire.NullID, wire.CodeInvalidRequest, "Bad Request: No valid session ID provided"))
 			}},
-		{name: "404 method not found", era: client.EraLegacy, version: wire.Version20251125,
+		{name: "404 method not found", era: event.EraLegacy, version: wire.Version20251125,
 			discover: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
 				writeJSON(w, 404, wire.ErrorResponse(m.ID, wire.CodeMethodNotFound, "Method not found"))
 			}},
-		{name: "400 unsupported version lists a legacy one", era: client.EraLegacy, version: wire.Version20250618,
+		{name: "400 unsupported version lists a legacy one", era: event.EraLegacy, version: wire.Version20250618,
 			discover: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
 				writeJSON(w, 400, []byte(`{"jsonrpc":"2.0","id":`+m.ID.Raw()+`,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}}`))
 			}},
-		{name: "200 success that is not a discover result", era: client.EraLegacy, version: wire.Version20251125,
+		{name: "200 success that is not a discover result", era: event.EraLegacy, version: wire.Version20251125,
 			discover: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
 				writeJSON(w, 200, wire.ResultResponse(m.ID, json.RawMessage(`{"tools":[]}`)))
 			}},
@@ -326,7 +327,7 @@ func TestHTTPDetection(t *testing.T) {
 			}},
 		{name: "500 is no answer", wantErr: "HTTP 500",
 			discover: func(w http.ResponseWriter, r *http.Request, m wire.Message) { http.Error(w, "down", 500) }},
-		{name: "forced legacy skips the probe", forced: wire.Version20250618, era: client.EraLegacy, version: wire.Version20250618,
+		{name: "forced legacy skips the probe", forced: wire.Version20250618, era: event.EraLegacy, version: wire.Version20250618,
 			discover: func(w http.ResponseWriter, r *http.Request, m wire.Message) {
 				t.Errorf("a forced version probed")
 				http.Error(w, "no", 400)
@@ -382,7 +383,7 @@ func TestHTTPDetection(t *testing.T) {
 			if info.Era != tc.era || info.ProtocolVersion != tc.version {
 				t.Errorf("era %s version %s, want %s %s", info.Era, info.ProtocolVersion, tc.era, tc.version)
 			}
-			if tc.era == client.EraLegacy && (len(inits) != 1 || inits[0] != tc.version) {
+			if tc.era == event.EraLegacy && (len(inits) != 1 || inits[0] != tc.version) {
 				t.Errorf("initialize asked for %v, want %s", inits, tc.version)
 			}
 		})
@@ -400,8 +401,8 @@ func TestHTTPLegacySessionEnded(t *testing.T) {
 	if info.SessionID != "session-1" {
 		t.Fatalf("session %q", info.SessionID)
 	}
-	rec.wait(t, "the note that there is no GET stream", func(ev client.Event) bool {
-		return ev.Kind == client.EventNote && strings.Contains(ev.Text, "no GET stream")
+	rec.wait(t, "the note that there is no GET stream", func(ev event.Event) bool {
+		return ev.Kind == event.Note && strings.Contains(ev.Text, "no GET stream")
 	})
 	id := send(t, c, 1, wire.MethodToolsList, nil)
 	rec.wait(t, "the first answer", responseTo(id))
@@ -412,8 +413,8 @@ func TestHTTPLegacySessionEnded(t *testing.T) {
 	if !ev.LostConnection || !strings.Contains(ev.Err.Error(), "404") {
 		t.Errorf("404 failure %s", describeEvent(ev))
 	}
-	re := rec.wait(t, "the new session", func(ev client.Event) bool {
-		return ev.Kind == client.EventConnected && ev.Text == "new session"
+	re := rec.wait(t, "the new session", func(ev event.Event) bool {
+		return ev.Kind == event.Connected && ev.Text == "new session"
 	})
 	if re.Info == nil || re.Info.SessionID != "session-2" || c.Info().SessionID != "session-2" {
 		t.Errorf("new session info %+v / %+v", re.Info, c.Info())
@@ -435,7 +436,7 @@ func TestHTTPModernStreamNeverCloses(t *testing.T) {
 	id := send(t, c, 1, wire.MethodToolsCall, toolCall("hang", nil))
 	rec.wait(t, "progress", progressFor(id))
 	before := len(log.all())
-	if sig, err := c.Cancel(id, "enough"); sig != client.SignalStreamClosed || err != nil {
+	if sig, err := c.Cancel(id, "enough"); sig != event.SignalStreamClosed || err != nil {
 		t.Fatalf("Cancel = %s, %v", sig, err)
 	}
 	select {
@@ -511,8 +512,8 @@ func TestHTTPLegacyResume(t *testing.T) {
 		t.Errorf("resumed %s after the stream closed; the server asked for retry: %s", waited, retry)
 	}
 	t.Logf("resumed %s after the close (retry: %s)", waited, retry)
-	rec.wait(t, "the resume note", func(ev client.Event) bool {
-		return ev.Kind == client.EventStreamOpened && ev.RequestID == id && strings.Contains(ev.Text, "Last-Event-ID 1-1")
+	rec.wait(t, "the resume note", func(ev event.Event) bool {
+		return ev.Kind == event.StreamOpened && ev.RequestID == id && strings.Contains(ev.Text, "Last-Event-ID 1-1")
 	})
 
 	// (A cancelled request is never resumed: TestHTTPLegacyNoResumeAfterCancel.)
@@ -548,7 +549,7 @@ func TestHTTPLegacyNoResumeAfterCancel(t *testing.T) {
 	c, rec, _ := connectClient(t, client.Config{URL: srv.URL, LateWindow: 5 * time.Second})
 	id := send(t, c, 1, wire.MethodToolsCall, toolCall("x", nil))
 	rec.wait(t, "progress", progressFor(id))
-	if sig, err := c.Cancel(id, "stop"); sig != client.SignalNotification || err != nil {
+	if sig, err := c.Cancel(id, "stop"); sig != event.SignalNotification || err != nil {
 		t.Fatalf("Cancel = %s, %v", sig, err)
 	}
 	m := f.waitPost(t, "notifications/cancelled", func(m wire.Message) bool { return m.Method == wire.NotifyCancelled })
@@ -622,8 +623,8 @@ func TestHTTPLegacyServerPingOnGetStream(t *testing.T) {
 	if refusal.Kind != wire.KindError || refusal.Error.Code != wire.CodeMethodNotFound {
 		t.Errorf("roots/list answer %+v", refusal)
 	}
-	rec.wait(t, "the ping in the log", func(ev client.Event) bool {
-		return ev.Kind == client.EventReceived && ev.Msg.Method == wire.MethodPing && ev.Internal
+	rec.wait(t, "the ping in the log", func(ev event.Event) bool {
+		return ev.Kind == event.Received && ev.Msg.Method == wire.MethodPing && ev.Internal
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -131,7 +132,7 @@ func legacyPeer(t *testing.T, cfg client.Config) (*client.Client, *recorder, *st
 	p, pipes := newStdioPeer(t, legacyHandshake)
 	cfg.Pipes = pipes
 	c, rec, info := connectClient(t, cfg)
-	if info.Era != client.EraLegacy {
+	if info.Era != event.EraLegacy {
 		t.Fatalf("era %s, want legacy", info.Era)
 	}
 	return c, rec, p
@@ -156,9 +157,9 @@ func TestStdioGarbageLines(t *testing.T) {
 	}
 	p.send(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`)
 	rec.waitFrom(t, from, "the response after the garbage", responseTo(id))
-	var malformed []client.Event
+	var malformed []event.Event
 	for _, ev := range rec.all()[from:] {
-		if ev.Kind == client.EventMalformed {
+		if ev.Kind == event.Malformed {
 			malformed = append(malformed, ev)
 		}
 	}
@@ -170,7 +171,7 @@ func TestStdioGarbageLines(t *testing.T) {
 			t.Errorf("malformed %d: raw %q err %v; want %q with a reason", i, ev.Raw, ev.Err, bad[i])
 		}
 	}
-	if rec.count(kind(client.EventTransportClosed)) != 0 {
+	if rec.count(kind(event.TransportClosed)) != 0 {
 		t.Errorf("garbage closed the connection")
 	}
 	// The tracker records them as violations, by kind.
@@ -207,13 +208,13 @@ func TestStdioLineOverLimit(t *testing.T) {
 		p.send(long)
 		p.send(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`)
 	}()
-	bad := rec.waitFrom(t, from, "the oversized line reported", kind(client.EventMalformed))
+	bad := rec.waitFrom(t, from, "the oversized line reported", kind(event.Malformed))
 	if bad.Err == nil || !strings.Contains(bad.Err.Error(), "exceeds") {
 		t.Errorf("oversized line error %v", bad.Err)
 	}
 	// The line's bytes, not its terminator, are what was kept and dropped.
-	if len(bad.Raw)+bad.Truncated != len(long) || len(bad.Raw) > client.MaxRawKept {
-		t.Errorf("kept %d + truncated %d, want %d in all and at most %d kept", len(bad.Raw), bad.Truncated, len(long), client.MaxRawKept)
+	if len(bad.Raw)+bad.Truncated != len(long) || len(bad.Raw) > event.MaxRawKept {
+		t.Errorf("kept %d + truncated %d, want %d in all and at most %d kept", len(bad.Raw), bad.Truncated, len(long), event.MaxRawKept)
 	}
 	ev := rec.waitFrom(t, from, "the next line", responseTo(id))
 	if !strings.Contains(string(ev.Raw), `"tools":[]`) {
@@ -236,8 +237,8 @@ func TestStdioUnknownAndWrongIDs(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":77,"result":{}}`)     // never issued
 	p.send(`{"jsonrpc":"2.0","id":1.0,"result":{}}`)    // 1.0 is the same ID as 1
 	p.send(`{"jsonrpc":"2.0","id":1,"result":{"x":1}}`) // a duplicate
-	rec.wait(t, "the duplicate", func(ev client.Event) bool {
-		return ev.Kind == client.EventReceived && strings.Contains(string(ev.Raw), `"x":1`)
+	rec.wait(t, "the duplicate", func(ev event.Event) bool {
+		return ev.Kind == event.Received && strings.Contains(string(ev.Raw), `"x":1`)
 	})
 	rec.wait(t, "the unknown ID", responseTo(wire.IntID(77)))
 	rec.wait(t, "the string ID", responseTo(wire.StringID("1")))
@@ -252,7 +253,7 @@ func TestStdioUnknownAndWrongIDs(t *testing.T) {
 	if codes[session.ViolationUnknownResponseID] < 2 || codes[session.ViolationDuplicateResponse] != 1 {
 		t.Errorf("violations %v, want unknown IDs (early 2, \"1\", 77) and one duplicate", codes)
 	}
-	if rec.count(kind(client.EventTransportClosed)) != 0 {
+	if rec.count(kind(event.TransportClosed)) != 0 {
 		t.Errorf("wrong IDs closed the connection")
 	}
 }
@@ -267,30 +268,30 @@ func TestStdioDetection(t *testing.T) {
 		name     string
 		forced   string
 		discover func(p *stdioPeer, m wire.Message) // nil: stay silent
-		era      client.Era
+		era      event.Era
 		version  string
 		wantErr  string
 	}{
-		{name: "discover result", era: client.EraModern, version: wire.VersionModern,
+		{name: "discover result", era: event.EraModern, version: wire.VersionModern,
 			discover: func(p *stdioPeer, m wire.Message) {
 				p.send(string(wire.ResultResponse(m.ID, json.RawMessage(modernResult))))
 			}},
-		{name: "method not found", era: client.EraLegacy, version: wire.Version20251125,
+		{name: "method not found", era: event.EraLegacy, version: wire.Version20251125,
 			discover: func(p *stdioPeer, m wire.Message) {
 				p.send(string(wire.ErrorResponse(m.ID, wire.CodeMethodNotFound, "nope")))
 			}},
-		{name: "invalid params", era: client.EraLegacy, version: wire.Version20251125,
+		{name: "invalid params", era: event.EraLegacy, version: wire.Version20251125,
 			discover: func(p *stdioPeer, m wire.Message) {
 				p.send(string(wire.ErrorResponse(m.ID, wire.CodeInvalidParams, "not initialized")))
 			}},
-		{name: "silence", era: client.EraLegacy, version: wire.Version20251125},
-		{name: "success that is not a discover result", era: client.EraLegacy, version: wire.Version20251125,
+		{name: "silence", era: event.EraLegacy, version: wire.Version20251125},
+		{name: "success that is not a discover result", era: event.EraLegacy, version: wire.Version20251125,
 			discover: func(p *stdioPeer, m wire.Message) { p.send(string(wire.ResultResponse(m.ID, json.RawMessage(`{}`)))) }},
-		{name: "unsupported version lists a legacy one", era: client.EraLegacy, version: wire.Version20250618,
+		{name: "unsupported version lists a legacy one", era: event.EraLegacy, version: wire.Version20250618,
 			discover: func(p *stdioPeer, m wire.Message) {
 				p.send(`{"jsonrpc":"2.0","id":` + m.ID.Raw() + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}}`)
 			}},
-		{name: "discover lists only legacy versions", era: client.EraLegacy, version: wire.Version20250618,
+		{name: "discover lists only legacy versions", era: event.EraLegacy, version: wire.Version20250618,
 			discover: func(p *stdioPeer, m wire.Message) {
 				p.send(string(wire.ResultResponse(m.ID, json.RawMessage(`{"supportedVersions":["2025-06-18"],"capabilities":{}}`))))
 			}},
@@ -342,7 +343,7 @@ func TestStdioDetection(t *testing.T) {
 			if info.Era != tc.era || info.ProtocolVersion != tc.version {
 				t.Errorf("era %s version %s, want %s %s", info.Era, info.ProtocolVersion, tc.era, tc.version)
 			}
-			if tc.era == client.EraLegacy {
+			if tc.era == event.EraLegacy {
 				p.wait(t, wire.NotifyInitialized)
 				if initVersion != tc.version {
 					t.Errorf("initialize asked for %s, want %s", initVersion, tc.version)
@@ -350,7 +351,7 @@ func TestStdioDetection(t *testing.T) {
 			}
 			// The probe and the handshake are the client's own business.
 			for _, ev := range rec.all() {
-				if (ev.Kind == client.EventSent || ev.Kind == client.EventReceived) && !ev.Internal {
+				if (ev.Kind == event.Sent || ev.Kind == event.Received) && !ev.Internal {
 					t.Errorf("handshake event not internal: %s", describeEvent(ev))
 				}
 			}
@@ -379,11 +380,11 @@ func TestStdioServerRequests(t *testing.T) {
 		// All of it is in the log, marked as the client's own traffic.
 		for _, id := range []string{"s1", "s2", "s3", "s4"} {
 			rid := wire.StringID(id)
-			rec.wait(t, "the server's request "+id, func(ev client.Event) bool {
-				return ev.Kind == client.EventReceived && ev.Msg.Kind == wire.KindRequest && ev.RequestID == rid && ev.Internal
+			rec.wait(t, "the server's request "+id, func(ev event.Event) bool {
+				return ev.Kind == event.Received && ev.Msg.Kind == wire.KindRequest && ev.RequestID == rid && ev.Internal
 			})
-			rec.wait(t, "the answer to "+id, func(ev client.Event) bool {
-				return ev.Kind == client.EventSent && ev.RequestID == rid && ev.Internal
+			rec.wait(t, "the answer to "+id, func(ev event.Event) bool {
+				return ev.Kind == event.Sent && ev.RequestID == rid && ev.Internal
 			})
 		}
 	})
@@ -431,8 +432,8 @@ func TestStdioServerRequests(t *testing.T) {
 		case <-time.After(waitLimit):
 			t.Fatal("the server's cancel did not reach the handler")
 		}
-		note := rec.waitFrom(t, from, "the server's cancel", func(ev client.Event) bool {
-			return ev.Kind == client.EventReceived && ev.Msg.Method == wire.NotifyCancelled
+		note := rec.waitFrom(t, from, "the server's cancel", func(ev event.Event) bool {
+			return ev.Kind == event.Received && ev.Msg.Method == wire.NotifyCancelled
 		})
 		if !note.Internal {
 			t.Errorf("the server's cancel of its own request is not marked internal")
@@ -457,7 +458,7 @@ func TestStdioPeerCloses(t *testing.T) {
 	send(t, c, 2, wire.MethodToolsCall, toolCall("y", nil))
 	p.wait(t, `"id":2`)
 	p.out.Close()
-	ev := rec.wait(t, "the transport closed", kind(client.EventTransportClosed))
+	ev := rec.wait(t, "the transport closed", kind(event.TransportClosed))
 	if ev.Err == nil || !strings.Contains(ev.Err.Error(), "closed its stdout") {
 		t.Errorf("closure cause %v", ev.Err)
 	}
@@ -497,7 +498,7 @@ func TestCloseWithoutReader(t *testing.T) {
 	go func() {
 		defer close(drained)
 		for ev := range c.Events() {
-			if ev.Kind == client.EventConnected {
+			if ev.Kind == event.Connected {
 				return
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -61,7 +62,7 @@ func TestChildSpawnEnvDirStderr(t *testing.T) {
 	cfg := childConfig("server")
 	cfg.Dir = dir
 	c, rec, info := connectClient(t, cfg)
-	if info.Era != client.EraLegacy || info.ServerName != "child" {
+	if info.Era != event.EraLegacy || info.ServerName != "child" {
 		t.Fatalf("info %+v", info)
 	}
 	value, cwd, pid := childEnvInfo(t, c, rec, 1)
@@ -73,10 +74,10 @@ func TestChildSpawnEnvDirStderr(t *testing.T) {
 		t.Errorf("child cwd %q, want %q", cwd, want)
 	}
 	for _, line := range []string{"child started", "mode server"} {
-		rec.wait(t, "stderr line "+line, func(ev client.Event) bool { return ev.Kind == client.EventStderr && ev.Text == line })
+		rec.wait(t, "stderr line "+line, func(ev event.Event) bool { return ev.Kind == event.Stderr && ev.Text == line })
 	}
 	// stderr is never an error.
-	if n := rec.count(kind(client.EventRequestFailed)) + rec.count(kind(client.EventMalformed)); n != 0 {
+	if n := rec.count(kind(event.RequestFailed)) + rec.count(kind(event.Malformed)); n != 0 {
 		t.Errorf("stderr produced %d failures", n)
 	}
 	// A graceful Close: the child exits at stdin EOF, no signal needed.
@@ -87,7 +88,7 @@ func TestChildSpawnEnvDirStderr(t *testing.T) {
 	if d := time.Since(start); d > cfg.ShutdownWait {
 		t.Errorf("Close of a child that exits at EOF took %s", d)
 	}
-	ev := rec.wait(t, "the closure", kind(client.EventTransportClosed))
+	ev := rec.wait(t, "the closure", kind(event.TransportClosed))
 	if ev.Err != nil {
 		t.Errorf("clean Close reported %v", ev.Err)
 	}
@@ -104,12 +105,12 @@ func TestChildExitsMidRequest(t *testing.T) {
 		n, _ := r.ID.Int()
 		send(t, c, n, m, nil)
 	}
-	ev := rec.wait(t, "the closure", kind(client.EventTransportClosed))
+	ev := rec.wait(t, "the closure", kind(event.TransportClosed))
 	if ev.Err == nil || !strings.Contains(ev.Err.Error(), "exit status 3") {
 		t.Errorf("closure cause %v, want the exit status", ev.Err)
 	}
-	rec.wait(t, "the child's last words", func(ev client.Event) bool {
-		return ev.Kind == client.EventStderr && ev.Text == "exiting mid-request"
+	rec.wait(t, "the child's last words", func(ev event.Event) bool {
+		return ev.Kind == event.Stderr && ev.Text == "exiting mid-request"
 	})
 	for _, e := range rec.all() {
 		tr.Apply(e)
@@ -128,7 +129,7 @@ func TestChildShutdownEscalation(t *testing.T) {
 	cfg := childConfig("stubborn")
 	c, rec, _ := connectClient(t, cfg)
 	_, _, pid := childEnvInfo(t, c, rec, 1)
-	rec.wait(t, "the child running", func(ev client.Event) bool { return ev.Kind == client.EventStderr && ev.Text == "mode stubborn" })
+	rec.wait(t, "the child running", func(ev event.Event) bool { return ev.Kind == event.Stderr && ev.Text == "mode stubborn" })
 	start := time.Now()
 	c.Close()
 	took := time.Since(start)
@@ -156,7 +157,7 @@ func TestChildClosesStdoutKeepsRunning(t *testing.T) {
 	send(t, c, 2, "test/hang", nil)
 	start := time.Now()
 	send(t, c, 3, "test/closestdout", nil)
-	ev := rec.wait(t, "the closure", kind(client.EventTransportClosed))
+	ev := rec.wait(t, "the closure", kind(event.TransportClosed))
 	if ev.Err == nil || !strings.Contains(ev.Err.Error(), "closed its stdout but kept running") {
 		t.Errorf("closure cause %v", ev.Err)
 	}

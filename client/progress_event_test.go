@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -20,8 +21,8 @@ func TestProgressDecodedOnce(t *testing.T) {
 	if pr := ev.Progress; pr == nil || pr.Token != id || pr.Progress != 3 || pr.Total == nil || *pr.Total != 4 || pr.Message != "three" {
 		t.Errorf("Progress = %+v, want the decoded params", ev.Progress)
 	}
-	bad := rec.wait(t, "the invalid progress", func(ev client.Event) bool {
-		return ev.Kind == client.EventReceived && ev.Msg.Method == wire.NotifyProgress && string(ev.Msg.Params) == `{"progressToken":1}`
+	bad := rec.wait(t, "the invalid progress", func(ev event.Event) bool {
+		return ev.Kind == event.Received && ev.Msg.Method == wire.NotifyProgress && string(ev.Msg.Params) == `{"progressToken":1}`
 	})
 	if bad.Progress != nil {
 		t.Errorf("invalid params decoded as %+v", bad.Progress)

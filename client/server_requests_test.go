@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -19,10 +20,10 @@ import (
 // transport). A server that sends one anyway gets no answer; the request is
 // reported as ordinary traffic, and the tracker records the violation.
 func TestModernServerRequestNotAnswered(t *testing.T) {
-	isServerRequest := func(id string) func(client.Event) bool {
+	isServerRequest := func(id string) func(event.Event) bool {
 		rid := wire.StringID(id)
-		return func(ev client.Event) bool {
-			return ev.Kind == client.EventReceived && ev.Msg.Kind == wire.KindRequest && ev.RequestID == rid
+		return func(ev event.Event) bool {
+			return ev.Kind == event.Received && ev.Msg.Kind == wire.KindRequest && ev.RequestID == rid
 		}
 	}
 	check := func(t *testing.T, c *client.Client, rec *recorder) {
@@ -34,7 +35,7 @@ func TestModernServerRequestNotAnswered(t *testing.T) {
 		}
 		quietly(200 * time.Millisecond)
 		for _, ev := range rec.all() {
-			if ev.Kind == client.EventSent && ev.Msg.IsResponse() {
+			if ev.Kind == event.Sent && ev.Msg.IsResponse() {
 				t.Errorf("the client answered: %s", describeEvent(ev))
 			}
 		}
@@ -47,7 +48,7 @@ func TestModernServerRequestNotAnswered(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		p, pipes := newStdioPeer(t, modernHandshake)
 		c, rec, info := connectClient(t, client.Config{Pipes: pipes})
-		if info.Era != client.EraModern {
+		if info.Era != event.EraModern {
 			t.Fatalf("era %s", info.Era)
 		}
 		p.send(`{"jsonrpc":"2.0","id":"srv-1","method":"ping"}`)
@@ -119,7 +120,7 @@ func TestLegacyServerRequestAnsweredOffReader(t *testing.T) {
 	c, rec, _ := connectClient(t, client.Config{Pipes: &client.Pipes{Stdin: inW, Stdout: outR}, WriteTimeout: time.Minute, ShutdownWait: 200 * time.Millisecond})
 	id := send(t, c, 1, wire.MethodToolsCall, toolCall("x", nil))
 	rec.wait(t, "the response after the ping", responseTo(id))
-	rec.wait(t, "the ping's answer on its way", func(ev client.Event) bool {
-		return ev.Kind == client.EventSent && ev.RequestID == wire.StringID("p1") && ev.Internal
+	rec.wait(t, "the ping's answer on its way", func(ev event.Event) bool {
+		return ev.Kind == event.Sent && ev.RequestID == wire.StringID("p1") && ev.Internal
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"inflight/client"
+	"inflight/event"
 )
 
 // TestStderrLinesNotTruncated: a stderr line that was kept whole reports
@@ -20,7 +21,7 @@ func TestStderrLinesNotTruncated(t *testing.T) {
 	}()
 	_, rec, _ := connectClient(t, client.Config{Pipes: pipes})
 	for _, want := range []string{"hello", "world"} {
-		ev := rec.wait(t, "stderr "+want, func(ev client.Event) bool { return ev.Kind == client.EventStderr && ev.Text == want })
+		ev := rec.wait(t, "stderr "+want, func(ev event.Event) bool { return ev.Kind == event.Stderr && ev.Text == want })
 		if ev.Truncated != 0 {
 			t.Errorf("stderr %q reported %d bytes truncated", ev.Text, ev.Truncated)
 		}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -142,9 +143,9 @@ func (t *stdioTransport) readStdout() {
 		now := time.Now()
 		switch {
 		case errors.Is(err, errLineTooLong):
-			// line is the kept prefix (at most MaxRawKept bytes) and total
+			// line is the kept prefix (at most event.MaxRawKept bytes) and total
 			// the line's length, both without the terminator.
-			t.c.emit(Event{Kind: EventMalformed, Time: now, Raw: keepRaw(line), Truncated: total - len(line),
+			t.c.emit(event.Event{Kind: event.Malformed, Time: now, Raw: keepRaw(line), Truncated: total - len(line),
 				Err: fmt.Errorf("line of %d bytes exceeds the %d-byte message limit", total, t.c.cfg.MaxMessageBytes)})
 			continue
 		case err != nil:
@@ -161,13 +162,13 @@ func (t *stdioTransport) readStderr() {
 	defer t.c.wg.Done()
 	defer close(t.stderrDone)
 	defer t.stderr.Close()
-	lr := newLineReader(t.stderr, MaxRawKept)
+	lr := newLineReader(t.stderr, event.MaxRawKept)
 	for {
 		line, total, err := lr.Next()
 		if err != nil && !errors.Is(err, errLineTooLong) {
 			return
 		}
-		t.c.emit(Event{Kind: EventStderr, Time: time.Now(), Text: string(line), Truncated: total - len(line)})
+		t.c.emit(event.Event{Kind: event.Stderr, Time: time.Now(), Text: string(line), Truncated: total - len(line)})
 	}
 }
 
@@ -450,14 +451,14 @@ func (t *stdioTransport) send(ctx context.Context, out outgoing) error {
 		if !out.id.IsZero() && !out.internal {
 			// This request failed (it did not get out), which is not the
 			// same as the others, lost with the connection.
-			t.c.emit(Event{Kind: EventRequestFailed, Time: time.Now(), RequestID: out.id, Err: err})
+			t.c.emit(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: out.id, Err: err})
 		}
 	}
 	t.lost()
 	return err
 }
 
-func (t *stdioTransport) cancel(id wire.ID, reason string) (CancelSignal, error) {
+func (t *stdioTransport) cancel(id wire.ID, reason string) (event.CancelSignal, error) {
 	raw := wire.Notification(wire.NotifyCancelled, wire.CancelledParams(id, reason))
 	// Write first: the cancel's latency matters more than the order of
 	// the bookkeeping events (the tracker recorded the intent already).
@@ -465,9 +466,9 @@ func (t *stdioTransport) cancel(id wire.ID, reason string) (CancelSignal, error)
 	now := time.Now()
 	defer t.lost()
 	if err != nil {
-		return SignalNone, err
+		return event.SignalNone, err
 	}
 	t.c.emitOwnSent(id, raw, now)
-	t.c.emit(Event{Kind: EventCancelSent, Time: now, RequestID: id, Signal: SignalNotification, Reason: reason})
-	return SignalNotification, nil
+	t.c.emit(event.Event{Kind: event.CancelSent, Time: now, RequestID: id, Signal: event.SignalNotification, Reason: reason})
+	return event.SignalNotification, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -85,7 +86,7 @@ func TestStdioServerStopsReading(t *testing.T) {
 
 	// The request that could not go out failed; the one in flight is lost
 	// with the connection, which is reported closed.
-	closed := rec.wait(t, "the transport closed", kind(client.EventTransportClosed))
+	closed := rec.wait(t, "the transport closed", kind(event.TransportClosed))
 	if !errors.Is(closed.Err, client.ErrWriteStalled) {
 		t.Errorf("closure cause %v, want ErrWriteStalled", closed.Err)
 	}
@@ -189,15 +190,15 @@ func TestStdioCancelWhileStalled(t *testing.T) {
 			t.Fatal(why)
 		}
 		sig, err := c.Cancel(id, "user")
-		if !errors.Is(err, client.ErrWriteStalled) || sig != client.SignalNone {
+		if !errors.Is(err, client.ErrWriteStalled) || sig != event.SignalNone {
 			t.Fatalf("Cancel = %s, %v; want no signal and ErrWriteStalled", sig, err)
 		}
-		rec.wait(t, "the transport closed", kind(client.EventTransportClosed))
-		if n := rec.count(kind(client.EventCancelSent)); n != 0 {
+		rec.wait(t, "the transport closed", kind(event.TransportClosed))
+		if n := rec.count(kind(event.CancelSent)); n != 0 {
 			t.Errorf("a cancel that never left was reported sent")
 		}
 		fd.feed()
-		if r.State.IsActive() || r.Cancel == nil || r.Cancel.Signal != client.SignalNone {
+		if r.State.IsActive() || r.Cancel == nil || r.Cancel.Signal != event.SignalNone {
 			t.Errorf("the request is %s with cancel %+v; want settled with no signal sent", r.State, r.Cancel)
 		}
 		for _, l := range p.all() {
@@ -222,7 +223,7 @@ func TestStdioCancelWhileStalled(t *testing.T) {
 			t.Errorf("the stuck Send = %v, want ErrWriteStalled", err)
 		}
 		rec.wait(t, "request 2 failed", failed(wire.IntID(2)))
-		rec.wait(t, "the transport closed", kind(client.EventTransportClosed))
+		rec.wait(t, "the transport closed", kind(event.TransportClosed))
 	})
 	t.Run("Send's context ends first", func(t *testing.T) {
 		c, rec, _, sw := stalledPeer(t, client.Config{WriteTimeout: time.Minute})
@@ -233,6 +234,6 @@ func TestStdioCancelWhileStalled(t *testing.T) {
 		if !errors.Is(err, client.ErrWriteStalled) || !strings.Contains(err.Error(), "context deadline exceeded") {
 			t.Errorf("Send = %v, want ErrWriteStalled naming the context", err)
 		}
-		rec.wait(t, "the transport closed", kind(client.EventTransportClosed))
+		rec.wait(t, "the transport closed", kind(event.TransportClosed))
 	})
 }

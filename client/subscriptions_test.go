@@ -15,6 +15,7 @@ import (
 
 	"inflight/client"
 	"inflight/demo"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -111,9 +112,9 @@ func clockStdio(t testing.TB, log io.Writer) (*client.Pipes, *lineTap) {
 
 // onSubscription matches a notification of the given method carrying
 // subscription id in its _meta.
-func onSubscription(method string, id wire.ID) func(client.Event) bool {
-	return func(ev client.Event) bool {
-		if ev.Kind != client.EventReceived || ev.Msg.Kind != wire.KindNotification || ev.Msg.Method != method {
+func onSubscription(method string, id wire.ID) func(event.Event) bool {
+	return func(ev event.Event) bool {
+		if ev.Kind != event.Received || ev.Msg.Kind != wire.KindNotification || ev.Msg.Method != method {
 			return false
 		}
 		sid, ok := wire.SubscriptionID(ev.Msg.Params)
@@ -223,7 +224,7 @@ func (lr *listenRun) endByServer(id wire.ID) {
 }
 
 // cancel cancels the listen from the client, expecting sig.
-func (lr *listenRun) cancel(id wire.ID, sig client.CancelSignal) {
+func (lr *listenRun) cancel(id wire.ID, sig event.CancelSignal) {
 	lr.t.Helper()
 	lr.fd.feed()
 	if ok, why := lr.tr.RequestCancel(id, "user", session.CauseUser, time.Now()); !ok {
@@ -233,8 +234,8 @@ func (lr *listenRun) cancel(id wire.ID, sig client.CancelSignal) {
 	if err != nil || got != sig {
 		lr.t.Fatalf("Cancel(listen) = %s, %v; want %s", got, err, sig)
 	}
-	lr.rec.wait(lr.t, "the cancel sent", func(ev client.Event) bool {
-		return ev.Kind == client.EventCancelSent && ev.RequestID == id && ev.Signal == sig
+	lr.rec.wait(lr.t, "the cancel sent", func(ev event.Event) bool {
+		return ev.Kind == event.CancelSent && ev.RequestID == id && ev.Signal == sig
 	})
 }
 
@@ -251,7 +252,7 @@ func TestListenStdioDemo(t *testing.T) {
 	log := newDemoLog()
 	pipes, lt := clockStdio(t, log)
 	c, rec, info := connectClient(t, client.Config{Pipes: pipes})
-	if info.Era != client.EraModern {
+	if info.Era != event.EraModern {
 		t.Fatalf("era %s, want modern", info.Era)
 	}
 	lr := newListenRun(t, c, rec)
@@ -267,7 +268,7 @@ func TestListenStdioDemo(t *testing.T) {
 	// The client cancels the next one: notifications/cancelled naming it,
 	// and the demo sends no response.
 	id = lr.open()
-	lr.cancel(id, client.SignalNotification)
+	lr.cancel(id, event.SignalNotification)
 	line := lt.wait(t, wire.NotifyCancelled)
 	if m, err := wire.Decode([]byte(line)); err != nil {
 		t.Fatalf("cancel line %s: %v", line, err)
@@ -282,7 +283,7 @@ func TestListenStdioDemo(t *testing.T) {
 	if n := rec.count(responseTo(id)); n != 0 {
 		t.Errorf("the demo answered the cancelled listen %d time(s)", n)
 	}
-	if r := lr.get(id); r.State != session.StateCancelRequested || r.Cancel.Signal != client.SignalNotification {
+	if r := lr.get(id); r.State != session.StateCancelRequested || r.Cancel.Signal != event.SignalNotification {
 		t.Fatalf("listen %s is %s (cancel %+v), want cancel_requested by notifications/cancelled", id, r.State, r.Cancel)
 	}
 	// Nothing came: the tracker settles it when the late window is over.
@@ -298,7 +299,7 @@ func TestListenHTTPDemo(t *testing.T) {
 	d := clockDemo(t, log)
 	srv, hl := serveHTTP(t, d.HTTPHandler())
 	c, rec, info := connectClient(t, client.Config{URL: srv.URL})
-	if info.Era != client.EraModern {
+	if info.Era != event.EraModern {
 		t.Fatalf("era %s, want modern", info.Era)
 	}
 	lr := newListenRun(t, c, rec)
@@ -319,7 +320,7 @@ func TestListenHTTPDemo(t *testing.T) {
 	id = lr.open()
 	call := hl.wait(t, "the second listen POST", isCall(id))
 	before := len(hl.all())
-	lr.cancel(id, client.SignalStreamClosed)
+	lr.cancel(id, event.SignalStreamClosed)
 	closed := lr.rec.wait(t, "the listen's stream closed by the client", streamClosed(id))
 	if !closed.ByClient {
 		t.Errorf("stream closed %s, want by the client", describeEvent(closed))
@@ -333,7 +334,7 @@ func TestListenHTTPDemo(t *testing.T) {
 	if after := len(hl.all()); after != before {
 		t.Errorf("cancelling a modern HTTP listen POSTed something:\n%s", hl.dump())
 	}
-	if r := lr.get(id); r.State != session.StateCancelled || r.Cancel.Signal != client.SignalStreamClosed {
+	if r := lr.get(id); r.State != session.StateCancelled || r.Cancel.Signal != event.SignalStreamClosed {
 		t.Errorf("listen %s is %s (cancel %+v), want cancelled by stream_closed", id, r.State, r.Cancel)
 	}
 	if n := rec.count(responseTo(id)); n != 0 {
@@ -362,8 +363,8 @@ func subNotification(method string, id wire.ID, extra string) string {
 func TestListenPeerEndsWithCancelled(t *testing.T) {
 	check := func(t *testing.T, lr *listenRun, id wire.ID) {
 		t.Helper()
-		lr.rec.wait(t, "the server's cancel", func(ev client.Event) bool {
-			return ev.Kind == client.EventReceived && ev.Msg.Method == wire.NotifyCancelled
+		lr.rec.wait(t, "the server's cancel", func(ev event.Event) bool {
+			return ev.Kind == event.Received && ev.Msg.Method == wire.NotifyCancelled
 		})
 		if r := lr.get(id); r.State != session.StateEndedByServer || r.Notifications != 1 {
 			t.Errorf("listen %s is %s with %d notifications, want ended_by_server after 1", id, r.State, r.Notifications)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -26,7 +27,7 @@ func TestHTTPServerGoneIsUnreachable(t *testing.T) {
 			c, rec, _ := connectClient(t, client.Config{URL: srv.URL + "/mcp", ProtocolVersion: version})
 			ok := send(t, c, 1, wire.MethodToolsList, nil)
 			rec.wait(t, "the tools/list answer", responseTo(ok))
-			if n := rec.count(func(ev client.Event) bool { return errors.Is(ev.Err, client.ErrUnreachable) }); n != 0 {
+			if n := rec.count(func(ev event.Event) bool { return errors.Is(ev.Err, client.ErrUnreachable) }); n != 0 {
 				t.Fatalf("%d events unreachable while the server answers", n)
 			}
 
@@ -72,8 +73,8 @@ func TestConnectRefusedIsNotLegacy(t *testing.T) {
 func TestStdioServerDeadAtStartIsNoLegacyServer(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		var sent []string
-		err := connectOnce(t, client.Config{Command: "sh", Args: []string{"-c", "echo 'fatal: bad config' >&2; exit 3"}}, func(ev client.Event) {
-			if ev.Kind == client.EventSent {
+		err := connectOnce(t, client.Config{Command: "sh", Args: []string{"-c", "echo 'fatal: bad config' >&2; exit 3"}}, func(ev event.Event) {
+			if ev.Kind == event.Sent {
 				sent = append(sent, ev.Msg.Method)
 			}
 		})
@@ -104,8 +105,8 @@ func TestSilentServerHandshakeLimitNamed(t *testing.T) {
 func TestEchoingServerIsNamed(t *testing.T) {
 	for _, version := range []string{"", wire.Version20251125} {
 		var answers int
-		err := connectOnce(t, client.Config{Command: "cat", ProtocolVersion: version, ShutdownWait: 500 * time.Millisecond}, func(ev client.Event) {
-			if ev.Kind == client.EventSent && ev.Msg.IsResponse() {
+		err := connectOnce(t, client.Config{Command: "cat", ProtocolVersion: version, ShutdownWait: 500 * time.Millisecond}, func(ev event.Event) {
+			if ev.Kind == event.Sent && ev.Msg.IsResponse() {
 				answers++
 			}
 		})
@@ -137,7 +138,7 @@ func TestEchoNeedsTheSameBytes(t *testing.T) {
 	c, rec, _ := connectClient(t, client.Config{Pipes: pipes, ProtocolVersion: wire.Version20251125})
 	ping := send(t, c, 1, wire.MethodPing, nil)
 	p.wait(t, `"result":{}`) // the client answered the server's own ping
-	if n := rec.count(func(ev client.Event) bool { return errors.Is(ev.Err, client.ErrEchoed) }); n != 0 {
+	if n := rec.count(func(ev event.Event) bool { return errors.Is(ev.Err, client.ErrEchoed) }); n != 0 {
 		t.Fatalf("the server's own ping %s was taken for an echo", ping)
 	}
 	list := send(t, c, 2, wire.MethodToolsList, nil)
@@ -149,7 +150,7 @@ func TestEchoNeedsTheSameBytes(t *testing.T) {
 
 // connectOnce connects a new client with cfg, closes it, and returns
 // Connect's error; every event goes to seen (when not nil) first.
-func connectOnce(t *testing.T, cfg client.Config, seen func(client.Event)) error {
+func connectOnce(t *testing.T, cfg client.Config, seen func(event.Event)) error {
 	t.Helper()
 	c, err := client.New(cfg)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -28,33 +28,33 @@ const (
 // Apply is on the hot path (a server may send hundreds of thousands of
 // progress notifications a second), so the common cases avoid formatting
 // and allocation; see BenchmarkApplyProgress.
-func (t *Tracker) Apply(ev client.Event) {
+func (t *Tracker) Apply(ev event.Event) {
 	if slot, ok := t.coalesce(&ev); ok {
 		t.curLog = slot
 	} else {
 		t.curLog = t.log.append(&ev)
 	}
 	switch ev.Kind {
-	case client.EventConnected:
+	case event.Connected:
 		t.onConnected(&ev)
-	case client.EventTransportClosed:
+	case event.TransportClosed:
 		t.onTransportClosed(&ev)
-	case client.EventStderr:
+	case event.Stderr:
 		t.stderr.ring.push(StderrLine{Time: ev.Time, Text: ev.Text, Truncated: ev.Truncated})
 	}
 	if !ev.Internal {
 		switch ev.Kind {
-		case client.EventSent:
+		case event.Sent:
 			t.onSent(&ev)
-		case client.EventReceived:
+		case event.Received:
 			t.onReceived(&ev)
-		case client.EventMalformed:
+		case event.Malformed:
 			t.onMalformed(&ev)
-		case client.EventCancelSent:
+		case event.CancelSent:
 			t.onCancelSent(&ev)
-		case client.EventStreamClosed:
+		case event.StreamClosed:
 			t.onStreamClosed(&ev)
-		case client.EventRequestFailed:
+		case event.RequestFailed:
 			t.onRequestFailed(&ev)
 		}
 	}
@@ -66,9 +66,9 @@ func (t *Tracker) Apply(ev client.Event) {
 // of them one by one, and reports the entry's slot. It leaves to append
 // everything else, including progress that breaks a rule, which onProgress
 // will flag on its own entry.
-func (t *Tracker) coalesce(ev *client.Event) (int, bool) {
+func (t *Tracker) coalesce(ev *event.Event) (int, bool) {
 	p := ev.Progress // set by the client on every notifications/progress
-	if p == nil || ev.Kind != client.EventReceived || ev.Internal {
+	if p == nil || ev.Kind != event.Received || ev.Internal {
 		return 0, false
 	}
 	r := t.byID[p.Token]
@@ -103,7 +103,7 @@ func (t *Tracker) coalesce(ev *client.Event) (int, bool) {
 	return i, true
 }
 
-func (t *Tracker) onConnected(ev *client.Event) {
+func (t *Tracker) onConnected(ev *event.Event) {
 	if ev.Info != nil {
 		t.conn = *ev.Info
 	}
@@ -114,7 +114,7 @@ func (t *Tracker) onConnected(ev *client.Event) {
 
 // onTransportClosed ends every active request: the connection they shared
 // is gone. A request whose cancel was pending now knows its fate.
-func (t *Tracker) onTransportClosed(ev *client.Event) {
+func (t *Tracker) onTransportClosed(ev *event.Event) {
 	t.closed, t.closeErr = true, ev.Err
 	text := "connection closed"
 	if ev.Err != nil {
@@ -132,7 +132,7 @@ func (t *Tracker) onTransportClosed(ev *client.Event) {
 }
 
 // requestFor finds the request an event concerns.
-func (t *Tracker) requestFor(ev *client.Event) *Request {
+func (t *Tracker) requestFor(ev *event.Event) *Request {
 	id := ev.RequestID
 	if id.IsZero() {
 		id = ev.Msg.ID
@@ -141,7 +141,7 @@ func (t *Tracker) requestFor(ev *client.Event) *Request {
 }
 
 // onSent records when a request actually left and its exact bytes.
-func (t *Tracker) onSent(ev *client.Event) {
+func (t *Tracker) onSent(ev *event.Event) {
 	if ev.Msg.Kind != wire.KindRequest {
 		return
 	}
@@ -155,7 +155,7 @@ func (t *Tracker) onSent(ev *client.Event) {
 	t.raw.put(rawKey{r.ID, rawRequest}, ev.Raw)
 }
 
-func (t *Tracker) onReceived(ev *client.Event) {
+func (t *Tracker) onReceived(ev *event.Event) {
 	switch ev.Msg.Kind {
 	case wire.KindResult, wire.KindError:
 		t.onResponse(ev)
@@ -174,14 +174,14 @@ func (t *Tracker) onReceived(ev *client.Event) {
 		// A legacy server's requests are the client's business (it answers
 		// them, and marks them internal). In the modern era servers send
 		// none, so the client leaves them unanswered and hands them here.
-		if t.conn.Era == client.EraModern {
+		if t.conn.Era == event.EraModern {
 			t.violate(ViolationServerRequestModern, "the server sent a "+strconv.Quote(clip(ev.Msg.Method, 64))+
 				" request, which a modern server must never do; inflight did not answer it", nil, wire.ID{}, ev)
 		}
 	}
 }
 
-func (t *Tracker) onResponse(ev *client.Event) {
+func (t *Tracker) onResponse(ev *event.Event) {
 	id := ev.RequestID
 	if id.IsZero() {
 		id = ev.Msg.ID
@@ -222,7 +222,7 @@ func (t *Tracker) onResponse(ev *client.Event) {
 }
 
 // answer applies a timely response.
-func (t *Tracker) answer(r *Request, ev *client.Event) {
+func (t *Tracker) answer(r *Request, ev *event.Event) {
 	rtt := ev.Time.Sub(r.Created)
 	if !r.Sent.IsZero() {
 		rtt = ev.Time.Sub(r.Sent)
@@ -232,7 +232,7 @@ func (t *Tracker) answer(r *Request, ev *client.Event) {
 	}
 	msg := &ev.Msg
 	if msg.Kind == wire.KindError {
-		if msg.Error.Code == wire.CodeUnsupportedProtocolVersion && t.conn.Era == client.EraModern {
+		if msg.Error.Code == wire.CodeUnsupportedProtocolVersion && t.conn.Era == event.EraModern {
 			detail := "request " + r.ID.String() + " was refused with UnsupportedProtocolVersionError, though it was sent under " +
 				strconv.Quote(clip(t.conn.ProtocolVersion, 64)) + ", the version server/discover agreed"
 			if v := wire.SupportedVersions(msg.Error.Data); len(v) > 0 {
@@ -248,7 +248,7 @@ func (t *Tracker) answer(r *Request, ev *client.Event) {
 	if r.listen {
 		state = StateEndedByServer
 	}
-	if t.conn.Era == client.EraModern {
+	if t.conn.Era == event.EraModern {
 		rt, ok := wire.ResultType(msg.Result)
 		switch {
 		case !ok:
@@ -283,7 +283,7 @@ func isToolError(result json.RawMessage) bool {
 }
 
 // lateResponse records a response to a request that was given up.
-func (t *Tracker) lateResponse(r *Request, ev *client.Event) {
+func (t *Tracker) lateResponse(r *Request, ev *event.Event) {
 	r.Late.Response = true
 	r.Late.ResponseAt = ev.Time
 	if c := r.Cancel; c != nil {
@@ -310,12 +310,12 @@ func (t *Tracker) lateResponse(r *Request, ev *client.Event) {
 // of r was requested. Events wait in a channel between the client's reader
 // and Apply, so order of application is not order of arrival; the event's
 // own time is.
-func readBeforeCancel(r *Request, ev *client.Event) bool {
+func readBeforeCancel(r *Request, ev *event.Event) bool {
 	return r.Cancel != nil && ev.Time.Before(r.Cancel.At)
 }
 
 // onProgress applies notifications/progress. This is the hottest path.
-func (t *Tracker) onProgress(ev *client.Event) {
+func (t *Tracker) onProgress(ev *event.Event) {
 	var p wire.Progress
 	if ev.Progress != nil {
 		p = *ev.Progress // the client decoded it already
@@ -389,7 +389,7 @@ func (t *Tracker) onProgress(ev *client.Event) {
 // only legitimate use in the modern era is ending a subscription; in the
 // legacy era the server may cancel its own requests, whose IDs live in
 // another namespace, so anything else is none of the tracker's business.
-func (t *Tracker) onServerCancelled(ev *client.Event) {
+func (t *Tracker) onServerCancelled(ev *event.Event) {
 	c, err := wire.DecodeCancelled(ev.Msg.Params)
 	if err != nil {
 		t.violate(ViolationMalformedMessage, err.Error(), nil, wire.ID{}, ev)
@@ -407,14 +407,14 @@ func (t *Tracker) onServerCancelled(ev *client.Event) {
 		}
 		return
 	}
-	if t.conn.Era == client.EraModern {
+	if t.conn.Era == event.EraModern {
 		t.violate(ViolationServerCancelNotListen, "server sent notifications/cancelled for "+c.RequestID.String()+", which is not a subscriptions/listen request", r, c.RequestID, ev)
 	}
 }
 
 // listenFor finds the subscription a notification names, recording a
 // violation when the ID names no listen request.
-func (t *Tracker) listenFor(sid wire.ID, ev *client.Event) (*Request, bool) {
+func (t *Tracker) listenFor(sid wire.ID, ev *event.Event) (*Request, bool) {
 	r := t.byID[sid]
 	if r == nil || !r.listen {
 		if r != nil || !t.wasEvicted(sid) {
@@ -427,7 +427,7 @@ func (t *Tracker) listenFor(sid wire.ID, ev *client.Event) (*Request, bool) {
 }
 
 // onAck handles notifications/subscriptions/acknowledged.
-func (t *Tracker) onAck(ev *client.Event) {
+func (t *Tracker) onAck(ev *event.Event) {
 	sid, ok := wire.SubscriptionID(ev.Msg.Params)
 	if !ok {
 		t.violate(ViolationMalformedMessage, "subscription acknowledgment without "+wire.MetaSubscriptionID, nil, wire.ID{}, ev)
@@ -451,7 +451,7 @@ func (t *Tracker) onAck(ev *client.Event) {
 
 // onNotification counts notifications delivered on a subscription. Other
 // notifications (logging, list changes in the legacy era) are only logged.
-func (t *Tracker) onNotification(ev *client.Event) {
+func (t *Tracker) onNotification(ev *event.Event) {
 	sid, ok := wire.SubscriptionID(ev.Msg.Params)
 	if !ok {
 		return
@@ -473,7 +473,7 @@ func (t *Tracker) onNotification(ev *client.Event) {
 }
 
 // onMalformed records a line or event that is not a JSON-RPC message.
-func (t *Tracker) onMalformed(ev *client.Event) {
+func (t *Tracker) onMalformed(ev *event.Event) {
 	code := ViolationMalformedMessage
 	trimmed := bytes.TrimLeft(ev.Raw, " \t\r\n")
 	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
@@ -487,7 +487,7 @@ func (t *Tracker) onMalformed(ev *client.Event) {
 }
 
 // onCancelSent records the signal the client actually sent.
-func (t *Tracker) onCancelSent(ev *client.Event) {
+func (t *Tracker) onCancelSent(ev *event.Event) {
 	r := t.byID[ev.RequestID]
 	if r == nil {
 		return
@@ -505,7 +505,7 @@ func (t *Tracker) onCancelSent(ev *client.Event) {
 	}
 	if ev.Err != nil {
 		r.Cancel.Failed = clip(ev.Err.Error(), maxErrorBytes)
-		if ev.Signal == client.SignalNone {
+		if ev.Signal == event.SignalNone {
 			return
 		}
 	}
@@ -525,7 +525,7 @@ func (t *Tracker) onCancelSent(ev *client.Event) {
 // stream ends: closed by the client it is the cancel itself (modern) or the
 // end of the client's late window (legacy); closed by the server without a
 // response it means nothing more will come.
-func (t *Tracker) onStreamClosed(ev *client.Event) {
+func (t *Tracker) onStreamClosed(ev *event.Event) {
 	if ev.RequestID.IsZero() {
 		return
 	}
@@ -544,7 +544,7 @@ func (t *Tracker) onStreamClosed(ev *client.Event) {
 		// (When the client closes, its EventCancelSent comes first.)
 		// Closing the stream cancels, so follow it.
 		t.beginCancel(r, "stream closed by the client", CauseShutdown, ev.Time)
-		r.Cancel.Signal = client.SignalStreamClosed
+		r.Cancel.Signal = event.SignalStreamClosed
 		r.Cancel.SignalAt = ev.Time
 		t.settle(r, ev.Time)
 	}
@@ -554,7 +554,7 @@ func (t *Tracker) onStreamClosed(ev *client.Event) {
 
 // onRequestFailed ends a request the client could not deliver or whose
 // reply it could not read.
-func (t *Tracker) onRequestFailed(ev *client.Event) {
+func (t *Tracker) onRequestFailed(ev *event.Event) {
 	r := t.byID[ev.RequestID]
 	if r == nil {
 		return

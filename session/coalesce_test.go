@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -14,7 +14,7 @@ import (
 // merged into one entry that counts it and shows the latest. Every
 // notification is still applied to the request.
 func TestProgressFloodIsCoalescedInTheLog(t *testing.T) {
-	h := newStdio(t, client.EraModern)
+	h := newStdio(t, event.EraModern)
 	flood := h.begin(0, "tools/call", `{"name":"flood"}`)
 	other := h.begin(0, "tools/call", `{"name":"slow"}`)
 	const n = 5000
@@ -63,7 +63,7 @@ func TestProgressFloodIsCoalescedInTheLog(t *testing.T) {
 // Progress that breaks a rule is never merged away: each keeps its own
 // entry with its violation, and late progress its own entry as evidence.
 func TestRuleBreakingProgressIsNotCoalesced(t *testing.T) {
-	h := newStdio(t, client.EraModern)
+	h := newStdio(t, event.EraModern)
 	r := h.begin(0, "tools/call", `{"name":"stubborn"}`)
 	for i := 1; i <= LogProgressPerRequest+10; i++ {
 		h.recv(1, progress(1, float64(i)))
@@ -71,7 +71,7 @@ func TestRuleBreakingProgressIsNotCoalesced(t *testing.T) {
 	before := h.tr.Log().Total()
 	h.recv(2, progress(1, 3)) // not increasing
 	h.cancel(3, r, CauseUser)
-	h.cancelSent(3, r, client.SignalNotification)
+	h.cancelSent(3, r, event.SignalNotification)
 	for i := 0; i < 5; i++ {
 		h.recv(4, progress(1, float64(1000+i))) // late
 	}
@@ -94,10 +94,10 @@ func TestRuleBreakingProgressIsNotCoalesced(t *testing.T) {
 // Events built by hand, without the client's decoded Progress, still apply
 // (the tracker decodes the params itself) and are never coalesced.
 func TestProgressWithoutDecodedParams(t *testing.T) {
-	h := newStdio(t, client.EraModern)
+	h := newStdio(t, event.EraModern)
 	r := h.begin(0, "tools/call", `{"name":"slow"}`)
 	for i := 1; i <= LogProgressPerRequest+5; i++ {
-		ev := event(t, client.EventReceived, 1, progress(1, float64(i)))
+		ev := msgEvent(t, event.Received, 1, progress(1, float64(i)))
 		ev.Progress = nil
 		h.apply(ev)
 	}

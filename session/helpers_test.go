@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -27,17 +27,17 @@ type harness struct {
 	tr *Tracker
 }
 
-func newHarness(t *testing.T, cfg Config, era client.Era, transport client.TransportKind) *harness {
+func newHarness(t *testing.T, cfg Config, era event.Era, transport event.TransportKind) *harness {
 	t.Helper()
 	h := &harness{t: t, tr: NewTracker(cfg)}
-	if era != client.EraUnknown {
-		h.tr.Apply(client.Event{Kind: client.EventConnected, Time: t0, Info: &client.ConnInfo{Era: era, Transport: transport, ProtocolVersion: "x"}})
+	if era != event.EraUnknown {
+		h.tr.Apply(event.Event{Kind: event.Connected, Time: t0, Info: &event.ConnInfo{Era: era, Transport: transport, ProtocolVersion: "x"}})
 	}
 	return h
 }
 
-func newStdio(t *testing.T, era client.Era) *harness {
-	return newHarness(t, Config{}, era, client.TransportStdio)
+func newStdio(t *testing.T, era event.Era) *harness {
+	return newHarness(t, Config{}, era, event.TransportStdio)
 }
 
 // begin starts a request at ms(at) and reports it sent at the same instant.
@@ -55,16 +55,16 @@ func (h *harness) begin(at int, method string, params string) *Request {
 func (h *harness) sent(at int, r *Request) {
 	h.t.Helper()
 	raw := wire.Request(r.ID, r.Method, nil)
-	h.apply(event(h.t, client.EventSent, at, string(raw)))
+	h.apply(msgEvent(h.t, event.Sent, at, string(raw)))
 }
 
 // recv applies a message received at ms(at).
 func (h *harness) recv(at int, raw string) {
 	h.t.Helper()
-	h.apply(event(h.t, client.EventReceived, at, raw))
+	h.apply(msgEvent(h.t, event.Received, at, raw))
 }
 
-func (h *harness) apply(ev client.Event) { h.tr.Apply(ev) }
+func (h *harness) apply(ev event.Event) { h.tr.Apply(ev) }
 
 // cancel asks to cancel and expects it accepted.
 func (h *harness) cancel(at int, r *Request, cause CancelCause) {
@@ -75,27 +75,27 @@ func (h *harness) cancel(at int, r *Request, cause CancelCause) {
 }
 
 // cancelSent reports the client sent the cancel signal at ms(at).
-func (h *harness) cancelSent(at int, r *Request, sig client.CancelSignal) {
-	h.apply(client.Event{Kind: client.EventCancelSent, Time: ms(at), RequestID: r.ID, Signal: sig, Reason: "user"})
+func (h *harness) cancelSent(at int, r *Request, sig event.CancelSignal) {
+	h.apply(event.Event{Kind: event.CancelSent, Time: ms(at), RequestID: r.ID, Signal: sig, Reason: "user"})
 }
 
 func (h *harness) streamClosed(at int, r *Request, byClient bool) {
-	h.apply(client.Event{Kind: client.EventStreamClosed, Time: ms(at), RequestID: r.ID, ByClient: byClient})
+	h.apply(event.Event{Kind: event.StreamClosed, Time: ms(at), RequestID: r.ID, ByClient: byClient})
 }
 
-// event builds a client event carrying a message, decoded with wire.Decode
+// msgEvent builds a client event carrying a message, decoded with wire.Decode
 // the way the client does (responses carry their ID in RequestID).
-func event(t testing.TB, kind client.EventKind, at int, raw string) client.Event {
+func msgEvent(t testing.TB, kind event.Kind, at int, raw string) event.Event {
 	t.Helper()
 	msg, err := wire.Decode([]byte(raw))
 	if err != nil {
 		t.Fatalf("decode %s: %v", raw, err)
 	}
-	ev := client.Event{Kind: kind, Time: ms(at), Raw: []byte(raw), Msg: msg}
+	ev := event.Event{Kind: kind, Time: ms(at), Raw: []byte(raw), Msg: msg}
 	if msg.Kind != wire.KindNotification {
 		ev.RequestID = msg.ID
 	}
-	if kind == client.EventReceived && msg.Method == wire.NotifyProgress {
+	if kind == event.Received && msg.Method == wire.NotifyProgress {
 		// As the client does: progress arrives decoded.
 		if p, err := wire.DecodeProgress(msg.Params); err == nil {
 			ev.Progress = &p
@@ -104,12 +104,12 @@ func event(t testing.TB, kind client.EventKind, at int, raw string) client.Event
 	return ev
 }
 
-func malformed(at int, raw string) client.Event {
+func malformed(at int, raw string) event.Event {
 	_, err := wire.Decode([]byte(raw))
 	if err == nil {
 		err = errors.New("test: valid message used as malformed")
 	}
-	return client.Event{Kind: client.EventMalformed, Time: ms(at), Raw: []byte(raw), Err: err}
+	return event.Event{Kind: event.Malformed, Time: ms(at), Raw: []byte(raw), Err: err}
 }
 
 // Message builders.

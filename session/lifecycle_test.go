@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -30,17 +30,17 @@ type outcome struct {
 	localError   string // substring
 	flagged      bool
 	cause        CancelCause
-	signal       client.CancelSignal
+	signal       event.CancelSignal
 	violations   []string // codes recorded by the tracker, in order
 }
 
 func TestLifecycle(t *testing.T) {
-	modern, legacy := client.EraModern, client.EraLegacy
-	stdio, http := client.TransportStdio, client.TransportHTTP
+	modern, legacy := event.EraModern, event.EraLegacy
+	stdio, http := event.TransportStdio, event.TransportHTTP
 	cases := []struct {
 		name      string
-		era       client.Era
-		transport client.TransportKind
+		era       event.Era
+		transport event.TransportKind
 		cfg       Config
 		method    string
 		params    string
@@ -105,31 +105,31 @@ func TestLifecycle(t *testing.T) {
 			name: "cancel then response crossing it", era: legacy, transport: stdio,
 			script: func(h *harness, r *Request) {
 				h.cancel(100, r, CauseUser)
-				h.cancelSent(100, r, client.SignalNotification)
+				h.cancelSent(100, r, event.SignalNotification)
 				h.recv(101, result(1, complete))
 			},
 			want: outcome{state: StateCancelled, ended: 101, late: true, crossed: true, afterCancel: time.Millisecond,
-				flagged: true, cause: CauseUser, signal: client.SignalNotification},
+				flagged: true, cause: CauseUser, signal: event.SignalNotification},
 		},
 		{
 			name: "cancel then response the server sent after seeing it", era: legacy, transport: stdio,
 			script: func(h *harness, r *Request) {
 				h.cancel(100, r, CauseUser)
-				h.cancelSent(100, r, client.SignalNotification)
+				h.cancelSent(100, r, event.SignalNotification)
 				h.recv(500, result(1, complete))
 			},
 			want: outcome{state: StateCancelled, ended: 500, late: true, afterCancel: 400 * time.Millisecond,
-				flagged: true, cause: CauseUser, signal: client.SignalNotification},
+				flagged: true, cause: CauseUser, signal: event.SignalNotification},
 		},
 		{
 			name: "response before the cancel signal left crossed it", era: legacy, transport: stdio,
 			script: func(h *harness, r *Request) {
 				h.cancel(100, r, CauseUser)
 				h.recv(150, result(1, complete))
-				h.cancelSent(151, r, client.SignalNotification)
+				h.cancelSent(151, r, event.SignalNotification)
 			},
 			want: outcome{state: StateCancelled, ended: 150, late: true, crossed: true, afterCancel: 50 * time.Millisecond,
-				flagged: true, cause: CauseUser, signal: client.SignalNotification},
+				flagged: true, cause: CauseUser, signal: event.SignalNotification},
 		},
 		{
 			name: "crossing uses the observed round trip", era: legacy, transport: stdio,
@@ -140,78 +140,78 @@ func TestLifecycle(t *testing.T) {
 				expect(h.t, "rtt", h.tr.RoundTripEstimate(), 30*time.Millisecond)
 				_ = r2
 				h.cancel(100, r, CauseUser)
-				h.cancelSent(100, r, client.SignalNotification)
+				h.cancelSent(100, r, event.SignalNotification)
 				h.recv(125, result(1, complete))
 			},
 			want: outcome{state: StateCancelled, ended: 125, late: true, crossed: true, afterCancel: 25 * time.Millisecond,
-				flagged: true, cause: CauseUser, signal: client.SignalNotification},
+				flagged: true, cause: CauseUser, signal: event.SignalNotification},
 		},
 		{
 			name: "stdio cancel settles after the late window", era: modern, transport: stdio,
 			script: func(h *harness, r *Request) {
 				h.cancel(100, r, CauseUser)
-				h.cancelSent(100, r, client.SignalNotification)
+				h.cancelSent(100, r, event.SignalNotification)
 				if got := h.tr.Expire(ms(5099)); len(got) != 0 || r.State != StateCancelRequested {
 					h.t.Fatalf("settled early: %v %v", got, r.State)
 				}
 				h.tr.Expire(ms(5100))
 			},
-			want: outcome{state: StateCancelled, ended: 5100, cause: CauseUser, signal: client.SignalNotification},
+			want: outcome{state: StateCancelled, ended: 5100, cause: CauseUser, signal: event.SignalNotification},
 		},
 		{
 			name: "response after settling is late and changes nothing", era: modern, transport: stdio,
 			script: func(h *harness, r *Request) {
 				h.cancel(100, r, CauseUser)
-				h.cancelSent(100, r, client.SignalNotification)
+				h.cancelSent(100, r, event.SignalNotification)
 				h.tr.Expire(ms(5100))
 				h.recv(6000, result(1, complete))
 			},
 			want: outcome{state: StateCancelled, ended: 5100, late: true, afterCancel: 5900 * time.Millisecond,
-				flagged: true, cause: CauseUser, signal: client.SignalNotification},
+				flagged: true, cause: CauseUser, signal: event.SignalNotification},
 		},
 		{
 			name: "modern http: closing the stream settles at once", era: modern, transport: http,
 			script: func(h *harness, r *Request) {
 				h.cancel(100, r, CauseUser)
-				h.cancelSent(102, r, client.SignalStreamClosed)
+				h.cancelSent(102, r, event.SignalStreamClosed)
 				h.streamClosed(102, r, true)
 			},
-			want: outcome{state: StateCancelled, ended: 102, cause: CauseUser, signal: client.SignalStreamClosed},
+			want: outcome{state: StateCancelled, ended: 102, cause: CauseUser, signal: event.SignalStreamClosed},
 		},
 		{
 			name: "legacy http: the server closing the stream settles", era: legacy, transport: http,
 			script: func(h *harness, r *Request) {
 				h.cancel(100, r, CauseUser)
-				h.cancelSent(101, r, client.SignalNotification)
+				h.cancelSent(101, r, event.SignalNotification)
 				h.streamClosed(300, r, false)
 			},
-			want: outcome{state: StateCancelled, ended: 300, cause: CauseUser, signal: client.SignalNotification},
+			want: outcome{state: StateCancelled, ended: 300, cause: CauseUser, signal: event.SignalNotification},
 		},
 		{
 			name: "legacy http: the client closing at the end of its window settles", era: legacy, transport: http,
 			script: func(h *harness, r *Request) {
 				h.cancel(100, r, CauseInterrupted)
-				h.cancelSent(101, r, client.SignalNotification)
+				h.cancelSent(101, r, event.SignalNotification)
 				h.streamClosed(5101, r, true)
 			},
-			want: outcome{state: StateCancelled, ended: 5101, cause: CauseInterrupted, signal: client.SignalNotification},
+			want: outcome{state: StateCancelled, ended: 5101, cause: CauseInterrupted, signal: event.SignalNotification},
 		},
 		{
 			name: "late error response is kept", era: legacy,
 			script: func(h *harness, r *Request) {
 				h.cancel(100, r, CauseUser)
-				h.cancelSent(100, r, client.SignalNotification)
+				h.cancelSent(100, r, event.SignalNotification)
 				h.recv(400, rpcError(1, -32800, "request cancelled"))
 			},
 			want: outcome{state: StateCancelled, ended: 400, late: true, afterCancel: 300 * time.Millisecond,
-				errCode: -32800, flagged: true, cause: CauseUser, signal: client.SignalNotification},
+				errCode: -32800, flagged: true, cause: CauseUser, signal: event.SignalNotification},
 		},
 		{
 			name: "progress after cancel is counted, not applied", era: modern,
 			script: func(h *harness, r *Request) {
 				h.recv(50, progress(1, 10))
 				h.cancel(100, r, CauseUser)
-				h.cancelSent(100, r, client.SignalNotification)
+				h.cancelSent(100, r, event.SignalNotification)
 				h.recv(150, progress(1, 20))
 				h.recv(160, progress(1, 30))
 				expect(h.t, "progress value", r.Progress.Value, 10.0)
@@ -219,7 +219,7 @@ func TestLifecycle(t *testing.T) {
 				h.recv(5200, progress(1, 40))
 			},
 			want: outcome{state: StateCancelled, ended: 5100, progress: 1, lateProgress: 3, flagged: true,
-				cause: CauseUser, signal: client.SignalNotification},
+				cause: CauseUser, signal: event.SignalNotification},
 		},
 		{
 			name: "timeout then late response stays timed out", era: legacy,
@@ -229,24 +229,24 @@ func TestLifecycle(t *testing.T) {
 				if len(got) != 1 || got[0].ID != r.ID || got[0].Reason != "timeout" || got[0].Limit != LimitTimeout {
 					h.t.Fatalf("Expire = %+v", got)
 				}
-				h.cancelSent(1000, r, client.SignalNotification)
+				h.cancelSent(1000, r, event.SignalNotification)
 				h.tr.Expire(ms(6000))
 				h.recv(7000, result(1, complete))
 			},
 			want: outcome{state: StateTimedOut, ended: 6000, late: true, afterCancel: 6 * time.Second, flagged: true,
-				cause: CauseTimeout, signal: client.SignalNotification},
+				cause: CauseTimeout, signal: event.SignalNotification},
 		},
 		{
 			name: "request failed", era: modern,
 			script: func(h *harness, r *Request) {
-				h.apply(client.Event{Kind: client.EventRequestFailed, Time: ms(70), RequestID: r.ID, Err: errors.New("HTTP 500")})
+				h.apply(event.Event{Kind: event.RequestFailed, Time: ms(70), RequestID: r.ID, Err: errors.New("HTTP 500")})
 			},
 			want: outcome{state: StateFailed, ended: 70, localError: "HTTP 500"},
 		},
 		{
 			name: "request lost", era: modern,
 			script: func(h *harness, r *Request) {
-				h.apply(client.Event{Kind: client.EventRequestFailed, Time: ms(70), RequestID: r.ID, Err: errors.New("stream broke"), LostConnection: true})
+				h.apply(event.Event{Kind: event.RequestFailed, Time: ms(70), RequestID: r.ID, Err: errors.New("stream broke"), LostConnection: true})
 			},
 			want: outcome{state: StateConnectionLost, ended: 70, localError: "stream broke"},
 		},
@@ -254,14 +254,14 @@ func TestLifecycle(t *testing.T) {
 			name: "request failed while cancelling settles", era: modern,
 			script: func(h *harness, r *Request) {
 				h.cancel(10, r, CauseShutdown)
-				h.apply(client.Event{Kind: client.EventRequestFailed, Time: ms(70), RequestID: r.ID, Err: errors.New("x"), LostConnection: true})
+				h.apply(event.Event{Kind: event.RequestFailed, Time: ms(70), RequestID: r.ID, Err: errors.New("x"), LostConnection: true})
 			},
 			want: outcome{state: StateCancelled, ended: 70, cause: CauseShutdown},
 		},
 		{
 			name: "transport closed", era: modern,
 			script: func(h *harness, r *Request) {
-				h.apply(client.Event{Kind: client.EventTransportClosed, Time: ms(80), Err: errors.New("exit status 1")})
+				h.apply(event.Event{Kind: event.TransportClosed, Time: ms(80), Err: errors.New("exit status 1")})
 			},
 			want: outcome{state: StateConnectionLost, ended: 80, localError: "exit status 1"},
 		},
@@ -269,14 +269,14 @@ func TestLifecycle(t *testing.T) {
 			name: "transport closed while cancelling settles", era: modern,
 			script: func(h *harness, r *Request) {
 				h.cancel(10, r, CauseTimeout)
-				h.apply(client.Event{Kind: client.EventTransportClosed, Time: ms(80)})
+				h.apply(event.Event{Kind: event.TransportClosed, Time: ms(80)})
 			},
 			want: outcome{state: StateTimedOut, ended: 80, cause: CauseTimeout},
 		},
 		{
 			name: "response after connection lost is late", era: legacy,
 			script: func(h *harness, r *Request) {
-				h.apply(client.Event{Kind: client.EventRequestFailed, Time: ms(70), RequestID: r.ID, Err: errors.New("gone"), LostConnection: true})
+				h.apply(event.Event{Kind: event.RequestFailed, Time: ms(70), RequestID: r.ID, Err: errors.New("gone"), LostConnection: true})
 				h.recv(90, result(1, complete))
 			},
 			want: outcome{state: StateConnectionLost, ended: 70, late: true, afterCancel: 20 * time.Millisecond,
@@ -285,10 +285,10 @@ func TestLifecycle(t *testing.T) {
 		{
 			name: "client cancelling on its own is followed", era: modern, transport: stdio,
 			script: func(h *harness, r *Request) {
-				h.cancelSent(100, r, client.SignalNotification)
+				h.cancelSent(100, r, event.SignalNotification)
 				h.tr.Expire(ms(5100))
 			},
-			want: outcome{state: StateCancelled, ended: 5100, cause: CauseShutdown, signal: client.SignalNotification},
+			want: outcome{state: StateCancelled, ended: 5100, cause: CauseShutdown, signal: event.SignalNotification},
 		},
 		{
 			name: "duplicate response", era: modern,
@@ -327,7 +327,7 @@ func TestLifecycle(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			transport := c.transport
 			if transport == 0 {
-				transport = client.TransportStdio
+				transport = event.TransportStdio
 			}
 			h := newHarness(t, c.cfg, c.era, transport)
 			method := c.method
@@ -359,7 +359,7 @@ func TestLifecycle(t *testing.T) {
 			}
 			expect(t, "flagged", r.Flagged(), w.flagged)
 			var cause CancelCause
-			var signal client.CancelSignal
+			var signal event.CancelSignal
 			if r.Cancel != nil {
 				cause, signal = r.Cancel.Cause, r.Cancel.Signal
 			}
@@ -439,7 +439,7 @@ func checkInvariants(t *testing.T, tr *Tracker) {
 }
 
 func TestCancelRefusals(t *testing.T) {
-	h := newStdio(t, client.EraModern)
+	h := newStdio(t, event.EraModern)
 	done := h.begin(0, "tools/list", "")
 	h.recv(100, result(1, complete))
 	ok, why := h.tr.RequestCancel(done.ID, "user", CauseUser, ms(2200))
@@ -472,7 +472,7 @@ func TestCancelRefusals(t *testing.T) {
 // the tracker refuses to cancel it, and when it times out gives up on it
 // without asking for a cancel.
 func TestInitializeNeverCancelled(t *testing.T) {
-	h := newStdio(t, client.EraLegacy)
+	h := newStdio(t, event.EraLegacy)
 	r := h.begin(0, wire.MethodInitialize, `{}`)
 	ok, why := h.tr.RequestCancel(r.ID, "user", CauseUser, ms(10))
 	expect(t, "ok", ok, false)
@@ -493,7 +493,7 @@ func TestListenLifecycle(t *testing.T) {
 	updated := wire.NotifyResourceUpdated
 	cases := []struct {
 		name      string
-		transport client.TransportKind
+		transport event.TransportKind
 		script    func(h *harness, r *Request)
 		state     State
 		acked     bool
@@ -542,18 +542,18 @@ func TestListenLifecycle(t *testing.T) {
 			script: func(h *harness, r *Request) {
 				h.recv(10, subNotification(wire.NotifySubscriptionAck, 1))
 				h.cancel(100, r, CauseUser)
-				h.cancelSent(100, r, client.SignalNotification)
+				h.cancelSent(100, r, event.SignalNotification)
 				h.recv(120, subNotification(updated, 1))
 				h.tr.Expire(ms(5100))
 			},
 			state: StateCancelled, acked: true, lateNotes: 1,
 		},
 		{
-			name: "cancelled by closing its stream", transport: client.TransportHTTP,
+			name: "cancelled by closing its stream", transport: event.TransportHTTP,
 			script: func(h *harness, r *Request) {
 				h.recv(10, subNotification(wire.NotifySubscriptionAck, 1))
 				h.cancel(100, r, CauseUser)
-				h.cancelSent(100, r, client.SignalStreamClosed)
+				h.cancelSent(100, r, event.SignalStreamClosed)
 				h.streamClosed(100, r, true)
 			},
 			state: StateCancelled, acked: true,
@@ -589,7 +589,7 @@ func TestListenLifecycle(t *testing.T) {
 			name: "transport lost",
 			script: func(h *harness, r *Request) {
 				h.recv(10, subNotification(wire.NotifySubscriptionAck, 1))
-				h.apply(client.Event{Kind: client.EventTransportClosed, Time: ms(500)})
+				h.apply(event.Event{Kind: event.TransportClosed, Time: ms(500)})
 			},
 			state: StateConnectionLost, acked: true,
 		},
@@ -598,9 +598,9 @@ func TestListenLifecycle(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			transport := c.transport
 			if transport == 0 {
-				transport = client.TransportStdio
+				transport = event.TransportStdio
 			}
-			h := newHarness(t, Config{}, client.EraModern, transport)
+			h := newHarness(t, Config{}, event.EraModern, transport)
 			r := h.begin(0, listen, `{"notifications":{"resourceSubscriptions":["file:///x"]}}`)
 			expect(t, "is listen", r.IsListen(), true)
 			c.script(h, r)
@@ -618,13 +618,13 @@ func TestListenLifecycle(t *testing.T) {
 }
 
 func TestTransportClosedEndsEverything(t *testing.T) {
-	h := newStdio(t, client.EraLegacy)
+	h := newStdio(t, event.EraLegacy)
 	pending := h.begin(0, "tools/list", "")
 	cancelling := h.begin(0, "tools/list", "")
 	done := h.begin(0, "tools/list", "")
 	h.recv(10, result(3, `{}`))
 	h.cancel(20, cancelling, CauseUser)
-	h.apply(client.Event{Kind: client.EventTransportClosed, Time: ms(30)})
+	h.apply(event.Event{Kind: event.TransportClosed, Time: ms(30)})
 	expect(t, "pending", pending.State, StateConnectionLost)
 	expect(t, "cancelling", cancelling.State, StateCancelled)
 	expect(t, "done", done.State, StateCompleted)
@@ -639,11 +639,11 @@ func TestTransportClosedEndsEverything(t *testing.T) {
 }
 
 func TestInternalEventsOnlyLogged(t *testing.T) {
-	h := newStdio(t, client.EraUnknown)
-	ev := event(t, client.EventReceived, 5, `{"jsonrpc":"2.0","id":"inflight-1","result":{}}`)
+	h := newStdio(t, event.EraUnknown)
+	ev := msgEvent(t, event.Received, 5, `{"jsonrpc":"2.0","id":"inflight-1","result":{}}`)
 	ev.Internal = true
 	h.apply(ev)
-	conn := client.Event{Kind: client.EventConnected, Time: ms(6), Internal: true, Info: &client.ConnInfo{Era: client.EraLegacy, ServerName: "demo"}}
+	conn := event.Event{Kind: event.Connected, Time: ms(6), Internal: true, Info: &event.ConnInfo{Era: event.EraLegacy, ServerName: "demo"}}
 	h.apply(conn)
 	expect(t, "violations", h.tr.Violations().Total(), int64(0))
 	expect(t, "log", h.tr.Log().Len(), 2)
@@ -651,5 +651,5 @@ func TestInternalEventsOnlyLogged(t *testing.T) {
 	info, ok := h.tr.Conn()
 	expect(t, "connected", ok, true)
 	expect(t, "server", info.ServerName, "demo")
-	expect(t, "era", h.tr.Era(), client.EraLegacy)
+	expect(t, "era", h.tr.Era(), event.EraLegacy)
 }

@@ -3,7 +3,7 @@ package session
 import (
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -79,12 +79,12 @@ type LogEntry struct {
 	Dir  Direction
 	// Kind is the client event kind; MsgKind the JSON-RPC kind when the
 	// event carried a message.
-	Kind    client.EventKind
+	Kind    event.Kind
 	MsgKind wire.Kind
 	// Internal marks the client's own housekeeping traffic.
 	Internal bool
 	// Signal is the cancel signal of an EventCancelSent.
-	Signal client.CancelSignal
+	Signal event.CancelSignal
 	// Method is the message's method; for a response, the method of the
 	// request it answers when the tracker knows it.
 	Method string
@@ -105,7 +105,7 @@ type LogEntry struct {
 	// ByClient: for a closed stream, inflight closed it.
 	ByClient bool
 	// Info is the connection an EventConnected established.
-	Info *client.ConnInfo
+	Info *event.ConnInfo
 	// IsState marks an entry the tracker wrote itself: request ID moved
 	// From one state to State (Kind is then zero).
 	IsState     bool
@@ -144,7 +144,7 @@ func (l *ProtocolLog) Total() int64 { return l.ring.total }
 // append logs an event and returns the slot index, so that a violation found
 // while applying the event can mark it. It allocates nothing unless the raw
 // bytes must be clipped, because every message passes through here.
-func (l *ProtocolLog) append(ev *client.Event) int {
+func (l *ProtocolLog) append(ev *event.Event) int {
 	return l.ring.push(l.entry(ev))
 }
 
@@ -163,7 +163,7 @@ func (l *ProtocolLog) slot(pos int64) (int, bool) {
 }
 
 // entry builds the log entry of an event.
-func (l *ProtocolLog) entry(ev *client.Event) LogEntry {
+func (l *ProtocolLog) entry(ev *event.Event) LogEntry {
 	e := LogEntry{
 		Time:      ev.Time,
 		Dir:       direction(ev.Kind),
@@ -183,7 +183,7 @@ func (l *ProtocolLog) entry(ev *client.Event) LogEntry {
 		e.ID = ev.Msg.ID
 	}
 	switch {
-	case ev.Kind == client.EventCancelSent:
+	case ev.Kind == event.CancelSent:
 		e.Text = ev.Reason
 	case ev.Text != "":
 		e.Text = ev.Text
@@ -200,11 +200,11 @@ func (l *ProtocolLog) entry(ev *client.Event) LogEntry {
 }
 
 // direction says which way an event's bytes went.
-func direction(k client.EventKind) Direction {
+func direction(k event.Kind) Direction {
 	switch k {
-	case client.EventSent, client.EventCancelSent:
+	case event.Sent, event.CancelSent:
 		return DirOut
-	case client.EventReceived, client.EventMalformed, client.EventStderr:
+	case event.Received, event.Malformed, event.Stderr:
 		return DirIn
 	}
 	return DirLocal

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -13,7 +13,7 @@ import (
 // event's own time decides whether it is late.
 func TestTrafficReadBeforeTheCancelIsNotLate(t *testing.T) {
 	t.Run("progress", func(t *testing.T) {
-		h := newStdio(t, client.EraModern)
+		h := newStdio(t, event.EraModern)
 		r := h.begin(0, wire.MethodToolsCall, `{"name":"slow"}`)
 		h.cancel(100, r, CauseUser)
 		h.recv(90, progress(1, 1)) // read at 90ms, applied after the cancel at 100ms
@@ -26,7 +26,7 @@ func TestTrafficReadBeforeTheCancelIsNotLate(t *testing.T) {
 		}
 	})
 	t.Run("response", func(t *testing.T) {
-		h := newStdio(t, client.EraModern)
+		h := newStdio(t, event.EraModern)
 		r := h.begin(0, wire.MethodToolsCall, `{"name":"slow"}`)
 		h.cancel(100, r, CauseUser)
 		h.recv(95, result(1, complete))
@@ -38,7 +38,7 @@ func TestTrafficReadBeforeTheCancelIsNotLate(t *testing.T) {
 		}
 	})
 	t.Run("response at the cancel's instant is late", func(t *testing.T) {
-		h := newStdio(t, client.EraModern)
+		h := newStdio(t, event.EraModern)
 		r := h.begin(0, wire.MethodToolsCall, `{"name":"slow"}`)
 		h.cancel(100, r, CauseUser)
 		h.recv(100, result(1, complete))
@@ -49,11 +49,11 @@ func TestTrafficReadBeforeTheCancelIsNotLate(t *testing.T) {
 }
 
 func TestFailedCancelIsRecorded(t *testing.T) {
-	h := newStdio(t, client.EraModern)
+	h := newStdio(t, event.EraModern)
 	r := h.begin(0, wire.MethodToolsCall, `{"name":"slow"}`)
 	h.cancel(100, r, CauseUser)
-	h.apply(client.Event{Kind: client.EventCancelSent, Time: ms(101), RequestID: r.ID, Err: errors.New("write to server stdin: broken pipe")})
-	if r.Cancel.Failed == "" || r.Cancel.Signal != client.SignalNone {
+	h.apply(event.Event{Kind: event.CancelSent, Time: ms(101), RequestID: r.ID, Err: errors.New("write to server stdin: broken pipe")})
+	if r.Cancel.Failed == "" || r.Cancel.Signal != event.SignalNone {
 		t.Fatalf("cancel %+v; want the failure recorded and no signal", r.Cancel)
 	}
 }
@@ -64,7 +64,7 @@ func TestFailedCancelIsRecorded(t *testing.T) {
 // It is then provisionally crossed, and judged again once that is known.
 func TestCrossedJudgedWhenCancelSendTimeKnown(t *testing.T) {
 	setup := func(t *testing.T) (*harness, *Request) {
-		h := newStdio(t, client.EraLegacy)
+		h := newStdio(t, event.EraLegacy)
 		h.begin(0, wire.MethodToolsList, "") // request 1
 		h.recv(2, result(1, `{}`))           // round trips take 2ms
 		r := h.begin(10, wire.MethodToolsCall, `{"name":"slow"}`)
@@ -74,7 +74,7 @@ func TestCrossedJudgedWhenCancelSendTimeKnown(t *testing.T) {
 	t.Run("response long after the cancel left", func(t *testing.T) {
 		h, r := setup(t)
 		h.recv(160, result(2, `{}`)) // read during a slow POST
-		h.cancelSent(101, r, client.SignalNotification)
+		h.cancelSent(101, r, event.SignalNotification)
 		if !r.Late.Response || r.Late.Crossed {
 			t.Fatalf("late %+v: a response 59ms after the cancel left, with 2ms round trips, did not cross it", r.Late)
 		}
@@ -84,7 +84,7 @@ func TestCrossedJudgedWhenCancelSendTimeKnown(t *testing.T) {
 	t.Run("response right after the cancel left", func(t *testing.T) {
 		h, r := setup(t)
 		h.recv(102, result(2, `{}`))
-		h.cancelSent(101, r, client.SignalNotification)
+		h.cancelSent(101, r, event.SignalNotification)
 		if !r.Late.Response || !r.Late.Crossed {
 			t.Fatalf("late %+v: a response within a round trip of the cancel crossed it", r.Late)
 		}
@@ -92,7 +92,7 @@ func TestCrossedJudgedWhenCancelSendTimeKnown(t *testing.T) {
 	t.Run("response before the cancel left", func(t *testing.T) {
 		h, r := setup(t)
 		h.recv(100, result(2, `{}`))
-		h.cancelSent(130, r, client.SignalNotification)
+		h.cancelSent(130, r, event.SignalNotification)
 		if !r.Late.Crossed {
 			t.Fatalf("late %+v: the server could not have seen the cancel", r.Late)
 		}
@@ -103,10 +103,10 @@ func TestCrossedJudgedWhenCancelSendTimeKnown(t *testing.T) {
 // decoded (Event.Progress) rather than decoding the params again, and
 // decodes them itself when the event carries none.
 func TestProgressDecodedByTheClient(t *testing.T) {
-	h := newStdio(t, client.EraModern)
+	h := newStdio(t, event.EraModern)
 	r := h.begin(0, wire.MethodToolsCall, `{"name":"slow"}`)
 	total := 10.0
-	ev := event(t, client.EventReceived, 5, progress(1, 1))
+	ev := msgEvent(t, event.Received, 5, progress(1, 1))
 	ev.Msg.Params = nil // only the decoded form says anything
 	ev.Progress = &wire.Progress{Token: r.ProgressToken, Progress: 7, Total: &total, Message: "decoded"}
 	h.apply(ev)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -16,9 +16,9 @@ import (
 func TestFinishedRequestFootprint(t *testing.T) {
 	const n = 1000
 	const perRequest = 40 // progress notifications each: fills the timeline
-	progressEv := make([]client.Event, perRequest)
+	progressEv := make([]event.Event, perRequest)
 	for i := range progressEv {
-		progressEv[i] = event(t, client.EventReceived, 0, progress(1, float64(i+1)))
+		progressEv[i] = msgEvent(t, event.Received, 0, progress(1, float64(i+1)))
 	}
 
 	var before, after runtime.MemStats
@@ -26,9 +26,9 @@ func TestFinishedRequestFootprint(t *testing.T) {
 	runtime.ReadMemStats(&before)
 
 	tr := NewTracker(Config{RawStoreBytes: 1, LogEntries: 1, HistoryLimit: n})
-	tr.Apply(client.Event{Kind: client.EventConnected, Time: t0, Info: &client.ConnInfo{Era: client.EraModern}})
+	tr.Apply(event.Event{Kind: event.Connected, Time: t0, Info: &event.ConnInfo{Era: event.EraModern}})
 	params := json.RawMessage(`{"name":"slow-tool","arguments":{"seconds":5}}`)
-	resp := event(t, client.EventReceived, 0, result(1, complete))
+	resp := msgEvent(t, event.Received, 0, result(1, complete))
 	for i := 0; i < n; i++ {
 		now := t0.Add(time.Duration(i) * time.Second)
 		r := tr.Begin(wire.MethodToolsCall, params, RequestOptions{}, now)
@@ -51,7 +51,7 @@ func TestFinishedRequestFootprint(t *testing.T) {
 			tr.Apply(ev)
 		} else {
 			tr.RequestCancel(r.ID, "user", CauseUser, now.Add(time.Second))
-			tr.Apply(client.Event{Kind: client.EventCancelSent, Time: now.Add(time.Second), RequestID: r.ID, Signal: client.SignalNotification})
+			tr.Apply(event.Event{Kind: event.CancelSent, Time: now.Add(time.Second), RequestID: r.ID, Signal: event.SignalNotification})
 			tr.Expire(now.Add(time.Hour))
 		}
 	}
@@ -79,12 +79,12 @@ func itoa(n int) string { return wire.IntID(int64(n)).Raw() }
 // notification may take at 300 000 a second on one core.
 func BenchmarkApplyProgress(b *testing.B) {
 	tr := NewTracker(Config{DefaultTimeout: time.Hour})
-	tr.Apply(client.Event{Kind: client.EventConnected, Time: t0, Info: &client.ConnInfo{Era: client.EraModern}})
+	tr.Apply(event.Event{Kind: event.Connected, Time: t0, Info: &event.ConnInfo{Era: event.EraModern}})
 	r := tr.Begin(wire.MethodToolsCall, json.RawMessage(`{"name":"flood"}`), RequestOptions{}, t0)
 	const distinct = 4096
-	evs := make([]client.Event, distinct)
+	evs := make([]event.Event, distinct)
 	for i := range evs {
-		evs[i] = event(b, client.EventReceived, i, progress(1, float64(i+1)))
+		evs[i] = msgEvent(b, event.Received, i, progress(1, float64(i+1)))
 		evs[i].Progress = nil // the tracker decodes the params itself
 	}
 	b.ReportAllocs()
@@ -106,12 +106,12 @@ func BenchmarkApplyProgress(b *testing.B) {
 // progress decoded by the client, as it now arrives (Event.Progress).
 func BenchmarkApplyProgressDecoded(b *testing.B) {
 	tr := NewTracker(Config{DefaultTimeout: time.Hour})
-	tr.Apply(client.Event{Kind: client.EventConnected, Time: t0, Info: &client.ConnInfo{Era: client.EraModern}})
+	tr.Apply(event.Event{Kind: event.Connected, Time: t0, Info: &event.ConnInfo{Era: event.EraModern}})
 	r := tr.Begin(wire.MethodToolsCall, json.RawMessage(`{"name":"flood"}`), RequestOptions{}, t0)
 	const distinct = 4096
-	evs := make([]client.Event, distinct)
+	evs := make([]event.Event, distinct)
 	for i := range evs {
-		evs[i] = event(b, client.EventReceived, i, progress(1, float64(i+1)))
+		evs[i] = msgEvent(b, event.Received, i, progress(1, float64(i+1)))
 		p, err := wire.DecodeProgress(evs[i].Msg.Params)
 		if err != nil {
 			b.Fatal(err)
@@ -136,7 +136,7 @@ func BenchmarkApplyProgressDecoded(b *testing.B) {
 // BenchmarkRequestLifecycle is one request from Begin to its response.
 func BenchmarkRequestLifecycle(b *testing.B) {
 	tr := NewTracker(Config{})
-	tr.Apply(client.Event{Kind: client.EventConnected, Time: t0, Info: &client.ConnInfo{Era: client.EraModern}})
+	tr.Apply(event.Event{Kind: event.Connected, Time: t0, Info: &event.ConnInfo{Era: event.EraModern}})
 	params := json.RawMessage(`{"name":"echo","arguments":{}}`)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -144,7 +144,7 @@ func BenchmarkRequestLifecycle(b *testing.B) {
 		r := tr.Begin(wire.MethodToolsCall, params, RequestOptions{}, now)
 		raw := wire.ResultResponse(r.ID, json.RawMessage(complete))
 		msg, _ := wire.Decode(raw)
-		tr.Apply(client.Event{Kind: client.EventReceived, Time: now.Add(time.Millisecond), RequestID: r.ID, Raw: raw, Msg: msg})
+		tr.Apply(event.Event{Kind: event.Received, Time: now.Add(time.Millisecond), RequestID: r.ID, Raw: raw, Msg: msg})
 	}
 }
 
@@ -178,7 +178,7 @@ func FuzzApply(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, era uint8) {
 		tr := NewTracker(Config{HistoryLimit: 3})
-		tr.Apply(client.Event{Kind: client.EventConnected, Time: t0, Info: &client.ConnInfo{Era: client.Era(era % 3)}})
+		tr.Apply(event.Event{Kind: event.Connected, Time: t0, Info: &event.ConnInfo{Era: event.Era(era % 3)}})
 		tr.Begin("tools/call", nil, RequestOptions{}, t0)
 		tr.Begin("tools/call", nil, RequestOptions{}, t0)
 		c := tr.Begin("tools/call", nil, RequestOptions{}, t0)
@@ -187,9 +187,9 @@ func FuzzApply(f *testing.F) {
 		for i := range 3 {
 			at := t0.Add(time.Duration(i+1) * time.Second)
 			msg, err := wire.Decode(data)
-			ev := client.Event{Kind: client.EventReceived, Time: at, Raw: data, Msg: msg}
+			ev := event.Event{Kind: event.Received, Time: at, Raw: data, Msg: msg}
 			if err != nil {
-				ev = client.Event{Kind: client.EventMalformed, Time: at, Raw: data, Err: err}
+				ev = event.Event{Kind: event.Malformed, Time: at, Raw: data, Err: err}
 			} else if msg.IsResponse() {
 				ev.RequestID = msg.ID
 			}

@@ -3,7 +3,7 @@ package session
 import (
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -138,7 +138,7 @@ type Cancel struct {
 	// tells it sooner (At plus the late window).
 	SettleBy time.Time
 	// Signal is what the client sent (SignalNone until EventCancelSent).
-	Signal client.CancelSignal
+	Signal event.CancelSignal
 	// SignalAt is when the client sent it.
 	SignalAt time.Time
 	// Reason is the reason given to the server.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -18,7 +18,7 @@ import (
 func soak(b *testing.B, cfg Config, n int, checkpoints []int) []uint64 {
 	b.Helper()
 	tr := NewTracker(cfg)
-	tr.Apply(client.Event{Kind: client.EventConnected, Time: t0, Info: &client.ConnInfo{Era: client.EraModern}})
+	tr.Apply(event.Event{Kind: event.Connected, Time: t0, Info: &event.ConnInfo{Era: event.EraModern}})
 	params := json.RawMessage(`{"name":"slow","arguments":{"seconds":1,"steps":4}}`)
 	var heaps []uint64
 	next := 0
@@ -27,20 +27,20 @@ func soak(b *testing.B, cfg Config, n int, checkpoints []int) []uint64 {
 		r := tr.Begin(wire.MethodToolsCall, params, RequestOptions{}, now)
 		req := wire.Request(r.ID, wire.MethodToolsCall, params)
 		rm, _ := wire.Decode(req)
-		tr.Apply(client.Event{Kind: client.EventSent, Time: now, RequestID: r.ID, Raw: req, Msg: rm})
+		tr.Apply(event.Event{Kind: event.Sent, Time: now, RequestID: r.ID, Raw: req, Msg: rm})
 		for j := 1; j <= 4; j++ {
 			p := wire.Notification(wire.NotifyProgress, json.RawMessage(fmt.Sprintf(`{"progressToken":%s,"progress":%d,"total":4,"message":"step %d of 4"}`, r.ProgressToken.Raw(), j, j)))
 			pm, _ := wire.Decode(p)
-			tr.Apply(client.Event{Kind: client.EventReceived, Time: now, Raw: p, Msg: pm})
+			tr.Apply(event.Event{Kind: event.Received, Time: now, Raw: p, Msg: pm})
 		}
 		res := wire.ResultResponse(r.ID, json.RawMessage(`{"resultType":"complete","content":[{"type":"text","text":"slow finished 4 steps in 1s"}]}`))
 		resm, _ := wire.Decode(res)
-		resEv := client.Event{Kind: client.EventReceived, Time: now, RequestID: r.ID, Raw: res, Msg: resm}
+		resEv := event.Event{Kind: event.Received, Time: now, RequestID: r.ID, Raw: res, Msg: resm}
 		if i%2 == 0 {
 			tr.Apply(resEv)
 		} else {
 			tr.RequestCancel(r.ID, "user requested cancellation", CauseUser, now)
-			tr.Apply(client.Event{Kind: client.EventCancelSent, Time: now, RequestID: r.ID, Signal: client.SignalNotification})
+			tr.Apply(event.Event{Kind: event.CancelSent, Time: now, RequestID: r.ID, Signal: event.SignalNotification})
 			if i%4 == 1 {
 				tr.Apply(resEv) // a late response
 			}

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
 func TestHistoryEvictionKeepsActive(t *testing.T) {
-	h := newHarness(t, Config{HistoryLimit: 4}, client.EraLegacy, client.TransportStdio)
+	h := newHarness(t, Config{HistoryLimit: 4}, event.EraLegacy, event.TransportStdio)
 	listen := h.begin(0, wire.MethodSubscriptionsListen, "")
 	for i := 2; i <= 9; i++ {
 		h.begin(i, "tools/list", "")
@@ -54,7 +54,7 @@ func TestHistoryEvictionKeepsActive(t *testing.T) {
 
 func TestHistoryEvictsInBatches(t *testing.T) {
 	const limit = 64
-	h := newHarness(t, Config{HistoryLimit: limit}, client.EraLegacy, client.TransportStdio)
+	h := newHarness(t, Config{HistoryLimit: limit}, event.EraLegacy, event.TransportStdio)
 	active := map[wire.ID]bool{}
 	for i := 1; i <= 1000; i++ {
 		r := h.begin(i, "tools/list", "")
@@ -76,7 +76,7 @@ func TestHistoryEvictsInBatches(t *testing.T) {
 }
 
 func TestRawStore(t *testing.T) {
-	h := newHarness(t, Config{RawStoreBytes: 200}, client.EraLegacy, client.TransportStdio)
+	h := newHarness(t, Config{RawStoreBytes: 200}, event.EraLegacy, event.TransportStdio)
 	params := `{"name":"` + strings.Repeat("a", 40) + `"}`
 	r1 := h.tr.Begin(wire.MethodToolsCall, []byte(params), RequestOptions{}, ms(0))
 	got, ok := h.tr.RawRequest(r1.ID)
@@ -85,7 +85,7 @@ func TestRawStore(t *testing.T) {
 	expect(t, "target", r1.Target, strings.Repeat("a", 40))
 
 	sentRaw := wire.Request(r1.ID, r1.Method, []byte(params))
-	h.apply(event(t, client.EventSent, 1, string(sentRaw)))
+	h.apply(msgEvent(t, event.Sent, 1, string(sentRaw)))
 	got, _ = h.tr.RawRequest(r1.ID)
 	expect(t, "exact bytes sent", string(got), string(sentRaw))
 	expect(t, "sent time", r1.Sent, ms(1))
@@ -98,7 +98,7 @@ func TestRawStore(t *testing.T) {
 
 	// Another large request pushes the oldest bytes out first.
 	r2 := h.tr.Begin(wire.MethodToolsCall, []byte(params), RequestOptions{}, ms(3))
-	h.apply(event(t, client.EventSent, 3, string(wire.Request(r2.ID, r2.Method, []byte(params)))))
+	h.apply(msgEvent(t, event.Sent, 3, string(wire.Request(r2.ID, r2.Method, []byte(params)))))
 	if _, ok := h.tr.RawRequest(r1.ID); ok {
 		t.Error("oldest request bytes not evicted")
 	}
@@ -131,9 +131,9 @@ func TestRawStoreCompacts(t *testing.T) {
 }
 
 func TestLogRingWraps(t *testing.T) {
-	h := newHarness(t, Config{LogEntries: 3, LogEntryBytes: 16}, client.EraUnknown, client.TransportStdio)
+	h := newHarness(t, Config{LogEntries: 3, LogEntryBytes: 16}, event.EraUnknown, event.TransportStdio)
 	for i := range 5 {
-		h.apply(client.Event{Kind: client.EventNote, Time: ms(i), Text: fmt.Sprint("note ", i)})
+		h.apply(event.Event{Kind: event.Note, Time: ms(i), Text: fmt.Sprint("note ", i)})
 	}
 	l := h.tr.Log()
 	expect(t, "len", l.Len(), 3)
@@ -154,10 +154,10 @@ func TestLogRingWraps(t *testing.T) {
 }
 
 func TestLogEntries(t *testing.T) {
-	h := newStdio(t, client.EraModern)
+	h := newStdio(t, event.EraModern)
 	r := h.begin(0, "tools/call", tcall)
 	h.cancel(5, r, CauseUser)
-	h.cancelSent(6, r, client.SignalNotification)
+	h.cancelSent(6, r, event.SignalNotification)
 	h.recv(7, result(1, complete))
 	l := h.tr.Log()
 	// connected, sent, state cancel_requested, cancel sent, response,
@@ -171,7 +171,7 @@ func TestLogEntries(t *testing.T) {
 	expect(t, "settled", settled.State, StateCancelled)
 	expect(t, "sent dir", sent.Dir, DirOut)
 	expect(t, "sent id", sent.ID, r.ID)
-	expect(t, "cancel signal", cancel.Signal, client.SignalNotification)
+	expect(t, "cancel signal", cancel.Signal, event.SignalNotification)
 	expect(t, "cancel reason", cancel.Text, "user")
 	expect(t, "response method", resp.Method, "tools/call")
 	expect(t, "response kind", resp.MsgKind, wire.KindResult)
@@ -184,9 +184,9 @@ func TestLogEntries(t *testing.T) {
 }
 
 func TestStderrRing(t *testing.T) {
-	h := newHarness(t, Config{StderrLines: 2}, client.EraUnknown, client.TransportStdio)
+	h := newHarness(t, Config{StderrLines: 2}, event.EraUnknown, event.TransportStdio)
 	for i := range 3 {
-		h.apply(client.Event{Kind: client.EventStderr, Time: ms(i), Text: fmt.Sprint("line ", i)})
+		h.apply(event.Event{Kind: event.Stderr, Time: ms(i), Text: fmt.Sprint("line ", i)})
 	}
 	s := h.tr.Stderr()
 	expect(t, "len", s.Len(), 2)
@@ -197,7 +197,7 @@ func TestStderrRing(t *testing.T) {
 }
 
 func TestTimelineDecimation(t *testing.T) {
-	h := newStdio(t, client.EraModern)
+	h := newStdio(t, event.EraModern)
 	r := h.begin(0, "tools/call", "")
 	for i := 1; i <= 100; i++ {
 		h.recv(i, progress(1, float64(i)))

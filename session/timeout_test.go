@@ -1,10 +1,9 @@
 package session
 
 import (
+	"inflight/event"
 	"testing"
 	"time"
-
-	"inflight/client"
 )
 
 func TestRemaining(t *testing.T) {
@@ -59,7 +58,7 @@ func TestRemaining(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cc := cfg
 			cc.ResetOnProgress = c.reset
-			h := newHarness(t, cc, client.EraModern, client.TransportStdio)
+			h := newHarness(t, cc, event.EraModern, event.TransportStdio)
 			r := h.begin(0, "tools/call", "")
 			for i, at := range c.progress {
 				h.recv(at, progress(1, float64(i+1)))
@@ -110,7 +109,7 @@ func TestRequestOptions(t *testing.T) {
 }
 
 func TestNextDeadlinePicksNearest(t *testing.T) {
-	h := newHarness(t, Config{DefaultTimeout: 10 * time.Second}, client.EraModern, client.TransportStdio)
+	h := newHarness(t, Config{DefaultTimeout: 10 * time.Second}, event.EraModern, event.TransportStdio)
 	if _, ok := h.tr.NextDeadline(); ok {
 		t.Fatal("deadline with nothing in flight")
 	}
@@ -128,7 +127,7 @@ func TestNextDeadlinePicksNearest(t *testing.T) {
 }
 
 func TestExpireOrdersByAge(t *testing.T) {
-	h := newHarness(t, Config{DefaultTimeout: time.Second}, client.EraModern, client.TransportStdio)
+	h := newHarness(t, Config{DefaultTimeout: time.Second}, event.EraModern, event.TransportStdio)
 	for range 5 {
 		h.begin(0, "tools/call", "")
 	}
@@ -161,7 +160,7 @@ func TestAdjustTimeout(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, cfg, client.EraModern, client.TransportStdio)
+			h := newHarness(t, cfg, event.EraModern, event.TransportStdio)
 			r := h.begin(0, "tools/call", "")
 			ok, why := h.tr.AdjustTimeout(r.ID, c.delta, ms(c.at))
 			expect(t, "ok", ok, c.ok)
@@ -172,7 +171,7 @@ func TestAdjustTimeout(t *testing.T) {
 		})
 	}
 	t.Run("after progress counts from the last progress", func(t *testing.T) {
-		h := newHarness(t, cfg, client.EraModern, client.TransportStdio)
+		h := newHarness(t, cfg, event.EraModern, event.TransportStdio)
 		r := h.begin(0, "tools/call", "")
 		h.recv(4000, progress(1, 1))
 		ok, _ := h.tr.AdjustTimeout(r.ID, 10*time.Second, ms(5000))
@@ -180,7 +179,7 @@ func TestAdjustTimeout(t *testing.T) {
 		expect(t, "deadline", r.Timeout.Deadline, ms(24_000))
 	})
 	t.Run("refused when not running", func(t *testing.T) {
-		h := newHarness(t, cfg, client.EraModern, client.TransportStdio)
+		h := newHarness(t, cfg, event.EraModern, event.TransportStdio)
 		r := h.begin(0, "tools/call", "")
 		h.cancel(10, r, CauseUser)
 		if ok, why := h.tr.AdjustTimeout(r.ID, time.Second, ms(20)); ok || why == "" {

@@ -15,7 +15,7 @@
 // The caller drives it like this:
 //
 //	req := t.Begin(method, params, opts, now) // then the client sends req.ID, req.ProgressToken
-//	t.Apply(ev)                               // for every client.Event
+//	t.Apply(ev)                               // for every event.Event
 //	ok, why := t.RequestCancel(id, reason, session.CauseUser, now) // if ok, the client cancels id
 //	for _, x := range t.Expire(now) { … }     // the client cancels each expired x.ID
 //	next, ok := t.NextDeadline()              // schedule one tick to next
@@ -28,7 +28,7 @@ import (
 	"sort"
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -74,7 +74,7 @@ type Tracker struct {
 	active []*Request
 	counts Counts
 
-	conn        client.ConnInfo
+	conn        event.ConnInfo
 	connected   bool
 	connectedAt time.Time
 	closed      bool
@@ -348,13 +348,13 @@ func (t *Tracker) Counts() Counts { return t.counts }
 
 // Conn returns the connection details from the last EventConnected, and
 // whether there was one.
-func (t *Tracker) Conn() (client.ConnInfo, bool) { return t.conn, t.connected }
+func (t *Tracker) Conn() (event.ConnInfo, bool) { return t.conn, t.connected }
 
 // ConnectedAt is when the last EventConnected happened.
 func (t *Tracker) ConnectedAt() time.Time { return t.connectedAt }
 
 // Era is the protocol era of the connection (EraUnknown before it is known).
-func (t *Tracker) Era() client.Era { return t.conn.Era }
+func (t *Tracker) Era() event.Era { return t.conn.Era }
 
 // TransportClosed reports whether the transport went away, and why (nil
 // after a clean close).

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -113,7 +113,7 @@ func (l *ViolationLog) ForRequest(id wire.ID) []Violation {
 
 // violate records a violation caused by ev, attributes it to r when known,
 // and marks the event's log entry.
-func (t *Tracker) violate(code, detail string, r *Request, id wire.ID, ev *client.Event) {
+func (t *Tracker) violate(code, detail string, r *Request, id wire.ID, ev *event.Event) {
 	raw := ev.Raw
 	if len(raw) > violationRawBytes {
 		raw = raw[:violationRawBytes]

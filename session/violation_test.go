@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -12,31 +12,31 @@ func TestViolations(t *testing.T) {
 	updated := wire.NotifyResourceUpdated
 	cases := []struct {
 		name   string
-		era    client.Era
+		era    event.Era
 		script func(h *harness)
 		code   string // "" when the script must record none
 		req    int    // request the violation is attributed to (0: none)
 	}{
 		{
 			name:   "unknown response id",
-			era:    client.EraModern,
+			era:    event.EraModern,
 			script: func(h *harness) { h.recv(10, result(42, complete)) },
 			code:   ViolationUnknownResponseID,
 		},
 		{
 			name:   "string id that looks like an issued one",
-			era:    client.EraModern,
+			era:    event.EraModern,
 			script: func(h *harness) { h.recv(10, `{"jsonrpc":"2.0","id":"1","result":{}}`) },
 			code:   ViolationUnknownResponseID,
 		},
 		{
 			name:   "null-id error is not attributable and not a violation",
-			era:    client.EraModern,
+			era:    event.EraModern,
 			script: func(h *harness) { h.recv(10, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`) },
 		},
 		{
 			name: "duplicate response",
-			era:  client.EraLegacy,
+			era:  event.EraLegacy,
 			script: func(h *harness) {
 				h.recv(10, result(1, `{}`))
 				h.recv(11, rpcError(1, 1, "again"))
@@ -45,13 +45,13 @@ func TestViolations(t *testing.T) {
 		},
 		{
 			name:   "unknown progress token",
-			era:    client.EraModern,
+			era:    event.EraModern,
 			script: func(h *harness) { h.recv(10, progress(77, 1)) },
 			code:   ViolationUnknownProgressToken,
 		},
 		{
 			name: "string progress token",
-			era:  client.EraModern,
+			era:  event.EraModern,
 			script: func(h *harness) {
 				h.recv(10, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"1","progress":1}}`)
 			},
@@ -59,7 +59,7 @@ func TestViolations(t *testing.T) {
 		},
 		{
 			name: "progress not increasing",
-			era:  client.EraModern,
+			era:  event.EraModern,
 			script: func(h *harness) {
 				h.recv(10, progress(1, 50))
 				h.recv(20, progress(1, 50))
@@ -68,7 +68,7 @@ func TestViolations(t *testing.T) {
 		},
 		{
 			name: "progress after completion",
-			era:  client.EraLegacy,
+			era:  event.EraLegacy,
 			script: func(h *harness) {
 				h.recv(10, result(1, `{}`))
 				h.recv(20, progress(1, 50))
@@ -77,15 +77,15 @@ func TestViolations(t *testing.T) {
 		},
 		{
 			name: "progress after a local failure is late, not a violation",
-			era:  client.EraModern,
+			era:  event.EraModern,
 			script: func(h *harness) {
-				h.apply(client.Event{Kind: client.EventRequestFailed, Time: ms(10), RequestID: id(1)})
+				h.apply(event.Event{Kind: event.RequestFailed, Time: ms(10), RequestID: id(1)})
 				h.recv(20, progress(1, 50))
 			},
 		},
 		{
 			name: "progress after cancel is late, not a violation",
-			era:  client.EraModern,
+			era:  event.EraModern,
 			script: func(h *harness) {
 				h.cancel(5, h.tr.At(0), CauseUser)
 				h.recv(20, progress(1, 50))
@@ -93,42 +93,42 @@ func TestViolations(t *testing.T) {
 		},
 		{
 			name:   "modern server cancelling a normal request",
-			era:    client.EraModern,
+			era:    event.EraModern,
 			script: func(h *harness) { h.recv(10, serverCancel(1)) },
 			code:   ViolationServerCancelNotListen, req: 1,
 		},
 		{
 			name:   "modern server cancelling an unknown request",
-			era:    client.EraModern,
+			era:    event.EraModern,
 			script: func(h *harness) { h.recv(10, serverCancel(9)) },
 			code:   ViolationServerCancelNotListen,
 		},
 		{
 			name:   "legacy server cancelling (its own request)",
-			era:    client.EraLegacy,
+			era:    event.EraLegacy,
 			script: func(h *harness) { h.recv(10, serverCancel(1)) },
 		},
 		{
 			name:   "non-JSON line",
-			era:    client.EraLegacy,
+			era:    event.EraLegacy,
 			script: func(h *harness) { h.apply(malformed(10, "Server starting on port 8080")) },
 			code:   ViolationNonJSONLine,
 		},
 		{
 			name:   "malformed message",
-			era:    client.EraLegacy,
+			era:    event.EraLegacy,
 			script: func(h *harness) { h.apply(malformed(10, `{"jsonrpc":"1.0","id":1}`)) },
 			code:   ViolationMalformedMessage,
 		},
 		{
 			name:   "batch is malformed, not a non-JSON line",
-			era:    client.EraLegacy,
+			era:    event.EraLegacy,
 			script: func(h *harness) { h.apply(malformed(10, `[{"jsonrpc":"2.0"}]`)) },
 			code:   ViolationMalformedMessage,
 		},
 		{
 			name: "unreadable progress params",
-			era:  client.EraModern,
+			era:  event.EraModern,
 			script: func(h *harness) {
 				h.recv(10, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`)
 			},
@@ -136,25 +136,25 @@ func TestViolations(t *testing.T) {
 		},
 		{
 			name:   "missing resultType",
-			era:    client.EraModern,
+			era:    event.EraModern,
 			script: func(h *harness) { h.recv(10, result(1, `{"content":[]}`)) },
 			code:   ViolationMissingResultType, req: 1,
 		},
 		{
 			name:   "unknown resultType",
-			era:    client.EraModern,
+			era:    event.EraModern,
 			script: func(h *harness) { h.recv(10, result(1, `{"resultType":"partial"}`)) },
 			code:   ViolationUnknownResultType, req: 1,
 		},
 		{
 			name:   "unknown subscription",
-			era:    client.EraModern,
+			era:    event.EraModern,
 			script: func(h *harness) { h.recv(10, subNotification(updated, 5)) },
 			code:   ViolationUnknownSubscription,
 		},
 		{
 			name:   "subscription id naming a normal request",
-			era:    client.EraModern,
+			era:    event.EraModern,
 			script: func(h *harness) { h.recv(10, subNotification(updated, 1)) },
 			code:   ViolationUnknownSubscription,
 		},
@@ -162,13 +162,13 @@ func TestViolations(t *testing.T) {
 			// Its ID is the server's own: request 1 here is not the
 			// tracker's request 1.
 			name:   "server request in the modern era",
-			era:    client.EraModern,
+			era:    event.EraModern,
 			script: func(h *harness) { h.recv(10, `{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{}}`) },
 			code:   ViolationServerRequestModern,
 		},
 		{
 			name: "a modern request refused for the version it was sent under",
-			era:  client.EraModern,
+			era:  event.EraModern,
 			script: func(h *harness) {
 				h.recv(10, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-11-25"],"requested":"x"}}}`)
 			},
@@ -176,17 +176,17 @@ func TestViolations(t *testing.T) {
 		},
 		{
 			name:   "a legacy server's -32022 is just an error",
-			era:    client.EraLegacy,
+			era:    event.EraLegacy,
 			script: func(h *harness) { h.recv(10, rpcError(1, wire.CodeUnsupportedProtocolVersion, "no")) },
 		},
 		{
 			name:   "server request in the legacy era is allowed",
-			era:    client.EraLegacy,
+			era:    event.EraLegacy,
 			script: func(h *harness) { h.recv(10, `{"jsonrpc":"2.0","id":"s1","method":"ping"}`) },
 		},
 		{
 			name: "notification without subscription id is only logged",
-			era:  client.EraModern,
+			era:  event.EraModern,
 			script: func(h *harness) {
 				h.recv(10, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`)
 			},
@@ -238,7 +238,7 @@ func TestViolations(t *testing.T) {
 }
 
 func TestViolationLogBounded(t *testing.T) {
-	h := newHarness(t, Config{Violations: 3}, client.EraModern, client.TransportStdio)
+	h := newHarness(t, Config{Violations: 3}, event.EraModern, event.TransportStdio)
 	big := "x" + strings.Repeat("y", 10_000)
 	for i := range 5 {
 		h.apply(malformed(i, big))
@@ -255,7 +255,7 @@ func TestViolationLogBounded(t *testing.T) {
 // A -32022 after negotiation fails the request (there is no other modern
 // version to retry with) and says what the server now lists.
 func TestVersionRejectedFailsAndExplains(t *testing.T) {
-	h := newStdio(t, client.EraModern)
+	h := newStdio(t, event.EraModern)
 	h.begin(0, "tools/call", `{"name":"slow"}`)
 	h.recv(10, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-11-25","2025-06-18"]}}}`)
 	r := h.tr.At(0)

@@ -28,7 +28,7 @@ const (
 )
 
 // Event names of lines without a message. Most are the client's event
-// kinds (client.EventKind.String()); the last ones are the tracker's.
+// kinds (event.Kind.String()); the last ones are the tracker's.
 const (
 	EventMalformed       = "malformed"
 	EventCancelSent      = "cancel_sent"

@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/wire"
@@ -23,20 +23,20 @@ var t0 = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
-func received(ms int, raw string, owner wire.ID) client.Event {
+func received(ms int, raw string, owner wire.ID) event.Event {
 	m, err := wire.Decode([]byte(raw))
 	if err != nil {
 		panic(err)
 	}
-	return client.Event{Kind: client.EventReceived, Time: at(ms), Raw: []byte(raw), Msg: m, RequestID: owner}
+	return event.Event{Kind: event.Received, Time: at(ms), Raw: []byte(raw), Msg: m, RequestID: owner}
 }
 
-func sent(ms int, raw string, internal bool) client.Event {
+func sent(ms int, raw string, internal bool) event.Event {
 	m, err := wire.Decode([]byte(raw))
 	if err != nil {
 		panic(err)
 	}
-	ev := client.Event{Kind: client.EventSent, Time: at(ms), Raw: []byte(raw), Msg: m, Internal: internal}
+	ev := event.Event{Kind: event.Sent, Time: at(ms), Raw: []byte(raw), Msg: m, Internal: internal}
 	if m.Kind == wire.KindRequest {
 		ev.RequestID = m.ID
 	}
@@ -60,11 +60,11 @@ func decodeLines(t *testing.T, data []byte) []map[string]any {
 
 func TestFromEvent(t *testing.T) {
 	one := wire.IntID(1)
-	info := &client.ConnInfo{Transport: client.TransportHTTP, Era: client.EraLegacy, ProtocolVersion: "2025-11-25",
+	info := &event.ConnInfo{Transport: event.TransportHTTP, Era: event.EraLegacy, ProtocolVersion: "2025-11-25",
 		ServerName: "demo", ServerVersion: "1.0", SessionID: "s-1"}
 	cases := []struct {
 		name string
-		ev   client.Event
+		ev   event.Event
 		want string // the record as JSON
 	}{
 		{"request", sent(1, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`, false),
@@ -77,23 +77,23 @@ func TestFromEvent(t *testing.T) {
 			`{"ms":4,"dir":"in","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}`},
 		{"multi-line SSE data is compacted", received(5, "{\"jsonrpc\":\"2.0\",\n\"id\":1,\n\"result\":{}}", one),
 			`{"ms":5,"dir":"in","id":1,"msg":{"jsonrpc":"2.0","id":1,"result":{}},"compacted":true}`},
-		{"malformed", client.Event{Kind: client.EventMalformed, Time: at(6), Raw: []byte("hello"), Err: errors.New("not JSON")},
+		{"malformed", event.Event{Kind: event.Malformed, Time: at(6), Raw: []byte("hello"), Err: errors.New("not JSON")},
 			`{"ms":6,"dir":"in","event":"malformed","raw":"hello","error":"not JSON"}`},
-		{"cancel sent", client.Event{Kind: client.EventCancelSent, Time: at(7), RequestID: one, Signal: client.SignalStreamClosed, Reason: "user"},
+		{"cancel sent", event.Event{Kind: event.CancelSent, Time: at(7), RequestID: one, Signal: event.SignalStreamClosed, Reason: "user"},
 			`{"ms":7,"dir":"out","id":1,"event":"cancel_sent","signal":"stream_closed","reason":"user"}`},
-		{"stream opened", client.Event{Kind: client.EventStreamOpened, Time: at(8), RequestID: one, Status: 200, ContentType: "text/event-stream"},
+		{"stream opened", event.Event{Kind: event.StreamOpened, Time: at(8), RequestID: one, Status: 200, ContentType: "text/event-stream"},
 			`{"ms":8,"dir":"local","id":1,"event":"stream_opened","status":200,"contentType":"text/event-stream"}`},
-		{"stream closed", client.Event{Kind: client.EventStreamClosed, Time: at(9), RequestID: one, ByClient: true},
+		{"stream closed", event.Event{Kind: event.StreamClosed, Time: at(9), RequestID: one, ByClient: true},
 			`{"ms":9,"dir":"local","id":1,"event":"stream_closed","byClient":true}`},
-		{"stderr", client.Event{Kind: client.EventStderr, Time: at(10), Text: "log line", Truncated: 1},
+		{"stderr", event.Event{Kind: event.Stderr, Time: at(10), Text: "log line", Truncated: 1},
 			`{"ms":10,"dir":"in","event":"stderr","text":"log line"}`},
-		{"request failed", client.Event{Kind: client.EventRequestFailed, Time: at(11), RequestID: one, Err: errors.New("HTTP 500"), LostConnection: true},
+		{"request failed", event.Event{Kind: event.RequestFailed, Time: at(11), RequestID: one, Err: errors.New("HTTP 500"), LostConnection: true},
 			`{"ms":11,"dir":"local","id":1,"event":"request_failed","lost":true,"error":"HTTP 500"}`},
-		{"connected", client.Event{Kind: client.EventConnected, Time: at(12), Info: info},
+		{"connected", event.Event{Kind: event.Connected, Time: at(12), Info: info},
 			`{"ms":12,"dir":"local","event":"connected","transport":"http","era":"legacy","protocolVersion":"2025-11-25","server":"demo 1.0","sessionId":"s-1"}`},
-		{"http status of a probe is internal", client.Event{Kind: client.EventHTTPStatus, Time: at(13), RequestID: wire.StringID("inflight-1"), Status: 400, Text: "400 Bad Request"},
+		{"http status of a probe is internal", event.Event{Kind: event.HTTPStatus, Time: at(13), RequestID: wire.StringID("inflight-1"), Status: 400, Text: "400 Bad Request"},
 			`{"ms":13,"dir":"local","id":"inflight-1","event":"http_status","internal":true,"text":"400 Bad Request","status":400}`},
-		{"transport closed", client.Event{Kind: client.EventTransportClosed, Time: at(14), Err: errors.New("exit 1")},
+		{"transport closed", event.Event{Kind: event.TransportClosed, Time: at(14), Err: errors.New("exit 1")},
 			`{"ms":14,"dir":"local","event":"transport_closed","error":"exit 1"}`},
 	}
 	for _, tc := range cases {
@@ -138,9 +138,9 @@ func TestRedaction(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf, t0, red)
 	w.Event(received(1, `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"bad token tok-SECRET-123"}}`, wire.IntID(1)))
-	w.Event(client.Event{Kind: client.EventStderr, Time: at(2), Text: "auth header Bearer tok-SECRET-123"})
-	w.Event(client.Event{Kind: client.EventRequestFailed, Time: at(3), RequestID: wire.IntID(2), Err: errors.New("HTTP 401: key k3y-value refused")})
-	w.Event(client.Event{Kind: client.EventMalformed, Time: at(4), Raw: []byte("k3y-value{")})
+	w.Event(event.Event{Kind: event.Stderr, Time: at(2), Text: "auth header Bearer tok-SECRET-123"})
+	w.Event(event.Event{Kind: event.RequestFailed, Time: at(3), RequestID: wire.IntID(2), Err: errors.New("HTTP 401: key k3y-value refused")})
+	w.Event(event.Event{Kind: event.Malformed, Time: at(4), Raw: []byte("k3y-value{")})
 	// A secret outside any JSON string: the message is kept as raw text.
 	w.Event(received(5, `{"jsonrpc":"2.0","id":3,"result":{"n":123456789}}`, wire.IntID(3)))
 	w.Flush()
@@ -194,14 +194,14 @@ func TestStateAndViolation(t *testing.T) {
 // session; it reads back as the same events.
 func TestWriteLogRoundTrip(t *testing.T) {
 	tr := session.NewTracker(session.Config{LogEntryBytes: 200})
-	tr.Apply(client.Event{Kind: client.EventConnected, Time: at(1), Info: &client.ConnInfo{Transport: client.TransportStdio, Era: client.EraModern, ProtocolVersion: wire.VersionModern}})
+	tr.Apply(event.Event{Kind: event.Connected, Time: at(1), Info: &event.ConnInfo{Transport: event.TransportStdio, Era: event.EraModern, ProtocolVersion: wire.VersionModern}})
 	r := tr.Begin("tools/call", json.RawMessage(`{"name":"slow"}`), session.RequestOptions{}, at(2))
 	tr.Apply(sent(2, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}`, false))
 	tr.Apply(received(3, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`, wire.ID{}))
 	tr.Apply(received(4, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`, wire.ID{}))
 	tr.RequestCancel(r.ID, "user", session.CauseUser, at(5))
 	tr.Apply(sent(5, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}`, true))
-	tr.Apply(client.Event{Kind: client.EventCancelSent, Time: at(5), RequestID: r.ID, Signal: client.SignalNotification, Reason: "user"})
+	tr.Apply(event.Event{Kind: event.CancelSent, Time: at(5), RequestID: r.ID, Signal: event.SignalNotification, Reason: "user"})
 	big := `{"jsonrpc":"2.0","id":1,"result":{"text":"` + strings.Repeat("x", 300) + `"}}`
 	tr.Apply(received(6, big, wire.IntID(1)))
 
@@ -290,8 +290,8 @@ func FuzzReadAll(f *testing.F) {
 // whole story when it is not.
 func TestWriteEntriesNotesDropped(t *testing.T) {
 	entries := []session.LogEntry{
-		{Time: at(10), Dir: session.DirIn, Kind: client.EventStderr, Text: "hello"},
-		{Time: at(12), Dir: session.DirIn, Kind: client.EventStderr, Text: "again"},
+		{Time: at(10), Dir: session.DirIn, Kind: event.Stderr, Text: "hello"},
+		{Time: at(12), Dir: session.DirIn, Kind: event.Stderr, Text: "again"},
 	}
 	var buf bytes.Buffer
 	if err := WriteEntries(&buf, entries, 7, t0, nil); err != nil {

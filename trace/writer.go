@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/wire"
@@ -91,7 +91,7 @@ func (w *Writer) Flush() error {
 }
 
 // Event writes one client event.
-func (w *Writer) Event(ev client.Event) error {
+func (w *Writer) Event(ev event.Event) error {
 	return w.Write(FromEvent(ev, w.Since(ev.Time)))
 }
 
@@ -125,14 +125,14 @@ func (w *Writer) Violation(v session.Violation) error {
 }
 
 // FromEvent converts a client event to a record at ms.
-func FromEvent(ev client.Event, ms float64) Record {
+func FromEvent(ev event.Event, ms float64) Record {
 	rec := Record{MS: ms, Dir: direction(ev.Kind), Internal: ev.Internal || isClientID(ev.RequestID), Truncated: ev.Truncated}
 	if !ev.RequestID.IsZero() {
 		id := ev.RequestID
 		rec.ID = &id
 	}
 	switch ev.Kind {
-	case client.EventSent, client.EventReceived:
+	case event.Sent, event.Received:
 		setMessage(&rec, ev.Raw, ev.Kind.String())
 		if m, ok := rec.Message(); ok {
 			userCancel(&rec, m)
@@ -146,20 +146,20 @@ func FromEvent(ev client.Event, ms float64) Record {
 			}
 		}
 		return rec
-	case client.EventMalformed:
+	case event.Malformed:
 		rec.Event = EventMalformed
 		rec.Raw = string(ev.Raw)
-	case client.EventCancelSent:
+	case event.CancelSent:
 		rec.Event = EventCancelSent
 		rec.Signal = ev.Signal.String()
 		rec.Reason = ev.Reason
-	case client.EventStreamClosed:
+	case event.StreamClosed:
 		rec.Event = EventStreamClosed
 		rec.ByClient = ev.ByClient
-	case client.EventRequestFailed:
+	case event.RequestFailed:
 		rec.Event = EventRequestFailed
 		rec.Lost = ev.LostConnection
-	case client.EventConnected:
+	case event.Connected:
 		rec.Event = EventConnected
 		if in := ev.Info; in != nil {
 			rec.Transport = in.Transport.String()
@@ -171,7 +171,7 @@ func FromEvent(ev client.Event, ms float64) Record {
 	default:
 		rec.Event = ev.Kind.String()
 	}
-	if ev.Kind == client.EventStderr && len(ev.Text) < client.MaxRawKept {
+	if ev.Kind == event.Stderr && len(ev.Text) < event.MaxRawKept {
 		// The client counts a line's terminator as dropped bytes; only a
 		// line cut at MaxRawKept really lost any.
 		rec.Truncated = 0
@@ -231,11 +231,11 @@ func setMessage(rec *Record, raw []byte, event string) {
 
 // direction says which way an event's bytes went; it matches the protocol
 // log's (session.Direction).
-func direction(k client.EventKind) string {
+func direction(k event.Kind) string {
 	switch k {
-	case client.EventSent, client.EventCancelSent:
+	case event.Sent, event.CancelSent:
 		return DirOut
-	case client.EventReceived, client.EventMalformed, client.EventStderr:
+	case event.Received, event.Malformed, event.Stderr:
 		return DirIn
 	}
 	return DirLocal
@@ -319,13 +319,13 @@ func FromLogEntry(e session.LogEntry, ms float64) Record {
 		return rec
 	}
 	switch e.Kind {
-	case client.EventStreamClosed:
+	case event.StreamClosed:
 		rec.Event = EventStreamClosed
 		rec.ByClient = e.ByClient
 		rec.Text = e.Text
 		rec.Status = e.Status
 		return rec
-	case client.EventConnected:
+	case event.Connected:
 		rec.Event = EventConnected
 		if in := e.Info; in != nil {
 			rec.Transport = in.Transport.String()
@@ -335,7 +335,7 @@ func FromLogEntry(e session.LogEntry, ms float64) Record {
 			rec.SessionID = in.SessionID
 		}
 		return rec
-	case client.EventSent, client.EventReceived:
+	case event.Sent, event.Received:
 		if e.Truncated > 0 {
 			rec.Event = e.Kind.String()
 			rec.Raw = string(e.Raw)
@@ -353,17 +353,17 @@ func FromLogEntry(e session.LogEntry, ms float64) Record {
 			}
 		}
 		return rec
-	case client.EventMalformed:
+	case event.Malformed:
 		rec.Event = EventMalformed
 		rec.Raw = string(e.Raw)
 		rec.Error = e.Text
 		return rec
-	case client.EventCancelSent:
+	case event.CancelSent:
 		rec.Event = EventCancelSent
 		rec.Signal = e.Signal.String()
 		rec.Reason = e.Text
 		return rec
-	case client.EventRequestFailed, client.EventTransportClosed:
+	case event.RequestFailed, event.TransportClosed:
 		rec.Event = e.Kind.String()
 		rec.Error = e.Text
 		rec.Status = e.Status

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -17,17 +17,17 @@ func benchModel(b *testing.B, n int) *harness {
 	h := newHarness(b, 140, 40)
 	h.m.tracker = session.NewTracker(session.Config{HistoryLimit: n + 100})
 	info := h.fake.info
-	h.m.tracker.Apply(client.Event{Kind: client.EventConnected, Time: h.now, Info: &info})
+	h.m.tracker.Apply(event.Event{Kind: event.Connected, Time: h.now, Info: &info})
 	for i := 0; i < n; i++ {
 		r := h.m.tracker.Begin(wire.MethodToolsCall, json.RawMessage(`{"name":"slow","arguments":{}}`), session.RequestOptions{}, h.now)
 		params, _ := json.Marshal(map[string]any{"progressToken": r.ProgressToken, "progress": 3, "total": 10, "message": "step 3 of 10"})
 		raw := wire.Notification(wire.NotifyProgress, params)
 		msg, _ := wire.Decode(raw)
-		h.m.tracker.Apply(client.Event{Kind: client.EventReceived, Time: h.now, Raw: raw, Msg: msg})
+		h.m.tracker.Apply(event.Event{Kind: event.Received, Time: h.now, Raw: raw, Msg: msg})
 		if i < n-50 {
 			res := wire.ResultResponse(r.ID, json.RawMessage(`{"resultType":"complete","content":[{"type":"text","text":"ok"}]}`))
 			rm, _ := wire.Decode(res)
-			h.m.tracker.Apply(client.Event{Kind: client.EventReceived, Time: h.now, RequestID: r.ID, Raw: res, Msg: rm})
+			h.m.tracker.Apply(event.Event{Kind: event.Received, Time: h.now, RequestID: r.ID, Raw: res, Msg: rm})
 		}
 	}
 	h.m.afterChange()
@@ -55,12 +55,12 @@ func BenchmarkView(b *testing.B) {
 func BenchmarkUpdateProgressBatch(b *testing.B) {
 	h := benchModel(b, 100)
 	r := h.m.tracker.At(h.m.tracker.Len() - 1)
-	evs := make([]client.Event, maxBatch)
+	evs := make([]event.Event, maxBatch)
 	for i := range evs {
 		params, _ := json.Marshal(map[string]any{"progressToken": r.ProgressToken, "progress": i + 4, "message": "flood"})
 		raw := wire.Notification(wire.NotifyProgress, params)
 		msg, _ := wire.Decode(raw)
-		evs[i] = client.Event{Kind: client.EventReceived, Time: h.now, Raw: raw, Msg: msg}
+		evs[i] = event.Event{Kind: event.Received, Time: h.now, Raw: raw, Msg: msg}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

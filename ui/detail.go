@@ -11,7 +11,7 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/wire"
@@ -166,7 +166,7 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	s := fmt.Sprintf("cancel (%s) at %s · %s", c.Cause, fmtAgo(c.At.Sub(startOf(r))), sig)
 	if c.Reason != "" {
 		s += fmt.Sprintf(" · reason %q", m.line(c.Reason))
-		if c.Signal == client.SignalStreamClosed {
+		if c.Signal == event.SignalStreamClosed {
 			s += " (not sent: a closed stream carries none)"
 		}
 	}

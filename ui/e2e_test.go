@@ -15,6 +15,7 @@ import (
 
 	"inflight/client"
 	"inflight/demo"
+	"inflight/event"
 	"inflight/session"
 )
 
@@ -203,7 +204,7 @@ func TestEndToEndCancelOnTheDemoServer(t *testing.T) {
 	if stubborn == nil || stubborn.State != session.StateCancelled || !stubborn.Late.Response {
 		t.Fatalf("stubborn ended as %+v; want cancelled with a late response", stubborn)
 	}
-	if slow.Cancel.Signal != client.SignalNotification {
+	if slow.Cancel.Signal != event.SignalNotification {
 		t.Fatalf("slow's cancel signal over stdio = %s", slow.Cancel.Signal)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 )
 
@@ -85,11 +85,11 @@ func spinnerAt(now time.Time) string {
 }
 
 // signalText is how a cancel signal reads on a row.
-func signalText(sig client.CancelSignal) string {
+func signalText(sig event.CancelSignal) string {
 	switch sig {
-	case client.SignalNotification:
+	case event.SignalNotification:
 		return "notifications/cancelled sent"
-	case client.SignalStreamClosed:
+	case event.SignalStreamClosed:
 		return "stream closed"
 	}
 	return "sending cancel…"

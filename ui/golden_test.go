@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -19,13 +19,13 @@ func (h *harness) sendTool(name string) int64 {
 	id, _ := r.ID.Int()
 	raw := wire.Request(r.ID, wire.MethodToolsCall, json.RawMessage(fmt.Sprintf(`{"name":%q,"arguments":{}}`, name)))
 	msg, _ := wire.Decode(raw)
-	h.events(client.Event{Kind: client.EventSent, RequestID: r.ID, Raw: raw, Msg: msg})
+	h.events(event.Event{Kind: event.Sent, RequestID: r.ID, Raw: raw, Msg: msg})
 	return id
 }
 
 func (h *harness) stderr(lines ...string) {
 	for _, l := range lines {
-		h.events(client.Event{Kind: client.EventStderr, Text: l})
+		h.events(event.Event{Kind: event.Stderr, Text: l})
 	}
 }
 
@@ -43,7 +43,7 @@ func everyState(t *testing.T, w, hgt int) *harness {
 	h.progress(late, 1, 10, "step 1 of 10")
 	h.advance(500 * time.Millisecond)
 	h.run(h.m.cancel(wire.IntID(late), "user requested cancellation", 1))
-	h.cancelSent(late, client.SignalNotification)
+	h.cancelSent(late, event.SignalNotification)
 	h.advance(time.Second)
 	h.progress(late, 2, 10, "step 2 of 10")
 	h.advance(1300 * time.Millisecond)
@@ -52,7 +52,7 @@ func everyState(t *testing.T, w, hgt int) *harness {
 	rpcErr := h.sendTool("fail")
 	raw := wire.ErrorResponse(wire.IntID(rpcErr), -32603, "the demo tool failed on purpose")
 	msg, _ := wire.Decode(raw)
-	h.events(client.Event{Kind: client.EventReceived, RequestID: wire.IntID(rpcErr), Raw: raw, Msg: msg})
+	h.events(event.Event{Kind: event.Received, RequestID: wire.IntID(rpcErr), Raw: raw, Msg: msg})
 
 	toolErr := h.sendTool("fail")
 	h.answer(toolErr, `{"resultType":"complete","isError":true,"content":[{"type":"text","text":"failed on purpose"}]}`)
@@ -64,16 +64,16 @@ func everyState(t *testing.T, w, hgt int) *harness {
 	am, _ := wire.Decode(ack)
 	upd := wire.Notification(wire.NotifyResourceUpdated, json.RawMessage(fmt.Sprintf(`{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},"uri":"demo://clock"}`, lid)))
 	um, _ := wire.Decode(upd)
-	h.events(client.Event{Kind: client.EventReceived, Raw: ack, Msg: am}, client.Event{Kind: client.EventReceived, Raw: upd, Msg: um})
+	h.events(event.Event{Kind: event.Received, Raw: ack, Msg: am}, event.Event{Kind: event.Received, Raw: upd, Msg: um})
 
 	timedOut := h.sendTool("silent")
 	h.run(h.m.cancel(wire.IntID(timedOut), "timeout", 2))
-	h.cancelSent(timedOut, client.SignalNotification)
+	h.cancelSent(timedOut, event.SignalNotification)
 
 	cancelling := h.sendTool("slow")
 	h.progress(cancelling, 4, 10, "step 4 of 10")
 	h.run(h.m.cancel(wire.IntID(cancelling), "user requested cancellation", 1))
-	h.cancelSent(cancelling, client.SignalStreamClosed)
+	h.cancelSent(cancelling, event.SignalStreamClosed)
 
 	h.sendTool("silent")
 	running := h.sendTool("slow")
@@ -148,7 +148,7 @@ func TestGoldenViews(t *testing.T) {
 		})
 		t.Run("connection-lost-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
-			h.events(client.Event{Kind: client.EventTransportClosed, Err: errors.New("the server exited: exit status 2")})
+			h.events(event.Event{Kind: event.TransportClosed, Err: errors.New("the server exited: exit status 2")})
 			h.golden("connection-lost-" + suffix)
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -37,27 +38,27 @@ func TestMain(m *testing.M) {
 // the tests check by looking at the calls before and after running them.
 type fakeClient struct {
 	mu        sync.Mutex
-	events    chan client.Event
+	events    chan event.Event
 	sent      []client.Request
 	cancels   []wire.ID
 	reasons   []string
-	signal    client.CancelSignal
+	signal    event.CancelSignal
 	cancelErr error
 	sendErr   error
 	connected int
 	closed    bool
-	info      client.ConnInfo
+	info      event.ConnInfo
 }
 
 func newFake() *fakeClient {
 	return &fakeClient{
-		events: make(chan client.Event, 16),
-		signal: client.SignalNotification,
-		info:   client.ConnInfo{Transport: client.TransportStdio, Era: client.EraModern, ProtocolVersion: wire.VersionModern, ServerName: "fake", ServerVersion: "1.0"},
+		events: make(chan event.Event, 16),
+		signal: event.SignalNotification,
+		info:   event.ConnInfo{Transport: event.TransportStdio, Era: event.EraModern, ProtocolVersion: wire.VersionModern, ServerName: "fake", ServerVersion: "1.0"},
 	}
 }
 
-func (f *fakeClient) Connect(context.Context) (client.ConnInfo, error) {
+func (f *fakeClient) Connect(context.Context) (event.ConnInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.connected++
@@ -71,7 +72,7 @@ func (f *fakeClient) Send(_ context.Context, r client.Request) error {
 	return f.sendErr
 }
 
-func (f *fakeClient) Cancel(id wire.ID, reason string) (client.CancelSignal, error) {
+func (f *fakeClient) Cancel(id wire.ID, reason string) (event.CancelSignal, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cancels = append(f.cancels, id)
@@ -79,7 +80,7 @@ func (f *fakeClient) Cancel(id wire.ID, reason string) (client.CancelSignal, err
 	return f.signal, f.cancelErr
 }
 
-func (f *fakeClient) Events() <-chan client.Event { return f.events }
+func (f *fakeClient) Events() <-chan event.Event { return f.events }
 
 func (f *fakeClient) Close() error {
 	f.mu.Lock()
@@ -124,7 +125,7 @@ func newHarness(t testing.TB, w, h int) *harness {
 		hs.ticks = append(hs.ticks, d)
 		return nil
 	}
-	m.wait = func(<-chan client.Event, int) tea.Cmd { return nil }
+	m.wait = func(<-chan event.Event, int) tea.Cmd { return nil }
 	hs.m = m
 	hs.run(m.Init())
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
@@ -202,7 +203,7 @@ func (h *harness) typeText(s string) {
 }
 
 // events delivers client events as one batch, as the pump would.
-func (h *harness) events(evs ...client.Event) {
+func (h *harness) events(evs ...event.Event) {
 	h.t.Helper()
 	for i := range evs {
 		if evs[i].Time.IsZero() {
@@ -224,7 +225,7 @@ func (h *harness) advance(d time.Duration) {
 func (h *harness) connect() {
 	h.t.Helper()
 	info := h.fake.info
-	h.events(client.Event{Kind: client.EventConnected, Info: &info})
+	h.events(event.Event{Kind: event.Connected, Info: &info})
 	// tools/list was sent on connecting; answer it with the demo's tools.
 	h.answer(1, `{"resultType":"complete","tools":[{"name":"slow","description":"A slow tool.","inputSchema":{"type":"object","properties":{"seconds":{"type":"number","default":10,"description":"How long."},"steps":{"type":"integer","default":10}}}},{"name":"stubborn","description":"Ignores cancellation.","inputSchema":{"type":"object"}}]}`)
 }
@@ -240,7 +241,7 @@ func (h *harness) sentEvent(id int64) {
 	}
 	raw := wire.Request(wire.IntID(id), "tools/call", params)
 	msg, _ := wire.Decode(raw)
-	h.events(client.Event{Kind: client.EventSent, RequestID: wire.IntID(id), Raw: raw, Msg: msg})
+	h.events(event.Event{Kind: event.Sent, RequestID: wire.IntID(id), Raw: raw, Msg: msg})
 }
 
 func (h *harness) answer(id int64, result string) {
@@ -250,7 +251,7 @@ func (h *harness) answer(id int64, result string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	h.events(client.Event{Kind: client.EventReceived, RequestID: wire.IntID(id), Raw: raw, Msg: msg})
+	h.events(event.Event{Kind: event.Received, RequestID: wire.IntID(id), Raw: raw, Msg: msg})
 }
 
 func (h *harness) progress(id int64, v, total float64, message string) {
@@ -259,12 +260,12 @@ func (h *harness) progress(id int64, v, total float64, message string) {
 	raw := wire.Notification(wire.NotifyProgress, params)
 	msg, _ := wire.Decode(raw)
 	p, _ := wire.DecodeProgress(msg.Params) // the client decodes it
-	h.events(client.Event{Kind: client.EventReceived, Raw: raw, Msg: msg, Progress: &p})
+	h.events(event.Event{Kind: event.Received, Raw: raw, Msg: msg, Progress: &p})
 }
 
-func (h *harness) cancelSent(id int64, sig client.CancelSignal) {
+func (h *harness) cancelSent(id int64, sig event.CancelSignal) {
 	h.t.Helper()
-	h.events(client.Event{Kind: client.EventCancelSent, RequestID: wire.IntID(id), Signal: sig, Reason: "user requested cancellation"})
+	h.events(event.Event{Kind: event.CancelSent, RequestID: wire.IntID(id), Signal: sig, Reason: "user requested cancellation"})
 }
 
 func (h *harness) request(id int64) *session.Request {
@@ -314,8 +315,8 @@ func (h *harness) golden(name string) {
 
 func sessionDefaults() session.RequestOptions { return session.RequestOptions{} }
 
-func clientConnected(info *client.ConnInfo) client.Event {
-	return client.Event{Kind: client.EventConnected, Info: info}
+func clientConnected(info *event.ConnInfo) event.Event {
+	return event.Event{Kind: event.Connected, Info: info}
 }
 
 func tea2size(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }

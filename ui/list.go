@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -355,7 +355,7 @@ func (m *Model) outcome(r *session.Request) string {
 			parts = append(parts, st.Error.Render("the cancel could not be sent: "+m.line(r.Cancel.Failed)))
 		} else if len(parts) == 0 && r.Cancel != nil {
 			text := signalText(r.Cancel.Signal) + "; nothing more came"
-			if r.Cancel.Signal == client.SignalStreamClosed {
+			if r.Cancel.Signal == event.SignalStreamClosed {
 				// A closed stream can carry nothing more: the cancel is final.
 				text = "stream closed; nothing more can come"
 			}

@@ -13,7 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"inflight/client"
+	"inflight/event"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -407,7 +407,7 @@ func describeEntry(e session.LogEntry) (what, msg string) {
 	}
 	what, msg = e.Method, e.Text
 	switch e.Kind {
-	case client.EventSent, client.EventReceived:
+	case event.Sent, event.Received:
 		switch e.MsgKind {
 		case wire.KindResult, wire.KindError:
 			what = e.MsgKind.String() + " " + e.Method
@@ -419,12 +419,12 @@ func describeEntry(e session.LogEntry) (what, msg string) {
 			what = fmt.Sprintf("progress ×%d", e.Coalesced+1)
 			msg = fmt.Sprintf("merged, until %s; latest: %s", e.LastTime.Format("15:04:05.000"), msg)
 		}
-	case client.EventMalformed:
+	case event.Malformed:
 		// Why it was rejected first: the raw bytes are often just noise.
 		what, msg = "malformed", e.Text+" · "+string(e.Raw)
-	case client.EventCancelSent:
+	case event.CancelSent:
 		what = "cancel: " + signalText(e.Signal)
-	case client.EventStreamClosed:
+	case event.StreamClosed:
 		what = "stream closed"
 		if e.ByClient {
 			what += " by inflight"

@@ -24,6 +24,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/termsafe"
@@ -33,10 +34,10 @@ import (
 // Client is what the UI needs of a connection. *client.Client implements
 // it; tests use fakes.
 type Client interface {
-	Connect(ctx context.Context) (client.ConnInfo, error)
+	Connect(ctx context.Context) (event.ConnInfo, error)
 	Send(ctx context.Context, r client.Request) error
-	Cancel(id wire.ID, reason string) (client.CancelSignal, error)
-	Events() <-chan client.Event
+	Cancel(id wire.ID, reason string) (event.CancelSignal, error)
+	Events() <-chan event.Event
 	Close() error
 }
 
@@ -159,7 +160,7 @@ type Model struct {
 	// tick and wait make the clock and the event pump; tests replace them
 	// so that no command sleeps or blocks.
 	tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
-	wait func(ch <-chan client.Event, gen int) tea.Cmd
+	wait func(ch <-chan event.Event, gen int) tea.Cmd
 	// stop is closed when the program ends, so that no pending tick keeps a
 	// goroutine and a timer alive after it.
 	stop     chan struct{}
@@ -228,12 +229,12 @@ type (
 	// eventsMsg carries a batch of client events drained from the channel.
 	eventsMsg struct {
 		gen    int
-		events []client.Event
+		events []event.Event
 		closed bool
 	}
 	connectedMsg struct {
 		gen  int
-		info client.ConnInfo
+		info event.ConnInfo
 		err  error
 	}
 	tickMsg struct {
@@ -247,7 +248,7 @@ type (
 	cancelDoneMsg struct {
 		gen    int
 		id     wire.ID
-		signal client.CancelSignal
+		signal event.CancelSignal
 		err    error
 		// quiet: one of several cancels (X, quitting), whose status line
 		// already says what happens; only a failure speaks.
@@ -353,7 +354,7 @@ func connectCmd(c Client, gen int) tea.Cmd {
 
 // waitEvents blocks for the next event, then drains what else is ready
 // (up to maxBatch) so that one Update applies a whole burst.
-func waitEvents(ch <-chan client.Event, gen int) tea.Cmd {
+func waitEvents(ch <-chan event.Event, gen int) tea.Cmd {
 	return waitEventsBatch(ch, gen, maxBatch)
 }
 
@@ -367,13 +368,13 @@ func waitEvents(ch <-chan client.Event, gen int) tea.Cmd {
 // event is already waiting), the pump keeps collecting for up to
 // coalesceWindow — far below a frame — before handing the batch over. An
 // isolated event (a response, a cancel acknowledgement) is delivered at once.
-func waitEventsBatch(ch <-chan client.Event, gen, maxBatch int) tea.Cmd {
+func waitEventsBatch(ch <-chan event.Event, gen, maxBatch int) tea.Cmd {
 	return func() tea.Msg {
 		ev, ok := <-ch
 		if !ok {
 			return eventsMsg{gen: gen, closed: true}
 		}
-		evs := make([]client.Event, 1, 64)
+		evs := make([]event.Event, 1, 64)
 		evs[0] = ev
 		var deadline <-chan time.Time
 		for len(evs) < maxBatch {
@@ -473,12 +474,12 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		ev := &msg.events[i]
 		m.tracker.Apply(*ev)
 		switch ev.Kind {
-		case client.EventTransportClosed:
+		case event.TransportClosed:
 			if !m.quitting {
 				m.state = connLost
 				m.connErr = ev.Err
 			}
-		case client.EventRequestFailed:
+		case event.RequestFailed:
 			// Over HTTP nothing closes when the server goes away; a request
 			// that could not even reach it is how it shows. What else is in
 			// flight shares its fate: the tracker ends it now, as for a
@@ -487,9 +488,9 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			if errors.Is(ev.Err, client.ErrUnreachable) && !m.quitting && m.state == connUp {
 				m.state = connLost
 				m.connErr = ev.Err
-				m.tracker.Apply(client.Event{Kind: client.EventTransportClosed, Time: ev.Time, Err: ev.Err})
+				m.tracker.Apply(event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err})
 			}
-		case client.EventReceived:
+		case event.Received:
 			if !m.toolsReq.IsZero() && ev.RequestID == m.toolsReq && ev.Msg.Kind == wire.KindResult {
 				m.tools = parseTools(ev.Msg.Result)
 				m.composer.setTools(m.tools)
@@ -550,7 +551,7 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 }
 
 func (m *Model) handleSendFailed(msg sendFailedMsg) {
-	m.tracker.Apply(client.Event{Kind: client.EventRequestFailed, Time: m.now(), RequestID: msg.id, Err: msg.err})
+	m.tracker.Apply(event.Event{Kind: event.RequestFailed, Time: m.now(), RequestID: msg.id, Err: msg.err})
 	m.setStatus(levelError, fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err))
 }
 
@@ -584,7 +585,7 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 	case msg.err != nil:
 		// The server may never have learnt of the cancel: the row must say so
 		// rather than settle as an ordinary cancel.
-		m.tracker.Apply(client.Event{Kind: client.EventCancelSent, Time: m.now(), RequestID: msg.id, Signal: msg.signal, Err: msg.err})
+		m.tracker.Apply(event.Event{Kind: event.CancelSent, Time: m.now(), RequestID: msg.id, Signal: msg.signal, Err: msg.err})
 		m.setStatus(levelError, fmt.Sprintf("cancel #%s failed: %v", msg.id, msg.err))
 	case !msg.quiet:
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — %s", msg.id, signalText(msg.signal)))
@@ -956,7 +957,7 @@ func (m *Model) openReasonPrompt(id wire.ID) {
 	in.CharLimit = 200
 	in.Focus()
 	p := prompt{kind: promptReason, id: id, input: in, text: fmt.Sprintf("Cancel #%s with a reason", id)}
-	if info, _ := m.tracker.Conn(); info.Transport == client.TransportHTTP && info.Era == client.EraModern {
+	if info, _ := m.tracker.Conn(); info.Transport == event.TransportHTTP && info.Era == event.EraModern {
 		// The cancel is the closing of the stream: no message carries the
 		// reason, so the user must not think the server will read it.
 		p.note = "kept here only: modern HTTP cancels by closing the stream, which carries no reason"

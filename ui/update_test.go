@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/wire"
@@ -74,7 +75,7 @@ func TestCancelRecordsIntentInUpdateAndSendsInACommand(t *testing.T) {
 	if got := h.fake.reasons[len(h.fake.reasons)-1]; got != "user requested cancellation" {
 		t.Fatalf("reason %q", got)
 	}
-	h.cancelSent(id, client.SignalNotification)
+	h.cancelSent(id, event.SignalNotification)
 	h.advance(400 * time.Millisecond)
 	scr := h.screen()
 	if !strings.Contains(scr, "cancellation requested · notifications/cancelled sent 0.4s ago") {
@@ -95,7 +96,7 @@ func TestLateResponseIsFlaggedNotFoldedIntoSuccess(t *testing.T) {
 	h.connect()
 	id := startSlow(h)
 	h.key("c")
-	h.cancelSent(id, client.SignalNotification)
+	h.cancelSent(id, event.SignalNotification)
 	h.advance(2 * time.Second)
 	h.progress(id, 4, 10, "step 4 of 10")
 	h.advance(300 * time.Millisecond)
@@ -355,7 +356,7 @@ func TestConnectionLostBannerAndReconnect(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
 	startSlow(h)
-	h.events(client.Event{Kind: client.EventTransportClosed, Err: errors.New("the server exited: exit status 1")})
+	h.events(event.Event{Kind: event.TransportClosed, Err: errors.New("the server exited: exit status 1")})
 	if st := h.request(2).State; st != session.StateConnectionLost {
 		t.Fatalf("state = %s", st)
 	}
@@ -454,8 +455,8 @@ func TestSecretsNeverReachTheScreen(t *testing.T) {
 	// A server echoing the Authorization header back in an error.
 	raw := wire.ErrorResponse(wire.IntID(id), -32000, "bad credentials: Bearer s3cr3t-token")
 	msg, _ := wire.Decode(raw)
-	h.events(client.Event{Kind: client.EventReceived, RequestID: wire.IntID(id), Raw: raw, Msg: msg},
-		client.Event{Kind: client.EventStderr, Text: "auth header was Bearer s3cr3t-token"})
+	h.events(event.Event{Kind: event.Received, RequestID: wire.IntID(id), Raw: raw, Msg: msg},
+		event.Event{Kind: event.Stderr, Text: "auth header was Bearer s3cr3t-token"})
 	for _, view := range []string{"", "enter", "esc l", "esc s"} {
 		if view != "" {
 			h.key(strings.Fields(view)...)
@@ -553,7 +554,7 @@ func TestFailedCancelIsShown(t *testing.T) {
 	h.connect()
 	startSlow(h)
 	h.fake.cancelErr = errors.New("write to server stdin: the server is not reading its stdin")
-	h.fake.signal = client.SignalNone
+	h.fake.signal = event.SignalNone
 	h.key("c")
 	if !strings.Contains(h.screen(), "the cancel could not be sent") {
 		t.Fatalf("a failed cancel looks like a cancel on its way:\n%s", h.screen())
@@ -620,8 +621,8 @@ func TestCancelAllStatusCountsThemAll(t *testing.T) {
 // here, and the detail does not pretend it was sent.
 func TestReasonOnModernHTTPIsNotSent(t *testing.T) {
 	h := newHarness(t, 120, 35)
-	h.fake.info.Transport = client.TransportHTTP
-	h.fake.signal = client.SignalStreamClosed
+	h.fake.info.Transport = event.TransportHTTP
+	h.fake.signal = event.SignalStreamClosed
 	h.connect()
 	startSlow(h)
 	h.key("C")
@@ -630,7 +631,7 @@ func TestReasonOnModernHTTPIsNotSent(t *testing.T) {
 	}
 	h.typeText("too slow")
 	h.key("enter")
-	h.events(client.Event{Kind: client.EventCancelSent, RequestID: wire.IntID(2), Signal: client.SignalStreamClosed, Reason: "too slow"})
+	h.events(event.Event{Kind: event.CancelSent, RequestID: wire.IntID(2), Signal: event.SignalStreamClosed, Reason: "too slow"})
 	h.key("enter")
 	if !strings.Contains(h.screen(), `reason "too slow" (not sent: a closed stream carries none)`) {
 		t.Fatalf("the detail shows the reason as if sent:\n%s", h.screen())
@@ -642,17 +643,17 @@ func TestReasonOnModernHTTPIsNotSent(t *testing.T) {
 // merely failed (an error answer) leaves the connection up.
 func TestUnreachableHTTPServerShowsLost(t *testing.T) {
 	h := newHarness(t, 120, 35)
-	h.fake.info.Transport = client.TransportHTTP
+	h.fake.info.Transport = event.TransportHTTP
 	h.connect()
 	startSlow(h)
-	h.events(client.Event{Kind: client.EventRequestFailed, RequestID: wire.IntID(2), Err: errors.New("HTTP 500"), LostConnection: true})
+	h.events(event.Event{Kind: event.RequestFailed, RequestID: wire.IntID(2), Err: errors.New("HTTP 500"), LostConnection: true})
 	if h.m.state != connUp {
 		t.Fatalf("an ordinary failure took the connection down:\n%s", h.screen())
 	}
 	startSlow(h) // #3, still running when the server goes
 	startSlow(h) // #4, which finds it gone
 	refused := fmt.Errorf("POST tools/call: %w", unreachableErr{errors.New("dial tcp 127.0.0.1:1: connect: connection refused")})
-	h.events(client.Event{Kind: client.EventRequestFailed, RequestID: wire.IntID(4), Err: refused, LostConnection: true})
+	h.events(event.Event{Kind: event.RequestFailed, RequestID: wire.IntID(4), Err: refused, LostConnection: true})
 	if st := h.request(3).State; st != session.StateConnectionLost {
 		t.Errorf("a request in flight when the server became unreachable is %s, want connection_lost", st)
 	}
@@ -703,7 +704,7 @@ func TestTimelineShowsEveryLabelWhenCrowded(t *testing.T) {
 		h.progress(2, 1, 10, "step 1")
 		h.advance(2 * time.Second)
 		h.key("c")
-		h.cancelSent(2, client.SignalNotification)
+		h.cancelSent(2, event.SignalNotification)
 		for i := 0; i < 6; i++ {
 			h.advance(time.Second) // the late window passes: cancelled
 		}
@@ -734,7 +735,7 @@ func TestKeysThatCannotActSayWhy(t *testing.T) {
 	if !strings.Contains(h.screen(), "#2: cancellation already requested; its timeout no longer runs") {
 		t.Errorf("- on a cancelling request:\n%s", h.screen())
 	}
-	h.events(client.Event{Kind: client.EventTransportClosed, Err: errors.New("the server exited")})
+	h.events(event.Event{Kind: event.TransportClosed, Err: errors.New("the server exited")})
 	h.key("n")
 	if h.m.mode != keymap.ModeList || !strings.Contains(h.screen(), "not connected: press R to reconnect first") {
 		t.Errorf("n while disconnected:\n%s", h.screen())
@@ -764,7 +765,7 @@ func TestDetailLocalFailureIsNoResponse(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
 	startSlow(h)
-	h.events(client.Event{Kind: client.EventRequestFailed, RequestID: wire.IntID(2), Err: errors.New("HTTP 500 Internal Server Error: boom")})
+	h.events(event.Event{Kind: event.RequestFailed, RequestID: wire.IntID(2), Err: errors.New("HTTP 500 Internal Server Error: boom")})
 	h.key("enter")
 	s := h.screen()
 	if !strings.Contains(s, "ERROR (seen by inflight; the server sent no response)") || strings.Contains(s, "\nRESPONSE") {
@@ -790,19 +791,19 @@ func TestNarrowFooterKeepsHelpAndQuit(t *testing.T) {
 // "cancellation requested" under a row that already says cancelled.
 func TestCancelAckAfterTheFateSaysNothingStale(t *testing.T) {
 	h := newHarness(t, 120, 35)
-	h.fake.info.Transport = client.TransportHTTP
-	h.fake.signal = client.SignalStreamClosed
+	h.fake.info.Transport = event.TransportHTTP
+	h.fake.signal = event.SignalStreamClosed
 	h.connect()
 	startSlow(h)
 	if ok, _ := h.m.tracker.RequestCancel(wire.IntID(2), "user", session.CauseUser, h.now); !ok {
 		t.Fatal("cancel refused")
 	}
-	h.events(client.Event{Kind: client.EventCancelSent, RequestID: wire.IntID(2), Signal: client.SignalStreamClosed},
-		client.Event{Kind: client.EventStreamClosed, RequestID: wire.IntID(2), ByClient: true})
+	h.events(event.Event{Kind: event.CancelSent, RequestID: wire.IntID(2), Signal: event.SignalStreamClosed},
+		event.Event{Kind: event.StreamClosed, RequestID: wire.IntID(2), ByClient: true})
 	if st := h.request(2).State; st != session.StateCancelled {
 		t.Fatalf("state %s", st)
 	}
-	h.send(cancelDoneMsg{gen: h.m.connGen, id: wire.IntID(2), signal: client.SignalStreamClosed})
+	h.send(cancelDoneMsg{gen: h.m.connGen, id: wire.IntID(2), signal: event.SignalStreamClosed})
 	if strings.Contains(h.screen(), "#2: cancellation requested") {
 		t.Fatalf("a stale status under a settled row:\n%s", h.screen())
 	}

@@ -1,84 +1,81 @@
-// Package client is everything in inflight that touches a wire: JSON-RPC
-// framing, the stdio and Streamable HTTP transports in both protocol eras,
-// era detection, and the cancel signal each transport and era requires.
-//
-// The client owns every goroutine it starts and reports everything that
-// happens as immutable Event values on one channel. It never imports
-// bubbletea and keeps no request lifecycle state beyond what the wire needs
-// (which HTTP stream belongs to which request); the lifecycle lives in
-// package session.
-package client
+// Package event is the vocabulary between the wire and the judgement: the
+// immutable Event a transport reports (a message sent or read, a stream
+// opened or closed, a cancel signal, a stderr line), and the facts of a
+// connection (era, transport, server). Package client produces events;
+// package session consumes them. It imports nothing that does I/O.
+package event
 
 import (
+	"bytes"
 	"time"
 
 	"inflight/wire"
 )
 
-// EventKind says what happened.
-type EventKind uint8
+// Kind says what happened.
+type Kind uint8
 
 // The kinds of events a client reports.
 const (
-	// EventSent: a message was written to the server. Raw holds the exact
+	// Sent: a message was written to the server. Raw holds the exact
 	// bytes, Msg the decoded envelope.
-	EventSent EventKind = iota + 1
-	// EventReceived: a message was read from the server.
-	EventReceived
-	// EventMalformed: a line (stdio) or SSE event (HTTP) that is not a valid
+	Sent Kind = iota + 1
+	// Received: a message was read from the server.
+	Received
+	// Malformed: a line (stdio) or SSE event (HTTP) that is not a valid
 	// JSON-RPC message. Raw holds it (truncated to MaxRawKept), Err says why.
-	EventMalformed
-	// EventCancelSent: Cancel sent its signal for RequestID, or Close did
+	Malformed
+	// CancelSent: Cancel sent its signal for RequestID, or Close did
 	// for a modern HTTP request still in flight (closing its stream is the
 	// modern cancel). Signal says which signal, Reason the reason given,
 	// Time when the signal left (for legacy HTTP, when the POST began); Err
 	// is set when sending it failed.
-	EventCancelSent
-	// EventStreamOpened: HTTP response stream for RequestID opened (Status,
+	CancelSent
+	// StreamOpened: HTTP response stream for RequestID opened (Status,
 	// ContentType set). For the legacy GET stream RequestID is zero.
-	EventStreamOpened
-	// EventStreamClosed: HTTP response stream for RequestID ended. ByClient
+	StreamOpened
+	// StreamClosed: HTTP response stream for RequestID ended. ByClient
 	// says inflight closed it (a cancel, or the end of the late window); Err
 	// is set when it broke.
-	EventStreamClosed
-	// EventHTTPStatus: an HTTP exchange finished with a status worth showing
+	StreamClosed
+	// HTTPStatus: an HTTP exchange finished with a status worth showing
 	// (errors, 202 for notifications, redirects). Text describes it.
-	EventHTTPStatus
-	// EventStderr: one line of a stdio server's stderr, in Text.
-	EventStderr
-	// EventRequestFailed: a request could not be delivered or its reply could
+	HTTPStatus
+	// Stderr: one line of a stdio server's stderr, in Text.
+	Stderr
+	// RequestFailed: a request could not be delivered or its reply could
 	// not be read (connection refused, HTTP 500, wrong content type, a
 	// modern stream broken without a response). Err says why; LostConnection
 	// says the request is lost rather than answered with an error.
-	EventRequestFailed
-	// EventConnected: the era is known and requests may be sent. Info holds
+	RequestFailed
+	// Connected: the era is known and requests may be sent. Info holds
 	// the connection details.
-	EventConnected
-	// EventNote: something the client did on its own that a person debugging
+	Connected
+	// Note: something the client did on its own that a person debugging
 	// wants to see (era probe outcome, version retry, stream resume). Text.
-	EventNote
-	// EventTransportClosed: the connection is gone (process exited, client
+	Note
+	// TransportClosed: the connection is gone (process exited, client
 	// closed). Err holds the cause, nil after a clean Close.
-	EventTransportClosed
+	TransportClosed
 )
 
-var eventKindNames = map[EventKind]string{
-	EventSent:            "sent",
-	EventReceived:        "received",
-	EventMalformed:       "malformed",
-	EventCancelSent:      "cancel_sent",
-	EventStreamOpened:    "stream_opened",
-	EventStreamClosed:    "stream_closed",
-	EventHTTPStatus:      "http_status",
-	EventStderr:          "stderr",
-	EventRequestFailed:   "request_failed",
-	EventConnected:       "connected",
-	EventNote:            "note",
-	EventTransportClosed: "transport_closed",
+var kindNames = map[Kind]string{
+	Sent:            "sent",
+	Received:        "received",
+	Malformed:       "malformed",
+	CancelSent:      "cancel_sent",
+	StreamOpened:    "stream_opened",
+	StreamClosed:    "stream_closed",
+	HTTPStatus:      "http_status",
+	Stderr:          "stderr",
+	RequestFailed:   "request_failed",
+	Connected:       "connected",
+	Note:            "note",
+	TransportClosed: "transport_closed",
 }
 
-func (k EventKind) String() string {
-	if s, ok := eventKindNames[k]; ok {
+func (k Kind) String() string {
+	if s, ok := kindNames[k]; ok {
 		return s
 	}
 	return "unknown"
@@ -164,6 +161,14 @@ type ConnInfo struct {
 	SessionID string
 }
 
+// Clone copies the slices too, so a caller can never change (or race with)
+// the producer's own copy.
+func (i ConnInfo) Clone() ConnInfo {
+	i.Capabilities = bytes.Clone(i.Capabilities)
+	i.SupportedVersions = append([]string(nil), i.SupportedVersions...)
+	return i
+}
+
 // MaxRawKept bounds the bytes of a malformed message or stderr line kept in an
 // event; the rest is counted in Truncated.
 const MaxRawKept = 64 << 10
@@ -171,7 +176,7 @@ const MaxRawKept = 64 << 10
 // Event is one thing that happened on the wire. Every field is a copy owned
 // by the receiver: no other goroutine touches it after it is sent.
 type Event struct {
-	Kind EventKind
+	Kind Kind
 	// Time is when the client observed the event (read, written, closed).
 	Time time.Time
 	// RequestID is the request the event concerns, when there is one. For a
@@ -184,28 +189,28 @@ type Event struct {
 	Raw []byte
 	// Truncated counts bytes of Raw or Text that were dropped to bound memory.
 	Truncated int
-	// Msg is the decoded message for EventSent and EventReceived.
+	// Msg is the decoded message for Sent and Received.
 	Msg wire.Message
-	// Progress is set on an EventReceived of notifications/progress whose
+	// Progress is set on an Received of notifications/progress whose
 	// params are valid: the client's reader decodes them once, so that the
 	// consumer (the UI's goroutine, the busiest) need not. Read-only.
 	Progress *wire.Progress
-	// Signal and Reason describe an EventCancelSent.
+	// Signal and Reason describe an CancelSent.
 	Signal CancelSignal
 	Reason string
 	// Status and ContentType describe an HTTP exchange.
 	Status      int
 	ContentType string
-	// ByClient: for EventStreamClosed, inflight closed the stream itself.
+	// ByClient: for StreamClosed, inflight closed the stream itself.
 	ByClient bool
-	// LostConnection: for EventRequestFailed, the request is lost (no error
+	// LostConnection: for RequestFailed, the request is lost (no error
 	// response will come), as opposed to rejected.
 	LostConnection bool
 	// Text is a stderr line, a note, or an HTTP status description.
 	Text string
 	// Err is the error of a failure or closure.
 	Err error
-	// Info is set on EventConnected.
+	// Info is set on Connected.
 	Info *ConnInfo
 	// Internal marks traffic of the client's own housekeeping (the era probe,
 	// initialize, answers to server pings and server-to-client requests).
