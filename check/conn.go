@@ -266,9 +266,8 @@ func (cn *conn) begin(ctx context.Context, method string, params json.RawMessage
 // tracker settles it when that answer is applied.
 func (cn *conn) cancel(id wire.ID, reason string, cause session.CancelCause) error {
 	now := time.Now()
-	ok, why := cn.tr.RequestCancel(id, reason, cause, now)
-	if !ok {
-		return errors.New(why)
+	if _, err := cn.tr.RequestCancel(id, reason, cause, now); err != nil {
+		return err
 	}
 	cn.traceChanges(now)
 	if _, err := cn.c.Cancel(id, reason); err != nil && !errors.Is(err, client.ErrNotInFlight) {
@@ -280,7 +279,8 @@ func (cn *conn) cancel(id wire.ID, reason string, cause session.CancelCause) err
 // expire applies the tracker's deadlines and sends the cancels of the
 // requests whose timeouts expired.
 func (cn *conn) expire(now time.Time) {
-	for _, x := range cn.tr.Expire(now) {
+	expired, _ := cn.tr.Expire(now)
+	for _, x := range expired {
 		cn.traceChanges(now)
 		_, _ = cn.c.Cancel(x.ID, x.Reason)
 	}

@@ -277,8 +277,8 @@ func testStdioCancel(t *testing.T, c *client.Client, rec *recorder, lt *lineTap,
 	}
 	rec.wait(t, "progress for the long request", progressFor(id))
 	fd.feed()
-	if ok, why := tr.RequestCancel(id, "user pressed x", session.CauseUser, time.Now()); !ok {
-		t.Fatalf("tracker refused the cancel: %s", why)
+	if _, err := tr.RequestCancel(id, "user pressed x", session.CauseUser, time.Now()); err != nil {
+		t.Fatalf("tracker refused the cancel: %s", err)
 	}
 	sig, err := c.Cancel(id, "user pressed x")
 	if err != nil || sig != event.SignalNotification {
@@ -449,8 +449,8 @@ func TestHTTPModernDemo(t *testing.T) {
 	fd.feed()
 	before := len(log.all())
 	call := log.wait(t, "the long call", isCall(id))
-	if ok, why := tr.RequestCancel(id, "user", session.CauseUser, time.Now()); !ok {
-		t.Fatal(why)
+	if _, err := tr.RequestCancel(id, "user", session.CauseUser, time.Now()); err != nil {
+		t.Fatal(err)
 	}
 	sig, err := c.Cancel(id, "user")
 	if err != nil || sig != event.SignalStreamClosed {
@@ -534,8 +534,8 @@ func TestHTTPLegacyDemoForced(t *testing.T) {
 	rec.wait(t, "progress", progressFor(id))
 	call := log.wait(t, "the stubborn call", isCall(id))
 	fd.feed()
-	if ok, why := tr.RequestCancel(id, "user", session.CauseUser, time.Now()); !ok {
-		t.Fatal(why)
+	if _, err := tr.RequestCancel(id, "user", session.CauseUser, time.Now()); err != nil {
+		t.Fatal(err)
 	}
 	cancelAt := time.Now()
 	sig, err := c.Cancel(id, "user")

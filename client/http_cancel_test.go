@@ -274,6 +274,6 @@ func TestLegacyCancelStampedWhenSent(t *testing.T) {
 	}
 	if r2.Late.Crossed {
 		t.Errorf("a response %s after the cancel left (round trip %s) counted as crossed",
-			r2.Late.ResponseAt.Sub(r2.Cancel.SignalAt), tr.RoundTripEstimate())
+			r2.Late.ResponseAt.Sub(r2.Cancel.SignalAt), tr.CrossingWindow())
 	}
 }

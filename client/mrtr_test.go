@@ -70,7 +70,7 @@ func TestInputRequired(t *testing.T) {
 				t.Errorf("violations %v", v.Counts())
 			}
 			// It is final: there is nothing left to cancel.
-			if ok, _ := tr.RequestCancel(id, "x", session.CauseUser, time.Now()); ok {
+			if _, err := tr.RequestCancel(id, "x", session.CauseUser, time.Now()); err == nil {
 				t.Errorf("the tracker accepted a cancel of an answered request")
 			}
 		})

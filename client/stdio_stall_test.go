@@ -186,8 +186,8 @@ func TestStdioCancelWhileStalled(t *testing.T) {
 		id := send(t, c, 1, wire.MethodToolsCall, params)
 		p.wait(t, `"id":1,`)
 		sw.stall()
-		if ok, why := tr.RequestCancel(id, "user", session.CauseUser, time.Now()); !ok {
-			t.Fatal(why)
+		if _, err := tr.RequestCancel(id, "user", session.CauseUser, time.Now()); err != nil {
+			t.Fatal(err)
 		}
 		sig, err := c.Cancel(id, "user")
 		if !errors.Is(err, client.ErrWriteStalled) || sig != event.SignalNone {

@@ -227,8 +227,8 @@ func (lr *listenRun) endByServer(id wire.ID) {
 func (lr *listenRun) cancel(id wire.ID, sig event.CancelSignal) {
 	lr.t.Helper()
 	lr.fd.feed()
-	if ok, why := lr.tr.RequestCancel(id, "user", session.CauseUser, time.Now()); !ok {
-		lr.t.Fatalf("the tracker refused to cancel the listen: %s", why)
+	if _, err := lr.tr.RequestCancel(id, "user", session.CauseUser, time.Now()); err != nil {
+		lr.t.Fatalf("the tracker refused to cancel the listen: %v", err)
 	}
 	got, err := lr.c.Cancel(id, "user")
 	if err != nil || got != sig {

@@ -57,6 +57,12 @@ const (
 	// TransportClosed: the connection is gone (process exited, client
 	// closed). Err holds the cause, nil after a clean Close.
 	TransportClosed
+	// RoundTrip: the client timed one of its own plain requests (a ping in
+	// the legacy era, server/discover in the modern one) from the moment its
+	// bytes left to the moment its answer was read. RTT holds the time, Text
+	// the method. The tracker takes it as the least time the server needs
+	// to react to anything, a cancel included.
+	RoundTrip
 )
 
 var kindNames = map[Kind]string{
@@ -72,6 +78,7 @@ var kindNames = map[Kind]string{
 	Connected:       "connected",
 	Note:            "note",
 	TransportClosed: "transport_closed",
+	RoundTrip:       "round_trip",
 }
 
 func (k Kind) String() string {
@@ -210,6 +217,8 @@ type Event struct {
 	Text string
 	// Err is the error of a failure or closure.
 	Err error
+	// RTT is the measured round trip of a RoundTrip event.
+	RTT time.Duration
 	// Info is set on Connected.
 	Info *ConnInfo
 	// Internal marks traffic of the client's own housekeeping (the era probe,

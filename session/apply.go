@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"inflight/event"
@@ -28,7 +29,11 @@ const (
 // Apply is on the hot path (a server may send hundreds of thousands of
 // progress notifications a second), so the common cases avoid formatting
 // and allocation; see BenchmarkApplyProgress.
-func (t *Tracker) Apply(ev event.Event) {
+//
+// It returns what the event changed; the slice is reused by the next call
+// of any tracker method, so copy what must outlive it.
+func (t *Tracker) Apply(ev event.Event) []Change {
+	t.changes.reset()
 	if slot, ok := t.coalesce(&ev); ok {
 		t.curLog = slot
 	} else {
@@ -41,6 +46,8 @@ func (t *Tracker) Apply(ev event.Event) {
 		t.onTransportClosed(&ev)
 	case event.Stderr:
 		t.stderr.ring.push(StderrLine{Time: ev.Time, Text: ev.Text, Truncated: ev.Truncated})
+	case event.RoundTrip:
+		t.rtts.add(ev.RTT, ev.Text)
 	}
 	if !ev.Internal {
 		switch ev.Kind {
@@ -59,6 +66,7 @@ func (t *Tracker) Apply(ev event.Event) {
 		}
 	}
 	t.curLog = -1
+	return t.changes.buf
 }
 
 // coalesce merges a timely progress notification into its request's
@@ -223,12 +231,10 @@ func (t *Tracker) onResponse(ev *event.Event) {
 
 // answer applies a timely response.
 func (t *Tracker) answer(r *Request, ev *event.Event) {
-	rtt := ev.Time.Sub(r.Created)
 	if !r.Sent.IsZero() {
-		rtt = ev.Time.Sub(r.Sent)
-	}
-	if rtt > 0 && (t.minRTT == 0 || rtt < t.minRTT) {
-		t.minRTT = rtt
+		// Every timely answer bounds the round trip from above, and the
+		// least of them is what crossings are judged by (crossing.go).
+		t.rtts.add(ev.Time.Sub(r.Sent), r.Method)
 	}
 	msg := &ev.Msg
 	if msg.Kind == wire.KindError {
@@ -288,22 +294,14 @@ func (t *Tracker) lateResponse(r *Request, ev *event.Event) {
 	r.Late.ResponseAt = ev.Time
 	if c := r.Cancel; c != nil {
 		r.Late.AfterCancel = ev.Time.Sub(c.At)
-		switch {
-		case c.SignalAt.IsZero() && r.State == StateCancelRequested:
-			// The cancel has not even left: the server cannot have seen it.
-			r.Late.Crossed = true
-		case c.SignalAt.IsZero():
-			r.Late.Crossed = ev.Time.Sub(c.At) <= t.RoundTripEstimate()
-		default:
-			r.Late.Crossed = ev.Time.Sub(c.SignalAt) <= t.RoundTripEstimate()
-		}
 	} else {
 		r.Late.AfterCancel = ev.Time.Sub(r.Ended)
 	}
 	if ev.Msg.Kind == wire.KindError {
 		r.Error = clipError(ev.Msg.Error)
 	}
-	t.flag(r)
+	r.Late.Crossed = t.arrived(r, ArrivalResponse, ev.Time)
+	r.Late.Window = t.CrossingWindow()
 }
 
 // readBeforeCancel reports whether the client read ev before the cancel
@@ -342,17 +340,13 @@ func (t *Tracker) onProgress(ev *event.Event) {
 			// Read before the cancel, applied after it: timely progress.
 			break
 		}
-		r.Late.ProgressAfterCancel++
-		r.Late.LastProgressAt = ev.Time
-		t.flag(r)
+		t.progressAfter(r, ev.Time)
 		return
 	case StateFailed:
 		if !r.responded {
 			// Failed locally (HTTP error): like a lost request, the server
 			// may not know it is over.
-			r.Late.ProgressAfterCancel++
-			r.Late.LastProgressAt = ev.Time
-			t.flag(r)
+			t.progressAfter(r, ev.Time)
 			return
 		}
 		fallthrough
@@ -383,6 +377,26 @@ func (t *Tracker) onProgress(ev *event.Event) {
 	if r.Timeout.ResetOnProgress {
 		r.Timeout.Deadline = ev.Time.Add(r.Timeout.Timeout)
 	}
+}
+
+// progressAfter counts progress for a request given up, as crossed or late.
+func (t *Tracker) progressAfter(r *Request, at time.Time) {
+	if t.arrived(r, ArrivalProgress, at) {
+		r.Late.ProgressCrossed++
+		return
+	}
+	r.Late.ProgressAfterCancel++
+	r.Late.LastProgressAt = at
+}
+
+// notificationAfter counts subscription notifications for a listen request
+// given up, as crossed or late.
+func (t *Tracker) notificationAfter(r *Request, at time.Time) {
+	if t.arrived(r, ArrivalNotification, at) {
+		r.Late.NotificationsCrossed++
+		return
+	}
+	r.Late.NotificationsAfterCancel++
 }
 
 // onServerCancelled handles a notifications/cancelled from the server. The
@@ -439,8 +453,7 @@ func (t *Tracker) onAck(ev *event.Event) {
 	}
 	switch {
 	case r.State.IsFinal():
-		r.Late.NotificationsAfterCancel++
-		t.flag(r)
+		t.notificationAfter(r, ev.Time)
 	case !r.Acked:
 		r.Acked = true
 		if r.State == StatePending || r.State == StateRunning {
@@ -462,8 +475,7 @@ func (t *Tracker) onNotification(ev *event.Event) {
 	}
 	switch {
 	case r.State == StateCancelRequested || r.State.IsFinal():
-		r.Late.NotificationsAfterCancel++
-		t.flag(r)
+		t.notificationAfter(r, ev.Time)
 		return
 	case !r.Acked:
 		t.violate(ViolationNotificationBeforeAck, ev.Msg.Method+" on subscription "+r.ID.String()+" before its acknowledgment", r, r.ID, ev)
@@ -512,12 +524,17 @@ func (t *Tracker) onCancelSent(ev *event.Event) {
 	first := r.Cancel.SignalAt.IsZero()
 	r.Cancel.Signal = ev.Signal
 	r.Cancel.SignalAt = ev.Time
-	if first && r.Late.Response {
+	if first && r.Late.Response && r.Late.Crossed {
 		// The late response was applied before the cancel's send time was
 		// known (the event reporting it can only follow the send, a legacy
 		// HTTP one the whole POST) and was judged crossed for want of it.
 		// Judge it now against the time the cancel left.
-		r.Late.Crossed = r.Late.ResponseAt.Sub(ev.Time) <= t.RoundTripEstimate()
+		if !t.crossedCancel(r, r.Late.ResponseAt) {
+			r.Late.Crossed = false
+			t.flag(r)
+			t.changes.add(Change{Kind: ChangeLate, ID: r.ID, At: r.Late.ResponseAt, What: ArrivalResponse})
+		}
+		r.Late.Window = t.CrossingWindow()
 	}
 }
 

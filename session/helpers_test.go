@@ -69,8 +69,8 @@ func (h *harness) apply(ev event.Event) { h.tr.Apply(ev) }
 // cancel asks to cancel and expects it accepted.
 func (h *harness) cancel(at int, r *Request, cause CancelCause) {
 	h.t.Helper()
-	if ok, why := h.tr.RequestCancel(r.ID, "user", cause, ms(at)); !ok {
-		h.t.Fatalf("RequestCancel(%s) refused: %s", r.ID, why)
+	if _, err := h.tr.RequestCancel(r.ID, "user", cause, ms(at)); err != nil {
+		h.t.Fatalf("RequestCancel(%s) refused: %v", r.ID, err)
 	}
 }
 
@@ -144,4 +144,33 @@ func expect[T comparable](t *testing.T, what string, got, want T) {
 	if got != want {
 		t.Errorf("%s = %v, want %v", what, got, want)
 	}
+}
+
+// adjusted turns AdjustTimeout's results into the test's (ok, clamped or
+// refused) pair.
+func adjusted(c Clamped, err error) (ok bool, why string) {
+	if err != nil {
+		return false, err.Error()
+	}
+	if c != NotClamped {
+		return true, "clamped"
+	}
+	return true, ""
+}
+
+// refusal is RequestCancel's refusal, nil when it accepted.
+func refusal(_ Change, err error) *Refused {
+	if err == nil {
+		return nil
+	}
+	r, ok := err.(*Refused)
+	if !ok {
+		panic("RequestCancel returned a non-Refused error: " + err.Error())
+	}
+	return r
+}
+
+// roundTrip applies a measured round trip of d, as the client's ping does.
+func (h *harness) roundTrip(at int, d time.Duration) {
+	h.apply(event.Event{Kind: event.RoundTrip, Time: ms(at), RTT: d, Text: "ping"})
 }

@@ -20,6 +20,7 @@ func TestTrafficReadBeforeTheCancelIsNotLate(t *testing.T) {
 		if r.Late.ProgressAfterCancel != 0 || r.Progress.Count != 1 || r.Flagged() {
 			t.Fatalf("progress read before the cancel counted as late: late=%+v progress=%+v", r.Late, r.Progress)
 		}
+		h.cancelSent(100, r, event.SignalNotification)
 		h.recv(150, progress(1, 2))
 		if r.Late.ProgressAfterCancel != 1 || r.Progress.Count != 1 {
 			t.Fatalf("progress read after the cancel not counted as late: late=%+v progress=%+v", r.Late, r.Progress)

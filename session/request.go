@@ -164,19 +164,30 @@ type Late struct {
 	// AfterCancel is how long after the cancel request (or after the loss)
 	// it arrived.
 	AfterCancel time.Duration
-	// Crossed says the server cannot have seen the cancel before answering:
-	// the response arrived before the cancel signal left, or within one
-	// estimated round trip after it did (Tracker.RoundTripEstimate). A
-	// response that was not crossed means the server ignored the cancel.
+	// Crossed says the response may have been sent before the server saw
+	// the cancel: it arrived before the cancel's signal left, or within the
+	// crossing window after it did (Tracker.CrossingWindow: the measured
+	// round trip plus the grace). A response that did not cross came after
+	// the server could have seen the cancel: it is late, and flagged.
 	Crossed bool
-	// ProgressAfterCancel counts progress notifications for the request
-	// after it was given up; they do not move the progress bar.
+	// Window is the crossing window the response was judged by.
+	Window time.Duration
+	// ProgressAfterCancel counts progress notifications that arrived after
+	// the crossing window (late, flagged); they do not move the progress
+	// bar.
 	ProgressAfterCancel int
+	// ProgressCrossed counts progress notifications that arrived after the
+	// cancel but within the crossing window: they may have been sent before
+	// the server saw it, so they are shown but not flagged.
+	ProgressCrossed int
 	// LastProgressAt is when the last of them arrived.
 	LastProgressAt time.Time
 	// NotificationsAfterCancel counts subscription notifications that
 	// arrived after a listen request was cancelled or ended.
 	NotificationsAfterCancel int
+	// NotificationsCrossed counts those that arrived within the crossing
+	// window of the cancel.
+	NotificationsCrossed int
 }
 
 // IsActive reports whether the request is still in flight (including while

@@ -73,27 +73,6 @@ func (s State) IsFinal() bool { return s >= StateCompleted && s < numStates }
 // its cancellation is pending.
 func (s State) IsActive() bool { return s < StateCompleted }
 
-// already is how RequestCancel explains that a final request cannot be
-// cancelled any more.
-func (s State) already() string {
-	switch s {
-	case StateCompleted:
-		return "already completed"
-	case StateFailed:
-		return "already failed"
-	case StateInputRequired:
-		return "already answered (input required)"
-	case StateCancelled:
-		return "already cancelled"
-	case StateTimedOut:
-		return "already timed out"
-	case StateEndedByServer:
-		return "already ended by the server"
-	case StateConnectionLost:
-		return "already lost with the connection"
-	}
-	return "already " + s.String()
-}
 
 // CancelCause says why a request was cancelled. It decides the final state
 // name: a timeout ends as timed_out, every other cause as cancelled.

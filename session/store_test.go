@@ -42,9 +42,8 @@ func TestHistoryEvictionKeepsActive(t *testing.T) {
 	h.recv(21, progress(3, 1))
 	h.recv(22, subNotification(wire.NotifyResourceUpdated, 4))
 	expect(t, "violations", h.tr.Violations().Total(), int64(0))
-	ok, why := h.tr.RequestCancel(id(2), "", CauseUser, ms(30))
-	expect(t, "cancel evicted", ok, false)
-	expect(t, "why", why, "request 2 is no longer in history")
+	rf := refusal(h.tr.RequestCancel(id(2), "", CauseUser, ms(30)))
+	expect(t, "cancel evicted", *rf, Refused{Why: RefusedEvicted, ID: id(2)})
 	// An ID never issued still is a violation.
 	h.recv(23, result(10, `{}`))
 	if got := codes(h.tr); !slices.Equal(got, []string{ViolationUnknownResponseID}) {

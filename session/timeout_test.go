@@ -72,10 +72,10 @@ func TestRemaining(t *testing.T) {
 			next, ok := h.tr.NextDeadline()
 			expect(t, "has deadline", ok, true)
 			expect(t, "next deadline", next, ms(c.expireAt))
-			if got := h.tr.Expire(ms(c.expireAt - 1)); len(got) != 0 {
+			if got, _ := h.tr.Expire(ms(c.expireAt - 1)); len(got) != 0 {
 				t.Fatalf("expired early: %v", got)
 			}
-			got := h.tr.Expire(ms(c.expireAt))
+			got, _ := h.tr.Expire(ms(c.expireAt))
 			if len(got) != 1 || got[0].Limit != c.limit {
 				t.Fatalf("Expire = %+v, want one with limit %v", got, c.limit)
 			}
@@ -132,7 +132,7 @@ func TestExpireOrdersByAge(t *testing.T) {
 		h.begin(0, "tools/call", "")
 	}
 	h.recv(10, result(2, complete)) // shuffles the active set
-	got := h.tr.Expire(ms(1000))
+	got, _ := h.tr.Expire(ms(1000))
 	if len(got) != 4 {
 		t.Fatalf("Expire = %v", got)
 	}
@@ -162,7 +162,7 @@ func TestAdjustTimeout(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, cfg, event.EraModern, event.TransportStdio)
 			r := h.begin(0, "tools/call", "")
-			ok, why := h.tr.AdjustTimeout(r.ID, c.delta, ms(c.at))
+			ok, why := adjusted(h.tr.AdjustTimeout(r.ID, c.delta, ms(c.at)))
 			expect(t, "ok", ok, c.ok)
 			expect(t, "why given", why != "", c.why)
 			expect(t, "timeout", r.Timeout.Timeout, c.timeout)
@@ -174,7 +174,7 @@ func TestAdjustTimeout(t *testing.T) {
 		h := newHarness(t, cfg, event.EraModern, event.TransportStdio)
 		r := h.begin(0, "tools/call", "")
 		h.recv(4000, progress(1, 1))
-		ok, _ := h.tr.AdjustTimeout(r.ID, 10*time.Second, ms(5000))
+		ok, _ := adjusted(h.tr.AdjustTimeout(r.ID, 10*time.Second, ms(5000)))
 		expect(t, "ok", ok, true)
 		expect(t, "deadline", r.Timeout.Deadline, ms(24_000))
 	})
@@ -182,14 +182,14 @@ func TestAdjustTimeout(t *testing.T) {
 		h := newHarness(t, cfg, event.EraModern, event.TransportStdio)
 		r := h.begin(0, "tools/call", "")
 		h.cancel(10, r, CauseUser)
-		if ok, why := h.tr.AdjustTimeout(r.ID, time.Second, ms(20)); ok || why == "" {
+		if ok, why := adjusted(h.tr.AdjustTimeout(r.ID, time.Second, ms(20))); ok || why == "" {
 			t.Errorf("cancelling: ok=%v why=%q", ok, why)
 		}
 		h.recv(30, result(1, complete))
-		if ok, why := h.tr.AdjustTimeout(r.ID, time.Second, ms(40)); ok || why == "" {
+		if ok, why := adjusted(h.tr.AdjustTimeout(r.ID, time.Second, ms(40))); ok || why == "" {
 			t.Errorf("final: ok=%v why=%q", ok, why)
 		}
-		if ok, _ := h.tr.AdjustTimeout(id(9), time.Second, ms(40)); ok {
+		if ok, _ := adjusted(h.tr.AdjustTimeout(id(9), time.Second, ms(40))); ok {
 			t.Error("unknown request adjusted")
 		}
 	})

@@ -14,27 +14,27 @@
 //
 // The caller drives it like this:
 //
-//	req := t.Begin(method, params, opts, now) // then the client sends req.ID, req.ProgressToken
-//	t.Apply(ev)                               // for every event.Event
-//	ok, why := t.RequestCancel(id, reason, session.CauseUser, now) // if ok, the client cancels id
-//	for _, x := range t.Expire(now) { … }     // the client cancels each expired x.ID
-//	next, ok := t.NextDeadline()              // schedule one tick to next
+//	req := t.Begin(method, params, opts, now)   // then the client sends req.ID, req.ProgressToken
+//	changes := t.Apply(ev)                      // for every event.Event
+//	ch, err := t.RequestCancel(id, reason, session.CauseUser, now) // if err == nil, the client cancels id
+//	cancels, changes := t.Expire(now)           // the client cancels each expired x.ID
+//	next, ok := t.NextDeadline()                // schedule one tick to next
+//
+// Every method that changes something returns the Changes it made
+// (transitions, late and crossed arrivals, violations), so a consumer never
+// diffs snapshots to find them; a refused action is a *Refused, which
+// carries facts and leaves the words to the consumer.
 package session
 
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"time"
 
 	"inflight/event"
 	"inflight/wire"
 )
-
-// defaultRoundTrip is the round-trip estimate before any request has been
-// answered: about what a local stdio server takes.
-const defaultRoundTrip = 2 * time.Millisecond
 
 // Counts are the header's numbers, kept up to date on every change so that
 // reading them is O(1).
@@ -58,6 +58,8 @@ type Expiry struct {
 	Reason string
 	// Limit says which limit expired.
 	Limit Limit
+	// Change is the request's move to cancel_requested.
+	Change Change
 }
 
 // Tracker follows every request the user sent. Create one with NewTracker.
@@ -80,8 +82,10 @@ type Tracker struct {
 	closed      bool
 	closeErr    error
 
-	// minRTT is the shortest request→response time seen (0: none yet).
-	minRTT time.Duration
+	// rtts are the recent round-trip samples crossings are judged by.
+	rtts roundTrips
+	// changes collects what the current call changed.
+	changes changes
 
 	raw        rawStore
 	log        ProtocolLog
@@ -165,43 +169,41 @@ func (t *Tracker) Begin(method string, params json.RawMessage, opts RequestOptio
 	return r
 }
 
-// RequestCancel records the intent to cancel a request. It refuses, with a
-// reason a person can read, a request that is unknown, already final,
-// already being cancelled (so pressing the key twice is harmless), or an
-// initialize, which the protocol forbids cancelling. On
-// success the request is cancel_requested from now; the caller then asks
-// the client to cancel it, and the EventCancelSent that follows records the
-// signal actually sent.
-func (t *Tracker) RequestCancel(id wire.ID, reason string, cause CancelCause, now time.Time) (ok bool, why string) {
+// RequestCancel records the intent to cancel a request. It refuses (a
+// *Refused) a request that is unknown, already final, already being
+// cancelled (so pressing the key twice is harmless), or an initialize,
+// which the protocol forbids cancelling. On success the request is
+// cancel_requested from now, and the returned Change says so; the caller
+// then asks the client to cancel it, and the event.CancelSent that follows
+// records the signal actually sent.
+func (t *Tracker) RequestCancel(id wire.ID, reason string, cause CancelCause, now time.Time) (Change, error) {
+	t.changes.reset()
 	r := t.byID[id]
-	switch {
-	case r == nil:
-		if t.wasEvicted(id) {
-			return false, fmt.Sprintf("request %s is no longer in history", id)
-		}
-		return false, fmt.Sprintf("no request %s", id)
-	case r.State.IsFinal():
-		return false, fmt.Sprintf("%s %s ago", r.State.already(), ago(now.Sub(r.Ended)))
-	case r.State == StateCancelRequested:
-		return false, fmt.Sprintf("cancellation already requested %s ago", ago(now.Sub(r.Cancel.At)))
-	case r.Method == wire.MethodInitialize:
+	if err := t.refuse(id, r); err != nil {
+		return Change{}, err
+	}
+	if r.Method == wire.MethodInitialize {
 		// "The initialize request MUST NOT be cancelled by clients"
 		// (2025-11-25); the client refuses it too (client.ErrNotCancellable).
-		return false, "initialize must never be cancelled"
+		return Change{}, &Refused{Why: RefusedInitialize, ID: id, State: r.State}
 	}
 	t.beginCancel(r, reason, cause, now)
-	return true, ""
+	return t.changes.buf[len(t.changes.buf)-1], nil
 }
 
-// ago formats a duration for "… 2.1s ago" messages.
-func ago(d time.Duration) string {
+// refuse is the refusal common to every action on a request in flight.
+func (t *Tracker) refuse(id wire.ID, r *Request) error {
 	switch {
-	case d < 0:
-		d = 0
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
+	case r == nil && t.wasEvicted(id):
+		return &Refused{Why: RefusedEvicted, ID: id}
+	case r == nil:
+		return &Refused{Why: RefusedUnknown, ID: id}
+	case r.State.IsFinal():
+		return &Refused{Why: RefusedFinal, ID: id, State: r.State, Since: r.Ended}
+	case r.State == StateCancelRequested:
+		return &Refused{Why: RefusedCancelling, ID: id, State: r.State, Since: r.Cancel.At}
 	}
-	return d.Round(100 * time.Millisecond).String()
+	return nil
 }
 
 // beginCancel moves an active request to cancel_requested.
@@ -214,18 +216,15 @@ func (t *Tracker) beginCancel(r *Request, reason string, cause CancelCause, now 
 // timeout. The timeout never drops below MinTimeout, nor so far that less
 // than MinTimeout would remain (a shortened request still shows its
 // countdown before it is cancelled), and never above the request's maximum,
-// which stays enforced. why explains a refusal, or a clamp on success.
-func (t *Tracker) AdjustTimeout(id wire.ID, delta time.Duration, now time.Time) (ok bool, why string) {
+// which stays enforced. A refusal is a *Refused; on success, clamped says
+// whether a bound stopped the change.
+func (t *Tracker) AdjustTimeout(id wire.ID, delta time.Duration, now time.Time) (clamped Clamped, err error) {
 	r := t.byID[id]
-	switch {
-	case r == nil:
-		return false, fmt.Sprintf("no request %s", id)
-	case r.State.IsFinal():
-		return false, fmt.Sprintf("%s %s ago", r.State.already(), ago(now.Sub(r.Ended)))
-	case r.State == StateCancelRequested:
-		return false, "cancellation already requested"
-	case r.State == StateListening:
-		return false, "an acknowledged subscription has no timeout"
+	if err := t.refuse(id, r); err != nil {
+		return NotClamped, err
+	}
+	if r.State == StateListening {
+		return NotClamped, &Refused{Why: RefusedNoTimeout, ID: id, State: r.State}
 	}
 	tt := &r.Timeout
 	base := r.timeoutBase()
@@ -234,14 +233,14 @@ func (t *Tracker) AdjustTimeout(id wire.ID, delta time.Duration, now time.Time) 
 	switch {
 	case want > tt.Max:
 		want = tt.Max
-		why = fmt.Sprintf("timeout is at the %s maximum", tt.Max)
+		clamped = ClampedMax
 	case want < floor:
 		want = floor
-		why = fmt.Sprintf("timeout clamped to leave at least %s", MinTimeout)
+		clamped = ClampedFloor
 	}
 	tt.Timeout = want
 	tt.Deadline = base.Add(want)
-	return true, why
+	return clamped, nil
 }
 
 // Expire applies every deadline that has passed at now. Pending and running
@@ -249,9 +248,9 @@ func (t *Tracker) AdjustTimeout(id wire.ID, delta time.Duration, now time.Time) 
 // CauseTimeout and are returned, oldest first, for the caller to send their
 // cancels; an initialize, which must never be cancelled, times out at once
 // and is not returned. Requests whose cancel has waited the whole late window without
-// news settle as cancelled or timed_out.
-func (t *Tracker) Expire(now time.Time) []Expiry {
-	var out []Expiry
+// news settle as cancelled or timed_out. changes is every transition made.
+func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
+	t.changes.reset()
 	// Walk backwards: finishing a request swap-removes it from the active
 	// set, which only moves an already visited request into slot i.
 	for i := len(t.active) - 1; i >= 0; i-- {
@@ -269,7 +268,7 @@ func (t *Tracker) Expire(now time.Time) []Expiry {
 			if !now.Before(d) {
 				t.beginCancel(r, "timeout", CauseTimeout, now)
 				r.Cancel.Limit = limit
-				out = append(out, Expiry{ID: r.ID, Reason: "timeout", Limit: limit})
+				out = append(out, Expiry{ID: r.ID, Reason: "timeout", Limit: limit, Change: t.changes.buf[len(t.changes.buf)-1]})
 			}
 		case StateCancelRequested:
 			if !now.Before(r.Cancel.SettleBy) {
@@ -280,7 +279,7 @@ func (t *Tracker) Expire(now time.Time) []Expiry {
 	if len(out) > 1 {
 		sort.Slice(out, func(i, j int) bool { return t.byID[out[i].ID].seq < t.byID[out[j].ID].seq })
 	}
-	return out
+	return out, t.changes.buf
 }
 
 // NextDeadline is the nearest instant at which Expire has something to do,
@@ -304,21 +303,6 @@ func (t *Tracker) NextDeadline() (time.Time, bool) {
 		}
 	}
 	return next, found
-}
-
-// RoundTripEstimate is the shortest request→response time seen so far (2ms
-// before any answer). It decides whether a late response "crossed the
-// cancel in flight": a server that answered just before the cancel reached
-// it produces a response at most about one round trip after the cancel
-// left. The minimum is used because it is the network's share of a round
-// trip, without the server's processing time; it makes the estimate
-// conservative, so "crossed" is claimed only when the timing really allows
-// no other reading.
-func (t *Tracker) RoundTripEstimate() time.Duration {
-	if t.minRTT > 0 {
-		return t.minRTT
-	}
-	return defaultRoundTrip
 }
 
 // Len is the number of requests in history.
@@ -395,6 +379,7 @@ func (t *Tracker) setState(r *Request, s State, now time.Time) {
 	// The log records every transition, so the log pane and a TUI export
 	// tell a request's story as a `call` trace does.
 	t.log.ring.push(LogEntry{Time: now, Dir: DirLocal, ID: r.ID, Method: r.Method, From: r.State, State: s, IsState: true})
+	t.changes.add(Change{Kind: ChangeState, ID: r.ID, At: now, From: r.State, To: s})
 	r.State = s
 	if s.IsFinal() && r.activePos >= 0 {
 		last := t.active[len(t.active)-1]
@@ -439,6 +424,21 @@ func (t *Tracker) flag(r *Request) {
 		r.flagged = true
 		t.counts.Flagged++
 	}
+}
+
+// arrived records that what arrived at `at` for r, a request given up
+// (cancelled, timed out, lost), either crossed its cancel in flight or is
+// late; it reports which. Only late arrivals flag the request.
+func (t *Tracker) arrived(r *Request, what Arrival, at time.Time) (crossed bool) {
+	crossed = t.crossedCancel(r, at)
+	kind := ChangeLate
+	if crossed {
+		kind = ChangeCrossed
+	} else {
+		t.flag(r)
+	}
+	t.changes.add(Change{Kind: kind, ID: r.ID, At: at, What: what})
+	return crossed
 }
 
 // evict bounds history. Only final requests go, oldest first. Removing them

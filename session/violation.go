@@ -123,13 +123,15 @@ func (t *Tracker) violate(code, detail string, r *Request, id wire.ID, ev *event
 		r.Violations++
 		t.flag(r)
 	}
-	t.violations.ring.push(Violation{
+	v := Violation{
 		Code:      code,
 		Detail:    detail,
 		RequestID: id,
 		Time:      ev.Time,
 		Raw:       bytes.Clone(raw),
-	})
+	}
+	t.violations.ring.push(v)
+	t.changes.add(Change{Kind: ChangeViolation, ID: id, At: ev.Time, Violation: v})
 	t.violations.counts[code]++
 	if t.curLog >= 0 {
 		if e := &t.log.ring.buf[t.curLog]; e.Violation == "" {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -171,4 +172,53 @@ func cancelAllQuestion(n int) string {
 		return "Cancel the 1 request in flight?"
 	}
 	return fmt.Sprintf("Cancel all %d requests in flight?", n)
+}
+
+// refusalText says in words why the tracker refused an action.
+func refusalText(err error, now time.Time) string {
+	var rf *session.Refused
+	if !errors.As(err, &rf) {
+		return err.Error()
+	}
+	switch rf.Why {
+	case session.RefusedUnknown:
+		return fmt.Sprintf("no request %s", rf.ID)
+	case session.RefusedEvicted:
+		return fmt.Sprintf("request %s is no longer in history", rf.ID)
+	case session.RefusedFinal:
+		return fmt.Sprintf("%s %s ago", alreadyText(rf.State), agoText(now.Sub(rf.Since)))
+	case session.RefusedCancelling:
+		return fmt.Sprintf("cancellation already requested %s ago", agoText(now.Sub(rf.Since)))
+	case session.RefusedInitialize:
+		return "initialize must never be cancelled"
+	case session.RefusedNoTimeout:
+		return "an acknowledged subscription has no timeout"
+	}
+	return err.Error()
+}
+
+// alreadyText explains that a final request cannot be acted on any more.
+func alreadyText(s session.State) string {
+	switch s {
+	case session.StateInputRequired:
+		return "already answered (input required)"
+	case session.StateEndedByServer:
+		return "already ended by the server"
+	case session.StateConnectionLost:
+		return "already lost with the connection"
+	case session.StateTimedOut:
+		return "already timed out"
+	}
+	return "already " + s.String()
+}
+
+// agoText formats a duration for "… 2.1s ago" messages.
+func agoText(d time.Duration) string {
+	switch {
+	case d < 0:
+		d = 0
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
 }

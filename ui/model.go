@@ -557,9 +557,8 @@ func (m *Model) handleSendFailed(msg sendFailedMsg) {
 
 // cancel records the intent and returns the command that sends the signal.
 func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea.Cmd {
-	ok, why := m.tracker.RequestCancel(id, reason, cause, m.now())
-	if !ok {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, why))
+	if _, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err != nil {
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, refusalText(err, m.now())))
 		return nil
 	}
 	m.afterChange()
@@ -605,7 +604,8 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	m.tickAt = time.Time{}
 	now := m.now()
 	var cmds []tea.Cmd
-	for _, ex := range m.tracker.Expire(now) {
+	expired, _ := m.tracker.Expire(now)
+	for _, ex := range expired {
 		cmds = append(cmds, cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false))
 	}
 	if !m.status.until.IsZero() && !now.Before(m.status.until) {
@@ -870,13 +870,20 @@ func (m *Model) adjustTimeout(longer bool) tea.Cmd {
 	if !longer {
 		delta = -delta
 	}
-	ok, why := m.tracker.AdjustTimeout(r.ID, delta, m.now())
-	if !ok {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", r.ID, why))
+	clamped, err := m.tracker.AdjustTimeout(r.ID, delta, m.now())
+	if err != nil {
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", r.ID, refusalText(err, m.now())))
 		return nil
 	}
 	rem, limit := r.Remaining(m.now())
-	m.setStatus(levelInfo, fmt.Sprintf("#%s: timeout now %s (%s nearer, %s left)", r.ID, fmtDur(r.Timeout.Timeout), limit, fmtDur(rem)))
+	text := fmt.Sprintf("#%s: timeout now %s (%s nearer, %s left)", r.ID, fmtDur(r.Timeout.Timeout), limit, fmtDur(rem))
+	switch clamped {
+	case session.ClampedMax:
+		text = fmt.Sprintf("#%s: timeout is at the %s maximum (%s left)", r.ID, fmtDur(r.Timeout.Max), fmtDur(rem))
+	case session.ClampedFloor:
+		text = fmt.Sprintf("#%s: timeout clamped to leave at least %s (%s left)", r.ID, fmtDur(session.MinTimeout), fmtDur(rem))
+	}
+	m.setStatus(levelInfo, text)
 	return nil
 }
 
@@ -1014,7 +1021,7 @@ func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 }
 
 func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause) tea.Cmd {
-	if ok, _ := m.tracker.RequestCancel(id, reason, cause, m.now()); !ok {
+	if _, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err != nil {
 		return nil
 	}
 	return cancelCmd(m.conn, m.connGen, id, reason, true)
@@ -1057,7 +1064,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	var ids []wire.ID
 	if m.state == connUp {
 		for _, id := range m.activeIDs() {
-			if ok, _ := m.tracker.RequestCancel(id, reason, cause, m.now()); ok {
+			if _, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err == nil {
 				ids = append(ids, id)
 			}
 		}

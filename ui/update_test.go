@@ -795,7 +795,7 @@ func TestCancelAckAfterTheFateSaysNothingStale(t *testing.T) {
 	h.fake.signal = event.SignalStreamClosed
 	h.connect()
 	startSlow(h)
-	if ok, _ := h.m.tracker.RequestCancel(wire.IntID(2), "user", session.CauseUser, h.now); !ok {
+	if _, err := h.m.tracker.RequestCancel(wire.IntID(2), "user", session.CauseUser, h.now); err != nil {
 		t.Fatal("cancel refused")
 	}
 	h.events(event.Event{Kind: event.CancelSent, RequestID: wire.IntID(2), Signal: event.SignalStreamClosed},

@@ -1,0 +1,110 @@
+package session
+
+import "time"
+
+// This file is the one definition of "crossed" and "late" that the TUI,
+// `call` and `check` share.
+//
+// A message that arrives after a cancel either crossed it in flight (the
+// server sent it before the cancel reached it) or came after the server
+// could have seen the cancel (it ignored it, or reacted too slowly). Which
+// one it was cannot be observed directly, only bounded: if the server sent
+// the message before the cancel arrived, the message reached inflight less
+// than one round trip after the cancel left. So a message read within
+// RoundTrip (+ Config.Grace) of the cancel's signal may have crossed it and
+// is called crossed; one read later is late, for certain.
+//
+// The round trip is measured, not guessed: the client times its own plain
+// requests (a ping after connecting in the legacy era, server/discover in
+// the modern one; event.RoundTrip), and every timely answer to a tracked
+// request is a sample too. The least of the recent samples is used, because
+// the least is the closest to the pure transport delay: the server's own
+// work only makes a sample longer. The era probe at connect is never a
+// sample (over stdio it includes the server's start-up: 4–13 ms for Go
+// servers, ~360 ms for node ones, against a loopback round trip of well
+// under 1 ms, which once let a server that answered a cancel 1 ms late
+// pass as "crossed").
+
+// rttSamples is how many recent round-trip samples the estimate is the
+// least of, so it follows a connection whose delay changes.
+const rttSamples = 16
+
+// RoundTrip is the round trip the tracker judges crossings by.
+type RoundTrip struct {
+	// D is the least recent sample; 0 when none was measured.
+	D time.Duration
+	// Source names the request that gave D ("ping", "server/discover",
+	// "tools/list", …); "" when none was measured.
+	Source string
+	// Samples counts the samples D is the least of.
+	Samples int
+}
+
+// Measured reports whether any round trip was measured.
+func (rt RoundTrip) Measured() bool { return rt.Samples > 0 }
+
+type rttSample struct {
+	d      time.Duration
+	source string
+}
+
+// roundTrips keeps the last rttSamples samples.
+type roundTrips struct {
+	buf  [rttSamples]rttSample
+	n    int // samples kept
+	next int // slot of the next sample
+	best RoundTrip
+}
+
+func (rs *roundTrips) add(d time.Duration, source string) {
+	if d <= 0 {
+		return
+	}
+	rs.buf[rs.next] = rttSample{d, source}
+	rs.next = (rs.next + 1) % rttSamples
+	if rs.n < rttSamples {
+		rs.n++
+	}
+	// Recompute the least: the sample that was least may just have been
+	// overwritten. Sixteen comparisons per sample, and samples are answers,
+	// not progress, so this is off the hot path.
+	best := RoundTrip{Samples: rs.n}
+	for i := 0; i < rs.n; i++ {
+		if s := rs.buf[i]; best.D == 0 || s.d < best.D {
+			best.D, best.Source = s.d, s.source
+		}
+	}
+	rs.best = best
+}
+
+// RoundTrip is the round trip crossings are judged by.
+func (t *Tracker) RoundTrip() RoundTrip { return t.rtts.best }
+
+// CrossingWindow is how long after a cancel's signal left a message may
+// arrive and still have crossed it: the measured round trip plus the
+// configured grace. With no round trip measured it is the grace alone, so
+// that "crossed" is claimed only when the timing allows no other reading.
+func (t *Tracker) CrossingWindow() time.Duration {
+	return t.rtts.best.D + t.cfg.Grace
+}
+
+// crossedCancel reports whether a message about r read at `at` may have
+// crossed r's cancel in flight. It is the only place that decides.
+func (t *Tracker) crossedCancel(r *Request, at time.Time) bool {
+	c := r.Cancel
+	if c == nil {
+		// Given up without a cancel (the connection was lost, a local
+		// failure): the server was never told, so nothing it sends can be
+		// a reaction to being told.
+		return false
+	}
+	from := c.SignalAt
+	if from.IsZero() {
+		if r.State == StateCancelRequested && c.Failed == "" {
+			// The signal has not even left: the server cannot have seen it.
+			return true
+		}
+		from = c.At
+	}
+	return at.Sub(from) < t.CrossingWindow()
+}
