@@ -73,7 +73,6 @@ func (s State) IsFinal() bool { return s >= StateCompleted && s < numStates }
 // its cancellation is pending.
 func (s State) IsActive() bool { return s < StateCompleted }
 
-
 // CancelCause says why a request was cancelled. It decides the final state
 // name: a timeout ends as timed_out, every other cause as cancelled.
 type CancelCause uint8
