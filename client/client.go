@@ -47,6 +47,11 @@ type Config struct {
 	// LateWindow is how long a legacy HTTP response stream is kept open after
 	// notifications/cancelled to see what the server still sends. Default 5s.
 	LateWindow time.Duration
+	// RoundTrips is how many plain requests Connect times once connected (a
+	// ping in the legacy era, server/discover in the modern one), reported
+	// as event.RoundTrip: the tracker judges what crossed a cancel by the
+	// least of them. Default 3; negative: none.
+	RoundTrips int
 	// ProbeTimeout bounds the stdio server/discover probe; a server silent
 	// that long is taken as legacy. Default 3s.
 	ProbeTimeout time.Duration
@@ -94,6 +99,11 @@ func (c *Config) setDefaults() {
 	}
 	if c.LateWindow <= 0 {
 		c.LateWindow = 5 * time.Second
+	}
+	if c.RoundTrips < 0 {
+		c.RoundTrips = 0
+	} else if c.RoundTrips == 0 {
+		c.RoundTrips = defaultRoundTrips
 	}
 	if c.ProbeTimeout <= 0 {
 		c.ProbeTimeout = 3 * time.Second
@@ -197,6 +207,8 @@ type flight struct {
 // callResult is what an internal call receives.
 type callResult struct {
 	msg wire.Message
+	// at is when the answer was read.
+	at  time.Time
 	err error
 }
 
@@ -553,7 +565,7 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 			c.emit(event.Event{Kind: event.Note, Time: at, RequestID: id, Text: w})
 		}
 		if isWaiter {
-			w <- callResult{msg: msg}
+			w <- callResult{msg: msg, at: at}
 		}
 		return !owner.IsZero() && id == owner
 	case wire.KindRequest:
@@ -733,12 +745,19 @@ func (c *Client) respond(raw []byte) {
 
 // call sends an internal request and waits for its response.
 func (c *Client) call(ctx context.Context, method string, params json.RawMessage, version string, modern bool) (wire.Message, error) {
+	msg, _, err := c.timedCall(ctx, method, params, version, modern)
+	return msg, err
+}
+
+// timedCall is call that also says how long the answer took: from just
+// before the request was written to the moment its answer was read.
+func (c *Client) timedCall(ctx context.Context, method string, params json.RawMessage, version string, modern bool) (wire.Message, time.Duration, error) {
 	id := c.newInternalID()
 	if modern {
 		var err error
 		params, err = c.modernParams(params, version, wire.ID{})
 		if err != nil {
-			return wire.Message{}, err
+			return wire.Message{}, 0, err
 		}
 	}
 	raw := wire.Request(id, method, params)
@@ -746,21 +765,22 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 	c.mu.Lock()
 	if isClosed(c.dead) {
 		c.mu.Unlock()
-		return wire.Message{}, ErrClosed
+		return wire.Message{}, 0, ErrClosed
 	}
 	c.waiters[id] = ch
 	c.mu.Unlock()
 	out := outgoing{id: id, method: method, params: params, raw: raw, internal: true, version: version, modern: modern}
+	start := time.Now()
 	if err := c.t.send(ctx, out); err != nil {
 		c.dropWaiter(id)
-		return wire.Message{}, err
+		return wire.Message{}, 0, err
 	}
 	select {
 	case r := <-ch:
-		return r.msg, r.err
+		return r.msg, r.at.Sub(start), r.err
 	case <-ctx.Done():
 		c.dropWaiter(id)
-		return wire.Message{}, ctx.Err()
+		return wire.Message{}, 0, ctx.Err()
 	}
 }
 

@@ -97,6 +97,7 @@ func (c *Client) Connect(ctx context.Context) (event.ConnInfo, error) {
 	if ht, ok := c.t.(*httpTransport); ok && info.Era == event.EraLegacy {
 		ht.openGetStream()
 	}
+	c.measureRoundTrip(ctx, info)
 	return info, nil
 }
 

@@ -103,14 +103,15 @@ func stdioDialer(t *testing.T, p hostile.Stdio, version string) *liveDialer {
 		mu.Lock()
 		served = append(served, sv)
 		mu.Unlock()
-		return client.Config{Pipes: &client.Pipes{Stdin: sv.Stdin, Stdout: sv.Stdout}, ProtocolVersion: version}, nil
+		return client.Config{Pipes: &client.Pipes{Stdin: sv.Stdin, Stdout: sv.Stdout}, ProtocolVersion: version, RoundTrips: -1}, nil
 	}}
 }
 
 // httpDialer connects to an HTTP server's URL.
 func httpDialer(ts *httptest.Server, version string) *liveDialer {
 	return &liveDialer{http: true, newCfg: func() (client.Config, error) {
-		return client.Config{URL: ts.URL + "/mcp", ProtocolVersion: version}, nil
+		// No timed pings: the log's few screens show the hostile traffic.
+		return client.Config{URL: ts.URL + "/mcp", ProtocolVersion: version, RoundTrips: -1}, nil
 	}}
 }
 

@@ -150,6 +150,12 @@ type Model struct {
 	quitting bool
 	// everConnected distinguishes "could not connect" from "connection lost".
 	everConnected bool
+	// startPending: Connect returned, but the tracker has not yet applied
+	// the event.Connected it emitted (events come in batches, on their own
+	// command), so the first requests wait for it. Sending them earlier
+	// would let what the server sent during the handshake be applied after
+	// they began, and be judged against them.
+	startPending bool
 	// tools is the last tools/list result, for the composer.
 	tools []toolInfo
 	// toolsReq is the tools/list request the composer waits for.
@@ -497,14 +503,18 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			}
 		}
 	}
+	var start tea.Cmd
 	if len(msg.events) > 0 {
 		m.afterChange()
 		m.dropSettledStatus()
+		if _, up := m.tracker.Conn(); up && m.startPending {
+			start = m.start()
+		}
 	}
 	if msg.closed {
-		return nil
+		return start
 	}
-	return m.wait(m.conn.Events(), msg.gen)
+	return tea.Batch(start, m.wait(m.conn.Events(), msg.gen))
 }
 
 func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
@@ -521,6 +531,16 @@ func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
 	if m.status.text == reconnecting {
 		m.status = statusLine{}
 	}
+	if _, up := m.tracker.Conn(); !up {
+		m.startPending = true
+		return nil
+	}
+	return m.start()
+}
+
+// start sends the first requests of a connection.
+func (m *Model) start() tea.Cmd {
+	m.startPending = false
 	var cmds []tea.Cmd
 	// Ask for the tools right away so the composer is ready; it is a real
 	// request and shows in the list like any other.
