@@ -1,4 +1,8 @@
-package check
+// Package call is `inflight call`: one request sent and followed to its end
+// on the runner — progress as it comes (the live line, live.go), the cancel
+// (--cancel-after, a timeout, Ctrl+C), late traffic — then its summary for
+// people or its one --json object (CallReport), and the exit code.
+package call
 
 import (
 	"bytes"
@@ -13,22 +17,15 @@ import (
 	"time"
 
 	"inflight/event"
+	"inflight/exitcode"
 	"inflight/redact"
+	"inflight/report"
+	"inflight/runner"
 	"inflight/session"
+	"inflight/target"
 	"inflight/termsafe"
 	"inflight/trace"
 	"inflight/wire"
-)
-
-// Exit codes of `inflight call` (and, where they apply, of the other
-// commands).
-const (
-	ExitCompleted      = 0 // the request completed (or a subscription was ended by the server)
-	ExitFailed         = 1 // a tool error result, a JSON-RPC error, or another failed answer
-	ExitUsage          = 2 // bad usage, or the connection could not be established
-	ExitTimedOut       = 3 // the request timed out and was cancelled
-	ExitCancelled      = 4 // the request was cancelled (--cancel-after, Ctrl+C)
-	ExitConnectionLost = 5 // the connection was lost before an answer
 )
 
 // Defaults of `inflight call`.
@@ -38,16 +35,11 @@ const (
 	DefaultLateWindow     = session.DefaultLateWindow
 )
 
-// settleSlack is how long past the late window a headless run waits for a
-// cancelled request to settle before it stops waiting anyway. The tracker
-// settles it at the late window; this only bounds a bug.
-const settleSlack = 5 * time.Second
-
-// CallOptions configure Call.
-type CallOptions struct {
-	Target Target
+// Options configure Run.
+type Options struct {
+	Target target.Target
 	// Method and Params are the request (Params a JSON object, or empty).
-	// ToolCallParams builds them for --tool NAME --args JSON.
+	// runner.ToolCallParams builds them for --tool NAME --args JSON.
 	Method string
 	Params json.RawMessage
 
@@ -64,7 +56,7 @@ type CallOptions struct {
 	// response or progress before giving up on late traffic (default 5s).
 	LateWindow time.Duration
 
-	// JSON prints exactly one JSON object (a CallReport) on stdout at the end.
+	// JSON prints exactly one JSON object (a Report) on stdout at the end.
 	JSON bool
 	// TracePath, when set, receives a trace of the run (JSON Lines).
 	TracePath string
@@ -77,7 +69,7 @@ type CallOptions struct {
 	Bar  bool
 }
 
-func (o *CallOptions) defaults() {
+func (o *Options) defaults() {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultCallTimeout
 	}
@@ -89,39 +81,9 @@ func (o *CallOptions) defaults() {
 	}
 }
 
-// ToolCallParams builds the params of tools/call for a tool name and its
-// arguments (a JSON object; empty means none).
-func ToolCallParams(name string, args json.RawMessage) (json.RawMessage, error) {
-	if name == "" {
-		return nil, errors.New("--tool needs a tool name")
-	}
-	p := map[string]json.RawMessage{}
-	n, _ := json.Marshal(name)
-	p["name"] = n
-	if len(bytes.TrimSpace(args)) > 0 {
-		if err := checkObject(args, "--args"); err != nil {
-			return nil, err
-		}
-		p["arguments"] = args
-	}
-	return json.Marshal(p)
-}
-
-// checkObject reports text that is not a JSON object.
-func checkObject(raw json.RawMessage, what string) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		if err == nil {
-			err = errors.New("null")
-		}
-		return fmt.Errorf("%s must be a JSON object: %v", what, err)
-	}
-	return nil
-}
-
-// CallReport is what `inflight call --json` prints: one JSON object. The
+// Report is what `inflight call --json` prints: one JSON object. The
 // README documents every field.
-type CallReport struct {
+type Report struct {
 	// ID is the request's JSON-RPC ID (null when it was never sent).
 	ID              *wire.ID `json:"id"`
 	Method          string   `json:"method"`
@@ -155,8 +117,8 @@ type CallReport struct {
 	Subscription *SubscriptionReport `json:"subscription,omitempty"`
 	// Error is the JSON-RPC error of a timely response, or a failure
 	// inflight saw itself (local: true), else null.
-	Error      *ErrorReport      `json:"error"`
-	Violations []ViolationReport `json:"violations"`
+	Error      *ErrorReport       `json:"error"`
+	Violations []report.Violation `json:"violations"`
 }
 
 // ProgressReport summarises the progress notifications of a request.
@@ -205,48 +167,42 @@ type ErrorReport struct {
 	Local bool `json:"local,omitempty"`
 }
 
-// ViolationReport is one protocol violation by the server.
-type ViolationReport struct {
-	Code   string `json:"code"`
-	Detail string `json:"detail"`
-}
-
 // ExitCodeFor maps a request's final state to the exit code of call.
 func ExitCodeFor(s session.State) int {
 	switch s {
 	case session.StateCompleted, session.StateEndedByServer:
-		return ExitCompleted
+		return exitcode.Completed
 	case session.StateTimedOut:
-		return ExitTimedOut
+		return exitcode.TimedOut
 	case session.StateCancelled, session.StateCancelRequested:
-		return ExitCancelled
+		return exitcode.Cancelled
 	case session.StateConnectionLost:
-		return ExitConnectionLost
+		return exitcode.ConnectionLost
 	}
-	return ExitFailed
+	return exitcode.Failed
 }
 
-// Call sends one request and follows it to the end: progress as it comes,
+// Run sends one request and follows it to the end: progress as it comes,
 // the cancel when --cancel-after or Ctrl+C (ctx) asks for one, late traffic
 // for the late window after a cancel, then a summary (or, with JSON, one
-// CallReport). It returns the exit code.
-func Call(ctx context.Context, o CallOptions, stdout, stderr io.Writer) int {
+// Report). It returns the exit code.
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	o.defaults()
 	red := o.Target.Redactor()
 	fail := func(code int, err error) int {
 		msg := red.String(err.Error())
 		if o.JSON {
-			WriteCallNotSent(stdout, o, code, msg, red)
+			WriteNotSent(stdout, o, code, msg, red)
 		}
 		fmt.Fprintf(stderr, "inflight call: %s\n", termsafe.Line(msg))
 		return code
 	}
 	if o.Method == "" {
-		return fail(ExitUsage, errors.New("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON"))
+		return fail(exitcode.Usage, errors.New("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON"))
 	}
 	if len(bytes.TrimSpace(o.Params)) > 0 {
-		if err := checkObject(o.Params, "PARAMS_JSON"); err != nil {
-			return fail(ExitUsage, err)
+		if err := runner.CheckObject(o.Params, "PARAMS_JSON"); err != nil {
+			return fail(exitcode.Usage, err)
 		}
 	}
 	start := time.Now()
@@ -254,25 +210,25 @@ func Call(ctx context.Context, o CallOptions, stdout, stderr io.Writer) int {
 	if o.TracePath != "" {
 		f, err := os.Create(o.TracePath)
 		if err != nil {
-			return fail(ExitUsage, fmt.Errorf("--trace: %w", err))
+			return fail(exitcode.Usage, fmt.Errorf("--trace: %w", err))
 		}
 		defer f.Close()
 		tw = trace.NewWriter(f, start, red)
 		defer tw.Flush()
 	}
 	live := newLiveView(o.Live, o.Bar, red)
-	cn, err := dial(ctx, o.Target, connOptions{
+	cn, err := runner.Dial(ctx, o.Target, runner.Options{
 		Timeout: o.Timeout, MaxTimeout: o.MaxTimeout, ResetOnProgress: o.ResetOnProgress,
 		LateWindow: o.LateWindow, Trace: tw, Redactor: red,
 	})
 	if err != nil {
-		return fail(ExitUsage, err)
+		return fail(exitcode.Usage, err)
 	}
-	live.connected(o.Target, cn.info)
+	live.connected(o.Target, cn.Info())
 
 	run := &callRun{cn: cn, live: live}
-	cn.observe = run.observe
-	req, err := cn.begin(ctx, o.Method, o.Params, session.RequestOptions{})
+	cn.Observe(run.observe)
+	req, err := cn.Begin(ctx, o.Method, o.Params, session.RequestOptions{})
 	run.req = req
 	if err == nil {
 		live.sent(req)
@@ -283,23 +239,23 @@ func Call(ctx context.Context, o CallOptions, stdout, stderr io.Writer) int {
 		cancelAt = req.Created.Add(o.CancelAfter)
 	}
 	final := func() bool { return req.State.IsFinal() }
-	switch cn.wait(ctx, final, cancelAt) {
-	case waitDeadline:
+	switch cn.Wait(ctx, final, cancelAt) {
+	case runner.WaitDeadline:
 		run.cancel(fmt.Sprintf("cancelled by inflight call --cancel-after %s", o.CancelAfter), session.CauseUser)
-	case waitInterrupted:
-		run.cancel(interruptReason(ctx), session.CauseInterrupted)
+	case runner.WaitInterrupted:
+		run.cancel(runner.InterruptReason(ctx), session.CauseInterrupted)
 	}
 	if !req.State.IsFinal() {
 		// A cancel is pending: the tracker settles it when the stream
 		// closes, a late response comes, or the late window passes.
-		cn.settle(req.ID, o.LateWindow+settleSlack)
+		cn.Settle(req.ID, o.LateWindow+runner.SettleSlack)
 	}
-	cn.close()
+	cn.Close()
 	live.finish()
 
-	rep := report(cn, req, run)
+	rep := buildReport(cn, req, run)
 	if o.JSON {
-		writeJSON(stdout, rep, red)
+		report.WriteJSON(stdout, rep, red)
 	} else {
 		printCallSummary(stdout, rep, red)
 	}
@@ -311,34 +267,18 @@ func Call(ctx context.Context, o CallOptions, stdout, stderr io.Writer) int {
 	return rep.ExitCode
 }
 
-// WriteCallNotSent prints the --json object of a request that was never
-// sent (a usage or connection failure): state not_sent, the exit code, and
-// msg, already redacted, as a local error.
-func WriteCallNotSent(w io.Writer, o CallOptions, code int, msg string, red *redact.Redactor) {
-	rep := CallReport{Method: o.Method, Transport: notRunTransport(o.Target), Era: "unknown", State: "not_sent",
-		ExitCode: code, Error: &ErrorReport{Message: msg, Local: true}, Violations: []ViolationReport{}}
-	writeJSON(w, rep, red)
-}
-
-// notRunTransport is the transport of a report for a run that never
-// started: "unknown" when the command line failed before it named a server.
-func notRunTransport(t Target) string {
-	if !t.named() {
-		return "unknown"
-	}
-	return targetTransport(t)
-}
-
-func targetTransport(t Target) string {
-	if t.IsHTTP() {
-		return "http"
-	}
-	return "stdio"
+// WriteNotSent prints the --json object of a request that was never sent
+// (a usage or connection failure): state not_sent, the exit code, and msg,
+// already redacted, as a local error.
+func WriteNotSent(w io.Writer, o Options, code int, msg string, red *redact.Redactor) {
+	rep := Report{Method: o.Method, Transport: report.NotRunTransport(o.Target), Era: "unknown", State: "not_sent",
+		ExitCode: code, Error: &ErrorReport{Message: msg, Local: true}, Violations: []report.Violation{}}
+	report.WriteJSON(w, rep, red)
 }
 
 // callRun follows the one request of a call.
 type callRun struct {
-	cn   *conn
+	cn   *runner.Conn
 	req  *session.Request
 	live *liveView
 	// response and late are the first response to the request, kept whole
@@ -350,7 +290,7 @@ type callRun struct {
 }
 
 func (run *callRun) cancel(reason string, cause session.CancelCause) {
-	if err := run.cn.cancel(run.req.ID, reason, cause); err != nil {
+	if err := run.cn.Cancel(run.req.ID, reason, cause); err != nil {
 		run.live.note("cancel: " + err.Error())
 	}
 	run.observe(event.Event{})
@@ -415,23 +355,22 @@ type SubscriptionReport struct {
 	NotificationsAfterCancel int `json:"notificationsAfterCancel"`
 }
 
-// report builds the CallReport of a finished call.
-func report(cn *conn, r *session.Request, run *callRun) CallReport {
-	info := cn.info
+// buildReport builds the Report of a finished call.
+func buildReport(cn *runner.Conn, r *session.Request, run *callRun) Report {
+	info := cn.Info()
 	id := r.ID
-	rep := CallReport{
+	rep := Report{
 		ID:              &id,
 		Method:          r.Method,
 		Target:          r.Target,
 		Transport:       info.Transport.String(),
 		Era:             info.Era.String(),
 		ProtocolVersion: info.ProtocolVersion,
-		Server:          serverLabel(info),
+		Server:          report.ServerLabel(info),
 		State:           r.State.String(),
 		ExitCode:        ExitCodeFor(r.State),
 		ElapsedMs:       ms(r.Elapsed(time.Now())),
 		Progress:        ProgressReport{Count: r.Progress.Count, Message: r.Progress.Message},
-		Violations:      []ViolationReport{},
 		ToolError:       r.ToolError,
 	}
 	if r.Method == wire.MethodSubscriptionsListen {
@@ -481,11 +420,7 @@ func report(cn *conn, r *session.Request, run *callRun) CallReport {
 		// The result is shown as it came; this says why call stops there.
 		rep.Error = &ErrorReport{Message: inputRequiredMessage(run.response.Result), Local: true}
 	}
-	vl := cn.tr.Violations()
-	for i := 0; i < vl.Len(); i++ {
-		v := vl.At(i)
-		rep.Violations = append(rep.Violations, ViolationReport{Code: v.Code, Detail: v.Detail})
-	}
+	rep.Violations = report.Violations(cn.Tracker().Violations())
 	return rep
 }
 
@@ -530,41 +465,11 @@ func rpcError(e *wire.Error) *ErrorReport {
 	return &ErrorReport{Code: &code, Message: e.Message, Data: nonNull(e.Data)}
 }
 
-func serverLabel(info event.ConnInfo) string {
-	switch {
-	case info.ServerName == "":
-		return ""
-	case info.ServerVersion == "":
-		return info.ServerName
-	}
-	return info.ServerName + " " + info.ServerVersion
-}
-
 // ms rounds a duration to whole milliseconds.
 func ms(d time.Duration) int64 { return d.Round(time.Millisecond).Milliseconds() }
 
-// writeJSON prints v as one indented JSON object, with secrets redacted.
-func writeJSON(w io.Writer, v any, red *redact.Redactor) {
-	var compact, buf bytes.Buffer
-	enc := json.NewEncoder(&compact)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(v)
-	if err == nil {
-		// Not the encoder's own indentation: it would indent a server's
-		// result however deep it nests, and a result nested thousands deep
-		// would become hundreds of megabytes of spaces.
-		err = wire.IndentBounded(&buf, compact.Bytes(), "", "  ", wire.MaxIndentDepth)
-	}
-	if err != nil {
-		fmt.Fprintf(w, "{\"error\":{\"message\":%q,\"local\":true}}\n", err.Error())
-		return
-	}
-	buf.WriteByte('\n')
-	_, _ = w.Write(red.Bytes(buf.Bytes()))
-}
-
 // printCallSummary prints the human summary of a call.
-func printCallSummary(w io.Writer, rep CallReport, red *redact.Redactor) {
+func printCallSummary(w io.Writer, rep Report, red *redact.Redactor) {
 	safe := func(s string) string { return termsafe.Line(red.String(s)) }
 	row := func(k, v string) { fmt.Fprintf(w, "%-11s %s\n", k, v) }
 	fmt.Fprintln(w)
@@ -579,7 +484,7 @@ func printCallSummary(w io.Writer, rep CallReport, red *redact.Redactor) {
 	case p.Count == 0:
 		row("progress", "none")
 	default:
-		s := fmt.Sprintf("%d notification%s, last %s", p.Count, plural(p.Count), fmtProgress(*p.Last, p.Total))
+		s := fmt.Sprintf("%d notification%s, last %s", p.Count, report.Plural(p.Count), report.Progress(*p.Last, p.Total))
 		if p.Message != "" {
 			s += fmt.Sprintf(" %q", safe(p.Message))
 		}
@@ -631,7 +536,7 @@ func printCallSummary(w io.Writer, rep CallReport, red *redact.Redactor) {
 // "late" row after a cancel, or, when there was no cancel (the connection
 // was lost, or the request failed locally), what happened instead, since
 // "after the cancel" would describe a cancel that never happened.
-func printLate(row func(k, v string), rep CallReport, l *LateReport, safe func(string) string) {
+func printLate(row func(k, v string), rep Report, l *LateReport, safe func(string) string) {
 	if rep.Cancel == nil {
 		s := "the connection was lost before an answer came"
 		if rep.State != session.StateConnectionLost.String() {
@@ -641,7 +546,7 @@ func printLate(row func(k, v string), rep CallReport, l *LateReport, safe func(s
 			s += fmt.Sprintf("; a response came %s after that, ignored", fmtMs(*l.ResponseAfterCancelMs))
 		}
 		if l.ProgressAfterCancel > 0 {
-			s += fmt.Sprintf("; %d progress notification%s after that, ignored", l.ProgressAfterCancel, plural(l.ProgressAfterCancel))
+			s += fmt.Sprintf("; %d progress notification%s after that, ignored", l.ProgressAfterCancel, report.Plural(l.ProgressAfterCancel))
 		}
 		row("lost", s)
 	} else {
@@ -655,7 +560,7 @@ func printLate(row func(k, v string), rep CallReport, l *LateReport, safe func(s
 			parts = append(parts, "no response after the cancel")
 		}
 		if l.ProgressAfterCancel > 0 {
-			parts = append(parts, fmt.Sprintf("%d PROGRESS notification%s after the cancel, ignored", l.ProgressAfterCancel, plural(l.ProgressAfterCancel)))
+			parts = append(parts, fmt.Sprintf("%d PROGRESS notification%s after the cancel, ignored", l.ProgressAfterCancel, report.Plural(l.ProgressAfterCancel)))
 		} else {
 			parts = append(parts, "no progress after the cancel")
 		}
@@ -733,28 +638,10 @@ func indent(s, prefix string) string {
 	return strings.Join(lines, "\n")
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
 func fmtMs(ms int64) string {
 	d := time.Duration(ms) * time.Millisecond
 	if d < time.Second {
 		return fmt.Sprintf("%dms", ms)
 	}
 	return fmt.Sprintf("%.2fs", d.Seconds())
-}
-
-func fmtProgress(v float64, total *float64) string {
-	if total == nil {
-		return trimFloat(v)
-	}
-	return trimFloat(v) + "/" + trimFloat(*total)
-}
-
-func trimFloat(f float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
 }

@@ -1,11 +1,10 @@
-package check
+package call
 
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -18,42 +17,32 @@ import (
 
 	"inflight/client"
 	"inflight/demo"
+	"inflight/exitcode"
+	"inflight/internal/testserver"
 	"inflight/redact"
+	"inflight/runner"
+	"inflight/target"
 	"inflight/trace"
 	"inflight/wire"
+
+	"github.com/charmbracelet/x/exp/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-// demoProcess is the demo as a real child process: the test binary itself,
-// re-executed as `<test binary> demo-server` with demoChildEnv set (see
-// TestMain), started the way inflight starts its embedded demo.
-func demoProcess(t *testing.T, e era) Target {
-	t.Helper()
-	tg, err := DemoTarget()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg.Env = []string{demoChildEnv + "=1"}
-	tg.ProtocolVersion = e.version
-	return tg
-}
 
 // The process path: the client starts the child, reads its stderr, and
 // stops it at the end.
 func TestCallProcess(t *testing.T) {
-	for _, e := range eras {
-		t.Run(e.name, func(t *testing.T) {
+	for _, e := range testserver.Eras {
+		t.Run(e.Name, func(t *testing.T) {
 			t.Parallel()
 			tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
-			rep, code, _ := runCall(t, CallOptions{
-				Target:      demoProcess(t, e),
+			rep, code, _ := runCall(t, Options{
+				Target:      testserver.DemoProcess(t, e),
 				Method:      "tools/call",
-				Params:      toolParams(t, "slow", `{"seconds":1,"steps":10}`),
+				Params:      testserver.ToolParams(t, "slow", `{"seconds":1,"steps":10}`),
 				CancelAfter: 250 * time.Millisecond,
 				TracePath:   tracePath,
 			})
-			if code != ExitCancelled || rep.Cancel == nil || *rep.Cancel.Signal != "notifications/cancelled" || rep.Era != e.name {
+			if code != exitcode.Cancelled || rep.Cancel == nil || *rep.Cancel.Signal != "notifications/cancelled" || rep.Era != e.Name {
 				t.Fatalf("exit %d era %s cancel %+v", code, rep.Era, rep.Cancel)
 			}
 			data, err := os.ReadFile(tracePath)
@@ -68,20 +57,13 @@ func TestCallProcess(t *testing.T) {
 	}
 }
 
-func TestCheckProcess(t *testing.T) {
-	rep, code := runCheck(t, CheckOptions{Target: demoProcess(t, era{}), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`)})
-	if code != 0 || rep.Summary.Fail+rep.Summary.Warn != 0 || rep.Era != "modern" {
-		t.Errorf("exit %d summary %+v era %s: %+v", code, rep.Summary, rep.Era, rep.Findings)
-	}
-}
-
 // With no version forced, the client detects the demo as modern on both
 // transports.
 func TestCallDetectsEra(t *testing.T) {
-	for _, tc := range transports {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range testserver.Transports {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			rep, code, _ := runCall(t, CallOptions{Target: tc.target(t, era{}), Method: "tools/list"})
+			rep, code, _ := runCall(t, Options{Target: tc.Target(t, testserver.Era{}), Method: "tools/list"})
 			if code != 0 || rep.Era != "modern" || rep.ProtocolVersion != wire.VersionModern {
 				t.Errorf("exit %d era %s version %s", code, rep.Era, rep.ProtocolVersion)
 			}
@@ -91,7 +73,7 @@ func TestCallDetectsEra(t *testing.T) {
 
 // Ctrl+C (the context) cancels the request properly and waits for its fate.
 func TestCallInterrupted(t *testing.T) {
-	forEach(t, func(t *testing.T, tc transportCase, e era) {
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var stdout, stderr bytes.Buffer
@@ -100,13 +82,13 @@ func TestCallInterrupted(t *testing.T) {
 			<-live.ch
 			cancel()
 		}()
-		code := Call(ctx, CallOptions{Target: tc.target(t, e), Method: "tools/call", Params: toolParams(t, "slow", `{"seconds":2,"steps":10}`),
-			JSON: true, LateWindow: testLate, Live: live}, &stdout, &stderr)
-		var rep CallReport
+		code := Run(ctx, Options{Target: tc.Target(t, e), Method: "tools/call", Params: testserver.ToolParams(t, "slow", `{"seconds":2,"steps":10}`),
+			JSON: true, LateWindow: testserver.Late, Live: live}, &stdout, &stderr)
+		var rep Report
 		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 			t.Fatal(err, stdout.String())
 		}
-		if code != ExitCancelled || rep.Cancel == nil || rep.Cancel.Cause != "interrupted" || rep.Cancel.Signal == nil {
+		if code != exitcode.Cancelled || rep.Cancel == nil || rep.Cancel.Cause != "interrupted" || rep.Cancel.Signal == nil {
 			t.Errorf("exit %d cancel %+v", code, rep.Cancel)
 		}
 	})
@@ -132,10 +114,10 @@ func (w *signalWriter) Write(p []byte) (int, error) {
 }
 
 // dyingServer answers server/discover, then dies when it gets a tools/call.
-func dyingServer(t *testing.T) Target {
+func dyingServer(t *testing.T) target.Target {
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
-	return Target{Pipes: func(context.Context) (*client.Pipes, error) {
+	return target.Target{Pipes: func(context.Context) (*client.Pipes, error) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		wg.Add(1)
@@ -163,8 +145,8 @@ func dyingServer(t *testing.T) Target {
 }
 
 func TestCallConnectionLost(t *testing.T) {
-	rep, code, _ := runCall(t, CallOptions{Target: dyingServer(t), Method: "tools/call", Params: toolParams(t, "x", "")})
-	if code != ExitConnectionLost || rep.State != "connection_lost" || rep.Error == nil || !rep.Error.Local {
+	rep, code, _ := runCall(t, Options{Target: dyingServer(t), Method: "tools/call", Params: testserver.ToolParams(t, "x", "")})
+	if code != exitcode.ConnectionLost || rep.State != "connection_lost" || rep.Error == nil || !rep.Error.Local {
 		t.Errorf("exit %d state %s error %+v", code, rep.State, rep.Error)
 	}
 	if rep.Late == nil {
@@ -176,13 +158,13 @@ func TestCallConnectionLost(t *testing.T) {
 // messages, even when the server echoes them.
 func TestCallRedaction(t *testing.T) {
 	const secret = "sk-live-0123456789"
-	target := httpTarget(t, modern)
-	target.Headers = http.Header{"X-Api-Key": {secret}}
-	params := toolParams(t, "fail", `{"message":"bad key `+secret+`"}`)
+	tg := testserver.HTTP(t, testserver.Modern)
+	tg.Headers = http.Header{"X-Api-Key": {secret}}
+	params := testserver.ToolParams(t, "fail", `{"message":"bad key `+secret+`"}`)
 
 	tracePath := filepath.Join(t.TempDir(), "t.jsonl")
 	var stdout, stderr bytes.Buffer
-	Call(context.Background(), CallOptions{Target: target, Method: "tools/call", Params: params, JSON: true, TracePath: tracePath}, &stdout, &stderr)
+	Run(context.Background(), Options{Target: tg, Method: "tools/call", Params: params, JSON: true, TracePath: tracePath}, &stdout, &stderr)
 	if strings.Contains(stdout.String(), secret) || !strings.Contains(stdout.String(), redact.Placeholder) {
 		t.Errorf("--json: %s", stdout.String())
 	}
@@ -195,14 +177,14 @@ func TestCallRedaction(t *testing.T) {
 	}
 
 	stdout.Reset()
-	Call(context.Background(), CallOptions{Target: target, Method: "tools/call", Params: params, Live: &stdout}, &stdout, &stderr)
+	Run(context.Background(), Options{Target: tg, Method: "tools/call", Params: params, Live: &stdout}, &stdout, &stderr)
 	if strings.Contains(stdout.String(), secret) || !strings.Contains(stdout.String(), redact.Placeholder) {
 		t.Errorf("human output: %s", stdout.String())
 	}
 
 	stderr.Reset()
-	bad := Target{URL: "http://127.0.0.1:1/mcp?api_key=" + secret}
-	Call(context.Background(), CallOptions{Target: bad, Method: "tools/list"}, &stdout, &stderr)
+	bad := target.Target{URL: "http://127.0.0.1:1/mcp?api_key=" + secret}
+	Run(context.Background(), Options{Target: bad, Method: "tools/list"}, &stdout, &stderr)
 	if strings.Contains(stderr.String(), secret) {
 		t.Errorf("error message: %s", stderr.String())
 	}
@@ -212,36 +194,36 @@ func TestCallRedaction(t *testing.T) {
 // inert.
 func TestCallHumanOutput(t *testing.T) {
 	var out bytes.Buffer
-	code := Call(context.Background(), CallOptions{Target: stdioTarget(t, modern), Method: "tools/call",
-		Params: toolParams(t, "stubborn", `{"seconds":0.4,"steps":4}`), CancelAfter: 150 * time.Millisecond, LateWindow: time.Second,
+	code := Run(context.Background(), Options{Target: testserver.Stdio(t, testserver.Modern), Method: "tools/call",
+		Params: testserver.ToolParams(t, "stubborn", `{"seconds":0.4,"steps":4}`), CancelAfter: 150 * time.Millisecond, LateWindow: time.Second,
 		Live: &out}, &out, io.Discard)
-	if code != ExitCancelled {
+	if code != exitcode.Cancelled {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"connected to an in-process stdio server", "progress 1/4", "cancel requested after",
 		"sent notifications/cancelled", "late progress", "LATE RESPONSE", "state       cancelled (exit 4)", "late result (not the request's result)"} {
-		mustContain(t, out.String(), want)
+		testserver.MustContain(t, out.String(), want)
 	}
 
 	out.Reset()
-	Call(context.Background(), CallOptions{Target: stdioTarget(t, modern), Method: "tools/call",
-		Params: toolParams(t, "fail", `{"message":"red \u001b[31m alert \u202e"}`), Live: &out}, &out, io.Discard)
+	Run(context.Background(), Options{Target: testserver.Stdio(t, testserver.Modern), Method: "tools/call",
+		Params: testserver.ToolParams(t, "fail", `{"message":"red \u001b[31m alert \u202e"}`), Live: &out}, &out, io.Discard)
 	if strings.ContainsAny(out.String(), "\x1b\u202e") {
 		t.Errorf("escape sequence reached the output: %q", out.String())
 	}
-	mustContain(t, out.String(), "␛[31m")
+	testserver.MustContain(t, out.String(), "␛[31m")
 }
 
 // The JSON summary's shape (its keys and the JSON types of their values)
 // is a contract documented in the README; the golden files pin it for a
 // completed call and for a cancelled call with a late response.
 func TestCallReportShape(t *testing.T) {
-	cases := map[string]CallOptions{
-		"completed": {Method: "tools/call", Params: toolParams(t, "slow", `{"seconds":0.1,"steps":2}`)},
-		"late": {Method: "tools/call", Params: toolParams(t, "stubborn", `{"seconds":0.3,"steps":3}`),
+	cases := map[string]Options{
+		"completed": {Method: "tools/call", Params: testserver.ToolParams(t, "slow", `{"seconds":0.1,"steps":2}`)},
+		"late": {Method: "tools/call", Params: testserver.ToolParams(t, "stubborn", `{"seconds":0.3,"steps":3}`),
 			CancelAfter: 150 * time.Millisecond, LateWindow: time.Second},
-		"rpc_error":  {Method: "tools/call", Params: toolParams(t, "fail", `{"rpc":true}`)},
-		"tool_error": {Method: "tools/call", Params: toolParams(t, "fail", `{"message":"broken"}`)},
+		"rpc_error":  {Method: "tools/call", Params: testserver.ToolParams(t, "fail", `{"rpc":true}`)},
+		"tool_error": {Method: "tools/call", Params: testserver.ToolParams(t, "fail", `{"message":"broken"}`)},
 	}
 	names := make([]string, 0, len(cases))
 	for name := range cases {
@@ -251,19 +233,19 @@ func TestCallReportShape(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			o := cases[name]
-			o.Target = stdioTarget(t, modern)
+			o.Target = testserver.Stdio(t, testserver.Modern)
 			o.JSON = true
 			if o.LateWindow == 0 {
-				o.LateWindow = testLate
+				o.LateWindow = testserver.Late
 			}
 			var stdout bytes.Buffer
-			Call(context.Background(), o, &stdout, io.Discard)
+			Run(context.Background(), o, &stdout, io.Discard)
 			var v any
 			if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
 				t.Fatal(err)
 			}
 			got, _ := json.MarshalIndent(shape(v), "", "  ")
-			golden(t, filepath.Join("testdata", "call_"+name+".shape.golden"), append(got, '\n'))
+			golden.RequireEqual(t, append(got, '\n'))
 		})
 	}
 }
@@ -300,34 +282,17 @@ func shape(v any) any {
 	return "?"
 }
 
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test -update if the change is intended):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
-
 // On modern Streamable HTTP the cancel is closing the request's stream:
 // nothing is sent, and the summary must not say that something was.
 func TestCallHumanOutputStreamClosed(t *testing.T) {
 	var out bytes.Buffer
-	code := Call(context.Background(), CallOptions{Target: httpTarget(t, modern), Method: "tools/call",
-		Params: toolParams(t, "slow", `{"seconds":2,"steps":20}`), CancelAfter: 150 * time.Millisecond, LateWindow: time.Second},
+	code := Run(context.Background(), Options{Target: testserver.HTTP(t, testserver.Modern), Method: "tools/call",
+		Params: testserver.ToolParams(t, "slow", `{"seconds":2,"steps":20}`), CancelAfter: 150 * time.Millisecond, LateWindow: time.Second},
 		&out, io.Discard)
-	if code != ExitCancelled {
+	if code != exitcode.Cancelled {
 		t.Fatalf("exit %d\n%s", code, out.String())
 	}
-	mustContain(t, out.String(), "closed the request's stream")
+	testserver.MustContain(t, out.String(), "closed the request's stream")
 	if strings.Contains(out.String(), "sent stream_closed") {
 		t.Errorf("the summary says something was sent:\n%s", out.String())
 	}
@@ -340,12 +305,12 @@ func TestCallSecondInterruptReportsAtOnce(t *testing.T) {
 	ctx, interrupt := context.WithCancel(context.Background())
 	hurry := make(chan struct{})
 	tracePath := filepath.Join(t.TempDir(), "t.jsonl")
-	o := CallOptions{Target: stdioTarget(t, modern), Method: wire.MethodToolsCall,
-		Params: toolParams(t, "stubborn", `{"seconds":30,"steps":30}`), JSON: true,
+	o := Options{Target: testserver.Stdio(t, testserver.Modern), Method: wire.MethodToolsCall,
+		Params: testserver.ToolParams(t, "stubborn", `{"seconds":30,"steps":30}`), JSON: true,
 		LateWindow: 10 * time.Minute, TracePath: tracePath}
 	var stdout bytes.Buffer
 	done := make(chan int, 1)
-	go func() { done <- Call(WithHurry(ctx, hurry), o, &stdout, io.Discard) }()
+	go func() { done <- Run(runner.WithHurry(ctx, hurry), o, &stdout, io.Discard) }()
 
 	// The trace reaches the file while the run is still going.
 	deadline := time.Now().Add(10 * time.Second)
@@ -368,11 +333,11 @@ func TestCallSecondInterruptReportsAtOnce(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("call kept waiting after the second Ctrl+C")
 	}
-	var rep CallReport
+	var rep Report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("no JSON object after the second Ctrl+C (%v): %q", err, stdout.String())
 	}
-	if code != ExitCancelled || rep.State != "cancelled" || rep.Cancel == nil {
+	if code != exitcode.Cancelled || rep.State != "cancelled" || rep.Cancel == nil {
 		t.Errorf("exit %d, state %s, cancel %+v", code, rep.State, rep.Cancel)
 	}
 	b, _ := os.ReadFile(tracePath)
@@ -385,37 +350,23 @@ func TestCallSecondInterruptReportsAtOnce(t *testing.T) {
 // as it comes, and the JSON object counts them.
 func TestCallListenShowsNotifications(t *testing.T) {
 	const tick = 40 * time.Millisecond
-	ticking := func() Target {
+	ticking := func() target.Target {
 		srv := demo.New(demo.Options{TickInterval: tick})
 		t.Cleanup(func() { srv.Close() })
-		return stdioTargetOf(t, modern, srv)
+		return testserver.StdioOf(t, testserver.Modern, srv)
 	}
-	o := CallOptions{Target: ticking(), Method: wire.MethodSubscriptionsListen,
+	o := Options{Target: ticking(), Method: wire.MethodSubscriptionsListen,
 		Params:      json.RawMessage(`{"notifications":{"resourceSubscriptions":["demo://clock"]}}`),
-		CancelAfter: 10 * tick, LateWindow: testLate}
+		CancelAfter: 10 * tick, LateWindow: testserver.Late}
 	rep, code, _ := runCall(t, o)
-	if code != ExitCancelled || rep.Subscription == nil || !rep.Subscription.Acknowledged || rep.Subscription.Notifications < 2 {
+	if code != exitcode.Cancelled || rep.Subscription == nil || !rep.Subscription.Acknowledged || rep.Subscription.Notifications < 2 {
 		t.Fatalf("exit %d, subscription %+v", code, rep.Subscription)
 	}
 	var live bytes.Buffer
 	o.JSON, o.Live = false, &live
 	o.Target = ticking()
-	Call(context.Background(), o, io.Discard, io.Discard)
-	mustContain(t, live.String(), "acknowledged: the subscription stays open")
-	mustContain(t, live.String(), "notification #1: notifications/resources/updated demo://clock")
-	mustContain(t, live.String(), "notification #2: ")
-}
-
-// The cancel's reason names the signal that stopped the run.
-func TestInterruptReasonNamesTheSignal(t *testing.T) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(Interrupt{Signal: "SIGTERM"})
-	if got := interruptReason(ctx); got != "interrupted (SIGTERM)" {
-		t.Errorf("SIGTERM: %q", got)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	stop()
-	if got := interruptReason(ctx); got != "interrupted (Ctrl+C)" {
-		t.Errorf("plain cancel: %q", got)
-	}
+	Run(context.Background(), o, io.Discard, io.Discard)
+	testserver.MustContain(t, live.String(), "acknowledged: the subscription stays open")
+	testserver.MustContain(t, live.String(), "notification #1: notifications/resources/updated demo://clock")
+	testserver.MustContain(t, live.String(), "notification #2: ")
 }

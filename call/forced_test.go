@@ -1,4 +1,4 @@
-package check
+package call
 
 import (
 	"bytes"
@@ -10,6 +10,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"inflight/exitcode"
+	"inflight/internal/testserver"
+	"inflight/target"
 	"inflight/wire"
 )
 
@@ -22,10 +25,10 @@ func TestCallForcedModernLegacyServer(t *testing.T) {
 	})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(srv.Close)
-	target := Target{URL: srv.URL, ProtocolVersion: wire.VersionModern}
+	tg := target.Target{URL: srv.URL, ProtocolVersion: wire.VersionModern}
 
-	rep, code, _ := runCall(t, CallOptions{Target: target, Method: "tools/list"})
-	if code != ExitUsage || rep.State != "not_sent" {
+	rep, code, _ := runCall(t, Options{Target: tg, Method: "tools/list"})
+	if code != exitcode.Usage || rep.State != "not_sent" {
 		t.Fatalf("exit %d state %s, want 2 not_sent", code, rep.State)
 	}
 	if rep.Error == nil || !strings.Contains(rep.Error.Message, "protocol version 2026-07-28 was forced") {
@@ -33,14 +36,14 @@ func TestCallForcedModernLegacyServer(t *testing.T) {
 	}
 
 	var stdout, stderr bytes.Buffer
-	if code := Call(context.Background(), CallOptions{Target: target, Method: "tools/list"}, &stdout, &stderr); code != ExitUsage {
+	if code := Run(context.Background(), Options{Target: tg, Method: "tools/list"}, &stdout, &stderr); code != exitcode.Usage {
 		t.Errorf("exit %d, want 2", code)
 	}
-	mustContain(t, stderr.String(), "inflight call: connect: protocol version 2026-07-28 was forced, but the server does not support it; it supports 2025-11-25")
+	testserver.MustContain(t, stderr.String(), "inflight call: connect: protocol version 2026-07-28 was forced, but the server does not support it; it supports 2025-11-25")
 
 	// Without the forced version the same server is detected as legacy.
-	rep, code, _ = runCall(t, CallOptions{Target: Target{URL: srv.URL}, Method: "tools/list"})
-	if code != ExitCompleted || rep.Era != "legacy" {
+	rep, code, _ = runCall(t, Options{Target: target.Target{URL: srv.URL}, Method: "tools/list"})
+	if code != exitcode.Completed || rep.Era != "legacy" {
 		t.Errorf("detected: exit %d era %s, want 0 legacy", code, rep.Era)
 	}
 }

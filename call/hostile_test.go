@@ -2,7 +2,7 @@
 
 // The battery needs real processes and signals for part of its cases.
 
-package check
+package call
 
 import (
 	"bytes"
@@ -15,13 +15,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"inflight/client"
+	"inflight/exitcode"
 	"inflight/internal/hostile"
+	"inflight/internal/testserver"
+	"inflight/target"
 	"inflight/wire"
 )
 
@@ -34,9 +35,9 @@ import (
 type hostileCase struct {
 	name string
 	// target builds the server for the run.
-	target func(t *testing.T) Target
+	target func(t *testing.T) target.Target
 	// opts adjusts the call (timeouts, a cancel).
-	opts func(o *CallOptions)
+	opts func(o *Options)
 	// code and state are what the run must end with.
 	code  int
 	state string
@@ -48,154 +49,111 @@ type hostileCase struct {
 	// bound is how long the run may take (default 10s).
 	bound time.Duration
 	// check, when set, looks further at the report.
-	check func(t *testing.T, rep CallReport)
+	check func(t *testing.T, rep Report)
 }
 
-// inProcess serves a stdio peer in-process for every connection call opens.
-func inProcess(p hostile.Stdio, version string) func(t *testing.T) Target {
-	return func(t *testing.T) Target {
-		var mu sync.Mutex
-		var served []*hostile.Served
-		t.Cleanup(func() {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, sv := range served {
-				sv.Stop()
-			}
-		})
-		return Target{ProtocolVersion: version, Pipes: func(context.Context) (*client.Pipes, error) {
-			sv := hostile.Serve(p)
-			mu.Lock()
-			served = append(served, sv)
-			mu.Unlock()
-			return &client.Pipes{Stdin: sv.Stdin, Stdout: sv.Stdout}, nil
-		}}
-	}
-}
-
-// asProcess runs a stdio peer as a real child process: this test binary,
-// re-executed (see TestMain).
-func asProcess(p hostile.Stdio) func(t *testing.T) Target {
-	return func(t *testing.T) Target {
-		exe, env, err := hostile.Command(p, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return Target{Command: exe, Env: env}
-	}
-}
-
-// overHTTP serves an HTTP peer on 127.0.0.1.
-func overHTTP(h func() *hostile.HTTP, version string) func(t *testing.T) Target {
-	return func(t *testing.T) Target {
-		ts := hostile.NewServer(h(), false)
-		t.Cleanup(ts.Close)
-		return Target{URL: ts.URL + "/mcp", ProtocolVersion: version}
-	}
-}
-
-func withTimeout(d time.Duration) func(o *CallOptions) {
-	return func(o *CallOptions) { o.Timeout = d }
+func withTimeout(d time.Duration) func(o *Options) {
+	return func(o *Options) { o.Timeout = d }
 }
 
 var legacyVersion = wire.Version20251125
 
 func hostileCases() []hostileCase {
 	var cases []hostileCase
-	for _, e := range []struct{ name, version string }{{"modern", ""}, {"legacy", legacyVersion}} {
-		stdio := func(p hostile.Stdio) func(t *testing.T) Target { return inProcess(p, e.version) }
+	for _, e := range []struct{ Name, Version string }{{"modern", ""}, {"legacy", legacyVersion}} {
+		stdio := func(p hostile.Stdio) func(t *testing.T) target.Target { return testserver.InProcess(p, e.Version) }
 		cases = append(cases,
-			hostileCase{name: "garbage/" + e.name, target: stdio(hostile.Garbage),
-				code: ExitCompleted, state: "completed", violations: []string{"non_json_line", "malformed_message"},
-				check: func(t *testing.T, rep CallReport) {
+			hostileCase{name: "garbage/" + e.Name, target: stdio(hostile.Garbage),
+				code: exitcode.Completed, state: "completed", violations: []string{"non_json_line", "malformed_message"},
+				check: func(t *testing.T, rep Report) {
 					if !bytes.Contains(rep.Result, []byte("survived the garbage")) {
 						t.Errorf("result %s", rep.Result)
 					}
 				}},
-			hostileCase{name: "huge-line/" + e.name, target: stdio(hostile.HugeLine),
-				code: ExitCompleted, state: "completed", says: []string{"exceeds the 33554432-byte message limit"}, bound: 20 * time.Second},
-			hostileCase{name: "deep-nesting/" + e.name, target: stdio(hostile.DeepNesting),
-				code: ExitCompleted, state: "completed", says: []string{"exceeded max depth"}},
-			hostileCase{name: "odd-ids/" + e.name, target: stdio(hostile.OddIDs),
-				code: ExitCompleted, state: "completed", violations: []string{"unknown_response_id", "unknown_progress_token"},
-				check: func(t *testing.T, rep CallReport) {
+			hostileCase{name: "huge-line/" + e.Name, target: stdio(hostile.HugeLine),
+				code: exitcode.Completed, state: "completed", says: []string{"exceeds the 33554432-byte message limit"}, bound: 20 * time.Second},
+			hostileCase{name: "deep-nesting/" + e.Name, target: stdio(hostile.DeepNesting),
+				code: exitcode.Completed, state: "completed", says: []string{"exceeded max depth"}},
+			hostileCase{name: "odd-ids/" + e.Name, target: stdio(hostile.OddIDs),
+				code: exitcode.Completed, state: "completed", violations: []string{"unknown_response_id", "unknown_progress_token"},
+				check: func(t *testing.T, rep Report) {
 					if !bytes.Contains(rep.Result, []byte("1e0")) {
 						t.Errorf("the answer with the ID as 1e0 did not complete the request: %s", rep.Result)
 					}
 				}},
-			hostileCase{name: "duplicates/" + e.name, target: stdio(hostile.Duplicates),
-				code: ExitCompleted, state: "completed", violations: []string{"duplicate_response", "unknown_response_id"},
-				check: func(t *testing.T, rep CallReport) {
+			hostileCase{name: "duplicates/" + e.Name, target: stdio(hostile.Duplicates),
+				code: exitcode.Completed, state: "completed", violations: []string{"duplicate_response", "unknown_response_id"},
+				check: func(t *testing.T, rep Report) {
 					if !bytes.Contains(rep.Result, []byte("the first answer")) || rep.Error != nil {
 						t.Errorf("a later answer replaced the first: result %s error %+v", rep.Result, rep.Error)
 					}
 				}},
-			hostileCase{name: "answers-cancel/" + e.name, target: stdio(hostile.AnswersCancel),
-				opts: func(o *CallOptions) { o.CancelAfter = 200 * time.Millisecond },
-				code: ExitCancelled, state: "cancelled", violations: []string{"duplicate_response"},
-				check: func(t *testing.T, rep CallReport) {
+			hostileCase{name: "answers-cancel/" + e.Name, target: stdio(hostile.AnswersCancel),
+				opts: func(o *Options) { o.CancelAfter = 200 * time.Millisecond },
+				code: exitcode.Cancelled, state: "cancelled", violations: []string{"duplicate_response"},
+				check: func(t *testing.T, rep Report) {
 					if rep.Late == nil || !rep.Late.Response || (len(rep.Result) > 0 && string(rep.Result) != "null") {
 						t.Errorf("the answer after the cancel is not reported as late: late %+v result %s", rep.Late, rep.Result)
 					}
 				}},
-			hostileCase{name: "progress-storm/" + e.name, target: stdio(hostile.ProgressStorm),
-				code: ExitCompleted, state: "completed", violations: []string{"progress_not_increasing"},
-				check: func(t *testing.T, rep CallReport) {
+			hostileCase{name: "progress-storm/" + e.Name, target: stdio(hostile.ProgressStorm),
+				code: exitcode.Completed, state: "completed", violations: []string{"progress_not_increasing"},
+				check: func(t *testing.T, rep Report) {
 					if rep.Progress.Count != hostile.StormCount {
 						t.Errorf("progress count %d, want %d", rep.Progress.Count, hostile.StormCount)
 					}
 				}},
-			hostileCase{name: "closes-stdout/" + e.name, target: stdio(hostile.ClosesStdout),
-				code: ExitConnectionLost, state: "connection_lost", says: []string{"the server closed its stdout"}},
-			hostileCase{name: "ignores-sigterm/" + e.name, target: stdio(hostile.IgnoresSIGTERM), opts: withTimeout(300 * time.Millisecond),
-				code: ExitTimedOut, state: "timed_out", check: wantCancelSignal("notifications/cancelled")},
-			hostileCase{name: "answers-first/" + e.name, target: stdio(hostile.AnswersFirst),
-				code: ExitCompleted, state: "completed", violations: []string{"unknown_response_id"},
-				check: func(t *testing.T, rep CallReport) {
+			hostileCase{name: "closes-stdout/" + e.Name, target: stdio(hostile.ClosesStdout),
+				code: exitcode.ConnectionLost, state: "connection_lost", says: []string{"the server closed its stdout"}},
+			hostileCase{name: "ignores-sigterm/" + e.Name, target: stdio(hostile.IgnoresSIGTERM), opts: withTimeout(300 * time.Millisecond),
+				code: exitcode.TimedOut, state: "timed_out", check: wantCancelSignal("notifications/cancelled")},
+			hostileCase{name: "answers-first/" + e.Name, target: stdio(hostile.AnswersFirst),
+				code: exitcode.Completed, state: "completed", violations: []string{"unknown_response_id"},
+				check: func(t *testing.T, rep Report) {
 					if !bytes.Contains(rep.Result, []byte("the real answer")) {
 						t.Errorf("an answer sent before the request was taken for it: %s", rep.Result)
 					}
 				}},
-			hostileCase{name: "crashes/" + e.name, target: stdio(hostile.Crashes),
-				code: ExitConnectionLost, state: "connection_lost", says: []string{"connection closed"}},
+			hostileCase{name: "crashes/" + e.Name, target: stdio(hostile.Crashes),
+				code: exitcode.ConnectionLost, state: "connection_lost", says: []string{"connection closed"}},
 
-			hostileCase{name: "http-sse-comments-forever/" + e.name, target: overHTTP(hostile.SSECommentsForever, e.version),
-				opts: withTimeout(700 * time.Millisecond), code: ExitTimedOut, state: "timed_out"},
-			hostileCase{name: "http-gzip-bomb/" + e.name, target: overHTTP(hostile.GzipBomb, e.version),
-				code: ExitFailed, state: "failed", says: []string{"Content-Encoding", "gzip"}},
-			hostileCase{name: "http-answers-first/" + e.name, target: overHTTP(hostile.AnswersFirstHTTP, e.version),
-				code: ExitCompleted, state: "completed", violations: []string{"unknown_response_id"},
-				check: func(t *testing.T, rep CallReport) {
+			hostileCase{name: "http-sse-comments-forever/" + e.Name, target: testserver.OverHTTP(hostile.SSECommentsForever, e.Version),
+				opts: withTimeout(700 * time.Millisecond), code: exitcode.TimedOut, state: "timed_out"},
+			hostileCase{name: "http-gzip-bomb/" + e.Name, target: testserver.OverHTTP(hostile.GzipBomb, e.Version),
+				code: exitcode.Failed, state: "failed", says: []string{"Content-Encoding", "gzip"}},
+			hostileCase{name: "http-answers-first/" + e.Name, target: testserver.OverHTTP(hostile.AnswersFirstHTTP, e.Version),
+				code: exitcode.Completed, state: "completed", violations: []string{"unknown_response_id"},
+				check: func(t *testing.T, rep Report) {
 					if !bytes.Contains(rep.Result, []byte("the real answer")) {
 						t.Errorf("an answer sent before the request was taken for it: %s", rep.Result)
 					}
 				}},
-			hostileCase{name: "http-huge-event/" + e.name, target: overHTTP(hostile.HugeEvent, e.version),
-				code: ExitConnectionLost, state: "connection_lost", says: []string{"exceeds the 33554432-byte message limit"}, bound: 20 * time.Second},
-			hostileCase{name: "http-redirect-other-host/" + e.name, target: redirectElsewhere(e.version),
-				code: ExitFailed, state: "failed", says: []string{"redirect to another host", "refused"}},
-			hostileCase{name: "http-tls-error/" + e.name, target: untrustedTLS(e.version),
-				code: ExitUsage, state: "not_sent", says: []string{"certificate"}},
+			hostileCase{name: "http-huge-event/" + e.Name, target: testserver.OverHTTP(hostile.HugeEvent, e.Version),
+				code: exitcode.ConnectionLost, state: "connection_lost", says: []string{"exceeds the 33554432-byte message limit"}, bound: 20 * time.Second},
+			hostileCase{name: "http-redirect-other-host/" + e.Name, target: redirectElsewhere(e.Version),
+				code: exitcode.Failed, state: "failed", says: []string{"redirect to another host", "refused"}},
+			hostileCase{name: "http-tls-error/" + e.Name, target: untrustedTLS(e.Version),
+				code: exitcode.Usage, state: "not_sent", says: []string{"certificate"}},
 		)
 	}
 	// Only a real process can ignore SIGTERM or keep running with its
 	// stdout closed; the client's shutdown escalation (2s a step by default)
 	// is part of the bound.
 	cases = append(cases,
-		hostileCase{name: "process/ignores-sigterm", target: asProcess(hostile.IgnoresSIGTERM), opts: withTimeout(300 * time.Millisecond),
-			code: ExitTimedOut, state: "timed_out", bound: 15 * time.Second, check: wantCancelSignal("notifications/cancelled")},
-		hostileCase{name: "process/closes-stdout", target: asProcess(hostile.ClosesStdout),
-			code: ExitConnectionLost, state: "connection_lost", says: []string{"closed its stdout but kept running"}, bound: 15 * time.Second},
-		hostileCase{name: "process/crashes", target: asProcess(hostile.Crashes),
-			code: ExitConnectionLost, state: "connection_lost", says: []string{"the server exited: exit status 3"}},
-		hostileCase{name: "process/huge-line", target: asProcess(hostile.HugeLine),
-			code: ExitCompleted, state: "completed", says: []string{"exceeds the 33554432-byte message limit"}, bound: 20 * time.Second},
+		hostileCase{name: "process/ignores-sigterm", target: testserver.AsProcess(hostile.IgnoresSIGTERM), opts: withTimeout(300 * time.Millisecond),
+			code: exitcode.TimedOut, state: "timed_out", bound: 15 * time.Second, check: wantCancelSignal("notifications/cancelled")},
+		hostileCase{name: "process/closes-stdout", target: testserver.AsProcess(hostile.ClosesStdout),
+			code: exitcode.ConnectionLost, state: "connection_lost", says: []string{"closed its stdout but kept running"}, bound: 15 * time.Second},
+		hostileCase{name: "process/crashes", target: testserver.AsProcess(hostile.Crashes),
+			code: exitcode.ConnectionLost, state: "connection_lost", says: []string{"the server exited: exit status 3"}},
+		hostileCase{name: "process/huge-line", target: testserver.AsProcess(hostile.HugeLine),
+			code: exitcode.Completed, state: "completed", says: []string{"exceeds the 33554432-byte message limit"}, bound: 20 * time.Second},
 	)
 	return cases
 }
 
-func wantCancelSignal(sig string) func(t *testing.T, rep CallReport) {
-	return func(t *testing.T, rep CallReport) {
+func wantCancelSignal(sig string) func(t *testing.T, rep Report) {
+	return func(t *testing.T, rep Report) {
 		if rep.Cancel == nil || rep.Cancel.Signal == nil || *rep.Cancel.Signal != sig || rep.Cancel.Cause != "timeout" {
 			t.Errorf("cancel %+v, want a timeout cancel with signal %s", rep.Cancel, sig)
 		}
@@ -204,8 +162,8 @@ func wantCancelSignal(sig string) func(t *testing.T, rep CallReport) {
 
 // redirectElsewhere redirects tools/call to a second server, another host
 // (host:port) that would answer well; it must never see the call.
-func redirectElsewhere(version string) func(t *testing.T) Target {
-	return func(t *testing.T) Target {
+func redirectElsewhere(version string) func(t *testing.T) target.Target {
+	return func(t *testing.T) target.Target {
 		other := hostile.Plain()
 		ots := hostile.NewServer(other, false)
 		ts := hostile.NewServer(hostile.Redirect(ots.URL+"/mcp"), false)
@@ -216,17 +174,17 @@ func redirectElsewhere(version string) func(t *testing.T) Target {
 				t.Errorf("the other host received %d POSTs: the redirect was followed", other.Posts())
 			}
 		})
-		return Target{URL: ts.URL + "/mcp", ProtocolVersion: version}
+		return target.Target{URL: ts.URL + "/mcp", ProtocolVersion: version}
 	}
 }
 
 // untrustedTLS is a TLS server whose certificate the default client does
 // not trust.
-func untrustedTLS(version string) func(t *testing.T) Target {
-	return func(t *testing.T) Target {
+func untrustedTLS(version string) func(t *testing.T) target.Target {
+	return func(t *testing.T) target.Target {
 		ts := hostile.NewServer(hostile.Plain(), true)
 		t.Cleanup(ts.Close)
-		return Target{URL: ts.URL + "/mcp", ProtocolVersion: version}
+		return target.Target{URL: ts.URL + "/mcp", ProtocolVersion: version}
 	}
 }
 
@@ -240,8 +198,8 @@ func TestHostileServers(t *testing.T) {
 	for _, tc := range hostileCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := CallOptions{Target: tc.target(t), Method: wire.MethodToolsCall, Params: toolParams(t, hostile.ToolName, ""),
-				Timeout: 10 * time.Second, LateWindow: testLate, JSON: true,
+			o := Options{Target: tc.target(t), Method: wire.MethodToolsCall, Params: testserver.ToolParams(t, hostile.ToolName, ""),
+				Timeout: 10 * time.Second, LateWindow: testserver.Late, JSON: true,
 				TracePath: filepath.Join(t.TempDir(), "trace.jsonl")}
 			if tc.opts != nil {
 				tc.opts(&o)
@@ -253,7 +211,7 @@ func TestHostileServers(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			done := make(chan int, 1)
 			start := time.Now()
-			go func() { done <- Call(context.Background(), o, &stdout, &stderr) }()
+			go func() { done <- Run(context.Background(), o, &stdout, &stderr) }()
 			var code int
 			select {
 			case code = <-done:
@@ -270,7 +228,7 @@ func TestHostileServers(t *testing.T) {
 			if !json.Valid(out) {
 				t.Fatalf("stdout is not one valid JSON object:\n%.2000s", out)
 			}
-			var rep CallReport
+			var rep Report
 			if err := json.Unmarshal(out, &rep); err != nil {
 				t.Fatal(err)
 			}
@@ -337,128 +295,18 @@ func assertChildGone(t *testing.T, tracePath string) {
 	}
 }
 
-// A server that dies part-way through the battery is a connection failure
-// (exit 2), not a short clean run: the loss is an error finding that says
-// during which step it happened, the checks that were not run are listed
-// as skipped with that reason, and no finding gives advice about the tool
-// that the loss makes wrong.
-func TestCheckConnectionLostMidBattery(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		target func(t *testing.T) Target
-		e      era
-	}{
-		{"modern", inProcess(hostile.Crashes, ""), modern},
-		{"legacy", inProcess(hostile.Crashes, legacyVersion), legacy},
-		{"process", asProcess(hostile.Crashes), modern},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			o := CheckOptions{Target: tc.target(t), Tool: hostile.ToolName, LateWindow: 300 * time.Millisecond, Timeout: 5 * time.Second}
-			rep, code := runCheck(t, o)
-			if code != ExitUsage {
-				t.Errorf("exit %d, want %d; findings %+v", code, ExitUsage, rep.Findings)
-			}
-			got := findingsByID(rep)
-			lost, ok := got[CheckConnection]
-			if !ok || lost.Status != StatusError || !strings.Contains(lost.Detail, "connection lost during the full run of hostile") {
-				t.Errorf("no error finding for the lost connection: %+v", rep.Findings)
-			}
-			if rep.Summary.Error != 1 || !strings.Contains(rep.Error, "connection lost during") {
-				t.Errorf("summary %+v, error %q", rep.Summary, rep.Error)
-			}
-			for _, f := range rep.Findings {
-				if strings.Contains(f.Detail, "--tool") || strings.Contains(f.Detail, "--args") {
-					t.Errorf("%s gives advice the lost connection makes wrong: %s", f.ID, f.Detail)
-				}
-			}
-			skipped := map[string]string{}
-			for _, s := range rep.Skipped {
-				skipped[s.ID] = s.Reason
-			}
-			for _, id := range expectedChecks("stdio", tc.e) {
-				_, found := got[id]
-				reason, skip := skipped[id]
-				switch {
-				case found == skip:
-					t.Errorf("%s: finding %v, skipped %v; want exactly one", id, found, skip)
-				case id == CheckServerCancel || id == CheckServerRequests || id == CheckDiscover:
-					// Observed before the loss.
-				case !skip || !strings.Contains(reason, "not run: the connection was lost during the full run of hostile"):
-					t.Errorf("%s: not listed as not run because of the loss (skipped %v %q)", id, skip, reason)
-				}
-			}
-
-			var out bytes.Buffer
-			o.Target = tc.target(t)
-			o.LateWindow = 300 * time.Millisecond
-			if code := Check(context.Background(), o, &out, io.Discard); code != ExitUsage {
-				t.Errorf("human run: exit %d", code)
-			}
-			mustContain(t, out.String(), "ERROR  connection")
-			mustContain(t, out.String(), "the battery did not finish: connection lost during the full run of hostile")
-			mustContain(t, out.String(), "not run: the connection was lost")
-		})
-	}
-}
-
-// asksClient sends the client a sampling request before each answer, as
-// a legacy server may and a modern one must not.
-var asksClient = hostile.Stdio{Name: "asks-client", Call: func(s *hostile.Session, req hostile.Request) {
-	_ = s.Send([]byte(`{"jsonrpc":"2.0","id":"srv-1","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`))
-	if !req.Token.IsZero() {
-		_ = s.Progress(req.Token, 1, 1, "done")
-	}
-	_ = s.Reply(req.ID, `{"content":[{"type":"text","text":"asked first"}]}`)
-}}
-
-// A modern server that sends a request fails server_requests.none, and
-// inflight does not answer it; in the legacy era it is allowed (and
-// refused with an error, since no handler is configured).
-func TestCheckServerRequests(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		version string
-	}{{"modern", ""}, {"legacy", legacyVersion}} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			o := CheckOptions{Target: inProcess(asksClient, tc.version)(t), Tool: hostile.ToolName,
-				LateWindow: 300 * time.Millisecond, Timeout: 5 * time.Second}
-			rep, code := runCheck(t, o)
-			f, judged := findingsByID(rep)[CheckServerRequests]
-			if tc.version != "" {
-				skipped := false
-				for _, sk := range rep.Skipped {
-					skipped = skipped || (sk.ID == CheckServerRequests && strings.Contains(sk.Reason, "legacy servers may send requests"))
-				}
-				if judged || !skipped {
-					t.Errorf("legacy: judged %+v, skipped %+v", f, rep.Skipped)
-				}
-				return
-			}
-			if !judged || f.Status != StatusFail || f.Level != LevelMust ||
-				!strings.Contains(f.Detail, "sampling/createMessage") || !strings.Contains(f.Detail, "answered none") {
-				t.Errorf("modern: finding %+v", f)
-			}
-			if code != ExitFailed {
-				t.Errorf("exit %d, want %d", code, ExitFailed)
-			}
-		})
-	}
-}
-
 // When the server dies mid-call there was no cancel: the human summary
 // says the connection was lost, not what came "after the cancel".
 func TestCallHumanOutputConnectionLost(t *testing.T) {
 	var out bytes.Buffer
-	code := Call(context.Background(), CallOptions{Target: inProcess(hostile.Crashes, "")(t), Method: wire.MethodToolsCall,
-		Params: toolParams(t, hostile.ToolName, ""), LateWindow: testLate}, &out, io.Discard)
-	if code != ExitConnectionLost {
+	code := Run(context.Background(), Options{Target: testserver.InProcess(hostile.Crashes, "")(t), Method: wire.MethodToolsCall,
+		Params: testserver.ToolParams(t, hostile.ToolName, ""), LateWindow: testserver.Late}, &out, io.Discard)
+	if code != exitcode.ConnectionLost {
 		t.Fatalf("exit %d\n%s", code, out.String())
 	}
 	s := out.String()
-	mustContain(t, s, "lost        the connection was lost before an answer came")
-	mustContain(t, s, "state       connection_lost (exit 5)")
+	testserver.MustContain(t, s, "lost        the connection was lost before an answer came")
+	testserver.MustContain(t, s, "state       connection_lost (exit 5)")
 	if strings.Contains(s, "after the cancel") || strings.Contains(s, "late ") {
 		t.Errorf("the summary describes a cancel that never happened:\n%s", s)
 	}
@@ -467,10 +315,10 @@ func TestCallHumanOutputConnectionLost(t *testing.T) {
 // A stdio server that dies at start-up: the error quotes what it wrote to
 // stderr, which is where such a server says why.
 func TestCallStartupFailureQuotesStderr(t *testing.T) {
-	o := CallOptions{Target: Target{Command: "sh", Args: []string{"-c", "echo 'fatal: bad config' >&2; exit 3"}}, Method: wire.MethodToolsList}
+	o := Options{Target: target.Target{Command: "sh", Args: []string{"-c", "echo 'fatal: bad config' >&2; exit 3"}}, Method: wire.MethodToolsList}
 	var stderr bytes.Buffer
-	if code := Call(context.Background(), o, io.Discard, &stderr); code != ExitUsage {
+	if code := Run(context.Background(), o, io.Discard, &stderr); code != exitcode.Usage {
 		t.Fatalf("exit %d", code)
 	}
-	mustContain(t, stderr.String(), `connect: server/discover: the server exited: exit status 3; its stderr ended with: "fatal: bad config"`)
+	testserver.MustContain(t, stderr.String(), `connect: server/discover: the server exited: exit status 3; its stderr ended with: "fatal: bad config"`)
 }

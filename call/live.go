@@ -1,4 +1,4 @@
-package check
+package call
 
 import (
 	"fmt"
@@ -12,7 +12,9 @@ import (
 
 	"inflight/event"
 	"inflight/redact"
+	"inflight/report"
 	"inflight/session"
+	"inflight/target"
 	"inflight/termsafe"
 )
 
@@ -82,13 +84,8 @@ func (v *liveView) clearBar() {
 
 func (v *liveView) note(s string) { v.line("  %s", v.safe(s)) }
 
-func (v *liveView) connected(t Target, info event.ConnInfo) {
-	server := serverLabel(info)
-	if server == "" {
-		server = "unnamed server"
-	}
-	v.line("connected to %s: %s, %s era, protocol %s, %s", t.Describe(), info.Transport, info.Era,
-		v.safe(info.ProtocolVersion), v.safe(server))
+func (v *liveView) connected(t target.Target, info event.ConnInfo) {
+	v.line("%s", report.ConnectedLine(t, info, v.red))
 }
 
 func (v *liveView) sent(r *session.Request) {
@@ -129,7 +126,7 @@ func (v *liveView) drawProgress(r *session.Request, at time.Time) {
 		total = &p.Total
 	}
 	if !v.bar {
-		v.line("  progress %s%s  [%s]", fmtProgress(p.Value, total), msg, elapsed)
+		v.line("  progress %s%s  [%s]", report.Progress(p.Value, total), msg, elapsed)
 		return
 	}
 	fill := "?"
@@ -140,7 +137,7 @@ func (v *liveView) drawProgress(r *session.Request, at time.Time) {
 	} else {
 		fill = "[" + strings.Repeat("?", barWidth) + "]"
 	}
-	line := fmt.Sprintf("%s %s%s  %s", fill, fmtProgress(p.Value, total), msg, elapsed)
+	line := fmt.Sprintf("%s %s%s  %s", fill, report.Progress(p.Value, total), msg, elapsed)
 	if cols := v.columns(); cols > 1 {
 		// A bar that wraps leaves its first line behind at every redraw:
 		// it must fit on one line, with the cursor's column to spare.

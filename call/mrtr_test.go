@@ -1,4 +1,4 @@
-package check
+package call
 
 import (
 	"bytes"
@@ -10,12 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"inflight/exitcode"
+	"inflight/internal/testserver"
+	"inflight/target"
 	"inflight/wire"
 )
 
 // mrtrServer is a raw modern Streamable HTTP server whose every tools/call
 // answers with an InputRequiredResult, which `inflight call` cannot answer.
-func mrtrServer(t *testing.T) Target {
+func mrtrServer(t *testing.T) target.Target {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -35,15 +38,15 @@ func mrtrServer(t *testing.T) Target {
 		_, _ = w.Write(wire.ResultResponse(m.ID, json.RawMessage(result)))
 	}))
 	t.Cleanup(srv.Close)
-	return Target{URL: srv.URL}
+	return target.Target{URL: srv.URL}
 }
 
 func TestCallInputRequired(t *testing.T) {
 	target := mrtrServer(t)
-	params := toolParams(t, "login", `{}`)
+	params := testserver.ToolParams(t, "login", `{}`)
 
-	rep, code, _ := runCall(t, CallOptions{Target: target, Method: "tools/call", Params: params})
-	if code != ExitFailed || rep.State != "input_required" {
+	rep, code, _ := runCall(t, Options{Target: target, Method: "tools/call", Params: params})
+	if code != exitcode.Failed || rep.State != "input_required" {
 		t.Fatalf("exit %d state %s, want 1 input_required", code, rep.State)
 	}
 	var compact bytes.Buffer
@@ -57,13 +60,13 @@ func TestCallInputRequired(t *testing.T) {
 
 	// The human summary says what happened and why call stops there.
 	var stdout, stderr bytes.Buffer
-	code = Call(context.Background(), CallOptions{Target: target, Method: "tools/call", Params: params}, &stdout, &stderr)
-	if code != ExitFailed {
+	code = Run(context.Background(), Options{Target: target, Method: "tools/call", Params: params}, &stdout, &stderr)
+	if code != exitcode.Failed {
 		t.Errorf("exit %d, want 1", code)
 	}
 	out := stdout.String()
-	mustContain(t, out, "input_required (exit 1)")
-	mustContain(t, out, "the server needs more input to finish this request")
-	mustContain(t, out, "capital (sampling/createMessage), github_login (elicitation/create)")
-	mustContain(t, out, "inflight call cannot provide it")
+	testserver.MustContain(t, out, "input_required (exit 1)")
+	testserver.MustContain(t, out, "the server needs more input to finish this request")
+	testserver.MustContain(t, out, "capital (sampling/createMessage), github_login (elicitation/create)")
+	testserver.MustContain(t, out, "inflight call cannot provide it")
 }

@@ -3,7 +3,7 @@
 // The exit-path tests read /proc to find the server's process and count
 // this process's file descriptors.
 
-package main
+package cli
 
 import (
 	"bytes"
@@ -23,9 +23,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"inflight/check"
 	"inflight/internal/hostile"
 	"inflight/session"
+	"inflight/target"
 	"inflight/ui"
 	"inflight/wire"
 )
@@ -158,12 +158,12 @@ func callFlags(t *testing.T, flags ...string) []ui.Call {
 
 // startTUI runs the TUI on target, as the command does, and waits for the
 // server's process to appear.
-func startTUI(t *testing.T, target check.Target, opts InteractiveOptions, more ...tea.ProgramOption) *tui {
+func startTUI(t *testing.T, target target.Target, opts InteractiveOptions, more ...tea.ProgramOption) *tui {
 	return startTUIContext(t, context.Background(), target, opts, more...)
 }
 
 // startTUIContext is startTUI with the context main passes (signals).
-func startTUIContext(t *testing.T, ctx context.Context, target check.Target, opts InteractiveOptions, more ...tea.ProgramOption) *tui {
+func startTUIContext(t *testing.T, ctx context.Context, target target.Target, opts InteractiveOptions, more ...tea.ProgramOption) *tui {
 	t.Helper()
 	m, err := newInteractiveModel(context.Background(), target, opts)
 	if err != nil {
@@ -328,13 +328,13 @@ func waitForChild(t *testing.T) int {
 
 // demoChild is the demo server as a real child: this test binary,
 // re-executed as `demo-server` (see TestMain).
-func demoChild(t *testing.T) check.Target {
+func demoChild(t *testing.T) target.Target {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// GORACE: under -race a process sleeps a second before exiting.
-	return check.Target{Command: exe, Args: []string{"demo-server"}, Env: []string{childEnv + "=1", "GORACE=atexit_sleep_ms=0"}}
+	return target.Target{Command: exe, Args: []string{"demo-server"}, Env: []string{childEnv + "=1", "GORACE=atexit_sleep_ms=0"}}
 }
 
 func connectedWithTools(s snapshot) bool {
@@ -398,14 +398,14 @@ func assertReceivedCancel(t *testing.T, record string, id wire.ID, reason string
 
 // silentChild is a hostile child that never answers its tool and records
 // what it receives.
-func silentChild(t *testing.T) (check.Target, string) {
+func silentChild(t *testing.T) (target.Target, string) {
 	t.Helper()
 	record := filepath.Join(t.TempDir(), "received.jsonl")
 	exe, env, err := hostile.Command(hostile.Silent, record)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return check.Target{Command: exe, Env: env}, record
+	return target.Target{Command: exe, Env: env}, record
 }
 
 // bug: a SIGINT that arrives as a signal rather than as a key — kill -INT,

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -15,9 +15,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"inflight/call"
 	"inflight/check"
+	"inflight/exitcode"
 	"inflight/internal/hostile"
 	"inflight/termsafe"
+	"inflight/version"
 )
 
 // childEnv makes the test binary act as inflight itself: re-executed with
@@ -30,7 +33,7 @@ func TestMain(m *testing.M) {
 	// The exit-path tests re-execute this binary as a hostile server too.
 	hostile.RunFromEnv()
 	if os.Getenv(childEnv) == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(Execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -39,13 +42,13 @@ func TestMain(m *testing.M) {
 func inflight(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, &stdout, &stderr)
+	code := Execute(context.Background(), args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
-func decodeReport(t *testing.T, stdout string) check.CallReport {
+func decodeReport(t *testing.T, stdout string) call.Report {
 	t.Helper()
-	var rep check.CallReport
+	var rep call.Report
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("no JSON report (%v):\n%s", err, stdout)
 	}
@@ -64,7 +67,7 @@ func TestNoTargetIsTheDemo(t *testing.T) {
 
 	code, stdout, _ = inflight(t, "call", "--tool", "slow", "--args", `{"seconds":2}`, "--cancel-after", "300ms", "--late-window", "300ms", "--json")
 	rep = decodeReport(t, stdout)
-	if code != check.ExitCancelled || rep.Cancel == nil || *rep.Cancel.Signal != "notifications/cancelled" {
+	if code != exitcode.Cancelled || rep.Cancel == nil || *rep.Cancel.Signal != "notifications/cancelled" {
 		t.Fatalf("exit %d cancel %+v", code, rep.Cancel)
 	}
 }
@@ -79,7 +82,7 @@ func TestDashCommand(t *testing.T) {
 		code, stdout, stderr := inflight(t, "call", "tools/call", `{"name":"fail","arguments":{"rpc":true,"message":"m"}}`, "--json",
 			"--protocol-version", version, "--env", childEnv+"=1", "--cwd", t.TempDir(), "--", exe, "demo-server")
 		rep := decodeReport(t, stdout)
-		if code != check.ExitFailed || rep.Error == nil || rep.Error.Message != "m" || rep.ProtocolVersion != version {
+		if code != exitcode.Failed || rep.Error == nil || rep.Error.Message != "m" || rep.ProtocolVersion != version {
 			t.Errorf("%s: exit %d %+v\nstderr: %s", version, code, rep, stderr)
 		}
 	}
@@ -103,7 +106,7 @@ func TestConfigTarget(t *testing.T) {
 		t.Errorf("exit %d %+v: %s", code, rep, stderr)
 	}
 	code, _, stderr = inflight(t, "call", "tools/list", "--config", path, "--server", "nope")
-	if code != check.ExitUsage || !strings.Contains(stderr, `it has 2 servers: "demo", "other"`) {
+	if code != exitcode.Usage || !strings.Contains(stderr, `it has 2 servers: "demo", "other"`) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
@@ -152,7 +155,9 @@ func TestDemoServerHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := newSyncBuffer()
 	served := make(chan int, 1)
-	go func() { served <- run(ctx, []string{"demo-server", "--http", "127.0.0.1:0"}, &bytes.Buffer{}, stderr) }()
+	go func() {
+		served <- Execute(ctx, []string{"demo-server", "--http", "127.0.0.1:0"}, &bytes.Buffer{}, stderr)
+	}()
 	url := stderr.waitFor(t, regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`))
 	defer func() {
 		cancel()
@@ -165,7 +170,7 @@ func TestDemoServerHTTP(t *testing.T) {
 	code, stdout, errOut := inflight(t, "call", "--url", url, "--tool", "slow", "--args", `{"seconds":2}`, "--cancel-after", "200ms",
 		"--json", "--trace", tracePath, "-H", "Authorization: Bearer tok-abcdef")
 	rep := decodeReport(t, stdout)
-	if code != check.ExitCancelled || rep.Transport != "http" || rep.Era != "modern" || *rep.Cancel.Signal != "stream_closed" {
+	if code != exitcode.Cancelled || rep.Transport != "http" || rep.Era != "modern" || *rep.Cancel.Signal != "stream_closed" {
 		t.Fatalf("exit %d %+v: %s", code, rep, errOut)
 	}
 	code, stdout, _ = inflight(t, "replay", tracePath)
@@ -176,7 +181,7 @@ func TestDemoServerHTTP(t *testing.T) {
 	// A bare URL, as the TUI takes it, works for check too.
 	code, stdout, errOut = inflight(t, "check", url, "--protocol-version", "2025-11-25", "--args", `{"seconds":0.3,"steps":3}`,
 		"--late-window", "300ms", "--json")
-	var crep check.CheckReport
+	var crep check.Report
 	if err := json.Unmarshal([]byte(stdout), &crep); err != nil || code != 0 || crep.Summary.Pass == 0 || crep.Summary.Fail+crep.Summary.Warn > 0 {
 		t.Errorf("check exit %d %+v (%v): %s", code, crep.Summary, err, errOut)
 	}
@@ -220,7 +225,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"demo-server", "extra"}, "unknown command"},
 	} {
 		code, _, stderr := inflight(t, tc.args...)
-		if code != check.ExitUsage || !strings.Contains(stderr, tc.want) {
+		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr, tc.want)
 		}
 		if strings.Contains(stderr, "sekrit") {
@@ -231,7 +236,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestVersionAndHelp(t *testing.T) {
 	code, stdout, _ := inflight(t, "--version")
-	if code != 0 || stdout != "inflight "+check.Version+"\n" {
+	if code != 0 || stdout != "inflight "+version.Version+"\n" {
 		t.Errorf("--version: %d %q", code, stdout)
 	}
 	code, stdout, _ = inflight(t, "call", "--help")
@@ -281,7 +286,7 @@ func TestUsageErrorsRedactedAndInert(t *testing.T) {
 		{[]string{"call", "--\x1b]0;PWNED\x07\x1b[41m\u009b\u202e"}, "unknown flag"},
 	} {
 		code, stdout, stderr := inflight(t, tc.args...)
-		if code != check.ExitUsage || !strings.Contains(stderr, tc.want) {
+		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
 		for _, out := range []string{stdout, stderr} {
@@ -311,8 +316,8 @@ func TestUsageErrorsJSON(t *testing.T) {
 		{[]string{"call", "tools/list", "--json", "--protocol-version", "1999-01-01"}, "inflight speaks"},
 	} {
 		code, stdout, stderr := inflight(t, tc.args...)
-		rep := decodeOne[check.CallReport](t, tc.args, stdout)
-		if code != check.ExitUsage || rep.ExitCode != check.ExitUsage || rep.State != "not_sent" || rep.ID != nil ||
+		rep := decodeOne[call.Report](t, tc.args, stdout)
+		if code != exitcode.Usage || rep.ExitCode != exitcode.Usage || rep.State != "not_sent" || rep.ID != nil ||
 			rep.Error == nil || !rep.Error.Local || !strings.Contains(rep.Error.Message, tc.want) {
 			t.Errorf("%q: exit %d, report %+v (error %+v); stderr %q", tc.args, code, rep, rep.Error, stderr)
 		}
@@ -327,8 +332,8 @@ func TestUsageErrorsJSON(t *testing.T) {
 		{"check", "--json", "--server", "x"},
 	} {
 		code, stdout, stderr := inflight(t, args...)
-		rep := decodeOne[check.CheckReport](t, args, stdout)
-		if code != check.ExitUsage || rep.ExitCode != check.ExitUsage || rep.Error == "" || len(rep.Findings) != 0 {
+		rep := decodeOne[check.Report](t, args, stdout)
+		if code != exitcode.Usage || rep.ExitCode != exitcode.Usage || rep.Error == "" || len(rep.Findings) != 0 {
 			t.Errorf("%q: exit %d, report %+v; stderr %q", args, code, rep, stderr)
 		}
 	}

@@ -1,9 +1,11 @@
-package main
+package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,19 +14,119 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
 
-	"inflight/check"
 	"inflight/client"
+	"inflight/exitcode"
 	"inflight/redact"
+	"inflight/runner"
 	"inflight/session"
+	"inflight/target"
 	"inflight/termsafe"
 	"inflight/trace"
 	"inflight/ui"
+	"inflight/version"
+	"inflight/wire"
 )
+
+// InteractiveOptions configure the TUI (runInteractive).
+type InteractiveOptions struct {
+	// Calls are tool calls to send as soon as the TUI is connected, from
+	// repeatable --call flags ("TOOL" or 'TOOL={"json":"args"}', read by
+	// ParseCallFlag).
+	Calls []ui.Call
+	// Timeout, MaxTimeout, ResetOnProgress and LateWindow are the tracker's
+	// defaults for new requests.
+	Timeout         time.Duration
+	MaxTimeout      time.Duration
+	ResetOnProgress bool
+	LateWindow      time.Duration
+	// Stderr is where errors that end the TUI before or after it ran are
+	// written (os.Stderr when nil).
+	Stderr io.Writer
+}
+
+// ParseCallFlag reads a --call flag: "TOOL" or 'TOOL={"json":"args"}'.
+// It returns the tools/call params.
+func ParseCallFlag(s string) (tool string, params json.RawMessage, err error) {
+	tool, args, _ := strings.Cut(s, "=")
+	tool = strings.TrimSpace(tool)
+	if tool == "" {
+		return "", nil, fmt.Errorf("--call %q: want TOOL or 'TOOL={\"json\":\"args\"}'", s)
+	}
+	params, err = runner.ToolCallParams(tool, json.RawMessage(args))
+	if err != nil {
+		return "", nil, fmt.Errorf("--call %s: %w", tool, err)
+	}
+	return tool, params, nil
+}
+
+func (c *cli) rootCommand() *cobra.Command {
+	var tf target.Flags
+	c.targets = append(c.targets, &tf)
+	var callFlags []string
+	opts := InteractiveOptions{}
+	root := &cobra.Command{
+		Use:   "inflight [URL] [flags] [-- CMD ARGS…]",
+		Short: "An MCP client that shows every request in flight and cancels it properly",
+		Long: `inflight is a terminal client for the Model Context Protocol (MCP). It shows every
+request in flight with its timer, progress and timeout countdown, cancels any of them
+with the signal the transport and protocol era require, and flags responses and
+progress that arrive after a cancel.
+
+With no server named, inflight starts its embedded demo server and connects to it.
+
+Servers:
+  inflight -- npx -y @modelcontextprotocol/server-everything   a stdio server
+  inflight https://example.com/mcp -H 'Authorization: Bearer …' a Streamable HTTP server
+  inflight --config ~/.cursor/mcp.json --server github          from a client config file`,
+		Version:       version.Version,
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			positional, command := splitDash(args, cmd.ArgsLenAtDash())
+			bare := ""
+			switch {
+			case len(positional) > 0 && !looksLikeURL(positional[0]):
+				return fmt.Errorf("%q is neither a subcommand nor an http(s) URL; to start a stdio server, put it after --: inflight -- %s",
+					positional[0], strings.Join(positional, " "))
+			case len(positional) > 1:
+				return fmt.Errorf("unexpected arguments %q", positional[1:])
+			case len(positional) == 1:
+				bare = positional[0]
+			}
+			target, err := tf.Resolve(command, bare)
+			if err != nil {
+				return err
+			}
+			for _, call := range callFlags {
+				_, params, err := ParseCallFlag(call)
+				if err != nil {
+					return err
+				}
+				opts.Calls = append(opts.Calls, ui.Call{Method: wire.MethodToolsCall, Params: params})
+			}
+			opts.Stderr = c.stderr
+			c.code = runInteractive(cmd.Context(), target, opts)
+			return nil
+		},
+	}
+	root.SetVersionTemplate("inflight {{.Version}}\n")
+	tf.Add(root.Flags())
+	fs := root.Flags()
+	fs.StringArrayVar(&callFlags, "call", nil, "send tools/call `TOOL` (or 'TOOL={\"json\":\"args\"}') once connected (repeatable)")
+	durationVar(fs, &opts.Timeout, "timeout", session.DefaultTimeout, "default timeout of a request", true)
+	durationVar(fs, &opts.MaxTimeout, "max-timeout", session.DefaultMaxTimeout, "maximum timeout, which progress never pushes back", true)
+	fs.BoolVar(&opts.ResetOnProgress, "reset-on-progress", true, "restart a request's timeout on each progress notification")
+	durationVar(fs, &opts.LateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after a cancel", true)
+	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand())
+	return root
+}
 
 // runInteractive opens the TUI on the target. It returns the process exit
 // code: 0 after a normal quit, 1 when the UI failed, 2 for a bad target.
-func runInteractive(ctx context.Context, target check.Target, opts InteractiveOptions) int {
+func runInteractive(ctx context.Context, target target.Target, opts InteractiveOptions) int {
 	errOut := opts.Stderr
 	if errOut == nil {
 		errOut = os.Stderr
@@ -35,11 +137,11 @@ func runInteractive(ctx context.Context, target check.Target, opts InteractiveOp
 		return code
 	}
 	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
-		return fail(check.ExitUsage, errors.New("the interactive view needs a terminal; for scripts use `inflight call` or `inflight check`"))
+		return fail(exitcode.Usage, errors.New("the interactive view needs a terminal; for scripts use `inflight call` or `inflight check`"))
 	}
 	m, err := newInteractiveModel(ctx, target, opts)
 	if err != nil {
-		return fail(check.ExitUsage, err)
+		return fail(exitcode.Usage, err)
 	}
 	runErr := runProgram(ctx, m, m)
 	switch {
@@ -53,7 +155,7 @@ func runInteractive(ctx context.Context, target check.Target, opts InteractiveOp
 // newInteractiveModel builds the TUI's model for the target: the client
 // configuration, the --call requests and the tracker's defaults. It starts
 // nothing; the model dials in Init.
-func newInteractiveModel(ctx context.Context, target check.Target, opts InteractiveOptions) (*ui.Model, error) {
+func newInteractiveModel(ctx context.Context, target target.Target, opts InteractiveOptions) (*ui.Model, error) {
 	red := target.Redactor()
 	cfg, err := target.ClientConfig(ctx)
 	if err != nil {
@@ -126,7 +228,7 @@ func runProgram(ctx context.Context, model tea.Model, m *ui.Model, opts ...tea.P
 		case <-done:
 		case <-time.After(shutdownGrace):
 			p.Kill()
-		case <-check.HurryOf(ctx):
+		case <-runner.HurryOf(ctx):
 			// A second signal: stop waiting for the cancels' fate. Kill
 			// still restores the terminal.
 			p.Kill()
@@ -191,7 +293,7 @@ func createUnique(path string) (*os.File, string, error) {
 
 // headerTarget names the target in the TUI's header, where the transport
 // is shown beside it.
-func headerTarget(t check.Target) string {
+func headerTarget(t target.Target) string {
 	if t.Demo {
 		return "embedded demo server"
 	}

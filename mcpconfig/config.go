@@ -1,8 +1,14 @@
-package check
+// Package mcpconfig reads the MCP client config files people already have
+// — Claude Desktop, Claude Code, Cursor, VS Code (JSON with comments, read
+// with tailscale/hujson) — with their .env files and ${var} expansion, and
+// returns the server entry they name. It knows nothing of inflight's flags
+// or of connecting.
+package mcpconfig
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +19,28 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tailscale/hujson"
 )
+
+// Server is one server entry of a config file, its variables expanded.
+type Server struct {
+	// Name is the entry's name in the file.
+	Name string
+	// Command, Args, Env (KEY=VALUE entries, the envFile's first) and Dir
+	// start a stdio server.
+	Command string
+	Args    []string
+	Env     []string
+	Dir     string
+	// URL is a Streamable HTTP endpoint; Headers go on every request.
+	URL     string
+	Headers http.Header
+	// Unresolved lists the ${input:…} variables of a VS Code config that
+	// inflight cannot prompt for, by the field holding them ("env KEY",
+	// "header Name", "url", …).
+	Unresolved map[string]string
+}
 
 // configEntry is one server in a config file, in the union of the formats
 // inflight reads:
@@ -48,7 +75,7 @@ type configFile struct {
 	} `json:"mcp"`
 }
 
-// LoadConfigFile reads the server called name from an MCP client config
+// LoadFile reads the server called name from an MCP client config
 // file: the mcpServers JSON of Claude Desktop, Claude Code and Cursor, or the
 // servers JSON of VS Code (comments and trailing commas allowed, as VS Code
 // allows them). When name is "" and the file has exactly one server, that one
@@ -59,21 +86,30 @@ type configFile struct {
 // (with ${NAME:-default}) from inflight's environment, ${workspaceFolder}
 // (the folder holding .vscode/ or .cursor/, else the file's folder) and
 // ${userHome}. VS Code's ${input:…} prompts cannot be answered by inflight:
-// the target then reports them in Validate unless flags override them.
-func LoadConfigFile(path, name string) (Target, error) {
+// they are listed in Server.Unresolved.
+func LoadFile(path, name string) (Server, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Target{}, fmt.Errorf("config file: %w", err)
+		return Server{}, fmt.Errorf("config file: %w", err)
 	}
-	return parseConfig(data, path, name)
+	return Parse(data, path, name)
 }
 
-// parseConfig is LoadConfigFile on bytes already read (and the fuzz target's
-// entry point).
-func parseConfig(data []byte, path, name string) (Target, error) {
+// Parse is LoadFile on bytes already read (and the fuzz target's entry
+// point); path names the file in errors and anchors ${workspaceFolder}.
+func Parse(data []byte, path, name string) (Server, error) {
+	// Comments and trailing commas become spaces, so that offsets in the
+	// standard JSON are offsets in the file too.
+	std, err := hujson.Standardize(bytes.Clone(data))
+	if err != nil {
+		// hujson says where ("line 3, column 21: …"); its "unexpected
+		// EOF" is said for people.
+		msg := strings.Replace(strings.TrimPrefix(err.Error(), "hujson: "), "unexpected EOF", "unexpected end of the file", 1)
+		return Server{}, fmt.Errorf("config file %s: %s", path, msg)
+	}
 	var f configFile
-	if err := json.Unmarshal(stripJSONC(data), &f); err != nil {
-		return Target{}, fmt.Errorf("config file %s: %w", path, err)
+	if err := json.Unmarshal(std, &f); err != nil {
+		return Server{}, fmt.Errorf("config file %s: %s", path, where(std, err))
 	}
 	servers, format := f.MCPServers, "mcpServers"
 	if servers == nil {
@@ -83,7 +119,7 @@ func parseConfig(data []byte, path, name string) (Target, error) {
 		servers, format = f.MCP.Servers, "mcp.servers"
 	}
 	if servers == nil {
-		return Target{}, fmt.Errorf(`config file %s has no "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code) object`, path)
+		return Server{}, fmt.Errorf(`config file %s has no "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code) object`, path)
 	}
 	names := make([]string, 0, len(servers))
 	for n := range servers {
@@ -94,20 +130,20 @@ func parseConfig(data []byte, path, name string) (Target, error) {
 		if len(names) == 1 {
 			name = names[0]
 		} else {
-			return Target{}, fmt.Errorf("config file %s has %s; choose one with --server NAME", path, listServers(names))
+			return Server{}, fmt.Errorf("config file %s has %s; choose one with --server NAME", path, listServers(names))
 		}
 	}
 	raw, ok := servers[name]
 	if !ok {
-		return Target{}, fmt.Errorf("config file %s has no server %q; it has %s", path, name, listServers(names))
+		return Server{}, fmt.Errorf("config file %s has no server %q; it has %s", path, name, listServers(names))
 	}
 	var e configEntry
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return Target{}, fmt.Errorf("config file %s: %s %q: %w", path, format, name, err)
+		return Server{}, fmt.Errorf("config file %s: %s %q: %w", path, format, name, err)
 	}
-	t, err := e.target(newExpander(path))
+	t, err := e.server(newExpander(path))
 	if err != nil {
-		return Target{}, fmt.Errorf("config file %s: server %q: %w", path, name, err)
+		return Server{}, fmt.Errorf("config file %s: server %q: %w", path, name, err)
 	}
 	t.Name = name
 	return t, nil
@@ -127,28 +163,28 @@ func listServers(names []string) string {
 	return fmt.Sprintf("%d servers: %s", len(names), strings.Join(q, ", "))
 }
 
-// target turns an entry into a Target.
-func (e configEntry) target(x *expander) (Target, error) {
-	url := firstNonEmpty(e.URL, e.ServerURL, e.HTTPURL)
+// server turns an entry into a Server.
+func (e configEntry) server(x *expander) (Server, error) {
+	url := cmp.Or(e.URL, e.ServerURL, e.HTTPURL)
 	typ := strings.ToLower(e.Type)
 	switch typ {
 	case "", "stdio", "http", "streamable-http", "streamablehttp", "streamable_http":
 	case "sse":
-		return Target{}, errors.New(`"type": "sse" is the deprecated HTTP+SSE transport (2024-11-05), which inflight does not speak; point --url at the server's Streamable HTTP endpoint`)
+		return Server{}, errors.New(`"type": "sse" is the deprecated HTTP+SSE transport (2024-11-05), which inflight does not speak; point --url at the server's Streamable HTTP endpoint`)
 	default:
-		return Target{}, fmt.Errorf("unknown \"type\": %q (want stdio or http)", e.Type)
+		return Server{}, fmt.Errorf("unknown \"type\": %q (want stdio or http)", e.Type)
 	}
 	switch {
 	case e.Command != "" && url != "":
-		return Target{}, errors.New(`it has both "command" and "url"`)
+		return Server{}, errors.New(`it has both "command" and "url"`)
 	case e.Command == "" && url == "":
-		return Target{}, errors.New(`it has neither "command" nor "url"`)
+		return Server{}, errors.New(`it has neither "command" nor "url"`)
 	case typ == "stdio" && url != "":
-		return Target{}, errors.New(`"type": "stdio" with a "url"`)
+		return Server{}, errors.New(`"type": "stdio" with a "url"`)
 	case typ != "" && typ != "stdio" && e.Command != "":
-		return Target{}, fmt.Errorf(`"type": %q with a "command"`, e.Type)
+		return Server{}, fmt.Errorf(`"type": %q with a "command"`, e.Type)
 	}
-	var t Target
+	var t Server
 	if url != "" {
 		t.URL = x.expand(url, "url")
 		if len(e.Headers) > 0 {
@@ -157,22 +193,22 @@ func (e configEntry) target(x *expander) (Target, error) {
 		for name, v := range e.Headers {
 			s, err := scalar(v)
 			if err != nil {
-				return Target{}, fmt.Errorf("header %q: %w", name, err)
+				return Server{}, fmt.Errorf("header %q: %w", name, err)
 			}
 			t.Headers.Set(name, x.expand(s, "header "+http.CanonicalHeaderKey(name)))
 		}
-		t.unresolved = x.unresolved
+		t.Unresolved = x.unresolved
 		return t, nil
 	}
 	t.Command = x.expand(e.Command, "command")
 	for i, a := range e.Args {
 		var v any
 		if err := json.Unmarshal(a, &v); err != nil {
-			return Target{}, fmt.Errorf("args[%d]: %w", i, err)
+			return Server{}, fmt.Errorf("args[%d]: %w", i, err)
 		}
 		s, err := scalar(v)
 		if err != nil {
-			return Target{}, fmt.Errorf("args[%d]: %w", i, err)
+			return Server{}, fmt.Errorf("args[%d]: %w", i, err)
 		}
 		t.Args = append(t.Args, x.expand(s, fmt.Sprintf("args[%d]", i)))
 	}
@@ -183,7 +219,7 @@ func (e configEntry) target(x *expander) (Target, error) {
 		}
 		vars, err := readEnvFile(file)
 		if err != nil {
-			return Target{}, err
+			return Server{}, err
 		}
 		t.Env = append(t.Env, vars...)
 	}
@@ -198,9 +234,9 @@ func (e configEntry) target(x *expander) (Target, error) {
 		}
 		s, err := scalar(e.Env[k])
 		if err != nil {
-			return Target{}, fmt.Errorf("env %q: %w", k, err)
+			return Server{}, fmt.Errorf("env %q: %w", k, err)
 		}
-		t.Env = setEnv(t.Env, k+"="+x.expand(s, "env "+k))
+		t.Env = SetEnv(t.Env, k+"="+x.expand(s, "env "+k))
 	}
 	if e.Cwd != "" {
 		t.Dir = x.expand(e.Cwd, "cwd")
@@ -208,7 +244,7 @@ func (e configEntry) target(x *expander) (Target, error) {
 			t.Dir = filepath.Join(x.workspace, t.Dir)
 		}
 	}
-	t.unresolved = x.unresolved
+	t.Unresolved = x.unresolved
 	return t, nil
 }
 
@@ -223,15 +259,6 @@ func scalar(v any) (string, error) {
 		return strconv.FormatBool(v), nil
 	}
 	return "", fmt.Errorf("want a string, got %T", v)
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // expander expands the variables of a config file.
@@ -326,63 +353,40 @@ func readEnvFile(path string) ([]string, error) {
 		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
 			v = v[1 : len(v)-1]
 		}
-		out = setEnv(out, k+"="+v)
+		out = SetEnv(out, k+"="+v)
 	}
 	return out, sc.Err()
 }
 
-// stripJSONC removes // and /* */ comments and trailing commas, which VS
-// Code's JSON-with-comments files allow, leaving strings untouched.
-func stripJSONC(data []byte) []byte {
-	out := make([]byte, 0, len(data))
-	inString := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			out = append(out, c)
-			switch c {
-			case '\\':
-				if i+1 < len(data) {
-					i++
-					out = append(out, data[i])
-				}
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch {
-		case c == '"':
-			inString = true
-			out = append(out, c)
-		case c == '/' && i+1 < len(data) && data[i+1] == '/':
-			for i < len(data) && data[i] != '\n' {
-				i++
-			}
-			if i < len(data) {
-				out = append(out, '\n')
-			}
-		case c == '/' && i+1 < len(data) && data[i+1] == '*':
-			i += 2
-			for i+1 < len(data) && !(data[i] == '*' && data[i+1] == '/') {
-				i++
-			}
-			i++ // at the closing '/'
-		case c == ']' || c == '}':
-			// Drop a comma before the closing bracket (trailing comma).
-			j := len(out) - 1
-			for j >= 0 && isSpace(out[j]) {
-				j--
-			}
-			if j >= 0 && out[j] == ',' {
-				out = append(out[:j], out[j+1:]...)
-			}
-			out = append(out, c)
-		default:
-			out = append(out, c)
-		}
+// where is a JSON decoding error with the line and column it happened at.
+func where(std []byte, err error) string {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
 	}
-	return out
+	if off < 0 || off > int64(len(std)) {
+		return err.Error()
+	}
+	line := 1 + bytes.Count(std[:off], []byte("\n"))
+	col := 1 + int(off) - (bytes.LastIndexByte(std[:off], '\n') + 1)
+	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// SetEnv sets KEY=VALUE in env, replacing an entry with the same key; env
+// itself is not changed.
+func SetEnv(env []string, kv string) []string {
+	k, _, _ := strings.Cut(kv, "=")
+	for i, e := range env {
+		if ek, _, _ := strings.Cut(e, "="); ek == k {
+			out := append([]string(nil), env...)
+			out[i] = kv
+			return out
+		}
+	}
+	return append(append([]string(nil), env...), kv)
+}

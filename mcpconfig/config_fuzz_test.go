@@ -1,14 +1,19 @@
-package check
+package mcpconfig_test
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tailscale/hujson"
+
+	"inflight/mcpconfig"
+	"inflight/target"
 )
 
-// FuzzParseConfig feeds arbitrary bytes to the config parser (JSONC
-// stripping, the three formats, variable expansion): it must never panic,
+// FuzzParseConfig feeds arbitrary bytes to the config parser (JSON with
+// comments, the three formats, variable expansion): it must never panic,
 // and whatever it accepts must be a target inflight can describe.
 func FuzzParseConfig(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "config", "*"))
@@ -22,17 +27,22 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mcp":{"servers":{"c":{"type":"sse","url":"http://x"}}}}`), "")
 	f.Add([]byte(`/* unterminated`), "")
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
-		tgt, err := parseConfig(data, filepath.Join(t.TempDir(), ".vscode", "mcp.json"), name)
+		srv, err := mcpconfig.Parse(data, filepath.Join(t.TempDir(), ".vscode", "mcp.json"), name)
 		if err != nil {
 			return
 		}
+		tgt := target.FromConfig(srv)
 		_ = tgt.Validate()
 		_ = tgt.Describe()
-		// Stripping comments from valid JSON must not change its meaning.
+		// Reading valid JSON as JSON with comments must not change it.
 		var a, b any
 		if json.Unmarshal(data, &a) == nil {
-			if err := json.Unmarshal(stripJSONC(data), &b); err != nil {
-				t.Fatalf("stripJSONC broke valid JSON %q: %v", data, err)
+			std, err := hujson.Standardize(append([]byte(nil), data...))
+			if err != nil {
+				t.Fatalf("hujson refused valid JSON %q: %v", data, err)
+			}
+			if err := json.Unmarshal(std, &b); err != nil {
+				t.Fatalf("hujson broke valid JSON %q: %v", data, err)
 			}
 		}
 	})

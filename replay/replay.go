@@ -1,4 +1,7 @@
-package check
+// Package replay is `inflight replay`: a trace file (package trace) read
+// back and printed as a time-ordered table of what happened to each
+// request, then to the connection.
+package replay
 
 import (
 	"bytes"
@@ -10,33 +13,35 @@ import (
 	"strings"
 	"time"
 
+	"inflight/exitcode"
+	"inflight/report"
 	"inflight/termsafe"
 	"inflight/trace"
 	"inflight/wire"
 )
 
-// ReplayOptions configure Replay.
-type ReplayOptions struct {
+// Options configure File and Reader.
+type Options struct {
 	// All shows the client's own housekeeping too (era probe, initialize,
 	// answers to server pings), which is hidden by default.
 	All bool
 }
 
-// Replay prints a trace file as a readable, time-ordered table of what
+// File prints a trace file as a readable, time-ordered table of what
 // happened to each request, followed by what happened to the connection.
 // It returns 0, or 2 when the file cannot be read.
-func Replay(path string, o ReplayOptions, stdout, stderr io.Writer) int {
+func File(path string, o Options, stdout, stderr io.Writer) int {
 	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "inflight replay: %s\n", termsafe.Line(err.Error()))
-		return ExitUsage
+		return exitcode.Usage
 	}
 	defer f.Close()
-	return ReplayReader(f, termsafe.Line(path), o, stdout, stderr)
+	return Reader(f, termsafe.Line(path), o, stdout, stderr)
 }
 
-// ReplayReader is Replay of an open trace; name is shown in the heading.
-func ReplayReader(r io.Reader, name string, o ReplayOptions, stdout, stderr io.Writer) int {
+// Reader is File of an open trace; name is shown in the heading.
+func Reader(r io.Reader, name string, o Options, stdout, stderr io.Writer) int {
 	recs, bad, err := trace.ReadAll(r)
 	for i, le := range bad {
 		if i == maxSkipWarnings {
@@ -47,7 +52,7 @@ func ReplayReader(r io.Reader, name string, o ReplayOptions, stdout, stderr io.W
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "inflight replay: %s: %s\n", name, termsafe.Line(err.Error()))
-		return ExitUsage
+		return exitcode.Usage
 	}
 	if len(recs) == 0 {
 		why := "it is empty"
@@ -55,7 +60,7 @@ func ReplayReader(r io.Reader, name string, o ReplayOptions, stdout, stderr io.W
 			why = "none of its lines is a trace record"
 		}
 		fmt.Fprintf(stderr, "inflight replay: %s is not an inflight trace: %s\n", name, why)
-		return ExitUsage
+		return exitcode.Usage
 	}
 	// Lines are written in the order events were applied, which can differ
 	// slightly from the order they happened in; the table is by time.
@@ -89,7 +94,7 @@ type replayRequest struct {
 	findings     []string
 }
 
-func printReplay(w io.Writer, name string, recs []trace.Record, o ReplayOptions) {
+func printReplay(w io.Writer, name string, recs []trace.Record, o Options) {
 	var order []*replayRequest
 	byID := map[wire.ID]*replayRequest{}
 	var other []*trace.Record
@@ -126,7 +131,7 @@ func printReplay(w io.Writer, name string, recs []trace.Record, o ReplayOptions)
 	if len(recs) > 0 {
 		span = recs[len(recs)-1].MS
 	}
-	writeLine(w, "trace %s: %d line%s over %s, %d request%s", name, len(recs), plural(len(recs)), fmtMsFloat(span), len(order), plural(len(order)))
+	writeLine(w, "trace %s: %d line%s over %s, %d request%s", name, len(recs), report.Plural(len(recs)), fmtMsFloat(span), len(order), report.Plural(len(order)))
 	if conn != nil {
 		server := conn.Server
 		if server == "" {
@@ -256,7 +261,7 @@ func isFinalState(s string) bool {
 
 func (rq *replayRequest) summary() string {
 	var parts []string
-	parts = append(parts, fmt.Sprintf("%d progress notification%s", rq.progress, plural(rq.progress)))
+	parts = append(parts, fmt.Sprintf("%d progress notification%s", rq.progress, report.Plural(rq.progress)))
 	if rq.cancelMS >= 0 {
 		c := "cancel at " + fmtMsFloat(rq.cancelMS)
 		if rq.signal != "" {
@@ -276,7 +281,7 @@ func (rq *replayRequest) summary() string {
 		parts = append(parts, "a cancel went out after the request had ended")
 	}
 	if rq.violations > 0 {
-		parts = append(parts, fmt.Sprintf("%d VIOLATION%s", rq.violations, plural(rq.violations)))
+		parts = append(parts, fmt.Sprintf("%d VIOLATION%s", rq.violations, report.Plural(rq.violations)))
 	}
 	if len(rq.findings) > 0 {
 		parts = append(parts, "findings: "+strings.Join(rq.findings, ", "))
@@ -453,7 +458,7 @@ func describeMessage(rec *trace.Record, m wire.Message) string {
 		switch m.Method {
 		case wire.NotifyProgress:
 			if p, err := wire.DecodeProgress(m.Params); err == nil {
-				s = "progress " + fmtProgress(p.Progress, p.Total)
+				s = "progress " + report.Progress(p.Progress, p.Total)
 				if p.Message != "" {
 					s += fmt.Sprintf(" %q", safeLine(clipText(p.Message, 80)))
 				}

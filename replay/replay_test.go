@@ -1,4 +1,4 @@
-package check
+package replay
 
 import (
 	"bytes"
@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"inflight/call"
+	"inflight/check"
 	"inflight/event"
+	"inflight/exitcode"
+	"inflight/internal/testserver"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
@@ -23,99 +27,99 @@ import (
 // A trace written by call replays as a table of what happened to the
 // request, on every transport and era.
 func TestReplayCallTrace(t *testing.T) {
-	forEach(t, func(t *testing.T, tc transportCase, e era) {
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
 		path := filepath.Join(t.TempDir(), "trace.jsonl")
-		code := Call(context.Background(), CallOptions{Target: tc.target(t, e), Method: "tools/call",
-			Params: toolParams(t, "stubborn", `{"seconds":0.4,"steps":4}`), CancelAfter: 150 * time.Millisecond,
+		code := call.Run(context.Background(), call.Options{Target: tc.Target(t, e), Method: "tools/call",
+			Params: testserver.ToolParams(t, "stubborn", `{"seconds":0.4,"steps":4}`), CancelAfter: 150 * time.Millisecond,
 			LateWindow: time.Second, TracePath: path}, io.Discard, io.Discard)
-		if code != ExitCancelled {
+		if code != exitcode.Cancelled {
 			t.Fatalf("call exit %d", code)
 		}
 		var out, errOut bytes.Buffer
-		if code := Replay(path, ReplayOptions{}, &out, &errOut); code != 0 || errOut.Len() > 0 {
+		if code := File(path, Options{}, &out, &errOut); code != 0 || errOut.Len() > 0 {
 			t.Fatalf("replay exit %d: %s", code, errOut.String())
 		}
 		s := out.String()
 		for _, want := range []string{"request 1: tools/call stubborn: cancelled", "state cancel_requested", "progress 1/4", "connection and server"} {
-			mustContain(t, s, want)
+			testserver.MustContain(t, s, want)
 		}
 		if strings.Contains(s, "inflight-1") || strings.Contains(s, `"method":"initialize"`) {
 			t.Errorf("housekeeping shown without --all:\n%s", s)
 		}
-		if tc.name == "http" && e == modern {
-			mustContain(t, s, "cancel signal: stream_closed")
-			mustContain(t, s, "no response after the cancel")
+		if tc.Name == "http" && e == testserver.Modern {
+			testserver.MustContain(t, s, "cancel signal: stream_closed")
+			testserver.MustContain(t, s, "no response after the cancel")
 			return
 		}
-		mustContain(t, s, "notifications/cancelled 1")
-		mustContain(t, s, "LATE RESPONSE")
-		mustContain(t, s, "after the cancel")
+		testserver.MustContain(t, s, "notifications/cancelled 1")
+		testserver.MustContain(t, s, "LATE RESPONSE")
+		testserver.MustContain(t, s, "after the cancel")
 
 		out.Reset()
-		Replay(path, ReplayOptions{All: true}, &out, &errOut)
-		if e == modern {
-			mustContain(t, out.String(), "out    server/discover")
+		File(path, Options{All: true}, &out, &errOut)
+		if e == testserver.Modern {
+			testserver.MustContain(t, out.String(), "out    server/discover")
 		} else {
-			mustContain(t, out.String(), "out    initialize")
+			testserver.MustContain(t, out.String(), "out    initialize")
 		}
 	})
 }
 
 func TestReplayCheckTrace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "check.jsonl")
-	code := Check(context.Background(), CheckOptions{Target: stdioTarget(t, legacy), Args: []byte(`{"seconds":0.3,"steps":3}`),
+	code := check.Run(context.Background(), check.Options{Target: testserver.Stdio(t, testserver.Legacy), Args: []byte(`{"seconds":0.3,"steps":3}`),
 		LateWindow: 300 * time.Millisecond, TracePath: path}, io.Discard, io.Discard)
 	if code != 0 {
 		t.Fatalf("check exit %d", code)
 	}
 	var out bytes.Buffer
-	Replay(path, ReplayOptions{}, &out, io.Discard)
+	File(path, Options{}, &out, io.Discard)
 	s := out.String()
 	for _, want := range []string{"check PASS cancel.progress_stops", "notifications/cancelled \"never-issued-by-inflight-check\"",
 		"sent by inflight check", "request 4: tools/call slow: cancelled", "a cancel went out after the request had ended"} {
-		mustContain(t, s, want)
+		testserver.MustContain(t, s, want)
 	}
 }
 
 func TestReplayBadInput(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := Replay(filepath.Join(t.TempDir(), "missing"), ReplayOptions{}, &out, &errOut); code != ExitUsage {
+	if code := File(filepath.Join(t.TempDir(), "missing"), Options{}, &out, &errOut); code != exitcode.Usage {
 		t.Errorf("missing file: exit %d", code)
 	}
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(path, []byte("garbage\n"+`{"ms":5,"dir":"in","msg":{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi \u001b[2J"}]}}}`+"\n"), 0o600)
 	errOut.Reset()
-	if code := Replay(path, ReplayOptions{}, &out, &errOut); code != 0 {
+	if code := File(path, Options{}, &out, &errOut); code != 0 {
 		t.Errorf("exit %d", code)
 	}
-	mustContain(t, errOut.String(), "line 1")
-	mustContain(t, out.String(), "request 7")
+	testserver.MustContain(t, errOut.String(), "line 1")
+	testserver.MustContain(t, out.String(), "request 7")
 
 	// No record at all is no trace: exit 2, and a long file of garbage
 	// is named in a few lines, not one per line.
 	os.WriteFile(path, []byte(strings.Repeat("garbage\n", 500)), 0o600)
 	errOut.Reset()
-	if code := Replay(path, ReplayOptions{}, io.Discard, &errOut); code != ExitUsage {
+	if code := File(path, Options{}, io.Discard, &errOut); code != exitcode.Usage {
 		t.Errorf("a file of garbage: exit %d", code)
 	}
-	mustContain(t, errOut.String(), "skipped 490 more lines that are not trace records")
-	mustContain(t, errOut.String(), "is not an inflight trace: none of its lines is a trace record")
+	testserver.MustContain(t, errOut.String(), "skipped 490 more lines that are not trace records")
+	testserver.MustContain(t, errOut.String(), "is not an inflight trace: none of its lines is a trace record")
 	if n := strings.Count(errOut.String(), "\n"); n > 12 {
 		t.Errorf("%d lines of warnings", n)
 	}
 	os.WriteFile(path, nil, 0o600)
 	errOut.Reset()
-	if code := Replay(path, ReplayOptions{}, io.Discard, &errOut); code != ExitUsage || !strings.Contains(errOut.String(), "it is empty") {
+	if code := File(path, Options{}, io.Discard, &errOut); code != exitcode.Usage || !strings.Contains(errOut.String(), "it is empty") {
 		t.Errorf("an empty file: exit %d, %q", code, errOut.String())
 	}
 
 	// A run cut short leaves a request whose fate the trace lacks.
 	os.WriteFile(path, []byte(`{"ms":1,"dir":"local","id":1,"event":"state","state":"running","from":"pending","method":"tools/call","target":"slow"}`+"\n"), 0o600)
 	out.Reset()
-	if code := Replay(path, ReplayOptions{}, &out, io.Discard); code != 0 {
+	if code := File(path, Options{}, &out, io.Discard); code != 0 {
 		t.Errorf("a cut trace: exit %d", code)
 	}
-	mustContain(t, out.String(), "request 1: tools/call slow: running (the trace ends before its fate)")
+	testserver.MustContain(t, out.String(), "request 1: tools/call slow: running (the trace ends before its fate)")
 	if strings.Contains(out.String(), "\x1b") {
 		t.Errorf("escape sequence in replay output: %q", out.String())
 	}
@@ -176,7 +180,7 @@ func TestReplaySanitisesEveryField(t *testing.T) {
 		file.WriteByte('\n')
 	}
 	var out, errOut bytes.Buffer
-	if code := ReplayReader(&file, "crafted "+h, ReplayOptions{All: true}, &out, &errOut); code != 0 {
+	if code := Reader(&file, "crafted "+h, Options{All: true}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	s := out.String()
@@ -190,8 +194,8 @@ func TestReplaySanitisesEveryField(t *testing.T) {
 	}
 	// The hazards are shown, not dropped: a debugger lets people see that a
 	// server sent an escape sequence.
-	mustContain(t, s, "request "+termsafe.Line(idRaw)+": "+termsafe.Line(h))
-	mustContain(t, s, "␛]0;PWNED-TITLE")
+	testserver.MustContain(t, s, "request "+termsafe.Line(idRaw)+": "+termsafe.Line(h))
+	testserver.MustContain(t, s, "␛]0;PWNED-TITLE")
 	if strings.Count(s, "\n") < len(recs) {
 		t.Errorf("lines are missing from the replay:\n%s", s)
 	}
@@ -230,11 +234,11 @@ func TestReplayCoalescedProgress(t *testing.T) {
 		t.Errorf("no coalesced line in the export:\n%s", tail(file.String(), 600))
 	}
 	var out bytes.Buffer
-	if code := ReplayReader(&file, "flood.jsonl", ReplayOptions{}, &out, io.Discard); code != 0 {
+	if code := Reader(&file, "flood.jsonl", Options{}, &out, io.Discard); code != 0 {
 		t.Fatalf("replay exit %d:\n%s", code, out.String())
 	}
-	mustContain(t, out.String(), fmt.Sprintf("%d progress notifications", n))
-	mustContain(t, out.String(), fmt.Sprintf("%d progress notifications merged by the log, until +1000ms; the latest: progress %d/%d", n-session.LogProgressPerRequest, n, n))
+	testserver.MustContain(t, out.String(), fmt.Sprintf("%d progress notifications", n))
+	testserver.MustContain(t, out.String(), fmt.Sprintf("%d progress notifications merged by the log, until +1000ms; the latest: progress %d/%d", n-session.LogProgressPerRequest, n, n))
 }
 
 func tail(s string, n int) string {
@@ -248,16 +252,16 @@ func tail(s string, n int) string {
 // the rest of the request stays readable; the summary still counts them all.
 func TestReplayGroupsAProgressFlood(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "flood.jsonl")
-	Call(context.Background(), CallOptions{Target: stdioTarget(t, modern), Method: wire.MethodToolsCall,
-		Params: toolParams(t, "flood", `{"count":300}`), TracePath: path, LateWindow: testLate}, io.Discard, io.Discard)
+	call.Run(context.Background(), call.Options{Target: testserver.Stdio(t, testserver.Modern), Method: wire.MethodToolsCall,
+		Params: testserver.ToolParams(t, "flood", `{"count":300}`), TracePath: path, LateWindow: testserver.Late}, io.Discard, io.Discard)
 	var out bytes.Buffer
-	if code := Replay(path, ReplayOptions{}, &out, io.Discard); code != 0 {
+	if code := File(path, Options{}, &out, io.Discard); code != 0 {
 		t.Fatalf("replay exit %d", code)
 	}
 	s := out.String()
-	mustContain(t, s, "more progress notifications")
-	mustContain(t, s, "300 progress notifications")
-	mustContain(t, s, `progress 300/300`)
+	testserver.MustContain(t, s, "more progress notifications")
+	testserver.MustContain(t, s, "300 progress notifications")
+	testserver.MustContain(t, s, `progress 300/300`)
 	if n := strings.Count(s, "\n"); n > 40 {
 		t.Errorf("the replay of a 300-notification flood has %d lines:\n%s", n, s)
 	}

@@ -1,4 +1,4 @@
-package check
+package runner
 
 import (
 	"bytes"
@@ -15,14 +15,15 @@ import (
 
 	"inflight/client"
 	"inflight/event"
-	"inflight/wire"
+	"inflight/target"
 )
 
 // The check battery sends what a well-behaved client never would — a cancel
 // for an unknown ID, for a finished request, malformed cancels — and the
 // client refuses to (Cancel sends nothing for a request not in flight). So
-// the battery writes those messages itself: on stdio into the server's stdin
-// beside the client, on legacy HTTP as its own POST in the client's session.
+// the runner writes those messages beside the client (Options.Inject): on
+// stdio into the server's stdin, on legacy HTTP as its own POST in the
+// client's session.
 
 // injector writes one raw message to the server.
 type injector interface {
@@ -104,22 +105,7 @@ func (h *httpInjector) inject(ctx context.Context, raw []byte) (string, error) {
 	return status, nil
 }
 
-// malformedCancels are notifications/cancelled a server must survive.
-var malformedCancels = []struct {
-	what string
-	raw  string
-}{
-	{"no params", `{"jsonrpc":"2.0","method":"notifications/cancelled"}`},
-	{"no requestId", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"inflight check: a cancel without requestId"}}`},
-	{"requestId null", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":null,"reason":"inflight check: a null requestId"}}`},
-	{"requestId an object", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"not":"an id"},"reason":"inflight check: an object as requestId"}}`},
-	{"params a string", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":"cancel everything"}`},
-}
-
-// unknownID is an ID inflight never issues (the tracker issues integers).
-var unknownID = wire.StringID("never-issued-by-inflight-check")
-
-// process is a stdio server the battery started itself, so that it holds
+// process is a stdio server the runner started itself, so that it holds
 // the server's stdin (the client's own process handling keeps it private).
 type process struct {
 	cmd  *exec.Cmd
@@ -129,7 +115,7 @@ type process struct {
 // startProcess starts a stdio target with pipes of its own, like the client
 // does (os.Pipe pairs, so waiting for the process never races with reading
 // what it wrote last).
-func startProcess(t Target) (*client.Pipes, *process, error) {
+func startProcess(t target.Target) (*client.Pipes, *process, error) {
 	cmd := exec.Command(t.Command, t.Args...)
 	cmd.Env = append(os.Environ(), t.Env...)
 	cmd.Dir = t.Dir

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package check
+package runner
 
 import "os/exec"
 

@@ -1,13 +1,13 @@
 //go:build unix
 
-package check
+package runner
 
 import (
 	"os/exec"
 	"syscall"
 )
 
-// setProcessGroup puts a server the battery started in its own process
+// setProcessGroup puts a server the runner started in its own process
 // group, as the client does for its own: a Ctrl+C at the terminal reaches
 // inflight, which then stops the server in order, rather than the server.
 func setProcessGroup(cmd *exec.Cmd) {

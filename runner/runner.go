@@ -1,10 +1,18 @@
-package check
+// Package runner is the one headless loop: it dials a target, begins
+// requests, cancels them with the signal their transport and era require,
+// waits for events and the tracker's deadlines (turning expired timeouts
+// into cancels), settles cancels, traces every event, state change and
+// violation, and closes. `inflight call` and `inflight check` drive it; a
+// proxy would too. It also carries the signal handling every headless run
+// shares (Interrupt, WithHurry, HurryOf).
+package runner
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,12 +22,13 @@ import (
 	"inflight/event"
 	"inflight/redact"
 	"inflight/session"
+	"inflight/target"
 	"inflight/trace"
 	"inflight/wire"
 )
 
-// connOptions configure a headless connection.
-type connOptions struct {
+// Options configure a headless connection.
+type Options struct {
 	// Policy of the tracker.
 	Timeout         time.Duration
 	MaxTimeout      time.Duration
@@ -29,15 +38,18 @@ type connOptions struct {
 	Trace *trace.Writer
 	// Redactor hides the target's secrets in errors.
 	Redactor *redact.Redactor
-	// Pipes replaces the client configuration's stdio pipes (check wraps
-	// them to inject raw messages); nil keeps what the target gives.
-	Pipes *client.Pipes
+	// Inject keeps a way to write raw messages to the server beside the
+	// client (Conn.Inject): on stdio the runner then starts the server
+	// itself, to hold its stdin; on legacy HTTP it POSTs in the client's
+	// session. The check battery uses it for what a well-behaved client
+	// never sends.
+	Inject bool
 }
 
-// conn is one headless connection: the client, the tracker that follows its
+// Conn is one headless connection: the client, the tracker that follows its
 // requests, and the trace. It is driven from one goroutine; the client's
 // goroutines only hand it events through the client's channel.
-type conn struct {
+type Conn struct {
 	c     *client.Client
 	tr    *session.Tracker
 	trace *trace.Writer
@@ -59,6 +71,12 @@ type conn struct {
 	hurry <-chan struct{}
 	// connected is set once the tracker applied EventConnected.
 	connected bool
+
+	// inj writes raw messages (Options.Inject); nil when there is no way
+	// to (modern HTTP). proc is the stdio server the runner started itself
+	// for it, stopped by Close.
+	inj  injector
+	proc *process
 }
 
 // Interrupt is the cause main gives the context when a signal stops a run
@@ -67,8 +85,8 @@ type Interrupt struct{ Signal string }
 
 func (i Interrupt) Error() string { return "interrupted by " + i.Signal }
 
-// interruptReason is the cancel reason for a run that ctx's end stopped.
-func interruptReason(ctx context.Context) string {
+// InterruptReason is the cancel reason for a run that ctx's end stopped.
+func InterruptReason(ctx context.Context) string {
 	var in Interrupt
 	if errors.As(context.Cause(ctx), &in) && in.Signal != "" && in.Signal != "SIGINT" {
 		return "interrupted (" + in.Signal + ")"
@@ -79,7 +97,7 @@ func interruptReason(ctx context.Context) string {
 type hurryKey struct{}
 
 // WithHurry returns ctx carrying hurry: once it is closed (main closes it
-// on a second Ctrl+C), call and check stop waiting — for late traffic, for
+// on a second Ctrl+C), call, check and the TUI stop waiting — for late traffic, for
 // a settling cancel — and report what they have.
 func WithHurry(ctx context.Context, hurry <-chan struct{}) context.Context {
 	return context.WithValue(ctx, hurryKey{}, hurry)
@@ -98,23 +116,69 @@ type errConnect struct{ err error }
 func (e *errConnect) Error() string { return e.err.Error() }
 func (e *errConnect) Unwrap() error { return e.err }
 
-// dial connects to the target and returns once the era is known. Events
+// SettleSlack is how long past the late window a headless run waits for a
+// cancelled request to settle before it stops waiting anyway. The tracker
+// settles it at the late window; this only bounds a bug.
+const SettleSlack = 5 * time.Second
+
+// Dial connects to the target and returns once the era is known. Events
 // that arrive meanwhile (the era probe, the handshake, stderr lines) are
 // applied and traced while Connect runs, so a chatty server cannot fill
 // the client's event channel and stall its own handshake.
-func dial(ctx context.Context, target Target, opts connOptions) (*conn, error) {
-	cfg, err := target.clientConfig(ctx, opts.Pipes)
+func Dial(ctx context.Context, t target.Target, opts Options) (*Conn, error) {
+	if !opts.Inject || t.IsHTTP() {
+		cn, err := dial(ctx, t, opts, nil)
+		if err == nil && opts.Inject && cn.info.Era != event.EraModern {
+			hc := t.HTTPClient
+			if hc == nil {
+				hc = &http.Client{}
+			}
+			cn.inj = &httpInjector{hc: hc, url: t.URL, headers: t.Headers, info: cn.c.Info}
+		}
+		return cn, err
+	}
+	// On stdio the runner holds the server's stdin beside the client.
+	var pipes *client.Pipes
+	var proc *process
+	var err error
+	switch {
+	case t.Pipes != nil && t.Command == "":
+		pipes, err = t.Pipes(ctx)
+	default:
+		pipes, proc, err = startProcess(t)
+	}
+	if err != nil {
+		return nil, err
+	}
+	stdin := &lockedStdin{w: pipes.Stdin}
+	pipes.Stdin = stdin
+	cn, err := dial(ctx, t, opts, pipes)
+	if err != nil {
+		stdin.Close()
+		proc.stop(processStopWait)
+		return nil, err
+	}
+	cn.inj, cn.proc = stdin, proc
+	return cn, nil
+}
+
+// processStopWait bounds each step of stopping a server the runner
+// started: its exit after stdin closed, after SIGTERM, after SIGKILL.
+const processStopWait = 2 * time.Second
+
+// dial is Dial with the stdio pipes given (nil: what the target gives).
+func dial(ctx context.Context, t target.Target, opts Options, pipes *client.Pipes) (*Conn, error) {
+	cfg, err := t.ClientConfigPipes(ctx, pipes)
 	if err != nil {
 		return nil, &errConnect{err}
 	}
 	cfg.LateWindow = opts.LateWindow
-	cfg.ClientVersion = Version
 	c, err := client.New(cfg)
 	if err != nil {
 		return nil, &errConnect{err}
 	}
 	reset := opts.ResetOnProgress
-	cn := &conn{
+	cn := &Conn{
 		c: c,
 		tr: session.NewTracker(session.Config{
 			DefaultTimeout:  opts.Timeout,
@@ -144,7 +208,7 @@ func dial(ctx context.Context, target Target, opts connOptions) (*conn, error) {
 			cn.apply(ev)
 		case r := <-done:
 			if r.err != nil {
-				cn.close()
+				cn.Close()
 				return nil, &errConnect{fmt.Errorf("connect: %w%s", r.err, stderrTail(cn.tr.Stderr()))}
 			}
 			cn.info = r.info
@@ -188,7 +252,7 @@ func stderrTail(sl *session.StderrLog) string {
 }
 
 // apply feeds one event to the tracker, the trace and the observer.
-func (cn *conn) apply(ev event.Event) {
+func (cn *Conn) apply(ev event.Event) {
 	if ev.Kind == event.Connected {
 		cn.connected = true
 	}
@@ -204,7 +268,7 @@ func (cn *conn) apply(ev event.Event) {
 
 // traceChanges writes a state line for every request whose state changed
 // and a violation line for every new violation.
-func (cn *conn) traceChanges(at time.Time) {
+func (cn *Conn) traceChanges(at time.Time) {
 	if cn.trace == nil {
 		return
 	}
@@ -238,10 +302,22 @@ func (cn *conn) traceChanges(at time.Time) {
 	}
 }
 
-// begin starts a tracked request and sends it. A request the client could
+// Info is what the connection learned at connect: transport, era,
+// protocol version, server.
+func (cn *Conn) Info() event.ConnInfo { return cn.info }
+
+// Tracker is the tracker that follows the connection's requests. Read it
+// between calls of the Conn's methods, from the goroutine that drives it.
+func (cn *Conn) Tracker() *session.Tracker { return cn.tr }
+
+// Observe has f see every event after the tracker applied it (an empty
+// event after a cancel the Conn recorded itself).
+func (cn *Conn) Observe(f func(ev event.Event)) { cn.observe = f }
+
+// Begin starts a tracked request and sends it. A request the client could
 // not send is failed in the tracker at once (connection_lost when the
 // connection is gone), so that nothing waits for it.
-func (cn *conn) begin(ctx context.Context, method string, params json.RawMessage, opts session.RequestOptions) (*session.Request, error) {
+func (cn *Conn) Begin(ctx context.Context, method string, params json.RawMessage, opts session.RequestOptions) (*session.Request, error) {
 	now := time.Now()
 	r := cn.tr.Begin(method, params, opts, now)
 	cn.states[r.ID] = r.State
@@ -260,11 +336,11 @@ func (cn *conn) begin(ctx context.Context, method string, params json.RawMessage
 	return r, nil
 }
 
-// cancel records the intent to cancel a request and has the client send
+// Cancel records the intent to cancel a request and has the client send
 // the signal its transport and era require. When the client says the
 // request is no longer in flight (its answer is already on the way), the
 // tracker settles it when that answer is applied.
-func (cn *conn) cancel(id wire.ID, reason string, cause session.CancelCause) error {
+func (cn *Conn) Cancel(id wire.ID, reason string, cause session.CancelCause) error {
 	now := time.Now()
 	ok, why := cn.tr.RequestCancel(id, reason, cause, now)
 	if !ok {
@@ -279,7 +355,7 @@ func (cn *conn) cancel(id wire.ID, reason string, cause session.CancelCause) err
 
 // expire applies the tracker's deadlines and sends the cancels of the
 // requests whose timeouts expired.
-func (cn *conn) expire(now time.Time) {
+func (cn *Conn) expire(now time.Time) {
 	for _, x := range cn.tr.Expire(now) {
 		cn.traceChanges(now)
 		_, _ = cn.c.Cancel(x.ID, x.Reason)
@@ -287,28 +363,28 @@ func (cn *conn) expire(now time.Time) {
 	cn.traceChanges(now)
 }
 
-// waitResult says why wait returned.
-type waitResult uint8
+// WaitResult says why Wait returned.
+type WaitResult uint8
 
 const (
-	waitDone        waitResult = iota // the condition holds
-	waitDeadline                      // the deadline passed first
-	waitInterrupted                   // ctx ended first
-	waitClosed                        // the client's event channel closed
+	WaitDone        WaitResult = iota // the condition holds
+	WaitDeadline                      // the deadline passed first
+	WaitInterrupted                   // ctx ended first (or the hurry channel closed)
+	WaitClosed                        // the client's event channel closed
 )
 
-// wait applies events and deadlines until done reports true, deadline
+// Wait applies events and deadlines until done reports true, deadline
 // passes (zero: no deadline of its own), or ctx ends. It schedules one
 // timer to the nearer of deadline and the tracker's next deadline, as the
 // design asks: timeouts are the tracker's deadlines, never timers of ours.
-func (cn *conn) wait(ctx context.Context, done func() bool, deadline time.Time) waitResult {
+func (cn *Conn) Wait(ctx context.Context, done func() bool, deadline time.Time) WaitResult {
 	for {
 		if done() {
-			return waitDone
+			return WaitDone
 		}
 		now := time.Now()
 		if !deadline.IsZero() && !now.Before(deadline) {
-			return waitDeadline
+			return WaitDeadline
 		}
 		next := deadline
 		if d, ok := cn.tr.NextDeadline(); ok && (next.IsZero() || d.Before(next)) {
@@ -328,39 +404,40 @@ func (cn *conn) wait(ctx context.Context, done func() bool, deadline time.Time) 
 		case ev, ok := <-cn.c.Events():
 			if !ok {
 				cn.timer.Stop()
-				return waitClosed
+				return WaitClosed
 			}
 			cn.apply(ev)
 		case now := <-tick:
 			cn.expire(now)
 		case <-ctx.Done():
 			cn.timer.Stop()
-			return waitInterrupted
+			return WaitInterrupted
 		case <-cn.hurry:
 			cn.timer.Stop()
-			return waitInterrupted
+			return WaitInterrupted
 		}
 		cn.timer.Stop()
 	}
 }
 
-// settle waits, bounded, until a request is final.
-func (cn *conn) settle(id wire.ID, bound time.Duration) waitResult {
-	return cn.wait(context.Background(), func() bool {
+// Settle waits, bounded, until a request is final.
+func (cn *Conn) Settle(id wire.ID, bound time.Duration) WaitResult {
+	return cn.Wait(context.Background(), func() bool {
 		r, ok := cn.tr.Get(id)
 		return !ok || r.State.IsFinal()
 	}, time.Now().Add(bound))
 }
 
-// watch applies events for d, whatever happens.
-func (cn *conn) watch(d time.Duration) {
-	cn.wait(context.Background(), func() bool { return false }, time.Now().Add(d))
+// Watch applies events for d, whatever happens.
+func (cn *Conn) Watch(d time.Duration) {
+	cn.Wait(context.Background(), func() bool { return false }, time.Now().Add(d))
 }
 
-// close shuts the client down, applying and tracing the events it still
-// emits. The client's Close waits for its goroutines, which may be blocked
-// delivering events, so the channel is drained while it runs.
-func (cn *conn) close() {
+// Close shuts the client down, applying and tracing the events it still
+// emits, and stops a server the runner started itself. The client's Close
+// waits for its goroutines, which may be blocked delivering events, so the
+// channel is drained while it runs.
+func (cn *Conn) Close() {
 	if cn.closed {
 		return
 	}
@@ -378,8 +455,19 @@ func (cn *conn) close() {
 	if cn.trace != nil {
 		_ = cn.trace.Flush()
 	}
+	cn.proc.stop(processStopWait)
 }
 
-// Version is inflight's version, reported to servers as clientInfo and by
-// --version.
-const Version = "0.1.0"
+// CanInject reports whether Inject can write to the server (Options.Inject
+// was set and the transport allows it: not on modern HTTP, which defines no
+// client-to-server notifications).
+func (cn *Conn) CanInject() bool { return cn.inj != nil }
+
+// Inject writes one raw message to the server beside the client, which
+// never sees it. On HTTP it returns the POST's status.
+func (cn *Conn) Inject(ctx context.Context, raw []byte) (string, error) {
+	if cn.inj == nil {
+		return "", errors.New("no way to write raw messages on this connection")
+	}
+	return cn.inj.inject(ctx, raw)
+}

@@ -1,4 +1,4 @@
-package main
+package target
 
 import (
 	"errors"
@@ -6,17 +6,16 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
-	"inflight/check"
+	"inflight/redact"
 	"inflight/wire"
 )
 
-// targetFlags are the flags that name a server, shared by every command
-// that talks to one (the TUI, call, check).
-type targetFlags struct {
+// Flags are the flags that name a server, shared by every command that
+// talks to one (the TUI, call, check).
+type Flags struct {
 	env             []string
 	cwd             string
 	url             string
@@ -26,7 +25,8 @@ type targetFlags struct {
 	protocolVersion string
 }
 
-func (f *targetFlags) add(fs *pflag.FlagSet) {
+// Add defines the flags on fs.
+func (f *Flags) Add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.env, "env", nil, "`K=V` added to a stdio server's environment (repeatable)")
 	fs.StringVar(&f.cwd, "cwd", "", "working `DIR` of a stdio server")
 	fs.StringVar(&f.url, "url", "", "Streamable HTTP endpoint `URL` of the server")
@@ -37,14 +37,14 @@ func (f *targetFlags) add(fs *pflag.FlagSet) {
 		wire.VersionModern+" (modern) or "+strings.Join(wire.LegacyVersions, ", ")+" (legacy)")
 }
 
-// resolve turns the flags, the command after a literal "--" and a bare URL
+// Resolve turns the flags, the command after a literal "--" and a bare URL
 // (root command only) into a target. No server named at all means the
 // embedded demo server.
-func (f *targetFlags) resolve(command []string, bareURL string) (check.Target, error) {
+func (f *Flags) Resolve(command []string, bareURL string) (Target, error) {
 	url := f.url
 	if bareURL != "" {
 		if url != "" && url != bareURL {
-			return check.Target{}, errors.New("give the URL once: as an argument or with --url")
+			return Target{}, errors.New("give the URL once: as an argument or with --url")
 		}
 		url = bareURL
 	}
@@ -55,54 +55,56 @@ func (f *targetFlags) resolve(command []string, bareURL string) (check.Target, e
 		}
 	}
 	if kinds > 1 {
-		return check.Target{}, errors.New("give one server: -- CMD ARGS…, --url URL or --config FILE --server NAME")
+		return Target{}, errors.New("give one server: -- CMD ARGS…, --url URL or --config FILE --server NAME")
 	}
 	if f.server != "" && f.config == "" {
-		return check.Target{}, errors.New("--server NAME needs --config FILE")
+		return Target{}, errors.New("--server NAME needs --config FILE")
 	}
 	// The client checks this too, but only when it dials; a usage error
-	// belongs here, before anything starts. (The client's isLegacyVersion
-	// is unexported; wire is the place for one check both can use.)
-	if v := f.protocolVersion; v != "" && !wire.IsModernVersion(v) && !slices.Contains(wire.LegacyVersions, v) {
-		return check.Target{}, fmt.Errorf("--protocol-version %q: inflight speaks %s (modern) and %s (legacy)",
+	// belongs here, before anything starts. Not wire.IsModernVersion: it
+	// takes every version from the modern one on (a date compared as a
+	// string), so "9999" would pass here and fail only at connect. Only
+	// the versions inflight speaks are accepted.
+	if v := f.protocolVersion; v != "" && !KnownVersion(v) {
+		return Target{}, fmt.Errorf("--protocol-version %q: inflight speaks %s (modern) and %s (legacy)",
 			v, wire.VersionModern, strings.Join(wire.LegacyVersions, ", "))
 	}
 	headers := http.Header{}
 	for _, h := range f.headers {
-		name, value, err := check.ParseHeader(h)
+		name, value, err := ParseHeader(h)
 		if err != nil {
-			return check.Target{}, err
+			return Target{}, err
 		}
 		headers.Add(name, value)
 	}
 	for _, e := range f.env {
-		if _, err := check.ParseEnv(e); err != nil {
-			return check.Target{}, err
+		if _, err := ParseEnv(e); err != nil {
+			return Target{}, err
 		}
 	}
-	var t check.Target
+	var t Target
 	switch {
 	case f.config != "":
 		var err error
-		t, err = check.LoadConfigFile(f.config, f.server)
+		t, err = LoadConfigFile(f.config, f.server)
 		if err != nil {
-			return check.Target{}, err
+			return Target{}, err
 		}
 		t.Override(f.env, headers, f.cwd)
 	case len(command) > 0:
 		// Validate, below, refuses -H on a stdio command and --env or
 		// --cwd on a URL, for config entries and flags alike.
-		t = check.Target{Command: command[0], Args: command[1:], Env: f.env, Dir: f.cwd, Headers: headers}
+		t = Target{Command: command[0], Args: command[1:], Env: f.env, Dir: f.cwd, Headers: headers}
 	case url != "":
-		t = check.Target{URL: url, Headers: headers, Env: f.env, Dir: f.cwd}
+		t = Target{URL: url, Headers: headers, Env: f.env, Dir: f.cwd}
 	default:
 		if len(f.env) > 0 || f.cwd != "" || len(headers) > 0 {
-			return check.Target{}, errors.New("--env, --cwd and -H need a server: -- CMD ARGS…, --url URL or --config FILE")
+			return Target{}, errors.New("--env, --cwd and -H need a server: -- CMD ARGS…, --url URL or --config FILE")
 		}
 		var err error
-		t, err = check.DemoTarget()
+		t, err = DemoTarget()
 		if err != nil {
-			return check.Target{}, err
+			return Target{}, err
 		}
 	}
 	if len(t.Headers) == 0 {
@@ -110,64 +112,33 @@ func (f *targetFlags) resolve(command []string, bareURL string) (check.Target, e
 	}
 	t.ProtocolVersion = f.protocolVersion
 	if err := t.Validate(); err != nil {
-		return check.Target{}, err
+		return Target{}, err
 	}
 	return t, nil
 }
 
-// rawTarget is the server as the flags name it, unchecked: what the --json
+// Raw is the server as the flags name it, unchecked: what the --json
 // object of a usage failure can say about it (its transport).
-func (f *targetFlags) rawTarget() check.Target { return check.Target{URL: f.url} }
+func (f *Flags) Raw() Target { return Target{URL: f.url} }
 
-// splitDash splits a command's arguments at a literal "--": what comes
-// before is the command's own positional arguments, what follows is a stdio
-// server's command line.
-func splitDash(args []string, dash int) (positional, command []string) {
-	if dash < 0 {
-		return args, nil
+// AddSecrets adds the secrets the flags hold, as typed (the -H, --env and
+// --url values), to b: a usage error may quote one that did not parse.
+func (f *Flags) AddSecrets(b *redact.Builder) {
+	for _, h := range f.headers {
+		if name, value, ok := strings.Cut(h, ":"); ok {
+			b.AddHeader(strings.TrimSpace(name), strings.TrimSpace(value))
+		}
 	}
-	return args[:dash], args[dash:]
-}
-
-// looksLikeURL reports whether a positional argument is an http(s) URL.
-func looksLikeURL(s string) bool {
-	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
-}
-
-// durationFlag is a duration flag that refuses negative values, and zero
-// too when positive is set: "--timeout 0" must not quietly mean "no
-// timeout", nor "--late-window -1s" the default.
-type durationFlag struct {
-	p        *time.Duration
-	positive bool
-}
-
-func (f *durationFlag) String() string {
-	if *f.p == 0 {
-		return "0" // what pflag takes for "no default" in help
+	b.AddEnv(f.env)
+	if f.url != "" {
+		b.AddURL(f.url)
 	}
-	return f.p.String()
-}
-func (f *durationFlag) Type() string { return "duration" }
-
-func (f *durationFlag) Set(s string) error {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("not a duration (try 30s or 2m)")
-	}
-	switch {
-	case d < 0:
-		return fmt.Errorf("must not be negative")
-	case d == 0 && f.positive:
-		return fmt.Errorf("must be longer than zero")
-	}
-	*f.p = d
-	return nil
 }
 
-// durationVar defines a duration flag with its default; positive refuses
-// zero as well as negative values.
-func durationVar(fs *pflag.FlagSet, p *time.Duration, name string, def time.Duration, usage string, positive bool) {
-	*p = def
-	fs.Var(&durationFlag{p: p, positive: positive}, name, usage)
+// KnownVersion reports whether inflight speaks protocol version v: the
+// modern one or one of the legacy ones. (2024-11-05 is not one: its HTTP
+// transport is the deprecated HTTP+SSE, which inflight does not speak, and
+// the client refuses it.)
+func KnownVersion(v string) bool {
+	return v == wire.VersionModern || slices.Contains(wire.LegacyVersions, v)
 }

@@ -1,13 +1,9 @@
-// Package check holds inflight's headless runs: `inflight call` (one
-// scripted request followed to its end), `inflight check` (a cancellation
-// compliance battery for server authors) and `inflight replay` (a trace file
-// as a readable table), plus what they share with the TUI: the Target a
-// user names on the command line or in a config file.
-//
-// Each command is a function that takes its options and the writers for
-// stdout and stderr, and returns the process exit code, so that all of it
-// runs under tests without a process.
-package check
+// Package target is the server a command talks to: the Target a user names
+// with the target flags, a bare URL, a command after "--" or a config file
+// entry, checked (Validate), described with its secrets redacted
+// (Describe), and turned into a client configuration (ClientConfig). The
+// TUI, call and check all resolve their server here.
+package target
 
 import (
 	"context"
@@ -21,7 +17,9 @@ import (
 	"strings"
 
 	"inflight/client"
+	"inflight/mcpconfig"
 	"inflight/redact"
+	"inflight/version"
 )
 
 // Target is the server a command talks to: a stdio command, a Streamable
@@ -38,7 +36,7 @@ type Target struct {
 	URL     string
 	Headers http.Header
 
-	// Demo marks the embedded demo server. main resolves it to a Command
+	// Demo marks the embedded demo server. Flags resolve it to a Command
 	// that re-executes inflight as `inflight demo-server`; Demo stays set so
 	// that output can say which server it is.
 	Demo bool
@@ -67,10 +65,18 @@ type Target struct {
 // IsHTTP reports whether the target is a Streamable HTTP endpoint.
 func (t Target) IsHTTP() bool { return t.URL != "" }
 
-// named reports whether t names a server at all. A usage failure can come
+// Transport is "http" for a Streamable HTTP endpoint, else "stdio".
+func (t Target) Transport() string {
+	if t.IsHTTP() {
+		return "http"
+	}
+	return "stdio"
+}
+
+// Named reports whether t names a server at all. A usage failure can come
 // before the command line named one (the demo included), and a report must
 // not guess.
-func (t Target) named() bool {
+func (t Target) Named() bool {
 	return t.URL != "" || t.Command != "" || t.Demo || t.Pipes != nil || t.Name != ""
 }
 
@@ -157,7 +163,7 @@ func unparsedURLShape(raw string) string {
 func (t *Target) Override(env []string, headers http.Header, dir string) {
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		t.Env = setEnv(t.Env, kv)
+		t.Env = mcpconfig.SetEnv(t.Env, kv)
 		delete(t.unresolved, "env "+k)
 	}
 	if len(headers) > 0 && t.Headers == nil {
@@ -170,19 +176,6 @@ func (t *Target) Override(env []string, headers http.Header, dir string) {
 	if dir != "" {
 		t.Dir = dir
 	}
-}
-
-// setEnv sets KEY=VALUE in env, replacing an entry with the same key.
-func setEnv(env []string, kv string) []string {
-	k, _, _ := strings.Cut(kv, "=")
-	for i, e := range env {
-		if ek, _, _ := strings.Cut(e, "="); ek == k {
-			out := append([]string(nil), env...)
-			out[i] = kv
-			return out
-		}
-	}
-	return append(append([]string(nil), env...), kv)
 }
 
 // ParseHeader reads a -H 'Name: value' flag.
@@ -301,16 +294,17 @@ func quoteArg(a string) string {
 // ClientConfig turns the target into a client configuration. Pipes targets
 // open their connection here, so call it once per connection.
 func (t Target) ClientConfig(ctx context.Context) (client.Config, error) {
-	return t.clientConfig(ctx, nil)
+	return t.ClientConfigPipes(ctx, nil)
 }
 
-// clientConfig is ClientConfig with the stdio pipes given, for the check
-// battery, which opens them itself to share the server's stdin.
-func (t Target) clientConfig(ctx context.Context, pipes *client.Pipes) (client.Config, error) {
+// ClientConfigPipes is ClientConfig with the stdio pipes given, for the
+// runner, which opens them itself for the check battery to share the
+// server's stdin.
+func (t Target) ClientConfigPipes(ctx context.Context, pipes *client.Pipes) (client.Config, error) {
 	if err := t.Validate(); err != nil {
 		return client.Config{}, err
 	}
-	cfg := client.Config{ProtocolVersion: t.ProtocolVersion, HTTPClient: t.HTTPClient}
+	cfg := client.Config{ProtocolVersion: t.ProtocolVersion, HTTPClient: t.HTTPClient, ClientVersion: version.Version}
 	switch {
 	case pipes != nil:
 		cfg.Pipes = pipes
@@ -348,4 +342,23 @@ func DemoTarget() (Target, error) {
 		exe = abs
 	}
 	return Target{Command: exe, Args: []string{"demo-server"}, Demo: true}, nil
+}
+
+// LoadConfigFile reads the server called name from an MCP client config file
+// (see mcpconfig.LoadFile): the target of its entry. When name is "" and
+// the file has exactly one server, that one is used. VS Code's ${input:…}
+// variables, which inflight cannot prompt for, make Validate fail unless
+// Override replaces them.
+func LoadConfigFile(path, name string) (Target, error) {
+	s, err := mcpconfig.LoadFile(path, name)
+	if err != nil {
+		return Target{}, err
+	}
+	return FromConfig(s), nil
+}
+
+// FromConfig is the target of a config file's server entry.
+func FromConfig(s mcpconfig.Server) Target {
+	return Target{Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir, URL: s.URL, Headers: s.Headers,
+		Name: s.Name, unresolved: s.Unresolved}
 }

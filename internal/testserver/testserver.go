@@ -1,7 +1,11 @@
-package check
+// Package testserver gives the tests of the headless commands (call, check,
+// replay, cli) their servers as targets: the demo in-process over pipes, over
+// Streamable HTTP on 127.0.0.1 or as a real child process, and the hostile
+// peers of package hostile in-process, as processes or over HTTP; with the
+// eras and transports a test runs over, and its TestMain.
+package testserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,14 +23,19 @@ import (
 	"inflight/client"
 	"inflight/demo"
 	"inflight/internal/hostile"
+	"inflight/runner"
+	"inflight/target"
 	"inflight/wire"
 )
 
 // demoChildEnv makes the test binary act as the demo's stdio server, so
-// that one test can start a real child process (see TestCallProcess).
+// that one test can start a real child process (see DemoProcess).
 const demoChildEnv = "INFLIGHT_CHECK_TEST_DEMO_CHILD"
 
-func TestMain(m *testing.M) {
+// Main is the TestMain of a package that uses these servers: the test
+// binary re-executed as a hostile peer or as the demo serves instead of
+// testing, and no goroutine may outlive the tests.
+func Main(m *testing.M, opts ...goleak.Option) {
 	// The hostile battery re-executes this binary as a misbehaving server.
 	hostile.RunFromEnv()
 	if os.Getenv(demoChildEnv) == "1" {
@@ -39,59 +48,57 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, opts...)
 }
 
-// Test timings: short, so the suite stays fast.
-const (
-	testLate = 300 * time.Millisecond // late window
-)
+// Late is the late window of a test: short, so the suite stays fast.
+const Late = 300 * time.Millisecond
 
-// era is a protocol era forced in a test, by its protocol version.
-type era struct {
-	name    string
-	version string
+// Era is a protocol era forced in a test, by its protocol version.
+type Era struct {
+	Name    string
+	Version string
 }
 
 var (
-	modern = era{"modern", wire.VersionModern}
-	legacy = era{"legacy", wire.Version20251125}
-	eras   = []era{modern, legacy}
+	Modern = Era{"modern", wire.VersionModern}
+	Legacy = Era{"legacy", wire.Version20251125}
+	Eras   = []Era{Modern, Legacy}
 )
 
-// transportCase builds a target for one transport.
-type transportCase struct {
-	name   string
-	target func(t *testing.T, e era) Target
+// Transport builds a target for one transport.
+type Transport struct {
+	Name   string
+	Target func(t *testing.T, e Era) target.Target
 }
 
-var transports = []transportCase{
-	{"stdio", stdioTarget},
-	{"http", httpTarget},
+var Transports = []Transport{
+	{"stdio", Stdio},
+	{"http", HTTP},
 }
 
-// newDemo starts a demo server closed when the test ends.
-func newDemo(t *testing.T) *demo.Server {
+// NewDemo starts a demo server closed when the test ends.
+func NewDemo(t *testing.T) *demo.Server {
 	t.Helper()
 	srv := demo.New(demo.Options{TickInterval: time.Hour})
 	t.Cleanup(func() { srv.Close() })
 	return srv
 }
 
-// stdioTarget serves the demo in-process over io.Pipe pairs: every
-// connection gets its own ServeStdio, waited for when the test ends.
-func stdioTarget(t *testing.T, e era) Target {
+// Stdio serves the demo in-process over io.Pipe pairs: every connection
+// gets its own ServeStdio, waited for when the test ends.
+func Stdio(t *testing.T, e Era) target.Target {
 	t.Helper()
-	return stdioTargetOf(t, e, newDemo(t))
+	return StdioOf(t, e, NewDemo(t))
 }
 
-// stdioTargetOf is stdioTarget for a given demo server.
-func stdioTargetOf(t *testing.T, e era, srv *demo.Server) Target {
+// StdioOf is Stdio for a given demo server.
+func StdioOf(t *testing.T, e Era, srv *demo.Server) target.Target {
 	t.Helper()
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
-	return Target{
-		ProtocolVersion: e.version,
+	return target.Target{
+		ProtocolVersion: e.Version,
 		Pipes: func(ctx context.Context) (*client.Pipes, error) {
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
@@ -105,10 +112,10 @@ func stdioTargetOf(t *testing.T, e era, srv *demo.Server) Target {
 	}
 }
 
-// httpTarget serves the demo's Streamable HTTP endpoint on 127.0.0.1.
-func httpTarget(t *testing.T, e era) Target {
+// HTTP serves the demo's Streamable HTTP endpoint on 127.0.0.1.
+func HTTP(t *testing.T, e Era) target.Target {
 	t.Helper()
-	srv := newDemo(t)
+	srv := NewDemo(t)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.HTTPHandler())
 	ts := httptest.NewServer(mux)
@@ -116,14 +123,28 @@ func httpTarget(t *testing.T, e era) Target {
 	// server's Close does not wait for them.
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { srv.Close() })
-	return Target{URL: ts.URL + "/mcp", ProtocolVersion: e.version}
+	return target.Target{URL: ts.URL + "/mcp", ProtocolVersion: e.Version}
 }
 
-// forEach runs f for every transport and era, in parallel.
-func forEach(t *testing.T, f func(t *testing.T, tc transportCase, e era)) {
-	for _, tc := range transports {
-		for _, e := range eras {
-			t.Run(tc.name+"/"+e.name, func(t *testing.T) {
+// DemoProcess is the demo as a real child process: the test binary itself,
+// re-executed as `<test binary> demo-server` with demoChildEnv set (see
+// Main), started the way inflight starts its embedded demo.
+func DemoProcess(t *testing.T, e Era) target.Target {
+	t.Helper()
+	tg, err := target.DemoTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Env = []string{demoChildEnv + "=1"}
+	tg.ProtocolVersion = e.Version
+	return tg
+}
+
+// ForEach runs f for every transport and era, in parallel.
+func ForEach(t *testing.T, f func(t *testing.T, tc Transport, e Era)) {
+	for _, tc := range Transports {
+		for _, e := range Eras {
+			t.Run(tc.Name+"/"+e.Name, func(t *testing.T) {
 				t.Parallel()
 				f(t, tc, e)
 			})
@@ -131,35 +152,62 @@ func forEach(t *testing.T, f func(t *testing.T, tc transportCase, e era)) {
 	}
 }
 
-// runCall runs Call with --json and decodes its report.
-func runCall(t *testing.T, o CallOptions) (CallReport, int, string) {
-	t.Helper()
-	o.JSON = true
-	if o.LateWindow == 0 {
-		o.LateWindow = testLate
+// InProcess serves a stdio peer in-process for every connection a run
+// opens.
+func InProcess(p hostile.Stdio, version string) func(t *testing.T) target.Target {
+	return func(t *testing.T) target.Target {
+		var mu sync.Mutex
+		var served []*hostile.Served
+		t.Cleanup(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, sv := range served {
+				sv.Stop()
+			}
+		})
+		return target.Target{ProtocolVersion: version, Pipes: func(context.Context) (*client.Pipes, error) {
+			sv := hostile.Serve(p)
+			mu.Lock()
+			served = append(served, sv)
+			mu.Unlock()
+			return &client.Pipes{Stdin: sv.Stdin, Stdout: sv.Stdout}, nil
+		}}
 	}
-	var stdout, stderr bytes.Buffer
-	code := Call(context.Background(), o, &stdout, &stderr)
-	var rep CallReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("call --json printed no JSON object (%v):\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
-	if rep.ExitCode != code {
-		t.Errorf("report exitCode %d, returned %d", rep.ExitCode, code)
-	}
-	return rep, code, stderr.String()
 }
 
-func toolParams(t *testing.T, name, args string) json.RawMessage {
+// AsProcess runs a stdio peer as a real child process: this test binary,
+// re-executed (see Main).
+func AsProcess(p hostile.Stdio) func(t *testing.T) target.Target {
+	return func(t *testing.T) target.Target {
+		exe, env, err := hostile.Command(p, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return target.Target{Command: exe, Env: env}
+	}
+}
+
+// OverHTTP serves an HTTP peer on 127.0.0.1.
+func OverHTTP(h func() *hostile.HTTP, version string) func(t *testing.T) target.Target {
+	return func(t *testing.T) target.Target {
+		ts := hostile.NewServer(h(), false)
+		t.Cleanup(ts.Close)
+		return target.Target{URL: ts.URL + "/mcp", ProtocolVersion: version}
+	}
+}
+
+// ToolParams is the params of tools/call for tool name with args.
+func ToolParams(t *testing.T, name, args string) json.RawMessage {
 	t.Helper()
-	p, err := ToolCallParams(name, json.RawMessage(args))
+	p, err := runner.ToolCallParams(name, json.RawMessage(args))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func mustContain(t *testing.T, s, sub string) {
+// MustContain fails the test when s lacks sub.
+func MustContain(t *testing.T, s, sub string) {
 	t.Helper()
 	if !strings.Contains(s, sub) {
 		t.Errorf("output lacks %q:\n%s", sub, s)
