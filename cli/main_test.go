@@ -205,6 +205,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"call", "tools/list", "--url", "http://a", "--env", "A=1"}, "--env and --cwd apply to a stdio command"},
 		{[]string{"call", "tools/list", "-H", "A: b", "--", "srv"}, "-H applies to a --url server"},
 		{[]string{"call", "tools/list", "--protocol-version", "1999-01-01"}, "inflight speaks 2026-07-28"},
+		// Later than the modern version is not modern: a usage error, not a
+		// failure at connect (wire.IsModernVersion compares strings).
+		{[]string{"call", "tools/list", "--protocol-version", "9999"}, "inflight speaks 2026-07-28"},
+		{[]string{"check", "--protocol-version", "2026-07-29"}, "inflight speaks 2026-07-28"},
+		{[]string{"--protocol-version", "2024-11-05"}, "inflight speaks 2026-07-28"},
 		{[]string{"call", "tools/list", "--config", "/no/such/file.json"}, "config file"},
 		{[]string{"call", "x", "--args", "{}"}, "--args goes with --tool"},
 		{[]string{"call", "--tool", "slow", "--args", "[1]"}, "must be a JSON object"},

@@ -27,13 +27,13 @@ import (
 type Server struct {
 	// Name is the entry's name in the file.
 	Name string
-	// Command, Args, Env (KEY=VALUE entries, the envFile's first) and Dir
-	// start a stdio server.
-	Command string
-	Args    []string
-	Env     []string
-	Dir     string
-	// URL is a Streamable HTTP endpoint; Headers go on every request.
+	// A stdio server: its command line, its KEY=VALUE environment entries
+	// (the envFile's first) and its working directory.
+	Command   string
+	Args, Env []string
+	Dir       string
+	// A Streamable HTTP server: its endpoint, and the headers that go on
+	// every request.
 	URL     string
 	Headers http.Header
 	// Unresolved lists the ${input:…} variables of a VS Code config that
