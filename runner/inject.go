@@ -32,7 +32,7 @@ type injector interface {
 	inject(ctx context.Context, raw []byte) (string, error)
 }
 
-// lockedStdin is a server's stdin shared by the client and the battery. The
+// lockedStdin is a server's stdin shared by the client and Inject. The
 // client writes each message with a single Write, so serialising Writes
 // keeps lines whole.
 type lockedStdin struct {

@@ -97,8 +97,8 @@ func InterruptReason(ctx context.Context) string {
 type hurryKey struct{}
 
 // WithHurry returns ctx carrying hurry: once it is closed (main closes it
-// on a second Ctrl+C), call, check and the TUI stop waiting — for late traffic, for
-// a settling cancel — and report what they have.
+// on a second Ctrl+C), call, check and the TUI stop waiting — for late
+// traffic, for a settling cancel — and report what they have.
 func WithHurry(ctx context.Context, hurry <-chan struct{}) context.Context {
 	return context.WithValue(ctx, hurryKey{}, hurry)
 }
