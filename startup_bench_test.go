@@ -49,7 +49,9 @@ func BenchmarkStartup(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
-	// The child must be inflight itself, never the test binary's child mode.
+	// The child must be inflight itself, never a test binary's child mode
+	// (cli's tests set childEnv to make theirs act as inflight).
+	const childEnv = "INFLIGHT_MAIN_TEST_CHILD"
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, childEnv+"=") })
 
 	call := []string{"call", "--tool", "slow", "--args", `{"seconds":0}`}

@@ -1,3 +1,8 @@
+// Package check is `inflight check`: the cancellation compliance battery
+// (battery.go), run on the runner against one slow tool, and the table of
+// the spec's requirements it judges by (requirements.go). Each finding is
+// PASS, WARN or FAIL at the requirement's level, printed as a table or as
+// one --json object (Report).
 package check
 
 import (
@@ -7,16 +12,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"inflight/client"
 	"inflight/event"
+	"inflight/exitcode"
 	"inflight/redact"
+	"inflight/report"
+	"inflight/runner"
 	"inflight/session"
+	"inflight/target"
 	"inflight/termsafe"
 	"inflight/trace"
 	"inflight/wire"
@@ -43,9 +52,9 @@ const (
 // in the battery: long enough to cancel mid-way, short enough to be quick.
 const defaultDemoArgs = `{"seconds":1.5,"steps":6}`
 
-// CheckOptions configure Check.
-type CheckOptions struct {
-	Target Target
+// Options configure Run.
+type Options struct {
+	Target target.Target
 	// Tool is a slow tool that reports progress; Args its arguments (a JSON
 	// object). Tool defaults to the demo's slow, and Args, for the demo's
 	// slow and stubborn, to 6 steps over 1.5s.
@@ -61,7 +70,7 @@ type CheckOptions struct {
 	Grace time.Duration
 	// Timeout bounds each request (default 30s).
 	Timeout time.Duration
-	// JSON prints one CheckReport instead of a table.
+	// JSON prints one Report instead of a table.
 	JSON bool
 	// TracePath, when set, receives a trace of the whole battery.
 	TracePath string
@@ -69,7 +78,7 @@ type CheckOptions struct {
 	Live io.Writer
 }
 
-func (o *CheckOptions) defaults() {
+func (o *Options) defaults() {
 	if o.Tool == "" {
 		o.Tool = DefaultCheckTool
 	}
@@ -109,18 +118,18 @@ type SkippedCheck struct {
 	Reason string `json:"reason"`
 }
 
-// CheckReport is what `inflight check --json` prints.
-type CheckReport struct {
-	Target          string            `json:"target"`
-	Tool            string            `json:"tool"`
-	Args            json.RawMessage   `json:"args"`
-	Transport       string            `json:"transport"`
-	Era             string            `json:"era"`
-	ProtocolVersion string            `json:"protocolVersion"`
-	Server          string            `json:"server,omitempty"`
-	Findings        []Finding         `json:"findings"`
-	Skipped         []SkippedCheck    `json:"skipped"`
-	Violations      []ViolationReport `json:"violations"`
+// Report is what `inflight check --json` prints.
+type Report struct {
+	Target          string             `json:"target"`
+	Tool            string             `json:"tool"`
+	Args            json.RawMessage    `json:"args"`
+	Transport       string             `json:"transport"`
+	Era             string             `json:"era"`
+	ProtocolVersion string             `json:"protocolVersion"`
+	Server          string             `json:"server,omitempty"`
+	Findings        []Finding          `json:"findings"`
+	Skipped         []SkippedCheck     `json:"skipped"`
+	Violations      []report.Violation `json:"violations"`
 	Summary         struct {
 		Pass int `json:"pass"`
 		Warn int `json:"warn"`
@@ -140,10 +149,8 @@ type CheckReport struct {
 
 // battery runs the checks on one connection.
 type battery struct {
-	o      CheckOptions
-	cn     *conn
-	inj    injector // nil on modern HTTP
-	live   *liveView
+	o      Options
+	cn     *runner.Conn
 	red    *redact.Redactor
 	tw     *trace.Writer
 	ctx    context.Context
@@ -180,110 +187,97 @@ type battery struct {
 	unusable string
 }
 
+// malformedCancels are notifications/cancelled a server must survive; the
+// battery injects them (runner.Conn.Inject) since the client never sends
+// them.
+var malformedCancels = []struct {
+	what string
+	raw  string
+}{
+	{"no params", `{"jsonrpc":"2.0","method":"notifications/cancelled"}`},
+	{"no requestId", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"inflight check: a cancel without requestId"}}`},
+	{"requestId null", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":null,"reason":"inflight check: a null requestId"}}`},
+	{"requestId an object", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"not":"an id"},"reason":"inflight check: an object as requestId"}}`},
+	{"params a string", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":"cancel everything"}`},
+}
+
+// unknownID is an ID inflight never issues (the tracker issues integers).
+var unknownID = wire.StringID("never-issued-by-inflight-check")
+
 type arrival struct {
 	at       time.Time
 	response bool
 }
 
-// Check runs the cancellation compliance battery against the target and
-// prints a table (or, with JSON, one CheckReport). It returns 0 when no
-// MUST failed, 1 when one did, 2 when it could not connect or was misused,
-// and 4 when Ctrl+C interrupted it.
-func Check(ctx context.Context, o CheckOptions, stdout, stderr io.Writer) int {
+// Run runs the cancellation compliance battery against the target and
+// prints a table (or, with JSON, one Report). It returns 0 when no MUST
+// failed, 1 when one did, 2 when it could not connect or was misused, and
+// 4 when Ctrl+C interrupted it.
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	o.defaults()
 	red := o.Target.Redactor()
 	fail := func(code int, err error) int {
 		msg := red.String(err.Error())
 		if o.JSON {
-			WriteCheckNotRun(stdout, o, code, msg, red)
+			WriteNotRun(stdout, o, code, msg, red)
 		}
 		fmt.Fprintf(stderr, "inflight check: %s\n", termsafe.Line(msg))
 		return code
 	}
-	params, err := ToolCallParams(o.Tool, o.Args)
+	params, err := runner.ToolCallParams(o.Tool, o.Args)
 	if err != nil {
-		return fail(ExitUsage, err)
+		return fail(exitcode.Usage, err)
 	}
 	if err := o.Target.Validate(); err != nil {
-		return fail(ExitUsage, err)
+		return fail(exitcode.Usage, err)
 	}
 	var tw *trace.Writer
 	if o.TracePath != "" {
 		f, err := os.Create(o.TracePath)
 		if err != nil {
-			return fail(ExitUsage, fmt.Errorf("--trace: %w", err))
+			return fail(exitcode.Usage, fmt.Errorf("--trace: %w", err))
 		}
 		defer f.Close()
 		tw = trace.NewWriter(f, time.Now(), red)
 		defer tw.Flush()
 	}
-	live := newLiveView(o.Live, false, red)
 
-	// On stdio the battery holds the server's stdin beside the client.
-	var pipes *client.Pipes
-	var proc *process
-	var stdin *lockedStdin
-	if !o.Target.IsHTTP() {
-		switch {
-		case o.Target.Pipes != nil && o.Target.Command == "":
-			pipes, err = o.Target.Pipes(ctx)
-		default:
-			pipes, proc, err = startProcess(o.Target)
-		}
-		if err != nil {
-			return fail(ExitUsage, err)
-		}
-		stdin = &lockedStdin{w: pipes.Stdin}
-		pipes.Stdin = stdin
-	}
-	defer proc.stop(2 * time.Second)
-
-	cn, err := dial(ctx, o.Target, connOptions{
+	// Inject: the battery writes what the client never would (malformedCancels,
+	// a cancel of unknownID or of a finished request) beside it.
+	cn, err := runner.Dial(ctx, o.Target, runner.Options{
 		Timeout: o.Timeout, MaxTimeout: o.Timeout, ResetOnProgress: true,
-		LateWindow: o.LateWindow, Trace: tw, Redactor: red, Pipes: pipes,
+		LateWindow: o.LateWindow, Trace: tw, Redactor: red, Inject: true,
 	})
 	if err != nil {
-		if stdin != nil {
-			stdin.Close()
-		}
-		return fail(ExitUsage, err)
+		return fail(exitcode.Usage, err)
 	}
+	info := cn.Info()
 	b := &battery{
-		o: o, cn: cn, live: live, red: red, tw: tw, ctx: ctx, params: params,
-		modern:         cn.info.Era == event.EraModern,
-		http:           cn.info.Transport == event.TransportHTTP,
+		o: o, cn: cn, red: red, tw: tw, ctx: ctx, params: params,
+		modern:         info.Era == event.EraModern,
+		http:           info.Transport == event.TransportHTTP,
 		arrivals:       map[wire.ID][]arrival{},
 		serverRequests: map[wire.ID]bool{},
 	}
-	switch {
-	case stdin != nil:
-		b.inj = stdin
-	case !b.modern:
-		hc := o.Target.HTTPClient
-		if hc == nil {
-			hc = &http.Client{}
-		}
-		b.inj = &httpInjector{hc: hc, url: o.Target.URL, headers: o.Target.Headers, info: cn.c.Info}
-	}
-	cn.observe = b.observe
-	live.connected(o.Target, cn.info)
+	cn.Observe(b.observe)
+	b.line("%s", report.ConnectedLine(o.Target, info, red))
 
 	b.run()
-	cn.close()
+	cn.Close()
 
 	rep := b.report()
 	if o.JSON {
-		writeJSON(stdout, rep, red)
+		report.WriteJSON(stdout, rep, red)
 	} else {
 		printCheckReport(stdout, rep, red)
 	}
 	return rep.ExitCode
 }
 
-// WriteCheckNotRun prints the --json object of a battery that never ran
-// (a usage or connection failure): no findings, the exit code, and msg, already
-// redacted, as its error.
-func WriteCheckNotRun(w io.Writer, o CheckOptions, code int, msg string, red *redact.Redactor) {
+// WriteNotRun prints the --json object of a battery that never ran (a
+// usage or connection failure): no findings, the exit code, and msg,
+// already redacted, as its error.
+func WriteNotRun(w io.Writer, o Options, code int, msg string, red *redact.Redactor) {
 	args := o.Args
 	switch {
 	case len(bytes.TrimSpace(args)) == 0:
@@ -292,11 +286,11 @@ func WriteCheckNotRun(w io.Writer, o CheckOptions, code int, msg string, red *re
 		args = json.RawMessage("null")
 	}
 	target := "unknown"
-	if o.Target.named() {
+	if o.Target.Named() {
 		target = o.Target.Describe()
 	}
-	writeJSON(w, CheckReport{Target: target, Tool: o.Tool, Args: args, Transport: notRunTransport(o.Target),
-		Era: "unknown", Findings: []Finding{}, Skipped: []SkippedCheck{}, Violations: []ViolationReport{},
+	report.WriteJSON(w, Report{Target: target, Tool: o.Tool, Args: args, Transport: report.NotRunTransport(o.Target),
+		Era: "unknown", Findings: []Finding{}, Skipped: []SkippedCheck{}, Violations: []report.Violation{},
 		Error: msg, ExitCode: code}, red)
 }
 
@@ -320,7 +314,7 @@ func (b *battery) steps() []batteryStep {
 	if !b.modern {
 		naDiscover = "legacy servers open with initialize; server/discover is a modern-era method"
 	}
-	if b.inj == nil {
+	if !b.cn.CanInject() {
 		naNotify = notificationsNA
 		naFinished = notificationsNA + ": the only cancel is closing a request's own stream"
 	}
@@ -386,7 +380,7 @@ func (b *battery) run() {
 
 // connectionLost reports whether the connection is gone, and why.
 func (b *battery) connectionLost() (bool, error) {
-	closed, err := b.cn.tr.TransportClosed()
+	closed, err := b.cn.Tracker().TransportClosed()
 	if err == nil {
 		err = b.lossErr
 	}
@@ -489,13 +483,20 @@ func (b *battery) skip(reason string, ids ...string) {
 }
 
 func (b *battery) step(format string, args ...any) {
-	b.live.line("· "+format, args...)
+	b.line("· "+format, args...)
+}
+
+// line prints one line of the battery's narrative to o.Live, if any.
+func (b *battery) line(format string, args ...any) {
+	if b.o.Live != nil {
+		fmt.Fprintf(b.o.Live, format+"\n", args...)
+	}
 }
 
 // request sends a tracked request and waits until it is final (bounded by
 // its own timeout, which the tracker enforces).
 func (b *battery) request(method string, params json.RawMessage, timeout time.Duration) *session.Request {
-	r, err := b.cn.begin(b.ctx, method, params, session.RequestOptions{Timeout: timeout, MaxTimeout: timeout})
+	r, err := b.cn.Begin(b.ctx, method, params, session.RequestOptions{Timeout: timeout, MaxTimeout: timeout})
 	if err != nil {
 		return r
 	}
@@ -507,10 +508,10 @@ func (b *battery) request(method string, params json.RawMessage, timeout time.Du
 // cancel to settle.
 func (b *battery) finish(r *session.Request) {
 	final := func() bool { return r.State.IsFinal() }
-	if b.cn.wait(b.ctx, final, time.Time{}) == waitInterrupted {
+	if b.cn.Wait(b.ctx, final, time.Time{}) == runner.WaitInterrupted {
 		b.interrupted = true
-		_ = b.cn.cancel(r.ID, interruptReason(b.ctx), session.CauseInterrupted)
-		b.cn.settle(r.ID, b.o.LateWindow+settleSlack)
+		_ = b.cn.Cancel(r.ID, runner.InterruptReason(b.ctx), session.CauseInterrupted)
+		b.cn.Settle(r.ID, b.o.LateWindow+runner.SettleSlack)
 	}
 }
 
@@ -536,7 +537,7 @@ func (b *battery) inject(raw []byte) (string, error) {
 	if b.tw != nil {
 		_ = b.tw.Write(trace.Record{MS: b.tw.Since(time.Now()), Dir: trace.DirOut, Msg: raw, Text: "sent by inflight check"})
 	}
-	status, err := b.inj.inject(b.ctx, raw)
+	status, err := b.cn.Inject(b.ctx, raw)
 	if b.tw != nil && (status != "" || err != nil) {
 		rec := trace.Record{MS: b.tw.Since(time.Now()), Dir: trace.DirLocal, Event: trace.EventHTTPStatus, Text: status}
 		if err != nil {
@@ -557,7 +558,7 @@ func (b *battery) checkDiscover() {
 		b.add(CheckDiscover, false, "server/discover did not complete: "+describeState(r))
 		return
 	}
-	raw, _ := b.cn.tr.RawResponse(r.ID)
+	raw, _ := b.cn.Tracker().RawResponse(r.ID)
 	msg, err := wire.Decode(raw)
 	var res struct {
 		SupportedVersions []string `json:"supportedVersions"`
@@ -597,8 +598,8 @@ func (b *battery) checkFullRun() {
 	}
 	// Watch a while after the response for progress that must not come.
 	quiet := min(b.o.LateWindow, maxAfterResponseWait)
-	b.cn.watch(quiet)
-	vl := b.cn.tr.Violations()
+	b.cn.Watch(quiet)
+	vl := b.cn.Tracker().Violations()
 	count := func(code string) (int, string) {
 		n, first := 0, ""
 		for _, v := range vl.ForRequest(r.ID) {
@@ -620,7 +621,7 @@ func (b *battery) checkFullRun() {
 		b.add(CheckProgressIncreases, true, fmt.Sprintf("%d progress notifications, each above the last", r.Progress.Count))
 	}
 	if n, first := count(session.ViolationProgressAfterCompletion); n > 0 {
-		b.add(CheckProgressStops, false, fmt.Sprintf("%d progress notification%s after the response (first: %s)", n, plural(n), first))
+		b.add(CheckProgressStops, false, fmt.Sprintf("%d progress notification%s after the response (first: %s)", n, report.Plural(n), first))
 	} else {
 		b.add(CheckProgressStops, true, fmt.Sprintf("no progress in the %s after the response", quiet))
 	}
@@ -636,7 +637,7 @@ func (b *battery) checkToolListed() {
 	if r.State != session.StateCompleted {
 		return
 	}
-	raw, ok := b.cn.tr.RawResponse(r.ID)
+	raw, ok := b.cn.Tracker().RawResponse(r.ID)
 	if !ok {
 		return
 	}
@@ -654,10 +655,10 @@ func (b *battery) checkToolListed() {
 	}
 	names := make([]string, 0, len(res.Tools))
 	for _, t := range res.Tools {
-		if t.Name == b.o.Tool {
-			return
-		}
 		names = append(names, t.Name)
+	}
+	if slices.Contains(names, b.o.Tool) {
+		return
 	}
 	if bytes.Contains(msg.Result, []byte(`"nextCursor"`)) {
 		return // paginated: the tool may be on a later page
@@ -695,7 +696,7 @@ func (b *battery) checkCancelFinished() {
 	before := len(b.arrivals[id])
 	ok, detail := b.probe()
 	if extra := len(b.arrivals[id]) - before; extra > 0 {
-		b.add(CheckCancelFinished, false, fmt.Sprintf("the server sent %d more message%s for the finished request; %s", extra, plural(extra), detail))
+		b.add(CheckCancelFinished, false, fmt.Sprintf("the server sent %d more message%s for the finished request; %s", extra, report.Plural(extra), detail))
 		return
 	}
 	b.add(CheckCancelFinished, ok, detail)
@@ -704,7 +705,7 @@ func (b *battery) checkCancelFinished() {
 // checkCancelMidway cancels a running tool call and watches what follows.
 func (b *battery) checkCancelMidway() {
 	b.step("running %s again and cancelling it at its first progress", b.o.Tool)
-	r, err := b.cn.begin(b.ctx, wire.MethodToolsCall, b.params, session.RequestOptions{Timeout: b.o.Timeout, MaxTimeout: b.o.Timeout})
+	r, err := b.cn.Begin(b.ctx, wire.MethodToolsCall, b.params, session.RequestOptions{Timeout: b.o.Timeout, MaxTimeout: b.o.Timeout})
 	ids := []string{CheckCancelStops, CheckCancelNoResponse}
 	if b.http && b.modern {
 		ids = []string{CheckStreamClose}
@@ -719,7 +720,7 @@ func (b *battery) checkCancelMidway() {
 		return
 	}
 	started := func() bool { return r.State.IsFinal() || r.Progress.Count > 0 }
-	if b.cn.wait(b.ctx, started, time.Now().Add(b.o.CancelAfter)) == waitInterrupted {
+	if b.cn.Wait(b.ctx, started, time.Now().Add(b.o.CancelAfter)) == runner.WaitInterrupted {
 		b.interrupted = true
 	}
 	if b.gone() {
@@ -736,7 +737,7 @@ func (b *battery) checkCancelMidway() {
 		return
 	}
 	hadProgress := r.Progress.Count > 0
-	if err := b.cn.cancel(r.ID, "inflight check: cancel mid-way", session.CauseUser); err != nil {
+	if err := b.cn.Cancel(r.ID, "inflight check: cancel mid-way", session.CauseUser); err != nil {
 		for _, id := range ids {
 			b.inconclusive(id, "cancelling failed: "+err.Error())
 		}
@@ -744,9 +745,9 @@ func (b *battery) checkCancelMidway() {
 	}
 	// Watch the whole late window, whatever settles the request, to see
 	// everything the server still sends.
-	b.cn.watch(b.o.LateWindow)
+	b.cn.Watch(b.o.LateWindow)
 	if r.State == session.StateCancelRequested {
-		b.cn.settle(r.ID, settleSlack)
+		b.cn.Settle(r.ID, runner.SettleSlack)
 	}
 	c := r.Cancel
 	from := c.SignalAt
@@ -775,7 +776,7 @@ func (b *battery) checkCancelMidway() {
 		quiet = fmt.Sprintf("the server went quiet %s after the cancel", lastAt.Sub(from).Round(time.Millisecond))
 	}
 	lost := r.State == session.StateConnectionLost
-	if closed, _ := b.cn.tr.TransportClosed(); closed {
+	if closed, _ := b.cn.Tracker().TransportClosed(); closed {
 		lost = true
 	}
 
@@ -802,12 +803,12 @@ func (b *battery) checkCancelMidway() {
 		b.inconclusive(CheckCancelStops, fmt.Sprintf("the tool sent no progress within %s, so inflight cancelled it without seeing any; whether progress stops could not be observed", b.o.CancelAfter))
 	case progressAfter > 0:
 		b.add(CheckCancelStops, false, fmt.Sprintf("%d progress notification%s arrived more than %s after the cancel (%s); %s",
-			progressAfter, plural(progressAfter), b.o.Grace, sig, quiet))
+			progressAfter, report.Plural(progressAfter), b.o.Grace, sig, quiet))
 	default:
 		detail := fmt.Sprintf("no progress after the cancel (%s); %s", sig, quiet)
 		if progressCrossed > 0 {
 			detail = fmt.Sprintf("%d progress notification%s crossed the cancel in flight (within %s), none after (%s); %s",
-				progressCrossed, plural(progressCrossed), b.o.Grace, sig, quiet)
+				progressCrossed, report.Plural(progressCrossed), b.o.Grace, sig, quiet)
 		}
 		b.add(CheckCancelStops, true, detail)
 	}
@@ -863,9 +864,9 @@ func (b *battery) checkCancelMalformed() {
 
 func (b *battery) checkServerCancels() {
 	if b.modern {
-		n := b.cn.tr.Violations().Count(session.ViolationServerCancelNotListen)
+		n := b.cn.Tracker().Violations().Count(session.ViolationServerCancelNotListen)
 		if n > 0 {
-			b.add(CheckServerCancel, false, fmt.Sprintf("the server sent notifications/cancelled %d time%s for requests that are not subscriptions/listen", n, plural(n)))
+			b.add(CheckServerCancel, false, fmt.Sprintf("the server sent notifications/cancelled %d time%s for requests that are not subscriptions/listen", n, report.Plural(n)))
 			return
 		}
 		b.add(CheckServerCancel, true, describeServerCancels(len(b.serverCancels)))
@@ -893,7 +894,7 @@ func (b *battery) checkServerRequests() {
 		b.skip("legacy servers may send requests (ping, roots/list, sampling, elicitation)", CheckServerRequests)
 		return
 	}
-	vl := b.cn.tr.Violations()
+	vl := b.cn.Tracker().Violations()
 	n := vl.Count(session.ViolationServerRequestModern)
 	first := ""
 	for i := 0; i < vl.Len() && first == ""; i++ {
@@ -902,7 +903,7 @@ func (b *battery) checkServerRequests() {
 		}
 	}
 	if n > 0 {
-		detail := fmt.Sprintf("the server sent %d request%s; inflight answered none", n, plural(n))
+		detail := fmt.Sprintf("the server sent %d request%s; inflight answered none", n, report.Plural(n))
 		if first != "" {
 			detail += " (first: " + first + ")"
 		}
@@ -920,12 +921,12 @@ func describeServerCancels(n int) string {
 }
 
 // report builds the battery's CheckReport.
-func (b *battery) report() CheckReport {
-	info := b.cn.info
-	rep := CheckReport{
+func (b *battery) report() Report {
+	info := b.cn.Info()
+	rep := Report{
 		Target: b.o.Target.Describe(), Tool: b.o.Tool, Args: b.o.Args,
 		Transport: info.Transport.String(), Era: info.Era.String(), ProtocolVersion: info.ProtocolVersion,
-		Server: serverLabel(info), Findings: b.findings, Skipped: b.skipped, Violations: []ViolationReport{},
+		Server: report.ServerLabel(info), Findings: b.findings, Skipped: b.skipped,
 		Interrupted: b.interrupted,
 	}
 	if rep.Findings == nil {
@@ -937,11 +938,7 @@ func (b *battery) report() CheckReport {
 	if len(rep.Args) == 0 {
 		rep.Args = json.RawMessage("{}")
 	}
-	vl := b.cn.tr.Violations()
-	for i := 0; i < vl.Len(); i++ {
-		v := vl.At(i)
-		rep.Violations = append(rep.Violations, ViolationReport{Code: v.Code, Detail: v.Detail})
-	}
+	rep.Violations = report.Violations(b.cn.Tracker().Violations())
 	for _, f := range b.findings {
 		switch f.Status {
 		case StatusPass:
@@ -961,16 +958,16 @@ func (b *battery) report() CheckReport {
 	// a pass, since the checks after it never ran.
 	switch {
 	case rep.Summary.Fail > 0:
-		rep.ExitCode = ExitFailed
+		rep.ExitCode = exitcode.Failed
 	case b.lostDuring != "", b.unusable != "":
-		rep.ExitCode = ExitUsage
+		rep.ExitCode = exitcode.Usage
 	case b.interrupted:
-		rep.ExitCode = ExitCancelled
+		rep.ExitCode = exitcode.Cancelled
 	}
 	return rep
 }
 
-func printCheckReport(w io.Writer, rep CheckReport, red *redact.Redactor) {
+func printCheckReport(w io.Writer, rep Report, red *redact.Redactor) {
 	safe := func(s string) string { return termsafe.Line(red.String(s)) }
 	fmt.Fprintln(w)
 	server := rep.Server
@@ -1020,7 +1017,7 @@ func printCheckReport(w io.Writer, rep CheckReport, red *redact.Redactor) {
 			fmt.Fprintf(w, "protocol violations: %s ×%d\n", c, counts[c])
 		}
 	}
-	fmt.Fprintf(w, "\n%d passed, %d warning%s, %d failed", rep.Summary.Pass, rep.Summary.Warn, plural(rep.Summary.Warn), rep.Summary.Fail)
+	fmt.Fprintf(w, "\n%d passed, %d warning%s, %d failed", rep.Summary.Pass, rep.Summary.Warn, report.Plural(rep.Summary.Warn), rep.Summary.Fail)
 	if rep.Summary.Error > 0 {
 		fmt.Fprint(w, "; the battery did not finish: ", safe(rep.Error))
 	}

@@ -4,21 +4,24 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"inflight/exitcode"
+	"inflight/internal/testserver"
+	"inflight/target"
 	"strings"
 	"testing"
 	"time"
 )
 
 // runCheck runs the battery with short timings and decodes its report.
-func runCheck(t *testing.T, o CheckOptions) (CheckReport, int) {
+func runCheck(t *testing.T, o Options) (Report, int) {
 	t.Helper()
 	o.JSON = true
 	if o.LateWindow == 0 {
 		o.LateWindow = 500 * time.Millisecond
 	}
 	var stdout, stderr bytes.Buffer
-	code := Check(context.Background(), o, &stdout, &stderr)
-	var rep CheckReport
+	code := Run(context.Background(), o, &stdout, &stderr)
+	var rep Report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("check --json printed no JSON object (%v):\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
@@ -28,7 +31,7 @@ func runCheck(t *testing.T, o CheckOptions) (CheckReport, int) {
 	return rep, code
 }
 
-func findingsByID(rep CheckReport) map[string]Finding {
+func findingsByID(rep Report) map[string]Finding {
 	m := map[string]Finding{}
 	for _, f := range rep.Findings {
 		m[f.ID] = f
@@ -37,11 +40,11 @@ func findingsByID(rep CheckReport) map[string]Finding {
 }
 
 // expectedChecks lists the checks that apply to a transport and era.
-func expectedChecks(transport string, e era) []string {
+func expectedChecks(transport string, e testserver.Era) []string {
 	switch {
-	case transport == "http" && e == modern:
+	case transport == "http" && e == testserver.Modern:
 		return []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckStreamClose, CheckServerCancel, CheckServerRequests}
-	case e == modern:
+	case e == testserver.Modern:
 		return []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
 			CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests}
 	}
@@ -51,10 +54,10 @@ func expectedChecks(transport string, e era) []string {
 
 // On the demo every check passes with slow.
 func TestCheckSlowPasses(t *testing.T) {
-	forEach(t, func(t *testing.T, tc transportCase, e era) {
-		rep, code := runCheck(t, CheckOptions{Target: tc.target(t, e), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`)})
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
+		rep, code := runCheck(t, Options{Target: tc.Target(t, e), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`)})
 		got := findingsByID(rep)
-		for _, id := range expectedChecks(tc.name, e) {
+		for _, id := range expectedChecks(tc.Name, e) {
 			f, ok := got[id]
 			switch {
 			case !ok:
@@ -65,8 +68,8 @@ func TestCheckSlowPasses(t *testing.T) {
 				t.Errorf("%s: requirement missing: %+v", id, f)
 			}
 		}
-		if len(rep.Findings) != len(expectedChecks(tc.name, e)) {
-			t.Errorf("%d findings, want %d: %+v", len(rep.Findings), len(expectedChecks(tc.name, e)), rep.Findings)
+		if len(rep.Findings) != len(expectedChecks(tc.Name, e)) {
+			t.Errorf("%d findings, want %d: %+v", len(rep.Findings), len(expectedChecks(tc.Name, e)), rep.Findings)
 		}
 		if code != 0 || rep.Summary.Fail != 0 || rep.Summary.Warn != 0 {
 			t.Errorf("exit %d summary %+v", code, rep.Summary)
@@ -82,18 +85,18 @@ func TestCheckSlowPasses(t *testing.T) {
 // (exit 1), a SHOULD warning in the legacy era. On modern HTTP nothing can
 // come back on a closed stream, so nothing is visible.
 func TestCheckStubbornReported(t *testing.T) {
-	forEach(t, func(t *testing.T, tc transportCase, e era) {
-		rep, code := runCheck(t, CheckOptions{Target: tc.target(t, e), Tool: "stubborn", Args: json.RawMessage(`{"seconds":0.6,"steps":6}`),
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
+		rep, code := runCheck(t, Options{Target: tc.Target(t, e), Tool: "stubborn", Args: json.RawMessage(`{"seconds":0.6,"steps":6}`),
 			LateWindow: time.Second})
 		got := findingsByID(rep)
-		if tc.name == "http" && e == modern {
+		if tc.Name == "http" && e == testserver.Modern {
 			if f := got[CheckStreamClose]; f.Status != StatusPass || !strings.Contains(f.Detail, "not visible on the wire") {
 				t.Errorf("stream close: %+v", f)
 			}
 			return
 		}
 		want, wantCode := StatusWarn, 0
-		if e == modern {
+		if e == testserver.Modern {
 			want, wantCode = StatusFail, 1
 		}
 		stops, resp := got[CheckCancelStops], got[CheckCancelNoResponse]
@@ -116,14 +119,14 @@ func TestCheckStubbornReported(t *testing.T) {
 
 func TestCheckConnectionFailure(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := Check(context.Background(), CheckOptions{Target: Target{URL: "http://127.0.0.1:1/mcp"}, JSON: true}, &stdout, &stderr)
-	var rep CheckReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || code != ExitUsage || rep.Error == "" || rep.ExitCode != ExitUsage {
+	code := Run(context.Background(), Options{Target: target.Target{URL: "http://127.0.0.1:1/mcp"}, JSON: true}, &stdout, &stderr)
+	var rep Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || code != exitcode.Usage || rep.Error == "" || rep.ExitCode != exitcode.Usage {
 		t.Errorf("exit %d report %+v (%v)", code, rep, err)
 	}
 	stdout.Reset()
-	code = Check(context.Background(), CheckOptions{Target: Target{URL: "http://127.0.0.1:1/mcp"}, Args: json.RawMessage("[1"), JSON: true}, &stdout, &stderr)
-	if code != ExitUsage || !json.Valid(stdout.Bytes()) {
+	code = Run(context.Background(), Options{Target: target.Target{URL: "http://127.0.0.1:1/mcp"}, Args: json.RawMessage("[1"), JSON: true}, &stdout, &stderr)
+	if code != exitcode.Usage || !json.Valid(stdout.Bytes()) {
 		t.Errorf("bad args: exit %d %s", code, stdout.String())
 	}
 }
@@ -140,12 +143,12 @@ func TestCheckUnusableTool(t *testing.T) {
 		{"fail", `{"message":"broken"}`, "calling fail failed (failed: a tool error result)"},
 		{"fail", `{"rpc":true}`, "calling fail failed (failed: JSON-RPC error"},
 	} {
-		rep, code := runCheck(t, CheckOptions{Target: stdioTarget(t, modern), Tool: tc.tool, Args: json.RawMessage(tc.args)})
+		rep, code := runCheck(t, Options{Target: testserver.Stdio(t, testserver.Modern), Tool: tc.tool, Args: json.RawMessage(tc.args)})
 		f, ok := findingsByID(rep)[CheckTool]
 		if !ok || f.Status != StatusError || !strings.Contains(f.Detail, tc.want) {
 			t.Errorf("%s %s: tool finding %+v; want an ERROR containing %q", tc.tool, tc.args, f, tc.want)
 		}
-		if code != ExitUsage || rep.ExitCode != ExitUsage || rep.Summary.Fail != 0 || rep.Summary.Warn != 0 {
+		if code != exitcode.Usage || rep.ExitCode != exitcode.Usage || rep.Summary.Fail != 0 || rep.Summary.Warn != 0 {
 			t.Errorf("%s %s: exit %d, summary %+v", tc.tool, tc.args, code, rep.Summary)
 		}
 		skipped := map[string]bool{}
@@ -163,8 +166,8 @@ func TestCheckUnusableTool(t *testing.T) {
 func TestCheckAccountsForEveryCheck(t *testing.T) {
 	all := []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
 		CheckCancelNoResponse, CheckStreamClose, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests}
-	forEach(t, func(t *testing.T, tc transportCase, e era) {
-		rep, _ := runCheck(t, CheckOptions{Target: tc.target(t, e), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`)})
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
+		rep, _ := runCheck(t, Options{Target: tc.Target(t, e), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`)})
 		seen := map[string]int{}
 		for _, f := range rep.Findings {
 			seen[f.ID]++
@@ -181,4 +184,11 @@ func TestCheckAccountsForEveryCheck(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestCheckProcess(t *testing.T) {
+	rep, code := runCheck(t, Options{Target: testserver.DemoProcess(t, testserver.Era{}), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`)})
+	if code != 0 || rep.Summary.Fail+rep.Summary.Warn != 0 || rep.Era != "modern" {
+		t.Errorf("exit %d summary %+v era %s: %+v", code, rep.Summary, rep.Era, rep.Findings)
+	}
 }

@@ -88,68 +88,68 @@ func everyState(t *testing.T, w, hgt int) *harness {
 func TestGoldenViews(t *testing.T) {
 	for _, size := range []struct{ w, h int }{{80, 24}, {140, 40}} {
 		suffix := fmt.Sprintf("%dx%d", size.w, size.h)
-		t.Run("list-"+suffix, func(t *testing.T) {
+		t.Run("list-every-state-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
-			h.golden("list-every-state-" + suffix)
+			h.golden()
 		})
-		t.Run("detail-late-"+suffix, func(t *testing.T) {
+		t.Run("detail-late-response-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
 			h.m.list.selected, h.m.list.follow = wire.IntID(3), false
 			h.key("enter")
-			h.golden("detail-late-response-" + suffix)
+			h.golden()
 		})
 		t.Run("detail-running-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
 			h.key("enter")
-			h.golden("detail-running-" + suffix)
+			h.golden()
 		})
 		t.Run("log-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
 			h.key("l")
-			h.golden("log-" + suffix)
+			h.golden()
 		})
 		t.Run("stderr-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
 			h.key("s")
-			h.golden("stderr-" + suffix)
+			h.golden()
 		})
 		t.Run("composer-pick-"+suffix, func(t *testing.T) {
 			h := newHarness(t, size.w, size.h)
 			h.connect()
 			h.key("n")
-			h.golden("composer-pick-" + suffix)
+			h.golden()
 		})
 		t.Run("composer-form-"+suffix, func(t *testing.T) {
 			h := newHarness(t, size.w, size.h)
 			h.connect()
 			h.key("n", "enter")
-			h.golden("composer-form-" + suffix)
+			h.golden()
 		})
 		t.Run("composer-json-"+suffix, func(t *testing.T) {
 			h := newHarness(t, size.w, size.h)
 			h.connect()
 			h.key("n", "enter", "ctrl+e")
-			h.golden("composer-json-" + suffix)
+			h.golden()
 		})
 		t.Run("help-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
 			h.key("?")
-			h.golden("help-" + suffix)
+			h.golden()
 		})
 		t.Run("quit-prompt-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
 			h.key("q")
-			h.golden("quit-prompt-" + suffix)
+			h.golden()
 		})
 		t.Run("empty-"+suffix, func(t *testing.T) {
 			h := newHarness(t, size.w, size.h)
 			h.connect()
-			h.golden("empty-" + suffix)
+			h.golden()
 		})
 		t.Run("connection-lost-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
 			h.events(event.Event{Kind: event.TransportClosed, Err: errors.New("the server exited: exit status 2")})
-			h.golden("connection-lost-" + suffix)
+			h.golden()
 		})
 	}
 }

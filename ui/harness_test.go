@@ -3,9 +3,6 @@ package ui
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
 	"go.uber.org/goleak"
 
 	"inflight/client"
@@ -20,13 +18,6 @@ import (
 	"inflight/session"
 	"inflight/wire"
 )
-
-// updateGolden reports whether -update was given. The flag itself is
-// registered by teatest's golden package, which this package links.
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 func TestMain(m *testing.M) {
 	// teatest watches for SIGINT in a goroutine that only ends on a signal.
@@ -282,8 +273,11 @@ func (h *harness) screen() string {
 	return ansi.Strip(h.m.View().Content)
 }
 
-// golden compares the screen with testdata/NAME.golden (refresh with -update).
-func (h *harness) golden(name string) {
+// golden compares the screen with testdata/TEST/SUBTEST.golden, the file
+// named after the running (sub)test, as charmbracelet/x/exp/golden names
+// it (refresh with go test ./ui -update), after checking that it fits the
+// screen.
+func (h *harness) golden() {
 	h.t.Helper()
 	got := h.screen()
 	for _, line := range strings.Split(got, "\n") {
@@ -294,23 +288,7 @@ func (h *harness) golden(name string) {
 	if n := strings.Count(got, "\n") + 1; n > h.m.height {
 		h.t.Errorf("the view has %d lines on a %d-line screen", n, h.m.height)
 	}
-	path := filepath.Join("testdata", name+".golden")
-	if updateGolden() {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			h.t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			h.t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		h.t.Fatalf("missing golden file (run go test ./ui -update): %v", err)
-	}
-	if string(want) != got {
-		h.t.Errorf("view differs from %s (run go test ./ui -update to accept):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	golden.RequireEqual(h.t, got)
 }
 
 func sessionDefaults() session.RequestOptions { return session.RequestOptions{} }

@@ -1,0 +1,647 @@
+// Package call is `inflight call`: one request sent and followed to its end
+// on the runner — progress as it comes (the live line, live.go), the cancel
+// (--cancel-after, a timeout, Ctrl+C), late traffic — then its summary for
+// people or its one --json object (CallReport), and the exit code.
+package call
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"inflight/event"
+	"inflight/exitcode"
+	"inflight/redact"
+	"inflight/report"
+	"inflight/runner"
+	"inflight/session"
+	"inflight/target"
+	"inflight/termsafe"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+// Defaults of `inflight call`.
+const (
+	DefaultCallTimeout    = session.DefaultTimeout
+	DefaultCallMaxTimeout = session.DefaultMaxTimeout
+	DefaultLateWindow     = session.DefaultLateWindow
+)
+
+// Options configure Run.
+type Options struct {
+	Target target.Target
+	// Method and Params are the request (Params a JSON object, or empty).
+	// runner.ToolCallParams builds them for --tool NAME --args JSON.
+	Method string
+	Params json.RawMessage
+
+	// Timeout is the request's timeout (default 60s), pushed back by
+	// progress when ResetOnProgress is set; MaxTimeout is the limit nothing
+	// pushes back (default 10m).
+	Timeout         time.Duration
+	MaxTimeout      time.Duration
+	ResetOnProgress bool
+	// CancelAfter cancels the request from the client after that long (0:
+	// never), with the signal its transport and era require.
+	CancelAfter time.Duration
+	// LateWindow is how long to keep watching after a cancel for a late
+	// response or progress before giving up on late traffic (default 5s).
+	LateWindow time.Duration
+
+	// JSON prints exactly one JSON object (a Report) on stdout at the end.
+	JSON bool
+	// TracePath, when set, receives a trace of the run (JSON Lines).
+	TracePath string
+
+	// Live receives the run as it happens — the connection, progress,
+	// the cancel, late traffic — for a person to watch; nil for nothing.
+	// Bar draws progress as a bar redrawn in place, for a terminal; without
+	// it progress is printed as plain lines.
+	Live io.Writer
+	Bar  bool
+}
+
+func (o *Options) defaults() {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultCallTimeout
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = DefaultCallMaxTimeout
+	}
+	if o.LateWindow <= 0 {
+		o.LateWindow = DefaultLateWindow
+	}
+}
+
+// Report is what `inflight call --json` prints: one JSON object. The
+// README documents every field.
+type Report struct {
+	// ID is the request's JSON-RPC ID (null when it was never sent).
+	ID              *wire.ID `json:"id"`
+	Method          string   `json:"method"`
+	Target          string   `json:"target,omitempty"`
+	Transport       string   `json:"transport"`
+	Era             string   `json:"era"`
+	ProtocolVersion string   `json:"protocolVersion"`
+	Server          string   `json:"server,omitempty"`
+	// State is the request's final state: completed, failed, cancelled,
+	// timed_out, connection_lost, input_required, ended_by_server; or
+	// not_sent when it never left (usage or connection failure).
+	State     string `json:"state"`
+	ExitCode  int    `json:"exitCode"`
+	ElapsedMs int64  `json:"elapsedMs"`
+	// Progress is what the server reported before any cancel.
+	Progress ProgressReport `json:"progress"`
+	// Cancel is set when the request was cancelled (by --cancel-after, a
+	// timeout or Ctrl+C).
+	Cancel *CancelReport `json:"cancel"`
+	// Late is set when a cancel was requested or the request was lost: what
+	// still arrived afterwards. A late response's content goes here, never
+	// in Result.
+	Late *LateReport `json:"late"`
+	// Result is the result of a timely successful response (a tool error
+	// result included), else null.
+	Result json.RawMessage `json:"result"`
+	// ToolError is set when a tools/call result said "isError": true.
+	ToolError bool `json:"toolError,omitempty"`
+	// Subscription, for subscriptions/listen only: whether the server
+	// acknowledged it and how many notifications it delivered.
+	Subscription *SubscriptionReport `json:"subscription,omitempty"`
+	// Error is the JSON-RPC error of a timely response, or a failure
+	// inflight saw itself (local: true), else null.
+	Error      *ErrorReport       `json:"error"`
+	Violations []report.Violation `json:"violations"`
+}
+
+// ProgressReport summarises the progress notifications of a request.
+type ProgressReport struct {
+	Count   int      `json:"count"`
+	Last    *float64 `json:"last"`
+	Total   *float64 `json:"total"`
+	Message string   `json:"message"`
+}
+
+// CancelReport describes a cancellation.
+type CancelReport struct {
+	// AtMs is when the cancel was requested, since the request started.
+	AtMs int64 `json:"atMs"`
+	// Signal is what the client sent: "notifications/cancelled" or
+	// "stream_closed"; null when nothing needed sending (the answer was
+	// already in).
+	Signal *string `json:"signal"`
+	Reason string  `json:"reason"`
+	// Cause is user, timeout, interrupted or shutdown; Limit, for a
+	// timeout, is timeout or max.
+	Cause string `json:"cause"`
+	Limit string `json:"limit,omitempty"`
+}
+
+// LateReport describes traffic after a cancel (or after a loss).
+type LateReport struct {
+	Response              bool   `json:"response"`
+	ResponseAfterCancelMs *int64 `json:"responseAfterCancelMs"`
+	// Crossed: the response cannot have been sent after the server saw the
+	// cancel (it arrived within a round trip of it).
+	Crossed             bool `json:"crossed"`
+	ProgressAfterCancel int  `json:"progressAfterCancel"`
+	// Result and Error are the late response's content.
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *ErrorReport    `json:"error,omitempty"`
+}
+
+// ErrorReport is a JSON-RPC error, or a local failure.
+type ErrorReport struct {
+	Code    *int            `json:"code,omitempty"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	// Local marks a failure inflight saw (HTTP error, lost connection)
+	// rather than one the server reported.
+	Local bool `json:"local,omitempty"`
+}
+
+// ExitCodeFor maps a request's final state to the exit code of call.
+func ExitCodeFor(s session.State) int {
+	switch s {
+	case session.StateCompleted, session.StateEndedByServer:
+		return exitcode.Completed
+	case session.StateTimedOut:
+		return exitcode.TimedOut
+	case session.StateCancelled, session.StateCancelRequested:
+		return exitcode.Cancelled
+	case session.StateConnectionLost:
+		return exitcode.ConnectionLost
+	}
+	return exitcode.Failed
+}
+
+// Run sends one request and follows it to the end: progress as it comes,
+// the cancel when --cancel-after or Ctrl+C (ctx) asks for one, late traffic
+// for the late window after a cancel, then a summary (or, with JSON, one
+// Report). It returns the exit code.
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
+	o.defaults()
+	red := o.Target.Redactor()
+	fail := func(code int, err error) int {
+		msg := red.String(err.Error())
+		if o.JSON {
+			WriteNotSent(stdout, o, code, msg, red)
+		}
+		fmt.Fprintf(stderr, "inflight call: %s\n", termsafe.Line(msg))
+		return code
+	}
+	if o.Method == "" {
+		return fail(exitcode.Usage, errors.New("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON"))
+	}
+	if len(bytes.TrimSpace(o.Params)) > 0 {
+		if err := runner.CheckObject(o.Params, "PARAMS_JSON"); err != nil {
+			return fail(exitcode.Usage, err)
+		}
+	}
+	start := time.Now()
+	var tw *trace.Writer
+	if o.TracePath != "" {
+		f, err := os.Create(o.TracePath)
+		if err != nil {
+			return fail(exitcode.Usage, fmt.Errorf("--trace: %w", err))
+		}
+		defer f.Close()
+		tw = trace.NewWriter(f, start, red)
+		defer tw.Flush()
+	}
+	live := newLiveView(o.Live, o.Bar, red)
+	cn, err := runner.Dial(ctx, o.Target, runner.Options{
+		Timeout: o.Timeout, MaxTimeout: o.MaxTimeout, ResetOnProgress: o.ResetOnProgress,
+		LateWindow: o.LateWindow, Trace: tw, Redactor: red,
+	})
+	if err != nil {
+		return fail(exitcode.Usage, err)
+	}
+	live.connected(o.Target, cn.Info())
+
+	run := &callRun{cn: cn, live: live}
+	cn.Observe(run.observe)
+	req, err := cn.Begin(ctx, o.Method, o.Params, session.RequestOptions{})
+	run.req = req
+	if err == nil {
+		live.sent(req)
+	}
+
+	var cancelAt time.Time
+	if o.CancelAfter > 0 {
+		cancelAt = req.Created.Add(o.CancelAfter)
+	}
+	final := func() bool { return req.State.IsFinal() }
+	switch cn.Wait(ctx, final, cancelAt) {
+	case runner.WaitDeadline:
+		run.cancel(fmt.Sprintf("cancelled by inflight call --cancel-after %s", o.CancelAfter), session.CauseUser)
+	case runner.WaitInterrupted:
+		run.cancel(runner.InterruptReason(ctx), session.CauseInterrupted)
+	}
+	if !req.State.IsFinal() {
+		// A cancel is pending: the tracker settles it when the stream
+		// closes, a late response comes, or the late window passes.
+		cn.Settle(req.ID, o.LateWindow+runner.SettleSlack)
+	}
+	cn.Close()
+	live.finish()
+
+	rep := buildReport(cn, req, run)
+	if o.JSON {
+		report.WriteJSON(stdout, rep, red)
+	} else {
+		printCallSummary(stdout, rep, red)
+	}
+	if tw != nil {
+		if err := tw.Flush(); err != nil {
+			fmt.Fprintf(stderr, "inflight call: %s\n", termsafe.Line(red.String(err.Error())))
+		}
+	}
+	return rep.ExitCode
+}
+
+// WriteNotSent prints the --json object of a request that was never sent
+// (a usage or connection failure): state not_sent, the exit code, and msg,
+// already redacted, as a local error.
+func WriteNotSent(w io.Writer, o Options, code int, msg string, red *redact.Redactor) {
+	rep := Report{Method: o.Method, Transport: report.NotRunTransport(o.Target), Era: "unknown", State: "not_sent",
+		ExitCode: code, Error: &ErrorReport{Message: msg, Local: true}, Violations: []report.Violation{}}
+	report.WriteJSON(w, rep, red)
+}
+
+// callRun follows the one request of a call.
+type callRun struct {
+	cn   *runner.Conn
+	req  *session.Request
+	live *liveView
+	// response and late are the first response to the request, kept whole
+	// (the tracker keeps a clipped error and the raw bytes only while its
+	// store has room).
+	response     wire.Message
+	haveResponse bool
+	shown        session.Request
+}
+
+func (run *callRun) cancel(reason string, cause session.CancelCause) {
+	if err := run.cn.Cancel(run.req.ID, reason, cause); err != nil {
+		run.live.note("cancel: " + err.Error())
+	}
+	run.observe(event.Event{})
+}
+
+// observe runs after every event the tracker applied.
+func (run *callRun) observe(ev event.Event) {
+	r := run.req
+	if r == nil {
+		return
+	}
+	if ev.Kind == event.Received && ev.Msg.IsResponse() && ev.Msg.ID == r.ID && !run.haveResponse {
+		run.response, run.haveResponse = ev.Msg, true
+	}
+	prev := &run.shown
+	if r.Progress.Count != prev.Progress.Count {
+		run.live.progress(r, ev.Time)
+	}
+	if r.Cancel != nil && prev.Cancel == nil {
+		run.live.cancelRequested(r)
+	}
+	if r.Cancel != nil && r.Cancel.Signal != event.SignalNone && (prev.Cancel == nil || prev.Cancel.Signal == event.SignalNone) {
+		run.live.cancelSent(r)
+	}
+	if r.Late.ProgressAfterCancel != prev.Late.ProgressAfterCancel {
+		run.live.lateProgress(r, ev)
+	}
+	if r.Late.Response && !prev.Late.Response {
+		run.live.lateResponse(r)
+	}
+	if r.Acked && !prev.Acked {
+		run.live.line("  acknowledged: the subscription stays open until the server ends it or it is cancelled")
+	}
+	if r.Notifications != prev.Notifications && ev.Kind == event.Received {
+		run.live.line("  notification #%d: %s", r.Notifications, run.live.safe(describeNotification(ev.Msg)))
+	}
+	run.shown = *r
+	if r.Cancel != nil {
+		c := *r.Cancel
+		run.shown.Cancel = &c
+	}
+}
+
+// describeNotification is a subscription notification in one line: its
+// method and what it names (a resource URI), without the protocol's _meta.
+func describeNotification(m wire.Message) string {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	if p.URI != "" {
+		return m.Method + " " + p.URI
+	}
+	return m.Method
+}
+
+// SubscriptionReport is what a subscriptions/listen delivered.
+type SubscriptionReport struct {
+	Acknowledged  bool `json:"acknowledged"`
+	Notifications int  `json:"notifications"`
+	// NotificationsAfterCancel came after the client cancelled it.
+	NotificationsAfterCancel int `json:"notificationsAfterCancel"`
+}
+
+// buildReport builds the Report of a finished call.
+func buildReport(cn *runner.Conn, r *session.Request, run *callRun) Report {
+	info := cn.Info()
+	id := r.ID
+	rep := Report{
+		ID:              &id,
+		Method:          r.Method,
+		Target:          r.Target,
+		Transport:       info.Transport.String(),
+		Era:             info.Era.String(),
+		ProtocolVersion: info.ProtocolVersion,
+		Server:          report.ServerLabel(info),
+		State:           r.State.String(),
+		ExitCode:        ExitCodeFor(r.State),
+		ElapsedMs:       ms(r.Elapsed(time.Now())),
+		Progress:        ProgressReport{Count: r.Progress.Count, Message: r.Progress.Message},
+		ToolError:       r.ToolError,
+	}
+	if r.Method == wire.MethodSubscriptionsListen {
+		rep.Subscription = &SubscriptionReport{Acknowledged: r.Acked, Notifications: r.Notifications,
+			NotificationsAfterCancel: r.Late.NotificationsAfterCancel}
+	}
+	if r.Progress.Count > 0 {
+		v := r.Progress.Value
+		rep.Progress.Last = &v
+		if r.Progress.HasTotal {
+			t := r.Progress.Total
+			rep.Progress.Total = &t
+		}
+	}
+	if c := r.Cancel; c != nil {
+		cr := &CancelReport{AtMs: ms(c.At.Sub(r.Created)), Reason: c.Reason, Cause: c.Cause.String()}
+		if c.Signal != event.SignalNone {
+			s := c.Signal.String()
+			cr.Signal = &s
+		}
+		if c.Cause == session.CauseTimeout {
+			cr.Limit = c.Limit.String()
+		}
+		rep.Cancel = cr
+	}
+	late := r.Cancel != nil || r.State == session.StateConnectionLost || r.Late.Response || r.Late.ProgressAfterCancel > 0
+	if late {
+		lr := &LateReport{Response: r.Late.Response, Crossed: r.Late.Crossed, ProgressAfterCancel: r.Late.ProgressAfterCancel}
+		if r.Late.Response {
+			d := ms(r.Late.AfterCancel)
+			lr.ResponseAfterCancelMs = &d
+			if run.haveResponse {
+				lr.Result = nonNull(run.response.Result)
+				lr.Error = rpcError(run.response.Error)
+			}
+		}
+		rep.Late = lr
+	}
+	if run.haveResponse && !r.Late.Response {
+		rep.Result = nonNull(run.response.Result)
+		rep.Error = rpcError(run.response.Error)
+	}
+	if rep.Error == nil && r.LocalError != "" {
+		rep.Error = &ErrorReport{Message: r.LocalError, Local: true}
+	}
+	if rep.Error == nil && r.State == session.StateInputRequired && run.haveResponse {
+		// The result is shown as it came; this says why call stops there.
+		rep.Error = &ErrorReport{Message: inputRequiredMessage(run.response.Result), Local: true}
+	}
+	rep.Violations = report.Violations(cn.Tracker().Violations())
+	return rep
+}
+
+// inputRequiredMessage explains an InputRequiredResult (the multi
+// round-trip pattern): the server wants the client to gather input and
+// retry with a new request, which a one-request headless run cannot do.
+func inputRequiredMessage(result json.RawMessage) string {
+	var r struct {
+		InputRequests map[string]struct {
+			Method string `json:"method"`
+		} `json:"inputRequests"`
+		RequestState *string `json:"requestState"`
+	}
+	_ = json.Unmarshal(result, &r)
+	var asks []string
+	for key, req := range r.InputRequests {
+		asks = append(asks, fmt.Sprintf("%s (%s)", key, req.Method))
+	}
+	sort.Strings(asks)
+	msg := "the server needs more input to finish this request (resultType input_required)"
+	if len(asks) > 0 {
+		msg += ": it asks for " + strings.Join(asks, ", ")
+	}
+	if r.RequestState != nil {
+		msg += "; it gave a requestState to echo on the retry"
+	}
+	return msg + "; inflight call cannot provide it or retry, so the request ends here"
+}
+
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}
+
+func rpcError(e *wire.Error) *ErrorReport {
+	if e == nil {
+		return nil
+	}
+	code := e.Code
+	return &ErrorReport{Code: &code, Message: e.Message, Data: nonNull(e.Data)}
+}
+
+// ms rounds a duration to whole milliseconds.
+func ms(d time.Duration) int64 { return d.Round(time.Millisecond).Milliseconds() }
+
+// printCallSummary prints the human summary of a call.
+func printCallSummary(w io.Writer, rep Report, red *redact.Redactor) {
+	safe := func(s string) string { return termsafe.Line(red.String(s)) }
+	row := func(k, v string) { fmt.Fprintf(w, "%-11s %s\n", k, v) }
+	fmt.Fprintln(w)
+	what := rep.Method
+	if rep.Target != "" {
+		what += " " + safe(rep.Target)
+	}
+	row("request", fmt.Sprintf("#%s %s", rep.ID, what))
+	row("state", fmt.Sprintf("%s (exit %d)", rep.State, rep.ExitCode))
+	row("elapsed", fmtMs(rep.ElapsedMs))
+	switch p := rep.Progress; {
+	case p.Count == 0:
+		row("progress", "none")
+	default:
+		s := fmt.Sprintf("%d notification%s, last %s", p.Count, report.Plural(p.Count), report.Progress(*p.Last, p.Total))
+		if p.Message != "" {
+			s += fmt.Sprintf(" %q", safe(p.Message))
+		}
+		row("progress", s)
+	}
+	if c := rep.Cancel; c != nil {
+		sig := "no signal needed (the answer was already in)"
+		switch {
+		case c.Signal == nil:
+		case *c.Signal == event.SignalStreamClosed.String():
+			// Modern Streamable HTTP: closing the stream is the cancel,
+			// and nothing is sent.
+			sig = "closed the request's stream"
+		default:
+			sig = "sent " + *c.Signal
+		}
+		cause := c.Cause
+		if c.Limit != "" {
+			cause += " (" + c.Limit + ")"
+		}
+		row("cancel", fmt.Sprintf("at %s by %s; %s; reason %q", fmtMs(c.AtMs), cause, sig, safe(c.Reason)))
+	}
+	if l := rep.Late; l != nil {
+		printLate(row, rep, l, safe)
+	}
+	if len(rep.Violations) == 0 {
+		row("violations", "none")
+	}
+	for i, v := range rep.Violations {
+		k := ""
+		if i == 0 {
+			k = "violations"
+		}
+		row(k, fmt.Sprintf("%s: %s", v.Code, safe(v.Detail)))
+	}
+	if rep.Error != nil {
+		row("error", describeError(rep.Error, safe))
+	}
+	if len(rep.Result) > 0 {
+		label := "result"
+		if rep.ToolError {
+			label = "tool error"
+		}
+		fmt.Fprintf(w, "%s:\n%s\n", label, indent(termsafe.Block(red.String(renderResult(rep.Method, rep.Result))), "  "))
+	}
+}
+
+// printLate prints what arrived after the request's end was decided: the
+// "late" row after a cancel, or, when there was no cancel (the connection
+// was lost, or the request failed locally), what happened instead, since
+// "after the cancel" would describe a cancel that never happened.
+func printLate(row func(k, v string), rep Report, l *LateReport, safe func(string) string) {
+	if rep.Cancel == nil {
+		s := "the connection was lost before an answer came"
+		if rep.State != session.StateConnectionLost.String() {
+			s = "the request ended (" + rep.State + ") before an answer came"
+		}
+		if l.Response {
+			s += fmt.Sprintf("; a response came %s after that, ignored", fmtMs(*l.ResponseAfterCancelMs))
+		}
+		if l.ProgressAfterCancel > 0 {
+			s += fmt.Sprintf("; %d progress notification%s after that, ignored", l.ProgressAfterCancel, report.Plural(l.ProgressAfterCancel))
+		}
+		row("lost", s)
+	} else {
+		var parts []string
+		switch {
+		case l.Response && l.Crossed:
+			parts = append(parts, fmt.Sprintf("a response crossed the cancel (%s after it), ignored", fmtMs(*l.ResponseAfterCancelMs)))
+		case l.Response:
+			parts = append(parts, fmt.Sprintf("LATE RESPONSE %s after the cancel, ignored", fmtMs(*l.ResponseAfterCancelMs)))
+		default:
+			parts = append(parts, "no response after the cancel")
+		}
+		if l.ProgressAfterCancel > 0 {
+			parts = append(parts, fmt.Sprintf("%d PROGRESS notification%s after the cancel, ignored", l.ProgressAfterCancel, report.Plural(l.ProgressAfterCancel)))
+		} else {
+			parts = append(parts, "no progress after the cancel")
+		}
+		row("late", strings.Join(parts, "; "))
+	}
+	if l.Error != nil {
+		row("", "late error: "+describeError(l.Error, safe))
+	}
+	if len(l.Result) > 0 {
+		row("", "late result (not the request's result): "+safe(oneLine(l.Result, 200)))
+	}
+}
+
+func describeError(e *ErrorReport, safe func(string) string) string {
+	if e.Local {
+		return safe(e.Message)
+	}
+	s := fmt.Sprintf("JSON-RPC error %d: %s", *e.Code, safe(e.Message))
+	if len(e.Data) > 0 {
+		s += " (data: " + safe(oneLine(e.Data, 200)) + ")"
+	}
+	return s
+}
+
+// renderResult shows a result for people: the text content of a tool
+// result, else indented JSON.
+func renderResult(method string, result json.RawMessage) string {
+	if method == wire.MethodToolsCall {
+		var r struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		if json.Unmarshal(result, &r) == nil && len(r.Content) > 0 {
+			var parts []string
+			allText := true
+			for _, c := range r.Content {
+				if c.Type != "text" {
+					allText = false
+					break
+				}
+				parts = append(parts, c.Text)
+			}
+			if allText {
+				return strings.Join(parts, "\n")
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if wire.IndentBounded(&buf, result, "", "  ", wire.MaxIndentDepth) != nil {
+		return string(result)
+	}
+	return buf.String()
+}
+
+func oneLine(raw json.RawMessage, limit int) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		buf.Reset()
+		buf.Write(raw)
+	}
+	s := buf.String()
+	if len(s) > limit {
+		s = s[:limit] + "…"
+	}
+	return s
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func fmtMs(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	if d < time.Second {
+		return fmt.Sprintf("%dms", ms)
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}

@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"inflight/client"
+	"inflight/exitcode"
+	"inflight/redact"
+	"inflight/runner"
+	"inflight/session"
+	"inflight/target"
+	"inflight/termsafe"
+	"inflight/trace"
+	"inflight/ui"
+	"inflight/version"
+	"inflight/wire"
+)
+
+// InteractiveOptions configure the TUI (runInteractive).
+type InteractiveOptions struct {
+	// Calls are tool calls to send as soon as the TUI is connected, from
+	// repeatable --call flags ("TOOL" or 'TOOL={"json":"args"}', read by
+	// ParseCallFlag).
+	Calls []ui.Call
+	// Timeout, MaxTimeout, ResetOnProgress and LateWindow are the tracker's
+	// defaults for new requests.
+	Timeout         time.Duration
+	MaxTimeout      time.Duration
+	ResetOnProgress bool
+	LateWindow      time.Duration
+	// Stderr is where errors that end the TUI before or after it ran are
+	// written (os.Stderr when nil).
+	Stderr io.Writer
+}
+
+// ParseCallFlag reads a --call flag: "TOOL" or 'TOOL={"json":"args"}'.
+// It returns the tools/call params.
+func ParseCallFlag(s string) (tool string, params json.RawMessage, err error) {
+	tool, args, _ := strings.Cut(s, "=")
+	tool = strings.TrimSpace(tool)
+	if tool == "" {
+		return "", nil, fmt.Errorf("--call %q: want TOOL or 'TOOL={\"json\":\"args\"}'", s)
+	}
+	params, err = runner.ToolCallParams(tool, json.RawMessage(args))
+	if err != nil {
+		return "", nil, fmt.Errorf("--call %s: %w", tool, err)
+	}
+	return tool, params, nil
+}
+
+func (c *cli) rootCommand() *cobra.Command {
+	var tf target.Flags
+	c.targets = append(c.targets, &tf)
+	var callFlags []string
+	opts := InteractiveOptions{}
+	root := &cobra.Command{
+		Use:   "inflight [URL] [flags] [-- CMD ARGS…]",
+		Short: "An MCP client that shows every request in flight and cancels it properly",
+		Long: `inflight is a terminal client for the Model Context Protocol (MCP). It shows every
+request in flight with its timer, progress and timeout countdown, cancels any of them
+with the signal the transport and protocol era require, and flags responses and
+progress that arrive after a cancel.
+
+With no server named, inflight starts its embedded demo server and connects to it.
+
+Servers:
+  inflight -- npx -y @modelcontextprotocol/server-everything   a stdio server
+  inflight https://example.com/mcp -H 'Authorization: Bearer …' a Streamable HTTP server
+  inflight --config ~/.cursor/mcp.json --server github          from a client config file`,
+		Version:       version.Version,
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			positional, command := splitDash(args, cmd.ArgsLenAtDash())
+			bare := ""
+			switch {
+			case len(positional) > 0 && !looksLikeURL(positional[0]):
+				return fmt.Errorf("%q is neither a subcommand nor an http(s) URL; to start a stdio server, put it after --: inflight -- %s",
+					positional[0], strings.Join(positional, " "))
+			case len(positional) > 1:
+				return fmt.Errorf("unexpected arguments %q", positional[1:])
+			case len(positional) == 1:
+				bare = positional[0]
+			}
+			target, err := tf.Resolve(command, bare)
+			if err != nil {
+				return err
+			}
+			for _, call := range callFlags {
+				_, params, err := ParseCallFlag(call)
+				if err != nil {
+					return err
+				}
+				opts.Calls = append(opts.Calls, ui.Call{Method: wire.MethodToolsCall, Params: params})
+			}
+			opts.Stderr = c.stderr
+			c.code = runInteractive(cmd.Context(), target, opts)
+			return nil
+		},
+	}
+	root.SetVersionTemplate("inflight {{.Version}}\n")
+	tf.Add(root.Flags())
+	fs := root.Flags()
+	fs.StringArrayVar(&callFlags, "call", nil, "send tools/call `TOOL` (or 'TOOL={\"json\":\"args\"}') once connected (repeatable)")
+	durationVar(fs, &opts.Timeout, "timeout", session.DefaultTimeout, "default timeout of a request", true)
+	durationVar(fs, &opts.MaxTimeout, "max-timeout", session.DefaultMaxTimeout, "maximum timeout, which progress never pushes back", true)
+	fs.BoolVar(&opts.ResetOnProgress, "reset-on-progress", true, "restart a request's timeout on each progress notification")
+	durationVar(fs, &opts.LateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after a cancel", true)
+	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand())
+	return root
+}
+
+// runInteractive opens the TUI on the target. It returns the process exit
+// code: 0 after a normal quit, 1 when the UI failed, 2 for a bad target.
+func runInteractive(ctx context.Context, target target.Target, opts InteractiveOptions) int {
+	errOut := opts.Stderr
+	if errOut == nil {
+		errOut = os.Stderr
+	}
+	red := target.Redactor()
+	fail := func(code int, err error) int {
+		fmt.Fprintf(errOut, "inflight: %s\n", termsafe.Line(red.Error(err)))
+		return code
+	}
+	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
+		return fail(exitcode.Usage, errors.New("the interactive view needs a terminal; for scripts use `inflight call` or `inflight check`"))
+	}
+	m, err := newInteractiveModel(ctx, target, opts)
+	if err != nil {
+		return fail(exitcode.Usage, err)
+	}
+	runErr := runProgram(ctx, m, m)
+	switch {
+	case runErr == nil, errors.Is(runErr, tea.ErrInterrupted), errors.Is(runErr, context.Canceled):
+		return 0
+	default:
+		return fail(1, runErr)
+	}
+}
+
+// newInteractiveModel builds the TUI's model for the target: the client
+// configuration, the --call requests and the tracker's defaults. It starts
+// nothing; the model dials in Init.
+func newInteractiveModel(ctx context.Context, target target.Target, opts InteractiveOptions) (*ui.Model, error) {
+	red := target.Redactor()
+	cfg, err := target.ClientConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if opts.LateWindow > 0 {
+		cfg.LateWindow = opts.LateWindow
+	}
+	trackerCfg := session.DefaultConfig()
+	if opts.Timeout > 0 {
+		trackerCfg.DefaultTimeout = opts.Timeout
+	}
+	if opts.MaxTimeout > 0 {
+		trackerCfg.MaxTimeout = opts.MaxTimeout
+	}
+	reset := opts.ResetOnProgress
+	trackerCfg.ResetOnProgress = &reset
+	if opts.LateWindow > 0 {
+		trackerCfg.LateWindow = opts.LateWindow
+	}
+	transport := "stdio"
+	if target.IsHTTP() {
+		transport = "http"
+	}
+	return ui.New(ui.Options{
+		Target:    headerTarget(target),
+		Transport: transport,
+		// Every dial is a new connection; for stdio that restarts the
+		// server, which is how R reconnects after the server died.
+		Dial: func() (ui.Client, error) {
+			c, err := client.New(cfg)
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		},
+		Tracker: trackerCfg,
+		Calls:   opts.Calls,
+		Export: func(path string, snap ui.Snapshot) (string, error) {
+			return writeTrace(path, snap, red)
+		},
+		Redact: red.String,
+		Dark:   true,
+	})
+}
+
+// runProgram runs the TUI until it ends and returns why it ended. model is
+// the program's model (m itself, or a test's wrapper around it).
+//
+// ctx ending (main's first SIGINT or SIGTERM) does not kill the program:
+// Bubble Tea would end at once and what is in flight would never be
+// cancelled. The model gets a ui.ShutdownMsg instead and cancels everything
+// with reason "interrupted", as Ctrl+C does, then quits; if it has not ended
+// within shutdownGrace, or a second signal comes, the program is killed.
+// Bubble Tea's own signal handler is off for the same reason: it ends the
+// program on SIGINT before the model sees it.
+func runProgram(ctx context.Context, model tea.Model, m *ui.Model, opts ...tea.ProgramOption) error {
+	p := tea.NewProgram(model, append([]tea.ProgramOption{tea.WithoutSignalHandler()}, opts...)...)
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		p.Send(ui.ShutdownMsg{Reason: "interrupted"})
+		select {
+		case <-done:
+		case <-time.After(shutdownGrace):
+			p.Kill()
+		case <-runner.HurryOf(ctx):
+			// A second signal: stop waiting for the cancels' fate. Kill
+			// still restores the terminal.
+			p.Kill()
+		}
+	}()
+	_, runErr := p.Run()
+	close(done)
+	<-watched
+	// Whatever ended the program — a quit, Ctrl+C, a signal, a panic inside
+	// the UI (Bubble Tea restores the terminal and reports it) — the
+	// connection is closed, which stops a stdio server's process, and no
+	// timer of the model outlives the program.
+	m.Stop()
+	if c := m.Conn(); c != nil {
+		_ = c.Close()
+	}
+	return runErr
+}
+
+// shutdownGrace bounds how long a signalled TUI may take to cancel what is
+// in flight and quit.
+const shutdownGrace = 5 * time.Second
+
+// writeTrace saves the TUI's protocol log as a trace file (key e) and
+// returns the path it wrote. The UI names files by the second, so a second
+// export within the same second finds its name taken: rather than fail, or
+// overwrite the first, it writes NAME-2.jsonl, NAME-3.jsonl, … (O_EXCL
+// still, so that nothing is ever overwritten).
+func writeTrace(path string, snap ui.Snapshot, red *redact.Redactor) (string, error) {
+	f, written, err := createUnique(path)
+	if err != nil {
+		return "", err
+	}
+	if err := trace.WriteEntries(f, snap.Entries, snap.Dropped, snap.Start, red); err != nil {
+		f.Close()
+		return written, err
+	}
+	return written, f.Close()
+}
+
+// maxExportSuffix bounds the names createUnique tries.
+const maxExportSuffix = 1000
+
+// createUnique creates path, or, when a file of that name exists, the first
+// free name with a counter before its extension (trace.jsonl, trace-2.jsonl,
+// trace-3.jsonl, …). It never opens an existing file.
+func createUnique(path string) (*os.File, string, error) {
+	ext := filepath.Ext(path)
+	base := strings.TrimSuffix(path, ext)
+	name := path
+	for n := 2; ; n++ {
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+		switch {
+		case err == nil:
+			return f, name, nil
+		case !errors.Is(err, fs.ErrExist) || n > maxExportSuffix:
+			return nil, "", err
+		}
+		name = fmt.Sprintf("%s-%d%s", base, n, ext)
+	}
+}
+
+// headerTarget names the target in the TUI's header, where the transport
+// is shown beside it.
+func headerTarget(t target.Target) string {
+	if t.Demo {
+		return "embedded demo server"
+	}
+	return t.Describe()
+}

@@ -1,0 +1,268 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"inflight/call"
+	"inflight/check"
+	"inflight/event"
+	"inflight/exitcode"
+	"inflight/internal/testserver"
+	"inflight/redact"
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+// A trace written by call replays as a table of what happened to the
+// request, on every transport and era.
+func TestReplayCallTrace(t *testing.T) {
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
+		path := filepath.Join(t.TempDir(), "trace.jsonl")
+		code := call.Run(context.Background(), call.Options{Target: tc.Target(t, e), Method: "tools/call",
+			Params: testserver.ToolParams(t, "stubborn", `{"seconds":0.4,"steps":4}`), CancelAfter: 150 * time.Millisecond,
+			LateWindow: time.Second, TracePath: path}, io.Discard, io.Discard)
+		if code != exitcode.Cancelled {
+			t.Fatalf("call exit %d", code)
+		}
+		var out, errOut bytes.Buffer
+		if code := File(path, Options{}, &out, &errOut); code != 0 || errOut.Len() > 0 {
+			t.Fatalf("replay exit %d: %s", code, errOut.String())
+		}
+		s := out.String()
+		for _, want := range []string{"request 1: tools/call stubborn: cancelled", "state cancel_requested", "progress 1/4", "connection and server"} {
+			testserver.MustContain(t, s, want)
+		}
+		if strings.Contains(s, "inflight-1") || strings.Contains(s, `"method":"initialize"`) {
+			t.Errorf("housekeeping shown without --all:\n%s", s)
+		}
+		if tc.Name == "http" && e == testserver.Modern {
+			testserver.MustContain(t, s, "cancel signal: stream_closed")
+			testserver.MustContain(t, s, "no response after the cancel")
+			return
+		}
+		testserver.MustContain(t, s, "notifications/cancelled 1")
+		testserver.MustContain(t, s, "LATE RESPONSE")
+		testserver.MustContain(t, s, "after the cancel")
+
+		out.Reset()
+		File(path, Options{All: true}, &out, &errOut)
+		if e == testserver.Modern {
+			testserver.MustContain(t, out.String(), "out    server/discover")
+		} else {
+			testserver.MustContain(t, out.String(), "out    initialize")
+		}
+	})
+}
+
+func TestReplayCheckTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "check.jsonl")
+	code := check.Run(context.Background(), check.Options{Target: testserver.Stdio(t, testserver.Legacy), Args: []byte(`{"seconds":0.3,"steps":3}`),
+		LateWindow: 300 * time.Millisecond, TracePath: path}, io.Discard, io.Discard)
+	if code != 0 {
+		t.Fatalf("check exit %d", code)
+	}
+	var out bytes.Buffer
+	File(path, Options{}, &out, io.Discard)
+	s := out.String()
+	for _, want := range []string{"check PASS cancel.progress_stops", "notifications/cancelled \"never-issued-by-inflight-check\"",
+		"sent by inflight check", "request 4: tools/call slow: cancelled", "a cancel went out after the request had ended"} {
+		testserver.MustContain(t, s, want)
+	}
+}
+
+func TestReplayBadInput(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := File(filepath.Join(t.TempDir(), "missing"), Options{}, &out, &errOut); code != exitcode.Usage {
+		t.Errorf("missing file: exit %d", code)
+	}
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(path, []byte("garbage\n"+`{"ms":5,"dir":"in","msg":{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi \u001b[2J"}]}}}`+"\n"), 0o600)
+	errOut.Reset()
+	if code := File(path, Options{}, &out, &errOut); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	testserver.MustContain(t, errOut.String(), "line 1")
+	testserver.MustContain(t, out.String(), "request 7")
+
+	// No record at all is no trace: exit 2, and a long file of garbage
+	// is named in a few lines, not one per line.
+	os.WriteFile(path, []byte(strings.Repeat("garbage\n", 500)), 0o600)
+	errOut.Reset()
+	if code := File(path, Options{}, io.Discard, &errOut); code != exitcode.Usage {
+		t.Errorf("a file of garbage: exit %d", code)
+	}
+	testserver.MustContain(t, errOut.String(), "skipped 490 more lines that are not trace records")
+	testserver.MustContain(t, errOut.String(), "is not an inflight trace: none of its lines is a trace record")
+	if n := strings.Count(errOut.String(), "\n"); n > 12 {
+		t.Errorf("%d lines of warnings", n)
+	}
+	os.WriteFile(path, nil, 0o600)
+	errOut.Reset()
+	if code := File(path, Options{}, io.Discard, &errOut); code != exitcode.Usage || !strings.Contains(errOut.String(), "it is empty") {
+		t.Errorf("an empty file: exit %d, %q", code, errOut.String())
+	}
+
+	// A run cut short leaves a request whose fate the trace lacks.
+	os.WriteFile(path, []byte(`{"ms":1,"dir":"local","id":1,"event":"state","state":"running","from":"pending","method":"tools/call","target":"slow"}`+"\n"), 0o600)
+	out.Reset()
+	if code := File(path, Options{}, &out, io.Discard); code != 0 {
+		t.Errorf("a cut trace: exit %d", code)
+	}
+	testserver.MustContain(t, out.String(), "request 1: tools/call slow: running (the trace ends before its fate)")
+	if strings.Contains(out.String(), "\x1b") {
+		t.Errorf("escape sequence in replay output: %q", out.String())
+	}
+}
+
+// replayHazard is server-controlled text at its worst: an OSC title, an
+// SGR colour, a BEL, a one-byte C1 CSI and bidirectional overrides.
+const replayHazard = "\x1b]0;PWNED-TITLE\x07\x1b[41m\u009b31m\u202eevil\u2066\u200f"
+
+// Every field of a trace file is whatever the file says. A trace with the
+// hazard in every field — the ones a server controls (a notification's
+// method, a string ID, an error text) and the ones only a crafted file can
+// set (state, signal, check status) — replays with none of it raw.
+func TestReplaySanitisesEveryField(t *testing.T) {
+	h := replayHazard
+	id, _ := json.Marshal(h)
+	idRaw := string(id)
+	msg := func(m map[string]any) json.RawMessage {
+		m["jsonrpc"] = "2.0"
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	recs := []map[string]any{
+		{"ms": 1, "dir": "local", "event": "connected", "transport": h, "era": h, "protocolVersion": h, "server": h, "sessionId": h},
+		{"ms": 2, "dir": "out", "msg": msg(map[string]any{"id": h, "method": h, "params": map[string]any{"name": h, "arguments": map[string]any{h: h}}})},
+		{"ms": 3, "dir": "local", "id": h, "event": "state", "state": h, "from": h, "method": h, "target": h, "reason": h, "error": h},
+		{"ms": 4, "dir": "in", "msg": msg(map[string]any{"method": h, "params": map[string]any{h: h}})},
+		{"ms": 5, "dir": "in", "msg": msg(map[string]any{"method": "notifications/progress",
+			"params": map[string]any{"progressToken": h, "progress": 1, "total": 2, "message": h}})},
+		{"ms": 6, "dir": "local", "id": h, "event": "state", "state": "cancel_requested", "reason": h},
+		{"ms": 7, "dir": "out", "id": h, "event": "cancel_sent", "signal": h, "reason": h},
+		{"ms": 8, "dir": "in", "msg": msg(map[string]any{"method": "notifications/cancelled",
+			"params": map[string]any{"requestId": h, "reason": h}})},
+		{"ms": 9, "dir": "in", "text": h, "violation": h, "msg": msg(map[string]any{"id": h,
+			"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": h}}}})},
+		{"ms": 10, "dir": "in", "msg": msg(map[string]any{"id": h, "error": map[string]any{"code": 1, "message": h}})},
+		{"ms": 11, "dir": "in", "msg": msg(map[string]any{"id": h, "result": map[string]any{h: h}})},
+		{"ms": 12, "dir": "local", "id": h, "event": "finding", "code": h, "checkStatus": h, "text": h},
+		{"ms": 13, "dir": "local", "id": h, "event": "violation", "code": h, "text": h},
+		{"ms": 14, "dir": "local", "id": h, "event": "stream_opened", "status": 200, "contentType": h},
+		{"ms": 15, "dir": "local", "id": h, "event": "request_failed", "lost": true, "error": h},
+		{"ms": 16, "dir": "in", "event": "malformed", "raw": h, "error": h},
+		{"ms": 17, "dir": "in", "event": "stderr", "text": h},
+		{"ms": 18, "dir": "local", "event": h, "raw": h, "reason": h, "text": h, "error": h, "violation": h},
+		{"ms": 19, "dir": "local", "event": "transport_closed", "error": h},
+		{"ms": 20, "dir": "local", "id": h, "event": "state", "state": h},
+	}
+	var file bytes.Buffer
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file.Write(b)
+		file.WriteByte('\n')
+	}
+	var out, errOut bytes.Buffer
+	if code := Reader(&file, "crafted "+h, Options{All: true}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	s := out.String()
+	for i, line := range strings.Split(s, "\n") {
+		if !termsafe.IsSafe(line) {
+			t.Errorf("line %d is not inert: %q", i+1, line)
+		}
+	}
+	if !termsafe.IsSafe(strings.ReplaceAll(errOut.String(), "\n", "")) {
+		t.Errorf("stderr is not inert: %q", errOut.String())
+	}
+	// The hazards are shown, not dropped: a debugger lets people see that a
+	// server sent an escape sequence.
+	testserver.MustContain(t, s, "request "+termsafe.Line(idRaw)+": "+termsafe.Line(h))
+	testserver.MustContain(t, s, "␛]0;PWNED-TITLE")
+	if strings.Count(s, "\n") < len(recs) {
+		t.Errorf("lines are missing from the replay:\n%s", s)
+	}
+}
+
+// A protocol log that merged a flood's progress exports it as one line
+// that counts them, and replay counts every notification it stands for.
+func TestReplayCoalescedProgress(t *testing.T) {
+	tr := session.NewTracker(session.Config{})
+	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	tr.Apply(event.Event{Kind: event.Connected, Time: start, Info: &event.ConnInfo{Era: event.EraModern, Transport: event.TransportStdio}})
+	r := tr.Begin(wire.MethodToolsCall, json.RawMessage(`{"name":"flood","arguments":{}}`), session.RequestOptions{}, start)
+	raw := wire.Request(r.ID, wire.MethodToolsCall, json.RawMessage(`{"name":"flood","arguments":{}}`))
+	msg, _ := wire.Decode(raw)
+	tr.Apply(event.Event{Kind: event.Sent, Time: start, RequestID: r.ID, Raw: raw, Msg: msg})
+	const n = 1000
+	for i := 1; i <= n; i++ {
+		params, _ := json.Marshal(map[string]any{"progressToken": r.ProgressToken, "progress": i, "total": n})
+		raw := wire.Notification(wire.NotifyProgress, params)
+		msg, _ := wire.Decode(raw)
+		p, _ := wire.DecodeProgress(msg.Params)
+		tr.Apply(event.Event{Kind: event.Received, Time: start.Add(time.Duration(i) * time.Millisecond), Raw: raw, Msg: msg, Progress: &p})
+	}
+	resp := wire.ResultResponse(r.ID, json.RawMessage(`{"resultType":"complete","content":[]}`))
+	msg, _ = wire.Decode(resp)
+	tr.Apply(event.Event{Kind: event.Received, Time: start.Add(1100 * time.Millisecond), RequestID: r.ID, Raw: resp, Msg: msg})
+
+	var file bytes.Buffer
+	if err := trace.WriteLog(&file, tr.Log(), start, redact.New(nil, nil, "")); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(file.String(), "\n"); lines > session.LogProgressPerRequest+10 {
+		t.Errorf("the export has %d lines for %d progress notifications", lines, n)
+	}
+	if !strings.Contains(file.String(), fmt.Sprintf(`"coalesced":%d`, n-session.LogProgressPerRequest-1)) {
+		t.Errorf("no coalesced line in the export:\n%s", tail(file.String(), 600))
+	}
+	var out bytes.Buffer
+	if code := Reader(&file, "flood.jsonl", Options{}, &out, io.Discard); code != 0 {
+		t.Fatalf("replay exit %d:\n%s", code, out.String())
+	}
+	testserver.MustContain(t, out.String(), fmt.Sprintf("%d progress notifications", n))
+	testserver.MustContain(t, out.String(), fmt.Sprintf("%d progress notifications merged by the log, until +1000ms; the latest: progress %d/%d", n-session.LogProgressPerRequest, n, n))
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// A flood's progress replays as its first and last lines and a count, so
+// the rest of the request stays readable; the summary still counts them all.
+func TestReplayGroupsAProgressFlood(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flood.jsonl")
+	call.Run(context.Background(), call.Options{Target: testserver.Stdio(t, testserver.Modern), Method: wire.MethodToolsCall,
+		Params: testserver.ToolParams(t, "flood", `{"count":300}`), TracePath: path, LateWindow: testserver.Late}, io.Discard, io.Discard)
+	var out bytes.Buffer
+	if code := File(path, Options{}, &out, io.Discard); code != 0 {
+		t.Fatalf("replay exit %d", code)
+	}
+	s := out.String()
+	testserver.MustContain(t, s, "more progress notifications")
+	testserver.MustContain(t, s, "300 progress notifications")
+	testserver.MustContain(t, s, `progress 300/300`)
+	if n := strings.Count(s, "\n"); n > 40 {
+		t.Errorf("the replay of a 300-notification flood has %d lines:\n%s", n, s)
+	}
+}

@@ -1,0 +1,111 @@
+// Package report holds the pieces of a headless command's output that
+// `inflight call` and `inflight check` print the same way: the one JSON
+// object on stdout (redacted, its indentation bounded), the violation
+// entries, the server's label and the connection line.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"inflight/event"
+	"inflight/redact"
+	"inflight/session"
+	"inflight/target"
+	"inflight/termsafe"
+	"inflight/wire"
+)
+
+// Violation is one protocol violation by the server, as the --json objects
+// list it.
+type Violation struct {
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
+}
+
+// Violations lists the tracker's violations (never nil, so that the JSON
+// says [] rather than null).
+func Violations(vl *session.ViolationLog) []Violation {
+	out := []Violation{}
+	for i := 0; i < vl.Len(); i++ {
+		v := vl.At(i)
+		out = append(out, Violation{Code: v.Code, Detail: v.Detail})
+	}
+	return out
+}
+
+// WriteJSON prints v as one indented JSON object, with secrets redacted.
+func WriteJSON(w io.Writer, v any, red *redact.Redactor) {
+	var compact, buf bytes.Buffer
+	enc := json.NewEncoder(&compact)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	if err == nil {
+		// Not the encoder's own indentation: it would indent a server's
+		// result however deep it nests, and a result nested thousands deep
+		// would become hundreds of megabytes of spaces.
+		err = wire.IndentBounded(&buf, compact.Bytes(), "", "  ", wire.MaxIndentDepth)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "{\"error\":{\"message\":%q,\"local\":true}}\n", err.Error())
+		return
+	}
+	buf.WriteByte('\n')
+	_, _ = w.Write(red.Bytes(buf.Bytes()))
+}
+
+// ServerLabel is the server's name and version, "" when it gave none.
+func ServerLabel(info event.ConnInfo) string {
+	switch {
+	case info.ServerName == "":
+		return ""
+	case info.ServerVersion == "":
+		return info.ServerName
+	}
+	return info.ServerName + " " + info.ServerVersion
+}
+
+// NotRunTransport is the transport of a report for a run that never
+// started: "unknown" when the command line failed before it named a server.
+func NotRunTransport(t target.Target) string {
+	if !t.Named() {
+		return "unknown"
+	}
+	return t.Transport()
+}
+
+// ConnectedLine is the line a live run prints once connected: the target,
+// transport, era, protocol version and server, sanitised and redacted.
+func ConnectedLine(t target.Target, info event.ConnInfo, red *redact.Redactor) string {
+	safe := func(s string) string { return termsafe.Line(red.String(s)) }
+	server := ServerLabel(info)
+	if server == "" {
+		server = "unnamed server"
+	}
+	return fmt.Sprintf("connected to %s: %s, %s era, protocol %s, %s", t.Describe(), info.Transport, info.Era,
+		safe(info.ProtocolVersion), safe(server))
+}
+
+// Plural is "s" unless n is 1.
+func Plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// Progress is a progress value, with its total when there is one: "3",
+// "3/10", "0.5/1".
+func Progress(v float64, total *float64) string {
+	if total == nil {
+		return trimFloat(v)
+	}
+	return trimFloat(v) + "/" + trimFloat(*total)
+}
+
+func trimFloat(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
+}

@@ -1,0 +1,144 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"inflight/redact"
+	"inflight/wire"
+)
+
+// Flags are the flags that name a server, shared by every command that
+// talks to one (the TUI, call, check).
+type Flags struct {
+	env             []string
+	cwd             string
+	url             string
+	headers         []string
+	config          string
+	server          string
+	protocolVersion string
+}
+
+// Add defines the flags on fs.
+func (f *Flags) Add(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.env, "env", nil, "`K=V` added to a stdio server's environment (repeatable)")
+	fs.StringVar(&f.cwd, "cwd", "", "working `DIR` of a stdio server")
+	fs.StringVar(&f.url, "url", "", "Streamable HTTP endpoint `URL` of the server")
+	fs.StringArrayVarP(&f.headers, "header", "H", nil, "HTTP header `'Name: value'` sent to a URL server (repeatable)")
+	fs.StringVar(&f.config, "config", "", "MCP client config `FILE` (Claude Desktop, Cursor, VS Code) to read the server from")
+	fs.StringVar(&f.server, "server", "", "`NAME` of the server in --config")
+	fs.StringVar(&f.protocolVersion, "protocol-version", "", "force protocol version `V` (and with it the era): "+
+		wire.VersionModern+" (modern) or "+strings.Join(wire.LegacyVersions, ", ")+" (legacy)")
+}
+
+// Resolve turns the flags, the command after a literal "--" and a bare URL
+// (root command only) into a target. No server named at all means the
+// embedded demo server.
+func (f *Flags) Resolve(command []string, bareURL string) (Target, error) {
+	url := f.url
+	if bareURL != "" {
+		if url != "" && url != bareURL {
+			return Target{}, errors.New("give the URL once: as an argument or with --url")
+		}
+		url = bareURL
+	}
+	kinds := 0
+	for _, set := range []bool{len(command) > 0, url != "", f.config != ""} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		return Target{}, errors.New("give one server: -- CMD ARGS…, --url URL or --config FILE --server NAME")
+	}
+	if f.server != "" && f.config == "" {
+		return Target{}, errors.New("--server NAME needs --config FILE")
+	}
+	// The client checks this too, but only when it dials; a usage error
+	// belongs here, before anything starts. Not wire.IsModernVersion: it
+	// takes every version from the modern one on (a date compared as a
+	// string), so "9999" would pass here and fail only at connect. Only
+	// the versions inflight speaks are accepted.
+	if v := f.protocolVersion; v != "" && !KnownVersion(v) {
+		return Target{}, fmt.Errorf("--protocol-version %q: inflight speaks %s (modern) and %s (legacy)",
+			v, wire.VersionModern, strings.Join(wire.LegacyVersions, ", "))
+	}
+	headers := http.Header{}
+	for _, h := range f.headers {
+		name, value, err := ParseHeader(h)
+		if err != nil {
+			return Target{}, err
+		}
+		headers.Add(name, value)
+	}
+	for _, e := range f.env {
+		if _, err := ParseEnv(e); err != nil {
+			return Target{}, err
+		}
+	}
+	var t Target
+	switch {
+	case f.config != "":
+		var err error
+		t, err = LoadConfigFile(f.config, f.server)
+		if err != nil {
+			return Target{}, err
+		}
+		t.Override(f.env, headers, f.cwd)
+	case len(command) > 0:
+		// Validate, below, refuses -H on a stdio command and --env or
+		// --cwd on a URL, for config entries and flags alike.
+		t = Target{Command: command[0], Args: command[1:], Env: f.env, Dir: f.cwd, Headers: headers}
+	case url != "":
+		t = Target{URL: url, Headers: headers, Env: f.env, Dir: f.cwd}
+	default:
+		if len(f.env) > 0 || f.cwd != "" || len(headers) > 0 {
+			return Target{}, errors.New("--env, --cwd and -H need a server: -- CMD ARGS…, --url URL or --config FILE")
+		}
+		var err error
+		t, err = DemoTarget()
+		if err != nil {
+			return Target{}, err
+		}
+	}
+	if len(t.Headers) == 0 {
+		t.Headers = nil
+	}
+	t.ProtocolVersion = f.protocolVersion
+	if err := t.Validate(); err != nil {
+		return Target{}, err
+	}
+	return t, nil
+}
+
+// Raw is the server as the flags name it, unchecked: what the --json
+// object of a usage failure can say about it (its transport).
+func (f *Flags) Raw() Target { return Target{URL: f.url} }
+
+// AddSecrets adds the secrets the flags hold, as typed (the -H, --env and
+// --url values), to b: a usage error may quote one that did not parse.
+func (f *Flags) AddSecrets(b *redact.Builder) {
+	for _, h := range f.headers {
+		if name, value, ok := strings.Cut(h, ":"); ok {
+			b.AddHeader(strings.TrimSpace(name), strings.TrimSpace(value))
+		}
+	}
+	b.AddEnv(f.env)
+	if f.url != "" {
+		b.AddURL(f.url)
+	}
+}
+
+// KnownVersion reports whether inflight speaks protocol version v: the
+// modern one or one of the legacy ones. (2024-11-05 is not one: its HTTP
+// transport is the deprecated HTTP+SSE, which inflight does not speak, and
+// the client refuses it.)
+func KnownVersion(v string) bool {
+	return v == wire.VersionModern || slices.Contains(wire.LegacyVersions, v)
+}

@@ -1,0 +1,364 @@
+// Package target is the server a command talks to: the Target a user names
+// with the target flags, a bare URL, a command after "--" or a config file
+// entry, checked (Validate), described with its secrets redacted
+// (Describe), and turned into a client configuration (ClientConfig). The
+// TUI, call and check all resolve their server here.
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"inflight/client"
+	"inflight/mcpconfig"
+	"inflight/redact"
+	"inflight/version"
+)
+
+// Target is the server a command talks to: a stdio command, a Streamable
+// HTTP URL, or the embedded demo server.
+type Target struct {
+	// Command, Args, Env and Dir start a stdio server. Env holds KEY=VALUE
+	// entries added to inflight's own environment.
+	Command string
+	Args    []string
+	Env     []string
+	Dir     string
+
+	// URL is a Streamable HTTP endpoint; Headers go on every HTTP request.
+	URL     string
+	Headers http.Header
+
+	// Demo marks the embedded demo server. Flags resolve it to a Command
+	// that re-executes inflight as `inflight demo-server`; Demo stays set so
+	// that output can say which server it is.
+	Demo bool
+
+	// ProtocolVersion forces a protocol version, and with it the era; ""
+	// lets the client detect it.
+	ProtocolVersion string
+
+	// Name is the server's name in the config file it came from, if any.
+	Name string
+
+	// Pipes, when set, connects to an in-process stdio server instead of
+	// starting Command: every call opens one connection. Tests and the
+	// in-process demo use it.
+	Pipes func(ctx context.Context) (*client.Pipes, error)
+
+	// HTTPClient replaces the default HTTP client (tests).
+	HTTPClient *http.Client
+
+	// unresolved lists the ${input:…} variables of a VS Code config that
+	// inflight cannot prompt for, by the env key or header name holding
+	// them; Override clears the ones a flag replaces.
+	unresolved map[string]string
+}
+
+// IsHTTP reports whether the target is a Streamable HTTP endpoint.
+func (t Target) IsHTTP() bool { return t.URL != "" }
+
+// Transport is "http" for a Streamable HTTP endpoint, else "stdio".
+func (t Target) Transport() string {
+	if t.IsHTTP() {
+		return "http"
+	}
+	return "stdio"
+}
+
+// Named reports whether t names a server at all. A usage failure can come
+// before the command line named one (the demo included), and a report must
+// not guess.
+func (t Target) Named() bool {
+	return t.URL != "" || t.Command != "" || t.Demo || t.Pipes != nil || t.Name != ""
+}
+
+// Validate reports a target that names no server, or two kinds at once, or
+// still holds config-file variables inflight could not resolve.
+func (t Target) Validate() error {
+	kinds := 0
+	if t.Command != "" || t.Demo {
+		kinds++
+	}
+	if t.URL != "" {
+		kinds++
+	}
+	if t.Pipes != nil && t.Command == "" && !t.Demo {
+		kinds++
+	}
+	switch {
+	case kinds == 0:
+		return errors.New("no server: give -- CMD ARGS…, --url URL or --config FILE --server NAME")
+	case kinds > 1:
+		return errors.New("give one server: a command, a URL or a config entry, not several")
+	}
+	if t.URL != "" {
+		u, err := url.Parse(t.URL)
+		if err != nil {
+			// url.Parse's error quotes the whole URL, its password and
+			// query included, and a URL that does not parse cannot be
+			// redacted: say what is wrong, and where, without the rest.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return fmt.Errorf("--url %q: %w", unparsedURLShape(t.URL), err)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return fmt.Errorf("--url %q: the scheme must be http or https", redact.New(nil, nil, t.URL).String(t.URL))
+		}
+		if len(t.Env) > 0 || t.Dir != "" {
+			return errors.New("--env and --cwd apply to a stdio command, not to a URL")
+		}
+	} else if len(t.Headers) > 0 {
+		return errors.New("-H applies to a --url server, not to a stdio command")
+	}
+	if len(t.unresolved) > 0 {
+		var parts []string
+		for where, v := range t.unresolved {
+			parts = append(parts, fmt.Sprintf("%s uses %s", where, v))
+		}
+		sort.Strings(parts)
+		return fmt.Errorf("the config entry needs values only VS Code can prompt for (%s); give them with --env K=V or -H 'Name: value'",
+			strings.Join(parts, "; "))
+	}
+	return nil
+}
+
+// unparsedURLShape shows a URL that did not parse without what may be a
+// secret in it: the user info before "@" and the query are elided, so that
+// people still see which URL, and which host, is wrong.
+func unparsedURLShape(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		authority = "…@" + authority[at+1:]
+	}
+	if q := strings.IndexAny(tail, "?#"); q >= 0 {
+		tail = tail[:q+1] + "…"
+	}
+	if ok {
+		return scheme + "://" + authority + tail
+	}
+	return authority + tail
+}
+
+// Override applies command-line flags over a target from a config file:
+// --env entries replace the file's values of the same keys, -H headers
+// replace headers of the same name, --cwd replaces cwd.
+func (t *Target) Override(env []string, headers http.Header, dir string) {
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		t.Env = mcpconfig.SetEnv(t.Env, kv)
+		delete(t.unresolved, "env "+k)
+	}
+	if len(headers) > 0 && t.Headers == nil {
+		t.Headers = http.Header{}
+	}
+	for name, vs := range headers {
+		t.Headers[http.CanonicalHeaderKey(name)] = append([]string(nil), vs...)
+		delete(t.unresolved, "header "+http.CanonicalHeaderKey(name))
+	}
+	if dir != "" {
+		t.Dir = dir
+	}
+}
+
+// ParseHeader reads a -H 'Name: value' flag.
+func ParseHeader(s string) (name, value string, err error) {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.ContainsAny(name, " \t") {
+		return "", "", fmt.Errorf("header %q: want 'Name: value'", redactHeaderFlag(s))
+	}
+	value = strings.TrimSpace(value)
+	switch http.CanonicalHeaderKey(name) {
+	case "Mcp-Session-Id", "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name", "Last-Event-Id", "Content-Type", "Accept":
+		// The protocol's own: inflight sets them as the era and the
+		// exchange require, and a fixed value would only fight it.
+		return "", "", fmt.Errorf("header %s is set by inflight itself, as the protocol requires; it cannot be given with -H", name)
+	}
+	for _, r := range name {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r) {
+			return "", "", fmt.Errorf("header %q: %q is not a valid header name", redactHeaderFlag(s), name)
+		}
+	}
+	if strings.ContainsFunc(value, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) {
+		// A line break would end the header and start another: refuse it
+		// here rather than when the first request is sent.
+		return "", "", fmt.Errorf("header %s: its value holds a line break or control character", name)
+	}
+	return name, value, nil
+}
+
+// redactHeaderFlag shows a malformed -H flag in its error without its
+// value, which may be a secret: only the first word is kept.
+func redactHeaderFlag(s string) string {
+	name, _, ok := strings.Cut(s, ":")
+	if !ok {
+		fields := strings.Fields(s)
+		if len(fields) == 0 {
+			return s
+		}
+		name = fields[0]
+	}
+	if name == s {
+		return s
+	}
+	return strings.TrimSpace(name) + " …"
+}
+
+// ParseEnv reads a --env K=V flag.
+func ParseEnv(s string) (string, error) {
+	k, _, ok := strings.Cut(s, "=")
+	if !ok || k == "" || strings.ContainsAny(k, " \t") {
+		shown := s
+		if redact.IsSecretName(k) || !ok {
+			shown = k
+		}
+		return "", fmt.Errorf("--env %q: want KEY=VALUE", shown)
+	}
+	return s, nil
+}
+
+// Redactor returns the redactor for the target's secrets: its secret
+// headers, secret-named environment entries and URL credentials.
+func (t Target) Redactor() *redact.Redactor {
+	return redact.New(t.Headers, t.Env, t.URL, t.Args...)
+}
+
+// Describe is the target in one line for people, with secrets redacted.
+func (t Target) Describe() string {
+	red := t.Redactor()
+	var s string
+	switch {
+	case t.Demo:
+		s = "the embedded demo server (stdio)"
+	case t.URL != "":
+		s = red.String(t.URL)
+		if len(t.Headers) > 0 {
+			var hs []string
+			for name := range t.Headers {
+				hs = append(hs, name)
+			}
+			sort.Strings(hs)
+			rh := red.Header(t.Headers)
+			for i, name := range hs {
+				hs[i] = name + ": " + strings.Join(rh[name], ", ")
+			}
+			s += " (" + strings.Join(hs, "; ") + ")"
+		}
+	case t.Command != "":
+		s = strings.Join(append([]string{quoteArg(t.Command)}, quoteArgs(t.Args)...), " ")
+		s = red.String(s)
+	case t.Pipes != nil:
+		s = "an in-process stdio server"
+	default:
+		s = "no server"
+	}
+	if t.Name != "" {
+		s = fmt.Sprintf("%q: %s", t.Name, s)
+	}
+	return s
+}
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = quoteArg(a)
+	}
+	return out
+}
+
+func quoteArg(a string) string {
+	if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`") {
+		return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return a
+}
+
+// ClientConfig turns the target into a client configuration. Pipes targets
+// open their connection here, so call it once per connection.
+func (t Target) ClientConfig(ctx context.Context) (client.Config, error) {
+	return t.ClientConfigPipes(ctx, nil)
+}
+
+// ClientConfigPipes is ClientConfig with the stdio pipes given, for the
+// runner, which opens them itself for the check battery to share the
+// server's stdin.
+func (t Target) ClientConfigPipes(ctx context.Context, pipes *client.Pipes) (client.Config, error) {
+	if err := t.Validate(); err != nil {
+		return client.Config{}, err
+	}
+	cfg := client.Config{ProtocolVersion: t.ProtocolVersion, HTTPClient: t.HTTPClient, ClientVersion: version.Version}
+	switch {
+	case pipes != nil:
+		cfg.Pipes = pipes
+	case t.URL != "":
+		cfg.URL = t.URL
+		cfg.Headers = t.Headers.Clone()
+	case t.Command != "":
+		cfg.Command = t.Command
+		cfg.Args = append([]string(nil), t.Args...)
+		cfg.Env = append([]string(nil), t.Env...)
+		cfg.Dir = t.Dir
+		if cfg.Dir != "" {
+			if st, err := os.Stat(cfg.Dir); err != nil || !st.IsDir() {
+				return client.Config{}, fmt.Errorf("--cwd %q is not a directory", cfg.Dir)
+			}
+		}
+	case t.Pipes != nil:
+		p, err := t.Pipes(ctx)
+		if err != nil {
+			return client.Config{}, fmt.Errorf("connect to the in-process server: %w", err)
+		}
+		cfg.Pipes = p
+	}
+	return cfg, nil
+}
+
+// DemoTarget is the embedded demo server: inflight itself, re-executed as
+// `inflight demo-server`, spoken to over stdio.
+func DemoTarget() (Target, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return Target{}, fmt.Errorf("find inflight's own executable to start the demo server: %w", err)
+	}
+	if abs, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = abs
+	}
+	return Target{Command: exe, Args: []string{"demo-server"}, Demo: true}, nil
+}
+
+// LoadConfigFile reads the server called name from an MCP client config file
+// (see mcpconfig.LoadFile): the target of its entry. When name is "" and
+// the file has exactly one server, that one is used. VS Code's ${input:…}
+// variables, which inflight cannot prompt for, make Validate fail unless
+// Override replaces them.
+func LoadConfigFile(path, name string) (Target, error) {
+	s, err := mcpconfig.LoadFile(path, name)
+	if err != nil {
+		return Target{}, err
+	}
+	return FromConfig(s), nil
+}
+
+// FromConfig is the target of a config file's server entry.
+func FromConfig(s mcpconfig.Server) Target {
+	return Target{Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir, URL: s.URL, Headers: s.Headers,
+		Name: s.Name, unresolved: s.Unresolved}
+}
