@@ -50,7 +50,8 @@ type Config struct {
 	// RoundTrips is how many plain requests Connect times once connected (a
 	// ping in the legacy era, server/discover in the modern one), reported
 	// as event.RoundTrip: the tracker judges what crossed a cancel by the
-	// least of them. Default 3; negative: none.
+	// least of them. 0: none (the client's own tests see only the traffic
+	// they script); inflight's commands ask for DefaultRoundTrips.
 	RoundTrips int
 	// ProbeTimeout bounds the stdio server/discover probe; a server silent
 	// that long is taken as legacy. Default 3s.
@@ -100,11 +101,7 @@ func (c *Config) setDefaults() {
 	if c.LateWindow <= 0 {
 		c.LateWindow = 5 * time.Second
 	}
-	if c.RoundTrips < 0 {
-		c.RoundTrips = 0
-	} else if c.RoundTrips == 0 {
-		c.RoundTrips = defaultRoundTrips
-	}
+	c.RoundTrips = max(c.RoundTrips, 0)
 	if c.ProbeTimeout <= 0 {
 		c.ProbeTimeout = 3 * time.Second
 	}

@@ -8,8 +8,9 @@ import (
 	"inflight/wire"
 )
 
-// defaultRoundTrips is how many plain requests Connect times by default.
-const defaultRoundTrips = 3
+// DefaultRoundTrips is how many plain requests inflight's commands have
+// Connect time (Config.RoundTrips).
+const DefaultRoundTrips = 3
 
 // roundTripTimeout bounds one timed request. A server that does not answer
 // a ping that soon is not waited for: the tracker then learns the round

@@ -304,7 +304,9 @@ func (t Target) ClientConfigPipes(ctx context.Context, pipes *client.Pipes) (cli
 	if err := t.Validate(); err != nil {
 		return client.Config{}, err
 	}
-	cfg := client.Config{ProtocolVersion: t.ProtocolVersion, HTTPClient: t.HTTPClient, ClientVersion: version.Version}
+	cfg := client.Config{ProtocolVersion: t.ProtocolVersion, HTTPClient: t.HTTPClient, ClientVersion: version.Version,
+		// The round trip crossings are judged by (session/crossing.go).
+		RoundTrips: client.DefaultRoundTrips}
 	switch {
 	case pipes != nil:
 		cfg.Pipes = pipes

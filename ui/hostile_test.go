@@ -103,15 +103,14 @@ func stdioDialer(t *testing.T, p hostile.Stdio, version string) *liveDialer {
 		mu.Lock()
 		served = append(served, sv)
 		mu.Unlock()
-		return client.Config{Pipes: &client.Pipes{Stdin: sv.Stdin, Stdout: sv.Stdout}, ProtocolVersion: version, RoundTrips: -1}, nil
+		return client.Config{Pipes: &client.Pipes{Stdin: sv.Stdin, Stdout: sv.Stdout}, ProtocolVersion: version}, nil
 	}}
 }
 
 // httpDialer connects to an HTTP server's URL.
 func httpDialer(ts *httptest.Server, version string) *liveDialer {
 	return &liveDialer{http: true, newCfg: func() (client.Config, error) {
-		// No timed pings: the log's few screens show the hostile traffic.
-		return client.Config{URL: ts.URL + "/mcp", ProtocolVersion: version, RoundTrips: -1}, nil
+		return client.Config{URL: ts.URL + "/mcp", ProtocolVersion: version}, nil
 	}}
 }
 
