@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The names issue 14 found leaking: each must be taken for a secret, and
@@ -173,7 +174,9 @@ func FuzzDecodeEscapes(f *testing.F) {
 				t.Fatalf("offsets go back: %v", from)
 			}
 		}
-		if json.Valid([]byte(`"` + s + `"`)) {
+		// encoding/json reads invalid UTF-8 as U+FFFD; the redactor
+		// compares bytes, so it keeps them.
+		if utf8.ValidString(s) && json.Valid([]byte(`"`+s+`"`)) {
 			var want string
 			_ = json.Unmarshal([]byte(`"`+s+`"`), &want)
 			if dec != want {
