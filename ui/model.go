@@ -82,6 +82,13 @@ type Options struct {
 	// Redact hides secrets (credential header values) in any text shown;
 	// nil shows text as it is.
 	Redact func(string) string
+	// RedactBytes hides secrets in the bytes of every message before the
+	// session stores them, so that the protocol log, the detail view and
+	// an export hold only redacted bytes, whichever way the server
+	// escaped a secret (redact.Redactor.Bytes). It must return its
+	// argument when nothing changed. Nil derives it from Redact (at the
+	// cost of a copy per message).
+	RedactBytes func([]byte) []byte
 }
 
 // Snapshot is a copy of the protocol log taken for an export; it shares no
@@ -286,8 +293,20 @@ func New(opts Options) (*Model, error) {
 	if opts.FrameInterval <= 0 {
 		opts.FrameInterval = 100 * time.Millisecond
 	}
-	if opts.Redact == nil {
+	switch {
+	case opts.Redact == nil && opts.RedactBytes == nil:
 		opts.Redact = func(s string) string { return s }
+	case opts.Redact == nil:
+		redactBytes := opts.RedactBytes
+		opts.Redact = func(s string) string { return string(redactBytes([]byte(s))) }
+	case opts.RedactBytes == nil:
+		redact := opts.Redact
+		opts.RedactBytes = func(b []byte) []byte {
+			if s := redact(string(b)); len(s) != len(b) || s != string(b) {
+				return []byte(s)
+			}
+			return b
+		}
 	}
 	m := &Model{
 		opts:    opts,
@@ -472,6 +491,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	}
 	for i := range msg.events {
 		ev := &msg.events[i]
+		m.redactEvent(ev)
 		m.tracker.Apply(*ev)
 		switch ev.Kind {
 		case event.TransportClosed:
@@ -505,6 +525,27 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		return nil
 	}
 	return m.wait(m.conn.Events(), msg.gen)
+}
+
+// redactEvent replaces the secrets in an event's bytes before the session
+// keeps them (issue 14: a secret the server echoed with its own JSON
+// escaping reached the protocol log, the detail view and exports). The
+// envelope is decoded again from the redacted bytes, so that nothing the
+// session keeps still holds the secret.
+func (m *Model) redactEvent(ev *event.Event) {
+	if m.opts.RedactBytes == nil || len(ev.Raw) == 0 {
+		return
+	}
+	red := m.opts.RedactBytes(ev.Raw)
+	if len(red) == len(ev.Raw) && (len(red) == 0 || &red[0] == &ev.Raw[0]) {
+		return
+	}
+	ev.Raw = red
+	if ev.Kind == event.Sent || ev.Kind == event.Received {
+		if msg, err := wire.Decode(red); err == nil {
+			ev.Msg = msg
+		}
+	}
 }
 
 func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
