@@ -25,8 +25,12 @@ func Fixed(v float64, decimals int) string {
 
 // Number formats a progress value, a total or any count a peer sent: at
 // most three decimals with trailing zeros dropped ("3", "2.5", "0.125"),
-// bounded as Fixed is.
+// bounded as Fixed is; a value too small for three decimals is written
+// with an exponent ("1e-300"), not as a misleading 0.
 func Number(v float64) string {
+	if v != 0 && math.Abs(v) < 0.0005 {
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
 	s := Fixed(v, 3)
 	if strings.ContainsAny(s, "eIN") {
 		return s
