@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -86,8 +87,7 @@ type Options struct {
 	// session stores them, so that the protocol log, the detail view and
 	// an export hold only redacted bytes, whichever way the server
 	// escaped a secret (redact.Redactor.Bytes). It must return its
-	// argument when nothing changed. Nil derives it from Redact (at the
-	// cost of a copy per message).
+	// argument when nothing changed. Nil derives it from Redact.
 	RedactBytes func([]byte) []byte
 }
 
@@ -300,13 +300,7 @@ func New(opts Options) (*Model, error) {
 		redactBytes := opts.RedactBytes
 		opts.Redact = func(s string) string { return string(redactBytes([]byte(s))) }
 	case opts.RedactBytes == nil:
-		redact := opts.Redact
-		opts.RedactBytes = func(b []byte) []byte {
-			if s := redact(string(b)); len(s) != len(b) || s != string(b) {
-				return []byte(s)
-			}
-			return b
-		}
+		opts.RedactBytes = redactBytesWith(opts.Redact)
 	}
 	m := &Model{
 		opts:    opts,
@@ -525,6 +519,23 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		return nil
 	}
 	return m.wait(m.conn.Events(), msg.gen)
+}
+
+// redactBytesWith makes a byte redactor of a string one. The bytes are
+// viewed as a string without a copy: an event's bytes are immutable once
+// the client emitted them (and a redactor keeps nothing it is given), and a
+// copy per message would cost a flood of progress a seventh of its speed.
+func redactBytesWith(redact func(string) string) func([]byte) []byte {
+	return func(b []byte) []byte {
+		if len(b) == 0 {
+			return b
+		}
+		in := unsafe.String(unsafe.SliceData(b), len(b))
+		if out := redact(in); unsafe.StringData(out) != unsafe.StringData(in) || len(out) != len(in) {
+			return []byte(out)
+		}
+		return b
+	}
 }
 
 // redactEvent replaces the secrets in an event's bytes before the session
