@@ -53,12 +53,7 @@ func (f *Frame) Allows(seq string) bool {
 }
 
 func (f *Frame) allowed(params string) bool {
-	for _, a := range sgrAttributes(params) {
-		if !f.sgr[a] {
-			return false
-		}
-	}
-	return true
+	return eachSGRAttribute(params, func(a string) bool { return f.sgr[a] })
 }
 
 // Clean returns s with everything but newlines, printable text and the
@@ -146,33 +141,59 @@ func parseSGR(s string) (params string, n int, ok bool) {
 	return "", 0, false
 }
 
-// sgrAttributes splits SGR parameters into attributes: each number, with
-// the extended colours (38, 48, 58 followed by 5;n or 2;r;g;b, or their
-// colon forms) taken whole, so that "1;38;2;90;63;192" gives "1" and
-// "38;2;90;63;192".
-func sgrAttributes(params string) []string {
+// eachSGRAttribute calls fn with each attribute of SGR parameters: each
+// number, with the extended colours (38, 48, 58 followed by 5;n or
+// 2;r;g;b) taken whole, so that "1;38;2;90;63;192" gives "1" and
+// "38;2;90;63;192". Empty parameters give one empty attribute (the reset).
+// The attributes are substrings of params, so nothing is allocated (a
+// screen holds hundreds of sequences). It stops when fn returns false, and
+// reports whether fn always returned true.
+func eachSGRAttribute(params string, fn func(string) bool) bool {
 	if params == "" {
-		return []string{""}
+		return fn("")
 	}
-	parts := strings.Split(params, ";")
-	var out []string
-	for i := 0; i < len(parts); i++ {
-		p := parts[i]
-		if (p == "38" || p == "48" || p == "58") && i+1 < len(parts) {
+	// fields are the ';'-separated parameters, walked by index.
+	next := func(i int) int { // the end of the field starting at i
+		if j := strings.IndexByte(params[i:], ';'); j >= 0 {
+			return i + j
+		}
+		return len(params)
+	}
+	for i := 0; i <= len(params); {
+		end := next(i)
+		field := params[i:end]
+		if (field == "38" || field == "48" || field == "58") && end < len(params) {
+			kindEnd := next(end + 1)
 			take := 0
-			switch parts[i+1] {
+			switch params[end+1 : kindEnd] {
 			case "5":
-				take = 2
+				take = 1
 			case "2":
-				take = 4
+				take = 3
 			}
-			if take > 0 && i+take < len(parts) {
-				out = append(out, strings.Join(parts[i:i+take+1], ";"))
-				i += take
-				continue
+			j := kindEnd
+			for k := 0; k < take && j < len(params); k++ {
+				j = next(j + 1)
+			}
+			if take > 0 && j > kindEnd && strings.Count(params[kindEnd:j], ";") == take {
+				end = j
+				field = params[i:end]
 			}
 		}
-		out = append(out, p)
+		if !fn(field) {
+			return false
+		}
+		i = end + 1
 	}
+	return true
+}
+
+// sgrAttributes is eachSGRAttribute's attributes as a slice.
+func sgrAttributes(params string) []string {
+	var out []string
+	eachSGRAttribute(params, func(a string) bool {
+		out = append(out, a)
+		return true
+	})
 	return out
 }

@@ -2,6 +2,7 @@ package termsafe
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -196,6 +197,23 @@ func TestCommandLine(t *testing.T) {
 		}
 		if !inert(got) {
 			t.Errorf("CommandLine(%q) = %q is not inert", c.args, got)
+		}
+	}
+}
+
+func TestSGRAttributes(t *testing.T) {
+	for params, want := range map[string]string{
+		"":                     "[]",
+		"0":                    "[0]",
+		"1;38;2;90;63;192":     "[1 38;2;90;63;192]",
+		"48;5;240;1":           "[48;5;240 1]",
+		"38;2;1":               "[38 2 1]", // cut short: taken number by number
+		"5;41":                 "[5 41]",
+		"1;":                   "[1 ]",
+		"38;5;1;48;2;1;2;3;22": "[38;5;1 48;2;1;2;3 22]",
+	} {
+		if got := fmt.Sprint(sgrAttributes(params)); got != want {
+			t.Errorf("sgrAttributes(%q) = %s, want %s", params, got, want)
 		}
 	}
 }

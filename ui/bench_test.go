@@ -110,3 +110,24 @@ func BenchmarkUpdateProgressBatchRedacted(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkViewLogRedacted is a frame of the protocol log whose messages
+// hold JSON escapes, with secrets configured: View's last pass compares
+// the frame's escaped text decoded.
+func BenchmarkViewLogRedacted(b *testing.B) {
+	red := redact.New(http.Header{"Authorization": {"Bearer sk-live-abcdef123456"}}, nil, "")
+	h := benchModel(b, 200)
+	h.m.opts.Redact = red.String
+	for i := 0; i < 50; i++ {
+		raw := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"path a\/b\/c caf\u00e9 %d"}}`, i))
+		msg, _ := wire.Decode(raw)
+		h.m.tracker.Apply(event.Event{Kind: event.Received, Time: h.now, Raw: raw, Msg: msg})
+	}
+	h.key("l")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.now = h.now.Add(100 * time.Millisecond)
+		_ = h.m.View()
+	}
+}

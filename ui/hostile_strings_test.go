@@ -188,7 +188,6 @@ func TestEvilStringsInEveryView(t *testing.T) {
 	cfg := session.DefaultConfig()
 	cfg.LateWindow = 300 * time.Millisecond
 	l := newLive(t, d, cfg)
-	l.strict = true
 	l.connected()
 
 	var seen strings.Builder
@@ -296,7 +295,6 @@ func TestEvilStringsInTheBanner(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close) // after the harness's cleanup has closed the client
 	l := newLive(t, httpDialer(ts, ""), session.DefaultConfig())
-	l.strict = true
 	l.until("the connection failed", 10*time.Second, func() bool { return l.m.state == connLost })
 	// Wide enough for the whole cause on one line (a long one loses its
 	// middle, where the body is).

@@ -49,9 +49,10 @@ type liveHarness struct {
 
 	slowest time.Duration
 	frames  int
-	// strict also checks, after every message, the frame as the views drew
-	// it (before View's choke point) with strictFrameProblem: each view
-	// must sanitise the server's strings itself.
+	// strict (on by default) also checks, after every message, the frame
+	// and the frame as the views drew it (before View's choke point) with
+	// strictFrameProblem: each view must sanitise the server's strings
+	// itself.
 	strict bool
 }
 
@@ -138,7 +139,7 @@ func newLiveWith(t *testing.T, d *liveDialer, cfg session.Config, set func(*Opti
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &liveHarness{t: t, m: m, msgs: make(chan tea.Msg, 64), done: make(chan struct{})}
+	l := &liveHarness{t: t, m: m, msgs: make(chan tea.Msg, 64), done: make(chan struct{}), strict: true}
 	t.Cleanup(func() { l.close(d) })
 	l.run(m.Init())
 	l.update(tea.WindowSizeMsg{Width: liveWidth, Height: liveHeight})
