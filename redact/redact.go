@@ -21,6 +21,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Placeholder replaces every secret value.
@@ -425,32 +426,37 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	if !literal && !escaped {
 		return b
 	}
-	s := string(b)
-	if literal {
-		s = r.replacer.Replace(s)
+	if !literal {
+		// Only escapes to look through: read b in place, and copy only
+		// when a secret was found (redactEscaped returns its argument
+		// otherwise). b is not modified, and nothing keeps the view.
+		in := unsafe.String(unsafe.SliceData(b), len(b))
+		if out := r.redactEscaped(in); unsafe.StringData(out) != unsafe.StringData(in) || len(out) != len(in) {
+			return []byte(out)
+		}
+		return b
 	}
+	s := r.replacer.Replace(string(b))
 	if escaped {
 		s = r.redactEscaped(s)
-	}
-	if !literal && len(s) == len(b) && s == string(b) {
-		return b
 	}
 	return []byte(s)
 }
 
 // redactEscaped replaces the spans of s whose JSON-decoded text is a
-// secret. s is decoded once, remembering where in s each decoded byte came
-// from; a match in the decoded text is mapped back to the span of s that
-// spells it.
+// secret. s is decoded once, remembering which span of s each decoded run
+// came from; a match in the decoded text is mapped back to the span of s
+// that spells it. It returns s itself when nothing matched.
 func (r *Redactor) redactEscaped(s string) string {
-	dec, from := decodeEscapes(s)
-	if dec == s {
+	dec, runs := decodeEscapes(s)
+	if len(runs) == 0 {
 		return s // no escape was read: the literal pass saw it all
 	}
-	// spans are the [start, end) byte ranges of s to replace, in order.
+	// spans are the [start, end) byte ranges of s to replace.
 	var spans [][2]int
-	covered := make([]bool, len(dec))
+	var covered [][2]int // decoded ranges already matched by a longer secret
 	for _, sec := range r.secrets {
+	search:
 		for off := 0; ; {
 			i := strings.Index(dec[off:], sec)
 			if i < 0 {
@@ -459,13 +465,13 @@ func (r *Redactor) redactEscaped(s string) string {
 			i += off
 			j := i + len(sec)
 			off = j
-			if covered[i] || covered[j-1] {
-				continue // inside a longer secret already replaced
+			for _, c := range covered {
+				if i < c[1] && j > c[0] {
+					continue search // inside a longer secret already replaced
+				}
 			}
-			for k := i; k < j; k++ {
-				covered[k] = true
-			}
-			spans = append(spans, [2]int{from[i], from[j]})
+			covered = append(covered, [2]int{i, j})
+			spans = append(spans, [2]int{sourceStart(runs, i), sourceEnd(runs, j)})
 		}
 	}
 	if len(spans) == 0 {
@@ -487,58 +493,119 @@ func (r *Redactor) redactEscaped(s string) string {
 	return out.String()
 }
 
+// escapeRun is one escape of the source text and what it decoded to: the
+// decoded bytes [dec, dec+decLen) came from s[src:src+srcLen]. Between two
+// runs, decoded and source bytes correspond one to one.
+type escapeRun struct {
+	dec, decLen, src, srcLen int
+}
+
 // decodeEscapes reads the JSON escapes in s (\", \\, \/, \b, \f, \n, \r,
 // \t, \uXXXX and surrogate pairs) wherever they are, leaving every other
-// byte as it is. from[i] is the offset in s of the escape (or byte) that
-// decoded byte i came from, and from[len(dec)] is len(s), so that a decoded
-// span [i, j) was spelled by s[from[i]:from[j]].
-func decodeEscapes(s string) (dec string, from []int) {
-	var b strings.Builder
-	b.Grow(len(s))
-	from = make([]int, 0, len(s)+1)
-	emit := func(at int, text string) {
-		for range len(text) {
-			from = append(from, at)
-		}
-		b.WriteString(text)
+// byte as it is, and returns the decoded text with the escapes it read, in
+// order. It allocates in proportion to the escapes, plus one copy of s when
+// there is any: a 32 MiB message with one escape costs one copy, not a table
+// of offsets eight times its size.
+func decodeEscapes(s string) (dec string, runs []escapeRun) {
+	i := strings.IndexByte(s, '\\')
+	if i < 0 {
+		return s, nil
 	}
-	for i := 0; i < len(s); {
-		if s[i] != '\\' || i+1 >= len(s) {
-			emit(i, s[i:i+1])
+	var b strings.Builder
+	for i >= 0 && i < len(s) {
+		text, n := readEscape(s, i)
+		if n > 0 {
+			if b.Cap() == 0 {
+				b.Grow(len(s))
+			}
+			// The literal bytes since the previous escape, then this one.
+			prevEnd := 0
+			if len(runs) > 0 {
+				last := runs[len(runs)-1]
+				prevEnd = last.src + last.srcLen
+			}
+			b.WriteString(s[prevEnd:i])
+			runs = append(runs, escapeRun{dec: b.Len(), decLen: len(text), src: i, srcLen: n})
+			b.WriteString(text)
+			i += n
+		} else {
 			i++
-			continue
 		}
-		switch c := s[i+1]; c {
-		case '"', '\\', '/':
-			emit(i, string(c))
-			i += 2
-			continue
-		case 'b', 'f', 'n', 'r', 't':
-			emit(i, string("\b\f\n\r\t"[strings.IndexByte("bfnrt", c)]))
-			i += 2
-			continue
-		case 'u':
-			if r, ok := hex4(s, i+2); ok {
-				n := 6
-				if utf16.IsSurrogate(r) {
-					if i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
-						if r2, ok := hex4(s, i+8); ok {
-							if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
-								r, n = pair, 12
-							}
-						}
-					}
+		j := strings.IndexByte(s[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+	}
+	if len(runs) == 0 {
+		return s, nil
+	}
+	last := runs[len(runs)-1]
+	b.WriteString(s[last.src+last.srcLen:])
+	return b.String(), runs
+}
+
+// readEscape reads the escape at s[i] (a backslash) and returns what it
+// decodes to and its length; n is 0 when it is not a JSON escape.
+func readEscape(s string, i int) (text string, n int) {
+	if i+1 >= len(s) {
+		return "", 0
+	}
+	switch c := s[i+1]; c {
+	case '"', '\\', '/':
+		return s[i+1 : i+2], 2
+	case 'b', 'f', 'n', 'r', 't':
+		k := strings.IndexByte("bfnrt", c)
+		return "\b\f\n\r\t"[k : k+1], 2
+	case 'u':
+		r, ok := hex4(s, i+2)
+		if !ok {
+			return "", 0
+		}
+		n = 6
+		if utf16.IsSurrogate(r) && i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+			if r2, ok := hex4(s, i+8); ok {
+				if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+					r, n = pair, 12
 				}
-				emit(i, string(r))
-				i += n
-				continue
 			}
 		}
-		emit(i, s[i:i+1])
-		i++
+		return string(r), n
 	}
-	from = append(from, len(s))
-	return b.String(), from
+	return "", 0
+}
+
+// sourceStart is where in the source the decoded byte at i began: the
+// start of its escape, or its own place between escapes.
+func sourceStart(runs []escapeRun, i int) int {
+	k := sort.Search(len(runs), func(k int) bool { return runs[k].dec+runs[k].decLen > i })
+	if k < len(runs) && runs[k].dec <= i {
+		return runs[k].src // inside escape k
+	}
+	return literalSource(runs, k, i)
+}
+
+// sourceEnd is where in the source the decoded bytes before j ended.
+func sourceEnd(runs []escapeRun, j int) int {
+	if j == 0 {
+		return 0
+	}
+	i := j - 1
+	k := sort.Search(len(runs), func(k int) bool { return runs[k].dec+runs[k].decLen > i })
+	if k < len(runs) && runs[k].dec <= i {
+		return runs[k].src + runs[k].srcLen // inside escape k
+	}
+	return literalSource(runs, k, i) + 1
+}
+
+// literalSource maps the decoded byte i, which lies between escape k-1 and
+// escape k, to its source offset.
+func literalSource(runs []escapeRun, k, i int) int {
+	if k == 0 {
+		return i
+	}
+	prev := runs[k-1]
+	return prev.src + prev.srcLen + (i - (prev.dec + prev.decLen))
 }
 
 // hex4 reads four hex digits at s[i:].

@@ -2,9 +2,12 @@ package redact
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -161,17 +164,23 @@ func TestEscapedSecretInPlainText(t *testing.T) {
 }
 
 func FuzzDecodeEscapes(f *testing.F) {
-	for _, s := range append(spellings, `\ud83d\ude00`, `\ud83d`, `\u12`, `\`, `a\\b`) {
+	for _, s := range append(spellings, `\ud83d\ude00`, `\ud83d`, `\u12`, `\`, `a\\b`, `x\u0041y\/z`) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		dec, from := decodeEscapes(s)
-		if len(from) != len(dec)+1 || from[len(dec)] != len(s) {
-			t.Fatalf("offsets %v for %q → %q", from, s, dec)
+		dec, runs := decodeEscapes(s)
+		// Every decoded span maps back to a source span, in order, and
+		// the whole decodes from the whole.
+		if len(dec) > 0 && (sourceStart(runs, 0) != 0 || sourceEnd(runs, len(dec)) != len(s)) {
+			t.Fatalf("%q → %q: the whole maps to [%d, %d)", s, dec, sourceStart(runs, 0), sourceEnd(runs, len(dec)))
 		}
-		for i := 1; i < len(from); i++ {
-			if from[i] < from[i-1] {
-				t.Fatalf("offsets go back: %v", from)
+		for i := 0; i < len(dec); i++ {
+			a, b := sourceStart(runs, i), sourceEnd(runs, i+1)
+			if a < 0 || b > len(s) || a >= b {
+				t.Fatalf("%q → %q: byte %d maps to [%d, %d)", s, dec, i, a, b)
+			}
+			if i > 0 && a < sourceStart(runs, i-1) {
+				t.Fatalf("%q: the mapping goes back at %d", s, i)
 			}
 		}
 		// encoding/json reads invalid UTF-8 as U+FFFD; the redactor
@@ -184,4 +193,65 @@ func FuzzDecodeEscapes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// spell writes secret inside a JSON string, escaping rune i as \uXXXX when
+// bit i of mask is set (and "/" as \/ when bit i+32 is).
+func spell(secret string, mask uint64) string {
+	var b strings.Builder
+	for i, r := range []rune(secret) {
+		switch {
+		case mask>>(i%32)&1 == 1:
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&b, `\u%04x`, u)
+			}
+		case r == '/' && mask>>(32+i%32)&1 == 1:
+			b.WriteString(`\/`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// However a JSON writer spells the secret, and whatever surrounds it,
+// nothing that decodes to it survives Bytes, and the message stays JSON.
+func FuzzRedactSpelled(f *testing.F) {
+	f.Add("you sent ", " (done)", uint64(0))
+	f.Add("sk/ab+cdä1", "", uint64(0xffff))
+	f.Add("\\", "\"", uint64(1<<33))
+	f.Fuzz(func(t *testing.T, prefix, suffix string, mask uint64) {
+		var b Builder
+		b.AddValue(spelledSecret)
+		r := b.Build()
+		p, _ := json.Marshal(prefix)
+		s, _ := json.Marshal(suffix)
+		msg := `{"a":"` + string(p[1:len(p)-1]) + spell(spelledSecret, mask) + string(s[1:len(s)-1]) + `","b":1}`
+		out := r.Bytes([]byte(msg))
+		var v struct{ A string }
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("%s became invalid JSON: %s", msg, out)
+		}
+		if strings.Contains(v.A, spelledSecret) {
+			t.Fatalf("%s → %s still decodes to the secret", msg, out)
+		}
+	})
+}
+
+// A large message costs at most a copy or two of itself to redact, however
+// it escapes: the client lets messages reach 32 MiB, and the TUI redacts
+// every message it keeps.
+func TestLargeMessageIsCheap(t *testing.T) {
+	r := testRedactor()
+	big := []byte(`{"jsonrpc":"2.0","id":1,"result":{"text":"` + strings.Repeat("abc ", 2<<20) + `a\/b"}}`) // 8 MiB, one escape
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out := r.Bytes(big)
+	runtime.ReadMemStats(&after)
+	if &out[0] != &big[0] {
+		t.Error("a message with no secret was copied")
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 3*uint64(len(big)) {
+		t.Errorf("redacting %d bytes allocated %d", len(big), n)
+	}
 }
