@@ -1,12 +1,14 @@
-// Package redact keeps the secrets a user configured (Authorization and
-// Cookie headers, any header, environment variable or URL query parameter
-// whose name contains "token", "secret" or "key") out of everything inflight
-// prints or writes: error messages, trace files, --json output, log panes.
+// Package redact keeps the secrets a user configured out of everything
+// inflight prints or writes: error messages, trace files, --json output, log
+// panes. Secrets are the values of Authorization and Cookie headers and of any
+// header, environment variable, query parameter or command-line flag whose
+// name says it holds one (see IsSecretName), and the password of any URL
+// given as a value (a DATABASE_URL-style scheme://user:pass@host).
 //
 // A Redactor is built once from the configured target. It knows the secret
 // values themselves, so it can replace them wherever they turn up — a server
 // that echoes an Authorization header back in an error message is caught as
-// surely as the header itself.
+// surely as the header itself, whichever way the server escaped it in JSON.
 package redact
 
 import (
@@ -16,6 +18,10 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
 )
 
 // Placeholder replaces every secret value.
@@ -27,17 +33,64 @@ const Placeholder = "[redacted]"
 // whatever its length.
 const minFragment = 4
 
-// IsSecretName reports whether a header, environment variable or query
-// parameter with this name holds a secret: Authorization, Proxy-Authorization,
-// Cookie, Set-Cookie, or any name containing "token", "secret" or "key"
-// (case-insensitive, so X-Api-Key, GITHUB_TOKEN and client_secret all are).
+// IsSecretName reports whether a header, environment variable, query
+// parameter or flag with this name holds a secret (case-insensitive):
+// Authorization, Proxy-Authorization, Cookie, Set-Cookie; any name containing
+// "token", "secret", "key", "password", "passwd", "credential" or
+// "signature"; a word starting with "auth" (X-Auth, AUTH_HEADER, basicAuth,
+// but not author or authority); and the words "pwd" (DB_PWD, MYSQL_PWD) and
+// "sig" (?sig=, X-Amz-Sig). The shell's PWD and OLDPWD, the working
+// directory, are not secrets.
 func IsSecretName(name string) bool {
-	n := strings.ToLower(strings.TrimSpace(name))
+	name = strings.TrimSpace(name)
+	if name == "PWD" || name == "OLDPWD" {
+		return false
+	}
+	n := strings.ToLower(name)
 	switch n {
 	case "authorization", "proxy-authorization", "cookie", "set-cookie":
 		return true
 	}
-	return strings.Contains(n, "token") || strings.Contains(n, "secret") || strings.Contains(n, "key")
+	for _, part := range []string{"token", "secret", "key", "password", "passwd", "credential", "signature"} {
+		if strings.Contains(n, part) {
+			return true
+		}
+	}
+	for _, w := range nameWords(name) {
+		switch {
+		case w == "pwd", w == "sig":
+			return true
+		case strings.HasPrefix(w, "auth") && !strings.HasPrefix(w, "author"):
+			// author, authors, authority, authorized… name people and
+			// places, not credentials; authorization is matched above.
+			return true
+		}
+	}
+	return false
+}
+
+// nameWords splits a name into its lower-case words at punctuation and at
+// camelCase humps: "X-Auth-Sig" and "basicAuthSig" both give [x auth sig] and
+// [basic auth sig].
+func nameWords(name string) []string {
+	var words []string
+	start := -1
+	rs := []rune(name)
+	for i, r := range rs {
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		hump := i > 0 && unicode.IsUpper(r) && unicode.IsLower(rs[i-1])
+		if start >= 0 && (!alnum || hump) {
+			words = append(words, strings.ToLower(string(rs[start:i])))
+			start = -1
+		}
+		if alnum && start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		words = append(words, strings.ToLower(string(rs[start:])))
+	}
+	return words
 }
 
 // Redactor replaces known secret values. The zero value and nil redact
@@ -85,9 +138,11 @@ func (b *Builder) addFragment(v string) {
 // AddHeader marks the value of a header as secret when its name says it
 // is one. For Authorization the credential after the scheme ("Bearer xyz" →
 // "xyz") is secret on its own too, and for Cookie each cookie's value, since
-// servers echo those pieces rather than the whole header.
+// servers echo those pieces rather than the whole header. Whatever the name,
+// the password of a URL in the value is secret (see AddURLsIn).
 func (b *Builder) AddHeader(name, value string) {
 	if !IsSecretName(name) {
+		b.AddURLsIn(value)
 		return
 	}
 	b.AddValue(value)
@@ -115,22 +170,30 @@ func (b *Builder) AddHeaders(h http.Header) {
 }
 
 // AddEnv marks the values of KEY=VALUE environment entries whose key names a
-// secret (API_KEY, GITHUB_TOKEN, CLIENT_SECRET…): config files pass
-// credentials to stdio servers that way.
+// secret (API_KEY, GITHUB_TOKEN, DB_PASSWORD, PGPASSWORD…): config files pass
+// credentials to stdio servers that way. Whatever the key, the password of a
+// URL in the value is secret (DATABASE_URL=postgres://user:pass@host/db).
 func (b *Builder) AddEnv(env []string) {
 	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok && IsSecretName(k) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if IsSecretName(k) {
 			b.AddValue(v)
 		}
+		b.AddURLsIn(v)
 	}
 }
 
 // AddArgs marks the secrets a command line carries: the value of a
 // NAME=value argument whose name says it is secret (GITHUB_TOKEN=…, as
-// `env` takes them), and of a flag whose name does, given as --api-key=…
-// or as --api-key … (the next argument).
+// `env` takes them), of a flag whose name does, given as --db-password=…
+// or as --password … (the next argument), and the password of any URL in
+// an argument (--db postgres://user:pass@host/db).
 func (b *Builder) AddArgs(args []string) {
 	for i, a := range args {
+		b.AddURLsIn(a)
 		name, value, hasValue := strings.Cut(a, "=")
 		flag := strings.HasPrefix(name, "-")
 		name = strings.TrimLeft(name, "-")
@@ -156,11 +219,51 @@ func (b *Builder) AddArgs(args []string) {
 	}
 }
 
+// AddURLsIn marks the secrets of every URL inside s (a word containing
+// "://", from its scheme on): its password and its secret-named query
+// parameters, as AddURL does. Values that merely hold a URL — an
+// environment entry, a flag, a header — are where connection strings with
+// passwords live.
+func (b *Builder) AddURLsIn(s string) {
+	for rest := s; ; {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			return
+		}
+		start := i
+		for start > 0 && isSchemeByte(rest[start-1]) {
+			start--
+		}
+		end := i + 3
+		for end < len(rest) && !isURLStop(rest[end]) {
+			end++
+		}
+		if start < i {
+			b.AddURL(rest[start:end])
+		}
+		rest = rest[end:]
+	}
+}
+
+func isSchemeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
+// isURLStop ends a URL found inside a longer value.
+func isURLStop(c byte) bool {
+	return c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`'
+}
+
 // secretFlag reports whether a flag's name ends in a word that names a
 // secret, so that the argument after it is its value.
 func secretFlag(name string) bool {
 	n := strings.ToLower(name)
-	for _, w := range []string{"token", "secret", "key", "password", "passwd", "credentials"} {
+	for _, neg := range []string{"no-", "no_", "skip-", "disable-", "without-"} {
+		if strings.HasPrefix(n, neg) {
+			return false // a switch that turns something off: --no-auth
+		}
+	}
+	for _, w := range []string{"token", "secret", "key", "password", "passwd", "pwd", "credential", "credentials", "auth", "sig", "signature"} {
 		if strings.HasSuffix(n, w) {
 			return true
 		}
@@ -280,32 +383,250 @@ func New(headers http.Header, env []string, rawURL string, args ...string) *Reda
 // Empty reports whether the Redactor knows no secrets.
 func (r *Redactor) Empty() bool { return r == nil || r.replacer == nil }
 
-// String returns s with every secret value replaced by Placeholder.
+// String returns s with every secret value replaced by Placeholder,
+// however it is spelled in JSON (see Bytes).
 func (r *Redactor) String(s string) string {
-	if r.Empty() || !r.mayContain(s) {
+	if r.Empty() {
 		return s
 	}
-	return r.replacer.Replace(s)
+	if r.mayContain(s) {
+		s = r.replacer.Replace(s)
+	}
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	return r.redactEscaped(s)
 }
 
 // Bytes returns b with every secret value replaced by Placeholder. It
 // returns b itself when nothing needs replacing, and a new slice otherwise:
 // the caller's bytes are never modified.
+//
+// A secret is found as written, as Go's JSON encoder escapes it, and however
+// else JSON may spell it: a server may escape "/" as "\/" (as PHP does), any
+// character as \u0041, non-ASCII as \u00e4 or a surrogate pair. Text with a
+// backslash in it is therefore compared decoded: its JSON escapes are read
+// (wherever they are — the text need not be JSON), and each span that
+// decodes to a secret is replaced. Only the secret's own bytes change, so
+// JSON stays valid and the rest of a message stays byte for byte what the
+// server sent. Text with neither a backslash nor a secret in it, which is
+// nearly every message, costs a scan and is returned as it is.
 func (r *Redactor) Bytes(b []byte) []byte {
 	if r.Empty() {
 		return b
 	}
-	found := false
+	literal := false
 	for _, s := range r.secrets {
 		if bytes.Contains(b, []byte(s)) {
-			found = true
+			literal = true
 			break
 		}
 	}
-	if !found {
+	escaped := bytes.IndexByte(b, '\\') >= 0
+	if !literal && !escaped {
 		return b
 	}
-	return []byte(r.replacer.Replace(string(b)))
+	if !literal {
+		// Only escapes to look through: read b in place, and copy only
+		// when a secret was found (redactEscaped returns its argument
+		// otherwise). b is not modified, and nothing keeps the view.
+		in := unsafe.String(unsafe.SliceData(b), len(b))
+		if out := r.redactEscaped(in); unsafe.StringData(out) != unsafe.StringData(in) || len(out) != len(in) {
+			return []byte(out)
+		}
+		return b
+	}
+	s := r.replacer.Replace(string(b))
+	if escaped {
+		s = r.redactEscaped(s)
+	}
+	return []byte(s)
+}
+
+// redactEscaped replaces the spans of s whose JSON-decoded text is a
+// secret. s is decoded once, remembering which span of s each decoded run
+// came from; a match in the decoded text is mapped back to the span of s
+// that spells it. It returns s itself when nothing matched.
+func (r *Redactor) redactEscaped(s string) string {
+	dec, runs := decodeEscapes(s)
+	if len(runs) == 0 {
+		return s // no escape was read: the literal pass saw it all
+	}
+	// spans are the [start, end) byte ranges of s to replace.
+	var spans [][2]int
+	var covered [][2]int // decoded ranges already matched by a longer secret
+	for _, sec := range r.secrets {
+	search:
+		for off := 0; ; {
+			i := strings.Index(dec[off:], sec)
+			if i < 0 {
+				break
+			}
+			i += off
+			j := i + len(sec)
+			off = j
+			for _, c := range covered {
+				if i < c[1] && j > c[0] {
+					continue search // inside a longer secret already replaced
+				}
+			}
+			covered = append(covered, [2]int{i, j})
+			spans = append(spans, [2]int{sourceStart(runs, i), sourceEnd(runs, j)})
+		}
+	}
+	if len(spans) == 0 {
+		return s
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	var out strings.Builder
+	out.Grow(len(s))
+	last := 0
+	for _, sp := range spans {
+		if sp[0] < last {
+			continue
+		}
+		out.WriteString(s[last:sp[0]])
+		out.WriteString(Placeholder)
+		last = sp[1]
+	}
+	out.WriteString(s[last:])
+	return out.String()
+}
+
+// escapeRun is one escape of the source text and what it decoded to: the
+// decoded bytes [dec, dec+decLen) came from s[src:src+srcLen]. Between two
+// runs, decoded and source bytes correspond one to one.
+type escapeRun struct {
+	dec, decLen, src, srcLen int
+}
+
+// decodeEscapes reads the JSON escapes in s (\", \\, \/, \b, \f, \n, \r,
+// \t, \uXXXX and surrogate pairs) wherever they are, leaving every other
+// byte as it is, and returns the decoded text with the escapes it read, in
+// order. It allocates in proportion to the escapes, plus one copy of s when
+// there is any: a 32 MiB message with one escape costs one copy, not a table
+// of offsets eight times its size.
+func decodeEscapes(s string) (dec string, runs []escapeRun) {
+	i := strings.IndexByte(s, '\\')
+	if i < 0 {
+		return s, nil
+	}
+	var b strings.Builder
+	for i >= 0 && i < len(s) {
+		text, n := readEscape(s, i)
+		if n > 0 {
+			if b.Cap() == 0 {
+				b.Grow(len(s))
+			}
+			// The literal bytes since the previous escape, then this one.
+			prevEnd := 0
+			if len(runs) > 0 {
+				last := runs[len(runs)-1]
+				prevEnd = last.src + last.srcLen
+			}
+			b.WriteString(s[prevEnd:i])
+			runs = append(runs, escapeRun{dec: b.Len(), decLen: len(text), src: i, srcLen: n})
+			b.WriteString(text)
+			i += n
+		} else {
+			i++
+		}
+		j := strings.IndexByte(s[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+	}
+	if len(runs) == 0 {
+		return s, nil
+	}
+	last := runs[len(runs)-1]
+	b.WriteString(s[last.src+last.srcLen:])
+	return b.String(), runs
+}
+
+// readEscape reads the escape at s[i] (a backslash) and returns what it
+// decodes to and its length; n is 0 when it is not a JSON escape.
+func readEscape(s string, i int) (text string, n int) {
+	if i+1 >= len(s) {
+		return "", 0
+	}
+	switch c := s[i+1]; c {
+	case '"', '\\', '/':
+		return s[i+1 : i+2], 2
+	case 'b', 'f', 'n', 'r', 't':
+		k := strings.IndexByte("bfnrt", c)
+		return "\b\f\n\r\t"[k : k+1], 2
+	case 'u':
+		r, ok := hex4(s, i+2)
+		if !ok {
+			return "", 0
+		}
+		n = 6
+		if utf16.IsSurrogate(r) && i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+			if r2, ok := hex4(s, i+8); ok {
+				if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+					r, n = pair, 12
+				}
+			}
+		}
+		return string(r), n
+	}
+	return "", 0
+}
+
+// sourceStart is where in the source the decoded byte at i began: the
+// start of its escape, or its own place between escapes.
+func sourceStart(runs []escapeRun, i int) int {
+	k := sort.Search(len(runs), func(k int) bool { return runs[k].dec+runs[k].decLen > i })
+	if k < len(runs) && runs[k].dec <= i {
+		return runs[k].src // inside escape k
+	}
+	return literalSource(runs, k, i)
+}
+
+// sourceEnd is where in the source the decoded bytes before j ended.
+func sourceEnd(runs []escapeRun, j int) int {
+	if j == 0 {
+		return 0
+	}
+	i := j - 1
+	k := sort.Search(len(runs), func(k int) bool { return runs[k].dec+runs[k].decLen > i })
+	if k < len(runs) && runs[k].dec <= i {
+		return runs[k].src + runs[k].srcLen // inside escape k
+	}
+	return literalSource(runs, k, i) + 1
+}
+
+// literalSource maps the decoded byte i, which lies between escape k-1 and
+// escape k, to its source offset.
+func literalSource(runs []escapeRun, k, i int) int {
+	if k == 0 {
+		return i
+	}
+	prev := runs[k-1]
+	return prev.src + prev.srcLen + (i - (prev.dec + prev.decLen))
+}
+
+// hex4 reads four hex digits at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // Header returns a copy of h fit to print: values of secret headers are

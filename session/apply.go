@@ -354,6 +354,7 @@ func (t *Tracker) onProgress(ev *event.Event) {
 		t.violate(ViolationProgressAfterCompletion, "progress after request "+r.ID.String()+" was "+r.State.String(), r, r.ID, ev)
 		return
 	}
+	t.checkProgressRange(r, p, ev)
 	pr := &r.Progress
 	if pr.Count > 0 && p.Progress <= pr.Value {
 		t.violate(ViolationProgressNotIncreasing, fmt.Sprintf("progress %v after %v", p.Progress, pr.Value), r, r.ID, ev)

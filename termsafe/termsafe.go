@@ -85,7 +85,7 @@ func placeholder(r rune, multiline bool) string {
 	case r >= 0x80 && r <= 0x9f:
 		// C1 controls: 0x9b is a one-byte CSI, 0x9d a one-byte OSC.
 		return "\\u00" + hex2(byte(r))
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+	case isBidi(r):
 		// Bidirectional embeddings, overrides and isolates can make text
 		// read differently from what it is (CVE-2021-42574).
 		return "\\u" + hex4(r)

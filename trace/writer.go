@@ -13,6 +13,7 @@ import (
 	"inflight/event"
 	"inflight/redact"
 	"inflight/session"
+	"inflight/termsafe"
 	"inflight/wire"
 )
 
@@ -49,7 +50,12 @@ func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 //
 // The message goes last on the line, spliced in byte for byte:
 // encoding/json would compact it (and re-escape it), and a trace must show
-// the message exactly as it was on the wire.
+// the message exactly as it was on the wire — with two exceptions, both
+// meaning-preserving within JSON: a secret in it is replaced however the
+// server escaped it, and the whole line goes through termsafe.EscapeJSON,
+// so the C1 and bidirectional controls Go's encoder leaves raw (and the
+// server may have sent raw) are \u escapes, and a trace shown with cat or
+// less cannot drive the terminal.
 func (w *Writer) Write(rec Record) error {
 	redactRecord(&rec, w.red)
 	msg := rec.Msg
@@ -70,7 +76,7 @@ func (w *Writer) Write(rec Record) error {
 		line = append(line, msg...)
 		line = append(line, '}')
 	}
-	line = append(line, '\n')
+	line = append(termsafe.EscapeJSON(line), '\n')
 	if _, err := w.bw.Write(line); err != nil {
 		w.err = fmt.Errorf("write trace: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/termsafe"
 	"inflight/wire"
 )
 
@@ -444,7 +445,10 @@ func (c *composer) toggleJSON() tea.Cmd {
 		ta.ShowLineNumbers = false
 		ta.SetWidth(60)
 		ta.SetHeight(8)
-		ta.SetValue(string(b))
+		// The keys are the schema's property names: Go's encoder leaves
+		// their C1 and bidi controls raw, so they are escaped for the
+		// editor (the JSON means the same).
+		ta.SetValue(string(termsafe.EscapeJSON(b)))
 		c.json = ta
 		c.jsonMode = true
 		c.err = ""
@@ -774,7 +778,8 @@ func (c *composer) view(m *Model, height int) string {
 		}
 	}
 	if c.err != "" {
-		b.WriteString("\n" + st.Error.Render(fit("  ✗ "+c.err, m.width)) + "\n")
+		// Errors name the fields, whose names are the server's.
+		b.WriteString("\n" + st.Error.Render(fit("  ✗ "+m.line(c.err), m.width)) + "\n")
 	}
 	return b.String()
 }
@@ -786,7 +791,8 @@ func (c *composer) fieldLine(m *Model, i int) string {
 	if i == c.focus && !c.jsonMode && !c.kindRow {
 		cursor = st.Cursor.Render("▌ ")
 	}
-	label := f.name
+	// The name of a schema's property is the server's string.
+	label := m.line(f.name)
 	if f.required {
 		label += "*"
 	}
@@ -848,7 +854,7 @@ func (c *composer) viewPick(m *Model, height int) string {
 			// schema's JSON cut at the screen's edge.
 			var args []string
 			for _, f := range schemaFields(t.Schema, m.line) {
-				a := f.name
+				a := m.line(f.name)
 				if f.required {
 					a += "*"
 				}

@@ -14,6 +14,7 @@ import (
 	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/termsafe"
 	"inflight/wire"
 )
 
@@ -128,7 +129,7 @@ func (m *Model) detailFacts(r *session.Request, now time.Time) string {
 	if r.Progress.Count > 0 {
 		p := fmt.Sprintf("%d progress (┼)", r.Progress.Count)
 		if r.Progress.HasTotal {
-			p += fmt.Sprintf(", last %g/%g", r.Progress.Value, r.Progress.Total)
+			p += ", last " + termsafe.Number(r.Progress.Value) + "/" + termsafe.Number(r.Progress.Total)
 		}
 		parts = append(parts, p)
 	}

@@ -49,6 +49,11 @@ type liveHarness struct {
 
 	slowest time.Duration
 	frames  int
+	// strict (on by default) also checks, after every message, the frame
+	// and the frame as the views drew it (before View's choke point) with
+	// strictFrameProblem: each view must sanitise the server's strings
+	// itself.
+	strict bool
 }
 
 // liveDialer makes real clients and remembers them so that the harness can
@@ -116,15 +121,25 @@ func httpDialer(ts *httptest.Server, version string) *liveDialer {
 
 func newLive(t *testing.T, d *liveDialer, cfg session.Config) *liveHarness {
 	t.Helper()
+	return newLiveWith(t, d, cfg, nil)
+}
+
+// newLiveWith is newLive with options of the test's own (set may be nil).
+func newLiveWith(t *testing.T, d *liveDialer, cfg session.Config, set func(*Options)) *liveHarness {
+	t.Helper()
 	transport := "stdio"
 	if d.http {
 		transport = "http"
 	}
-	m, err := New(Options{Target: "a hostile server", Transport: transport, Dial: d.dial, Tracker: cfg, Dark: true})
+	opts := Options{Target: "a hostile server", Transport: transport, Dial: d.dial, Tracker: cfg, Dark: true}
+	if set != nil {
+		set(&opts)
+	}
+	m, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &liveHarness{t: t, m: m, msgs: make(chan tea.Msg, 64), done: make(chan struct{})}
+	l := &liveHarness{t: t, m: m, msgs: make(chan tea.Msg, 64), done: make(chan struct{}), strict: true}
 	t.Cleanup(func() { l.close(d) })
 	l.run(m.Init())
 	l.update(tea.WindowSizeMsg{Width: liveWidth, Height: liveHeight})
@@ -205,6 +220,13 @@ func (l *liveHarness) update(msg tea.Msg) {
 	}
 	if p := frameProblem(content, l.m.width, l.m.height); p != "" {
 		l.t.Fatalf("after %T: %s", msg, p)
+	}
+	if l.strict {
+		for what, frame := range map[string]string{"the frame": content, "the frame as the views drew it": l.m.frame()} {
+			if p := strictFrameProblem(frame); p != "" {
+				l.t.Fatalf("after %T (mode %v), %s: %s\n%s", msg, l.m.mode, what, p, ansi.Strip(frame))
+			}
+		}
 	}
 	l.run(cmd)
 }

@@ -11,6 +11,7 @@ import (
 
 	"inflight/event"
 	"inflight/session"
+	"inflight/termsafe"
 	"inflight/wire"
 )
 
@@ -229,13 +230,15 @@ func elapsed(r *session.Request, now time.Time) time.Duration {
 // with the method when there is room.
 func (m *Model) requestLabel(r *session.Request, withMethod bool) string {
 	target := m.line(r.Target)
+	// A raw request's method is whatever was typed or passed to --call.
+	method := m.line(r.Method)
 	switch {
 	case r.Method == wire.MethodSubscriptionsListen:
 		return "listen"
 	case target == "":
-		return r.Method
+		return method
 	case withMethod:
-		return r.Method + " " + target
+		return method + " " + target
 	case r.Method == wire.MethodToolsCall:
 		return target
 	case r.Method == wire.MethodResourcesRead:
@@ -243,7 +246,7 @@ func (m *Model) requestLabel(r *session.Request, withMethod bool) string {
 	case r.Method == wire.MethodPromptsGet:
 		return "prompt " + target
 	}
-	return r.Method + " " + target
+	return method + " " + target
 }
 
 // countdown is the timeout column: time left before the nearer limit,
@@ -322,13 +325,14 @@ func (m *Model) progressCell(r *session.Request, w int, now time.Time) string {
 	st := m.styles
 	p := r.Progress
 	msg := m.line(p.Message)
-	if p.HasTotal && p.Total > 0 {
-		f := p.Value / p.Total
+	if pct, f, ok := termsafe.Percent(p.Value, p.Total); p.HasTotal && ok {
+		// The percentage is clamped to 0–100%: a server's total of 1e-300
+		// or value of 1e308 reads 100%, never +Inf% or 309 digits.
 		barW := min(20, max(6, w/3))
-		pct := fmt.Sprintf(" %3.0f%% ", f*100)
+		pct = fmt.Sprintf(" %4s ", pct)
 		return bar(st, f, barW) + pct + trunc(msg, w-barW-len(pct))
 	}
-	s := spinnerAt(now) + fmt.Sprintf(" %g", p.Value)
+	s := spinnerAt(now) + " " + termsafe.Number(p.Value)
 	if msg != "" {
 		s += " · " + msg
 	}

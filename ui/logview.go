@@ -109,17 +109,19 @@ func (m *Model) entryText(abs int64) string {
 	e := lg.At(int(abs - first))
 	what, msg := describeEntry(e)
 	var b strings.Builder
-	facts := []string{e.Time.Format("15:04:05.000000"), e.Dir.String(), what}
+	// The facts are sanitised before the violation's styling is added:
+	// sanitising styled text would draw our own escapes as ␛.
+	facts := []string{e.Time.Format("15:04:05.000000"), e.Dir.String(), m.line(what)}
 	if id := logID(e.ID); id != "" {
-		facts = append(facts, "id "+id)
+		facts = append(facts, "id "+m.line(id))
 	}
 	if e.Status != 0 {
 		facts = append(facts, fmt.Sprintf("HTTP %d", e.Status))
 	}
 	if e.Violation != "" {
-		facts = append(facts, st.Flag.Render("⚠ "+e.Violation))
+		facts = append(facts, st.Flag.Render("⚠ "+m.line(e.Violation)))
 	}
-	b.WriteString(m.line(strings.Join(facts, " · ")) + "\n")
+	b.WriteString(strings.Join(facts, " · ") + "\n")
 	if e.Coalesced > 0 {
 		b.WriteString(st.Dim.Render(fmt.Sprintf("stands for %d progress notifications, until %s; the latest below", e.Coalesced+1, e.LastTime.Format("15:04:05.000"))) + "\n")
 	}

@@ -29,7 +29,19 @@ func (m *Model) bodyHeight() int {
 
 // View renders the whole screen. It reads state only; elapsed times and
 // countdowns are computed here from timestamps.
+//
+// Every frame passes two last checks: whatever path a string took, no
+// secret reaches the screen (Redact), and nothing but our own styling acts
+// on the terminal (frameFilter, see frame.go).
 func (m *Model) View() tea.View {
+	v := tea.NewView(frameFilter().Clean(m.opts.Redact(m.frame())))
+	v.AltScreen = true
+	v.WindowTitle = "inflight"
+	return v
+}
+
+// frame is the screen as the views draw it, before View's last checks.
+func (m *Model) frame() string {
 	var b strings.Builder
 	b.WriteString(m.viewHeader())
 	b.WriteByte('\n')
@@ -62,12 +74,7 @@ func (m *Model) View() tea.View {
 	b.WriteString(m.viewStatus())
 	b.WriteByte('\n')
 	b.WriteString(m.footer())
-	// A last pass over the whole frame: whatever path a string took, no
-	// secret reaches the screen.
-	v := tea.NewView(m.opts.Redact(b.String()))
-	v.AltScreen = true
-	v.WindowTitle = "inflight"
-	return v
+	return b.String()
 }
 
 // clampLines makes the body exactly h lines, none wider than w.
