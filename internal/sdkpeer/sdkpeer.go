@@ -17,20 +17,17 @@
 // EnvVersions narrows the versions a peer advertises (see each command).
 //
 // BuildPeer compiles a peer once per test binary, into a temporary
-// directory that RemoveBuilt deletes (call it from TestMain after m.Run).
+// directory that RemoveBuilt deletes (call it from TestMain after m.Run);
+// CancelSeenAt reads, from a peer's stderr, when it saw a cancel.
 package sdkpeer
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"inflight/internal/testbin"
 )
 
 // The peers BuildPeer knows, by the name of their command directory.
@@ -62,88 +59,21 @@ const CancelSeen = "cancel seen at step"
 // importPath is where the peers' commands live in this module.
 const importPath = "inflight/internal/sdkpeer/"
 
-var (
-	mu     sync.Mutex
-	dir    string
-	builds = map[string]*build{}
-)
-
-type build struct {
-	once sync.Once
-	path string
-	err  error
-}
-
 // BuildPeer returns the path of the named peer's executable (GoSDK or
 // MCPGo), built with `go build` the first time a test of this binary asks
-// for it and reused after that. A failed build fails t; without the go
-// command it skips t, since nothing can be built.
+// for it and reused after that (testbin.Build). A failed build fails t;
+// without the go command it skips t.
 func BuildPeer(t testing.TB, name string) string {
 	t.Helper()
 	if !slices.Contains(Names, name) {
 		t.Fatalf("sdkpeer: no peer named %q (have %v)", name, Names)
 	}
-	goTool, err := goCommand()
-	if err != nil {
-		t.Skipf("sdkpeer: building %s needs the go command: %v", name, err)
-	}
-	mu.Lock()
-	b := builds[name]
-	if b == nil {
-		b = &build{}
-		builds[name] = b
-	}
-	mu.Unlock()
-	b.once.Do(func() { b.path, b.err = compile(goTool, name) })
-	if b.err != nil {
-		t.Fatalf("sdkpeer: %v", b.err)
-	}
-	return b.path
+	return testbin.Build(t, importPath+name)
 }
 
-// RemoveBuilt deletes what BuildPeer built. TestMain calls it after m.Run;
-// without it the binaries stay in the system's temporary directory.
-func RemoveBuilt() {
-	mu.Lock()
-	defer mu.Unlock()
-	if dir != "" {
-		_ = os.RemoveAll(dir)
-		dir = ""
-	}
-	builds = map[string]*build{}
-}
-
-func compile(goTool, name string) (string, error) {
-	mu.Lock()
-	if dir == "" {
-		d, err := os.MkdirTemp("", "inflight-sdkpeer-")
-		if err != nil {
-			mu.Unlock()
-			return "", fmt.Errorf("temporary directory: %w", err)
-		}
-		dir = d
-	}
-	out := filepath.Join(dir, name)
-	mu.Unlock()
-	cmd := exec.Command(goTool, "build", "-o", out, importPath+name)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", importPath+name, err, msg)
-	}
-	return out, nil
-}
-
-// goCommand finds the go command: on PATH, or in the GOROOT this binary
-// was built with.
-func goCommand() (string, error) {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p, nil
-	}
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("not on PATH nor in %s", filepath.Dir(p))
-	}
-	return p, nil
-}
+// RemoveBuilt deletes what BuildPeer built (and anything else testbin
+// built). TestMain calls it after m.Run.
+func RemoveBuilt() { testbin.RemoveAll() }
 
 // CancelSeenAt finds, in a peer's stderr, the line its handler logged when
 // it saw the cancel of the request whose progress token is token (as JSON,
