@@ -1,0 +1,93 @@
+//go:build floodprofile
+
+package floodpeer_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"inflight/check"
+	"inflight/internal/floodpeer"
+	"inflight/internal/testbin"
+)
+
+// BenchmarkCallInProcess runs what `inflight call --tool flood` runs
+// (check.Call, the headless path) inside the test binary against the real
+// peer process, so that -cpuprofile sees the client's side only. Its cases:
+// json (--json, no live output), live (the plain report, progress lines at
+// most ten a second, as on a pipe) and trace (--json --trace FILE). It sits
+// behind a build tag because check.Call is moving (issue 9 splits check/
+// into runner/ and call/): the default build must not break when it does;
+// retarget the one call below then.
+//
+//	go test -tags floodprofile -run '^$' -bench 'CallInProcess/json' -benchtime 3x \
+//	    -cpuprofile /tmp/call.cpu -o /tmp/floodpeer.test ./internal/floodpeer/
+//	go tool pprof -top -cum /tmp/floodpeer.test /tmp/call.cpu
+//
+// What the profile said, 2026-12-01 (1 000 000 notifications, 3 runs;
+// in process 1 292 ns/notification, as the real binary's 1 270-1 400):
+// the time is NOT above the engine. Two goroutines share the work on two
+// cores; the client's stdout reader is busy the whole run and sets the
+// pace, the headless loop idles most of it. Share of CPU samples, json:
+//
+//	76 %  client.(*stdioTransport).readStdout, the reader (critical path)
+//	        33 %  wire.Decode: json.Valid of the line 22 %, envelope scan 7 %
+//	        28 %  wire.DecodeProgress: json.Valid of the params AGAIN 14 %,
+//	              member walk and number parsing 14 %
+//	         5 %  emit (channel send, never blocked: the loop keeps up)
+//	         4 %  time.Now per line; 2 % line reading
+//	16 %  check.(*conn).wait, the headless loop
+//	         6.4 % time.Timer Reset + Stop per event
+//	         4.5 % apply: Tracker.Apply 3.4 %, callRun.observe 0.8 %
+//	               (the run.shown copy 0.6 %)
+//	         3.2 % select; 1.3 % time.Now
+//	 0 %  traceChanges (returns at once without --trace)
+//	 8 %  runtime, GC
+//
+// live (the plain report, progress lines ≤ 10/s): the same within a point;
+// the live line is 0.2 %. trace (--trace, 200 000 notifications, 3.3 µs
+// each): trace.(*Writer).Event 54 % — trace.FromEvent 35 % decodes the
+// event's message three more times (json.Valid in setMessage, wire.Decode
+// in Record.Message, DecodeProgress in messageID) although the event
+// carries it decoded, and encoding/json's Encoder 15 % — traceChanges 3 %;
+// the loop becomes the critical path.
+//
+// So for call ≤ 1.5× the minimal client (≈ 690 ns here) the reader must
+// lose about half its ~1 300 ns: the second json.Valid is ~250 ns of it.
+func BenchmarkCallInProcess(b *testing.B) {
+	n := floodCount(b)
+	peer := testbin.Build(b, "inflight/internal/floodpeer/peer")
+	params, err := check.ToolCallParams(floodpeer.Tool, []byte(`{"count":`+strconv.Itoa(n)+`}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := check.CallOptions{Target: check.Target{Command: peer}, Method: "tools/call", Params: params}
+	for _, tc := range []struct {
+		name string
+		opts func(o *check.CallOptions, dir string)
+	}{
+		{"json", func(o *check.CallOptions, _ string) { o.JSON = true }},
+		{"live", func(o *check.CallOptions, _ string) { o.Live = io.Discard }},
+		{"trace", func(o *check.CallOptions, dir string) { o.JSON, o.TracePath = true, filepath.Join(dir, "trace.jsonl") }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			dir := b.TempDir()
+			for b.Loop() {
+				var out bytes.Buffer
+				o := base
+				tc.opts(&o, dir)
+				if code := check.Call(context.Background(), o, &out, io.Discard); code != 0 {
+					b.Fatalf("check.Call exited %d:\n%s", code, out.String())
+				}
+				if o.JSON {
+					checkReport(b, out.Bytes(), n)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(n), "ns/notification")
+		})
+	}
+}

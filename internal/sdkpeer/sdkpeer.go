@@ -1,0 +1,104 @@
+// Package sdkpeer builds real MCP servers written on the two Go SDKs people
+// ship servers on — the official github.com/modelcontextprotocol/go-sdk
+// (gosdk/) and github.com/mark3labs/mcp-go (mcpgo/) — for tests that need a
+// server no one here wrote. Each is a stdio server with one tool, slow
+// (arguments {"steps":6,"intervalMs":200}), that sends progress every
+// intervalMs for steps steps and honours its context: cancelled, it returns
+// the context's error, which its SDK sends back at once as the answer
+// ("context canceled"), after logging "cancel seen at step N of M" on
+// stderr. That answer is a reaction to the cancel, so a client that calls it
+// "crossed in flight" has its definition wrong (issue 9).
+//
+// Both SDKs speak both protocol eras over stdio in one session: initialize
+// (legacy, up to 2025-11-25) or server/discover and modern requests carrying
+// their own _meta (2026-07-28). Neither answers ping in the modern era: a
+// ping carrying the modern _meta gets -32601 (ping was removed in
+// 2026-07-28); a bare ping, without _meta, is still answered with {}.
+// EnvVersions narrows the versions a peer advertises (see each command).
+//
+// BuildPeer compiles a peer once per test binary, into a temporary
+// directory that RemoveBuilt deletes (call it from TestMain after m.Run);
+// CancelSeenAt reads, from a peer's stderr, when it saw a cancel.
+package sdkpeer
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"inflight/internal/testbin"
+)
+
+// The peers BuildPeer knows, by the name of their command directory.
+const (
+	// GoSDK is the server on github.com/modelcontextprotocol/go-sdk v1.8.0.
+	GoSDK = "gosdk"
+	// MCPGo is the server on github.com/mark3labs/mcp-go v1.2.1.
+	MCPGo = "mcpgo"
+)
+
+// Names lists every peer, for tests that run against each.
+var Names = []string{GoSDK, MCPGo}
+
+// The tool every peer serves, and the arguments of issue 9's scenario.
+const (
+	Tool        = "slow"
+	DefaultArgs = `{"steps":6,"intervalMs":200}`
+)
+
+// EnvVersions, set in a peer's environment to a comma-separated list of
+// protocol versions, narrows the versions it advertises: go-sdk then
+// accepts only those; mcp-go advertises only those in server/discover.
+const EnvVersions = "SDKPEER_VERSIONS"
+
+// CancelSeen is what a peer's stderr line says when its handler sees the
+// cancel, before it answers.
+const CancelSeen = "cancel seen at step"
+
+// importPath is where the peers' commands live in this module.
+const importPath = "inflight/internal/sdkpeer/"
+
+// BuildPeer returns the path of the named peer's executable (GoSDK or
+// MCPGo), built with `go build` the first time a test of this binary asks
+// for it and reused after that (testbin.Build). A failed build fails t;
+// without the go command it skips t.
+func BuildPeer(t testing.TB, name string) string {
+	t.Helper()
+	if !slices.Contains(Names, name) {
+		t.Fatalf("sdkpeer: no peer named %q (have %v)", name, Names)
+	}
+	return testbin.Build(t, importPath+name)
+}
+
+// RemoveBuilt deletes what BuildPeer built (and anything else testbin
+// built). TestMain calls it after m.Run.
+func RemoveBuilt() { testbin.RemoveAll() }
+
+// CancelSeenAt finds, in a peer's stderr, the line its handler logged when
+// it saw the cancel of the request whose progress token is token (as JSON,
+// e.g. `7`), and returns the time on it (UTC, to the microsecond). Together
+// with the client's own times it shows the order of events across the two
+// processes: cancel written, cancel seen, answer read.
+func CancelSeenAt(stderr, token string) (time.Time, bool) {
+	for l := range strings.Lines(stderr) {
+		if !strings.Contains(l, CancelSeen) || !strings.Contains(l, ", token "+token+":") {
+			continue
+		}
+		// "gosdk: 2026/12/01 07:53:03.581413 slow: cancel seen at …"
+		f := strings.Fields(l)
+		if len(f) < 3 {
+			continue
+		}
+		at, err := time.ParseInLocation(logTimeLayout, f[1]+" "+f[2], time.UTC)
+		if err != nil {
+			continue
+		}
+		return at, true
+	}
+	return time.Time{}, false
+}
+
+// logTimeLayout is the time on a peer's log line: log.LstdFlags with
+// log.Lmicroseconds, in UTC.
+const logTimeLayout = "2006/01/02 15:04:05.000000"
