@@ -47,7 +47,7 @@ func TestChangesSayWhatChanged(t *testing.T) {
 		t.Fatalf("RequestCancel = %+v, %v", ch, err)
 	}
 	tr.Apply(event.Event{Kind: event.CancelSent, Time: ms(100), RequestID: r.ID, Signal: event.SignalNotification})
-	if got := kinds(tr.Apply(msgEvent(t, event.Received, 105, progress(1, 3)))); !slices.Equal(got, []string{"crossed:1:progress"}) {
+	if got := kinds(tr.Apply(msgEvent(t, event.Received, 103, progress(1, 3)))); !slices.Equal(got, []string{"crossed:1:progress"}) {
 		t.Fatalf("progress within the round trip: %v", got)
 	}
 	if got := kinds(tr.Apply(msgEvent(t, event.Received, 150, progress(1, 4)))); !slices.Equal(got, []string{"late:1:progress"}) {
@@ -118,7 +118,7 @@ func TestRoundTripIsTheLeastRecentSample(t *testing.T) {
 	}
 	h2 := newHarness(t, Config{Grace: 3 * time.Millisecond}, event.EraLegacy, event.TransportStdio)
 	h2.roundTrip(0, time.Millisecond)
-	if w := h2.tr.CrossingWindow(); w != 4*time.Millisecond {
-		t.Fatalf("window = %v, want round trip + grace", w)
+	if w := h2.tr.CrossingWindow(); w != 3500*time.Microsecond {
+		t.Fatalf("window = %v, want half the round trip + grace", w)
 	}
 }

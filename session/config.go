@@ -37,10 +37,11 @@ type Config struct {
 	// before it takes the cancel as settled (stdio, where no stream closure
 	// tells it). A reply arriving later is still recorded as late.
 	LateWindow time.Duration
-	// Grace widens the crossing window beyond the measured round trip: a
-	// message that arrives within RoundTrip+Grace of a cancel's signal may
-	// have crossed it and is not flagged late. 0 (the default) trusts the
-	// measurement alone; a network whose delay varies may want more.
+	// Grace widens the crossing window (Tracker.CrossingWindow) beyond
+	// what the measured round trip allows: a message that arrives within
+	// the window of a cancel's signal crossed it and is not flagged late.
+	// 0 (the default) trusts the measurement alone; a network whose delay
+	// varies may want more.
 	Grace time.Duration
 	// HistoryLimit bounds the requests kept. Only final requests are
 	// evicted, oldest first.

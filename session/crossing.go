@@ -8,11 +8,21 @@ import "time"
 // A message that arrives after a cancel either crossed it in flight (the
 // server sent it before the cancel reached it) or came after the server
 // could have seen the cancel (it ignored it, or reacted too slowly). Which
-// one it was cannot be observed directly, only bounded: if the server sent
-// the message before the cancel arrived, the message reached inflight less
-// than one round trip after the cancel left. So a message read within
-// RoundTrip (+ Config.Grace) of the cancel's signal may have crossed it and
-// is called crossed; one read later is late, for certain.
+// one it was cannot be observed, only bounded by time. A reaction cannot
+// reach inflight sooner than a full round trip through the server after the
+// cancel left, so a message read sooner than that allows no other reading:
+// it crossed the cancel. Anything read later may be a reaction, and is late.
+//
+// How much sooner: a server reacts about as fast as it answers a ping.
+// Measured on go-sdk and mcp-go stdio servers (internal/sdkpeer), the
+// answer to a cancelled request arrives about one round trip after the
+// cancel, and mcp-go's now and then beats the quickest of 20 pings on the
+// same connection by a microsecond or so. So the crossing window is half
+// the quickest measured round trip (+ Config.Grace): what arrives in it
+// cannot be a reaction; a crossing that arrives later is so rare (the
+// server would have had to finish in the last half round trip before the
+// cancel reached it) that calling it late is the honest mistake to make,
+// and the finding names the round trip, so a reader can judge.
 //
 // The round trip is measured, not guessed: the client times its own plain
 // requests (a ping after connecting in the legacy era, server/discover in
@@ -81,11 +91,11 @@ func (rs *roundTrips) add(d time.Duration, source string) {
 func (t *Tracker) RoundTrip() RoundTrip { return t.rtts.best }
 
 // CrossingWindow is how long after a cancel's signal left a message may
-// arrive and still have crossed it: the measured round trip plus the
+// arrive and still have crossed it: half the measured round trip plus the
 // configured grace. With no round trip measured it is the grace alone, so
 // that "crossed" is claimed only when the timing allows no other reading.
 func (t *Tracker) CrossingWindow() time.Duration {
-	return t.rtts.best.D + t.cfg.Grace
+	return t.rtts.best.D/2 + t.cfg.Grace
 }
 
 // crossedCancel reports whether a message about r read at `at` may have

@@ -105,7 +105,7 @@ func TestLifecycle(t *testing.T) {
 		{
 			name: "cancel then response crossing it", era: legacy, transport: stdio,
 			script: func(h *harness, r *Request) {
-				h.roundTrip(10, 2*time.Millisecond)
+				h.roundTrip(10, 3*time.Millisecond)
 				h.cancel(100, r, CauseUser)
 				h.cancelSent(100, r, event.SignalNotification)
 				h.recv(101, result(1, complete))
@@ -180,9 +180,9 @@ func TestLifecycle(t *testing.T) {
 				_ = r2
 				h.cancel(100, r, CauseUser)
 				h.cancelSent(100, r, event.SignalNotification)
-				h.recv(125, result(1, complete))
+				h.recv(112, result(1, complete))
 			},
-			want: outcome{state: StateCancelled, ended: 125, late: true, crossed: true, afterCancel: 25 * time.Millisecond,
+			want: outcome{state: StateCancelled, ended: 112, late: true, crossed: true, afterCancel: 12 * time.Millisecond,
 				cause: CauseUser, signal: event.SignalNotification},
 		},
 		{
@@ -267,9 +267,9 @@ func TestLifecycle(t *testing.T) {
 				h.recv(50, progress(1, 10))
 				h.cancel(100, r, CauseUser)
 				h.cancelSent(100, r, event.SignalNotification)
-				h.recv(110, progress(1, 20))
-				h.recv(119, progress(1, 30))
-				h.recv(120, progress(1, 40))
+				h.recv(105, progress(1, 20))
+				h.recv(109, progress(1, 30))
+				h.recv(110, progress(1, 40))
 				h.tr.Expire(ms(5100))
 			},
 			want: outcome{state: StateCancelled, ended: 5100, progress: 1, lateProgress: 1, crossedProg: 2, flagged: true,

@@ -166,8 +166,8 @@ type Late struct {
 	AfterCancel time.Duration
 	// Crossed says the response may have been sent before the server saw
 	// the cancel: it arrived before the cancel's signal left, or within the
-	// crossing window after it did (Tracker.CrossingWindow: the measured
-	// round trip plus the grace). A response that did not cross came after
+	// crossing window after it did (Tracker.CrossingWindow: half the
+	// measured round trip plus the grace). A response that did not cross came after
 	// the server could have seen the cancel: it is late, and flagged.
 	Crossed bool
 	// Window is the crossing window the response was judged by.
