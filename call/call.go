@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,6 +56,9 @@ type Options struct {
 	// LateWindow is how long to keep watching after a cancel for a late
 	// response or progress before giving up on late traffic (default 5s).
 	LateWindow time.Duration
+	// Grace widens the window in which what follows the cancel counts as
+	// having crossed it (session.Config.Grace; default 0).
+	Grace time.Duration
 
 	// JSON prints exactly one JSON object (a Report) on stdout at the end.
 	JSON bool
@@ -149,9 +153,18 @@ type LateReport struct {
 	Response              bool   `json:"response"`
 	ResponseAfterCancelMs *int64 `json:"responseAfterCancelMs"`
 	// Crossed: the response cannot have been sent after the server saw the
-	// cancel (it arrived within a round trip of it).
-	Crossed             bool `json:"crossed"`
-	ProgressAfterCancel int  `json:"progressAfterCancel"`
+	// cancel (it arrived within the crossing window of it).
+	Crossed bool `json:"crossed"`
+	// ProgressAfterCancel counts late progress (after the crossing
+	// window); ProgressCrossed, progress within it.
+	ProgressAfterCancel int `json:"progressAfterCancel"`
+	ProgressCrossed     int `json:"progressCrossed"`
+	// CrossingWindowMs is the window crossings were judged by: half the
+	// quickest measured round trip (RoundTripMs, from RoundTripSource)
+	// plus --grace.
+	CrossingWindowMs float64  `json:"crossingWindowMs"`
+	RoundTripMs      *float64 `json:"roundTripMs"`
+	RoundTripSource  string   `json:"roundTripSource,omitempty"`
 	// Result and Error are the late response's content.
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *ErrorReport    `json:"error,omitempty"`
@@ -219,7 +232,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	live := newLiveView(o.Live, o.Bar, red)
 	cn, err := runner.Dial(ctx, o.Target, runner.Options{
 		Timeout: o.Timeout, MaxTimeout: o.MaxTimeout, ResetOnProgress: o.ResetOnProgress,
-		LateWindow: o.LateWindow, Trace: tw, Redactor: red,
+		LateWindow: o.LateWindow, Grace: o.Grace, Trace: tw, Redactor: red,
 	})
 	if err != nil {
 		return fail(exitcode.Usage, err)
@@ -286,18 +299,20 @@ type callRun struct {
 	// store has room).
 	response     wire.Message
 	haveResponse bool
-	shown        session.Request
+	// progress and notifications count the timely progress and
+	// subscription notifications shown.
+	progress, notifications int
 }
 
 func (run *callRun) cancel(reason string, cause session.CancelCause) {
 	if err := run.cn.Cancel(run.req.ID, reason, cause); err != nil {
 		run.live.note("cancel: " + err.Error())
 	}
-	run.observe(event.Event{})
 }
 
-// observe runs after every event the tracker applied.
-func (run *callRun) observe(ev event.Event) {
+// observe runs after every event the tracker applied, with what it
+// changed; it prints what the run's reader should see.
+func (run *callRun) observe(ev event.Event, changes []session.Change) {
 	r := run.req
 	if r == nil {
 		return
@@ -305,32 +320,46 @@ func (run *callRun) observe(ev event.Event) {
 	if ev.Kind == event.Received && ev.Msg.IsResponse() && ev.Msg.ID == r.ID && !run.haveResponse {
 		run.response, run.haveResponse = ev.Msg, true
 	}
-	prev := &run.shown
-	if r.Progress.Count != prev.Progress.Count {
-		run.live.progress(r, ev.Time)
-	}
-	if r.Cancel != nil && prev.Cancel == nil {
-		run.live.cancelRequested(r)
-	}
-	if r.Cancel != nil && r.Cancel.Signal != event.SignalNone && (prev.Cancel == nil || prev.Cancel.Signal == event.SignalNone) {
+	if ev.Kind == event.CancelSent && ev.RequestID == r.ID && ev.Signal != event.SignalNone {
 		run.live.cancelSent(r)
 	}
-	if r.Late.ProgressAfterCancel != prev.Late.ProgressAfterCancel {
-		run.live.lateProgress(r, ev)
+	timely := true
+	for _, ch := range changes {
+		if ch.ID != r.ID {
+			continue
+		}
+		switch ch.Kind {
+		case session.ChangeState:
+			switch ch.To {
+			case session.StateCancelRequested:
+				run.live.cancelRequested(r)
+			case session.StateListening:
+				run.live.line("  acknowledged: the subscription stays open until the server ends it or it is cancelled")
+			}
+		case session.ChangeLate, session.ChangeCrossed:
+			timely = false
+			switch ch.What {
+			case session.ArrivalProgress:
+				if ch.Kind == session.ChangeLate {
+					run.live.lateProgress(r, ev)
+				} else {
+					run.live.crossedProgress(r, ev)
+				}
+			case session.ArrivalResponse:
+				run.live.lateResponse(r)
+			}
+		}
 	}
-	if r.Late.Response && !prev.Late.Response {
-		run.live.lateResponse(r)
+	if !timely || ev.Kind != event.Received {
+		return
 	}
-	if r.Acked && !prev.Acked {
-		run.live.line("  acknowledged: the subscription stays open until the server ends it or it is cancelled")
+	if r.Progress.Count != run.progress {
+		run.progress = r.Progress.Count
+		run.live.progress(r, ev.Time)
 	}
-	if r.Notifications != prev.Notifications && ev.Kind == event.Received {
+	if r.Notifications != run.notifications {
+		run.notifications = r.Notifications
 		run.live.line("  notification #%d: %s", r.Notifications, run.live.safe(describeNotification(ev.Msg)))
-	}
-	run.shown = *r
-	if r.Cancel != nil {
-		c := *r.Cancel
-		run.shown.Cancel = &c
 	}
 }
 
@@ -396,9 +425,15 @@ func buildReport(cn *runner.Conn, r *session.Request, run *callRun) Report {
 		}
 		rep.Cancel = cr
 	}
-	late := r.Cancel != nil || r.State == session.StateConnectionLost || r.Late.Response || r.Late.ProgressAfterCancel > 0
+	late := r.Cancel != nil || r.State == session.StateConnectionLost || r.Late.Response || r.Late.ProgressAfterCancel > 0 || r.Late.ProgressCrossed > 0
 	if late {
-		lr := &LateReport{Response: r.Late.Response, Crossed: r.Late.Crossed, ProgressAfterCancel: r.Late.ProgressAfterCancel}
+		tr := cn.Tracker()
+		lr := &LateReport{Response: r.Late.Response, Crossed: r.Late.Crossed, ProgressAfterCancel: r.Late.ProgressAfterCancel,
+			ProgressCrossed: r.Late.ProgressCrossed, CrossingWindowMs: msFloat(tr.CrossingWindow())}
+		if rt := tr.RoundTrip(); rt.Measured() {
+			d := msFloat(rt.D)
+			lr.RoundTripMs, lr.RoundTripSource = &d, rt.Source
+		}
 		if r.Late.Response {
 			d := ms(r.Late.AfterCancel)
 			lr.ResponseAfterCancelMs = &d
@@ -559,12 +594,17 @@ func printLate(row func(k, v string), rep Report, l *LateReport, safe func(strin
 		default:
 			parts = append(parts, "no response after the cancel")
 		}
-		if l.ProgressAfterCancel > 0 {
+		if l.ProgressCrossed > 0 {
+			parts = append(parts, fmt.Sprintf("%d progress notification%s crossed the cancel in flight, ignored", l.ProgressCrossed, report.Plural(l.ProgressCrossed)))
+		}
+		switch {
+		case l.ProgressAfterCancel > 0:
 			parts = append(parts, fmt.Sprintf("%d PROGRESS notification%s after the cancel, ignored", l.ProgressAfterCancel, report.Plural(l.ProgressAfterCancel)))
-		} else {
+		case l.ProgressCrossed == 0:
 			parts = append(parts, "no progress after the cancel")
 		}
 		row("late", strings.Join(parts, "; "))
+		row("", crossingBasis(l))
 	}
 	if l.Error != nil {
 		row("", "late error: "+describeError(l.Error, safe))
@@ -644,4 +684,27 @@ func fmtMs(ms int64) string {
 		return fmt.Sprintf("%dms", ms)
 	}
 	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+// msFloat is d in milliseconds, to the microsecond.
+func msFloat(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// crossingBasis says what "crossed" was judged by, so a reader can weigh it.
+func crossingBasis(l *LateReport) string {
+	if l.RoundTripMs == nil {
+		return fmt.Sprintf("crossed means within %s of the cancel (no round trip was measured; --grace alone)", fmtMsFloat(l.CrossingWindowMs))
+	}
+	return fmt.Sprintf("crossed means within %s of the cancel: half the quickest round trip measured (%s, %s) plus --grace",
+		fmtMsFloat(l.CrossingWindowMs), fmtMsFloat(*l.RoundTripMs), termsafe.Line(l.RoundTripSource))
+}
+
+// fmtMsFloat formats fractional milliseconds: 0.041ms, 12.5ms, 3.20s.
+func fmtMsFloat(ms float64) string {
+	switch {
+	case ms < 1:
+		return strconv.FormatFloat(ms, 'f', 3, 64) + "ms"
+	case ms < 1000:
+		return strconv.FormatFloat(ms, 'f', 1, 64) + "ms"
+	}
+	return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s"
 }

@@ -186,6 +186,17 @@ func (v *liveView) lateProgress(r *session.Request, ev event.Event) {
 		ev.Time.Sub(r.Cancel.At).Round(time.Millisecond))
 }
 
+// crossedProgress shows the first progress that crossed the cancel in
+// flight; the report counts the rest.
+func (v *liveView) crossedProgress(r *session.Request, ev event.Event) {
+	if r.Late.ProgressCrossed != 1 || r.Cancel == nil {
+		return
+	}
+	v.flush()
+	v.line("  progress crossed the cancel in flight, %s after it (sent before the server could see it; ignored)",
+		ev.Time.Sub(r.Cancel.At).Round(time.Millisecond))
+}
+
 func (v *liveView) lateResponse(r *session.Request) {
 	how := "LATE RESPONSE"
 	if r.Late.Crossed {

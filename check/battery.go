@@ -39,13 +39,9 @@ const (
 	// DefaultCheckCancelAfter bounds the wait for the first progress
 	// notification before the mid-way cancel.
 	DefaultCheckCancelAfter = time.Second
-	// DefaultCheckGrace is how soon after the cancel a message may arrive
-	// and still count as having crossed it in flight: the server cannot
-	// have seen the cancel before sending it.
-	DefaultCheckGrace    = 100 * time.Millisecond
-	DefaultCheckTimeout  = 30 * time.Second
-	defaultProbeTimeout  = 5 * time.Second
-	maxAfterResponseWait = time.Second
+	DefaultCheckTimeout     = 30 * time.Second
+	defaultProbeTimeout     = 5 * time.Second
+	maxAfterResponseWait    = time.Second
 )
 
 // defaultDemoArgs are the arguments of the demo's slow and stubborn tools
@@ -65,8 +61,9 @@ type Options struct {
 	CancelAfter time.Duration
 	// LateWindow is how long to watch after a cancel (default 2s).
 	LateWindow time.Duration
-	// Grace is how soon after a cancel a message still counts as crossing
-	// it (default 100ms).
+	// Grace widens the window in which what follows a cancel counts as
+	// having crossed it (session.Config.Grace; default 0: half the
+	// measured round trip alone).
 	Grace time.Duration
 	// Timeout bounds each request (default 30s).
 	Timeout time.Duration
@@ -90,9 +87,6 @@ func (o *Options) defaults() {
 	}
 	if o.LateWindow <= 0 {
 		o.LateWindow = DefaultCheckLateWindow
-	}
-	if o.Grace <= 0 {
-		o.Grace = DefaultCheckGrace
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultCheckTimeout
@@ -161,9 +155,9 @@ type battery struct {
 	findings []Finding
 	skipped  []SkippedCheck
 
-	// arrivals holds when messages about each request arrived (progress by
-	// token, responses by ID), to tell what came after a cancel.
-	arrivals map[wire.ID][]arrival
+	// after holds, per request, what the tracker judged crossed or late
+	// (session.Change): the battery judges nothing of its own.
+	after map[wire.ID][]afterCancel
 	// serverRequests are IDs of requests the server sent (legacy servers
 	// may cancel those); serverCancels the IDs server cancels named.
 	serverRequests map[wire.ID]bool
@@ -204,9 +198,12 @@ var malformedCancels = []struct {
 // unknownID is an ID inflight never issues (the tracker issues integers).
 var unknownID = wire.StringID("never-issued-by-inflight-check")
 
-type arrival struct {
-	at       time.Time
-	response bool
+// afterCancel is one message the tracker judged to have come after a
+// request was given up (or, for a violation, against the rules).
+type afterCancel struct {
+	at      time.Time
+	what    session.Arrival // 0 for a violation
+	crossed bool
 }
 
 // Run runs the cancellation compliance battery against the target and
@@ -246,7 +243,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	// a cancel of unknownID or of a finished request) beside it.
 	cn, err := runner.Dial(ctx, o.Target, runner.Options{
 		Timeout: o.Timeout, MaxTimeout: o.Timeout, ResetOnProgress: true,
-		LateWindow: o.LateWindow, Trace: tw, Redactor: red, Inject: true,
+		LateWindow: o.LateWindow, Grace: o.Grace, Trace: tw, Redactor: red, Inject: true,
 	})
 	if err != nil {
 		return fail(exitcode.Usage, err)
@@ -256,7 +253,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		o: o, cn: cn, red: red, tw: tw, ctx: ctx, params: params,
 		modern:         info.Era == event.EraModern,
 		http:           info.Transport == event.TransportHTTP,
-		arrivals:       map[wire.ID][]arrival{},
+		after:          map[wire.ID][]afterCancel{},
 		serverRequests: map[wire.ID]bool{},
 	}
 	cn.Observe(b.observe)
@@ -416,8 +413,19 @@ func (b *battery) skipNotRun(steps []batteryStep, reason string) {
 	}
 }
 
-// observe records what the checks need to know about every event.
-func (b *battery) observe(ev event.Event) {
+// observe records what the checks need to know about every event, and
+// what the tracker judged of it.
+func (b *battery) observe(ev event.Event, changes []session.Change) {
+	for _, ch := range changes {
+		switch ch.Kind {
+		case session.ChangeLate, session.ChangeCrossed:
+			b.after[ch.ID] = append(b.after[ch.ID], afterCancel{at: ch.At, what: ch.What, crossed: ch.Kind == session.ChangeCrossed})
+		case session.ChangeViolation:
+			if !ch.ID.IsZero() {
+				b.after[ch.ID] = append(b.after[ch.ID], afterCancel{at: ch.At})
+			}
+		}
+	}
 	switch {
 	case b.lossSeen:
 	case ev.Kind == event.TransportClosed, ev.Kind == event.RequestFailed && errors.Is(ev.Err, client.ErrClosed):
@@ -435,12 +443,6 @@ func (b *battery) observe(ev event.Event) {
 		b.serverRequests[m.ID] = true
 	case m.IsResponse() && m.ID == wire.NullID:
 		b.nullErrors++
-	case m.IsResponse():
-		b.arrivals[m.ID] = append(b.arrivals[m.ID], arrival{at: ev.Time, response: true})
-	case m.Method == wire.NotifyProgress:
-		if p, err := wire.DecodeProgress(m.Params); err == nil {
-			b.arrivals[p.Token] = append(b.arrivals[p.Token], arrival{at: ev.Time})
-		}
 	case m.Method == wire.NotifyCancelled && !ev.Internal:
 		if c, err := wire.DecodeCancelled(m.Params); err == nil {
 			b.serverCancels = append(b.serverCancels, c.RequestID)
@@ -693,9 +695,9 @@ func (b *battery) checkCancelFinished() {
 		b.add(CheckCancelFinished, false, "sending the cancel failed: "+err.Error())
 		return
 	}
-	before := len(b.arrivals[id])
+	before := len(b.after[id])
 	ok, detail := b.probe()
-	if extra := len(b.arrivals[id]) - before; extra > 0 {
+	if extra := len(b.after[id]) - before; extra > 0 {
 		b.add(CheckCancelFinished, false, fmt.Sprintf("the server sent %d more message%s for the finished request; %s", extra, report.Plural(extra), detail))
 		return
 	}
@@ -745,35 +747,33 @@ func (b *battery) checkCancelMidway() {
 	}
 	// Watch the whole late window, whatever settles the request, to see
 	// everything the server still sends.
+	watchFrom := time.Now()
 	b.cn.Watch(b.o.LateWindow)
 	if r.State == session.StateCancelRequested {
 		b.cn.Settle(r.ID, runner.SettleSlack)
 	}
+	watched := time.Since(watchFrom)
 	c := r.Cancel
 	from := c.SignalAt
 	if from.IsZero() {
 		from = c.At
 	}
-	var progressAfter, progressCrossed int
-	var lastAt, responseAt time.Time
-	responseCrossed := false
-	for _, a := range b.arrivals[r.ID] {
-		if a.at.Before(from) {
-			continue
-		}
-		crossed := a.at.Sub(from) <= b.o.Grace
-		if a.response {
-			responseAt, responseCrossed = a.at, crossed
-		} else if crossed {
-			progressCrossed++
-		} else {
-			progressAfter++
-		}
+	// What came after the cancel, as the tracker judged it (the one
+	// definition of crossed and late, session/crossing.go).
+	late := r.Late
+	progressAfter, progressCrossed := late.ProgressAfterCancel, late.ProgressCrossed
+	var lastAt time.Time
+	for _, a := range b.after[r.ID] {
 		lastAt = a.at
 	}
-	quiet := "the server went quiet at once (nothing for the request after the cancel)"
+	basis := b.crossingBasis()
+	quiet := fmt.Sprintf("nothing for the request after the cancel; watched %s", watched.Round(100*time.Millisecond))
 	if !lastAt.IsZero() {
-		quiet = fmt.Sprintf("the server went quiet %s after the cancel", lastAt.Sub(from).Round(time.Millisecond))
+		quiet = fmt.Sprintf("the last message for the request came %s after the cancel; watched %s",
+			lastAt.Sub(from).Round(time.Millisecond), watched.Round(100*time.Millisecond))
+		if watchFrom.Add(watched).Sub(lastAt) < stillSending {
+			quiet += "; still sending when the watch ended"
+		}
 	}
 	lost := r.State == session.StateConnectionLost
 	if closed, _ := b.cn.Tracker().TransportClosed(); closed {
@@ -788,10 +788,10 @@ func (b *battery) checkCancelMidway() {
 		ok, health := b.probe()
 		detail := fmt.Sprintf("inflight closed the request's SSE stream (signal %s); nothing more arrived for request %s in %s, on any stream; %s. Whether the server stopped working is not visible on the wire",
 			c.Signal, r.ID, b.o.LateWindow, health)
-		if progressAfter+progressCrossed > 0 || !responseAt.IsZero() {
+		if progressAfter+progressCrossed > 0 || late.Response {
 			ok = false
 			detail = fmt.Sprintf("after inflight closed the request's stream, %d progress notification(s) and %s for request %s arrived on other streams; %s",
-				progressAfter+progressCrossed, yesNo(!responseAt.IsZero(), "a response", "no response"), r.ID, health)
+				progressAfter+progressCrossed, yesNo(late.Response, "a response", "no response"), r.ID, health)
 		}
 		b.add(CheckStreamClose, ok, detail)
 		return
@@ -802,27 +802,61 @@ func (b *battery) checkCancelMidway() {
 	case !hadProgress && progressAfter+progressCrossed == 0:
 		b.inconclusive(CheckCancelStops, fmt.Sprintf("the tool sent no progress within %s, so inflight cancelled it without seeing any; whether progress stops could not be observed", b.o.CancelAfter))
 	case progressAfter > 0:
-		b.add(CheckCancelStops, false, fmt.Sprintf("%d progress notification%s arrived more than %s after the cancel (%s); %s",
-			progressAfter, report.Plural(progressAfter), b.o.Grace, sig, quiet))
+		crossed := ""
+		if progressCrossed > 0 {
+			crossed = fmt.Sprintf(" (and %d crossed the cancel in flight)", progressCrossed)
+		}
+		b.add(CheckCancelStops, false, fmt.Sprintf("%d progress notification%s arrived after the server could have seen the cancel%s (%s); %s; %s",
+			progressAfter, report.Plural(progressAfter), crossed, sig, quiet, basis))
 	default:
 		detail := fmt.Sprintf("no progress after the cancel (%s); %s", sig, quiet)
 		if progressCrossed > 0 {
-			detail = fmt.Sprintf("%d progress notification%s crossed the cancel in flight (within %s), none after (%s); %s",
-				progressCrossed, report.Plural(progressCrossed), b.o.Grace, sig, quiet)
+			detail = fmt.Sprintf("%d progress notification%s crossed the cancel in flight, none came later (%s); %s; %s",
+				progressCrossed, report.Plural(progressCrossed), sig, quiet, basis)
 		}
 		b.add(CheckCancelStops, true, detail)
 	}
+	after := late.ResponseAt.Sub(from)
 	switch {
-	case lost && responseAt.IsZero():
+	case lost && !late.Response:
 		b.add(CheckCancelNoResponse, false, "the connection was lost after the cancel")
-	case responseAt.IsZero():
-		b.add(CheckCancelNoResponse, true, fmt.Sprintf("no response in the %s after the cancel", b.o.LateWindow))
-	case responseCrossed:
-		b.add(CheckCancelNoResponse, true, fmt.Sprintf("a response arrived %s after the cancel: it crossed the cancel in flight, which the spec allows",
-			responseAt.Sub(from).Round(time.Millisecond)))
+	case !late.Response:
+		b.add(CheckCancelNoResponse, true, fmt.Sprintf("no response in the %s watched after the cancel", watched.Round(100*time.Millisecond)))
+	case late.Crossed:
+		b.add(CheckCancelNoResponse, true, fmt.Sprintf("a response arrived %s after the cancel: it crossed the cancel in flight, which the spec allows; %s",
+			fmtAfter(after), basis))
 	default:
-		b.add(CheckCancelNoResponse, false, fmt.Sprintf("a response arrived %s after the cancel (a late response)", responseAt.Sub(from).Round(time.Millisecond)))
+		b.add(CheckCancelNoResponse, false, fmt.Sprintf("a response arrived %s after the cancel, later than a reply sent before the server saw it could have (a late response); %s",
+			fmtAfter(after), basis))
 	}
+}
+
+// stillSending: a message this close to the end of a watch means the
+// server may well have gone on sending after it.
+const stillSending = 250 * time.Millisecond
+
+// crossingBasis says what "crossed" was judged by, for a finding.
+func (b *battery) crossingBasis() string {
+	tr := b.cn.Tracker()
+	w := tr.CrossingWindow()
+	rt := tr.RoundTrip()
+	if !rt.Measured() {
+		return fmt.Sprintf("crossed means within %s of the cancel (no round trip was measured, so --grace alone)", fmtAfter(w))
+	}
+	s := fmt.Sprintf("crossed means within %s of the cancel: half the quickest round trip measured (%s, %s of %d)",
+		fmtAfter(w), fmtAfter(rt.D), termsafe.Line(rt.Source), rt.Samples)
+	if b.o.Grace > 0 {
+		s += fmt.Sprintf(" plus --grace %s", b.o.Grace)
+	}
+	return s
+}
+
+// fmtAfter formats a short duration to the microsecond below 10ms.
+func fmtAfter(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
 }
 
 func (b *battery) checkCancelUnknown() {

@@ -67,7 +67,7 @@ lost part-way); 4 interrupted.`,
 	fs.StringVar(&toolArgs, "args", "", "the tool's arguments, a `JSON` object (demo slow/stubborn: {\"seconds\":1.5,\"steps\":6})")
 	durationVar(fs, &o.CancelAfter, "cancel-after", check.DefaultCheckCancelAfter, "cancel mid-way at the first progress, or after `D` without any", true)
 	durationVar(fs, &o.LateWindow, "late-window", check.DefaultCheckLateWindow, "how long to watch after each cancel", true)
-	durationVar(fs, &o.Grace, "grace", check.DefaultCheckGrace, "messages this soon after a cancel crossed it in flight and are allowed", false)
+	durationVar(fs, &o.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
 	durationVar(fs, &o.Timeout, "timeout", check.DefaultCheckTimeout, "timeout of each request", true)
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
 	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the battery to `FILE` (JSON Lines)")

@@ -41,6 +41,8 @@ type InteractiveOptions struct {
 	MaxTimeout      time.Duration
 	ResetOnProgress bool
 	LateWindow      time.Duration
+	// Grace widens the crossing window (session.Config.Grace).
+	Grace time.Duration
 	// Stderr is where errors that end the TUI before or after it ran are
 	// written (os.Stderr when nil).
 	Stderr io.Writer
@@ -120,6 +122,7 @@ Servers:
 	durationVar(fs, &opts.MaxTimeout, "max-timeout", session.DefaultMaxTimeout, "maximum timeout, which progress never pushes back", true)
 	fs.BoolVar(&opts.ResetOnProgress, "reset-on-progress", true, "restart a request's timeout on each progress notification")
 	durationVar(fs, &opts.LateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after a cancel", true)
+	durationVar(fs, &opts.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
 	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand())
 	return root
 }
@@ -176,6 +179,7 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 	if opts.LateWindow > 0 {
 		trackerCfg.LateWindow = opts.LateWindow
 	}
+	trackerCfg.Grace = opts.Grace
 	transport := "stdio"
 	if target.IsHTTP() {
 		transport = "http"

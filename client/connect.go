@@ -92,12 +92,16 @@ func (c *Client) Connect(ctx context.Context) (event.ConnInfo, error) {
 	c.info = info.Clone()
 	c.connected = true
 	c.mu.Unlock()
-	cp := info.Clone()
-	c.emit(event.Event{Kind: event.Connected, Time: time.Now(), Info: &cp})
 	if ht, ok := c.t.(*httpTransport); ok && info.Era == event.EraLegacy {
 		ht.openGetStream()
 	}
 	c.measureRoundTrip(ctx, info)
+	// Connected comes last, so that a consumer that waits for it has
+	// applied everything the connection's set-up brought (the handshake,
+	// the timed round trips and whatever a server sent meanwhile) before
+	// it begins a request.
+	cp := info.Clone()
+	c.emit(event.Event{Kind: event.Connected, Time: time.Now(), Info: &cp})
 	return info, nil
 }
 

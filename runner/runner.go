@@ -13,7 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +34,9 @@ type Options struct {
 	MaxTimeout      time.Duration
 	ResetOnProgress bool
 	LateWindow      time.Duration
+	// Grace widens the window in which what follows a cancel counts as
+	// having crossed it (session.Config.Grace).
+	Grace time.Duration
 	// Trace receives every event, state change and violation; nil for none.
 	Trace *trace.Writer
 	// Redactor hides the target's secrets in errors.
@@ -56,13 +59,9 @@ type Conn struct {
 	red   *redact.Redactor
 	info  event.ConnInfo
 
-	// states is the state last traced for each request begun here, so a
-	// state line is written on every change.
-	states map[wire.ID]session.State
-	// violations is how many tracker violations were traced already.
-	violations int64
-	// observe, when set, sees every event after the tracker applied it.
-	observe func(ev event.Event)
+	// observe, when set, sees every event after the tracker applied it,
+	// with what it changed.
+	observe func(ev event.Event, changes []session.Change)
 
 	timer  *time.Timer
 	closed bool
@@ -185,11 +184,11 @@ func dial(ctx context.Context, t target.Target, opts Options, pipes *client.Pipe
 			MaxTimeout:      opts.MaxTimeout,
 			ResetOnProgress: &reset,
 			LateWindow:      opts.LateWindow,
+			Grace:           opts.Grace,
 		}),
-		trace:  opts.Trace,
-		red:    opts.Redactor,
-		states: map[wire.ID]session.State{},
-		timer:  time.NewTimer(time.Hour),
+		trace: opts.Trace,
+		red:   opts.Redactor,
+		timer: time.NewTimer(time.Hour),
 		hurry:  HurryOf(ctx),
 	}
 	cn.timer.Stop()
@@ -251,54 +250,38 @@ func stderrTail(sl *session.StderrLog) string {
 	return "; its stderr ended with: " + strconv.Quote(s)
 }
 
-// apply feeds one event to the tracker, the trace and the observer.
+// apply feeds one event to the tracker, then hands what it changed to the
+// trace and the observer. The tracker says what changed (session.Change),
+// so nothing here compares snapshots.
 func (cn *Conn) apply(ev event.Event) {
 	if ev.Kind == event.Connected {
 		cn.connected = true
 	}
-	cn.tr.Apply(ev)
+	changes := cn.tr.Apply(ev)
 	if cn.trace != nil {
 		_ = cn.trace.Event(ev)
 	}
-	cn.traceChanges(ev.Time)
+	cn.traceChanges(changes)
 	if cn.observe != nil {
-		cn.observe(ev)
+		cn.observe(ev, changes)
 	}
 }
 
-// traceChanges writes a state line for every request whose state changed
-// and a violation line for every new violation.
-func (cn *Conn) traceChanges(at time.Time) {
+// traceChanges writes a state line for every transition and a violation
+// line for every violation the tracker just recorded.
+func (cn *Conn) traceChanges(changes []session.Change) {
 	if cn.trace == nil {
 		return
 	}
-	var changed []*session.Request
-	for id, prev := range cn.states {
-		if r, ok := cn.tr.Get(id); ok && r.State != prev {
-			changed = append(changed, r)
+	for _, ch := range changes {
+		switch ch.Kind {
+		case session.ChangeState:
+			if r, ok := cn.tr.Get(ch.ID); ok {
+				_ = cn.trace.State(ch.At, r, ch.From, ch.To)
+			}
+		case session.ChangeViolation:
+			_ = cn.trace.Violation(ch.Violation)
 		}
-	}
-	// Oldest request first, so that traces come out the same every time.
-	sort.Slice(changed, func(i, j int) bool {
-		a, _ := changed[i].ID.Int()
-		b, _ := changed[j].ID.Int()
-		return a < b
-	})
-	for _, r := range changed {
-		when := at
-		if !r.Ended.IsZero() {
-			when = r.Ended
-		}
-		_ = cn.trace.State(when, r, cn.states[r.ID])
-		cn.states[r.ID] = r.State
-	}
-	vl := cn.tr.Violations()
-	if fresh := vl.Total() - cn.violations; fresh > 0 {
-		first := max(0, vl.Len()-int(min(fresh, int64(vl.Len()))))
-		for i := first; i < vl.Len(); i++ {
-			_ = cn.trace.Violation(vl.At(i))
-		}
-		cn.violations = vl.Total()
 	}
 }
 
@@ -310,9 +293,19 @@ func (cn *Conn) Info() event.ConnInfo { return cn.info }
 // between calls of the Conn's methods, from the goroutine that drives it.
 func (cn *Conn) Tracker() *session.Tracker { return cn.tr }
 
-// Observe has f see every event after the tracker applied it (an empty
-// event after a cancel the Conn recorded itself).
-func (cn *Conn) Observe(f func(ev event.Event)) { cn.observe = f }
+// Observe has f see every event after the tracker applied it, with what it
+// changed (the changes are reused by the next call: copy what must last).
+// Changes the Conn made itself (a cancel, an expired timeout) come with an
+// empty event.
+func (cn *Conn) Observe(f func(ev event.Event, changes []session.Change)) { cn.observe = f }
+
+// changed hands changes the Conn made itself to the trace and the observer.
+func (cn *Conn) changed(changes []session.Change) {
+	cn.traceChanges(changes)
+	if cn.observe != nil && len(changes) > 0 {
+		cn.observe(event.Event{}, changes)
+	}
+}
 
 // Begin starts a tracked request and sends it. A request the client could
 // not send is failed in the tracker at once (connection_lost when the
@@ -320,9 +313,8 @@ func (cn *Conn) Observe(f func(ev event.Event)) { cn.observe = f }
 func (cn *Conn) Begin(ctx context.Context, method string, params json.RawMessage, opts session.RequestOptions) (*session.Request, error) {
 	now := time.Now()
 	r := cn.tr.Begin(method, params, opts, now)
-	cn.states[r.ID] = r.State
 	if cn.trace != nil {
-		_ = cn.trace.State(now, r, r.State)
+		_ = cn.trace.State(now, r, r.State, r.State)
 	}
 	err := cn.c.Send(ctx, client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken})
 	if err != nil {
@@ -342,10 +334,11 @@ func (cn *Conn) Begin(ctx context.Context, method string, params json.RawMessage
 // tracker settles it when that answer is applied.
 func (cn *Conn) Cancel(id wire.ID, reason string, cause session.CancelCause) error {
 	now := time.Now()
-	if _, err := cn.tr.RequestCancel(id, reason, cause, now); err != nil {
+	ch, err := cn.tr.RequestCancel(id, reason, cause, now)
+	if err != nil {
 		return err
 	}
-	cn.traceChanges(now)
+	cn.changed([]session.Change{ch})
 	if _, err := cn.c.Cancel(id, reason); err != nil && !errors.Is(err, client.ErrNotInFlight) {
 		return err
 	}
@@ -355,12 +348,12 @@ func (cn *Conn) Cancel(id wire.ID, reason string, cause session.CancelCause) err
 // expire applies the tracker's deadlines and sends the cancels of the
 // requests whose timeouts expired.
 func (cn *Conn) expire(now time.Time) {
-	expired, _ := cn.tr.Expire(now)
+	expired, changes := cn.tr.Expire(now)
+	// Copy: the cancels below may apply events, which reuse the slice.
+	cn.changed(slices.Clone(changes))
 	for _, x := range expired {
-		cn.traceChanges(now)
 		_, _ = cn.c.Cancel(x.ID, x.Reason)
 	}
-	cn.traceChanges(now)
 }
 
 // WaitResult says why Wait returned.

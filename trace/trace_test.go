@@ -173,9 +173,9 @@ func TestStateAndViolation(t *testing.T) {
 	r := tr.Begin("tools/call", json.RawMessage(`{"name":"slow"}`), session.RequestOptions{}, t0)
 	var buf bytes.Buffer
 	w := NewWriter(&buf, t0, nil)
-	w.State(t0, r, r.State)
+	w.State(t0, r, r.State, r.State)
 	tr.RequestCancel(r.ID, "user asked", session.CauseUser, at(5))
-	w.State(at(5), r, session.StatePending)
+	w.State(at(5), r, session.StatePending, r.State)
 	w.Violation(session.Violation{Code: "duplicate_response", Detail: "again", RequestID: r.ID, Time: at(6)})
 	w.Flush()
 	lines := decodeLines(t, buf.Bytes())

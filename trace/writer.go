@@ -104,17 +104,17 @@ func (w *Writer) Event(ev event.Event) error {
 // State writes a request's change of state in the tracker. The request's
 // method and target go on the line too, so that a reader learns what the
 // request was even when its "out" line is missing.
-func (w *Writer) State(at time.Time, r *session.Request, from session.State) error {
+func (w *Writer) State(at time.Time, r *session.Request, from, to session.State) error {
 	id := r.ID
-	rec := Record{MS: w.Since(at), Dir: DirLocal, Event: EventState, ID: &id, State: r.State.String(),
+	rec := Record{MS: w.Since(at), Dir: DirLocal, Event: EventState, ID: &id, State: to.String(),
 		Method: r.Method, Target: r.Target}
-	if from != r.State {
+	if from != to {
 		rec.From = from.String()
 	}
 	switch {
-	case r.LocalError != "":
+	case r.LocalError != "" && to.IsFinal():
 		rec.Error = r.LocalError
-	case r.Cancel != nil && r.State == session.StateCancelRequested:
+	case r.Cancel != nil && to == session.StateCancelRequested:
 		rec.Reason = r.Cancel.Reason
 	}
 	return w.Write(rec)
