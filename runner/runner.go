@@ -189,7 +189,7 @@ func dial(ctx context.Context, t target.Target, opts Options, pipes *client.Pipe
 		trace: opts.Trace,
 		red:   opts.Redactor,
 		timer: time.NewTimer(time.Hour),
-		hurry:  HurryOf(ctx),
+		hurry: HurryOf(ctx),
 	}
 	cn.timer.Stop()
 	type connected struct {
