@@ -460,10 +460,14 @@ func (t *stdioTransport) send(ctx context.Context, out outgoing) error {
 
 func (t *stdioTransport) cancel(id wire.ID, reason string) (event.CancelSignal, error) {
 	raw := wire.Notification(wire.NotifyCancelled, wire.CancelledParams(id, reason))
-	// Write first: the cancel's latency matters more than the order of
-	// the bookkeeping events (the tracker recorded the intent already).
-	err := t.write(context.Background(), raw)
+	// The signal's time is when its write began, not when the write
+	// returned: a server can answer it (and the answer be read) before
+	// this goroutine runs again, and an answer read "before the cancel
+	// left" would pass for one that crossed it. Write before the
+	// bookkeeping events: the cancel's latency matters more than their
+	// order (the tracker recorded the intent already).
 	now := time.Now()
+	err := t.write(context.Background(), raw)
 	defer t.lost()
 	if err != nil {
 		return event.SignalNone, err

@@ -1,0 +1,45 @@
+package call
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"inflight/internal/sdkpeer"
+	"inflight/runner"
+	"inflight/target"
+	"inflight/wire"
+)
+
+// go-sdk and mcp-go stdio servers, cancelled at the first progress, answer
+// "context canceled" about a round trip after the cancel: a reaction, which
+// call --json must report as a late response, not as one that crossed the
+// cancel (issue 9 found "crossed": true, responseAfterCancelMs 1).
+func TestCallSDKServersAnswerACancelLate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the SDK peers")
+	}
+	params, err := runner.ToolCallParams(sdkpeer.Tool, json.RawMessage(sdkpeer.DefaultArgs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range sdkpeer.Names {
+		bin := sdkpeer.BuildPeer(t, name)
+		for _, version := range []string{wire.VersionModern, wire.Version20251125} {
+			t.Run(name+"/"+version, func(t *testing.T) {
+				t.Parallel()
+				rep, _, stderr := runCall(t, Options{Target: target.Target{Command: bin, ProtocolVersion: version},
+					Method: wire.MethodToolsCall, Params: params, CancelAfter: 300 * time.Millisecond,
+					LateWindow: 500 * time.Millisecond})
+				l := rep.Late
+				if l == nil || !l.Response || l.Crossed {
+					t.Fatalf("late = %+v, want a late response that did not cross the cancel\nstderr:\n%s", l, stderr)
+				}
+				if l.RoundTripMs == nil || *l.RoundTripMs <= 0 || math.Abs(l.CrossingWindowMs-*l.RoundTripMs/2) > 0.001 {
+					t.Errorf("round trip %v ms, window %v ms: want a measured round trip and half of it as the window", l.RoundTripMs, l.CrossingWindowMs)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,51 @@
+package check
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"inflight/internal/sdkpeer"
+	"inflight/target"
+	"inflight/wire"
+)
+
+// Servers no one here wrote: go-sdk and mcp-go stdio servers answer a
+// cancelled request with "context canceled" about one round trip after the
+// cancel — their own stderr logs the cancel first, so the answer is a
+// reaction to it, not a crossing. The battery must call it late: FAIL in the
+// modern era (MUST NOT respond), WARN in the legacy one (SHOULD NOT). Before
+// the one definition of crossed (session/crossing.go), check excused
+// anything within a fixed 100 ms and passed both as "crossed".
+func TestCheckSDKServersThatAnswerACancel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the SDK peers")
+	}
+	for _, name := range sdkpeer.Names {
+		bin := sdkpeer.BuildPeer(t, name)
+		for _, era := range []struct {
+			name, version, want string
+		}{
+			{"modern", wire.VersionModern, StatusFail},
+			{"legacy", wire.Version20251125, StatusWarn},
+		} {
+			t.Run(name+"/"+era.name, func(t *testing.T) {
+				t.Parallel()
+				tg := target.Target{Command: bin, ProtocolVersion: era.version}
+				rep, _ := runCheck(t, Options{Target: tg, Tool: sdkpeer.Tool, Args: json.RawMessage(sdkpeer.DefaultArgs),
+					CancelAfter: 2 * time.Second, LateWindow: 600 * time.Millisecond})
+				f, ok := findingsByID(rep)[CheckCancelNoResponse]
+				if !ok {
+					t.Fatalf("no %s finding: %+v", CheckCancelNoResponse, rep.Findings)
+				}
+				if f.Status != era.want || !strings.Contains(f.Detail, "late response") || !strings.Contains(f.Detail, "round trip measured") {
+					t.Fatalf("%s = %s (%s), want %s naming the late response and the round trip it was judged by", f.ID, f.Status, f.Detail, era.want)
+				}
+				if rep.Era != era.name {
+					t.Errorf("era %q, want %q", rep.Era, era.name)
+				}
+			})
+		}
+	}
+}
