@@ -171,19 +171,28 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 			s += " (not sent: a closed stream carries none)"
 		}
 	}
-	var flags []string
-	if r.Late.Response {
-		cross := ""
-		if r.Late.Crossed {
-			cross = " (it crossed the cancel in flight)"
-		}
-		flags = append(flags, fmt.Sprintf("⚑ late response %s after the cancel%s — ignored", fmtDur(r.Late.AfterCancel), cross))
+	var flags, crossed []string
+	if r.Late.Response && !r.Late.Crossed {
+		flags = append(flags, fmt.Sprintf("⚑ late response %s after the cancel — ignored", fmtDur(r.Late.AfterCancel)))
 	}
 	if r.Late.ProgressAfterCancel > 0 {
 		flags = append(flags, fmt.Sprintf("⚑ %d progress after the cancel", r.Late.ProgressAfterCancel))
 	}
-	if len(flags) > 0 {
-		return st.Cancelling.Render(s), st.Flag.Render(strings.Join(flags, " · "))
+	if r.Late.Response && r.Late.Crossed {
+		crossed = append(crossed, fmt.Sprintf("a response crossed the cancel in flight (%s after it) — ignored", fmtDur(r.Late.AfterCancel)))
+	}
+	if n := r.Late.ProgressCrossed; n > 0 {
+		crossed = append(crossed, fmt.Sprintf("%d progress crossed in flight", n))
+	}
+	if len(flags)+len(crossed) > 0 {
+		var parts []string
+		if len(flags) > 0 {
+			parts = append(parts, st.Flag.Render(strings.Join(flags, " · ")))
+		}
+		if len(crossed) > 0 {
+			parts = append(parts, st.Dim.Render(strings.Join(crossed, " · ")+" · "+m.crossingBasis()))
+		}
+		return st.Cancelling.Render(s), strings.Join(parts, st.Dim.Render(" · "))
 	}
 	switch r.State {
 	case session.StateCancelRequested:
@@ -240,7 +249,10 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	if r.Cancel != nil {
 		marks = append(marks, mark{r.Cancel.At, "✕", "cancel " + fmtAgo(r.Cancel.At.Sub(start))})
 	}
-	if r.Late.Response {
+	switch {
+	case r.Late.Response && r.Late.Crossed:
+		marks = append(marks, mark{r.Late.ResponseAt, "x", "crossed response " + fmtAgo(r.Late.ResponseAt.Sub(start))})
+	case r.Late.Response:
 		marks = append(marks, mark{r.Late.ResponseAt, "!", "late response " + fmtAgo(r.Late.ResponseAt.Sub(start))})
 	}
 	if r.Late.ProgressAfterCancel > 0 && !r.Late.LastProgressAt.IsZero() {
@@ -346,6 +358,8 @@ func (m *Model) detailBody(r *session.Request) string {
 	b.WriteString("\n\n")
 	raw, haveResponse := m.tracker.RawResponse(r.ID)
 	switch {
+	case r.Late.Response && r.Late.Crossed:
+		section("RESPONSE THAT CROSSED THE CANCEL (sent before the server could see it; ignored)")
 	case r.Late.Response:
 		section("LATE RESPONSE (arrived after the cancel; ignored)")
 	case !haveResponse && r.LocalError != "":
@@ -385,4 +399,24 @@ func (m *Model) prettyJSON(raw []byte) string {
 		return m.block(string(raw))
 	}
 	return m.block(out.String())
+}
+
+// crossingBasis says what "crossed" was judged by: the tracker's window,
+// and the round trip it comes from.
+func (m *Model) crossingBasis() string {
+	w := m.tracker.CrossingWindow()
+	rt := m.tracker.RoundTrip()
+	if !rt.Measured() {
+		return fmt.Sprintf("crossed = within %s (no round trip measured)", fmtFine(w))
+	}
+	return fmt.Sprintf("crossed = within %s: half the quickest round trip (%s, %s)", fmtFine(w), fmtFine(rt.D), m.line(rt.Source))
+}
+
+// fmtFine formats a short duration to the microsecond: round trips are
+// tens of microseconds on a loopback.
+func fmtFine(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return fmtDur(d)
 }

@@ -344,11 +344,19 @@ func (m *Model) progressCell(r *session.Request, w int, now time.Time) string {
 func (m *Model) outcome(r *session.Request) string {
 	st := m.styles
 	var parts []string
-	if r.Late.Response {
+	if r.Late.Response && !r.Late.Crossed {
 		parts = append(parts, st.Flag.Render("⚑ late response ignored ("+fmtAgo(r.Late.AfterCancel)+")"))
 	}
 	if r.Late.ProgressAfterCancel > 0 {
 		parts = append(parts, st.Flag.Render(fmt.Sprintf("⚑ %d progress after cancel", r.Late.ProgressAfterCancel)))
+	}
+	if r.Late.Response && r.Late.Crossed {
+		// Crossed in flight: sent before the server could see the cancel.
+		// Shown, in a neutral colour, never flagged.
+		parts = append(parts, st.Dim.Render("response crossed the cancel in flight, ignored"))
+	}
+	if n := r.Late.ProgressCrossed; n > 0 {
+		parts = append(parts, st.Dim.Render(fmt.Sprintf("%d crossed in flight", n)))
 	}
 	if r.Violations > 0 {
 		parts = append(parts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", r.Violations, countNoun(r.Violations, "violation", "violations"))))
@@ -357,7 +365,7 @@ func (m *Model) outcome(r *session.Request) string {
 	case session.StateCancelled, session.StateTimedOut:
 		if r.Cancel != nil && r.Cancel.Failed != "" {
 			parts = append(parts, st.Error.Render("the cancel could not be sent: "+m.line(r.Cancel.Failed)))
-		} else if len(parts) == 0 && r.Cancel != nil {
+		} else if !r.Flagged() && r.Cancel != nil && !r.Late.Response && r.Late.ProgressCrossed == 0 {
 			text := signalText(r.Cancel.Signal) + "; nothing more came"
 			if r.Cancel.Signal == event.SignalStreamClosed {
 				// A closed stream can carry nothing more: the cancel is final.
@@ -408,10 +416,14 @@ func timeoutText(c *session.Cancel) string {
 
 // lateSuffix flags late traffic on a row still waiting for its fate.
 func (m *Model) lateSuffix(r *session.Request) string {
+	s := ""
 	if r.Late.ProgressAfterCancel > 0 {
-		return m.styles.Flag.Render(fmt.Sprintf(" · ⚑ %d progress after cancel", r.Late.ProgressAfterCancel))
+		s += m.styles.Flag.Render(fmt.Sprintf(" · ⚑ %d progress after cancel", r.Late.ProgressAfterCancel))
 	}
-	return ""
+	if n := r.Late.ProgressCrossed; n > 0 {
+		s += m.styles.Dim.Render(fmt.Sprintf(" · %d crossed in flight", n))
+	}
+	return s
 }
 
 // viewEmpty tells a newcomer what to do first.

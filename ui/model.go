@@ -492,7 +492,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	for i := range msg.events {
 		ev := &msg.events[i]
 		m.redactEvent(ev)
-		m.tracker.Apply(*ev)
+		m.settledStatus(m.tracker.Apply(*ev))
 		switch ev.Kind {
 		case event.TransportClosed:
 			if !m.quitting {
@@ -508,7 +508,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			if errors.Is(ev.Err, client.ErrUnreachable) && !m.quitting && m.state == connUp {
 				m.state = connLost
 				m.connErr = ev.Err
-				m.tracker.Apply(event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err})
+				m.settledStatus(m.tracker.Apply(event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err}))
 			}
 		case event.Received:
 			if !m.toolsReq.IsZero() && ev.RequestID == m.toolsReq && ev.Msg.Kind == wire.KindResult {
@@ -520,7 +520,6 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	var start tea.Cmd
 	if len(msg.events) > 0 {
 		m.afterChange()
-		m.dropSettledStatus()
 		if _, up := m.tracker.Conn(); up && m.startPending {
 			start = m.start()
 		}
@@ -739,8 +738,23 @@ func (m *Model) afterChange() {
 	}
 }
 
-// dropSettledStatus clears a status message about a request that has since
-// reached its fate.
+// settledStatus clears a status message about a request whose fate one
+// of changes (what the tracker just changed) decided.
+func (m *Model) settledStatus(changes []session.Change) {
+	if m.status.about.IsZero() {
+		return
+	}
+	for _, ch := range changes {
+		if ch.Kind == session.ChangeState && ch.ID == m.status.about && ch.To.IsFinal() {
+			m.status = statusLine{}
+			return
+		}
+	}
+}
+
+// dropSettledStatus clears a status message about a request that has
+// reached its fate already, for a message that may come after it (the
+// acknowledgement of a cancel a closed stream settled first).
 func (m *Model) dropSettledStatus() {
 	if m.status.about.IsZero() {
 		return
