@@ -253,6 +253,10 @@ func (t *Tracker) answer(r *Request, ev *event.Event) {
 	state := StateCompleted
 	if r.listen {
 		state = StateEndedByServer
+		if !r.Acked {
+			t.violate(ViolationResultBeforeAck, "subscriptions/listen "+r.ID.String()+
+				" was answered with its result before notifications/subscriptions/acknowledged, which must be the first message carrying its ID", r, r.ID, ev)
+		}
 	}
 	if t.conn.Era == event.EraModern {
 		rt, ok := wire.ResultType(msg.Result)

@@ -579,6 +579,13 @@ func TestListenLifecycle(t *testing.T) {
 			state: StateEndedByServer, acked: true,
 		},
 		{
+			name: "a result before any acknowledgment",
+			script: func(h *harness, r *Request) {
+				h.recv(50, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}`)
+			},
+			state: StateEndedByServer, codes: []string{ViolationResultBeforeAck},
+		},
+		{
 			name: "ended by the server's notifications/cancelled, then a result",
 			script: func(h *harness, r *Request) {
 				h.recv(10, subNotification(wire.NotifySubscriptionAck, 1))

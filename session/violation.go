@@ -43,6 +43,11 @@ const (
 	// ViolationNotificationBeforeAck: a notification on a subscription before
 	// its acknowledgment, which the server MUST send first.
 	ViolationNotificationBeforeAck = "notification_before_ack"
+	// ViolationResultBeforeAck: a subscriptions/listen answered with its
+	// result before notifications/subscriptions/acknowledged: "The server
+	// MUST send notifications/subscriptions/acknowledged as the first
+	// message carrying the subscription's ID".
+	ViolationResultBeforeAck = "result_before_ack"
 	// ViolationServerRequestModern: in the modern era, a request from the
 	// server ("The server MUST NOT write JSON-RPC requests to stdout";
 	// servers do not initiate requests on any transport). The client does
