@@ -71,6 +71,12 @@ func (f *fakeClient) Cancel(id wire.ID, reason string) (event.CancelSignal, erro
 	return f.signal, f.cancelErr
 }
 
+func (f *fakeClient) CancelAll(ids []wire.ID, reason string, _ time.Duration) {
+	for _, id := range ids {
+		_, _ = f.Cancel(id, reason)
+	}
+}
+
 func (f *fakeClient) Events() <-chan event.Event { return f.events }
 
 func (f *fakeClient) Close() error {

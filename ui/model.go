@@ -38,6 +38,9 @@ type Client interface {
 	Connect(ctx context.Context) (event.ConnInfo, error)
 	Send(ctx context.Context, r client.Request) error
 	Cancel(id wire.ID, reason string) (event.CancelSignal, error)
+	// CancelAll cancels ids and returns once the signals went out or within
+	// passed (the client owns the goroutine that bounds it).
+	CancelAll(ids []wire.ID, reason string, within time.Duration)
 	Events() <-chan event.Event
 	Close() error
 }
@@ -1142,6 +1145,9 @@ func (m *Model) interrupt() tea.Cmd {
 
 // quit cancels what is in flight (properly, with the right signal) and
 // then ends the program. The cancels get a bounded time to go out.
+// quitCancelWait bounds how long quitting waits for its cancels to go out.
+const quitCancelWait = 3 * time.Second
+
 func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	if m.quitting {
 		return m.exit()
@@ -1161,17 +1167,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	conn := m.conn
 	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d %s before quitting…", len(ids), countNoun(len(ids), "request", "requests")))
 	return func() tea.Msg {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for _, id := range ids {
-				_, _ = conn.Cancel(id, reason)
-			}
-		}()
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-		}
+		conn.CancelAll(ids, reason, quitCancelWait)
 		return quitReadyMsg{}
 	}
 }
