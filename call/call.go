@@ -266,7 +266,11 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	cn.Close()
 	live.finish()
 
-	rep := buildReport(cn, req, run)
+	var response *wire.Message
+	if run.haveResponse {
+		response = &run.response
+	}
+	rep := ReportOf(cn.Info(), cn.Tracker(), req, response, time.Now())
 	if o.JSON {
 		report.WriteJSON(stdout, rep, red)
 	} else {
@@ -384,9 +388,11 @@ type SubscriptionReport struct {
 	NotificationsAfterCancel int `json:"notificationsAfterCancel"`
 }
 
-// buildReport builds the Report of a finished call.
-func buildReport(cn *runner.Conn, r *session.Request, run *callRun) Report {
-	info := cn.Info()
+// ReportOf is the Report of request r as tr followed it: everything in it
+// comes from the tracker (the one judgement of late and crossed), plus the
+// first response to r kept whole (nil: none came). now is the end of the
+// run, for the elapsed time of a request still active.
+func ReportOf(info event.ConnInfo, tr *session.Tracker, r *session.Request, response *wire.Message, now time.Time) Report {
 	id := r.ID
 	rep := Report{
 		ID:              &id,
@@ -398,7 +404,7 @@ func buildReport(cn *runner.Conn, r *session.Request, run *callRun) Report {
 		Server:          report.ServerLabel(info),
 		State:           r.State.String(),
 		ExitCode:        ExitCodeFor(r.State),
-		ElapsedMs:       ms(r.Elapsed(time.Now())),
+		ElapsedMs:       ms(r.Elapsed(now)),
 		Progress:        ProgressReport{Count: r.Progress.Count, Message: r.Progress.Message},
 		ToolError:       r.ToolError,
 	}
@@ -427,7 +433,6 @@ func buildReport(cn *runner.Conn, r *session.Request, run *callRun) Report {
 	}
 	late := r.Cancel != nil || r.State == session.StateConnectionLost || r.Late.Response || r.Late.ProgressAfterCancel > 0 || r.Late.ProgressCrossed > 0
 	if late {
-		tr := cn.Tracker()
 		lr := &LateReport{Response: r.Late.Response, Crossed: r.Late.Crossed, ProgressAfterCancel: r.Late.ProgressAfterCancel,
 			ProgressCrossed: r.Late.ProgressCrossed, CrossingWindowMs: msFloat(tr.CrossingWindow())}
 		if rt := tr.RoundTrip(); rt.Measured() {
@@ -437,25 +442,25 @@ func buildReport(cn *runner.Conn, r *session.Request, run *callRun) Report {
 		if r.Late.Response {
 			d := ms(r.Late.AfterCancel)
 			lr.ResponseAfterCancelMs = &d
-			if run.haveResponse {
-				lr.Result = nonNull(run.response.Result)
-				lr.Error = rpcError(run.response.Error)
+			if response != nil {
+				lr.Result = nonNull(response.Result)
+				lr.Error = rpcError(response.Error)
 			}
 		}
 		rep.Late = lr
 	}
-	if run.haveResponse && !r.Late.Response {
-		rep.Result = nonNull(run.response.Result)
-		rep.Error = rpcError(run.response.Error)
+	if response != nil && !r.Late.Response {
+		rep.Result = nonNull(response.Result)
+		rep.Error = rpcError(response.Error)
 	}
 	if rep.Error == nil && r.LocalError != "" {
 		rep.Error = &ErrorReport{Message: r.LocalError, Local: true}
 	}
-	if rep.Error == nil && r.State == session.StateInputRequired && run.haveResponse {
+	if rep.Error == nil && r.State == session.StateInputRequired && response != nil {
 		// The result is shown as it came; this says why call stops there.
-		rep.Error = &ErrorReport{Message: inputRequiredMessage(run.response.Result), Local: true}
+		rep.Error = &ErrorReport{Message: inputRequiredMessage(response.Result), Local: true}
 	}
-	rep.Violations = report.Violations(cn.Tracker().Violations())
+	rep.Violations = report.Violations(tr.Violations())
 	return rep
 }
 

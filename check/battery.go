@@ -155,9 +155,10 @@ type battery struct {
 	findings []Finding
 	skipped  []SkippedCheck
 
-	// after holds, per request, what the tracker judged crossed or late
-	// (session.Change): the battery judges nothing of its own.
-	after map[wire.ID][]afterCancel
+	// after counts, per request, the messages the tracker judged crossed,
+	// late or against the rules (session.Change): the battery judges
+	// nothing of its own.
+	after map[wire.ID]int
 	// serverRequests are IDs of requests the server sent (legacy servers
 	// may cancel those); serverCancels the IDs server cancels named.
 	serverRequests map[wire.ID]bool
@@ -197,14 +198,6 @@ var malformedCancels = []struct {
 
 // unknownID is an ID inflight never issues (the tracker issues integers).
 var unknownID = wire.StringID("never-issued-by-inflight-check")
-
-// afterCancel is one message the tracker judged to have come after a
-// request was given up (or, for a violation, against the rules).
-type afterCancel struct {
-	at      time.Time
-	what    session.Arrival // 0 for a violation
-	crossed bool
-}
 
 // Run runs the cancellation compliance battery against the target and
 // prints a table (or, with JSON, one Report). It returns 0 when no MUST
@@ -253,7 +246,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		o: o, cn: cn, red: red, tw: tw, ctx: ctx, params: params,
 		modern:         info.Era == event.EraModern,
 		http:           info.Transport == event.TransportHTTP,
-		after:          map[wire.ID][]afterCancel{},
+		after:          map[wire.ID]int{},
 		serverRequests: map[wire.ID]bool{},
 	}
 	cn.Observe(b.observe)
@@ -418,11 +411,9 @@ func (b *battery) skipNotRun(steps []batteryStep, reason string) {
 func (b *battery) observe(ev event.Event, changes []session.Change) {
 	for _, ch := range changes {
 		switch ch.Kind {
-		case session.ChangeLate, session.ChangeCrossed:
-			b.after[ch.ID] = append(b.after[ch.ID], afterCancel{at: ch.At, what: ch.What, crossed: ch.Kind == session.ChangeCrossed})
-		case session.ChangeViolation:
+		case session.ChangeLate, session.ChangeCrossed, session.ChangeViolation:
 			if !ch.ID.IsZero() {
-				b.after[ch.ID] = append(b.after[ch.ID], afterCancel{at: ch.At})
+				b.after[ch.ID]++
 			}
 		}
 	}
@@ -452,7 +443,13 @@ func (b *battery) observe(ev event.Event, changes []session.Change) {
 
 // add records a finding: passed, or failed at the requirement's level.
 func (b *battery) add(id string, ok bool, detail string) {
-	req := requirementFor(id, b.modern, b.http)
+	b.record(newFinding(id, b.modern, b.http, ok, detail))
+}
+
+// newFinding is the finding of check id: passed (ok), or failed as the
+// requirement's level says (a MUST fails, a SHOULD warns).
+func newFinding(id string, modern, http, ok bool, detail string) Finding {
+	req := requirementFor(id, modern, http)
 	status := StatusPass
 	if !ok {
 		status = StatusWarn
@@ -460,14 +457,20 @@ func (b *battery) add(id string, ok bool, detail string) {
 			status = StatusFail
 		}
 	}
-	b.record(Finding{ID: id, Title: req.Title, Status: status, Level: req.Level, Quote: req.Quote, Page: req.Page, Detail: detail})
+	return Finding{ID: id, Title: req.Title, Status: status, Level: req.Level, Quote: req.Quote, Page: req.Page, Detail: detail}
 }
 
 // inconclusive records a check that could not observe what it needs: a
 // warning whatever the level, since nothing failed.
 func (b *battery) inconclusive(id, detail string) {
-	req := requirementFor(id, b.modern, b.http)
-	b.record(Finding{ID: id, Title: req.Title, Status: StatusWarn, Level: req.Level, Quote: req.Quote, Page: req.Page, Detail: detail})
+	b.record(inconclusiveFinding(id, b.modern, b.http, detail))
+}
+
+// inconclusiveFinding is a warning whatever the check's level.
+func inconclusiveFinding(id string, modern, http bool, detail string) Finding {
+	f := newFinding(id, modern, http, false, detail)
+	f.Status = StatusWarn
+	return f
 }
 
 func (b *battery) record(f Finding) {
@@ -695,9 +698,9 @@ func (b *battery) checkCancelFinished() {
 		b.add(CheckCancelFinished, false, "sending the cancel failed: "+err.Error())
 		return
 	}
-	before := len(b.after[id])
+	before := b.after[id]
 	ok, detail := b.probe()
-	if extra := len(b.after[id]) - before; extra > 0 {
+	if extra := b.after[id] - before; extra > 0 {
 		b.add(CheckCancelFinished, false, fmt.Sprintf("the server sent %d more message%s for the finished request; %s", extra, report.Plural(extra), detail))
 		return
 	}
@@ -752,61 +755,86 @@ func (b *battery) checkCancelMidway() {
 	if r.State == session.StateCancelRequested {
 		b.cn.Settle(r.ID, runner.SettleSlack)
 	}
-	watched := time.Since(watchFrom)
+	watch := Watch{From: watchFrom, Until: time.Now()}
+	lost := r.State == session.StateConnectionLost
+	if closed, _ := b.cn.Tracker().TransportClosed(); closed {
+		lost = true
+	}
+	if b.http && b.modern && !lost {
+		watch.Probe = b.probe
+	}
+	for _, f := range JudgeCancel(b.cn.Tracker(), r, b.modern, b.http, hadProgress, lost, watch, b.o) {
+		b.record(f)
+	}
+}
+
+// Watch is how the battery watched a cancelled request: from when to when,
+// and, on modern HTTP, how to ask the server whether it still answers.
+type Watch struct {
+	From, Until time.Time
+	Probe       func() (ok bool, detail string)
+}
+
+// JudgeCancel judges what followed the cancel of r, a request cancelled
+// mid-way, from what tr recorded of it: the findings of cancel.progress_stops
+// and cancel.no_response, or of cancel.stream_close on modern HTTP.
+// hadProgress says r had progress before the cancel; lost, that the
+// connection was lost after it. It judges nothing of its own: crossed and
+// late are the tracker's (session/crossing.go), so that the battery, call
+// and the TUI always agree.
+func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgress, lost bool, watch Watch, o Options) []Finding {
+	var out []Finding
+	add := func(id string, ok bool, detail string) { out = append(out, newFinding(id, modern, http, ok, detail)) }
+	inconclusive := func(id, detail string) { out = append(out, inconclusiveFinding(id, modern, http, detail)) }
+	watched := watch.Until.Sub(watch.From)
 	c := r.Cancel
 	from := c.SignalAt
 	if from.IsZero() {
 		from = c.At
 	}
-	// What came after the cancel, as the tracker judged it (the one
-	// definition of crossed and late, session/crossing.go).
 	late := r.Late
 	progressAfter, progressCrossed := late.ProgressAfterCancel, late.ProgressCrossed
-	var lastAt time.Time
-	for _, a := range b.after[r.ID] {
-		lastAt = a.at
-	}
-	basis := b.crossingBasis()
+	lastAt := late.LastAt
+	basis := crossingBasis(tr, o.Grace)
 	quiet := fmt.Sprintf("nothing for the request after the cancel; watched %s", watched.Round(100*time.Millisecond))
 	if !lastAt.IsZero() {
 		quiet = fmt.Sprintf("the last message for the request came %s after the cancel; watched %s",
 			lastAt.Sub(from).Round(time.Millisecond), watched.Round(100*time.Millisecond))
-		if watchFrom.Add(watched).Sub(lastAt) < stillSending {
+		if watch.Until.Sub(lastAt) < stillSending {
 			quiet += "; still sending when the watch ended"
 		}
 	}
-	lost := r.State == session.StateConnectionLost
-	if closed, _ := b.cn.Tracker().TransportClosed(); closed {
-		lost = true
-	}
 
-	if b.http && b.modern {
+	if http && modern {
 		if lost {
-			b.add(CheckStreamClose, false, "the connection was lost after inflight closed the stream")
-			return
+			add(CheckStreamClose, false, "the connection was lost after inflight closed the stream")
+			return out
 		}
-		ok, health := b.probe()
-		detail := fmt.Sprintf("inflight closed the request's SSE stream (signal %s); nothing more arrived for request %s in %s, on any stream; %s. Whether the server stopped working is not visible on the wire",
-			c.Signal, r.ID, b.o.LateWindow, health)
+		ok, health := true, "the server was not asked whether it still answers"
+		if watch.Probe != nil {
+			ok, health = watch.Probe()
+		}
+		detail := fmt.Sprintf("inflight closed the request's SSE stream (signal %s); nothing more arrived for request %s in the %s watched, on any stream; %s. Whether the server stopped working is not visible on the wire",
+			c.Signal, r.ID, watched.Round(100*time.Millisecond), health)
 		if progressAfter+progressCrossed > 0 || late.Response {
 			ok = false
 			detail = fmt.Sprintf("after inflight closed the request's stream, %d progress notification(s) and %s for request %s arrived on other streams; %s",
 				progressAfter+progressCrossed, yesNo(late.Response, "a response", "no response"), r.ID, health)
 		}
-		b.add(CheckStreamClose, ok, detail)
-		return
+		add(CheckStreamClose, ok, detail)
+		return out
 	}
 
 	sig := "signal " + c.Signal.String()
 	switch {
 	case !hadProgress && progressAfter+progressCrossed == 0:
-		b.inconclusive(CheckCancelStops, fmt.Sprintf("the tool sent no progress within %s, so inflight cancelled it without seeing any; whether progress stops could not be observed", b.o.CancelAfter))
+		inconclusive(CheckCancelStops, fmt.Sprintf("the tool sent no progress within %s, so inflight cancelled it without seeing any; whether progress stops could not be observed", o.CancelAfter))
 	case progressAfter > 0:
 		crossed := ""
 		if progressCrossed > 0 {
 			crossed = fmt.Sprintf(" (and %d crossed the cancel in flight)", progressCrossed)
 		}
-		b.add(CheckCancelStops, false, fmt.Sprintf("%d progress notification%s arrived after the server could have seen the cancel%s (%s); %s; %s",
+		add(CheckCancelStops, false, fmt.Sprintf("%d progress notification%s arrived after the server could have seen the cancel%s (%s); %s; %s",
 			progressAfter, report.Plural(progressAfter), crossed, sig, quiet, basis))
 	default:
 		detail := fmt.Sprintf("no progress after the cancel (%s); %s", sig, quiet)
@@ -814,21 +842,22 @@ func (b *battery) checkCancelMidway() {
 			detail = fmt.Sprintf("%d progress notification%s crossed the cancel in flight, none came later (%s); %s; %s",
 				progressCrossed, report.Plural(progressCrossed), sig, quiet, basis)
 		}
-		b.add(CheckCancelStops, true, detail)
+		add(CheckCancelStops, true, detail)
 	}
 	after := late.ResponseAt.Sub(from)
 	switch {
 	case lost && !late.Response:
-		b.add(CheckCancelNoResponse, false, "the connection was lost after the cancel")
+		add(CheckCancelNoResponse, false, "the connection was lost after the cancel")
 	case !late.Response:
-		b.add(CheckCancelNoResponse, true, fmt.Sprintf("no response in the %s watched after the cancel", watched.Round(100*time.Millisecond)))
+		add(CheckCancelNoResponse, true, fmt.Sprintf("no response in the %s watched after the cancel", watched.Round(100*time.Millisecond)))
 	case late.Crossed:
-		b.add(CheckCancelNoResponse, true, fmt.Sprintf("a response arrived %s after the cancel: it crossed the cancel in flight, which the spec allows; %s",
+		add(CheckCancelNoResponse, true, fmt.Sprintf("a response arrived %s after the cancel: it crossed the cancel in flight, which the spec allows; %s",
 			fmtAfter(after), basis))
 	default:
-		b.add(CheckCancelNoResponse, false, fmt.Sprintf("a response arrived %s after the cancel, later than a reply sent before the server saw it could have (a late response); %s",
+		add(CheckCancelNoResponse, false, fmt.Sprintf("a response arrived %s after the cancel, later than a reply sent before the server saw it could have (a late response); %s",
 			fmtAfter(after), basis))
 	}
+	return out
 }
 
 // stillSending: a message this close to the end of a watch means the
@@ -836,8 +865,7 @@ func (b *battery) checkCancelMidway() {
 const stillSending = 250 * time.Millisecond
 
 // crossingBasis says what "crossed" was judged by, for a finding.
-func (b *battery) crossingBasis() string {
-	tr := b.cn.Tracker()
+func crossingBasis(tr *session.Tracker, grace time.Duration) string {
 	w := tr.CrossingWindow()
 	rt := tr.RoundTrip()
 	if !rt.Measured() {
@@ -845,8 +873,8 @@ func (b *battery) crossingBasis() string {
 	}
 	s := fmt.Sprintf("crossed means within %s of the cancel: half the quickest round trip measured (%s, %s of %d)",
 		fmtAfter(w), fmtAfter(rt.D), termsafe.Line(rt.Source), rt.Samples)
-	if b.o.Grace > 0 {
-		s += fmt.Sprintf(" plus --grace %s", b.o.Grace)
+	if grace > 0 {
+		s += fmt.Sprintf(" plus --grace %s", grace)
 	}
 	return s
 }

@@ -180,6 +180,9 @@ type Late struct {
 	// cancel but within the crossing window: they may have been sent before
 	// the server saw it, so they are shown but not flagged.
 	ProgressCrossed int
+	// LastAt is when the last thing after the request was given up
+	// arrived, crossed or late.
+	LastAt time.Time
 	// LastProgressAt is when the last of them arrived.
 	LastProgressAt time.Time
 	// NotificationsAfterCancel counts subscription notifications that

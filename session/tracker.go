@@ -431,6 +431,9 @@ func (t *Tracker) flag(r *Request) {
 // late; it reports which. Only late arrivals flag the request.
 func (t *Tracker) arrived(r *Request, what Arrival, at time.Time) (crossed bool) {
 	crossed = t.crossedCancel(r, at)
+	if at.After(r.Late.LastAt) {
+		r.Late.LastAt = at
+	}
 	kind := ChangeLate
 	if crossed {
 		kind = ChangeCrossed
