@@ -236,12 +236,21 @@ type Client struct {
 	deadOnce     sync.Once
 	quitOnce     sync.Once
 	closeErr     error
-	// closedEv is the event.TransportClosed markDead emitted; closedDropped
-	// says the emit gave up on a full channel, so Close tries once more.
-	// Both are written inside deadOnce and read by Close after its own
-	// markDead, which the Once orders after them.
-	closedEv      event.Event
-	closedDropped bool
+	// closedEv is the event.TransportClosed markDead emitted, written
+	// inside deadOnce and read by Close after its own markDead, which the
+	// Once orders after it; closedSent says it reached the channel, so that
+	// Close tries once more when it was dropped.
+	closedEv   event.Event
+	closedSent atomic.Bool
+
+	// The outbox (see emit): events waiting for room in the channel, in
+	// order, moved there by one pump goroutine (pumpWG) while pumping;
+	// drained is closed when it empties.
+	qmu     sync.Mutex
+	outbox  []event.Event
+	pumping bool
+	drained chan struct{}
+	pumpWG  sync.WaitGroup
 	// deadErr is why the transport died (nil for Close), set under mu
 	// before dead is closed.
 	deadErr error
@@ -334,26 +343,144 @@ func (e closedBy) Unwrap() []error { return []error{e.err, ErrClosed} }
 // Done is closed when the transport is gone.
 func (c *Client) Done() <-chan struct{} { return c.dead }
 
-// emit delivers an event, blocking while the channel is full (backpressure:
-// responses and closures are never dropped) until Close gives up on the
-// consumer, and reports whether it was delivered. The first, non-blocking
-// attempt matters: once quit is closed a select with both cases ready would
-// pick at random and drop events even though the channel had room for them.
+// emit delivers an event without ever waiting for the consumer: when the
+// channel is full the event joins the outbox, which one pump goroutine
+// empties into the channel in order. It is what every path uses that a
+// consumer may be waiting on, or that holds something the consumer needs:
+// Send, Cancel, Connect and Close run on the consumer's goroutine (a
+// headless run reads Events and calls Cancel from the same loop), and
+// markDead runs inside a Once that Cancel may be waiting for. Had any of
+// them waited for room in a channel only their caller empties, the client
+// would hang for good (issue 14, item 1: a legacy server flooding pings at
+// a client whose cancel found the channel full). Nothing is dropped until
+// Close gives up on the consumer (see Close).
 //
 // Only goroutines Close waits for may emit: the client's own (wg) and
 // callers inside enter/leave. Events is closed after them all.
-func (c *Client) emit(ev event.Event) bool {
-	select {
-	case c.events <- ev:
+func (c *Client) emit(ev event.Event) { c.deliver(ev, false) }
+
+// emitWait is emit for what a server can flood (messages read, malformed
+// lines, stderr): it waits until there is room, which is the backpressure
+// that keeps a flood's memory bounded, until Close gives up on the
+// consumer. Only the client's own readers may call it, and only while they
+// hold nothing another path needs. It reports whether the event was
+// delivered (or queued before the consumer was given up on).
+func (c *Client) emitWait(ev event.Event) bool { return c.deliver(ev, true) }
+
+func (c *Client) deliver(ev event.Event, wait bool) bool {
+	c.qmu.Lock()
+	if len(c.outbox) == 0 {
+		// The first, non-blocking attempt matters: once quit is closed a
+		// select with both cases ready would pick at random and drop
+		// events even though the channel had room for them.
+		select {
+		case c.events <- ev:
+			c.qmu.Unlock()
+			c.delivered(ev)
+			return true
+		default:
+		}
+		if wait {
+			// Nothing queued, so nothing can be overtaken: wait on the
+			// channel itself, as fast as a blocking send.
+			c.qmu.Unlock()
+			select {
+			case c.events <- ev:
+				c.delivered(ev)
+				return true
+			case <-c.quit:
+				return false
+			}
+		}
+	}
+	if isClosed(c.quit) {
+		c.qmu.Unlock()
+		return false
+	}
+	c.outbox = append(c.outbox, ev)
+	if c.drained == nil {
+		c.drained = make(chan struct{})
+	}
+	drained := c.drained
+	if !c.pumping {
+		c.pumping = true
+		c.pumpWG.Add(1)
+		go c.pump()
+	}
+	c.qmu.Unlock()
+	if !wait {
 		return true
-	default:
 	}
 	select {
-	case c.events <- ev:
+	case <-drained:
 		return true
 	case <-c.quit:
 		return false
 	}
+}
+
+// pump moves the outbox into the channel, oldest first, until it is empty
+// or Close gives up on the consumer (then what is left is dropped). An
+// event leaves the outbox only once it is in the channel, so that nothing
+// emitted later can overtake it.
+func (c *Client) pump() {
+	defer c.pumpWG.Done()
+	for {
+		c.qmu.Lock()
+		if len(c.outbox) == 0 {
+			c.stopPumpLocked()
+			c.qmu.Unlock()
+			return
+		}
+		ev := c.outbox[0]
+		c.qmu.Unlock()
+		ok := false
+		select {
+		case c.events <- ev:
+			ok = true
+		default:
+			select {
+			case c.events <- ev:
+				ok = true
+			case <-c.quit:
+			}
+		}
+		c.qmu.Lock()
+		if !ok {
+			c.outbox = nil
+			c.stopPumpLocked()
+			c.qmu.Unlock()
+			return
+		}
+		c.outbox[0] = event.Event{}
+		c.outbox = c.outbox[1:]
+		c.qmu.Unlock()
+		c.delivered(ev)
+	}
+}
+
+func (c *Client) stopPumpLocked() {
+	c.outbox = nil
+	c.pumping = false
+	if c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
+}
+
+// delivered notes that an event reached the channel.
+func (c *Client) delivered(ev event.Event) {
+	if ev.Kind == event.TransportClosed {
+		c.closedSent.Store(true)
+	}
+}
+
+// outboxDrained returns a channel closed once the outbox is empty (nil if
+// it is already).
+func (c *Client) outboxDrained() chan struct{} {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return c.drained
 }
 
 // stopEmitting makes emit drop events instead of waiting for room.
@@ -378,8 +505,10 @@ func (c *Client) markDead(err error) {
 		for _, w := range waiters {
 			w <- callResult{err: fmt.Errorf("%w: %v", ErrClosed, errOr(err, "transport closed"))}
 		}
+		// Never waits (see emit): Cancel and Send end up here, on the
+		// consumer's goroutine, and others wait for this Once.
 		c.closedEv = event.Event{Kind: event.TransportClosed, Time: time.Now(), Err: err}
-		c.closedDropped = !c.emit(c.closedEv)
+		c.emit(c.closedEv)
 	})
 }
 
@@ -438,19 +567,40 @@ func (c *Client) Close() error {
 			}
 			wait.Stop()
 		}
-		giveUp.Stop()
-		if c.closedDropped {
-			// The consumer fell behind while the transport closed. Nothing
-			// else emits now, so one bounded wait for room delivers the
-			// event that tells it the connection is over.
-			wait := time.NewTimer(c.cfg.ShutdownWait)
+		// What the outbox still holds goes out while the consumer reads,
+		// until ShutdownWait has passed.
+		if drained := c.outboxDrained(); drained != nil {
 			select {
-			case c.events <- c.closedEv:
-			case <-wait.C:
+			case <-drained:
+			case <-c.quit:
 			}
-			wait.Stop()
+		}
+		giveUp.Stop()
+		if !c.closedSent.Load() {
+			// The consumer fell behind while the transport closed (or it is
+			// the caller, and reads nothing until Close returns), and the
+			// outbox was dropped. Nothing else emits now: make room by
+			// dropping the oldest event still buffered, if need be, so that
+			// the last event is the one that says the connection is over.
+			c.stopEmitting()
+			c.pumpWG.Wait()
+			if !c.closedSent.Load() {
+				select {
+				case c.events <- c.closedEv:
+				default:
+					select {
+					case <-c.events:
+					default:
+					}
+					select {
+					case c.events <- c.closedEv:
+					default:
+					}
+				}
+			}
 		}
 		c.stopEmitting()
+		c.pumpWG.Wait()
 		c.lifeMu.Lock()
 		if c.calls > 0 {
 			c.eventsLeft = true // see leave
@@ -506,13 +656,15 @@ func (c *Client) newInternalID() wire.ID {
 	return wire.StringID("inflight-" + strconv.FormatInt(c.nextInternal.Add(1), 10))
 }
 
-// receive handles one message read from the server. owner is the request
+// receive handles one message read from the server; only the client's
+// readers call it, and it waits for room for what it reports (emitWait), so
+// that a flood is slowed to what the consumer takes. owner is the request
 // whose HTTP response stream carried it (zero on stdio and GET streams). It
 // reports whether the message answered owner.
 func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID) (answered bool) {
 	msg, err := wire.Decode(raw)
 	if err != nil {
-		c.emit(event.Event{Kind: event.Malformed, Time: at, RequestID: owner, Raw: keepRaw(raw), Truncated: truncated, Err: err})
+		c.emitWait(event.Event{Kind: event.Malformed, Time: at, RequestID: owner, Raw: keepRaw(raw), Truncated: truncated, Err: err})
 		return false
 	}
 	raw = bytes.Clone(raw)
@@ -548,9 +700,9 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 			warnings = c.learnToolHeaders(msg.Result)
 		}
 		internal := isWaiter || isInternalID(id)
-		c.emit(event.Event{Kind: event.Received, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: internal})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: internal})
 		for _, w := range warnings {
-			c.emit(event.Event{Kind: event.Note, Time: at, RequestID: id, Text: w})
+			c.emitWait(event.Event{Kind: event.Note, Time: at, RequestID: id, Text: w})
 		}
 		if isWaiter {
 			w <- callResult{msg: msg}
@@ -561,7 +713,7 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 			// Our own request came back: the "server" echoes its input
 			// (cat, a misconfigured wrapper). Answering it would feed the
 			// echo inflight's own error as if the server had said it.
-			c.emit(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: isInternalID(msg.ID)})
+			c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: isInternalID(msg.ID)})
 			c.failCall(msg.ID, ErrEchoed, true)
 			return false
 		}
@@ -571,10 +723,10 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 			// send responses, on every transport. So nothing is answered;
 			// the request is the server's violation, for the tracker to
 			// record (it is not the client's housekeeping).
-			c.emit(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg})
+			c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg})
 			return false
 		}
-		c.emit(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
 		c.handleServerRequest(msg)
 	case wire.KindNotification:
 		internal := false
@@ -602,7 +754,7 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 				}
 			}
 		}
-		c.emit(event.Event{Kind: event.Received, Time: at, RequestID: owner, Raw: raw, Msg: msg, Internal: internal, Progress: progress})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: owner, Raw: raw, Msg: msg, Internal: internal, Progress: progress})
 	}
 	return answered
 }

@@ -145,7 +145,7 @@ func (t *stdioTransport) readStdout() {
 		case errors.Is(err, errLineTooLong):
 			// line is the kept prefix (at most event.MaxRawKept bytes) and total
 			// the line's length, both without the terminator.
-			t.c.emit(event.Event{Kind: event.Malformed, Time: now, Raw: keepRaw(line), Truncated: total - len(line),
+			t.c.emitWait(event.Event{Kind: event.Malformed, Time: now, Raw: keepRaw(line), Truncated: total - len(line),
 				Err: fmt.Errorf("line of %d bytes exceeds the %d-byte message limit", total, t.c.cfg.MaxMessageBytes)})
 			continue
 		case err != nil:
@@ -168,7 +168,7 @@ func (t *stdioTransport) readStderr() {
 		if err != nil && !errors.Is(err, errLineTooLong) {
 			return
 		}
-		t.c.emit(event.Event{Kind: event.Stderr, Time: time.Now(), Text: string(line), Truncated: total - len(line)})
+		t.c.emitWait(event.Event{Kind: event.Stderr, Time: time.Now(), Text: string(line), Truncated: total - len(line)})
 	}
 }
 

@@ -250,9 +250,29 @@ var Crashes = Stdio{Name: "crashes", Call: func(s *Session, req Request) {
 	s.Exit()
 }}
 
+// PingFlood stops reading its stdin when the tool is called and sends ping
+// after ping until it is stopped: the client answers each one (legacy era),
+// the answers fill the pipe, and a write stalls while the event channel is
+// full (issue 14, item 1). Served in-process its stdin is an io.Pipe, which
+// holds nothing: the first unread answer stalls. Only a stop (or, as a
+// process, SIGTERM) ends it, since it no longer sees its stdin end.
+var PingFlood = Stdio{Name: "ping-flood", Call: func(s *Session, req Request) {
+	s.StopReading()
+	for i := 1; ; i++ {
+		if s.Send(wire.Request(wire.StringID(fmt.Sprintf("flood-%d", i)), wire.MethodPing, nil)) != nil {
+			return
+		}
+		select {
+		case <-s.Done():
+			return
+		default:
+		}
+	}
+}}
+
 // StdioPeers lists every stdio peer.
 func StdioPeers() []Stdio {
-	return []Stdio{Garbage, HugeLine, DeepNesting, OddIDs, Duplicates, AnswersCancel, ProgressStorm, ClosesStdout, IgnoresSIGTERM, Silent, AnswersFirst, Crashes}
+	return []Stdio{Garbage, HugeLine, DeepNesting, OddIDs, Duplicates, AnswersCancel, ProgressStorm, ClosesStdout, IgnoresSIGTERM, Silent, AnswersFirst, Crashes, PingFlood}
 }
 
 // Lookup finds a stdio peer by name.
