@@ -228,7 +228,13 @@ type Client struct {
 	waiters     map[wire.ID]chan callResult
 	flights     map[wire.ID]*flight
 	serverCalls map[wire.ID]context.CancelFunc
-	toolHeaders map[string][]paramHeader
+	// The workers answering the server's requests (see handleServerRequest):
+	// started with the first; answering counts the requests queued or being
+	// answered (refusals aside).
+	workersStarted bool
+	serverJobs     chan serverJob
+	answering      int
+	toolHeaders    map[string][]paramHeader
 
 	nextInternal atomic.Int64
 	wg           sync.WaitGroup // goroutines the client itself starts
@@ -727,7 +733,7 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 			return false
 		}
 		c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
-		c.handleServerRequest(msg)
+		c.handleServerRequest(msg, raw, at)
 	case wire.KindNotification:
 		internal := false
 		var progress *wire.Progress
@@ -818,11 +824,37 @@ func (c *Client) echoed(msg wire.Message, raw []byte) bool {
 	return f != nil && f.method == msg.Method && bytes.Equal(bytes.TrimSpace(raw), f.raw)
 }
 
-// handleServerRequest answers a request a legacy server sent us. The answer
-// is written from a goroutine of its own, never from the reader that read
-// the request: a server that does not read its stdin would otherwise stall
-// the write, and with it all reading.
-func (c *Client) handleServerRequest(msg wire.Message) {
+// Bounds on the requests a legacy server has waiting for inflight's answer
+// (issue 14, item 5: one goroutine per request, with no limit, took 740 MB
+// for 300 000 pings on stdio, and opened a connection per answer on HTTP).
+const (
+	// serverWorkers answer the server's requests, taking them in the order
+	// they came: a small pool, so that one slow handler (sampling waiting
+	// for a person) does not hold the pings behind it.
+	serverWorkers = 4
+	// maxServerAnswering is how many of them may wait to be answered;
+	// past it a request is refused (an error, cheap to write) and reported
+	// as event.ServerRequestRefused.
+	maxServerAnswering = 256
+	// maxServerQueued bounds answers and refusals waiting for a worker
+	// together; past it the reader waits (holding nothing), as it waits for
+	// room in the event channel.
+	maxServerQueued = 1024
+)
+
+// serverJob is one server request waiting for a worker.
+type serverJob struct {
+	msg    wire.Message // params dropped for a refusal
+	refuse bool
+	ctx    context.Context // for a handler's request; cancelled by the server
+	cancel context.CancelFunc
+}
+
+// handleServerRequest queues a request a legacy server sent us for the
+// workers. The answer is never written by the reader that read the
+// request: a server that does not read its stdin would otherwise stall the
+// write, and with it all reading.
+func (c *Client) handleServerRequest(msg wire.Message, raw []byte, at time.Time) {
 	c.mu.Lock()
 	if isClosed(c.dead) {
 		// markDead has cancelled every server call already; a new one would
@@ -830,38 +862,88 @@ func (c *Client) handleServerRequest(msg wire.Message) {
 		c.mu.Unlock()
 		return
 	}
-	// The caller is one of the client's readers, counted in wg, so this Add
-	// cannot race with Close's Wait.
-	c.wg.Add(1)
-	if msg.Method == wire.MethodPing {
-		c.mu.Unlock()
-		go func() {
-			defer c.wg.Done()
-			c.respond(wire.ResultResponse(msg.ID, json.RawMessage(`{}`)))
-		}()
-		return
+	if !c.workersStarted {
+		// The caller is one of the client's readers, counted in wg, so this
+		// Add cannot race with Close's Wait.
+		c.workersStarted = true
+		c.serverJobs = make(chan serverJob, maxServerQueued)
+		c.wg.Add(serverWorkers)
+		for i := 0; i < serverWorkers; i++ {
+			go c.serverWorker(c.serverJobs)
+		}
 	}
-	if c.cfg.ServerRequests == nil {
-		c.mu.Unlock()
-		go func() {
-			defer c.wg.Done()
-			c.respond(wire.ErrorResponse(msg.ID, wire.CodeMethodNotFound,
-				fmt.Sprintf("inflight does not handle %s: it is a debugging client with no %s support configured", msg.Method, msg.Method)))
-		}()
-		return
+	job := serverJob{msg: msg, refuse: c.answering >= maxServerAnswering}
+	if !job.refuse {
+		c.answering++
+		if msg.Method != wire.MethodPing && c.cfg.ServerRequests != nil {
+			job.ctx, job.cancel = context.WithCancel(context.Background())
+			c.serverCalls[msg.ID] = job.cancel
+		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c.serverCalls[msg.ID] = cancel
+	jobs := c.serverJobs
 	c.mu.Unlock()
-	go func() {
-		defer c.wg.Done()
-		defer cancel()
-		result, rpcErr := c.cfg.ServerRequests(ctx, msg.Method, msg.Params)
+	if job.refuse {
+		job.msg.Params = nil
+		c.emitWait(event.Event{Kind: event.ServerRequestRefused, Time: at, RequestID: msg.ID, Raw: keepRaw(raw), Msg: msg,
+			Text: fmt.Sprintf("the server has more than %d of its requests waiting for inflight's answer; %s %s refused", maxServerAnswering, msg.Method, msg.ID)})
+	}
+	select {
+	case jobs <- job:
+	case <-c.dead:
+		c.jobDone(job)
+	}
+}
+
+// jobDone ends a job's accounting.
+func (c *Client) jobDone(job serverJob) {
+	if job.refuse {
+		return
+	}
+	c.mu.Lock()
+	c.answering--
+	if job.cancel != nil {
+		delete(c.serverCalls, job.msg.ID)
+	}
+	c.mu.Unlock()
+	if job.cancel != nil {
+		job.cancel()
+	}
+}
+
+// serverWorker answers queued server requests until the transport is gone.
+func (c *Client) serverWorker(jobs <-chan serverJob) {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.dead:
+			return
+		case job := <-jobs:
+			c.serve(job)
+		}
+	}
+}
+
+func (c *Client) serve(job serverJob) {
+	defer c.jobDone(job)
+	msg := job.msg
+	switch {
+	case job.refuse:
+		c.respond(wire.ErrorResponse(msg.ID, wire.CodeInternalError,
+			fmt.Sprintf("inflight refused %s: more than %d of the server's requests are waiting for an answer", msg.Method, maxServerAnswering)))
+	case msg.Method == wire.MethodPing:
+		c.respond(wire.ResultResponse(msg.ID, json.RawMessage(`{}`)))
+	case c.cfg.ServerRequests == nil:
+		c.respond(wire.ErrorResponse(msg.ID, wire.CodeMethodNotFound,
+			fmt.Sprintf("inflight does not handle %s: it is a debugging client with no %s support configured", msg.Method, msg.Method)))
+	default:
+		if job.ctx.Err() != nil {
+			return // cancelled by the server while it waited
+		}
+		result, rpcErr := c.cfg.ServerRequests(job.ctx, msg.Method, msg.Params)
 		c.mu.Lock()
 		_, stillWanted := c.serverCalls[msg.ID]
-		delete(c.serverCalls, msg.ID)
 		c.mu.Unlock()
-		if !stillWanted || ctx.Err() != nil {
+		if !stillWanted || job.ctx.Err() != nil {
 			// The server cancelled it: it must not get a response.
 			return
 		}
@@ -870,7 +952,7 @@ func (c *Client) handleServerRequest(msg wire.Message) {
 			return
 		}
 		c.respond(wire.ResultResponse(msg.ID, result))
-	}()
+	}
 }
 
 // respond sends a response to a server request.

@@ -232,8 +232,11 @@ func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) error {
 	if err != nil {
 		return fmt.Errorf("POST %s: %w", describe(out), plainErr(err))
 	}
-	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	// Read to its end (bounded) before closing, so that the connection goes
+	// back to the pool: every answer to a server's request is a POST of its
+	// own, and a flood of them must not open a connection each.
+	drainClose(resp.Body)
 	t.c.emit(event.Event{Kind: event.HTTPStatus, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
 		Text: fmt.Sprintf("POST %s: %s", describe(out), resp.Status)})
 	if resp.StatusCode == http.StatusNotFound && hadSession {
@@ -243,6 +246,13 @@ func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) error {
 		return &HTTPStatusError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(body)}
 	}
 	return nil
+}
+
+// drainClose reads what is left of a body, at most 64 KiB, and closes it:
+// a body read to its end lets net/http reuse the connection.
+func drainClose(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	_ = body.Close()
 }
 
 func describe(out outgoing) string {

@@ -57,6 +57,12 @@ const (
 	// TransportClosed: the connection is gone (process exited, client
 	// closed). Err holds the cause, nil after a clean Close.
 	TransportClosed
+	// ServerRequestRefused: a legacy server had more of its own requests
+	// waiting for inflight's answer than inflight allows, so the request in
+	// Msg (RequestID is the server's ID; Raw at most MaxRawKept bytes of
+	// it) is refused with a JSON-RPC error instead of answered. Text says
+	// why. The client only reports the fact; the session judges it.
+	ServerRequestRefused
 )
 
 var kindNames = map[Kind]string{
@@ -72,6 +78,8 @@ var kindNames = map[Kind]string{
 	Connected:       "connected",
 	Note:            "note",
 	TransportClosed: "transport_closed",
+
+	ServerRequestRefused: "server_request_refused",
 }
 
 func (k Kind) String() string {

@@ -41,6 +41,8 @@ func (t *Tracker) Apply(ev event.Event) {
 		t.onTransportClosed(&ev)
 	case event.Stderr:
 		t.stderr.ring.push(StderrLine{Time: ev.Time, Text: ev.Text, Truncated: ev.Truncated})
+	case event.ServerRequestRefused: // see client_faults.go
+		t.onServerRequestRefused(&ev)
 	}
 	if !ev.Internal {
 		switch ev.Kind {

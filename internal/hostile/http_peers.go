@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"inflight/wire"
 )
@@ -30,7 +32,20 @@ type HTTP struct {
 	handshake func(w http.ResponseWriter, msg wire.Message, reply []byte)
 	calls     atomic.Int64
 	posts     atomic.Int64
+	// answers counts responses the client POSTed (to the server's own
+	// requests), each held answerDelay before its 202; conns counts the
+	// connections NewServer accepted.
+	answers     atomic.Int64
+	answerDelay time.Duration
+	conns       atomic.Int64
 }
+
+// Answers is how many responses (to the peer's own requests) the client
+// POSTed.
+func (h *HTTP) Answers() int { return int(h.answers.Load()) }
+
+// Conns is how many TCP connections the server behind NewServer accepted.
+func (h *HTTP) Conns() int { return int(h.conns.Load()) }
 
 // Name says what the peer does wrong.
 func (h *HTTP) Name() string { return h.name }
@@ -63,6 +78,12 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg.Kind != wire.KindRequest {
+		if msg.IsResponse() {
+			h.answers.Add(1)
+			if h.answerDelay > 0 {
+				time.Sleep(h.answerDelay)
+			}
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -193,6 +214,28 @@ func AnswersFirstHTTP() *HTTP {
 	}}
 }
 
+// PingFloodHTTP answers tools/call with an event stream of n pings (legacy
+// era: the server may ask), then the tool's result. The client answers
+// each ping with a POST of its own, which the peer holds a millisecond
+// before its 202, as a busy server would: a client that POSTs every answer
+// at once opens a connection for each (issue 14, item 5: 3 000 pings opened
+// 3 010 descriptors).
+func PingFloodHTTP(n int) *HTTP {
+	return &HTTP{name: "ping-flood", answerDelay: time.Millisecond, call: func(w http.ResponseWriter, r *http.Request, req Request) {
+		startSSE(w)
+		for i := 1; i <= n; i++ {
+			if sseEvent(w, wire.Request(wire.StringID(fmt.Sprintf("flood-%d", i)), wire.MethodPing, nil)) != nil {
+				return
+			}
+			if i%64 == 0 {
+				flush(w)
+			}
+		}
+		_ = sseEvent(w, wire.ResultResponse(req.ID, []byte(textResult(fmt.Sprintf("sent %d pings", n)))))
+		flush(w)
+	}}
+}
+
 // HugeEvent answers tools/call with an SSE event whose data is
 // HugeLineBytes long, streamed.
 func HugeEvent() *HTTP {
@@ -214,6 +257,13 @@ func HugeEvent() *HTTP {
 func NewServer(h http.Handler, useTLS bool) *httptest.Server {
 	ts := httptest.NewUnstartedServer(h)
 	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+	if hp, ok := h.(*HTTP); ok {
+		ts.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				hp.conns.Add(1)
+			}
+		}
+	}
 	if useTLS {
 		ts.StartTLS()
 	} else {
