@@ -52,10 +52,12 @@ func pingFloodThenCancel(t *testing.T, cfg client.Config) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	// The consumer: one loop that reads events as fast as it can until the
-	// answers to the pings have filled the pipe (2000 answers are over
-	// 64 KiB) and a write is stuck, then stops reading to cancel, send and
-	// close, as `inflight call` does when its timeout fires: the channel
-	// fills at once, before the stuck write's bound passes.
+	// answers to the pings have filled the pipe and a write is stuck (4000
+	// answers are far over the pipe's 64 KiB and the peer's read-ahead, or
+	// the flood stops coming because the client holds its reader), then
+	// stops reading to cancel, send and close, as `inflight call` does when
+	// its timeout fires: the channel fills at once, before the stuck
+	// write's bound passes.
 	type result struct {
 		cancelErr, sendErr error
 		closed             bool
@@ -66,22 +68,37 @@ func pingFloodThenCancel(t *testing.T, cfg client.Config) {
 	go func() {
 		var r result
 		acted := false
-		for ev := range c.Events() {
-			if ev.Kind == event.TransportClosed {
-				r.closed = true
-			}
-			if ev.Kind == event.Received && ev.Msg.Method == wire.MethodPing {
-				r.pings++
-			}
-			if acted || r.pings < 2000 {
-				continue
+		idle := time.NewTimer(time.Hour)
+		defer idle.Stop()
+		for {
+			idle.Reset(100 * time.Millisecond)
+			select {
+			case ev, ok := <-c.Events():
+				if !ok {
+					done <- r
+					return
+				}
+				if ev.Kind == event.TransportClosed {
+					r.closed = true
+				}
+				if ev.Kind == event.Received && ev.Msg.Method == wire.MethodPing {
+					r.pings++
+				}
+				if acted || r.pings < 4000 {
+					continue
+				}
+			case <-idle.C:
+				// Nothing more comes: the reader is held, since the answers
+				// no longer get out.
+				if acted || r.pings == 0 {
+					continue
+				}
 			}
 			acted = true
 			_, r.cancelErr = c.Cancel(wire.IntID(1), "timed out")
 			r.sendErr = c.Send(context.Background(), client.Request{ID: wire.IntID(2), Method: wire.MethodToolsList})
 			c.Close()
 		}
-		done <- r
 	}()
 	go func() {
 		_, err := c.Connect(ctx)
