@@ -480,9 +480,11 @@ func (t *stdioTransport) send(ctx context.Context, out outgoing) error {
 	err := t.write(ctx, out.raw)
 	if errors.Is(err, ErrWriteStalled) {
 		if !out.id.IsZero() && !out.internal {
-			// This request failed (it did not get out), which is not the
-			// same as the others, lost with the connection.
-			t.c.emit(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: out.id, Err: err})
+			// This request is lost with the connection, as the others are:
+			// nothing will answer it (issue 14, item 12: it ended "failed",
+			// as if the server had refused it). It is reported on its own,
+			// with the reason, before the connection closes.
+			t.c.emit(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: out.id, Err: err, LostConnection: true})
 		}
 	}
 	t.lost()
