@@ -993,9 +993,39 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 	case r := <-ch:
 		return r.msg, r.err
 	case <-ctx.Done():
+		what := "no answer"
+		if ht, ok := c.t.(*httpTransport); ok {
+			if w := ht.waitingFor(id); w != "" {
+				what = w
+			}
+		}
 		c.dropWaiter(id)
-		return wire.Message{}, ctx.Err()
+		return wire.Message{}, &waitError{what: what, err: ctx.Err()}
 	}
+}
+
+// waitError is an internal call that ended with its context: what it was
+// still waiting for, and the context's error (errors.Is matches it).
+type waitError struct {
+	what string
+	err  error
+}
+
+func (e *waitError) Error() string { return e.what + " (" + e.err.Error() + ")" }
+func (e *waitError) Unwrap() error { return e.err }
+
+// within words an internal call's timeout for the connection's set-up:
+// "no response headers from the server within 30s (context deadline
+// exceeded)". Anything else is returned as it is.
+func (c *Client) within(err error) error {
+	var we *waitError
+	if !errors.As(err, &we) {
+		return err
+	}
+	if errors.Is(we.err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s within the %s allowed for connecting (%w)", we.what, c.cfg.HandshakeTimeout, we.err)
+	}
+	return fmt.Errorf("%s when connecting was cancelled (%w)", we.what, we.err)
 }
 
 func (c *Client) dropWaiter(id wire.ID) {

@@ -56,6 +56,8 @@ type httpStream struct {
 	cancelled      atomic.Bool
 	closedByClient atomic.Bool
 	lateTimer      atomic.Pointer[time.Timer]
+	// headers: the server's response headers arrived (see waitingFor).
+	headers atomic.Bool
 }
 
 // closeAfter closes the stream from the client's side once d has passed:
@@ -293,6 +295,7 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 	sentSession := req.Header.Get("Mcp-Session-Id")
 	hadSession := sentSession != ""
 	resp, err := t.hc.Do(req)
+	st.headers.Store(err == nil)
 	if err != nil {
 		if st.closedByClient.Load() {
 			t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: true,
@@ -774,6 +777,21 @@ func (t *httpTransport) renewSession(old string) {
 		t.c.emit(event.Event{Kind: event.Connected, Time: time.Now(), Info: &cp, Text: "new session"})
 		t.openGetStream()
 	}()
+}
+
+// waitingFor says what a request still in flight is waiting for, for an
+// error that says more than "context deadline exceeded".
+func (t *httpTransport) waitingFor(id wire.ID) string {
+	t.mu.Lock()
+	st := t.streams[id]
+	t.mu.Unlock()
+	switch {
+	case st == nil:
+		return ""
+	case !st.headers.Load():
+		return "no response headers from the server"
+	}
+	return "no answer on the response stream"
 }
 
 func (t *httpTransport) isClosing() bool {

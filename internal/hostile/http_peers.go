@@ -236,6 +236,15 @@ func PingFloodHTTP(n int) *HTTP {
 	}}
 }
 
+// NoHeaders reads every POST and never sends its response headers, until
+// the client goes away: a server stuck before its first byte.
+func NoHeaders() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	})
+}
+
 // HugeEvent answers tools/call with an SSE event whose data is
 // HugeLineBytes long, streamed.
 func HugeEvent() *HTTP {
