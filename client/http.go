@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -316,6 +317,16 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		// its answer shown, but a session ID in it must not replace the
 		// connection's.
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			if err := checkSessionID(sid); err != nil {
+				// Sent back, it would carry the server's bytes into every
+				// request of ours; and a session inflight cannot name is
+				// no session to speak in (issue 14, item 12).
+				resp.Body.Close()
+				t.c.emit(event.Event{Kind: event.HTTPStatus, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
+					ContentType: resp.Header.Get("Content-Type"), Text: err.Error()})
+				t.c.failCall(id, err, false)
+				return
+			}
 			t.mu.Lock()
 			t.sessionID = sid
 			t.mu.Unlock()
@@ -383,6 +394,24 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode,
 			Body: fmt.Sprintf("unexpected Content-Type %q (want application/json or text/event-stream): %s", ct, what)}, true)
 	}
+}
+
+// checkSessionID refuses an Mcp-Session-Id that is not visible ASCII:
+// "The session ID MUST only contain visible ASCII characters (ranging from
+// 0x21 to 0x7E)" (2025-11-25 transports). The error quotes it escaped and
+// cut, since it is the server's.
+func checkSessionID(sid string) error {
+	for i := 0; i < len(sid); i++ {
+		if b := sid[i]; b < 0x21 || b > 0x7e {
+			shown := sid
+			if len(shown) > 64 {
+				shown = shown[:64] + "…"
+			}
+			return fmt.Errorf("the server's Mcp-Session-Id %s is not visible ASCII (byte 0x%02x at %d; the session ID must be 0x21 to 0x7E only): inflight will not send it back, so there is no session to speak in",
+				strconv.QuoteToASCII(shown), b, i)
+		}
+	}
+	return nil
 }
 
 // contentEncoding is a response's Content-Encoding when the body is really

@@ -236,6 +236,21 @@ func PingFloodHTTP(n int) *HTTP {
 	}}
 }
 
+// SessionIDPeer opens a legacy session whose Mcp-Session-Id is sid, which
+// a test makes invalid (non-ASCII, a space, a control): the client must not
+// send it back. It is otherwise Plain.
+func SessionIDPeer(sid string) *HTTP {
+	h := Plain()
+	h.name = "session-id"
+	h.handshake = func(w http.ResponseWriter, msg wire.Message, reply []byte) {
+		if msg.Method == wire.MethodInitialize {
+			w.Header()["Mcp-Session-Id"] = []string{sid}
+		}
+		writeJSON(w, reply)
+	}
+	return h
+}
+
 // NoHeaders reads every POST and never sends its response headers, until
 // the client goes away: a server stuck before its first byte.
 func NoHeaders() http.Handler {
