@@ -95,7 +95,7 @@ func (c *Client) Connect(ctx context.Context) (event.ConnInfo, error) {
 	cp := info.Clone()
 	c.emit(event.Event{Kind: event.Connected, Time: time.Now(), Info: &cp})
 	if ht, ok := c.t.(*httpTransport); ok && info.Era == event.EraLegacy {
-		ht.openGetStream()
+		ht.openGetStream(ctx)
 	}
 	return info, nil
 }

@@ -619,9 +619,19 @@ func (t *httpTransport) get(ctx context.Context, lastID string) (resp *http.Resp
 	return resp, sid, nil
 }
 
+// getOpenWait bounds how long opening the legacy GET stream may hold up
+// Connect (a server may be slow to answer the GET, or never answer it).
+const getOpenWait = 5 * time.Second
+
 // openGetStream starts listening on the legacy GET stream for messages the
-// server sends outside any request.
-func (t *httpTransport) openGetStream() {
+// server sends outside any request, and returns once the server has
+// answered the first GET (the stream is open, or refused, or it failed),
+// or ctx ends, or getOpenWait has passed. Connecting ends there, so that
+// the first request never races the GET: a server that closes a request's
+// stream at once and expects the client to resume it over GET with
+// Last-Event-ID cannot tell the first GET from a resumption if they cross
+// (issue 14, item 13).
+func (t *httpTransport) openGetStream(ctx context.Context) {
 	t.mu.Lock()
 	if t.getOpen || t.closing {
 		t.mu.Unlock()
@@ -632,10 +642,21 @@ func (t *httpTransport) openGetStream() {
 	gen := t.getGen
 	t.c.wg.Add(1)
 	t.mu.Unlock()
-	go t.getLoop(gen)
+	answered := make(chan struct{})
+	go t.getLoop(gen, answered)
+	bound := time.NewTimer(getOpenWait)
+	defer bound.Stop()
+	select {
+	case <-answered:
+	case <-ctx.Done():
+	case <-bound.C:
+	}
 }
 
-func (t *httpTransport) getLoop(gen int) {
+func (t *httpTransport) getLoop(gen int, answered chan struct{}) {
+	var answeredOnce sync.Once
+	firstAnswer := func() { answeredOnce.Do(func() { close(answered) }) }
+	defer firstAnswer()
 	defer t.c.wg.Done()
 	defer func() {
 		t.mu.Lock()
@@ -650,6 +671,7 @@ func (t *httpTransport) getLoop(gen int) {
 	for t.ctx.Err() == nil {
 		resp, sentSID, err := t.get(t.ctx, lastID)
 		if err != nil {
+			firstAnswer()
 			if t.ctx.Err() != nil {
 				return
 			}
@@ -687,6 +709,7 @@ func (t *httpTransport) getLoop(gen int) {
 		}
 		failures = 0
 		t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Text: "GET stream"})
+		firstAnswer()
 		sr := newSSEReader(resp.Body, t.c.cfg.MaxMessageBytes)
 		sr.resumeFrom(lastID)
 		var streamErr error
@@ -804,7 +827,7 @@ func (t *httpTransport) renewSession(old string) {
 		t.c.mu.Unlock()
 		cp := info.Clone()
 		t.c.emit(event.Event{Kind: event.Connected, Time: time.Now(), Info: &cp, Text: "new session"})
-		t.openGetStream()
+		t.openGetStream(t.ctx)
 	}()
 }
 

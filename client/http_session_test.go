@@ -264,3 +264,33 @@ func TestInvalidSessionIDRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacyConnectWaitsForGetStream (issue 14, item 13): Connect ends
+// once the legacy GET stream is open, so the first request never races it.
+// The peer opens its GET stream slowly, primes the tools/call stream and
+// closes it at once, and answers only the GET that resumes with
+// Last-Event-ID. Before, the first request went out while the GET was
+// still being opened, and the wire order varied from run to run.
+func TestLegacyConnectWaitsForGetStream(t *testing.T) {
+	peer := &hostile.ResumeOverGET{GetDelay: 150 * time.Millisecond}
+	ts := hostile.NewServer(peer, false)
+	t.Cleanup(ts.Close) // after the client's Close, which ends the GET stream
+	c, rec, _ := connectClient(t, client.Config{URL: ts.URL, ProtocolVersion: wire.Version20251125})
+	id := send(t, c, 1, wire.MethodToolsCall, toolCall(hostile.ToolName, nil))
+	ev := rec.wait(t, "the answer on the resumed stream", responseTo(id))
+	if !strings.Contains(string(ev.Raw), "answered on the resumed stream") {
+		t.Errorf("answer %s", ev.Raw)
+	}
+	if peer.Raced() {
+		t.Errorf("tools/call reached the server before its GET stream was open; the server saw %q", peer.Log())
+	}
+	resumed := false
+	for _, l := range peer.Log() {
+		if l == "GET Last-Event-ID="+hostile.PrimingID {
+			resumed = true
+		}
+	}
+	if !resumed {
+		t.Errorf("no GET with Last-Event-ID %s; the server saw %q", hostile.PrimingID, peer.Log())
+	}
+}

@@ -295,3 +295,107 @@ func NewServer(h http.Handler, useTLS bool) *httptest.Server {
 	}
 	return ts
 }
+
+// ResumeOverGET is a legacy server that answers tools/call only over a
+// resumed stream: the POST's SSE stream carries a priming event (an ID, no
+// data) and is closed at once, and the answer comes on the GET that
+// resumes with Last-Event-ID. Its standalone GET stream (no Last-Event-ID)
+// opens after GetDelay and stays open, sending nothing. It records whether
+// the standalone GET had been answered when tools/call arrived: a client
+// that sends its first request while the GET is still being opened leaves
+// the server unable to tell one GET from the other (issue 14, item 13).
+type ResumeOverGET struct {
+	GetDelay time.Duration
+
+	mu         sync.Mutex
+	getOpen    bool
+	pending    wire.ID // the tools/call to answer on resumption
+	log        []string
+	raceBefore bool // tools/call arrived before the standalone GET was answered
+}
+
+// PrimingID is the event ID ResumeOverGET primes a POST's stream with.
+const PrimingID = "prime-1"
+
+// Log is what the peer saw, in order: "POST <method>", "GET", "GET
+// Last-Event-ID=<id>".
+func (p *ResumeOverGET) Log() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.log...)
+}
+
+// Raced reports whether a tools/call arrived while the standalone GET was
+// still being opened.
+func (p *ResumeOverGET) Raced() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.raceBefore
+}
+
+func (p *ResumeOverGET) note(s string) {
+	p.mu.Lock()
+	p.log = append(p.log, s)
+	p.mu.Unlock()
+}
+
+// ServeHTTP implements http.Handler.
+func (p *ResumeOverGET) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodDelete:
+		w.WriteHeader(http.StatusOK)
+		return
+	case http.MethodGet:
+		if last := r.Header.Get("Last-Event-ID"); last != "" {
+			p.note("GET Last-Event-ID=" + last)
+			p.mu.Lock()
+			id := p.pending
+			p.mu.Unlock()
+			startSSE(w)
+			if last == PrimingID && !id.IsZero() {
+				_, _ = fmt.Fprintf(w, "id: answer-1\n")
+				_ = sseEvent(w, wire.ResultResponse(id, []byte(textResult("answered on the resumed stream"))))
+				flush(w)
+			}
+			return
+		}
+		p.note("GET")
+		time.Sleep(p.GetDelay)
+		startSSE(w)
+		p.mu.Lock()
+		p.getOpen = true
+		p.mu.Unlock()
+		<-r.Context().Done()
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return
+	}
+	msg, err := wire.Decode(body)
+	if err != nil {
+		http.Error(w, "not JSON-RPC", http.StatusBadRequest)
+		return
+	}
+	p.note("POST " + msg.Method)
+	if msg.Kind != wire.KindRequest {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if reply, ok := setUpReply("resume-over-get", msg); ok {
+		if msg.Method == wire.MethodInitialize {
+			w.Header().Set("Mcp-Session-Id", SessionID)
+		}
+		writeJSON(w, reply)
+		return
+	}
+	p.mu.Lock()
+	if !p.getOpen {
+		p.raceBefore = true
+	}
+	p.pending = msg.ID
+	p.mu.Unlock()
+	startSSE(w)
+	_, _ = fmt.Fprintf(w, "id: %s\nretry: 10\ndata:\n\n", PrimingID)
+	flush(w)
+}
