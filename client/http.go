@@ -482,27 +482,14 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 	// (as the legacy transport allows) is making progress, not failing.
 	fruitless := 0
 	for {
-		sr := newSSEReader(body, t.c.cfg.MaxMessageBytes)
-		sr.resumeFrom(lastID)
-		var streamErr error
-		for {
-			ev, err := sr.Next()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					streamErr = err
-				}
-				break
-			}
-			if len(bytes.TrimSpace(ev.Data)) == 0 {
-				continue // a priming event: an ID to resume from, no message
-			}
-			if t.c.receive(ev.Data, 0, time.Now(), id) && !answered {
+		sr, streamErr := t.readStream(body, lastID, id, func() {
+			if !answered {
 				answered = true
 				// The server SHOULD end the stream after the response; if it
 				// does not, stop listening once the late window has passed.
 				st.closeAfter(t.c.cfg.LateWindow)
 			}
-		}
+		})
 		body.Close()
 		// The reconnection time, like the last event ID, lasts across
 		// reconnections until the server sends a new one.
@@ -578,6 +565,33 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 		t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
 			ContentType: resp.Header.Get("Content-Type"), Text: "resumed with Last-Event-ID " + lastID})
 		body = resp.Body
+	}
+}
+
+// readStream is the one loop that reads an SSE connection, a request's
+// response stream or the legacy GET stream alike: every event's data goes
+// to receive until the connection ends, and the reader is returned for the
+// last event ID and retry: it leaves, with how the connection ended (nil
+// at a clean end). lastID is the ID the connection resumed after. owner is
+// the request whose stream it is (zero for the GET stream); onAnswer, when
+// set, is called for each message that answered it.
+func (t *httpTransport) readStream(body io.Reader, lastID string, owner wire.ID, onAnswer func()) (*sseReader, error) {
+	sr := newSSEReader(body, t.c.cfg.MaxMessageBytes)
+	sr.resumeFrom(lastID)
+	for {
+		ev, err := sr.Next()
+		if errors.Is(err, io.EOF) {
+			return sr, nil
+		}
+		if err != nil {
+			return sr, err
+		}
+		if len(bytes.TrimSpace(ev.Data)) == 0 {
+			continue // a priming event: an ID to resume from, no message
+		}
+		if t.c.receive(ev.Data, 0, time.Now(), owner) && onAnswer != nil {
+			onAnswer()
+		}
 	}
 }
 
@@ -710,21 +724,7 @@ func (t *httpTransport) getLoop(gen int, answered chan struct{}) {
 		failures = 0
 		t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Text: "GET stream"})
 		firstAnswer()
-		sr := newSSEReader(resp.Body, t.c.cfg.MaxMessageBytes)
-		sr.resumeFrom(lastID)
-		var streamErr error
-		for {
-			ev, err := sr.Next()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					streamErr = err
-				}
-				break
-			}
-			if len(bytes.TrimSpace(ev.Data)) > 0 {
-				t.c.receive(ev.Data, 0, time.Now(), wire.ID{})
-			}
-		}
+		sr, streamErr := t.readStream(resp.Body, lastID, wire.ID{}, nil)
 		resp.Body.Close()
 		if t.ctx.Err() != nil {
 			return
