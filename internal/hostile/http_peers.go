@@ -361,10 +361,12 @@ func (p *ResumeOverGET) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		p.note("GET")
 		time.Sleep(p.GetDelay)
-		startSSE(w)
+		// Marked open just before the headers go, so that a request sent
+		// once they arrived can never look like one that raced them.
 		p.mu.Lock()
 		p.getOpen = true
 		p.mu.Unlock()
+		startSSE(w)
 		<-r.Context().Done()
 		return
 	}
