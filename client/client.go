@@ -490,7 +490,17 @@ func (c *Client) outboxDrained() chan struct{} {
 }
 
 // stopEmitting makes emit drop events instead of waiting for room.
-func (c *Client) stopEmitting() { c.quitOnce.Do(func() { close(c.quit) }) }
+// quit is closed under qmu, which deliver holds from its look at quit to
+// the start of a pump: so no pump starts once quit is closed, and Close's
+// wait for the pump after stopEmitting cannot miss one (a pump that
+// outlived it would send on the closed channel).
+func (c *Client) stopEmitting() {
+	c.quitOnce.Do(func() {
+		c.qmu.Lock()
+		close(c.quit)
+		c.qmu.Unlock()
+	})
+}
 
 // markDead records that the transport is gone: every waiter fails, every
 // flight ends, and one event.TransportClosed is emitted.
