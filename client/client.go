@@ -894,7 +894,7 @@ func (c *Client) handleServerRequest(msg wire.Message, raw []byte, at time.Time)
 	c.mu.Unlock()
 	if job.refuse {
 		job.msg.Params = nil
-		c.emitWait(event.Event{Kind: event.ServerRequestRefused, Time: at, RequestID: msg.ID, Raw: keepRaw(raw), Msg: msg,
+		c.emitWait(event.Event{Kind: event.ServerRequestRefused, Time: at, RequestID: msg.ID, Raw: keepRaw(raw), Msg: msg, Internal: true,
 			Text: fmt.Sprintf("the server has more than %d of its requests waiting for inflight's answer; %s %s refused", maxServerAnswering, msg.Method, msg.ID)})
 	}
 	select {

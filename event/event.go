@@ -61,7 +61,8 @@ const (
 	// waiting for inflight's answer than inflight allows, so the request in
 	// Msg (RequestID is the server's ID; Raw at most MaxRawKept bytes of
 	// it) is refused with a JSON-RPC error instead of answered. Text says
-	// why. The client only reports the fact; the session judges it.
+	// why. It is Internal (the server's request is no request of ours); the
+	// client only reports the fact, and the session judges it.
 	ServerRequestRefused
 )
 
