@@ -9,6 +9,7 @@ import (
 	"inflight/client"
 	"inflight/event"
 	"inflight/internal/hostile"
+	"inflight/session"
 	"inflight/wire"
 )
 
@@ -39,6 +40,11 @@ func TestServerRequestFloodBoundedStdio(t *testing.T) {
 	ev := rec.wait(t, "a refused request", kind(event.ServerRequestRefused))
 	if ev.Msg.Method != wire.MethodPing || !strings.HasPrefix(ev.RequestID.Raw(), `"flood-`) || !strings.Contains(ev.Text, "refused") {
 		t.Errorf("refusal %+v", ev)
+	}
+	tr := session.NewTracker(session.Config{})
+	(&feeder{tr: tr, rec: rec}).feed()
+	if tr.Violations().Count(session.ViolationServerRequestFlood) == 0 {
+		t.Errorf("the tracker flagged no %s: %v", session.ViolationServerRequestFlood, tr.Violations().Counts())
 	}
 }
 
