@@ -237,7 +237,13 @@ type Client struct {
 	waiters     map[wire.ID]chan callResult
 	flights     map[wire.ID]*flight
 	serverCalls map[wire.ID]context.CancelFunc
-	toolHeaders map[string][]paramHeader
+	// The workers answering the server's requests (see handleServerRequest):
+	// started with the first; answering counts the requests queued or being
+	// answered (refusals aside).
+	workersStarted bool
+	serverJobs     chan serverJob
+	answering      int
+	toolHeaders    map[string][]paramHeader
 
 	nextInternal atomic.Int64
 	wg           sync.WaitGroup // goroutines the client itself starts
@@ -245,12 +251,21 @@ type Client struct {
 	deadOnce     sync.Once
 	quitOnce     sync.Once
 	closeErr     error
-	// closedEv is the event.TransportClosed markDead emitted; closedDropped
-	// says the emit gave up on a full channel, so Close tries once more.
-	// Both are written inside deadOnce and read by Close after its own
-	// markDead, which the Once orders after them.
-	closedEv      event.Event
-	closedDropped bool
+	// closedEv is the event.TransportClosed markDead emitted, written
+	// inside deadOnce and read by Close after its own markDead, which the
+	// Once orders after it; closedSent says it reached the channel, so that
+	// Close tries once more when it was dropped.
+	closedEv   event.Event
+	closedSent atomic.Bool
+
+	// The outbox (see emit): events waiting for room in the channel, in
+	// order, moved there by one pump goroutine (pumpWG) while pumping;
+	// drained is closed when it empties.
+	qmu     sync.Mutex
+	outbox  []event.Event
+	pumping bool
+	drained chan struct{}
+	pumpWG  sync.WaitGroup
 	// deadErr is why the transport died (nil for Close), set under mu
 	// before dead is closed.
 	deadErr error
@@ -343,30 +358,158 @@ func (e closedBy) Unwrap() []error { return []error{e.err, ErrClosed} }
 // Done is closed when the transport is gone.
 func (c *Client) Done() <-chan struct{} { return c.dead }
 
-// emit delivers an event, blocking while the channel is full (backpressure:
-// responses and closures are never dropped) until Close gives up on the
-// consumer, and reports whether it was delivered. The first, non-blocking
-// attempt matters: once quit is closed a select with both cases ready would
-// pick at random and drop events even though the channel had room for them.
+// emit delivers an event without ever waiting for the consumer: when the
+// channel is full the event joins the outbox, which one pump goroutine
+// empties into the channel in order. It is what every path uses that a
+// consumer may be waiting on, or that holds something the consumer needs:
+// Send, Cancel, Connect and Close run on the consumer's goroutine (a
+// headless run reads Events and calls Cancel from the same loop), and
+// markDead runs inside a Once that Cancel may be waiting for. Had any of
+// them waited for room in a channel only their caller empties, the client
+// would hang for good (issue 14, item 1: a legacy server flooding pings at
+// a client whose cancel found the channel full). Nothing is dropped until
+// Close gives up on the consumer (see Close).
 //
 // Only goroutines Close waits for may emit: the client's own (wg) and
 // callers inside enter/leave. Events is closed after them all.
-func (c *Client) emit(ev event.Event) bool {
-	select {
-	case c.events <- ev:
+func (c *Client) emit(ev event.Event) { c.deliver(ev, false) }
+
+// emitWait is emit for what a server can flood (messages read, malformed
+// lines, stderr): it waits until there is room, which is the backpressure
+// that keeps a flood's memory bounded, until Close gives up on the
+// consumer. Only the client's own readers may call it, and only while they
+// hold nothing another path needs. It reports whether the event was
+// delivered (or queued before the consumer was given up on).
+func (c *Client) emitWait(ev event.Event) bool { return c.deliver(ev, true) }
+
+func (c *Client) deliver(ev event.Event, wait bool) bool {
+	c.qmu.Lock()
+	if len(c.outbox) == 0 {
+		// The first, non-blocking attempt matters: once quit is closed a
+		// select with both cases ready would pick at random and drop
+		// events even though the channel had room for them.
+		select {
+		case c.events <- ev:
+			c.qmu.Unlock()
+			c.delivered(ev)
+			return true
+		default:
+		}
+		if wait {
+			// Nothing queued, so nothing can be overtaken: wait on the
+			// channel itself, as fast as a blocking send.
+			c.qmu.Unlock()
+			select {
+			case c.events <- ev:
+				c.delivered(ev)
+				return true
+			case <-c.quit:
+				return false
+			}
+		}
+	}
+	if isClosed(c.quit) {
+		c.qmu.Unlock()
+		return false
+	}
+	c.outbox = append(c.outbox, ev)
+	if c.drained == nil {
+		c.drained = make(chan struct{})
+	}
+	drained := c.drained
+	if !c.pumping {
+		c.pumping = true
+		c.pumpWG.Add(1)
+		go c.pump()
+	}
+	c.qmu.Unlock()
+	if !wait {
 		return true
-	default:
 	}
 	select {
-	case c.events <- ev:
+	case <-drained:
 		return true
 	case <-c.quit:
 		return false
 	}
 }
 
+// pump moves the outbox into the channel, oldest first, until it is empty
+// or Close gives up on the consumer (then what is left is dropped). An
+// event leaves the outbox only once it is in the channel, so that nothing
+// emitted later can overtake it.
+func (c *Client) pump() {
+	defer c.pumpWG.Done()
+	for {
+		c.qmu.Lock()
+		if len(c.outbox) == 0 {
+			c.stopPumpLocked()
+			c.qmu.Unlock()
+			return
+		}
+		ev := c.outbox[0]
+		c.qmu.Unlock()
+		ok := false
+		select {
+		case c.events <- ev:
+			ok = true
+		default:
+			select {
+			case c.events <- ev:
+				ok = true
+			case <-c.quit:
+			}
+		}
+		c.qmu.Lock()
+		if !ok {
+			c.outbox = nil
+			c.stopPumpLocked()
+			c.qmu.Unlock()
+			return
+		}
+		c.outbox[0] = event.Event{}
+		c.outbox = c.outbox[1:]
+		c.qmu.Unlock()
+		c.delivered(ev)
+	}
+}
+
+func (c *Client) stopPumpLocked() {
+	c.outbox = nil
+	c.pumping = false
+	if c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
+}
+
+// delivered notes that an event reached the channel.
+func (c *Client) delivered(ev event.Event) {
+	if ev.Kind == event.TransportClosed {
+		c.closedSent.Store(true)
+	}
+}
+
+// outboxDrained returns a channel closed once the outbox is empty (nil if
+// it is already).
+func (c *Client) outboxDrained() chan struct{} {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return c.drained
+}
+
 // stopEmitting makes emit drop events instead of waiting for room.
-func (c *Client) stopEmitting() { c.quitOnce.Do(func() { close(c.quit) }) }
+// quit is closed under qmu, which deliver holds from its look at quit to
+// the start of a pump: so no pump starts once quit is closed, and Close's
+// wait for the pump after stopEmitting cannot miss one (a pump that
+// outlived it would send on the closed channel).
+func (c *Client) stopEmitting() {
+	c.quitOnce.Do(func() {
+		c.qmu.Lock()
+		close(c.quit)
+		c.qmu.Unlock()
+	})
+}
 
 // markDead records that the transport is gone: every waiter fails, every
 // flight ends, and one event.TransportClosed is emitted.
@@ -387,8 +530,10 @@ func (c *Client) markDead(err error) {
 		for _, w := range waiters {
 			w <- callResult{err: fmt.Errorf("%w: %v", ErrClosed, errOr(err, "transport closed"))}
 		}
+		// Never waits (see emit): Cancel and Send end up here, on the
+		// consumer's goroutine, and others wait for this Once.
 		c.closedEv = event.Event{Kind: event.TransportClosed, Time: time.Now(), Err: err}
-		c.closedDropped = !c.emit(c.closedEv)
+		c.emit(c.closedEv)
 	})
 }
 
@@ -447,19 +592,40 @@ func (c *Client) Close() error {
 			}
 			wait.Stop()
 		}
-		giveUp.Stop()
-		if c.closedDropped {
-			// The consumer fell behind while the transport closed. Nothing
-			// else emits now, so one bounded wait for room delivers the
-			// event that tells it the connection is over.
-			wait := time.NewTimer(c.cfg.ShutdownWait)
+		// What the outbox still holds goes out while the consumer reads,
+		// until ShutdownWait has passed.
+		if drained := c.outboxDrained(); drained != nil {
 			select {
-			case c.events <- c.closedEv:
-			case <-wait.C:
+			case <-drained:
+			case <-c.quit:
 			}
-			wait.Stop()
+		}
+		giveUp.Stop()
+		if !c.closedSent.Load() {
+			// The consumer fell behind while the transport closed (or it is
+			// the caller, and reads nothing until Close returns), and the
+			// outbox was dropped. Nothing else emits now: make room by
+			// dropping the oldest event still buffered, if need be, so that
+			// the last event is the one that says the connection is over.
+			c.stopEmitting()
+			c.pumpWG.Wait()
+			if !c.closedSent.Load() {
+				select {
+				case c.events <- c.closedEv:
+				default:
+					select {
+					case <-c.events:
+					default:
+					}
+					select {
+					case c.events <- c.closedEv:
+					default:
+					}
+				}
+			}
 		}
 		c.stopEmitting()
+		c.pumpWG.Wait()
 		c.lifeMu.Lock()
 		if c.calls > 0 {
 			c.eventsLeft = true // see leave
@@ -515,13 +681,15 @@ func (c *Client) newInternalID() wire.ID {
 	return wire.StringID("inflight-" + strconv.FormatInt(c.nextInternal.Add(1), 10))
 }
 
-// receive handles one message read from the server. owner is the request
+// receive handles one message read from the server; only the client's
+// readers call it, and it waits for room for what it reports (emitWait), so
+// that a flood is slowed to what the consumer takes. owner is the request
 // whose HTTP response stream carried it (zero on stdio and GET streams). It
 // reports whether the message answered owner.
 func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID) (answered bool) {
 	msg, err := wire.Decode(raw)
 	if err != nil {
-		c.emit(event.Event{Kind: event.Malformed, Time: at, RequestID: owner, Raw: keepRaw(raw), Truncated: truncated, Err: err})
+		c.emitWait(event.Event{Kind: event.Malformed, Time: at, RequestID: owner, Raw: keepRaw(raw), Truncated: truncated, Err: err})
 		return false
 	}
 	raw = bytes.Clone(raw)
@@ -557,9 +725,9 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 			warnings = c.learnToolHeaders(msg.Result)
 		}
 		internal := isWaiter || isInternalID(id)
-		c.emit(event.Event{Kind: event.Received, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: internal})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: internal})
 		for _, w := range warnings {
-			c.emit(event.Event{Kind: event.Note, Time: at, RequestID: id, Text: w})
+			c.emitWait(event.Event{Kind: event.Note, Time: at, RequestID: id, Text: w})
 		}
 		if isWaiter {
 			w <- callResult{msg: msg, at: at}
@@ -570,7 +738,7 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 			// Our own request came back: the "server" echoes its input
 			// (cat, a misconfigured wrapper). Answering it would feed the
 			// echo inflight's own error as if the server had said it.
-			c.emit(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: isInternalID(msg.ID)})
+			c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: isInternalID(msg.ID)})
 			c.failCall(msg.ID, ErrEchoed, true)
 			return false
 		}
@@ -580,11 +748,11 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 			// send responses, on every transport. So nothing is answered;
 			// the request is the server's violation, for the tracker to
 			// record (it is not the client's housekeeping).
-			c.emit(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg})
+			c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg})
 			return false
 		}
-		c.emit(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
-		c.handleServerRequest(msg)
+		c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
+		c.handleServerRequest(msg, raw, at)
 	case wire.KindNotification:
 		internal := false
 		var progress *wire.Progress
@@ -611,7 +779,7 @@ func (c *Client) receive(raw []byte, truncated int, at time.Time, owner wire.ID)
 				}
 			}
 		}
-		c.emit(event.Event{Kind: event.Received, Time: at, RequestID: owner, Raw: raw, Msg: msg, Internal: internal, Progress: progress})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: owner, Raw: raw, Msg: msg, Internal: internal, Progress: progress})
 	}
 	return answered
 }
@@ -675,11 +843,37 @@ func (c *Client) echoed(msg wire.Message, raw []byte) bool {
 	return f != nil && f.method == msg.Method && bytes.Equal(bytes.TrimSpace(raw), f.raw)
 }
 
-// handleServerRequest answers a request a legacy server sent us. The answer
-// is written from a goroutine of its own, never from the reader that read
-// the request: a server that does not read its stdin would otherwise stall
-// the write, and with it all reading.
-func (c *Client) handleServerRequest(msg wire.Message) {
+// Bounds on the requests a legacy server has waiting for inflight's answer
+// (issue 14, item 5: one goroutine per request, with no limit, took 740 MB
+// for 300 000 pings on stdio, and opened a connection per answer on HTTP).
+const (
+	// serverWorkers answer the server's requests, taking them in the order
+	// they came: a small pool, so that one slow handler (sampling waiting
+	// for a person) does not hold the pings behind it.
+	serverWorkers = 4
+	// maxServerAnswering is how many of them may wait to be answered;
+	// past it a request is refused (an error, cheap to write) and reported
+	// as event.ServerRequestRefused.
+	maxServerAnswering = 256
+	// maxServerQueued bounds answers and refusals waiting for a worker
+	// together; past it the reader waits (holding nothing), as it waits for
+	// room in the event channel.
+	maxServerQueued = 1024
+)
+
+// serverJob is one server request waiting for a worker.
+type serverJob struct {
+	msg    wire.Message // params dropped for a refusal
+	refuse bool
+	ctx    context.Context // for a handler's request; cancelled by the server
+	cancel context.CancelFunc
+}
+
+// handleServerRequest queues a request a legacy server sent us for the
+// workers. The answer is never written by the reader that read the
+// request: a server that does not read its stdin would otherwise stall the
+// write, and with it all reading.
+func (c *Client) handleServerRequest(msg wire.Message, raw []byte, at time.Time) {
 	c.mu.Lock()
 	if isClosed(c.dead) {
 		// markDead has cancelled every server call already; a new one would
@@ -687,38 +881,88 @@ func (c *Client) handleServerRequest(msg wire.Message) {
 		c.mu.Unlock()
 		return
 	}
-	// The caller is one of the client's readers, counted in wg, so this Add
-	// cannot race with Close's Wait.
-	c.wg.Add(1)
-	if msg.Method == wire.MethodPing {
-		c.mu.Unlock()
-		go func() {
-			defer c.wg.Done()
-			c.respond(wire.ResultResponse(msg.ID, json.RawMessage(`{}`)))
-		}()
-		return
+	if !c.workersStarted {
+		// The caller is one of the client's readers, counted in wg, so this
+		// Add cannot race with Close's Wait.
+		c.workersStarted = true
+		c.serverJobs = make(chan serverJob, maxServerQueued)
+		c.wg.Add(serverWorkers)
+		for i := 0; i < serverWorkers; i++ {
+			go c.serverWorker(c.serverJobs)
+		}
 	}
-	if c.cfg.ServerRequests == nil {
-		c.mu.Unlock()
-		go func() {
-			defer c.wg.Done()
-			c.respond(wire.ErrorResponse(msg.ID, wire.CodeMethodNotFound,
-				fmt.Sprintf("inflight does not handle %s: it is a debugging client with no %s support configured", msg.Method, msg.Method)))
-		}()
-		return
+	job := serverJob{msg: msg, refuse: c.answering >= maxServerAnswering}
+	if !job.refuse {
+		c.answering++
+		if msg.Method != wire.MethodPing && c.cfg.ServerRequests != nil {
+			job.ctx, job.cancel = context.WithCancel(context.Background())
+			c.serverCalls[msg.ID] = job.cancel
+		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c.serverCalls[msg.ID] = cancel
+	jobs := c.serverJobs
 	c.mu.Unlock()
-	go func() {
-		defer c.wg.Done()
-		defer cancel()
-		result, rpcErr := c.cfg.ServerRequests(ctx, msg.Method, msg.Params)
+	if job.refuse {
+		job.msg.Params = nil
+		c.emitWait(event.Event{Kind: event.ServerRequestRefused, Time: at, RequestID: msg.ID, Raw: keepRaw(raw), Msg: msg, Internal: true,
+			Text: fmt.Sprintf("the server has more than %d of its requests waiting for inflight's answer; %s %s refused", maxServerAnswering, msg.Method, msg.ID)})
+	}
+	select {
+	case jobs <- job:
+	case <-c.dead:
+		c.jobDone(job)
+	}
+}
+
+// jobDone ends a job's accounting.
+func (c *Client) jobDone(job serverJob) {
+	if job.refuse {
+		return
+	}
+	c.mu.Lock()
+	c.answering--
+	if job.cancel != nil {
+		delete(c.serverCalls, job.msg.ID)
+	}
+	c.mu.Unlock()
+	if job.cancel != nil {
+		job.cancel()
+	}
+}
+
+// serverWorker answers queued server requests until the transport is gone.
+func (c *Client) serverWorker(jobs <-chan serverJob) {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.dead:
+			return
+		case job := <-jobs:
+			c.serve(job)
+		}
+	}
+}
+
+func (c *Client) serve(job serverJob) {
+	defer c.jobDone(job)
+	msg := job.msg
+	switch {
+	case job.refuse:
+		c.respond(wire.ErrorResponse(msg.ID, wire.CodeInternalError,
+			fmt.Sprintf("inflight refused %s: more than %d of the server's requests are waiting for an answer", msg.Method, maxServerAnswering)))
+	case msg.Method == wire.MethodPing:
+		c.respond(wire.ResultResponse(msg.ID, json.RawMessage(`{}`)))
+	case c.cfg.ServerRequests == nil:
+		c.respond(wire.ErrorResponse(msg.ID, wire.CodeMethodNotFound,
+			fmt.Sprintf("inflight does not handle %s: it is a debugging client with no %s support configured", msg.Method, msg.Method)))
+	default:
+		if job.ctx.Err() != nil {
+			return // cancelled by the server while it waited
+		}
+		result, rpcErr := c.cfg.ServerRequests(job.ctx, msg.Method, msg.Params)
 		c.mu.Lock()
 		_, stillWanted := c.serverCalls[msg.ID]
-		delete(c.serverCalls, msg.ID)
 		c.mu.Unlock()
-		if !stillWanted || ctx.Err() != nil {
+		if !stillWanted || job.ctx.Err() != nil {
 			// The server cancelled it: it must not get a response.
 			return
 		}
@@ -727,7 +971,7 @@ func (c *Client) handleServerRequest(msg wire.Message) {
 			return
 		}
 		c.respond(wire.ResultResponse(msg.ID, result))
-	}()
+	}
 }
 
 // respond sends a response to a server request.
@@ -776,9 +1020,39 @@ func (c *Client) timedCall(ctx context.Context, method string, params json.RawMe
 	case r := <-ch:
 		return r.msg, r.at.Sub(start), r.err
 	case <-ctx.Done():
+		what := "no answer"
+		if ht, ok := c.t.(*httpTransport); ok {
+			if w := ht.waitingFor(id); w != "" {
+				what = w
+			}
+		}
 		c.dropWaiter(id)
-		return wire.Message{}, 0, ctx.Err()
+		return wire.Message{}, 0, &waitError{what: what, err: ctx.Err()}
 	}
+}
+
+// waitError is an internal call that ended with its context: what it was
+// still waiting for, and the context's error (errors.Is matches it).
+type waitError struct {
+	what string
+	err  error
+}
+
+func (e *waitError) Error() string { return e.what + " (" + e.err.Error() + ")" }
+func (e *waitError) Unwrap() error { return e.err }
+
+// within words an internal call's timeout for the connection's set-up:
+// "no response headers from the server within 30s (context deadline
+// exceeded)". Anything else is returned as it is.
+func (c *Client) within(err error) error {
+	var we *waitError
+	if !errors.As(err, &we) {
+		return err
+	}
+	if errors.Is(we.err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s within the %s allowed for connecting (%w)", we.what, c.cfg.HandshakeTimeout, we.err)
+	}
+	return fmt.Errorf("%s when connecting was cancelled (%w)", we.what, we.err)
 }
 
 func (c *Client) dropWaiter(id wire.ID) {

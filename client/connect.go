@@ -93,7 +93,7 @@ func (c *Client) Connect(ctx context.Context) (event.ConnInfo, error) {
 	c.connected = true
 	c.mu.Unlock()
 	if ht, ok := c.t.(*httpTransport); ok && info.Era == event.EraLegacy {
-		ht.openGetStream()
+		ht.openGetStream(ctx)
 	}
 	c.measureRoundTrip(ctx, info)
 	// Connected comes last, so that a consumer that waits for it has
@@ -181,7 +181,9 @@ func (c *Client) negotiate(ctx context.Context) (event.ConnInfo, error) {
 			return event.ConnInfo{}, fmt.Errorf("no mutually supported protocol version: server supports %s", strings.Join(supported, ", "))
 		}
 		if ctx.Err() != nil {
-			return event.ConnInfo{}, fmt.Errorf("connecting: %w", ctx.Err())
+			// Say what it waited for (issue 14, item 12: a server that never
+			// finished its headers gave "context deadline exceeded").
+			return event.ConnInfo{}, fmt.Errorf("connecting: server/discover: %w", c.within(err))
 		}
 		var statusErr *HTTPStatusError
 		if errors.As(err, &statusErr) && statusErr.Status >= 500 {
@@ -260,8 +262,9 @@ func (c *Client) initialize(ctx context.Context, version string) (event.ConnInfo
 	msg, err := c.call(ctx, wire.MethodInitialize, params, version, false)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			// The set-up limit, not the caller's: say which.
-			return event.ConnInfo{}, fmt.Errorf("initialize: no answer within the %s allowed for connecting (%w)", c.cfg.HandshakeTimeout, err)
+			// The set-up limit, not the caller's: say which, and what was
+			// still awaited.
+			return event.ConnInfo{}, fmt.Errorf("initialize: %w", c.within(err))
 		}
 		return event.ConnInfo{}, fmt.Errorf("initialize: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,8 @@ type httpStream struct {
 	cancelled      atomic.Bool
 	closedByClient atomic.Bool
 	lateTimer      atomic.Pointer[time.Timer]
+	// headers: the server's response headers arrived (see waitingFor).
+	headers atomic.Bool
 }
 
 // closeAfter closes the stream from the client's side once d has passed:
@@ -232,8 +235,11 @@ func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) error {
 	if err != nil {
 		return fmt.Errorf("POST %s: %w", describe(out), plainErr(err))
 	}
-	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	// Read to its end (bounded) before closing, so that the connection goes
+	// back to the pool: every answer to a server's request is a POST of its
+	// own, and a flood of them must not open a connection each.
+	drainClose(resp.Body)
 	t.c.emit(event.Event{Kind: event.HTTPStatus, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
 		Text: fmt.Sprintf("POST %s: %s", describe(out), resp.Status)})
 	if resp.StatusCode == http.StatusNotFound && hadSession {
@@ -243,6 +249,13 @@ func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) error {
 		return &HTTPStatusError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(body)}
 	}
 	return nil
+}
+
+// drainClose reads what is left of a body, at most 64 KiB, and closes it:
+// a body read to its end lets net/http reuse the connection.
+func drainClose(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	_ = body.Close()
 }
 
 func describe(out outgoing) string {
@@ -283,6 +296,7 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 	sentSession := req.Header.Get("Mcp-Session-Id")
 	hadSession := sentSession != ""
 	resp, err := t.hc.Do(req)
+	st.headers.Store(err == nil)
 	if err != nil {
 		if st.closedByClient.Load() {
 			t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: true,
@@ -303,6 +317,16 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		// its answer shown, but a session ID in it must not replace the
 		// connection's.
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			if err := checkSessionID(sid); err != nil {
+				// Sent back, it would carry the server's bytes into every
+				// request of ours; and a session inflight cannot name is
+				// no session to speak in (issue 14, item 12).
+				resp.Body.Close()
+				t.c.emit(event.Event{Kind: event.HTTPStatus, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
+					ContentType: resp.Header.Get("Content-Type"), Text: err.Error()})
+				t.c.failCall(id, err, false)
+				return
+			}
 			t.mu.Lock()
 			t.sessionID = sid
 			t.mu.Unlock()
@@ -370,6 +394,24 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode,
 			Body: fmt.Sprintf("unexpected Content-Type %q (want application/json or text/event-stream): %s", ct, what)}, true)
 	}
+}
+
+// checkSessionID refuses an Mcp-Session-Id that is not visible ASCII:
+// "The session ID MUST only contain visible ASCII characters (ranging from
+// 0x21 to 0x7E)" (2025-11-25 transports). The error quotes it escaped and
+// cut, since it is the server's.
+func checkSessionID(sid string) error {
+	for i := 0; i < len(sid); i++ {
+		if b := sid[i]; b < 0x21 || b > 0x7e {
+			shown := sid
+			if len(shown) > 64 {
+				shown = shown[:64] + "…"
+			}
+			return fmt.Errorf("the server's Mcp-Session-Id %s is not visible ASCII (byte 0x%02x at %d; the session ID must be 0x21 to 0x7E only): inflight will not send it back, so there is no session to speak in",
+				strconv.QuoteToASCII(shown), b, i)
+		}
+	}
+	return nil
 }
 
 // contentEncoding is a response's Content-Encoding when the body is really
@@ -440,27 +482,14 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 	// (as the legacy transport allows) is making progress, not failing.
 	fruitless := 0
 	for {
-		sr := newSSEReader(body, t.c.cfg.MaxMessageBytes)
-		sr.resumeFrom(lastID)
-		var streamErr error
-		for {
-			ev, err := sr.Next()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					streamErr = err
-				}
-				break
-			}
-			if len(bytes.TrimSpace(ev.Data)) == 0 {
-				continue // a priming event: an ID to resume from, no message
-			}
-			if t.c.receive(ev.Data, 0, time.Now(), id) && !answered {
+		sr, streamErr := t.readStream(body, lastID, id, func() {
+			if !answered {
 				answered = true
 				// The server SHOULD end the stream after the response; if it
 				// does not, stop listening once the late window has passed.
 				st.closeAfter(t.c.cfg.LateWindow)
 			}
-		}
+		})
 		body.Close()
 		// The reconnection time, like the last event ID, lasts across
 		// reconnections until the server sends a new one.
@@ -539,6 +568,33 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 	}
 }
 
+// readStream is the one loop that reads an SSE connection, a request's
+// response stream or the legacy GET stream alike: every event's data goes
+// to receive until the connection ends, and the reader is returned for the
+// last event ID and retry: it leaves, with how the connection ended (nil
+// at a clean end). lastID is the ID the connection resumed after. owner is
+// the request whose stream it is (zero for the GET stream); onAnswer, when
+// set, is called for each message that answered it.
+func (t *httpTransport) readStream(body io.Reader, lastID string, owner wire.ID, onAnswer func()) (*sseReader, error) {
+	sr := newSSEReader(body, t.c.cfg.MaxMessageBytes)
+	sr.resumeFrom(lastID)
+	for {
+		ev, err := sr.Next()
+		if errors.Is(err, io.EOF) {
+			return sr, nil
+		}
+		if err != nil {
+			return sr, err
+		}
+		if len(bytes.TrimSpace(ev.Data)) == 0 {
+			continue // a priming event: an ID to resume from, no message
+		}
+		if t.c.receive(ev.Data, 0, time.Now(), owner) && onAnswer != nil {
+			onAnswer()
+		}
+	}
+}
+
 // get opens a legacy GET stream, optionally resuming after lastID. It
 // returns the session ID the GET carried ("" for none): a 404 speaks of
 // that session, which may no longer be the current one by the time it
@@ -577,9 +633,19 @@ func (t *httpTransport) get(ctx context.Context, lastID string) (resp *http.Resp
 	return resp, sid, nil
 }
 
+// getOpenWait bounds how long opening the legacy GET stream may hold up
+// Connect (a server may be slow to answer the GET, or never answer it).
+const getOpenWait = 5 * time.Second
+
 // openGetStream starts listening on the legacy GET stream for messages the
-// server sends outside any request.
-func (t *httpTransport) openGetStream() {
+// server sends outside any request, and returns once the server has
+// answered the first GET (the stream is open, or refused, or it failed),
+// or ctx ends, or getOpenWait has passed. Connecting ends there, so that
+// the first request never races the GET: a server that closes a request's
+// stream at once and expects the client to resume it over GET with
+// Last-Event-ID cannot tell the first GET from a resumption if they cross
+// (issue 14, item 13).
+func (t *httpTransport) openGetStream(ctx context.Context) {
 	t.mu.Lock()
 	if t.getOpen || t.closing {
 		t.mu.Unlock()
@@ -590,10 +656,21 @@ func (t *httpTransport) openGetStream() {
 	gen := t.getGen
 	t.c.wg.Add(1)
 	t.mu.Unlock()
-	go t.getLoop(gen)
+	answered := make(chan struct{})
+	go t.getLoop(gen, answered)
+	bound := time.NewTimer(getOpenWait)
+	defer bound.Stop()
+	select {
+	case <-answered:
+	case <-ctx.Done():
+	case <-bound.C:
+	}
 }
 
-func (t *httpTransport) getLoop(gen int) {
+func (t *httpTransport) getLoop(gen int, answered chan struct{}) {
+	var answeredOnce sync.Once
+	firstAnswer := func() { answeredOnce.Do(func() { close(answered) }) }
+	defer firstAnswer()
 	defer t.c.wg.Done()
 	defer func() {
 		t.mu.Lock()
@@ -608,6 +685,7 @@ func (t *httpTransport) getLoop(gen int) {
 	for t.ctx.Err() == nil {
 		resp, sentSID, err := t.get(t.ctx, lastID)
 		if err != nil {
+			firstAnswer()
 			if t.ctx.Err() != nil {
 				return
 			}
@@ -645,21 +723,8 @@ func (t *httpTransport) getLoop(gen int) {
 		}
 		failures = 0
 		t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Text: "GET stream"})
-		sr := newSSEReader(resp.Body, t.c.cfg.MaxMessageBytes)
-		sr.resumeFrom(lastID)
-		var streamErr error
-		for {
-			ev, err := sr.Next()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					streamErr = err
-				}
-				break
-			}
-			if len(bytes.TrimSpace(ev.Data)) > 0 {
-				t.c.receive(ev.Data, 0, time.Now(), wire.ID{})
-			}
-		}
+		firstAnswer()
+		sr, streamErr := t.readStream(resp.Body, lastID, wire.ID{}, nil)
 		resp.Body.Close()
 		if t.ctx.Err() != nil {
 			return
@@ -762,8 +827,23 @@ func (t *httpTransport) renewSession(old string) {
 		t.c.mu.Unlock()
 		cp := info.Clone()
 		t.c.emit(event.Event{Kind: event.Connected, Time: time.Now(), Info: &cp, Text: "new session"})
-		t.openGetStream()
+		t.openGetStream(t.ctx)
 	}()
+}
+
+// waitingFor says what a request still in flight is waiting for, for an
+// error that says more than "context deadline exceeded".
+func (t *httpTransport) waitingFor(id wire.ID) string {
+	t.mu.Lock()
+	st := t.streams[id]
+	t.mu.Unlock()
+	switch {
+	case st == nil:
+		return ""
+	case !st.headers.Load():
+		return "no response headers from the server"
+	}
+	return "no answer on the response stream"
 }
 
 func (t *httpTransport) isClosing() bool {

@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"inflight/client"
 	"inflight/event"
+	"inflight/internal/hostile"
 	"inflight/wire"
 )
 
@@ -215,5 +217,80 @@ func TestGetStream404DuringRenewal(t *testing.T) {
 	}
 	if n := s.inits(); n != 2 {
 		t.Errorf("%d sessions begun, want 2", n)
+	}
+}
+
+// TestInvalidSessionIDRefused (issue 14, item 12): a legacy server whose
+// Mcp-Session-Id is not visible ASCII (0x21 to 0x7E, as the 2025-11-25
+// transport requires). Before, inflight sent it back on every request;
+// now the handshake fails and says why, and the ID never goes out.
+func TestInvalidSessionIDRefused(t *testing.T) {
+	for _, sid := range []string{"sessión-ä", "a b", "bad\u202eid", "tab\tid"} {
+		t.Run(sid, func(t *testing.T) {
+			var mu sync.Mutex
+			var carried []string
+			peer := hostile.SessionIDPeer(sid)
+			ts := hostile.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if v := r.Header.Values("Mcp-Session-Id"); len(v) > 0 {
+					mu.Lock()
+					carried = append(carried, r.Method+" "+strings.Join(v, ","))
+					mu.Unlock()
+				}
+				peer.ServeHTTP(w, r)
+			}), false)
+			defer ts.Close()
+			c, err := client.New(client.Config{URL: ts.URL, ProtocolVersion: wire.Version20251125, ShutdownWait: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := record(c)
+			_, err = c.Connect(context.Background())
+			c.Close()
+			<-rec.done
+			if err == nil || !strings.Contains(err.Error(), "Mcp-Session-Id") || !strings.Contains(err.Error(), "not visible ASCII") {
+				t.Fatalf("Connect error %v", err)
+			}
+			if strings.ContainsAny(err.Error(), "\u202e\t") || strings.Contains(err.Error(), "ä") {
+				t.Errorf("the error carries the server's bytes raw: %q", err)
+			}
+			if info := c.Info(); info.SessionID != "" {
+				t.Errorf("session ID kept: %q", info.SessionID)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(carried) > 0 {
+				t.Errorf("the session ID was sent back: %q", carried)
+			}
+		})
+	}
+}
+
+// TestLegacyConnectWaitsForGetStream (issue 14, item 13): Connect ends
+// once the legacy GET stream is open, so the first request never races it.
+// The peer opens its GET stream slowly, primes the tools/call stream and
+// closes it at once, and answers only the GET that resumes with
+// Last-Event-ID. Before, the first request went out while the GET was
+// still being opened, and the wire order varied from run to run.
+func TestLegacyConnectWaitsForGetStream(t *testing.T) {
+	peer := &hostile.ResumeOverGET{GetDelay: 150 * time.Millisecond}
+	ts := hostile.NewServer(peer, false)
+	t.Cleanup(ts.Close) // after the client's Close, which ends the GET stream
+	c, rec, _ := connectClient(t, client.Config{URL: ts.URL, ProtocolVersion: wire.Version20251125})
+	id := send(t, c, 1, wire.MethodToolsCall, toolCall(hostile.ToolName, nil))
+	ev := rec.wait(t, "the answer on the resumed stream", responseTo(id))
+	if !strings.Contains(string(ev.Raw), "answered on the resumed stream") {
+		t.Errorf("answer %s", ev.Raw)
+	}
+	if peer.Raced() {
+		t.Errorf("tools/call reached the server before its GET stream was open; the server saw %q", peer.Log())
+	}
+	resumed := false
+	for _, l := range peer.Log() {
+		if l == "GET Last-Event-ID="+hostile.PrimingID {
+			resumed = true
+		}
+	}
+	if !resumed {
+		t.Errorf("no GET with Last-Event-ID %s; the server saw %q", hostile.PrimingID, peer.Log())
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"inflight/internal/hostile"
 	"inflight/wire"
 )
 
@@ -20,6 +21,7 @@ import (
 const childEnv = "INFLIGHT_CLIENT_TEST_CHILD"
 
 func TestMain(m *testing.M) {
+	hostile.RunFromEnv()
 	if mode := os.Getenv(childEnv); mode != "" {
 		os.Exit(runChild(mode))
 	}

@@ -235,10 +235,11 @@ func TestStdioUnknownAndWrongIDs(t *testing.T) {
 	p.wait(t, `"tools/list"`)
 	p.send(`{"jsonrpc":"2.0","id":"1","result":{}}`)    // a string, not the integer 1
 	p.send(`{"jsonrpc":"2.0","id":77,"result":{}}`)     // never issued
-	p.send(`{"jsonrpc":"2.0","id":1.0,"result":{}}`)    // 1.0 is the same ID as 1
-	p.send(`{"jsonrpc":"2.0","id":1,"result":{"x":1}}`) // a duplicate
+	p.send(`{"jsonrpc":"2.0","id":1.0,"result":{}}`)    // 1.0 is another ID than the 1 sent (issue 14, item 11)
+	p.send(`{"jsonrpc":"2.0","id":1,"result":{"x":1}}`) // the answer
+	p.send(`{"jsonrpc":"2.0","id":1,"result":{"x":2}}`) // a duplicate
 	rec.wait(t, "the duplicate", func(ev event.Event) bool {
-		return ev.Kind == event.Received && strings.Contains(string(ev.Raw), `"x":1`)
+		return ev.Kind == event.Received && strings.Contains(string(ev.Raw), `"x":2`)
 	})
 	rec.wait(t, "the unknown ID", responseTo(wire.IntID(77)))
 	rec.wait(t, "the string ID", responseTo(wire.StringID("1")))
@@ -247,11 +248,11 @@ func TestStdioUnknownAndWrongIDs(t *testing.T) {
 	send(t, c, 2, wire.MethodToolsList, nil)
 	fd.feed()
 	if r, _ := tr.Get(id); r.State != session.StateCompleted {
-		t.Errorf("request 1 is %s, want completed by the 1.0 response", r.State)
+		t.Errorf("request 1 is %s, want completed by the response with the ID 1", r.State)
 	}
 	codes := tr.Violations().Counts()
-	if codes[session.ViolationUnknownResponseID] < 2 || codes[session.ViolationDuplicateResponse] != 1 {
-		t.Errorf("violations %v, want unknown IDs (early 2, \"1\", 77) and one duplicate", codes)
+	if codes[session.ViolationUnknownResponseID] < 3 || codes[session.ViolationDuplicateResponse] != 1 {
+		t.Errorf("violations %v, want unknown IDs (early 2, \"1\", 77, 1.0) and one duplicate", codes)
 	}
 	if rec.count(kind(event.TransportClosed)) != 0 {
 		t.Errorf("wrong IDs closed the connection")

@@ -14,6 +14,8 @@ var (
 
 func setProcessGroup(*exec.Cmd) {}
 
+func groupAlive(*exec.Cmd) bool { return false }
+
 func signalGroup(cmd *exec.Cmd, sig os.Signal) {
 	if cmd.Process != nil {
 		_ = cmd.Process.Signal(sig)

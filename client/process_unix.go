@@ -20,6 +20,16 @@ func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
+// groupAlive reports whether any process is left in the server's process
+// group (the server itself, or whatever it started and left behind). A
+// zombie counts: it holds no pipe, but it is gone only once reaped.
+func groupAlive(cmd *exec.Cmd) bool {
+	if cmd.Process == nil {
+		return false
+	}
+	return syscall.Kill(-cmd.Process.Pid, 0) == nil
+}
+
 func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
 	if cmd.Process == nil {
 		return

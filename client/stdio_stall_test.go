@@ -84,15 +84,16 @@ func TestStdioServerStopsReading(t *testing.T) {
 		t.Errorf("Send gave up after %s, want about %s", took, stallBound)
 	}
 
-	// The request that could not go out failed; the one in flight is lost
-	// with the connection, which is reported closed.
+	// The request that could not go out is lost, as is the one in flight,
+	// with the connection, which is reported closed (issue 14, item 12:
+	// it ended failed, as if the server had refused it).
 	closed := rec.wait(t, "the transport closed", kind(event.TransportClosed))
 	if !errors.Is(closed.Err, client.ErrWriteStalled) {
 		t.Errorf("closure cause %v, want ErrWriteStalled", closed.Err)
 	}
 	fd.feed()
-	if r2.State != session.StateFailed || !strings.Contains(r2.LocalError, "not reading its stdin") {
-		t.Errorf("the stalled request is %s (%q), want failed with the reason", r2.State, r2.LocalError)
+	if r2.State != session.StateConnectionLost || !strings.Contains(r2.LocalError, "not reading its stdin") {
+		t.Errorf("the stalled request is %s (%q), want connection_lost with the reason", r2.State, r2.LocalError)
 	}
 	if r1.State != session.StateConnectionLost {
 		t.Errorf("the request in flight is %s, want connection_lost", r1.State)

@@ -13,6 +13,7 @@ import (
 
 	"inflight/client"
 	"inflight/event"
+	"inflight/internal/hostile"
 	"inflight/wire"
 )
 
@@ -169,4 +170,23 @@ func connectOnce(t *testing.T, cfg client.Config, seen func(event.Event)) error 
 	c.Close()
 	<-done
 	return err
+}
+
+// TestNoResponseHeadersNamed (issue 14, item 12): a server that reads the
+// POST and never finishes its response headers. Before, Connect failed with
+// "connecting: context deadline exceeded", which does not say what it was
+// waiting for.
+func TestNoResponseHeadersNamed(t *testing.T) {
+	for _, version := range []string{"", wire.Version20251125} {
+		t.Run("version="+version, func(t *testing.T) {
+			ts := hostile.NewServer(hostile.NoHeaders(), false)
+			defer ts.Close()
+			err := connectOnce(t, client.Config{URL: ts.URL, ProtocolVersion: version,
+				HandshakeTimeout: 300 * time.Millisecond, ShutdownWait: 200 * time.Millisecond}, nil)
+			if err == nil || !strings.Contains(err.Error(), "no response headers from the server within the 300ms allowed for connecting") ||
+				!errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Connect error %v", err)
+			}
+		})
+	}
 }

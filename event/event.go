@@ -63,6 +63,13 @@ const (
 	// the method. The tracker takes it as the least time the server needs
 	// to react to anything, a cancel included.
 	RoundTrip
+	// ServerRequestRefused: a legacy server had more of its own requests
+	// waiting for inflight's answer than inflight allows, so the request in
+	// Msg (RequestID is the server's ID; Raw at most MaxRawKept bytes of
+	// it) is refused with a JSON-RPC error instead of answered. Text says
+	// why. It is Internal (the server's request is no request of ours); the
+	// client only reports the fact, and the session judges it.
+	ServerRequestRefused
 )
 
 var kindNames = map[Kind]string{
@@ -79,6 +86,8 @@ var kindNames = map[Kind]string{
 	Note:            "note",
 	TransportClosed: "transport_closed",
 	RoundTrip:       "round_trip",
+
+	ServerRequestRefused: "server_request_refused",
 }
 
 func (k Kind) String() string {

@@ -48,6 +48,8 @@ func (t *Tracker) Apply(ev event.Event) []Change {
 		t.stderr.ring.push(StderrLine{Time: ev.Time, Text: ev.Text, Truncated: ev.Truncated})
 	case event.RoundTrip:
 		t.rtts.add(ev.RTT, ev.Text)
+	case event.ServerRequestRefused: // see client_faults.go
+		t.onServerRequestRefused(&ev)
 	}
 	if !ev.Internal {
 		switch ev.Kind {

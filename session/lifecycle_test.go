@@ -363,11 +363,13 @@ func TestLifecycle(t *testing.T) {
 				flagged: true, cause: CauseUser, violations: []string{ViolationDuplicateResponse}},
 		},
 		{
-			name: "response id 1.0 is request 1", era: modern,
+			// IDs are compared as written (issue 14, item 11): inflight
+			// sent 1, so 1.0 answers nothing.
+			name: "response id 1.0 is not request 1", era: modern,
 			script: func(h *harness, r *Request) {
 				h.recv(40, `{"jsonrpc":"2.0","id":1.0,"result":{"resultType":"complete"}}`)
 			},
-			want: outcome{state: StateCompleted, ended: 40},
+			want: outcome{state: StatePending, ended: -1, violations: []string{ViolationUnknownResponseID}},
 		},
 		{
 			name: `response id "1" is not request 1`, era: modern,

@@ -16,10 +16,14 @@ func TestParseID(t *testing.T) {
 	}{
 		{in: "7", raw: "7", valid: true, integer: true},
 		{in: " 7 ", raw: "7", valid: true, integer: true},
-		{in: "7.0", raw: "7", valid: true, integer: true},
-		{in: "7e0", raw: "7", valid: true, integer: true},
-		{in: "70E-1", raw: "7", valid: true, integer: true},
-		{in: "-0", raw: "0", valid: true, integer: true},
+		// Numbers as written (issue 14, item 11): none of these is the 7
+		// or the 0 inflight sends.
+		{in: "7.0", raw: "7.0"},
+		{in: "7e0", raw: "7e0"},
+		{in: "1E0", raw: "1E0"},
+		{in: "70E-1", raw: "70E-1"},
+		{in: "1e-400", raw: "1e-400"},
+		{in: "-0", raw: "-0", valid: true, integer: true},
 		{in: "-12", raw: "-12", valid: true, integer: true},
 		{in: `"7"`, raw: `"7"`, valid: true},
 		{in: `"a\u0062"`, raw: `"ab"`, valid: true},
@@ -54,8 +58,12 @@ func TestParseID(t *testing.T) {
 			t.Errorf("ParseID(%q).Int() ok=%t", tc.in, ok)
 		}
 	}
-	if IntID(7) != mustParse(t, "7.0") || StringID("7") == IntID(7) {
-		t.Error("7 and 7.0 must be one ID, and \"7\" another")
+	if IntID(7) != mustParse(t, "7") || IntID(7) == mustParse(t, "7.0") || IntID(7) == mustParse(t, "7e0") ||
+		IntID(0) == mustParse(t, "1e-400") || IntID(0) == mustParse(t, "-0") || StringID("7") == IntID(7) {
+		t.Error("7 is the ID 7, and 7.0, 7e0, \"7\" are others; 1e-400 and -0 are not 0")
+	}
+	if StringID("7") != mustParse(t, `"\u0037"`) {
+		t.Error(`a string ID is its value: "\u0037" is "7"`)
 	}
 	if (ID{}).String() != "-" || !(ID{}).IsZero() || NullID.IsValid() {
 		t.Error("zero and null IDs")
@@ -87,7 +95,7 @@ func TestDecode(t *testing.T) {
 		{in: `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"nope"}}`, kind: KindError, id: "1"},
 		{in: `{"jsonrpc":"2.0","error":{"code":-32600,"message":"no id"}}`, kind: KindError, id: "null"},
 		{in: `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`, kind: KindError, id: "null"},
-		{in: "  {\"jsonrpc\":\"2.0\",\"id\":2.0,\"result\":{}}\r\n", kind: KindResult, id: "2"},
+		{in: "  {\"jsonrpc\":\"2.0\",\"id\":2.0,\"result\":{}}\r\n", kind: KindResult, id: "2.0"},
 
 		{in: ``, errSub: "empty"},
 		{in: `[{"jsonrpc":"2.0","method":"x"}]`, errSub: "batch"},

@@ -89,6 +89,9 @@ type Session struct {
 	received  []string
 	changed   chan struct{}
 	cancelled map[wire.ID]chan struct{}
+	// deaf is closed by StopReading.
+	deaf     chan struct{}
+	deafOnce sync.Once
 	// record, when set, gets every line the client wrote (child processes
 	// write them to a file the test reads after the process is gone).
 	record io.Writer
@@ -96,7 +99,7 @@ type Session struct {
 
 func newSession(peer string, out io.Writer, closeOut func() error) *Session {
 	return &Session{peer: peer, out: out, closeOut: closeOut, done: make(chan struct{}), changed: make(chan struct{}),
-		cancelled: map[wire.ID]chan struct{}{}}
+		cancelled: map[wire.ID]chan struct{}{}, deaf: make(chan struct{})}
 }
 
 // errStdoutClosed is returned by writes after CloseStdout.
@@ -173,6 +176,11 @@ func (s *Session) CloseStdout() {
 		_ = s.closeOut()
 	}
 }
+
+// StopReading makes the peer stop reading its stdin after the line it is
+// handling (or the next one it reads), for good: what the client writes
+// then fills the pipe and its writes stall. The peer still writes.
+func (s *Session) StopReading() { s.deafOnce.Do(func() { close(s.deaf) }) }
 
 // Exit ends the peer at once, mid-request, as a crash would.
 func (s *Session) Exit() { s.exit() }
@@ -274,6 +282,14 @@ func (p Stdio) serve(s *Session, in io.Reader) {
 		if err != nil {
 			break
 		}
+		select {
+		case <-s.deaf:
+			<-s.done
+		default:
+		}
+		if isDone(s.done) {
+			break
+		}
 	}
 	if p.Stubborn {
 		<-s.done
@@ -281,6 +297,15 @@ func (p Stdio) serve(s *Session, in io.Reader) {
 	s.stop()
 	s.calls.Wait()
 	s.CloseStdout()
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // handle answers one message from the client.

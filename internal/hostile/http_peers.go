@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"inflight/wire"
 )
@@ -30,7 +32,20 @@ type HTTP struct {
 	handshake func(w http.ResponseWriter, msg wire.Message, reply []byte)
 	calls     atomic.Int64
 	posts     atomic.Int64
+	// answers counts responses the client POSTed (to the server's own
+	// requests), each held answerDelay before its 202; conns counts the
+	// connections NewServer accepted.
+	answers     atomic.Int64
+	answerDelay time.Duration
+	conns       atomic.Int64
 }
+
+// Answers is how many responses (to the peer's own requests) the client
+// POSTed.
+func (h *HTTP) Answers() int { return int(h.answers.Load()) }
+
+// Conns is how many TCP connections the server behind NewServer accepted.
+func (h *HTTP) Conns() int { return int(h.conns.Load()) }
 
 // Name says what the peer does wrong.
 func (h *HTTP) Name() string { return h.name }
@@ -63,6 +78,12 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg.Kind != wire.KindRequest {
+		if msg.IsResponse() {
+			h.answers.Add(1)
+			if h.answerDelay > 0 {
+				time.Sleep(h.answerDelay)
+			}
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -193,6 +214,52 @@ func AnswersFirstHTTP() *HTTP {
 	}}
 }
 
+// PingFloodHTTP answers tools/call with an event stream of n pings (legacy
+// era: the server may ask), then the tool's result. The client answers
+// each ping with a POST of its own, which the peer holds a millisecond
+// before its 202, as a busy server would: a client that POSTs every answer
+// at once opens a connection for each (issue 14, item 5: 3 000 pings opened
+// 3 010 descriptors).
+func PingFloodHTTP(n int) *HTTP {
+	return &HTTP{name: "ping-flood", answerDelay: time.Millisecond, call: func(w http.ResponseWriter, r *http.Request, req Request) {
+		startSSE(w)
+		for i := 1; i <= n; i++ {
+			if sseEvent(w, wire.Request(wire.StringID(fmt.Sprintf("flood-%d", i)), wire.MethodPing, nil)) != nil {
+				return
+			}
+			if i%64 == 0 {
+				flush(w)
+			}
+		}
+		_ = sseEvent(w, wire.ResultResponse(req.ID, []byte(textResult(fmt.Sprintf("sent %d pings", n)))))
+		flush(w)
+	}}
+}
+
+// SessionIDPeer opens a legacy session whose Mcp-Session-Id is sid, which
+// a test makes invalid (non-ASCII, a space, a control): the client must not
+// send it back. It is otherwise Plain.
+func SessionIDPeer(sid string) *HTTP {
+	h := Plain()
+	h.name = "session-id"
+	h.handshake = func(w http.ResponseWriter, msg wire.Message, reply []byte) {
+		if msg.Method == wire.MethodInitialize {
+			w.Header()["Mcp-Session-Id"] = []string{sid}
+		}
+		writeJSON(w, reply)
+	}
+	return h
+}
+
+// NoHeaders reads every POST and never sends its response headers, until
+// the client goes away: a server stuck before its first byte.
+func NoHeaders() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	})
+}
+
 // HugeEvent answers tools/call with an SSE event whose data is
 // HugeLineBytes long, streamed.
 func HugeEvent() *HTTP {
@@ -214,10 +281,123 @@ func HugeEvent() *HTTP {
 func NewServer(h http.Handler, useTLS bool) *httptest.Server {
 	ts := httptest.NewUnstartedServer(h)
 	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
+	if hp, ok := h.(*HTTP); ok {
+		ts.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				hp.conns.Add(1)
+			}
+		}
+	}
 	if useTLS {
 		ts.StartTLS()
 	} else {
 		ts.Start()
 	}
 	return ts
+}
+
+// ResumeOverGET is a legacy server that answers tools/call only over a
+// resumed stream: the POST's SSE stream carries a priming event (an ID, no
+// data) and is closed at once, and the answer comes on the GET that
+// resumes with Last-Event-ID. Its standalone GET stream (no Last-Event-ID)
+// opens after GetDelay and stays open, sending nothing. It records whether
+// the standalone GET had been answered when tools/call arrived: a client
+// that sends its first request while the GET is still being opened leaves
+// the server unable to tell one GET from the other (issue 14, item 13).
+type ResumeOverGET struct {
+	GetDelay time.Duration
+
+	mu         sync.Mutex
+	getOpen    bool
+	pending    wire.ID // the tools/call to answer on resumption
+	log        []string
+	raceBefore bool // tools/call arrived before the standalone GET was answered
+}
+
+// PrimingID is the event ID ResumeOverGET primes a POST's stream with.
+const PrimingID = "prime-1"
+
+// Log is what the peer saw, in order: "POST <method>", "GET", "GET
+// Last-Event-ID=<id>".
+func (p *ResumeOverGET) Log() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.log...)
+}
+
+// Raced reports whether a tools/call arrived while the standalone GET was
+// still being opened.
+func (p *ResumeOverGET) Raced() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.raceBefore
+}
+
+func (p *ResumeOverGET) note(s string) {
+	p.mu.Lock()
+	p.log = append(p.log, s)
+	p.mu.Unlock()
+}
+
+// ServeHTTP implements http.Handler.
+func (p *ResumeOverGET) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodDelete:
+		w.WriteHeader(http.StatusOK)
+		return
+	case http.MethodGet:
+		if last := r.Header.Get("Last-Event-ID"); last != "" {
+			p.note("GET Last-Event-ID=" + last)
+			p.mu.Lock()
+			id := p.pending
+			p.mu.Unlock()
+			startSSE(w)
+			if last == PrimingID && !id.IsZero() {
+				_, _ = fmt.Fprintf(w, "id: answer-1\n")
+				_ = sseEvent(w, wire.ResultResponse(id, []byte(textResult("answered on the resumed stream"))))
+				flush(w)
+			}
+			return
+		}
+		p.note("GET")
+		time.Sleep(p.GetDelay)
+		// Marked open just before the headers go, so that a request sent
+		// once they arrived can never look like one that raced them.
+		p.mu.Lock()
+		p.getOpen = true
+		p.mu.Unlock()
+		startSSE(w)
+		<-r.Context().Done()
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return
+	}
+	msg, err := wire.Decode(body)
+	if err != nil {
+		http.Error(w, "not JSON-RPC", http.StatusBadRequest)
+		return
+	}
+	p.note("POST " + msg.Method)
+	if msg.Kind != wire.KindRequest {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if reply, ok := setUpReply("resume-over-get", msg); ok {
+		if msg.Method == wire.MethodInitialize {
+			w.Header().Set("Mcp-Session-Id", SessionID)
+		}
+		writeJSON(w, reply)
+		return
+	}
+	p.mu.Lock()
+	if !p.getOpen {
+		p.raceBefore = true
+	}
+	p.pending = msg.ID
+	p.mu.Unlock()
+	startSSE(w)
+	_, _ = fmt.Fprintf(w, "id: %s\nretry: 10\ndata:\n\n", PrimingID)
+	flush(w)
 }

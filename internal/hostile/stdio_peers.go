@@ -119,9 +119,11 @@ func DeepResult(depth int) string {
 
 // OddIDs answers with IDs of every JSON type — null, a string that looks
 // like the request's number, fractions, a number too big for any integer,
-// true, an object, an array — and progress with tokens of the same kinds,
-// before answering with the request's ID written as an exponent (7e0 is
-// the number 7).
+// true, an object, an array, and the request's number written otherwise
+// (7.0, 7E0, 7e0, and 1e-400, which is no 0) — and progress with tokens of
+// the same kinds, before answering with the request's ID as it was sent.
+// None of the look-alikes answers the request: JSON-RPC IDs are compared
+// as written (issue 14, item 11).
 var OddIDs = Stdio{Name: "odd-ids", Call: func(s *Session, req Request) {
 	n := req.ID.Raw()
 	lines := []string{
@@ -134,11 +136,16 @@ var OddIDs = Stdio{Name: "odd-ids", Call: func(s *Session, req Request) {
 		`{"jsonrpc":"2.0","id":true,"result":{}}`,
 		`{"jsonrpc":"2.0","id":{"id":` + n + `},"result":{}}`,
 		`{"jsonrpc":"2.0","id":[` + n + `],"result":{}}`,
+		`{"jsonrpc":"2.0","id":` + n + `.0,"result":` + textResult("a look-alike: the id as "+n+".0") + `}`,
+		`{"jsonrpc":"2.0","id":` + n + `E0,"result":` + textResult("a look-alike: the id as "+n+"E0") + `}`,
+		`{"jsonrpc":"2.0","id":` + n + `e0,"result":` + textResult("a look-alike: the id as "+n+"e0") + `}`,
+		`{"jsonrpc":"2.0","id":1e-400,"result":{}}`,
 	}
 	for _, tok := range []string{`null`, `"` + strings.Trim(n, `"`) + `"`, n + `.5`, `1e400`, `{"t":1}`, `[1]`, `false`} {
 		lines = append(lines, string(progressNotification(tok, 1, 2, "odd token")))
 	}
-	lines = append(lines, `{"jsonrpc":"2.0","id":`+n+`e0,"result":`+textResult("answered with the id as "+n+"e0")+`}`)
+	lines = append(lines, `{"jsonrpc":"2.0","id":`+n+`,"result":`+
+		textResult("not answered with the id as "+n+"e0 (nor "+n+".0, "+n+"E0: other IDs); answered with the id as "+n)+`}`)
 	for _, l := range lines {
 		if s.Send([]byte(l)) != nil {
 			return
@@ -243,9 +250,29 @@ var Crashes = Stdio{Name: "crashes", Call: func(s *Session, req Request) {
 	s.Exit()
 }}
 
+// PingFlood stops reading its stdin when the tool is called and sends ping
+// after ping until it is stopped: the client answers each one (legacy era),
+// the answers fill the pipe, and a write stalls while the event channel is
+// full (issue 14, item 1). Served in-process its stdin is an io.Pipe, which
+// holds nothing: the first unread answer stalls. Only a stop (or, as a
+// process, SIGTERM) ends it, since it no longer sees its stdin end.
+var PingFlood = Stdio{Name: "ping-flood", Call: func(s *Session, req Request) {
+	s.StopReading()
+	for i := 1; ; i++ {
+		if s.Send(wire.Request(wire.StringID(fmt.Sprintf("flood-%d", i)), wire.MethodPing, nil)) != nil {
+			return
+		}
+		select {
+		case <-s.Done():
+			return
+		default:
+		}
+	}
+}}
+
 // StdioPeers lists every stdio peer.
 func StdioPeers() []Stdio {
-	return []Stdio{Garbage, HugeLine, DeepNesting, OddIDs, Duplicates, AnswersCancel, ProgressStorm, ClosesStdout, IgnoresSIGTERM, Silent, AnswersFirst, Crashes}
+	return []Stdio{Garbage, HugeLine, DeepNesting, OddIDs, Duplicates, AnswersCancel, ProgressStorm, ClosesStdout, IgnoresSIGTERM, Silent, AnswersFirst, Crashes, PingFlood}
 }
 
 // Lookup finds a stdio peer by name.
