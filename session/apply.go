@@ -132,8 +132,15 @@ func (t *Tracker) onTransportClosed(ev *event.Event) {
 	}
 	for len(t.active) > 0 {
 		r := t.active[len(t.active)-1]
-		if r.State == StateCancelRequested {
+		if r.State == StateCancelRequested && !r.Cancel.SignalAt.IsZero() {
 			t.settle(r, ev.Time)
+			continue
+		}
+		if r.State == StateCancelRequested {
+			// The cancel never left: the server was never told, and the
+			// request is lost with the connection, not cancelled.
+			r.LocalError = clip(text+"; the cancel could not be sent", maxErrorBytes)
+			t.finish(r, StateConnectionLost, ev.Time)
 			continue
 		}
 		r.LocalError = text

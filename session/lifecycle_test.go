@@ -323,9 +323,18 @@ func TestLifecycle(t *testing.T) {
 			name: "transport closed while cancelling settles", era: modern,
 			script: func(h *harness, r *Request) {
 				h.cancel(10, r, CauseTimeout)
+				h.cancelSent(10, r, event.SignalNotification)
 				h.apply(event.Event{Kind: event.TransportClosed, Time: ms(80)})
 			},
-			want: outcome{state: StateTimedOut, ended: 80, cause: CauseTimeout},
+			want: outcome{state: StateTimedOut, ended: 80, cause: CauseTimeout, signal: event.SignalNotification},
+		},
+		{
+			name: "transport closed before the cancel left loses the request", era: modern,
+			script: func(h *harness, r *Request) {
+				h.cancel(10, r, CauseUser)
+				h.apply(event.Event{Kind: event.TransportClosed, Time: ms(80)})
+			},
+			want: outcome{state: StateConnectionLost, ended: 80, cause: CauseUser, localError: "the cancel could not be sent"},
 		},
 		{
 			name: "response after connection lost is late", era: legacy,
@@ -683,6 +692,7 @@ func TestTransportClosedEndsEverything(t *testing.T) {
 	done := h.begin(0, "tools/list", "")
 	h.recv(10, result(3, `{}`))
 	h.cancel(20, cancelling, CauseUser)
+	h.cancelSent(20, cancelling, event.SignalNotification)
 	h.apply(event.Event{Kind: event.TransportClosed, Time: ms(30)})
 	expect(t, "pending", pending.State, StateConnectionLost)
 	expect(t, "cancelling", cancelling.State, StateCancelled)
