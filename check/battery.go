@@ -236,7 +236,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	// a cancel of unknownID or of a finished request) beside it.
 	cn, err := runner.Dial(ctx, o.Target, runner.Options{
 		Timeout: o.Timeout, MaxTimeout: o.Timeout, ResetOnProgress: true,
-		LateWindow: o.LateWindow, Grace: o.Grace, Trace: tw, Redactor: red, Inject: true,
+		LateWindow: o.LateWindow, Grace: o.Grace, Trace: tw, Redactor: red,
 	})
 	if err != nil {
 		return fail(exitcode.Usage, err)
@@ -539,18 +539,7 @@ func (b *battery) probe() (bool, string) {
 // inject sends a raw message and traces it as the battery's own. On HTTP it
 // returns the POST's status.
 func (b *battery) inject(raw []byte) (string, error) {
-	if b.tw != nil {
-		_ = b.tw.Write(trace.Record{MS: b.tw.Since(time.Now()), Dir: trace.DirOut, Msg: raw, Text: "sent by inflight check"})
-	}
-	status, err := b.cn.Inject(b.ctx, raw)
-	if b.tw != nil && (status != "" || err != nil) {
-		rec := trace.Record{MS: b.tw.Since(time.Now()), Dir: trace.DirLocal, Event: trace.EventHTTPStatus, Text: status}
-		if err != nil {
-			rec.Error = err.Error()
-		}
-		_ = b.tw.Write(rec)
-	}
-	return status, err
+	return b.cn.Inject(b.ctx, raw)
 }
 
 func (b *battery) checkDiscover() {

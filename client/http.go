@@ -196,7 +196,8 @@ func (t *httpTransport) addUserHeaders(h http.Header) {
 
 func (t *httpTransport) send(ctx context.Context, out outgoing) error {
 	if out.id.IsZero() {
-		return t.postOneWay(ctx, out)
+		_, err := t.postOneWay(ctx, out)
+		return err
 	}
 	t.mu.Lock()
 	if t.closing {
@@ -221,19 +222,19 @@ func (t *httpTransport) send(ctx context.Context, out outgoing) error {
 // postOneWay POSTs a notification or a response and expects 202 Accepted.
 // It ends when ctx does, after 30 seconds, or when the transport closes,
 // so that Close never waits long for a caller's POST.
-func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) error {
+func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) (status int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	stop := context.AfterFunc(t.ctx, cancel)
 	defer stop()
 	req, err := t.newPost(ctx, out)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	hadSession := req.Header.Get("Mcp-Session-Id") != ""
 	resp, err := t.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("POST %s: %w", describe(out), plainErr(err))
+		return 0, fmt.Errorf("POST %s: %w", describe(out), plainErr(err))
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	// Read to its end (bounded) before closing, so that the connection goes
@@ -246,9 +247,9 @@ func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) error {
 		t.renewSession(req.Header.Get("Mcp-Session-Id"))
 	}
 	if resp.StatusCode/100 != 2 {
-		return &HTTPStatusError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(body)}
+		return resp.StatusCode, &HTTPStatusError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(body)}
 	}
-	return nil
+	return resp.StatusCode, nil
 }
 
 // drainClose reads what is left of a body, at most 64 KiB, and closes it:
@@ -883,7 +884,7 @@ func (t *httpTransport) cancel(id wire.ID, reason string) (event.CancelSignal, e
 	// the cancel had left, and is judged against that moment.
 	at := time.Now()
 	t.c.emitOwnSent(id, raw, at)
-	err := t.postOneWay(t.ctx, outgoing{method: wire.NotifyCancelled, raw: raw, version: info.ProtocolVersion})
+	_, err := t.postOneWay(t.ctx, outgoing{method: wire.NotifyCancelled, raw: raw, version: info.ProtocolVersion})
 	t.c.emit(event.Event{Kind: event.CancelSent, Time: at, RequestID: id, Signal: event.SignalNotification, Reason: reason, Err: err})
 	// Keep reading the stream for the late window to see what the server
 	// still sends, then close it.

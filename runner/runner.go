@@ -41,12 +41,6 @@ type Options struct {
 	Trace *trace.Writer
 	// Redactor hides the target's secrets in errors.
 	Redactor *redact.Redactor
-	// Inject keeps a way to write raw messages to the server beside the
-	// client (Conn.Inject): on stdio the runner then starts the server
-	// itself, to hold its stdin; on legacy HTTP it POSTs in the client's
-	// session. The check battery uses it for what a well-behaved client
-	// never sends.
-	Inject bool
 }
 
 // Conn is one headless connection: the client, the tracker that follows its
@@ -70,12 +64,6 @@ type Conn struct {
 	hurry <-chan struct{}
 	// connected is set once the tracker applied EventConnected.
 	connected bool
-
-	// inj writes raw messages (Options.Inject); nil when there is no way
-	// to (modern HTTP). proc is the stdio server the runner started itself
-	// for it, stopped by Close.
-	inj  injector
-	proc *process
 }
 
 // Interrupt is the cause main gives the context when a signal stops a run
@@ -125,52 +113,15 @@ const SettleSlack = 5 * time.Second
 // applied and traced while Connect runs, so a chatty server cannot fill
 // the client's event channel and stall its own handshake.
 func Dial(ctx context.Context, t target.Target, opts Options) (*Conn, error) {
-	if !opts.Inject || t.IsHTTP() {
-		cn, err := dial(ctx, t, opts, nil)
-		if err == nil && opts.Inject && cn.info.Era != event.EraModern {
-			hc := t.HTTPClient
-			if hc == nil {
-				hc = &http.Client{}
-			}
-			cn.inj = &httpInjector{hc: hc, url: t.URL, headers: t.Headers, info: cn.c.Info}
-		}
-		return cn, err
-	}
-	// On stdio the runner holds the server's stdin beside the client.
-	var pipes *client.Pipes
-	var proc *process
-	var err error
-	switch {
-	case t.Pipes != nil && t.Command == "":
-		pipes, err = t.Pipes(ctx)
-	default:
-		pipes, proc, err = startProcess(t)
-	}
-	if err != nil {
-		return nil, err
-	}
-	stdin := &lockedStdin{w: pipes.Stdin}
-	pipes.Stdin = stdin
-	cn, err := dial(ctx, t, opts, pipes)
-	if err != nil {
-		stdin.Close()
-		proc.stop(processStopWait)
-		return nil, err
-	}
-	cn.inj, cn.proc = stdin, proc
-	return cn, nil
-}
-
-// processStopWait bounds each step of stopping a server the runner
-// started: its exit after stdin closed, after SIGTERM, after SIGKILL.
-const processStopWait = 2 * time.Second
-
-// dial is Dial with the stdio pipes given (nil: what the target gives).
-func dial(ctx context.Context, t target.Target, opts Options, pipes *client.Pipes) (*Conn, error) {
-	cfg, err := t.ClientConfigPipes(ctx, pipes)
+	cfg, err := t.ClientConfig(ctx)
 	if err != nil {
 		return nil, &errConnect{err}
 	}
+	return dial(ctx, cfg, opts)
+}
+
+// dial is Dial with the client's configuration made.
+func dial(ctx context.Context, cfg client.Config, opts Options) (*Conn, error) {
 	cfg.LateWindow = opts.LateWindow
 	c, err := client.New(cfg)
 	if err != nil {
@@ -427,7 +378,7 @@ func (cn *Conn) Watch(d time.Duration) {
 }
 
 // Close shuts the client down, applying and tracing the events it still
-// emits, and stops a server the runner started itself. The client's Close
+// emits. The client's Close
 // waits for its goroutines, which may be blocked delivering events, so the
 // channel is drained while it runs.
 func (cn *Conn) Close() {
@@ -448,19 +399,20 @@ func (cn *Conn) Close() {
 	if cn.trace != nil {
 		_ = cn.trace.Flush()
 	}
-	cn.proc.stop(processStopWait)
 }
 
-// CanInject reports whether Inject can write to the server (Options.Inject
-// was set and the transport allows it: not on modern HTTP, which defines no
-// client-to-server notifications).
-func (cn *Conn) CanInject() bool { return cn.inj != nil }
+// CanInject reports whether Inject can write to the server: not on modern
+// HTTP, which defines no client-to-server notifications.
+func (cn *Conn) CanInject() bool { return cn.c.CanSendRaw() }
 
-// Inject writes one raw message to the server beside the client, which
-// never sees it. On HTTP it returns the POST's status.
+// Inject writes one raw message to the server as it is, through the client
+// (client.SendRaw), for what a well-behaved client never sends: the
+// protocol log and the trace see it as they see every message. On HTTP it
+// returns the POST's status ("202 Accepted").
 func (cn *Conn) Inject(ctx context.Context, raw []byte) (string, error) {
-	if cn.inj == nil {
-		return "", errors.New("no way to write raw messages on this connection")
+	status, err := cn.c.SendRaw(ctx, raw)
+	if status == 0 {
+		return "", err
 	}
-	return cn.inj.inject(ctx, raw)
+	return fmt.Sprintf("%d %s", status, http.StatusText(status)), err
 }

@@ -294,13 +294,6 @@ func quoteArg(a string) string {
 // ClientConfig turns the target into a client configuration. Pipes targets
 // open their connection here, so call it once per connection.
 func (t Target) ClientConfig(ctx context.Context) (client.Config, error) {
-	return t.ClientConfigPipes(ctx, nil)
-}
-
-// ClientConfigPipes is ClientConfig with the stdio pipes given, for the
-// runner, which opens them itself for the check battery to share the
-// server's stdin.
-func (t Target) ClientConfigPipes(ctx context.Context, pipes *client.Pipes) (client.Config, error) {
 	if err := t.Validate(); err != nil {
 		return client.Config{}, err
 	}
@@ -308,8 +301,6 @@ func (t Target) ClientConfigPipes(ctx context.Context, pipes *client.Pipes) (cli
 		// The round trip crossings are judged by (session/crossing.go).
 		RoundTrips: client.DefaultRoundTrips}
 	switch {
-	case pipes != nil:
-		cfg.Pipes = pipes
 	case t.URL != "":
 		cfg.URL = t.URL
 		cfg.Headers = t.Headers.Clone()
