@@ -97,6 +97,46 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// Direction says which way an event's bytes went.
+type Direction uint8
+
+// The directions.
+const (
+	// DirLocal: something the client observed or decided (stream opened,
+	// connection established, request failed, note).
+	DirLocal Direction = iota
+	// DirOut: bytes inflight sent (requests, notifications, cancels).
+	DirOut
+	// DirIn: bytes the server sent (messages, malformed lines, stderr).
+	DirIn
+)
+
+// String is the direction as the log view and traces name it.
+func (d Direction) String() string {
+	switch d {
+	case DirOut:
+		return "out"
+	case DirIn:
+		return "in"
+	}
+	return "local"
+}
+
+// MarshalText makes a Direction encode as its name in JSON.
+func (d Direction) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Direction is which way the bytes of an event of this kind went: the one
+// mapping the protocol log and the trace share.
+func (k Kind) Direction() Direction {
+	switch k {
+	case Sent, CancelSent:
+		return DirOut
+	case Received, Malformed, Stderr:
+		return DirIn
+	}
+	return DirLocal
+}
+
 // CancelSignal is the signal Cancel sent.
 type CancelSignal uint8
 

@@ -44,33 +44,15 @@ func (r *ring[T]) at(i int) *T {
 	return &r.buf[j]
 }
 
-// Direction says which way a log entry went.
-type Direction uint8
+// Direction says which way a log entry went (event.Direction).
+type Direction = event.Direction
 
 // The directions of log entries.
 const (
-	// DirLocal: something the client observed or decided (stream opened,
-	// connection established, request failed, note).
-	DirLocal Direction = iota
-	// DirOut: bytes inflight sent (requests, notifications, cancels).
-	DirOut
-	// DirIn: bytes the server sent (messages, malformed lines, stderr).
-	DirIn
+	DirLocal = event.DirLocal
+	DirOut   = event.DirOut
+	DirIn    = event.DirIn
 )
-
-// String is the direction as shown in the log view and traces.
-func (d Direction) String() string {
-	switch d {
-	case DirOut:
-		return "out"
-	case DirIn:
-		return "in"
-	}
-	return "local"
-}
-
-// MarshalText makes a Direction encode as its name in JSON.
-func (d Direction) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
 // LogEntry is one applied event in the protocol log. Raw and the strings are
 // as the server sent them: sanitise before display.
@@ -166,7 +148,7 @@ func (l *ProtocolLog) slot(pos int64) (int, bool) {
 func (l *ProtocolLog) entry(ev *event.Event) LogEntry {
 	e := LogEntry{
 		Time:      ev.Time,
-		Dir:       direction(ev.Kind),
+		Dir:       ev.Kind.Direction(),
 		Kind:      ev.Kind,
 		MsgKind:   ev.Msg.Kind,
 		Internal:  ev.Internal,
@@ -197,17 +179,6 @@ func (l *ProtocolLog) entry(ev *event.Event) LogEntry {
 		e.Raw = append([]byte(nil), e.Raw[:l.rawLimit]...)
 	}
 	return e
-}
-
-// direction says which way an event's bytes went.
-func direction(k event.Kind) Direction {
-	switch k {
-	case event.Sent, event.CancelSent:
-		return DirOut
-	case event.Received, event.Malformed, event.Stderr:
-		return DirIn
-	}
-	return DirLocal
 }
 
 // StderrLine is one line a stdio server wrote to its stderr (raw: sanitise

@@ -132,7 +132,7 @@ func (w *Writer) Violation(v session.Violation) error {
 
 // FromEvent converts a client event to a record at ms.
 func FromEvent(ev event.Event, ms float64) Record {
-	rec := Record{MS: ms, Dir: direction(ev.Kind), Internal: ev.Internal || isClientID(ev.RequestID), Truncated: ev.Truncated}
+	rec := Record{MS: ms, Dir: ev.Kind.Direction().String(), Internal: ev.Internal || isClientID(ev.RequestID), Truncated: ev.Truncated}
 	if !ev.RequestID.IsZero() {
 		id := ev.RequestID
 		rec.ID = &id
@@ -233,18 +233,6 @@ func setMessage(rec *Record, raw []byte, event string) {
 	// Truncated or otherwise invalid bytes: kept readable, not as JSON.
 	rec.Event = event
 	rec.Raw = string(raw)
-}
-
-// direction says which way an event's bytes went; it matches the protocol
-// log's (session.Direction).
-func direction(k event.Kind) string {
-	switch k {
-	case event.Sent, event.CancelSent:
-		return DirOut
-	case event.Received, event.Malformed, event.Stderr:
-		return DirIn
-	}
-	return DirLocal
 }
 
 // redactRecord replaces secrets in every string a record carries. A message
