@@ -699,8 +699,12 @@ func crossingBasis(l *LateReport) string {
 	if l.RoundTripMs == nil {
 		return fmt.Sprintf("crossed means within %s of the cancel (no round trip was measured; --grace alone)", fmtMsFloat(l.CrossingWindowMs))
 	}
-	return fmt.Sprintf("crossed means within %s of the cancel: half the quickest round trip measured (%s, %s) plus --grace",
+	s := fmt.Sprintf("crossed means within %s of the cancel: half the quickest round trip measured (%s, %s)",
 		fmtMsFloat(l.CrossingWindowMs), fmtMsFloat(*l.RoundTripMs), termsafe.Line(l.RoundTripSource))
+	if grace := l.CrossingWindowMs - *l.RoundTripMs/2; grace > 0.001 {
+		s += " plus --grace " + fmtMsFloat(grace)
+	}
+	return s
 }
 
 // fmtMsFloat formats fractional milliseconds: 0.041ms, 12.5ms, 3.20s.

@@ -788,7 +788,7 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 	quiet := fmt.Sprintf("nothing for the request after the cancel; watched %s", watched.Round(100*time.Millisecond))
 	if !lastAt.IsZero() {
 		quiet = fmt.Sprintf("the last message for the request came %s after the cancel; watched %s",
-			lastAt.Sub(from).Round(time.Millisecond), watched.Round(100*time.Millisecond))
+			fmtAfter(lastAt.Sub(from)), watched.Round(100*time.Millisecond))
 		if watch.Until.Sub(lastAt) < stillSending {
 			quiet += "; still sending when the watch ended"
 		}
