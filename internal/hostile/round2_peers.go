@@ -51,3 +51,37 @@ var StderrFlood = Stdio{Name: "stderr-flood", Call: func(s *Session, req Request
 	}
 	_ = s.Reply(req.ID, textResult(fmt.Sprintf("wrote %d lines to stderr", StderrFloodLines)))
 }}
+
+// HazardText is what ControlError puts in its error: a C1 CSI (U+009B)
+// starting a colour, a bidi override (U+202E) and an ESC, each written as
+// a proper JSON escape, so that only a client that writes them back raw
+// lets them act.
+const HazardText = "\u009b31mred\u202eevil\x1b[5m"
+
+// ControlError answers the call with a JSON-RPC error whose message and
+// data hold HazardText.
+var ControlError = Stdio{Name: "control-error", Call: func(s *Session, req Request) {
+	msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s,"data":{"detail":%s}}}`,
+		req.ID.Raw(), jsonEscaped(HazardText), jsonEscaped(HazardText))
+	_ = s.Send([]byte(msg))
+}}
+
+// jsonEscaped is s as a JSON string with every non-ASCII or control rune
+// written as \uXXXX.
+func jsonEscaped(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r < 0x20 || r >= 0x7f:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

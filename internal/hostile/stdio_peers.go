@@ -245,7 +245,7 @@ var Crashes = Stdio{Name: "crashes", Call: func(s *Session, req Request) {
 
 // StdioPeers lists every stdio peer.
 func StdioPeers() []Stdio {
-	return []Stdio{Garbage, HugeLine, DeepNesting, OddIDs, Duplicates, AnswersCancel, ProgressStorm, ClosesStdout, IgnoresSIGTERM, Silent, AnswersFirst, Crashes, Ticks, StderrFlood}
+	return []Stdio{Garbage, HugeLine, DeepNesting, OddIDs, Duplicates, AnswersCancel, ProgressStorm, ClosesStdout, IgnoresSIGTERM, Silent, AnswersFirst, Crashes, Ticks, StderrFlood, ControlError}
 }
 
 // Lookup finds a stdio peer by name.
