@@ -14,7 +14,9 @@ import (
 // an error about a server's bytes would.
 type unencodable string
 
-func (u unencodable) MarshalJSON() ([]byte, error) { return nil, errors.New("cannot encode " + string(u)) }
+func (u unencodable) MarshalJSON() ([]byte, error) {
+	return nil, errors.New("cannot encode " + string(u))
+}
 
 // When v cannot be written, WriteJSON still prints one JSON object — not
 // one built with %q, whose \x1b is no JSON escape — with the error's
