@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"inflight/event"
 	"inflight/redact"
+	"inflight/target"
+	"inflight/termsafe"
 )
 
 // unencodable fails to encode with an error that quotes what it holds, as
@@ -51,5 +54,20 @@ func TestWriteJSONEscapesControls(t *testing.T) {
 	var got map[string]string
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got["message"] != msg {
 		t.Errorf("%v %q", err, got)
+	}
+}
+
+// The connected line is inert whatever the server calls itself and
+// whatever the target's command line holds.
+func TestConnectedLineInert(t *testing.T) {
+	tg := target.Target{Command: "srv", Args: []string{"\x1b]8;;http://evil\x07link", "a\u202eb"}}
+	info := event.ConnInfo{Transport: event.TransportStdio, Era: event.EraModern, ProtocolVersion: "2026-07-28\x1b[2J",
+		ServerName: "evil\u009b31m\u202e", ServerVersion: "1\x1b[5m"}
+	line := ConnectedLine(tg, info, redact.New(nil, nil, ""))
+	if !termsafe.IsSafe(line) {
+		t.Errorf("not inert: %q", line)
+	}
+	if !strings.Contains(line, `evil\u009b31m\u202e 1␛[5m`) {
+		t.Errorf("the server's name is not shown with its hazards visible: %q", line)
 	}
 }
