@@ -51,13 +51,7 @@ func main() {
 	hurry := make(chan struct{})
 
 	gone := newOutputGone()
-	stdout := io.Writer(os.Stdout)
-	if !term.IsTerminal(os.Stdout.Fd()) {
-		// A terminal is handed on as the *os.File it is (the live bar and
-		// the TUI look at it); a pipe or file goes through the writer that
-		// turns EPIPE into the interruption.
-		stdout = &outputWriter{w: os.Stdout, gone: gone}
-	}
+	stdout, stderr := output(os.Stdout, gone), output(os.Stderr, gone)
 	watchOutputs(gone)
 
 	go func() {
@@ -85,7 +79,18 @@ func main() {
 			}
 		}
 	}()
-	os.Exit(cli.Execute(runner.WithHurry(ctx, hurry), os.Args[1:], stdout, &outputWriter{w: os.Stderr, gone: gone}))
+	os.Exit(cli.Execute(runner.WithHurry(ctx, hurry), os.Args[1:], stdout, stderr))
+}
+
+// output is what the commands write to for f: a terminal as the *os.File
+// it is (the live bar, --json's run drawn on stderr and the TUI look at
+// it), a pipe or file through the writer that turns EPIPE into the
+// interruption.
+func output(f *os.File, gone *outputGone) io.Writer {
+	if term.IsTerminal(f.Fd()) {
+		return f
+	}
+	return &outputWriter{w: f, gone: gone}
 }
 
 func signalName(sig os.Signal) string {
