@@ -120,7 +120,7 @@ type reorder struct {
 func newReorder(out func(rec *trace.Record)) *reorder { return &reorder{out: out} }
 
 func (o *reorder) push(rec trace.Record) {
-	heap.Push(&o.h, heldRecord{rec: rec, seq: o.seq})
+	heap.Push(&o.h, &heldRecord{rec: rec, seq: o.seq})
 	o.seq++
 	o.bytes += len(rec.Msg) + len(rec.Raw) + len(rec.Text)
 	for len(o.h) > reorderWindow || o.bytes > reorderBytes && len(o.h) > 1 {
@@ -129,7 +129,7 @@ func (o *reorder) push(rec trace.Record) {
 }
 
 func (o *reorder) pop() {
-	held := heap.Pop(&o.h).(heldRecord)
+	held := heap.Pop(&o.h).(*heldRecord)
 	o.bytes -= len(held.rec.Msg) + len(held.rec.Raw) + len(held.rec.Text)
 	o.out(&held.rec)
 }
@@ -146,7 +146,7 @@ type heldRecord struct {
 }
 
 // recordHeap orders records by time, then by their place in the file.
-type recordHeap []heldRecord
+type recordHeap []*heldRecord
 
 func (h recordHeap) Len() int { return len(h) }
 func (h recordHeap) Less(i, j int) bool {
@@ -156,11 +156,11 @@ func (h recordHeap) Less(i, j int) bool {
 	return h[i].seq < h[j].seq
 }
 func (h recordHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *recordHeap) Push(x any)   { *h = append(*h, x.(heldRecord)) }
+func (h *recordHeap) Push(x any)   { *h = append(*h, x.(*heldRecord)) }
 func (h *recordHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
-	old[len(old)-1] = heldRecord{}
+	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
 	return x
 }
@@ -200,14 +200,14 @@ func (rp *replay) add(rec *trace.Record) {
 	}
 	id, ok := rec.RequestID()
 	if !ok || rec.Internal && !isCancelOut(rec) {
-		rp.other.add(rec, nil)
+		rp.other.add(rec)
 		return
 	}
 	rq := rp.byID[id]
 	if rq == nil && (!opensRequest(rec) || len(rp.order) >= maxRequests) {
 		// A cancel for an ID inflight never sent (the check battery
 		// does that on purpose) is connection-level news.
-		rp.other.add(rec, nil)
+		rp.other.add(rec)
 		return
 	}
 	if rq == nil {
@@ -309,7 +309,7 @@ func isCancelOut(rec *trace.Record) bool {
 }
 
 func (rq *replayRequest) add(rec *trace.Record) {
-	rq.table.add(rec, rq)
+	rq.table.add(rec)
 	if rec.Method != "" && rq.method == "" {
 		rq.method, rq.target = rec.Method, rec.Target
 	}
@@ -427,6 +427,9 @@ type row struct {
 	gap  string // instead of ms and dir: a count of rows left out
 	dir  string
 	what string
+	// rec, until the row is described (a flood's row past its head, which
+	// is most often left out).
+	rec *trace.Record
 }
 
 // runKind is a kind of line a flood is made of.
@@ -453,30 +456,32 @@ const (
 
 func newTable(request bool) *table { return &table{request: request, cancelMS: -1} }
 
-// add puts a record's line in the table. rq is the request the table is
-// of (nil for the connection's).
-func (t *table) add(rec *trace.Record, rq *replayRequest) {
-	if t.request && !t.cancelled && (rec.State == "cancel_requested" || rec.Event == trace.EventCancelSent || isCancelOut(rec)) {
+// add puts a record's line in the table.
+func (t *table) add(rec *trace.Record) {
+	cancelLine := t.request && (rec.State == "cancel_requested" || rec.Event == trace.EventCancelSent || isCancelOut(rec))
+	kind := t.kindOf(rec)
+	if kind != t.run {
+		// Before the cancel is noted: the run's rows were before it.
+		t.endRun()
+	}
+	if cancelLine {
 		t.cancelled = true
 	}
-	kind := t.kindOf(rec)
-	what := describeRecord(rec)
 	if t.request && rec.State == "cancel_requested" && t.cancelMS < 0 {
 		t.cancelMS = rec.MS
 	}
-	if t.request && t.cancelMS >= 0 && rec.Dir == trace.DirIn {
-		if m, ok := rec.Message(); ok && (m.IsResponse() || m.Method == wire.NotifyProgress) {
-			what += fmt.Sprintf("  ← %s after the cancel", termsafe.Millis(rec.MS-t.cancelMS))
-		}
+	var r row
+	head, tail := kind.bounds()
+	if kind != runNone && t.runN >= head && len(rec.Msg)+len(rec.Raw)+len(rec.Text) <= deferBytes {
+		// Most rows of a flood are never printed: describe only those
+		// that are.
+		c := *rec
+		r = row{ms: rec.MS, rec: &c}
+	} else {
+		r = t.describe(rec)
 	}
 	if t.request && t.cancelMS < 0 && (rec.Event == trace.EventCancelSent || isCancelOut(rec)) {
 		t.cancelMS = rec.MS
-	}
-	// The direction is sanitised before it is padded, so that the column
-	// stays aligned whatever a crafted file puts there.
-	r := row{ms: rec.MS, dir: termsafe.Line(clipText(rec.Dir, 16)), what: what}
-	if kind != t.run {
-		t.endRun()
 	}
 	if kind == runNone {
 		t.push(r)
@@ -484,7 +489,6 @@ func (t *table) add(rec *trace.Record, rq *replayRequest) {
 	}
 	t.run = kind
 	t.runN++
-	head, tail := kind.bounds()
 	if t.runN <= head {
 		t.push(r)
 		return
@@ -494,6 +498,22 @@ func (t *table) add(rec *trace.Record, rq *replayRequest) {
 		t.runRows = t.runRows[:tail]
 	}
 	t.runRows = append(t.runRows, r)
+}
+
+// deferBytes bounds the record a flood's row keeps to describe it later.
+const deferBytes = 64 << 10
+
+// describe is a record's row.
+func (t *table) describe(rec *trace.Record) row {
+	what := describeRecord(rec)
+	if t.request && t.cancelMS >= 0 && rec.Dir == trace.DirIn {
+		if m, ok := rec.Message(); ok && (m.IsResponse() || m.Method == wire.NotifyProgress) {
+			what += fmt.Sprintf("  ← %s after the cancel", termsafe.Millis(rec.MS-t.cancelMS))
+		}
+	}
+	// The direction is sanitised before it is padded, so that the column
+	// stays aligned whatever a crafted file puts there.
+	return row{ms: rec.MS, dir: termsafe.Line(clipText(rec.Dir, 16)), what: what}
 }
 
 // kindOf is the kind of flood a record's line can be part of.
@@ -552,6 +572,9 @@ func (t *table) endRun() {
 
 // push adds a row, or past maxTableRows keeps it among the last ones.
 func (t *table) push(r row) {
+	if r.rec != nil {
+		r = t.describe(r.rec)
+	}
 	if len(t.rows) < maxTableRows {
 		t.rows = append(t.rows, r)
 		return
