@@ -125,3 +125,19 @@ func TestReplayHugeTimesBounded(t *testing.T) {
 	testserver.MustContain(t, s, "cancel at 1e+308ms (out of range)")
 	testserver.MustContain(t, s, "progress 1e+308/1e+308")
 }
+
+// Options.Stop (main's interruption: Ctrl+C, a hangup, stdout's reader
+// gone) ends a replay of a huge trace where it is, rather than after
+// reading all of it for no one.
+func TestReplayStops(t *testing.T) {
+	f := &floodTrace{progress: 1_000_000}
+	stop := make(chan struct{})
+	close(stop)
+	var out, errOut bytes.Buffer
+	if code := Reader(f, "flood.jsonl", Options{Stop: stop}, &out, &errOut); code != 4 || out.Len() > 0 {
+		t.Fatalf("exit %d, %d bytes of output", code, out.Len())
+	}
+	if f.n > 2*stopEvery || !strings.Contains(errOut.String(), "stopped after") {
+		t.Errorf("read %d records before stopping; stderr %q", f.n, errOut.String())
+	}
+}

@@ -25,6 +25,10 @@ type Options struct {
 	// All shows the client's own housekeeping too (era probe, initialize,
 	// answers to server pings), which is hidden by default.
 	All bool
+	// Stop, once closed, ends the replay where it is (exit 4): its output
+	// is no longer read (`inflight replay big.jsonl | head`) or it was
+	// interrupted, and reading the rest of a huge file would be for no one.
+	Stop <-chan struct{}
 }
 
 // File prints a trace file as a readable, time-ordered table of what
@@ -58,6 +62,10 @@ func Reader(r io.Reader, name string, o Options, stdout, stderr io.Writer) int {
 		switch {
 		case err == nil:
 			ord.push(rec)
+			if tr.Line()%stopEvery == 0 && stopped(o.Stop) {
+				fmt.Fprintf(stderr, "inflight replay: %s: stopped after %d lines\n", name, tr.Line())
+				return exitcode.Cancelled
+			}
 			continue
 		case errors.As(err, &le):
 			if bad < maxSkipWarnings {
@@ -85,6 +93,18 @@ func Reader(r io.Reader, name string, o Options, stdout, stderr io.Writer) int {
 	}
 	rp.print(stdout, name)
 	return 0
+}
+
+// stopEvery is how many lines replay reads between looks at Options.Stop.
+const stopEvery = 4096
+
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 func warnSkipped(stderr io.Writer, name string, bad int) {
