@@ -42,7 +42,11 @@ func TestWriterBoundsStderr(t *testing.T) {
 	}
 	note := recs[StderrHeadLines]
 	left := n - StderrHeadLines - StderrTailLines
-	if note.Event != EventNote || note.Dropped != left || !strings.Contains(note.Text, fmt.Sprintf("%d lines", left)) {
+	leftBytes := 0
+	for i := StderrHeadLines + 1; i <= n-StderrTailLines; i++ {
+		leftBytes += len(fmt.Sprintf("line %d", i))
+	}
+	if note.Event != EventNote || note.Dropped != left || !strings.Contains(note.Text, fmt.Sprintf("%d lines (%d bytes)", left, leftBytes)) {
 		t.Errorf("the note: %+v", note)
 	}
 	if first, last := recs[StderrHeadLines+1], recs[len(recs)-1]; first.Text != fmt.Sprintf("line %d", n-StderrTailLines+1) || last.Text != fmt.Sprintf("line %d", n) {

@@ -132,16 +132,18 @@ func (w *Writer) dropStderr(rec Record) {
 // endFlood writes what a stderr flood left: the note of how many lines
 // were left out, then its tail.
 func (w *Writer) endFlood() {
-	f := &w.flood
+	f := w.flood
 	if f.dropped == 0 {
 		return
 	}
 	left := f.dropped - len(f.tail)
 	tail := f.tail
+	// The tail's array is reused by the next flood, once written.
 	w.flood = stderrFlood{tail: f.tail[:0]}
 	if left > 0 {
 		note := Record{MS: tail[0].MS, Dir: DirLocal, Event: EventNote, Dropped: left,
-			Text: fmt.Sprintf("the server wrote more to stderr than a trace keeps: %d lines (%d bytes) left out here; the last %d follow", left, f.droppedBytes-tailBytes(tail), len(tail))}
+			Text: fmt.Sprintf("the server wrote more to stderr than a trace keeps: %d lines (%d bytes) left out here; the last %d follow",
+				left, f.droppedBytes-tailBytes(tail), len(tail))}
 		if w.write(note) != nil {
 			return
 		}
