@@ -129,13 +129,12 @@ func (v *liveView) drawProgress(r *session.Request, at time.Time) {
 		v.line("  progress %s%s  [%s]", report.Progress(p.Value, total), msg, elapsed)
 		return
 	}
-	fill := "?"
-	if p.HasTotal && p.Total > 0 {
-		frac := min(max(p.Value/p.Total, 0), 1)
+	// The numbers are the server's: report.Progress and termsafe.Percent
+	// keep 1e308 (or a total of 1e-300) to a few columns.
+	fill := "[" + strings.Repeat("?", barWidth) + "]"
+	if pct, frac, ok := termsafe.Percent(p.Value, p.Total); p.HasTotal && ok {
 		n := int(frac * barWidth)
-		fill = fmt.Sprintf("[%s%s] %3.0f%%", strings.Repeat("#", n), strings.Repeat("-", barWidth-n), frac*100)
-	} else {
-		fill = "[" + strings.Repeat("?", barWidth) + "]"
+		fill = fmt.Sprintf("[%s%s] %4s", strings.Repeat("#", n), strings.Repeat("-", barWidth-n), pct)
 	}
 	line := fmt.Sprintf("%s %s%s  %s", fill, report.Progress(p.Value, total), msg, elapsed)
 	if cols := v.columns(); cols > 1 {

@@ -32,3 +32,36 @@ func TestProgressBarFitsTheTerminal(t *testing.T) {
 		t.Errorf("the long message was not cut with an ellipsis: %q", out.String())
 	}
 }
+
+// A server's progress of 1e308 (and a total of 1e-300) prints bounded, as
+// a bar and as plain lines: not 309 digits, not "+Inf%".
+func TestProgressHugeNumbersBounded(t *testing.T) {
+	for _, bar := range []bool{true, false} {
+		var out bytes.Buffer
+		v := newLiveView(&out, bar, nil)
+		v.columns = func() int { return 0 }
+		start := time.Now()
+		for i, p := range []session.Progress{
+			{Count: 1, Value: 1e308, Total: 1e308, HasTotal: true},
+			{Count: 2, Value: 1e308, Total: 1e-300, HasTotal: true},
+			{Count: 3, Value: -1e308},
+		} {
+			r := &session.Request{Created: start, Progress: p}
+			v.drawProgress(r, start.Add(time.Duration(i+1)*time.Second))
+		}
+		s := out.String()
+		for _, line := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }) {
+			if len(line) > 80 {
+				t.Errorf("bar %v: a progress line of %d bytes: %.100q", bar, len(line), line)
+			}
+		}
+		for _, want := range []string{"1e+308/1e+308", "1e+308/1e-300", "-1e+308"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("bar %v: no %q in %q", bar, want, s)
+			}
+		}
+		if strings.Contains(s, "Inf") || strings.Contains(s, "NaN") {
+			t.Errorf("bar %v: %q", bar, s)
+		}
+	}
+}

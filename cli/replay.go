@@ -15,6 +15,7 @@ func (c *cli) replayCommand() *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Stop = cmd.Context().Done()
 			c.code = replay.File(args[0], o, c.stdout, c.stderr)
 			return nil
 		},

@@ -227,7 +227,7 @@ func runProgram(ctx context.Context, model tea.Model, m *ui.Model, opts ...tea.P
 			return
 		case <-ctx.Done():
 		}
-		p.Send(ui.ShutdownMsg{Reason: "interrupted"})
+		p.Send(ui.ShutdownMsg{Reason: shutdownReason(ctx)})
 		select {
 		case <-done:
 		case <-time.After(shutdownGrace):
@@ -250,6 +250,17 @@ func runProgram(ctx context.Context, model tea.Model, m *ui.Model, opts ...tea.P
 		_ = c.Close()
 	}
 	return runErr
+}
+
+// shutdownReason is the reason the TUI cancels with when ctx ends:
+// "interrupted", naming the signal when it was not SIGINT — a hangup
+// (the terminal closed) or SIGTERM.
+func shutdownReason(ctx context.Context) string {
+	var in runner.Interrupt
+	if errors.As(context.Cause(ctx), &in) && in.Signal != "" && in.Signal != "SIGINT" {
+		return "interrupted (" + in.Signal + ")"
+	}
+	return "interrupted"
 }
 
 // shutdownGrace bounds how long a signalled TUI may take to cancel what is

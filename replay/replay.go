@@ -5,13 +5,13 @@ package replay
 
 import (
 	"bytes"
+	"container/heap"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
-	"time"
 
 	"inflight/exitcode"
 	"inflight/report"
@@ -25,6 +25,10 @@ type Options struct {
 	// All shows the client's own housekeeping too (era probe, initialize,
 	// answers to server pings), which is hidden by default.
 	All bool
+	// Stop, once closed, ends the replay where it is (exit 4): its output
+	// is no longer read (`inflight replay big.jsonl | head`) or it was
+	// interrupted, and reading the rest of a huge file would be for no one.
+	Stop <-chan struct{}
 }
 
 // File prints a trace file as a readable, time-ordered table of what
@@ -41,105 +45,210 @@ func File(path string, o Options, stdout, stderr io.Writer) int {
 }
 
 // Reader is File of an open trace; name is shown in the heading.
+//
+// The trace is read one record at a time and never held whole: a trace can
+// be gigabytes (a million progress notifications, a server's stderr
+// flood). Each request keeps only what its table prints — a flood of
+// progress its first and last lines and a count — and every table is
+// bounded, so memory stays flat however long the file is.
 func Reader(r io.Reader, name string, o Options, stdout, stderr io.Writer) int {
-	recs, bad, err := trace.ReadAll(r)
-	for i, le := range bad {
-		if i == maxSkipWarnings {
-			fmt.Fprintf(stderr, "inflight replay: %s: skipped %d more lines that are not trace records\n", name, len(bad)-i)
-			break
+	rp := newReplay(o)
+	tr := trace.NewReader(r)
+	bad := 0
+	ord := newReorder(rp.add)
+	for {
+		rec, err := tr.Next()
+		var le *trace.LineError
+		switch {
+		case err == nil:
+			ord.push(rec)
+			if tr.Line()%stopEvery == 0 && stopped(o.Stop) {
+				fmt.Fprintf(stderr, "inflight replay: %s: stopped after %d lines\n", name, tr.Line())
+				return exitcode.Cancelled
+			}
+			continue
+		case errors.As(err, &le):
+			if bad < maxSkipWarnings {
+				fmt.Fprintf(stderr, "inflight replay: %s: skipped %s\n", name, termsafe.Line(le.Error()))
+			}
+			bad++
+			continue
+		case errors.Is(err, io.EOF):
+		default:
+			warnSkipped(stderr, name, bad)
+			fmt.Fprintf(stderr, "inflight replay: %s: %s\n", name, termsafe.Line(err.Error()))
+			return exitcode.Usage
 		}
-		fmt.Fprintf(stderr, "inflight replay: %s: skipped %s\n", name, termsafe.Line(le.Error()))
+		break
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "inflight replay: %s: %s\n", name, termsafe.Line(err.Error()))
-		return exitcode.Usage
-	}
-	if len(recs) == 0 {
+	ord.drain()
+	warnSkipped(stderr, name, bad)
+	if rp.records == 0 {
 		why := "it is empty"
-		if len(bad) > 0 {
+		if bad > 0 {
 			why = "none of its lines is a trace record"
 		}
 		fmt.Fprintf(stderr, "inflight replay: %s is not an inflight trace: %s\n", name, why)
 		return exitcode.Usage
 	}
-	// Lines are written in the order events were applied, which can differ
-	// slightly from the order they happened in; the table is by time.
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].MS < recs[j].MS })
-	printReplay(stdout, name, recs, o)
+	rp.print(stdout, name)
 	return 0
+}
+
+// stopEvery is how many lines replay reads between looks at Options.Stop.
+const stopEvery = 4096
+
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func warnSkipped(stderr io.Writer, name string, bad int) {
+	if bad > maxSkipWarnings {
+		fmt.Fprintf(stderr, "inflight replay: %s: skipped %d more lines that are not trace records\n", name, bad-maxSkipWarnings)
+	}
 }
 
 // maxSkipWarnings bounds the lines replay names as skipped: a file that is
 // no trace at all would otherwise flood the terminal.
 const maxSkipWarnings = 10
 
-// replayRequest gathers the lines of one request.
-type replayRequest struct {
-	id       wire.ID
-	method   string
-	target   string
-	state    string
-	lines    []*trace.Record
-	cancelMS float64 // -1 until a cancel was requested
-	endMS    float64 // -1 until the request ended (answered, or a final state)
-	signal   string
-	// cancelAfterEnd: a cancel went out after the request had ended (the
-	// check battery's cancel of a finished request).
-	cancelAfterEnd bool
-	// Counts after the cancel.
-	lateProgress int
-	lateResponse float64 // ms after the cancel, -1 when none
-	progress     int
-	violations   int
-	findings     []string
+// Lines are written in the order events were applied, which can differ
+// slightly from the order they happened in (a state line carries the time
+// the request ended); the tables are by time. A window of the latest
+// records is kept sorted and the earliest handed on once the window is
+// full: the order of a stable sort, for records at most reorderWindow
+// lines (or reorderBytes of messages) out of place, which is far more than
+// a trace's own slack.
+const (
+	reorderWindow = 1024
+	reorderBytes  = 16 << 20
+)
+
+// reorder hands records on in time order, through a bounded window.
+type reorder struct {
+	h     recordHeap
+	seq   int
+	bytes int
+	out   func(rec *trace.Record)
 }
 
-func printReplay(w io.Writer, name string, recs []trace.Record, o Options) {
-	var order []*replayRequest
-	byID := map[wire.ID]*replayRequest{}
-	var other []*trace.Record
-	var conn *trace.Record
-	for i := range recs {
-		rec := &recs[i]
-		if rec.Event == trace.EventConnected && conn == nil {
-			conn = rec
-		}
-		if rec.Internal && !o.All && !isCancelOut(rec) {
-			continue
-		}
-		id, ok := rec.RequestID()
-		if !ok || rec.Internal && !isCancelOut(rec) {
-			other = append(other, rec)
-			continue
-		}
-		rq := byID[id]
-		if rq == nil && !opensRequest(rec) {
-			// A cancel for an ID inflight never sent (the check battery
-			// does that on purpose) is connection-level news.
-			other = append(other, rec)
-			continue
-		}
-		if rq == nil {
-			rq = &replayRequest{id: id, cancelMS: -1, endMS: -1, lateResponse: -1}
-			byID[id] = rq
-			order = append(order, rq)
-		}
-		rq.add(rec)
-	}
+func newReorder(out func(rec *trace.Record)) *reorder { return &reorder{out: out} }
 
-	span := 0.0
-	if len(recs) > 0 {
-		span = recs[len(recs)-1].MS
+func (o *reorder) push(rec trace.Record) {
+	heap.Push(&o.h, &heldRecord{rec: rec, seq: o.seq})
+	o.seq++
+	o.bytes += len(rec.Msg) + len(rec.Raw) + len(rec.Text)
+	for len(o.h) > reorderWindow || o.bytes > reorderBytes && len(o.h) > 1 {
+		o.pop()
 	}
-	writeLine(w, "trace %s: %d line%s over %s, %d request%s", name, len(recs), report.Plural(len(recs)), fmtMsFloat(span), len(order), report.Plural(len(order)))
-	if conn != nil {
-		server := conn.Server
+}
+
+func (o *reorder) pop() {
+	held := heap.Pop(&o.h).(*heldRecord)
+	o.bytes -= len(held.rec.Msg) + len(held.rec.Raw) + len(held.rec.Text)
+	o.out(&held.rec)
+}
+
+func (o *reorder) drain() {
+	for len(o.h) > 0 {
+		o.pop()
+	}
+}
+
+type heldRecord struct {
+	rec trace.Record
+	seq int
+}
+
+// recordHeap orders records by time, then by their place in the file.
+type recordHeap []*heldRecord
+
+func (h recordHeap) Len() int { return len(h) }
+func (h recordHeap) Less(i, j int) bool {
+	if h[i].rec.MS != h[j].rec.MS {
+		return h[i].rec.MS < h[j].rec.MS
+	}
+	return h[i].seq < h[j].seq
+}
+func (h recordHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *recordHeap) Push(x any)   { *h = append(*h, x.(*heldRecord)) }
+func (h *recordHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return x
+}
+
+// replay gathers what the tables print, one record at a time.
+type replay struct {
+	o       Options
+	records int
+	span    float64
+	conn    *connLine
+	order   []*replayRequest
+	byID    map[wire.ID]*replayRequest
+	other   *table
+}
+
+// connLine is what the heading says of the connection: its first
+// connected line.
+type connLine struct{ transport, era, protocol, server string }
+
+// maxRequests bounds the requests given a section of their own: a server
+// answering a million IDs inflight never sent would otherwise make a
+// million sections. Lines of further requests go with the connection's.
+const maxRequests = 10_000
+
+func newReplay(o Options) *replay {
+	return &replay{o: o, byID: map[wire.ID]*replayRequest{}, other: newTable(false)}
+}
+
+func (rp *replay) add(rec *trace.Record) {
+	rp.records++
+	rp.span = max(rp.span, rec.MS)
+	if rec.Event == trace.EventConnected && rp.conn == nil {
+		rp.conn = &connLine{rec.Transport, rec.Era, rec.ProtocolVersion, rec.Server}
+	}
+	if rec.Internal && !rp.o.All && !isCancelOut(rec) {
+		return
+	}
+	id, ok := rec.RequestID()
+	if !ok || rec.Internal && !isCancelOut(rec) {
+		rp.other.add(rec)
+		return
+	}
+	rq := rp.byID[id]
+	if rq == nil && (!opensRequest(rec) || len(rp.order) >= maxRequests) {
+		// A cancel for an ID inflight never sent (the check battery
+		// does that on purpose) is connection-level news.
+		rp.other.add(rec)
+		return
+	}
+	if rq == nil {
+		rq = &replayRequest{id: id, cancelMS: -1, endMS: -1, lateResponse: -1, table: newTable(true)}
+		rp.byID[id] = rq
+		rp.order = append(rp.order, rq)
+	}
+	rq.add(rec)
+}
+
+func (rp *replay) print(w io.Writer, name string) {
+	writeLine(w, "trace %s: %d line%s over %s, %d request%s", name, rp.records, report.Plural(rp.records), termsafe.Millis(rp.span),
+		len(rp.order), report.Plural(len(rp.order)))
+	if c := rp.conn; c != nil {
+		server := c.server
 		if server == "" {
 			server = "unnamed server"
 		}
-		writeLine(w, "connection: %s, %s era, protocol %s, %s", conn.Transport, conn.Era, conn.ProtocolVersion, server)
+		writeLine(w, "connection: %s, %s era, protocol %s, %s", c.transport, c.era, c.protocol, server)
 	}
-	for _, rq := range order {
+	for _, rq := range rp.order {
 		fmt.Fprintln(w)
 		heading := rq.method
 		if heading == "" {
@@ -158,14 +267,35 @@ func printReplay(w io.Writer, name string, recs []trace.Record, o Options) {
 			state += " (the trace ends before its fate)"
 		}
 		writeLine(w, "request %s: %s: %s", rq.id, heading, state)
-		printReplayTable(w, rq.lines, rq)
+		rq.table.print(w)
 		writeLine(w, "  %s", rq.summary())
 	}
-	if len(other) > 0 {
+	if len(rp.other.rows) > 0 || rp.other.pending() {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "connection and server")
-		printReplayTable(w, other, nil)
+		rp.other.print(w)
 	}
+}
+
+// replayRequest gathers the lines of one request.
+type replayRequest struct {
+	id       wire.ID
+	method   string
+	target   string
+	state    string
+	table    *table
+	cancelMS float64 // -1 until a cancel was requested
+	endMS    float64 // -1 until the request ended (answered, or a final state)
+	signal   string
+	// cancelAfterEnd: a cancel went out after the request had ended (the
+	// check battery's cancel of a finished request).
+	cancelAfterEnd bool
+	// Counts after the cancel.
+	lateProgress int
+	lateResponse float64 // ms after the cancel, -1 when none
+	progress     int
+	violations   int
+	findings     []string
 }
 
 // writeLine prints one line of the replay, made inert as a whole. Every
@@ -199,7 +329,7 @@ func isCancelOut(rec *trace.Record) bool {
 }
 
 func (rq *replayRequest) add(rec *trace.Record) {
-	rq.lines = append(rq.lines, rec)
+	rq.table.add(rec)
 	if rec.Method != "" && rq.method == "" {
 		rq.method, rq.target = rec.Method, rec.Target
 	}
@@ -263,13 +393,13 @@ func (rq *replayRequest) summary() string {
 	var parts []string
 	parts = append(parts, fmt.Sprintf("%d progress notification%s", rq.progress, report.Plural(rq.progress)))
 	if rq.cancelMS >= 0 {
-		c := "cancel at " + fmtMsFloat(rq.cancelMS)
+		c := "cancel at " + termsafe.Millis(rq.cancelMS)
 		if rq.signal != "" {
 			c += " (" + rq.signal + ")"
 		}
 		parts = append(parts, c)
 		if rq.lateResponse >= 0 {
-			parts = append(parts, "LATE RESPONSE "+fmtMsFloat(rq.lateResponse)+" after the cancel")
+			parts = append(parts, "LATE RESPONSE "+termsafe.Millis(rq.lateResponse)+" after the cancel")
 		} else {
 			parts = append(parts, "no response after the cancel")
 		}
@@ -289,79 +419,218 @@ func (rq *replayRequest) summary() string {
 	return strings.Join(parts, "; ")
 }
 
-// printReplayTable prints lines as "ms  dir  what". For a request, lines
-// after its cancel are marked.
-func printReplayTable(w io.Writer, lines []*trace.Record, rq *replayRequest) {
-	fmt.Fprintf(w, "  %10s  %-5s  %s\n", "ms", "dir", "what")
-	hidden := progressRuns(lines, rq != nil)
-	cancelMS := -1.0
-	for i, rec := range lines {
-		if n, ok := hidden[i]; ok {
-			if n > 0 {
-				writeLine(w, "  %10s  %-5s  … %d more progress notifications", "", "in", n)
-			}
-			continue
-		}
-		what := describeRecord(rec)
-		if rq != nil && rec.State == "cancel_requested" && cancelMS < 0 {
-			cancelMS = rec.MS
-		}
-		if rq != nil && cancelMS >= 0 && rec.Dir == trace.DirIn {
-			if m, ok := rec.Message(); ok && (m.IsResponse() || m.Method == wire.NotifyProgress) {
-				what += fmt.Sprintf("  ← %s after the cancel", fmtMsFloat(rec.MS-cancelMS))
-			}
-		}
-		if rq != nil && cancelMS < 0 && (rec.Event == trace.EventCancelSent || isCancelOut(rec)) {
-			cancelMS = rec.MS
-		}
-		// The direction is sanitised before it is padded, so that the
-		// column stays aligned whatever a crafted file puts there.
-		writeLine(w, "  %10.3f  %-5s  %s", rec.MS, termsafe.Line(rec.Dir), what)
-	}
+// table is the "ms  dir  what" table of a request or of the connection,
+// built one record at a time and bounded: a long run of alike lines (a
+// flood) keeps its first and last few and a count, and past maxTableRows
+// only the last maxTableTail rows are kept, with a count of the rest.
+type table struct {
+	request bool
+	rows    []row
+	// cancelMS is the time of the request's cancel as the table marks it:
+	// lines from the server after it say how long after.
+	cancelMS float64
+	// cancelled: from the cancel on, every line is evidence, and runs of
+	// progress are cut only past a far larger bound.
+	cancelled bool
+
+	run     runKind
+	runN    int
+	runRows []row // the run's last rows past its head, at most tail+1
+
+	capped    int   // rows left out past maxTableRows
+	cappedEnd []row // the last rows past maxTableRows, at most maxTableTail
 }
 
-// A long run of ordinary progress (a flood) is shown by its first and last
-// few lines and a count: thousands of alike lines would bury the rest.
+// row is one printed line of a table.
+type row struct {
+	ms   float64
+	gap  string // instead of ms and dir: a count of rows left out
+	dir  string
+	what string
+	// rec, until the row is described (a flood's row past its head, which
+	// is most often left out).
+	rec *trace.Record
+}
+
+// runKind is a kind of line a flood is made of.
+type runKind uint8
+
+const (
+	runNone runKind = iota
+	runProgress
+	runLateProgress
+	runStderr
+)
+
+// A long run of alike lines (a flood) is shown by its first and last few
+// lines and a count: thousands of alike lines would bury the rest. After
+// a cancel, progress is evidence, and only a flood of it is cut.
 const (
 	progressRunHead = 5
 	progressRunTail = 3
+	lateRunHead     = 20
+	lateRunTail     = 5
+	maxTableRows    = 2000
+	maxTableTail    = 200
 )
 
-// progressRuns finds the lines of a request's table to leave out: the
-// middle of every run of timely progress notifications (before any cancel,
-// with no violation) longer than head and tail together. The first line
-// left out of a run maps to the run's hidden count, the others to 0.
-func progressRuns(lines []*trace.Record, request bool) map[int]int {
-	hidden := map[int]int{}
-	if !request {
-		return hidden
+func newTable(request bool) *table { return &table{request: request, cancelMS: -1} }
+
+// add puts a record's line in the table.
+func (t *table) add(rec *trace.Record) {
+	cancelLine := t.request && (rec.State == "cancel_requested" || rec.Event == trace.EventCancelSent || isCancelOut(rec))
+	kind := t.kindOf(rec)
+	if kind != t.run {
+		// Before the cancel is noted: the run's rows were before it.
+		t.endRun()
 	}
-	plain := func(rec *trace.Record) bool {
-		m, ok := rec.Message()
-		return ok && rec.Dir == trace.DirIn && m.Method == wire.NotifyProgress && rec.Violation == "" && rec.Coalesced == 0
+	if cancelLine {
+		t.cancelled = true
 	}
-	for i := 0; i < len(lines); {
-		if lines[i].State == "cancel_requested" || lines[i].Event == trace.EventCancelSent || isCancelOut(lines[i]) {
-			break // from the cancel on, every line is evidence
-		}
-		if !plain(lines[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(lines) && plain(lines[j]) {
-			j++
-		}
-		if n := j - i - progressRunHead - progressRunTail; n > 1 {
-			first := i + progressRunHead
-			hidden[first] = n
-			for k := first + 1; k < first+n; k++ {
-				hidden[k] = 0
-			}
-		}
-		i = j
+	if t.request && rec.State == "cancel_requested" && t.cancelMS < 0 {
+		t.cancelMS = rec.MS
 	}
-	return hidden
+	var r row
+	head, tail := kind.bounds()
+	if kind != runNone && t.runN >= head && len(rec.Msg)+len(rec.Raw)+len(rec.Text) <= deferBytes {
+		// Most rows of a flood are never printed: describe only those
+		// that are.
+		c := *rec
+		r = row{ms: rec.MS, rec: &c}
+	} else {
+		r = t.describe(rec)
+	}
+	if t.request && t.cancelMS < 0 && (rec.Event == trace.EventCancelSent || isCancelOut(rec)) {
+		t.cancelMS = rec.MS
+	}
+	if kind == runNone {
+		t.push(r)
+		return
+	}
+	t.run = kind
+	t.runN++
+	if t.runN <= head {
+		t.push(r)
+		return
+	}
+	if len(t.runRows) == tail+1 {
+		copy(t.runRows, t.runRows[1:])
+		t.runRows = t.runRows[:tail]
+	}
+	t.runRows = append(t.runRows, r)
+}
+
+// deferBytes bounds the record a flood's row keeps to describe it later.
+const deferBytes = 64 << 10
+
+// describe is a record's row.
+func (t *table) describe(rec *trace.Record) row {
+	what := describeRecord(rec)
+	if t.request && t.cancelMS >= 0 && rec.Dir == trace.DirIn {
+		if m, ok := rec.Message(); ok && (m.IsResponse() || m.Method == wire.NotifyProgress) {
+			what += fmt.Sprintf("  ← %s after the cancel", termsafe.Millis(rec.MS-t.cancelMS))
+		}
+	}
+	// The direction is sanitised before it is padded, so that the column
+	// stays aligned whatever a crafted file puts there.
+	return row{ms: rec.MS, dir: termsafe.Line(clipText(rec.Dir, 16)), what: what}
+}
+
+// kindOf is the kind of flood a record's line can be part of.
+func (t *table) kindOf(rec *trace.Record) runKind {
+	if !t.request {
+		if rec.Event == trace.EventStderr {
+			return runStderr
+		}
+		return runNone
+	}
+	m, ok := rec.Message()
+	if !ok || rec.Dir != trace.DirIn || m.Method != wire.NotifyProgress || rec.Violation != "" || rec.Coalesced != 0 {
+		return runNone
+	}
+	if t.cancelled {
+		return runLateProgress
+	}
+	return runProgress
+}
+
+func (k runKind) bounds() (head, tail int) {
+	switch k {
+	case runLateProgress:
+		return lateRunHead, lateRunTail
+	}
+	return progressRunHead, progressRunTail
+}
+
+func (k runKind) gap(n int) string {
+	switch k {
+	case runStderr:
+		return fmt.Sprintf("… %d more stderr lines", n)
+	case runLateProgress:
+		return fmt.Sprintf("… %d more progress notifications after the cancel", n)
+	}
+	return fmt.Sprintf("… %d more progress notifications", n)
+}
+
+// endRun puts the end of the run being read in the table: its last rows,
+// after a count of those left out when that saves more than one line.
+func (t *table) endRun() {
+	if t.run == runNone {
+		return
+	}
+	head, tail := t.run.bounds()
+	if hidden := t.runN - head - tail; hidden > 1 {
+		// Progress and stderr both come from the server.
+		t.push(row{gap: t.run.gap(hidden), dir: trace.DirIn})
+		t.runRows = t.runRows[len(t.runRows)-tail:]
+	}
+	for _, r := range t.runRows {
+		t.push(r)
+	}
+	t.run, t.runN, t.runRows = runNone, 0, t.runRows[:0]
+}
+
+// push adds a row, or past maxTableRows keeps it among the last ones.
+func (t *table) push(r row) {
+	if r.rec != nil {
+		r = t.describe(r.rec)
+	}
+	if len(t.rows) < maxTableRows {
+		t.rows = append(t.rows, r)
+		return
+	}
+	t.capped++
+	if len(t.cappedEnd) == maxTableTail {
+		copy(t.cappedEnd, t.cappedEnd[1:])
+		t.cappedEnd = t.cappedEnd[:maxTableTail-1]
+	}
+	t.cappedEnd = append(t.cappedEnd, r)
+}
+
+// pending reports rows not in t.rows yet (a run being read).
+func (t *table) pending() bool { return t.runN > 0 }
+
+func (t *table) print(w io.Writer) {
+	t.endRun()
+	fmt.Fprintf(w, "  %10s  %-5s  %s\n", "ms", "dir", "what")
+	printRow := func(r row) {
+		if r.gap != "" {
+			writeLine(w, "  %10s  %-5s  %s", "", r.dir, r.gap)
+			return
+		}
+		writeLine(w, "  %10s  %-5s  %s", termsafe.Fixed(r.ms, 3), r.dir, r.what)
+	}
+	for _, r := range t.rows {
+		printRow(r)
+	}
+	if t.capped > 0 {
+		if left := t.capped - len(t.cappedEnd); left > 0 {
+			writeLine(w, "  %10s  %-5s  … %d more lines left out (a table shows its first %d and last %d)", "", "", left, maxTableRows, maxTableTail)
+		}
+		for _, r := range t.cappedEnd {
+			printRow(r)
+		}
+	}
 }
 
 // describeRecord says what one line is, in a few words. The caller
@@ -463,8 +732,8 @@ func describeMessage(rec *trace.Record, m wire.Message) string {
 					s += fmt.Sprintf(" %q", safeLine(clipText(p.Message, 80)))
 				}
 				if rec.Coalesced > 0 {
-					s = fmt.Sprintf("%d progress notifications merged by the log, until +%.0fms; the latest: %s",
-						rec.Coalesced+1, rec.LastMS, s)
+					s = fmt.Sprintf("%d progress notifications merged by the log, until +%sms; the latest: %s",
+						rec.Coalesced+1, termsafe.Fixed(rec.LastMS, 0), s)
 				}
 				break
 			}
@@ -553,11 +822,3 @@ func clipText(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-func fmtMsFloat(ms float64) string {
-	d := time.Duration(ms * float64(time.Millisecond))
-	if d < time.Second {
-		return fmt.Sprintf("%.1fms", ms)
-	}
-	return fmt.Sprintf("%.2fs", d.Seconds())
-}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"inflight/event"
 	"inflight/redact"
@@ -37,7 +36,12 @@ func Violations(vl *session.ViolationLog) []Violation {
 	return out
 }
 
-// WriteJSON prints v as one indented JSON object, with secrets redacted.
+// WriteJSON prints v as one indented JSON object, with secrets redacted
+// and every rune a terminal could act on written as a \u escape
+// (termsafe.EscapeJSON): Go's encoder leaves the C1 and bidirectional
+// controls raw, so a server's "\u009b" would otherwise reach whoever cats
+// the output as a one-byte CSI. The secrets are replaced before the
+// escaping, which can change how a secret is spelled.
 func WriteJSON(w io.Writer, v any, red *redact.Redactor) {
 	var compact, buf bytes.Buffer
 	enc := json.NewEncoder(&compact)
@@ -50,11 +54,24 @@ func WriteJSON(w io.Writer, v any, red *redact.Redactor) {
 		err = wire.IndentBounded(&buf, compact.Bytes(), "", "  ", wire.MaxIndentDepth)
 	}
 	if err != nil {
-		fmt.Fprintf(w, "{\"error\":{\"message\":%q,\"local\":true}}\n", err.Error())
-		return
+		// Still one JSON object, written by the encoder: %q would spell an
+		// ESC as \x1b, which is not JSON.
+		buf.Reset()
+		fallback := struct {
+			Error ErrorObject `json:"error"`
+		}{ErrorObject{Message: err.Error(), Local: true}}
+		b, _ := json.Marshal(fallback)
+		buf.Write(b)
 	}
 	buf.WriteByte('\n')
-	_, _ = w.Write(red.Bytes(buf.Bytes()))
+	_, _ = w.Write(termsafe.EscapeJSON(red.Bytes(buf.Bytes())))
+}
+
+// ErrorObject is the error WriteJSON prints when v itself cannot be
+// written.
+type ErrorObject struct {
+	Message string `json:"message"`
+	Local   bool   `json:"local"`
 }
 
 // ServerLabel is the server's name and version, "" when it gave none.
@@ -98,14 +115,11 @@ func Plural(n int) string {
 }
 
 // Progress is a progress value, with its total when there is one: "3",
-// "3/10", "0.5/1".
+// "3/10", "0.5/1". A server's numbers are bounded (termsafe.Number): 1e308
+// reads "1e+308", not 309 digits.
 func Progress(v float64, total *float64) string {
 	if total == nil {
-		return trimFloat(v)
+		return termsafe.Number(v)
 	}
-	return trimFloat(v) + "/" + trimFloat(*total)
-}
-
-func trimFloat(f float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
+	return termsafe.Number(v) + "/" + termsafe.Number(*total)
 }

@@ -19,6 +19,7 @@ import (
 	"inflight/client"
 	"inflight/mcpconfig"
 	"inflight/redact"
+	"inflight/termsafe"
 	"inflight/version"
 )
 
@@ -121,15 +122,49 @@ func (t Target) Validate() error {
 		return errors.New("-H applies to a --url server, not to a stdio command")
 	}
 	if len(t.unresolved) > 0 {
-		var parts []string
-		for where, v := range t.unresolved {
-			parts = append(parts, fmt.Sprintf("%s uses %s", where, v))
-		}
-		sort.Strings(parts)
-		return fmt.Errorf("the config entry needs values only VS Code can prompt for (%s); give them with --env K=V or -H 'Name: value'",
-			strings.Join(parts, "; "))
+		return t.unresolvedError()
 	}
 	return nil
+}
+
+// unresolvedError says which fields of a config entry hold ${input:…}
+// variables and, for each, what can give the value: a flag for the
+// environment (--env), the headers (-H) and the directory (--cwd); for the
+// command, its args, the URL and the envFile, nothing on the command line
+// can, since --config cannot be combined with "--" or --url — the file
+// must be edited, or the server named without it.
+func (t Target) unresolvedError() error {
+	wheres := make([]string, 0, len(t.unresolved))
+	for where := range t.unresolved {
+		wheres = append(wheres, where)
+	}
+	sort.Strings(wheres)
+	var parts, flags, fixed []string
+	for _, where := range wheres {
+		parts = append(parts, fmt.Sprintf("%s uses %s", where, t.unresolved[where]))
+		switch {
+		case strings.HasPrefix(where, "env "):
+			flags = append(flags, "--env "+strings.TrimPrefix(where, "env ")+"=…")
+		case strings.HasPrefix(where, "header "):
+			flags = append(flags, "-H '"+strings.TrimPrefix(where, "header ")+": …'")
+		case where == "cwd":
+			flags = append(flags, "--cwd DIR")
+		default:
+			fixed = append(fixed, where)
+		}
+	}
+	msg := "the config entry needs values only VS Code can prompt for (" + strings.Join(parts, "; ") + ")"
+	if len(flags) > 0 {
+		msg += "; give them with " + strings.Join(flags, " and ")
+	}
+	if len(fixed) > 0 {
+		instead := "pass the server's command line after -- instead of --config: inflight … -- CMD ARGS…"
+		if t.URL != "" {
+			instead = "give the server's URL instead of --config: inflight … --url URL"
+		}
+		msg += fmt.Sprintf("; no flag can replace the entry's %s: edit the config file, or %s", strings.Join(fixed, ", "), instead)
+	}
+	return errors.New(msg)
 }
 
 // unparsedURLShape shows a URL that did not parse without what may be a
@@ -175,6 +210,7 @@ func (t *Target) Override(env []string, headers http.Header, dir string) {
 	}
 	if dir != "" {
 		t.Dir = dir
+		delete(t.unresolved, "cwd")
 	}
 }
 
@@ -241,7 +277,12 @@ func (t Target) Redactor() *redact.Redactor {
 	return redact.New(t.Headers, t.Env, t.URL, t.Args...)
 }
 
-// Describe is the target in one line for people, with secrets redacted.
+// Describe is the target in one line for people, with secrets redacted
+// and nothing in it a terminal would act on: a config entry's command line
+// or URL is whatever the file says. Each word of a command line is
+// redacted before it is quoted (quoting can change how a secret is
+// spelled), then quoted so that it pastes back into a shell
+// (termsafe.CommandLine).
 func (t Target) Describe() string {
 	red := t.Redactor()
 	var s string
@@ -249,7 +290,7 @@ func (t Target) Describe() string {
 	case t.Demo:
 		s = "the embedded demo server (stdio)"
 	case t.URL != "":
-		s = red.String(t.URL)
+		s = termsafe.Line(red.String(t.URL))
 		if len(t.Headers) > 0 {
 			var hs []string
 			for name := range t.Headers {
@@ -258,37 +299,25 @@ func (t Target) Describe() string {
 			sort.Strings(hs)
 			rh := red.Header(t.Headers)
 			for i, name := range hs {
-				hs[i] = name + ": " + strings.Join(rh[name], ", ")
+				hs[i] = termsafe.Line(name + ": " + strings.Join(rh[name], ", "))
 			}
 			s += " (" + strings.Join(hs, "; ") + ")"
 		}
 	case t.Command != "":
-		s = strings.Join(append([]string{quoteArg(t.Command)}, quoteArgs(t.Args)...), " ")
-		s = red.String(s)
+		args := make([]string, len(t.Args))
+		for i, a := range t.Args {
+			args[i] = red.String(a)
+		}
+		s = termsafe.CommandLine(red.String(t.Command), args)
 	case t.Pipes != nil:
 		s = "an in-process stdio server"
 	default:
 		s = "no server"
 	}
 	if t.Name != "" {
-		s = fmt.Sprintf("%q: %s", t.Name, s)
+		s = fmt.Sprintf("%q: %s", termsafe.Line(red.String(t.Name)), s)
 	}
 	return s
-}
-
-func quoteArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = quoteArg(a)
-	}
-	return out
-}
-
-func quoteArg(a string) string {
-	if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`") {
-		return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return a
 }
 
 // ClientConfig turns the target into a client configuration. Pipes targets

@@ -74,6 +74,9 @@ type Record struct {
 	Raw string `json:"raw,omitempty"`
 	// Truncated counts bytes dropped from Raw, Msg or Text to bound memory.
 	Truncated int `json:"truncated,omitempty"`
+	// Dropped, on a note, counts the lines of a flood (the server's
+	// stderr) left out of the trace at that point.
+	Dropped int `json:"dropped,omitempty"`
 	// Text is a stderr line, note, HTTP status text or violation detail.
 	Text string `json:"text,omitempty"`
 	// Error is the error of a failure or closure.

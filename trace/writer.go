@@ -27,12 +27,48 @@ type Writer struct {
 	start time.Time
 	red   *redact.Redactor
 	err   error
+
+	// The server's stderr is bounded (see StderrHeadLines): stderrLines
+	// and stderrBytes were written as they came; past them, dropped lines
+	// are counted and the last StderrTailLines kept in tail, written when
+	// the flood is over.
+	stderrLines int
+	stderrBytes int
+	flood       stderrFlood
+	// connClosed: the connection's close was written (and no new
+	// connection since), so a flood still held is over.
+	connClosed bool
+	// now is the clock that tells a flood is over (tests set it).
+	now func() time.Time
+}
+
+// The trace keeps a server's stderr bounded, as the TUI's stderr view
+// does: a server that writes gigabytes of log made a trace of gigabytes
+// that `inflight replay` could not read. The first StderrHeadLines lines
+// (or StderrHeadBytes) are written as they come — a server's start-up
+// messages, the reason it failed — and past them only a count and the last
+// StderrTailLines of each flood: once the flood is over (no line dropped
+// for StderrQuiet, or the connection closed), a note says how many lines
+// were left out, and the tail follows it.
+const (
+	StderrHeadLines = 1000
+	StderrHeadBytes = 1 << 20
+	StderrTailLines = 100
+	StderrQuiet     = time.Second
+)
+
+// stderrFlood is the part of a stderr flood not written yet.
+type stderrFlood struct {
+	dropped      int // lines left out, the tail's included
+	droppedBytes int
+	tail         []Record
+	last         time.Time // when the latest line was dropped (the Writer's clock)
 }
 
 // NewWriter returns a Writer whose "ms" count from start and which passes
 // every string and message through red (nil redacts nothing).
 func NewWriter(w io.Writer, start time.Time, red *redact.Redactor) *Writer {
-	tw := &Writer{bw: bufio.NewWriterSize(w, 64<<10), start: start, red: red}
+	tw := &Writer{bw: bufio.NewWriterSize(w, 64<<10), start: start, red: red, now: time.Now}
 	tw.enc = json.NewEncoder(&tw.buf)
 	// HTML escaping would rewrite <, > and & in the strings this package
 	// writes: harmless, but noise in a file people read.
@@ -58,13 +94,79 @@ func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // less cannot drive the terminal.
 func (w *Writer) Write(rec Record) error {
 	redactRecord(&rec, w.red)
-	msg := rec.Msg
-	rec.Msg = nil
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return w.err
 	}
+	if rec.Event == EventStderr {
+		if w.stderrLines >= StderrHeadLines || w.stderrBytes >= StderrHeadBytes {
+			w.dropStderr(rec)
+			return nil
+		}
+		w.stderrLines++
+		w.stderrBytes += len(rec.Text)
+	} else if rec.Event == EventTransportClosed {
+		// The server's stderr is over with its connection.
+		w.endFlood()
+		w.connClosed = true
+	} else if rec.Event == EventConnected {
+		w.connClosed = false
+	}
+	return w.write(rec)
+}
+
+// dropStderr keeps a stderr line past the head in the flood's tail.
+func (w *Writer) dropStderr(rec Record) {
+	f := &w.flood
+	f.dropped++
+	f.droppedBytes += len(rec.Text)
+	f.last = w.now()
+	if len(f.tail) == StderrTailLines {
+		copy(f.tail, f.tail[1:])
+		f.tail = f.tail[:StderrTailLines-1]
+	}
+	f.tail = append(f.tail, rec)
+}
+
+// endFlood writes what a stderr flood left: the note of how many lines
+// were left out, then its tail.
+func (w *Writer) endFlood() {
+	f := w.flood
+	if f.dropped == 0 {
+		return
+	}
+	left := f.dropped - len(f.tail)
+	tail := f.tail
+	// The tail's array is reused by the next flood, once written.
+	w.flood = stderrFlood{tail: f.tail[:0]}
+	if left > 0 {
+		note := Record{MS: tail[0].MS, Dir: DirLocal, Event: EventNote, Dropped: left,
+			Text: fmt.Sprintf("the server wrote more to stderr than a trace keeps: %d lines (%d bytes) left out here; the last %d follow",
+				left, f.droppedBytes-tailBytes(tail), len(tail))}
+		if w.write(note) != nil {
+			return
+		}
+	}
+	for _, r := range tail {
+		if w.write(r) != nil {
+			return
+		}
+	}
+}
+
+func tailBytes(tail []Record) int {
+	n := 0
+	for _, r := range tail {
+		n += len(r.Text)
+	}
+	return n
+}
+
+// write writes one redacted record; w.mu is held.
+func (w *Writer) write(rec Record) error {
+	msg := rec.Msg
+	rec.Msg = nil
 	w.buf.Reset()
 	if err := w.enc.Encode(&rec); err != nil {
 		w.err = fmt.Errorf("write trace: %w", err)
@@ -83,10 +185,37 @@ func (w *Writer) Write(rec Record) error {
 	return w.err
 }
 
-// Flush writes buffered lines to the underlying writer.
+// Flush writes buffered lines to the underlying writer, and what is left
+// of a stderr flood that is over (nothing dropped for StderrQuiet, or the
+// connection closed: stderr lines read after its close are not held past
+// the runner's last Flush).
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.flood.dropped > 0 && (w.connClosed || w.now().Sub(w.flood.last) >= StderrQuiet) {
+		w.endFlood()
+	}
+	return w.flush()
+}
+
+// Close writes everything still held — a stderr flood's tail — and
+// flushes. It closes nothing underneath: Write still works after it, and
+// a later Close writes what came since.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.endFlood()
+	return w.flush()
+}
+
+// flush flushes the buffer; w.mu is held.
+func (w *Writer) flush() error {
 	if w.err != nil {
 		return w.err
 	}
@@ -295,7 +424,7 @@ func WriteEntries(w io.Writer, entries []session.LogEntry, dropped int64, start 
 			return err
 		}
 	}
-	return tw.Flush()
+	return tw.Close()
 }
 
 // FromLogEntry converts one protocol log entry to a record at ms.

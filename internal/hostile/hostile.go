@@ -95,6 +95,8 @@ type Session struct {
 	// record, when set, gets every line the client wrote (child processes
 	// write them to a file the test reads after the process is gone).
 	record io.Writer
+	// stderr is the process's stderr for a child; nil in-process.
+	stderr io.Writer
 }
 
 func newSession(peer string, out io.Writer, closeOut func() error) *Session {

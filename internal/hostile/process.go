@@ -38,6 +38,7 @@ func RunFromEnv() {
 	}
 	s := newSession(name, os.Stdout, os.Stdout.Close)
 	s.exit = func() { os.Exit(ExitCrashed) }
+	s.stderr = os.Stderr
 	if path := os.Getenv(EnvRecord); path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
