@@ -185,6 +185,10 @@ type outgoing struct {
 	// own), so that ending a stream forgets that request and never a later
 	// one that reuses its ID.
 	flight *flight
+	// writing, when set, is told the moment the transport starts writing
+	// the message (the stdio write, the HTTP POST): a timed round trip
+	// starts there, as a cancel's signal does, so that the two compare.
+	writing func(time.Time)
 }
 
 // flight is a tracked request in flight at the wire level.
@@ -1010,14 +1014,26 @@ func (c *Client) timedCall(ctx context.Context, method string, params json.RawMe
 	}
 	c.waiters[id] = ch
 	c.mu.Unlock()
-	out := outgoing{id: id, method: method, params: params, raw: raw, internal: true, version: version, modern: modern}
-	start := time.Now()
+	// The round trip starts when the write does, measured where a cancel's
+	// signal time is (right before the write): under load, or the race
+	// detector, what comes before it (reporting the Sent event, decoding)
+	// took longer than a server's whole reaction to a cancel.
+	// An atomic: the HTTP transport writes from its own goroutine, and the
+	// answer may come on another stream.
+	var started atomic.Int64
+	out := outgoing{id: id, method: method, params: params, raw: raw, internal: true, version: version, modern: modern,
+		writing: func(at time.Time) { started.Store(at.UnixNano()) }}
+	before := time.Now()
 	if err := c.t.send(ctx, out); err != nil {
 		c.dropWaiter(id)
 		return wire.Message{}, 0, err
 	}
 	select {
 	case r := <-ch:
+		start := before
+		if ns := started.Load(); ns != 0 {
+			start = time.Unix(0, ns)
+		}
 		return r.msg, r.at.Sub(start), r.err
 	case <-ctx.Done():
 		what := "no answer"

@@ -296,6 +296,9 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 	}
 	sentSession := req.Header.Get("Mcp-Session-Id")
 	hadSession := sentSession != ""
+	if out.writing != nil {
+		out.writing(time.Now())
+	}
 	resp, err := t.hc.Do(req)
 	st.headers.Store(err == nil)
 	if err != nil {

@@ -477,6 +477,9 @@ func (t *stdioTransport) send(ctx context.Context, out outgoing) error {
 		// notifications and responses they send themselves.)
 		t.c.emitSent(out)
 	}
+	if out.writing != nil {
+		out.writing(time.Now())
+	}
 	err := t.write(ctx, out.raw)
 	if errors.Is(err, ErrWriteStalled) {
 		if !out.id.IsZero() && !out.internal {
