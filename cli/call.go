@@ -19,7 +19,7 @@ func (c *cli) callCommand() *cobra.Command {
 	var o call.Options
 	var tool, toolArgs string
 	cmd := &cobra.Command{
-		Use:   "call [METHOD [PARAMS_JSON]] [flags] [-- CMD ARGS…]",
+		Use:   "call [URL] [METHOD [PARAMS_JSON]] [flags] [-- CMD ARGS…]",
 		Short: "Send one request and follow it to the end",
 		Long: `Send one request and follow it to the end: progress as it comes (a bar on a terminal,
 plain lines otherwise), the cancel (--cancel-after, a timeout, Ctrl+C) with the signal
@@ -35,9 +35,15 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			positional, command := splitDash(args, cmd.ArgsLenAtDash())
+			// A server URL may come first, as the TUI and check take it
+			// (inflight call URL METHOD …); anywhere else it is a slip.
+			bare := ""
+			if len(positional) > 0 && looksLikeURL(positional[0]) {
+				bare, positional = positional[0], positional[1:]
+			}
 			for _, a := range positional {
 				if looksLikeURL(a) {
-					return fmt.Errorf("a server URL goes with --url: inflight call --url %s METHOD", a)
+					return fmt.Errorf("a server URL goes first or with --url: inflight call %s METHOD", a)
 				}
 			}
 			if len(positional) > 2 {
@@ -67,7 +73,7 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 			case o.Method == "":
 				return errors.New("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON")
 			}
-			target, err := tf.Resolve(command, "")
+			target, err := tf.Resolve(command, bare)
 			if err != nil {
 				return err
 			}

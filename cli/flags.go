@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,7 +47,12 @@ func (f *durationFlag) Type() string { return "duration" }
 func (f *durationFlag) Set(s string) error {
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("not a duration (try 30s or 2m)")
+		// A bare number is seconds, as the composer takes it.
+		secs, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || math.Abs(secs) > 1e9 {
+			return fmt.Errorf("not a duration (try 30s, 2m, or a number of seconds)")
+		}
+		d = time.Duration(secs * float64(time.Second))
 	}
 	switch {
 	case d < 0:

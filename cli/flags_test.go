@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // /dev/null is a character device but no terminal: output sent there (or
@@ -24,5 +25,21 @@ func TestIsTerminalNotForDevNullOrFiles(t *testing.T) {
 	defer f.Close()
 	if isTerminal(f) {
 		t.Error("a regular file taken for a terminal")
+	}
+}
+
+// A bare number is seconds, as the composer takes it: --timeout 5 is 5s.
+func TestDurationFlagTakesSeconds(t *testing.T) {
+	var d time.Duration
+	f := &durationFlag{p: &d, positive: true}
+	for in, want := range map[string]time.Duration{"5": 5 * time.Second, "0.25": 250 * time.Millisecond, "90s": 90 * time.Second, "2m": 2 * time.Minute} {
+		if err := f.Set(in); err != nil || d != want {
+			t.Errorf("Set(%q) = %v, %v; want %v", in, d, err, want)
+		}
+	}
+	for _, in := range []string{"soon", "NaN", "Inf", "1e300", "-5", "0"} {
+		if err := f.Set(in); err == nil {
+			t.Errorf("Set(%q) accepted (%v)", in, d)
+		}
 	}
 }

@@ -56,6 +56,11 @@ func ParseCallFlag(s string) (tool string, params json.RawMessage, err error) {
 	if tool == "" {
 		return "", nil, fmt.Errorf("--call %q: want TOOL or 'TOOL={\"json\":\"args\"}'", s)
 	}
+	if strings.TrimSpace(args) != "" {
+		if err := runner.CheckObject(json.RawMessage(args), "the text after '='"); err != nil {
+			return "", nil, fmt.Errorf("--call %s: %w", tool, err)
+		}
+	}
 	params, err = runner.ToolCallParams(tool, json.RawMessage(args))
 	if err != nil {
 		return "", nil, fmt.Errorf("--call %s: %w", tool, err)

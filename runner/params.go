@@ -26,14 +26,33 @@ func ToolCallParams(name string, args json.RawMessage) (json.RawMessage, error) 
 }
 
 // CheckObject reports text that is not a JSON object; what names it in the
-// error (--args, PARAMS_JSON).
+// error (--args, PARAMS_JSON). The error says what was given instead, in
+// words, not as a Go type error.
 func CheckObject(raw json.RawMessage, what string) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		if err == nil {
-			err = errors.New("null")
+	if !json.Valid(raw) {
+		var m any
+		err := json.Unmarshal(raw, &m)
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("%s is not valid JSON (at byte %d: %v); give an object such as '{\"seconds\":5}'", what, se.Offset, se)
 		}
-		return fmt.Errorf("%s must be a JSON object: %v", what, err)
+		return fmt.Errorf("%s is not valid JSON (%v); give an object such as '{\"seconds\":5}'", what, err)
 	}
-	return nil
+	trimmed := bytes.TrimSpace(raw)
+	kind := ""
+	switch trimmed[0] {
+	case '{':
+		return nil
+	case '[':
+		kind = "an array"
+	case '"':
+		kind = "a string"
+	case 'n':
+		kind = "null"
+	case 't', 'f':
+		kind = "a boolean"
+	default:
+		kind = "a number"
+	}
+	return fmt.Errorf("%s must be a JSON object ({…}), not %s", what, kind)
 }
