@@ -122,7 +122,7 @@ func TestReplayHugeTimesBounded(t *testing.T) {
 	}
 	testserver.MustContain(t, s, "over 1.5e+308ms (out of range)")
 	testserver.MustContain(t, s, "until +1e+308ms")
-	testserver.MustContain(t, s, "cancel at 1e+308ms (out of range)")
+	testserver.MustContain(t, s, "cancel at +1e+308ms (out of range)")
 	testserver.MustContain(t, s, "progress 1e+308/1e+308")
 }
 

@@ -231,7 +231,7 @@ func (rp *replay) add(rec *trace.Record) {
 		return
 	}
 	if rq == nil {
-		rq = &replayRequest{id: id, cancelMS: -1, endMS: -1, lateResponse: -1, table: newTable(true)}
+		rq = &replayRequest{id: id, startMS: rec.MS, cancelMS: -1, endMS: -1, lateResponse: -1, table: newTable(true)}
 		rp.byID[id] = rq
 		rp.order = append(rp.order, rq)
 	}
@@ -284,6 +284,7 @@ type replayRequest struct {
 	target   string
 	state    string
 	table    *table
+	startMS  float64 // the request's first line
 	cancelMS float64 // -1 until a cancel was requested
 	endMS    float64 // -1 until the request ended (answered, or a final state)
 	signal   string
@@ -393,7 +394,9 @@ func (rq *replayRequest) summary() string {
 	var parts []string
 	parts = append(parts, fmt.Sprintf("%d progress notification%s", rq.progress, report.Plural(rq.progress)))
 	if rq.cancelMS >= 0 {
-		c := "cancel at " + termsafe.Millis(rq.cancelMS)
+		// From the request's start, as the TUI and call say it; the
+		// trace's own clock in brackets, to find the line.
+		c := "cancel at +" + termsafe.Millis(rq.cancelMS-rq.startMS) + " (" + termsafe.Millis(rq.cancelMS) + " into the trace)"
 		if rq.signal != "" {
 			c += " (" + rq.signal + ")"
 		}
