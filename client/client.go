@@ -189,6 +189,10 @@ type outgoing struct {
 	// the message (the stdio write, the HTTP POST): a timed round trip
 	// starts there, as a cancel's signal does, so that the two compare.
 	writing func(time.Time)
+	// status, when set, receives the HTTP status event of a one-way POST
+	// instead of the event channel, for a caller that reports it after an
+	// event of its own (the cancel is reported before its POST's 202).
+	status func(event.Event)
 }
 
 // flight is a tracked request in flight at the wire level.

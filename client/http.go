@@ -241,8 +241,13 @@ func (t *httpTransport) postOneWay(ctx context.Context, out outgoing) (status in
 	// back to the pool: every answer to a server's request is a POST of its
 	// own, and a flood of them must not open a connection each.
 	drainClose(resp.Body)
-	t.c.emit(event.Event{Kind: event.HTTPStatus, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
-		Text: fmt.Sprintf("POST %s: %s", describe(out), resp.Status)})
+	statusEv := event.Event{Kind: event.HTTPStatus, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
+		Text: fmt.Sprintf("POST %s: %s", describe(out), resp.Status)}
+	if out.status != nil {
+		out.status(statusEv)
+	} else {
+		t.c.emit(statusEv)
+	}
 	if resp.StatusCode == http.StatusNotFound && hadSession {
 		t.renewSession(req.Header.Get("Mcp-Session-Id"))
 	}
@@ -887,8 +892,14 @@ func (t *httpTransport) cancel(id wire.ID, reason string) (event.CancelSignal, e
 	// the cancel had left, and is judged against that moment.
 	at := time.Now()
 	t.c.emitOwnSent(id, raw, at)
-	_, err := t.postOneWay(t.ctx, outgoing{method: wire.NotifyCancelled, raw: raw, version: info.ProtocolVersion})
+	// The POST's status is reported after the cancel, which it answers.
+	var status *event.Event
+	_, err := t.postOneWay(t.ctx, outgoing{method: wire.NotifyCancelled, raw: raw, version: info.ProtocolVersion,
+		status: func(ev event.Event) { status = &ev }})
 	t.c.emit(event.Event{Kind: event.CancelSent, Time: at, RequestID: id, Signal: event.SignalNotification, Reason: reason, Err: err})
+	if status != nil {
+		t.c.emit(*status)
+	}
 	// Keep reading the stream for the late window to see what the server
 	// still sends, then close it.
 	st.closeAfter(t.c.cfg.LateWindow)

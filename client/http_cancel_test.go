@@ -276,4 +276,19 @@ func TestLegacyCancelStampedWhenSent(t *testing.T) {
 		t.Errorf("a response %s after the cancel left (round trip %s) counted as crossed",
 			r2.Late.ResponseAt.Sub(r2.Cancel.SignalAt), tr.CrossingWindow())
 	}
+	// The cancel POST's status answers the cancel, and is reported after
+	// it, so the protocol log lists the cancel first (issue 10).
+	all := rec.all()
+	cancelAt, statusAt := -1, -1
+	for i, ev := range all {
+		switch {
+		case ev.Kind == event.CancelSent && cancelAt < 0:
+			cancelAt = i
+		case ev.Kind == event.HTTPStatus && strings.Contains(ev.Text, wire.NotifyCancelled) && statusAt < 0:
+			statusAt = i
+		}
+	}
+	if cancelAt < 0 || statusAt < 0 || statusAt < cancelAt {
+		t.Errorf("cancel reported at %d, its POST's status at %d: want the cancel first\n%s", cancelAt, statusAt, rec.dump())
+	}
 }
