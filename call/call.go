@@ -435,6 +435,9 @@ func ReportOf(info event.ConnInfo, tr *session.Tracker, r *session.Request, resp
 	if late {
 		lr := &LateReport{Response: r.Late.Response, Crossed: r.Late.Crossed, ProgressAfterCancel: r.Late.ProgressAfterCancel,
 			ProgressCrossed: r.Late.ProgressCrossed, CrossingWindowMs: msFloat(tr.CrossingWindow())}
+		if r.Late.Window > 0 {
+			lr.CrossingWindowMs = msFloat(r.Late.Window) // the window the judgement used
+		}
 		if rt := tr.RoundTrip(); rt.Measured() {
 			d := msFloat(rt.D)
 			lr.RoundTripMs, lr.RoundTripSource = &d, rt.Source

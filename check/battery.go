@@ -784,7 +784,7 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 	late := r.Late
 	progressAfter, progressCrossed := late.ProgressAfterCancel, late.ProgressCrossed
 	lastAt := late.LastAt
-	basis := crossingBasis(tr, o.Grace)
+	basis := crossingBasis(tr, r, o.Grace)
 	quiet := fmt.Sprintf("nothing for the request after the cancel; watched %s", watched.Round(100*time.Millisecond))
 	if !lastAt.IsZero() {
 		quiet = fmt.Sprintf("the last message for the request came %s after the cancel; watched %s",
@@ -805,10 +805,15 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 		}
 		detail := fmt.Sprintf("inflight closed the request's SSE stream (signal %s); nothing more arrived for request %s in the %s watched, on any stream; %s. Whether the server stopped working is not visible on the wire",
 			c.Signal, r.ID, watched.Round(100*time.Millisecond), health)
-		if progressAfter+progressCrossed > 0 || late.Response {
+		lateResponse := late.Response && !late.Crossed
+		if progressAfter > 0 || lateResponse {
+			// Only what the tracker judged late: what was read on the
+			// stream before it closed crossed the close in flight.
 			ok = false
-			detail = fmt.Sprintf("after inflight closed the request's stream, %d progress notification(s) and %s for request %s arrived on other streams; %s",
-				progressAfter+progressCrossed, yesNo(late.Response, "a response", "no response"), r.ID, health)
+			detail = fmt.Sprintf("after inflight closed the request's stream, %d progress notification(s) and %s for request %s arrived later; %s; %s",
+				progressAfter, yesNo(lateResponse, "a response", "no response"), r.ID, health, basis)
+		} else if progressCrossed > 0 || late.Response {
+			detail += fmt.Sprintf("; %d progress notification(s)%s crossed the close in flight", progressCrossed, yesNo(late.Response, " and the response", ""))
 		}
 		add(CheckStreamClose, ok, detail)
 		return out
@@ -833,7 +838,8 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 		}
 		add(CheckCancelStops, true, detail)
 	}
-	after := late.ResponseAt.Sub(from)
+	// After the cancel as the TUI and call say it: from when it was asked.
+	after := late.AfterCancel
 	switch {
 	case lost && !late.Response:
 		add(CheckCancelNoResponse, false, "the connection was lost after the cancel")
@@ -854,8 +860,11 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 const stillSending = 250 * time.Millisecond
 
 // crossingBasis says what "crossed" was judged by, for a finding.
-func crossingBasis(tr *session.Tracker, grace time.Duration) string {
+func crossingBasis(tr *session.Tracker, r *session.Request, grace time.Duration) string {
 	w := tr.CrossingWindow()
+	if r.Late.Window > 0 {
+		w = r.Late.Window // the window the judgement used
+	}
 	rt := tr.RoundTrip()
 	if !rt.Measured() {
 		return fmt.Sprintf("crossed means within %s of the cancel (no round trip was measured, so --grace alone)", fmtAfter(w))

@@ -63,6 +63,14 @@ const (
 	// the method. The tracker takes it as the least time the server needs
 	// to react to anything, a cancel included.
 	RoundTrip
+	// CancelLeaving: the cancel's signal for RequestID is leaving now — its
+	// write (stdio) or POST (legacy HTTP) starts. Time is that moment;
+	// Signal the signal; StreamEnd, on stdio, how many bytes the server had
+	// written to its stdout by then (read by inflight, or still waiting in
+	// the pipe), 0 when unknown. The CancelSent that follows says how the
+	// send went. Reported before the send, so that everything read after
+	// the signal left is applied after the tracker knows when it left.
+	CancelLeaving
 	// ServerRequestRefused: a legacy server had more of its own requests
 	// waiting for inflight's answer than inflight allows, so the request in
 	// Msg (RequestID is the server's ID; Raw at most MaxRawKept bytes of
@@ -86,6 +94,7 @@ var kindNames = map[Kind]string{
 	Note:            "note",
 	TransportClosed: "transport_closed",
 	RoundTrip:       "round_trip",
+	CancelLeaving:   "cancel_leaving",
 
 	ServerRequestRefused: "server_request_refused",
 }
@@ -266,6 +275,12 @@ type Event struct {
 	Text string
 	// Err is the error of a failure or closure.
 	Err error
+	// StreamEnd is, for a message read from a stdio server, how many bytes
+	// of its stdout precede the end of the message (0 when unknown, as on
+	// HTTP); for CancelLeaving, how many the server had written when the
+	// cancel left. A message whose end is within what the server had
+	// written by then was sent before the cancel left, whenever it is read.
+	StreamEnd int64
 	// RTT is the measured round trip of a RoundTrip event.
 	RTT time.Duration
 	// Info is set on Connected.

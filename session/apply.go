@@ -59,6 +59,8 @@ func (t *Tracker) Apply(ev event.Event) []Change {
 			t.onReceived(&ev)
 		case event.Malformed:
 			t.onMalformed(&ev)
+		case event.CancelLeaving:
+			t.onCancelLeaving(&ev)
 		case event.CancelSent:
 			t.onCancelSent(&ev)
 		case event.StreamClosed:
@@ -126,6 +128,10 @@ func (t *Tracker) onConnected(ev *event.Event) {
 // is gone. A request whose cancel was pending now knows its fate.
 func (t *Tracker) onTransportClosed(ev *event.Event) {
 	t.closed, t.closeErr = true, ev.Err
+	// The round trip was the closed connection's: the next one (R, a
+	// restarted server) measures its own before its Connected. It still
+	// stands for what this connection's reports say.
+	t.rtts.stale = true
 	text := "connection closed"
 	if ev.Err != nil {
 		text = clip("connection closed: "+ev.Err.Error(), maxErrorBytes)
@@ -313,8 +319,8 @@ func (t *Tracker) lateResponse(r *Request, ev *event.Event) {
 	if ev.Msg.Kind == wire.KindError {
 		r.Error = clipError(ev.Msg.Error)
 	}
-	r.Late.Crossed = t.arrived(r, ArrivalResponse, ev.Time)
-	r.Late.Window = t.CrossingWindow()
+	r.Late.ResponseStreamEnd = ev.StreamEnd
+	r.Late.Crossed = t.arrived(r, ArrivalResponse, ev.Time, ev.StreamEnd)
 }
 
 // readBeforeCancel reports whether the client read ev before the cancel
@@ -353,13 +359,13 @@ func (t *Tracker) onProgress(ev *event.Event) {
 			// Read before the cancel, applied after it: timely progress.
 			break
 		}
-		t.progressAfter(r, ev.Time)
+		t.progressAfter(r, ev.Time, ev.StreamEnd)
 		return
 	case StateFailed:
 		if !r.responded {
 			// Failed locally (HTTP error): like a lost request, the server
 			// may not know it is over.
-			t.progressAfter(r, ev.Time)
+			t.progressAfter(r, ev.Time, ev.StreamEnd)
 			return
 		}
 		fallthrough
@@ -394,8 +400,8 @@ func (t *Tracker) onProgress(ev *event.Event) {
 }
 
 // progressAfter counts progress for a request given up, as crossed or late.
-func (t *Tracker) progressAfter(r *Request, at time.Time) {
-	if t.arrived(r, ArrivalProgress, at) {
+func (t *Tracker) progressAfter(r *Request, at time.Time, streamEnd int64) {
+	if t.arrived(r, ArrivalProgress, at, streamEnd) {
 		r.Late.ProgressCrossed++
 		return
 	}
@@ -405,8 +411,8 @@ func (t *Tracker) progressAfter(r *Request, at time.Time) {
 
 // notificationAfter counts subscription notifications for a listen request
 // given up, as crossed or late.
-func (t *Tracker) notificationAfter(r *Request, at time.Time) {
-	if t.arrived(r, ArrivalNotification, at) {
+func (t *Tracker) notificationAfter(r *Request, at time.Time, streamEnd int64) {
+	if t.arrived(r, ArrivalNotification, at, streamEnd) {
 		r.Late.NotificationsCrossed++
 		return
 	}
@@ -467,7 +473,7 @@ func (t *Tracker) onAck(ev *event.Event) {
 	}
 	switch {
 	case r.State.IsFinal():
-		t.notificationAfter(r, ev.Time)
+		t.notificationAfter(r, ev.Time, ev.StreamEnd)
 	case !r.Acked:
 		r.Acked = true
 		if r.State == StatePending || r.State == StateRunning {
@@ -489,7 +495,7 @@ func (t *Tracker) onNotification(ev *event.Event) {
 	}
 	switch {
 	case r.State == StateCancelRequested || r.State.IsFinal():
-		t.notificationAfter(r, ev.Time)
+		t.notificationAfter(r, ev.Time, ev.StreamEnd)
 		return
 	case !r.Acked:
 		t.violate(ViolationNotificationBeforeAck, ev.Msg.Method+" on subscription "+r.ID.String()+" before its acknowledgment", r, r.ID, ev)
@@ -537,19 +543,36 @@ func (t *Tracker) onCancelSent(ev *event.Event) {
 	}
 	first := r.Cancel.SignalAt.IsZero()
 	r.Cancel.Signal = ev.Signal
-	r.Cancel.SignalAt = ev.Time
+	if first {
+		// No CancelLeaving came first (a modern stream close, a test): the
+		// signal left when this says.
+		r.Cancel.SignalAt = ev.Time
+	}
 	if first && r.Late.Response && r.Late.Crossed {
 		// The late response was applied before the cancel's send time was
 		// known (the event reporting it can only follow the send, a legacy
 		// HTTP one the whole POST) and was judged crossed for want of it.
 		// Judge it now against the time the cancel left.
-		if !t.crossedCancel(r, r.Late.ResponseAt) {
+		if !t.crossedCancel(r, r.Late.ResponseAt, r.Late.ResponseStreamEnd) {
 			r.Late.Crossed = false
 			t.flag(r)
 			t.changes.add(Change{Kind: ChangeLate, ID: r.ID, At: r.Late.ResponseAt, What: ArrivalResponse})
 		}
 		r.Late.Window = t.CrossingWindow()
 	}
+}
+
+// onCancelLeaving records when, and at which point of the server's
+// output, the cancel's signal left: what is read after this is judged
+// against it.
+func (t *Tracker) onCancelLeaving(ev *event.Event) {
+	r := t.byID[ev.RequestID]
+	if r == nil || r.Cancel == nil || !r.Cancel.SignalAt.IsZero() {
+		return
+	}
+	r.Cancel.Signal = ev.Signal
+	r.Cancel.SignalAt = ev.Time
+	r.Cancel.SignalStreamEnd = ev.StreamEnd
 }
 
 // onStreamClosed settles a pending cancel when the request's HTTP response

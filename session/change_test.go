@@ -122,3 +122,58 @@ func TestRoundTripIsTheLeastRecentSample(t *testing.T) {
 		t.Fatalf("window = %v, want half the round trip + grace", w)
 	}
 }
+
+// What the server had written when the cancel left crossed it, however
+// late it is read: under a flood the stdout pipe holds hundreds of lines
+// written before the cancel, read long after it. What it wrote later is
+// judged by time.
+func TestCrossedByPositionInTheServersOutput(t *testing.T) {
+	h := newStdio(t, event.EraLegacy)
+	h.roundTrip(0, 200*time.Microsecond)
+	r := h.begin(0, wire.MethodToolsCall, tcall)
+	h.cancel(100, r, CauseUser)
+	// At the cancel the server had written 5000 bytes; inflight had read 1000.
+	h.apply(event.Event{Kind: event.CancelLeaving, Time: ms(100), RequestID: r.ID, Signal: event.SignalNotification, StreamEnd: 5000})
+	h.cancelSent(100, r, event.SignalNotification)
+	line := func(at int, end int64, v float64) {
+		ev := msgEvent(t, event.Received, at, progress(1, v))
+		ev.StreamEnd = end
+		h.apply(ev)
+	}
+	line(150, 2000, 1) // written before the cancel, read 50ms after it
+	line(300, 5000, 2) // the last byte written before the cancel
+	line(301, 5100, 3) // written after: late
+	expect(t, "crossed", r.Late.ProgressCrossed, 2)
+	expect(t, "late", r.Late.ProgressAfterCancel, 1)
+}
+
+// A legacy HTTP cancel's POST can take long; the client says when it
+// leaves (CancelLeaving) before the POST, so that progress read during the
+// POST is judged against that moment, not taken as crossed for want of it.
+func TestCancelLeavingBeforeASlowSend(t *testing.T) {
+	h := newHarness(t, Config{}, event.EraLegacy, event.TransportHTTP)
+	h.roundTrip(0, 500*time.Microsecond)
+	r := h.begin(0, wire.MethodToolsCall, tcall)
+	h.cancel(100, r, CauseUser)
+	h.apply(event.Event{Kind: event.CancelLeaving, Time: ms(100), RequestID: r.ID, Signal: event.SignalNotification})
+	for i := 1; i <= 5; i++ {
+		h.recv(100+100*i, progress(1, float64(i)))
+	}
+	h.cancelSent(100, r, event.SignalNotification) // the POST ended a second later
+	expect(t, "late", r.Late.ProgressAfterCancel, 5)
+	expect(t, "crossed", r.Late.ProgressCrossed, 0)
+}
+
+// A closed connection's round trip is not the next one's.
+func TestRoundTripIsPerConnection(t *testing.T) {
+	h := newStdio(t, event.EraLegacy)
+	h.roundTrip(0, time.Millisecond)
+	h.apply(event.Event{Kind: event.TransportClosed, Time: ms(10)})
+	if rt := h.tr.RoundTrip(); rt.D != time.Millisecond {
+		t.Fatalf("the closed connection's reports lost its round trip: %+v", rt)
+	}
+	h.roundTrip(20, 3*time.Millisecond) // the next connection's first ping
+	if rt := h.tr.RoundTrip(); rt.D != 3*time.Millisecond || rt.Samples != 1 {
+		t.Fatalf("the next connection kept the closed one's samples: %+v", rt)
+	}
+}

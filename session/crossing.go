@@ -64,11 +64,17 @@ type roundTrips struct {
 	n    int // samples kept
 	next int // slot of the next sample
 	best RoundTrip
+	// stale: the connection these samples measured has closed; the next
+	// sample starts afresh.
+	stale bool
 }
 
 func (rs *roundTrips) add(d time.Duration, source string) {
 	if d <= 0 {
 		return
+	}
+	if rs.stale {
+		*rs = roundTrips{}
 	}
 	rs.buf[rs.next] = rttSample{d, source}
 	rs.next = (rs.next + 1) % rttSamples
@@ -98,15 +104,26 @@ func (t *Tracker) CrossingWindow() time.Duration {
 	return t.rtts.best.D/2 + t.cfg.Grace
 }
 
-// crossedCancel reports whether a message about r read at `at` may have
-// crossed r's cancel in flight. It is the only place that decides.
-func (t *Tracker) crossedCancel(r *Request, at time.Time) bool {
+// crossedCancel reports whether something about r, read at `at` and
+// ending at streamEnd in the server's stdout (0: unknown), may have crossed
+// r's cancel in flight. It is the only place that decides.
+//
+// Position first: a message that ends within what the server had written
+// when the cancel left was sent before it, whenever it is read — under a
+// flood the stdout pipe holds hundreds of such lines, read long after the
+// cancel, and by time alone a well-behaved server that stopped at once
+// would look like one that went on. Time second: within the crossing
+// window of the signal, a reaction is impossible.
+func (t *Tracker) crossedCancel(r *Request, at time.Time, streamEnd int64) bool {
 	c := r.Cancel
 	if c == nil {
 		// Given up without a cancel (the connection was lost, a local
 		// failure): the server was never told, so nothing it sends can be
 		// a reaction to being told.
 		return false
+	}
+	if c.SignalStreamEnd > 0 && streamEnd > 0 && streamEnd <= c.SignalStreamEnd {
+		return true
 	}
 	from := c.SignalAt
 	if from.IsZero() {

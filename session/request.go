@@ -139,8 +139,12 @@ type Cancel struct {
 	SettleBy time.Time
 	// Signal is what the client sent (SignalNone until EventCancelSent).
 	Signal event.CancelSignal
-	// SignalAt is when the client sent it.
+	// SignalAt is when the client sent it (when its write or POST began).
 	SignalAt time.Time
+	// SignalStreamEnd is how many bytes the server had written to its
+	// stdout when the signal left (0: unknown): whatever ends within them
+	// was sent before the cancel, and crossed it, whenever it is read.
+	SignalStreamEnd int64
 	// Reason is the reason given to the server.
 	Reason string
 	// Cause says who or what cancelled.
@@ -159,8 +163,10 @@ type Late struct {
 	// Response is set when a response arrived after the cancel (or after the
 	// request was lost or failed locally).
 	Response bool
-	// ResponseAt is when it arrived.
-	ResponseAt time.Time
+	// ResponseAt is when it arrived; ResponseStreamEnd where it ended in
+	// the server's stdout (0: unknown).
+	ResponseAt        time.Time
+	ResponseStreamEnd int64
 	// AfterCancel is how long after the cancel request (or after the loss)
 	// it arrived.
 	AfterCancel time.Duration

@@ -429,8 +429,9 @@ func (t *Tracker) flag(r *Request) {
 // arrived records that what arrived at `at` for r, a request given up
 // (cancelled, timed out, lost), either crossed its cancel in flight or is
 // late; it reports which. Only late arrivals flag the request.
-func (t *Tracker) arrived(r *Request, what Arrival, at time.Time) (crossed bool) {
-	crossed = t.crossedCancel(r, at)
+func (t *Tracker) arrived(r *Request, what Arrival, at time.Time, streamEnd int64) (crossed bool) {
+	crossed = t.crossedCancel(r, at, streamEnd)
+	r.Late.Window = t.CrossingWindow()
 	if at.After(r.Late.LastAt) {
 		r.Late.LastAt = at
 	}
