@@ -700,6 +700,22 @@ func (c *composer) request() (string, json.RawMessage, error) {
 	return "", nil, fmt.Errorf("unknown kind")
 }
 
+// fieldLabelWidth is the column the form's labels take.
+const fieldLabelWidth = 28
+
+// layout sizes the form's inputs and the JSON editor to the width, for
+// view to draw.
+func (c *composer) layout(width int) {
+	for i := range c.fields {
+		if !c.fields[i].isBool {
+			c.fields[i].input.SetWidth(max(10, min(40, width-fieldLabelWidth-30)))
+		}
+	}
+	if c.jsonMode {
+		c.json.SetWidth(min(80, width-4))
+	}
+}
+
 // view draws the composer.
 func (c *composer) view(m *Model, height int) string {
 	st := m.styles
@@ -758,7 +774,6 @@ func (c *composer) view(m *Model, height int) string {
 	}
 	if c.jsonMode {
 		b.WriteString(st.Dim.Render("  arguments (JSON):") + "\n")
-		c.json.SetWidth(min(80, m.width-4))
 		for _, l := range strings.Split(c.json.View(), "\n") {
 			b.WriteString("  " + l + "\n")
 		}
@@ -796,7 +811,7 @@ func (c *composer) fieldLine(m *Model, i int) string {
 	if f.required {
 		label += "*"
 	}
-	labelW := 28
+	labelW := fieldLabelWidth
 	var value string
 	if f.isBool {
 		box := "[ ]"
@@ -805,7 +820,6 @@ func (c *composer) fieldLine(m *Model, i int) string {
 		}
 		value = box + st.Dim.Render("  space toggles")
 	} else {
-		f.input.SetWidth(max(10, min(40, m.width-labelW-30)))
 		value = f.input.View()
 	}
 	hint := ""
