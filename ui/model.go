@@ -516,7 +516,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			}
 		case event.Received:
 			if !m.toolsReq.IsZero() && ev.RequestID == m.toolsReq && ev.Msg.Kind == wire.KindResult {
-				m.tools = parseTools(ev.Msg.Result)
+				m.tools = parseTools(ev.Msg.Result, m.line)
 				m.composer.setTools(m.tools)
 			}
 		}

@@ -102,11 +102,18 @@ func TestDeepDiffSeesChanges(t *testing.T) {
 // deepCopy copies v and everything it reaches, unexported fields too,
 // keeping pointer aliasing (two pointers to one thing stay two pointers to
 // one copy). Functions and channels are copied as references.
-func deepCopy(v reflect.Value) reflect.Value {
-	c := copier{memo: map[ptrKey]reflect.Value{}}
+func deepCopy(v reflect.Value) snapshot {
+	c := copier{memo: map[ptrKey]reflect.Value{}, back: map[uintptr]reflect.Value{}}
 	out := reflect.New(v.Type()).Elem()
 	c.into(out, open(v))
-	return out
+	return snapshot{v: out, back: c.back}
+}
+
+// snapshot is a deep copy, and for each pointer in it the original it
+// copies (to find an entry of a map keyed by pointers in the original).
+type snapshot struct {
+	v    reflect.Value
+	back map[uintptr]reflect.Value
 }
 
 type ptrKey struct {
@@ -114,7 +121,10 @@ type ptrKey struct {
 	t reflect.Type
 }
 
-type copier struct{ memo map[ptrKey]reflect.Value }
+type copier struct {
+	memo map[ptrKey]reflect.Value
+	back map[uintptr]reflect.Value // a copy's pointer → the original
+}
 
 // open makes an addressable value usable whatever the field it came from
 // was exported or not.
@@ -194,6 +204,7 @@ func (c *copier) into(dst, src reflect.Value) {
 		}
 		p := reflect.New(src.Type().Elem())
 		c.memo[key] = p
+		c.back[p.Pointer()] = src
 		if opaque(src.Type().Elem()) {
 			p = src // shared, as it is
 			c.memo[key] = p
@@ -224,11 +235,14 @@ func addressable(v reflect.Value) reflect.Value {
 
 // deepDiff says where a and b differ ("" when they do not): functions and
 // channels must be the same ones; everything else is compared by value.
-func deepDiff(a, b reflect.Value, path string) string {
-	return (&differ{seen: map[[2]uintptr]bool{}}).diff(open(a), open(b), path)
+func deepDiff(a snapshot, b reflect.Value, path string) string {
+	return (&differ{seen: map[[2]uintptr]bool{}, back: a.back}).diff(open(a.v), open(b), path)
 }
 
-type differ struct{ seen map[[2]uintptr]bool }
+type differ struct {
+	seen map[[2]uintptr]bool
+	back map[uintptr]reflect.Value
+}
 
 func (d *differ) diff(a, b reflect.Value, path string) string {
 	if a.Type() != b.Type() {
@@ -269,7 +283,14 @@ func (d *differ) diff(a, b reflect.Value, path string) string {
 		}
 		it := a.MapRange()
 		for it.Next() {
-			bv := b.MapIndex(it.Key())
+			k := it.Key()
+			if k.Kind() == reflect.Pointer && !k.IsNil() {
+				// The copy's key stands for the original's.
+				if orig, ok := d.back[k.Pointer()]; ok {
+					k = orig.Convert(k.Type())
+				}
+			}
+			bv := b.MapIndex(k)
 			if !bv.IsValid() {
 				return fmt.Sprintf("%s[%v]: gone", path, it.Key())
 			}
