@@ -38,11 +38,11 @@ type detailView struct {
 
 // detailSource is everything detailBody reads. Progress is not in it: the
 // body does not show progress (the header does), so a flood of progress
-// never rebuilds the body. The width is not in it either: the viewport
-// wraps the body itself.
+// never rebuilds the body. The width is not in it either: cutting the body
+// to the width is a step of its own (detailView.wrapped), which a resize
+// redoes without building the body again.
 type detailSource struct {
 	id         wire.ID
-	state      session.State
 	late       bool // a late (or crossed) response
 	crossed    bool
 	localError string
@@ -61,7 +61,7 @@ type detailSource struct {
 // sourceOf is what the body of r would be built from now.
 func (m *Model) sourceOf(r *session.Request) detailSource {
 	src := detailSource{
-		id: r.ID, state: r.State, late: r.Late.Response, crossed: r.Late.Crossed,
+		id: r.ID, late: r.Late.Response, crossed: r.Late.Crossed,
 		localError: r.LocalError, violations: r.Violations, dark: m.dark, valid: true,
 	}
 	if r.Violations > 0 {
@@ -74,7 +74,7 @@ func (m *Model) sourceOf(r *session.Request) detailSource {
 
 // same reports whether a body built from a is the body built from b.
 func (a *detailSource) same(b *detailSource) bool {
-	return a.valid && b.valid && a.id == b.id && a.state == b.state && a.late == b.late && a.crossed == b.crossed &&
+	return a.valid && b.valid && a.id == b.id && a.late == b.late && a.crossed == b.crossed &&
 		a.localError == b.localError && a.violations == b.violations && a.kept == b.kept && a.dark == b.dark &&
 		a.haveRequest == b.haveRequest && a.haveResp == b.haveResp &&
 		sameBytes(a.request, b.request) && sameBytes(a.response, b.response)
