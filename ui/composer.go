@@ -879,11 +879,13 @@ func (c *composer) viewPick(m *Model, height int) string {
 				args = append(args, a+")")
 			}
 			text := "takes no arguments"
-			if len(args) > 0 {
+			switch {
+			case len(args) > 0 && t.form.note != "":
+				text = "arguments: " + strings.Join(args, " · ") + " · " + t.form.note
+			case len(args) > 0:
 				text = "arguments: " + strings.Join(args, " · ")
-			}
-			if t.form.note != "" {
-				text += " · " + t.form.note
+			case t.form.note != "":
+				text = t.form.note
 			}
 			wrapped := lipgloss.NewStyle().Width(max(20, m.width-4)).Render(text)
 			for _, l := range strings.Split(wrapped, "\n") {
