@@ -33,6 +33,7 @@ func benchModel(b *testing.B, n int) *harness {
 		}
 	}
 	h.m.afterChange()
+	h.m.layout() // as Update does after every message
 	return h
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -26,9 +25,12 @@ type toolInfo struct {
 	Name        string
 	Description string
 	Schema      json.RawMessage
+	// form is Schema read for the composer, once.
+	form toolForm
 }
 
-func parseTools(result json.RawMessage) []toolInfo {
+// parseTools reads a tools/list result; line sanitises the schemas' texts.
+func parseTools(result json.RawMessage, line func(string) string) []toolInfo {
 	var res struct {
 		Tools []struct {
 			Name        string          `json:"name"`
@@ -41,7 +43,7 @@ func parseTools(result json.RawMessage) []toolInfo {
 	}
 	out := make([]toolInfo, 0, len(res.Tools))
 	for _, t := range res.Tools {
-		out = append(out, toolInfo{Name: t.Name, Description: t.Description, Schema: t.InputSchema})
+		out = append(out, toolInfo{Name: t.Name, Description: t.Description, Schema: t.InputSchema, form: readSchema(t.InputSchema, line)})
 	}
 	return out
 }
@@ -102,6 +104,10 @@ type composer struct {
 	jsonMode bool
 	json     textarea.Model
 	err      string
+	// warn says why the tool's schema refuses the arguments as they stand,
+	// checked in Update whenever they change. It warns and does not block:
+	// sending a server what its schema forbids is a fair probe.
+	warn string
 
 	// Defaults for the next requests; a sent request's settings become them.
 	timeout, maxTimeout time.Duration
@@ -160,6 +166,7 @@ func (c *composer) buildForm(m *Model) tea.Cmd {
 	c.kindRow = false
 	c.jsonMode = false
 	c.err = ""
+	c.warn = ""
 	c.fields = nil
 	// The demo's resource and prompt make ready examples; another server's
 	// are its own, so its fields start empty.
@@ -168,7 +175,7 @@ func (c *composer) buildForm(m *Model) tea.Cmd {
 	switch c.kind {
 	case kindTool:
 		if t, ok := c.tool(); ok {
-			c.fields = schemaFields(t.Schema, m.line)
+			c.fields = formFields(t.form.params)
 		}
 	case kindResource:
 		uri := textField("uri", "string", true, "e.g. file:///path/to/file", "the resource URI")
@@ -203,7 +210,34 @@ func (c *composer) buildForm(m *Model) tea.Cmd {
 		boolField("reset timeout on progress", c.reset),
 		textField("max timeout", "duration", false, fmtSetting(c.maxTimeout), "never exceeded, whatever the progress"),
 	)
+	c.checkArgs()
 	return c.focusField(0)
+}
+
+// checkArgs checks a tool call's arguments against the tool's schema as
+// they stand, for the form to warn (an argument the form cannot read yet
+// is told by err when sending, not here).
+func (c *composer) checkArgs() {
+	c.warn = ""
+	t, ok := c.tool()
+	if c.kind != kindTool || c.step != stepForm || !ok {
+		return
+	}
+	args, err := c.toolArgs()
+	if err != nil {
+		return
+	}
+	if err := t.form.validate(args); err != nil {
+		c.warn = err.Error()
+	}
+}
+
+// toolArgs are the arguments of a tool call, from the form or the JSON.
+func (c *composer) toolArgs() (map[string]json.RawMessage, error) {
+	if c.jsonMode {
+		return jsonObject(c.json.Value())
+	}
+	return c.formArgs()
 }
 
 // fmtSetting writes a duration as a person types it: 30s, 1m, 1m30s, 2h.
@@ -240,65 +274,17 @@ func boolField(name string, on bool) field {
 	return field{name: name, typ: "boolean", isBool: true, on: on}
 }
 
-// schemaFields builds form fields from a JSON schema's top-level
-// properties; anything that is not a simple type is edited as JSON.
-func schemaFields(schema json.RawMessage, line func(string) string) []field {
-	var s struct {
-		Properties map[string]struct {
-			Type        any             `json:"type"`
-			Description string          `json:"description"`
-			Default     json.RawMessage `json:"default"`
-			Enum        []any           `json:"enum"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	required := map[string]bool{}
-	for _, r := range s.Required {
-		required[r] = true
-	}
-	names := make([]string, 0, len(s.Properties))
-	for n := range s.Properties {
-		names = append(names, n)
-	}
-	// Required fields first, then alphabetical: a stable, useful order.
-	sort.Slice(names, func(i, j int) bool {
-		if required[names[i]] != required[names[j]] {
-			return required[names[i]]
-		}
-		return names[i] < names[j]
-	})
-	var out []field
-	for _, n := range names {
-		p := s.Properties[n]
-		typ, _ := p.Type.(string)
-		switch typ {
-		case "string", "integer", "number":
-		case "boolean":
-			on := string(p.Default) == "true"
-			f := boolField(n, on)
-			f.hint = line(p.Description)
-			f.required = required[n]
+// formFields are the form's inputs for a tool's parameters.
+func formFields(params []param) []field {
+	out := make([]field, 0, len(params))
+	for _, p := range params {
+		if p.typ == "boolean" {
+			f := boolField(p.name, p.def == "true")
+			f.hint, f.required = p.hint, p.required
 			out = append(out, f)
 			continue
-		default:
-			typ = "json"
 		}
-		placeholder := ""
-		if len(p.Default) > 0 {
-			placeholder = strings.Trim(string(p.Default), `"`)
-		}
-		hint := line(p.Description)
-		if len(p.Enum) > 0 {
-			var opts []string
-			for _, e := range p.Enum {
-				opts = append(opts, fmt.Sprint(e))
-			}
-			hint += " (one of: " + line(strings.Join(opts, ", ")) + ")"
-		}
-		out = append(out, textField(n, typ, required[n], line(placeholder), hint))
+		out = append(out, textField(p.name, p.typ, p.required, p.def, p.hint))
 	}
 	return out
 }
@@ -410,6 +396,7 @@ func (c *composer) update(m *Model, msg tea.Msg) tea.Cmd {
 			return c.focusField(c.focus - 1)
 		case key.Matches(kp, k.Toggle) && !c.jsonMode && c.focus < len(c.fields) && c.fields[c.focus].isBool:
 			c.fields[c.focus].on = !c.fields[c.focus].on
+			c.checkArgs()
 			return nil
 		}
 	}
@@ -420,12 +407,14 @@ func (c *composer) update(m *Model, msg tea.Msg) tea.Cmd {
 		if _, err := jsonObject(c.json.Value()); err != nil {
 			c.err = err.Error()
 		}
+		c.checkArgs()
 		return cmd
 	}
 	if c.focus < len(c.fields) && !c.fields[c.focus].isBool {
 		var cmd tea.Cmd
 		c.fields[c.focus].input, cmd = c.fields[c.focus].input.Update(msg)
 		c.err = ""
+		c.checkArgs()
 		return cmd
 	}
 	return nil
@@ -452,6 +441,7 @@ func (c *composer) toggleJSON() tea.Cmd {
 		c.json = ta
 		c.jsonMode = true
 		c.err = ""
+		c.checkArgs()
 		return c.json.Focus()
 	}
 	args, err := jsonObject(c.json.Value())
@@ -478,6 +468,7 @@ func (c *composer) toggleJSON() tea.Cmd {
 		}
 	}
 	c.jsonMode = false
+	c.checkArgs()
 	return c.focusField(0)
 }
 
@@ -611,7 +602,12 @@ func (c *composer) send(m *Model) tea.Cmd {
 	m.mode = keymap.ModeList
 	m.list.follow = true
 	cmd := m.send(method, params, opts)
-	m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.list.selected, method))
+	if c.kind == kindTool && c.warn != "" {
+		// The schema's objection goes with it: the answer may be about it.
+		m.setStatus(levelWarn, fmt.Sprintf("sent #%s %s although %s — press c to cancel it", m.list.selected, method, c.warn))
+	} else {
+		m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.list.selected, method))
+	}
 	m.status.about = m.list.selected
 	return cmd
 }
@@ -635,13 +631,7 @@ func (c *composer) request() (string, json.RawMessage, error) {
 		if !ok {
 			return "", nil, fmt.Errorf("no tool chosen")
 		}
-		var args map[string]json.RawMessage
-		var err error
-		if c.jsonMode {
-			args, err = jsonObject(c.json.Value())
-		} else {
-			args, err = c.formArgs()
-		}
+		args, err := c.toolArgs()
 		if err != nil {
 			return "", nil, err
 		}
@@ -698,6 +688,22 @@ func (c *composer) request() (string, json.RawMessage, error) {
 		return method, json.RawMessage(p), nil
 	}
 	return "", nil, fmt.Errorf("unknown kind")
+}
+
+// fieldLabelWidth is the column the form's labels take.
+const fieldLabelWidth = 28
+
+// layout sizes the form's inputs and the JSON editor to the width, for
+// view to draw.
+func (c *composer) layout(width int) {
+	for i := range c.fields {
+		if !c.fields[i].isBool {
+			c.fields[i].input.SetWidth(max(10, min(40, width-fieldLabelWidth-30)))
+		}
+	}
+	if c.jsonMode {
+		c.json.SetWidth(min(80, width-4))
+	}
 }
 
 // view draws the composer.
@@ -758,7 +764,6 @@ func (c *composer) view(m *Model, height int) string {
 	}
 	if c.jsonMode {
 		b.WriteString(st.Dim.Render("  arguments (JSON):") + "\n")
-		c.json.SetWidth(min(80, m.width-4))
 		for _, l := range strings.Split(c.json.View(), "\n") {
 			b.WriteString("  " + l + "\n")
 		}
@@ -773,13 +778,23 @@ func (c *composer) view(m *Model, height int) string {
 			}
 			b.WriteString(c.fieldLine(m, i) + "\n")
 		}
-		if len(c.fields) == 3 && c.kind == kindTool {
+		if t, ok := c.tool(); ok && c.kind == kindTool && t.form.note != "" {
+			b.WriteString(st.Warn.Render(fit("  "+m.line(t.form.note), m.width)) + "\n")
+		} else if len(c.fields) == 3 && c.kind == kindTool {
 			b.WriteString(st.Dim.Render("  (this tool takes no arguments)") + "\n")
 		}
 	}
-	if c.err != "" {
+	switch {
+	case c.err != "":
 		// Errors name the fields, whose names are the server's.
 		b.WriteString("\n" + st.Error.Render(fit("  ✗ "+m.line(c.err), m.width)) + "\n")
+	case c.warn != "":
+		// So do the schema's objections, and they quote its values.
+		anyway := " (enter sends it anyway)"
+		if c.jsonMode {
+			anyway = " (ctrl+s sends it anyway)"
+		}
+		b.WriteString("\n" + st.Warn.Render(fit("  ! "+m.line(c.warn)+anyway, m.width)) + "\n")
 	}
 	return b.String()
 }
@@ -796,7 +811,7 @@ func (c *composer) fieldLine(m *Model, i int) string {
 	if f.required {
 		label += "*"
 	}
-	labelW := 28
+	labelW := fieldLabelWidth
 	var value string
 	if f.isBool {
 		box := "[ ]"
@@ -805,7 +820,6 @@ func (c *composer) fieldLine(m *Model, i int) string {
 		}
 		value = box + st.Dim.Render("  space toggles")
 	} else {
-		f.input.SetWidth(max(10, min(40, m.width-labelW-30)))
 		value = f.input.View()
 	}
 	hint := ""
@@ -853,20 +867,25 @@ func (c *composer) viewPick(m *Model, height int) string {
 			// The arguments as the form will ask for them, rather than the
 			// schema's JSON cut at the screen's edge.
 			var args []string
-			for _, f := range schemaFields(t.Schema, m.line) {
-				a := m.line(f.name)
-				if f.required {
+			for _, p := range t.form.params {
+				a := m.line(p.name)
+				if p.required {
 					a += "*"
 				}
-				a += " (" + f.typ
-				if d := f.input.Placeholder; d != "" && !f.isBool {
-					a += ", default " + d
+				a += " (" + p.typ
+				if p.def != "" && p.typ != "boolean" {
+					a += ", default " + p.def
 				}
 				args = append(args, a+")")
 			}
 			text := "takes no arguments"
-			if len(args) > 0 {
+			switch {
+			case len(args) > 0 && t.form.note != "":
+				text = "arguments: " + strings.Join(args, " · ") + " · " + t.form.note
+			case len(args) > 0:
 				text = "arguments: " + strings.Join(args, " · ")
+			case t.form.note != "":
+				text = t.form.note
 			}
 			wrapped := lipgloss.NewStyle().Width(max(20, m.width-4)).Render(text)
 			for _, l := range strings.Split(wrapped, "\n") {

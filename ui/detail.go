@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"inflight/event"
 	"inflight/keymap"
@@ -25,14 +26,66 @@ type detailView struct {
 	// selection follows newer requests.
 	id wire.ID
 	vp viewport.Model
-	// content caches the body so the viewport keeps its scroll position
-	// while the request is unchanged.
+	// content is the body the viewport holds, built by layoutDetail when
+	// built (what it was built from) no longer matches the request: the
+	// viewport keeps its scroll position while the request is unchanged,
+	// and a payload is indented and sanitised once, not every frame.
 	content string
+	built   detailSource
+	// wrapped is the width content was cut to for the viewport.
+	wrapped int
 }
 
-func (d *detailView) resize(m *Model) {
-	d.vp.SetWidth(m.width)
-	d.vp.SetHeight(max(1, m.bodyHeight()-detailHeaderLines))
+// detailSource is everything detailBody reads. Progress is not in it: the
+// body does not show progress (the header does), so a flood of progress
+// never rebuilds the body. The width is not in it either: cutting the body
+// to the width is a step of its own (detailView.wrapped), which a resize
+// redoes without building the body again.
+type detailSource struct {
+	id         wire.ID
+	late       bool // a late (or crossed) response
+	crossed    bool
+	localError string
+	// violations counts the request's violations, and kept how many of
+	// them the bounded violation log still holds (it drops the oldest).
+	violations, kept int
+	// request and response are the raw bytes shown, compared by identity:
+	// the store's bytes are never changed in place, and holding them here
+	// keeps their address from being reused by other bytes.
+	request, response     []byte
+	haveRequest, haveResp bool
+	dark                  bool
+	valid                 bool // false: nothing built yet
+}
+
+// sourceOf is what the body of r would be built from now.
+func (m *Model) sourceOf(r *session.Request) detailSource {
+	src := detailSource{
+		id: r.ID, late: r.Late.Response, crossed: r.Late.Crossed,
+		localError: r.LocalError, violations: r.Violations, dark: m.dark, valid: true,
+	}
+	if r.Violations > 0 {
+		src.kept = len(m.tracker.Violations().ForRequest(r.ID))
+	}
+	src.request, src.haveRequest = m.tracker.RawRequest(r.ID)
+	src.response, src.haveResp = m.tracker.RawResponse(r.ID)
+	return src
+}
+
+// same reports whether a body built from a is the body built from b.
+func (a *detailSource) same(b *detailSource) bool {
+	return a.valid && b.valid && a.id == b.id && a.late == b.late && a.crossed == b.crossed &&
+		a.localError == b.localError && a.violations == b.violations && a.kept == b.kept && a.dark == b.dark &&
+		a.haveRequest == b.haveRequest && a.haveResp == b.haveResp &&
+		sameBytes(a.request, b.request) && sameBytes(a.response, b.response)
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
 }
 
 func (m *Model) openDetail() {
@@ -43,11 +96,71 @@ func (m *Model) openDetail() {
 	m.detail.id = r.ID
 	m.mode = keymap.ModeDetail
 	m.detail.vp = viewport.New()
-	// Long errors and long JSON strings wrap rather than run off the edge:
-	// the cause is usually at the end of an error message.
-	m.detail.vp.SoftWrap = true
 	m.detail.content = ""
-	m.detail.resize(m)
+	m.detail.built = detailSource{}
+	m.detail.wrapped = 0
+	m.detail.vp.SetWidth(m.width)
+	m.detail.vp.SetHeight(max(1, m.bodyHeight()-detailHeaderLines))
+}
+
+// layoutDetail rebuilds the body when what it shows changed, and sizes the
+// viewport to what the header above it takes.
+func (m *Model) layoutDetail(height int) {
+	r, ok := m.selectedRequest()
+	if !ok {
+		return
+	}
+	d := &m.detail
+	if src := m.sourceOf(r); !src.same(&d.built) {
+		d.built = src
+		if body := m.detailBody(r); body != d.content {
+			// Following the end of a growing body stays at its end.
+			atBottom := d.vp.AtBottom() && d.content != ""
+			d.content = body
+			d.vp.SetContentLines(wrapLines(body, m.width))
+			d.wrapped = m.width
+			if atBottom {
+				d.vp.GotoBottom()
+			}
+		}
+	}
+	if d.wrapped != m.width {
+		d.vp.SetContentLines(wrapLines(d.content, m.width))
+		d.wrapped = m.width
+	}
+	d.vp.SetWidth(m.width)
+	d.vp.SetHeight(detailViewportHeight(height, len(m.timeline(r, m.width, m.now()))))
+}
+
+// wrapLines cuts s into lines of at most width cells. Long errors and long
+// JSON strings wrap rather than run off the edge (the cause is usually at
+// the end of an error message). The cut is the viewport's own soft wrap,
+// done once here: with SoftWrap the viewport measures every line of its
+// content on every frame, which for a 1 MB payload took 30–50 ms a frame
+// (BenchmarkViewDetail).
+func wrapLines(s string, width int) []string {
+	lines := strings.Split(s, "\n")
+	if width <= 0 {
+		return lines
+	}
+	out := make([]string, 0, len(lines))
+	for _, line := range lines {
+		w := ansi.StringWidth(line)
+		if w <= width {
+			out = append(out, line)
+			continue
+		}
+		for i := 0; i < w; i += width {
+			out = append(out, ansi.Cut(line, i, i+width))
+		}
+	}
+	return out
+}
+
+// detailViewportHeight is what is left for the body under a timeline of
+// timelineLines lines (it takes a third row of labels when they crowd).
+func detailViewportHeight(height, timelineLines int) int {
+	return max(1, height-detailHeaderLines-(timelineLines-3))
 }
 
 func (m *Model) handleDetailKey(msg tea.KeyPressMsg) bool {
@@ -102,18 +215,16 @@ func (m *Model) viewDetail(height int) string {
 		b.WriteString(fit(line, m.width))
 		b.WriteByte('\n')
 	}
-	body := m.detailBody(r)
-	if body != m.detail.content {
-		atBottom := m.detail.vp.AtBottom() && m.detail.content != ""
-		m.detail.content = body
-		m.detail.vp.SetContent(body)
-		if atBottom {
-			m.detail.vp.GotoBottom()
-		}
+	// layoutDetail built the body and sized the viewport for the timeline
+	// as it was then; should the clock have moved a label onto a third row
+	// since, this frame draws a copy one row shorter, so the screen stays
+	// exact without View changing the model.
+	vp := m.detail.vp
+	if h := detailViewportHeight(height, len(tl)); h != vp.Height() {
+		vp.SetHeight(h)
 	}
-	m.detail.vp.SetHeight(max(1, height-detailHeaderLines-(len(tl)-3)))
 	b.WriteByte('\n')
-	b.WriteString(m.detail.vp.View())
+	b.WriteString(vp.View())
 	return b.String()
 }
 

@@ -22,7 +22,7 @@ type listView struct {
 	selected wire.ID
 	follow   bool
 	offset   int
-	rows     int // visible rows at the last render
+	rows     int // visible rows, set by layout
 }
 
 // handleListKey moves the selection; it reports whether the key was used.
@@ -116,35 +116,23 @@ func (m *Model) viewList(height int) string {
 	lastID := m.tracker.At(n - 1).ID.String()
 	cols := layoutColumns(m.width, len(lastID))
 	rows := height - 1
-	m.list.rows = rows
-
 	idx, ok := m.tracker.Index(m.list.selected)
 	if !ok {
 		idx = n - 1
 	}
-	// Keep the selection visible; while following, pin the bottom.
-	if m.list.follow {
-		m.list.offset = max(0, n-rows)
-	}
-	if idx < m.list.offset {
-		m.list.offset = idx
-	}
-	if idx >= m.list.offset+rows {
-		m.list.offset = idx - rows + 1
-	}
-	m.list.offset = min(max(m.list.offset, 0), max(0, n-rows))
+	// layoutList chose the window (keeping the selection in it).
+	from, end := m.listWindow(rows)
 
 	var b strings.Builder
 	b.WriteString(m.columnHeader(cols))
 	now := m.now()
 	// Only the visible rows are rendered: 10 000 requests cost what the
 	// visible ones cost.
-	end := min(n, m.list.offset+rows)
-	for i := m.list.offset; i < end; i++ {
+	for i := from; i < end; i++ {
 		b.WriteByte('\n')
 		b.WriteString(m.row(m.tracker.At(i), cols, i == idx, now))
 	}
-	shown := end - m.list.offset
+	shown := end - from
 	if free := rows - shown; free >= 6 && m.onlyHousekeeping() {
 		b.WriteByte('\n')
 		b.WriteString(m.viewEmpty(free - 1))

@@ -11,7 +11,6 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"inflight/event"
 	"inflight/session"
@@ -140,18 +139,10 @@ func (m *Model) entryText(abs int64) string {
 	return b.String()
 }
 
-// viewEntry draws the entry viewer.
-func (m *Model) viewEntry(height int) string {
+// viewEntry draws the entry viewer (layoutEntry sized and filled it).
+func (m *Model) viewEntry() string {
 	st := m.styles
 	lv := &m.logv
-	lv.vp.SetWidth(m.width)
-	lv.vp.SetHeight(max(1, height-1))
-	if lv.wrapped != m.width {
-		// Long lines (a long string in the JSON) wrap rather than run off
-		// the screen: the point of the viewer is to show all of it.
-		lv.vp.SetContent(ansi.Wrap(lv.content, max(10, m.width), ""))
-		lv.wrapped = m.width
-	}
 	title := fmt.Sprintf("LOG ENTRY · ↑/↓ scroll · esc back to the log · %d%%", int(lv.vp.ScrollPercent()*100))
 	return st.ColumnHeader.Render(fit(title, m.width)) + "\n" + lv.vp.View()
 }
@@ -274,7 +265,6 @@ func (m *Model) handleLogKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		lv.filter.SetValue("")
 		return nil, true
 	}
-	lv.rows = m.bodyHeight() - 2 // as viewLog lays it out
 	if key.Matches(msg, m.keys.Open) {
 		m.openEntry(m.logItems())
 		return nil, true
@@ -287,13 +277,12 @@ func (m *Model) handleLogKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 // rendered; with a filter, matching lines are found from the newest back.
 func (m *Model) viewLog(height int) string {
 	if m.logv.open {
-		return m.viewEntry(height)
+		return m.viewEntry()
 	}
 	st := m.styles
 	lg := m.tracker.Log()
 	lv := &m.logv
 	rows := height - 2
-	lv.rows = rows
 	it := m.logItems()
 	from := lv.start(it)
 	to := min(it.n, from+rows)
@@ -318,9 +307,6 @@ func (m *Model) viewLog(height int) string {
 		idW = max(idW, min(10, len(logID(lg.At(int(it.abs(i)-first)).ID))))
 	}
 	if lv.filter.Focused() || lv.filter.Value() != "" {
-		// Without a width the input shows one character of its
-		// placeholder.
-		lv.filter.SetWidth(max(20, m.width-2))
 		b.WriteString(fit(lv.filter.View(), m.width))
 	} else {
 		head := "  TIME          DIR    " + fit("WHAT", whatW) + " " + fitLeft("ID", idW) + "  MESSAGE"
@@ -462,7 +448,6 @@ func (m *Model) viewStderr(height int) string {
 	sl := m.tracker.Stderr()
 	v := &m.stderrv
 	rows := height - 1
-	v.rows = rows
 	it := m.stderrItems()
 	from := v.start(it)
 	to := min(it.n, from+rows)

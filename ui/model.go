@@ -434,14 +434,14 @@ func waitEventsBatch(ch <-chan event.Event, gen, maxBatch int) tea.Cmd {
 // coalesceWindow is how long a burst of events is gathered into one batch.
 const coalesceWindow = 5 * time.Millisecond
 
-// Update routes every message to one handler and then schedules the clock.
+// Update routes every message to one handler, lays out what the views
+// read (layout), and schedules the clock.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.SetWidth(msg.Width)
-		m.resize()
 	case tea.BackgroundColorMsg:
 		m.setStyles(msg.IsDark())
 	case eventsMsg:
@@ -481,6 +481,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmd = c
 		}
 	}
+	m.layout()
 	m.syncKeys()
 	return m, tea.Batch(cmd, m.schedule())
 }
@@ -515,7 +516,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			}
 		case event.Received:
 			if !m.toolsReq.IsZero() && ev.RequestID == m.toolsReq && ev.Msg.Kind == wire.KindResult {
-				m.tools = parseTools(ev.Msg.Result)
+				m.tools = parseTools(ev.Msg.Result, m.line)
 				m.composer.setTools(m.tools)
 			}
 		}
@@ -853,7 +854,6 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return cmd
 		}
 	case keymap.ModeStderr:
-		m.stderrv.rows = m.bodyHeight() - 1 // as viewStderr lays it out
 		if m.handleScrollKey(&m.stderrv, msg, m.stderrItems()) {
 			return nil
 		}
@@ -1230,8 +1230,4 @@ func (m *Model) export() tea.Cmd {
 		}
 		return exportDoneMsg{path: written, err: err}
 	}
-}
-
-func (m *Model) resize() {
-	m.detail.resize(m)
 }

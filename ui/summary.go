@@ -12,15 +12,19 @@ import (
 
 // resultSummary says in a few words what a completed request returned: the
 // first text of a tool result, how many tools or messages came back, or the
-// compact result. It is computed once per request and cached, because View
-// runs every frame and parsing JSON there would be wasted work.
-func (m *Model) resultSummary(r *session.Request) string {
-	if s, ok := m.summaries[r.ID]; ok {
-		return s
+// compact result. layoutList computes it once per visible request (View
+// runs every frame, and parsing JSON there would be wasted work); View
+// only reads it.
+func (m *Model) resultSummary(r *session.Request) string { return m.summaries[r.ID] }
+
+// cacheSummary computes r's summary unless it is cached.
+func (m *Model) cacheSummary(r *session.Request) {
+	if _, ok := m.summaries[r.ID]; ok {
+		return
 	}
 	raw, ok := m.tracker.RawResponse(r.ID)
 	if !ok {
-		return ""
+		return
 	}
 	// Redact before summarising: the summary is cut to fit its column, and
 	// a cut secret would no longer match the redactor.
@@ -29,7 +33,6 @@ func (m *Model) resultSummary(r *session.Request) string {
 		m.summaries = map[wire.ID]string{}
 	}
 	m.summaries[r.ID] = s
-	return s
 }
 
 func summarize(method string, raw []byte) string {

@@ -277,7 +277,6 @@ func (m *Model) overlayPrompt(body string, h int) string {
 	var content string
 	switch m.prompt.kind {
 	case promptReason:
-		m.prompt.input.SetWidth(max(20, min(60, m.width-12)))
 		content = st.Bold.Render(m.prompt.text) + "\n"
 		if m.prompt.note != "" {
 			content += st.Dim.Render(fit(m.prompt.note, max(20, m.width-8))) + "\n"

@@ -1,0 +1,93 @@
+package ui
+
+import (
+	"github.com/charmbracelet/x/ansi"
+
+	"inflight/keymap"
+	"inflight/session"
+)
+
+// layout sets everything the views only read: the sizes of the viewports
+// and inputs, the windows of the list and the logs, the detail's body and
+// the summaries of the visible rows. Update calls it after every message,
+// because nearly every message can change the window, the mode, the
+// selection or the data; it is cheap when nothing changed (the detail body,
+// the one costly part, is rebuilt only when what it shows changed).
+//
+// View then only renders: it reads these fields and the clock, and changes
+// nothing (TestViewChangesNothing holds it to that).
+func (m *Model) layout() {
+	h := m.bodyHeight()
+	m.layoutList(h)
+	// The log has a title and a column header (or the filter) above its
+	// rows; stderr a title.
+	m.logv.rows = h - 2
+	m.stderrv.rows = h - 1
+	// Without a width the filter shows one character of its placeholder.
+	m.logv.filter.SetWidth(max(20, m.width-2))
+	m.layoutEntry(h)
+	if m.mode == keymap.ModeDetail {
+		m.layoutDetail(h)
+	}
+	if m.prompt.kind == promptReason {
+		m.prompt.input.SetWidth(max(20, min(60, m.width-12)))
+	}
+	m.composer.layout(m.width)
+}
+
+// layoutList scrolls the list so that the selection stays visible (while
+// following, the newest row is at the bottom), and summarises what the
+// visible settled requests returned, once each, for their rows.
+func (m *Model) layoutList(height int) {
+	rows := height - 1 // under the column header
+	m.list.rows = rows
+	n := m.tracker.Len()
+	if n == 0 || rows < 1 {
+		return
+	}
+	idx, ok := m.tracker.Index(m.list.selected)
+	if !ok {
+		idx = n - 1
+	}
+	off := m.list.offset
+	if m.list.follow {
+		off = max(0, n-rows)
+	}
+	if idx < off {
+		off = idx
+	}
+	if idx >= off+rows {
+		off = idx - rows + 1
+	}
+	m.list.offset = min(max(off, 0), max(0, n-rows))
+	for i := m.list.offset; i < min(n, m.list.offset+rows); i++ {
+		if r := m.tracker.At(i); r.State == session.StateCompleted || (r.State == session.StateFailed && r.ToolError) {
+			m.cacheSummary(r)
+		}
+	}
+}
+
+// listWindow is the range of rows viewList draws in rows lines: the window layoutList
+// chose, kept inside the history in case it shrank since.
+func (m *Model) listWindow(rows int) (from, to int) {
+	n := m.tracker.Len()
+	rows = max(1, rows)
+	from = min(max(m.list.offset, 0), max(0, n-rows))
+	return from, min(n, from+rows)
+}
+
+// layoutEntry sizes the log's entry viewer and wraps the open entry to the
+// width, once per width: long lines (a long string in the JSON) wrap rather
+// than run off the screen, since the viewer is there to show all of it.
+func (m *Model) layoutEntry(height int) {
+	lv := &m.logv
+	if !lv.open {
+		return
+	}
+	lv.vp.SetWidth(m.width)
+	lv.vp.SetHeight(max(1, height-1))
+	if lv.wrapped != m.width {
+		lv.vp.SetContent(ansi.Wrap(lv.content, max(10, m.width), ""))
+		lv.wrapped = m.width
+	}
+}
