@@ -162,9 +162,13 @@ var Duplicates = Stdio{Name: "duplicates", Call: func(s *Session, req Request) {
 	_ = s.Reply(wire.StringID("never-sent"), textResult("an answer to nothing"))
 }}
 
+// answerAfterCancel is how long AnswersCancel waits after the cancel.
+const answerAfterCancel = 20 * time.Millisecond
+
 // AnswersCancel reports progress and waits; when the client cancels, it
-// answers at once — a response that crosses the cancel — answers again,
-// and reports more progress. Uncancelled, it answers after 30s.
+// answers 20ms later — a reaction to the cancel, so a late response —
+// answers again, and reports more progress. Uncancelled, it answers after
+// 30s.
 var AnswersCancel = Stdio{Name: "answers-cancel", Call: func(s *Session, req Request) {
 	if !req.Token.IsZero() {
 		_ = s.Progress(req.Token, 1, 10, "step 1 of 10")
@@ -173,6 +177,10 @@ var AnswersCancel = Stdio{Name: "answers-cancel", Call: func(s *Session, req Req
 	defer t.Stop()
 	select {
 	case <-s.CancelledCh(req.ID):
+		// It answers a moment after the cancel, so the answer is plainly
+		// a reaction to it (late), not one that might have crossed it in
+		// flight, however slow the machine is at measuring round trips.
+		time.Sleep(answerAfterCancel)
 	case <-t.C:
 	case <-s.Done():
 		return
