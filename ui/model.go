@@ -166,6 +166,10 @@ type Model struct {
 	// would let what the server sent during the handshake be applied after
 	// they began, and be judged against them.
 	startPending bool
+	// connectedSeen: the tracker applied this connection's event.Connected
+	// (the tracker's own "connected" outlives a connection, so after R it
+	// would let the first requests go out too early).
+	connectedSeen bool
 	// tools is the last tools/list result, for the composer.
 	tools []toolInfo
 	// toolsReq is the tools/list request the composer waits for.
@@ -362,6 +366,7 @@ func (m *Model) Init() tea.Cmd {
 // startConn returns the commands that connect m.conn and pump its events.
 func (m *Model) startConn() tea.Cmd {
 	m.connGen++
+	m.connectedSeen = false
 	m.state = connConnecting
 	m.connErr = nil
 	return tea.Batch(connectCmd(m.conn, m.connGen), m.wait(m.conn.Events(), m.connGen))
@@ -498,6 +503,8 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		m.redactEvent(ev)
 		m.settledStatus(m.tracker.Apply(*ev))
 		switch ev.Kind {
+		case event.Connected:
+			m.connectedSeen = true
 		case event.TransportClosed:
 			if !m.quitting {
 				m.state = connLost
@@ -524,7 +531,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	var start tea.Cmd
 	if len(msg.events) > 0 {
 		m.afterChange()
-		if _, up := m.tracker.Conn(); up && m.startPending {
+		if m.connectedSeen && m.startPending {
 			start = m.start()
 		}
 	}
@@ -586,7 +593,7 @@ func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
 	if m.status.text == reconnecting {
 		m.status = statusLine{}
 	}
-	if _, up := m.tracker.Conn(); !up {
+	if !m.connectedSeen {
 		m.startPending = true
 		return nil
 	}
