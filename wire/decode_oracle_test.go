@@ -141,6 +141,16 @@ var decodeSeeds = []string{
 	`{"jsonrpc":"2.0","method":5}`, `{"jsonrpc":2.0,"id":1,"result":1}`, `{"jsonrpc":null,"id":1,"result":1}`,
 	`{"jsonrpc":"2.0","id":1,"result":true,"x-extra":{"Id":1}}`,
 	`{"jsonrpc":"2.0","id":-0,"result":false}`,
+	// Invalid JSON after, or inside, what the walk has already picked out:
+	// it is invalid JSON, whatever a member said before it.
+	`{"jsonrpc":"2.0","Id":1,"result":{}` + "\x01" + `}`, `{"Id":1,"jsonrpc":"2.0","result":[1,]}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":01}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}} x`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"message":"a\qb"}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"a":"\u00e9\ud800"},}`, `{"jsonrpc":"2.0","id":1 "result":1}`,
+	`{"jsonrpc":"2.0","method":"notifications/message"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":null}`,
+	`{"jsonrpc":"2.0","method":"notifications/progres\u0073"}`,
 }
 
 // FuzzDecodeMatchesEncodingJSON: Decode accepts exactly what decodeStd
@@ -167,6 +177,45 @@ func TestDecodeMatchesEncodingJSON(t *testing.T) {
 		want, werr := decodeStd([]byte(s))
 		if (err == nil) != (werr == nil) || (err == nil && !sameMessage(got, want)) {
 			t.Errorf("%s: Decode = %+v, %v; encoding/json = %+v, %v", s, got, err, want, werr)
+		}
+	}
+}
+
+// validSeeds are texts whose validity is easy to get wrong by hand: every
+// escape, numbers at the edges of the grammar, literals cut short or run
+// on, controls and non-UTF-8 bytes in strings, whitespace JSON does not
+// allow, nesting at and past encoding/json's depth.
+var validSeeds = []string{
+	`{}`, `[]`, `""`, `0`, `-0`, `1.5e+10`, `1E-2`, `-`, `01`, `1.`, `.5`, `1e`, `1e+`, `+1`, `0x1`, `-01`, `1.0e5.2`,
+	`true`, `false`, `null`, `tru`, `nul`, `nulls`, `truefalse`, `True`, ` null `, "\tnull\r\n", "\vnull", "\u00a0null",
+	`"\"\\\/\b\f\n\r\t\u00e9\uD800"`, `"\x"`, `"\u12"`, `"\u12g4"`, `"\`, `"abc`, "\"a\x01b\"", "\"a\x7fb\"", "\"bad\xffutf8\"",
+	`{"a":1,}`, `{"a" 1}`, `{"a":1 "b":2}`, `{a:1}`, `{"a":}`, `{,}`, `{"a":1}}`, `{"a":1} {}`, `[1,,2]`, `[1 2]`, `[,]`, `[1,]`,
+	`{"a":[1,{"b":[null,true,"}"]}],"c":{}}`, ` { "k" : [ 1 , 2 ] } `, `{"a":"\u0000"}`, ``, ` `, `[`, `{`, `]`, `}`,
+	strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000),
+	strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001),
+	strings.Repeat("[", 9999) + `{"a":1}` + strings.Repeat("]", 9999),
+	strings.Repeat("[", 10000) + `{"a":1}` + strings.Repeat("]", 10000),
+}
+
+// FuzzValidMatchesEncodingJSON: the validating walk Decode and
+// DecodeProgress rely on accepts exactly what json.Valid accepts.
+func FuzzValidMatchesEncodingJSON(f *testing.F) {
+	for _, s := range append(validSeeds, decodeSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := validJSON(data), json.Valid(data); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid %v", data, got, want)
+		}
+	})
+}
+
+func TestValidMatchesEncodingJSON(t *testing.T) {
+	for _, s := range append(validSeeds, decodeSeeds...) {
+		if got, want := validJSON([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Errorf("validJSON(%.80q) = %v, json.Valid %v", s, got, want)
 		}
 	}
 }

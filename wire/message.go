@@ -44,7 +44,8 @@ func (e *Error) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.C
 
 // Message is a decoded JSON-RPC envelope. Params, Result and Error.Data keep
 // their raw JSON so nothing the peer sent is lost or reinterpreted. A Message
-// never aliases the buffer it was decoded from.
+// from Decode never aliases the buffer it was decoded from (one from
+// DecodeOwned does, by request).
 type Message struct {
 	Kind   Kind
 	ID     ID // zero for notifications
@@ -52,6 +53,11 @@ type Message struct {
 	Params json.RawMessage
 	Result json.RawMessage
 	Error  *Error
+
+	// checked is the first byte of the Params Decode validated with the
+	// whole message, so that ReadProgress does not validate them again;
+	// nil for a Message built any other way, or whose Params were replaced.
+	checked *byte
 }
 
 // IsResponse reports whether the message answers a request.
@@ -73,11 +79,21 @@ type envelope struct {
 // be reused by the caller.
 //
 // Decode is on the hot path (every message read), so the envelope is not
-// unmarshalled by reflection: json.Valid checks the whole message, then a
-// walk over the top-level members picks out their raw values. It accepts
-// and rejects what encoding/json would, with one deliberate difference,
-// the exact member names (see FuzzDecodeMatchesEncodingJSON).
-func Decode(data []byte) (Message, error) {
+// unmarshalled by reflection: one hand-written walk over the top-level
+// members validates the whole message as it picks out their raw values
+// (validObject). It accepts and rejects what encoding/json would, with one
+// deliberate difference, the exact member names (see
+// FuzzDecodeMatchesEncodingJSON).
+func Decode(data []byte) (Message, error) { return decode(data, false) }
+
+// DecodeOwned is Decode for a buffer the caller hands over: the message's
+// Params and Result alias data instead of copying it, so data must never
+// change afterwards. The client's reader copies each line once, for the
+// event's Raw, and decodes that copy: one allocation per message instead
+// of two.
+func DecodeOwned(data []byte) (Message, error) { return decode(data, true) }
+
+func decode(data []byte, owned bool) (Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return Message{}, errors.New("empty message")
@@ -88,7 +104,9 @@ func Decode(data []byte) (Message, error) {
 	if data[0] != '{' {
 		return Message{}, fmt.Errorf("not a JSON object (starts with %q)", printable(data[0]))
 	}
-	if !json.Valid(data) {
+	var env envelope
+	end, valid, err := validObject(data, 0, 1, env.set)
+	if !valid || skipSpace(data, end) != len(data) {
 		// Only now pay for encoding/json's description of what is wrong.
 		var v json.RawMessage
 		err := json.Unmarshal(data, &v)
@@ -97,9 +115,12 @@ func Decode(data []byte) (Message, error) {
 		}
 		return Message{}, fmt.Errorf("invalid JSON: %w", err)
 	}
-	var env envelope
-	if err := env.scan(data); err != nil {
+	if err != nil {
 		return Message{}, err
+	}
+	clone := bytes.Clone
+	if owned {
+		clone = func(b []byte) []byte { return b }
 	}
 	if string(env.jsonrpc) != `"2.0"` {
 		// Anything else, including "2.0" spelt with an escape, takes the
@@ -129,7 +150,7 @@ func Decode(data []byte) (Message, error) {
 		if hasResult || hasError {
 			return Message{}, errors.New("message has both a method and a result or error")
 		}
-		method, isString := decodeString(env.method)
+		method, isString := methodName(env.method)
 		if !isString {
 			return Message{}, fmt.Errorf(`invalid JSON: "method" must be a string, got %s`, clipRaw(env.method))
 		}
@@ -138,7 +159,8 @@ func Decode(data []byte) (Message, error) {
 		}
 		m.Method = method
 		if env.params != nil && string(env.params) != "null" {
-			m.Params = bytes.Clone(env.params)
+			m.Params = clone(env.params)
+			m.checked = &m.Params[0]
 		}
 		if hasID {
 			if m.ID == NullID {
@@ -155,7 +177,7 @@ func Decode(data []byte) (Message, error) {
 			return Message{}, errors.New("result without an id")
 		}
 		m.Kind = KindResult
-		m.Result = bytes.Clone(env.result)
+		m.Result = clone(env.result)
 	case hasError:
 		// "error": null or a non-object would otherwise decode as an error
 		// with code 0 and no message, hiding what the server really sent.
@@ -177,15 +199,13 @@ func Decode(data []byte) (Message, error) {
 	return m, nil
 }
 
-// scan keeps the raw value of each envelope member of data, one JSON
-// object that json.Valid accepted. As with encoding/json, the last of
-// duplicate members wins and unknown members are ignored. Unlike it, a name
-// that is an envelope name in another case ("Id", "JSONRPC", or "reſult"
-// by Unicode folding) is an error: JSON-RPC's names are case-sensitive, and
-// a compliance debugger must not read such a message as valid.
-func (env *envelope) scan(data []byte) error { return eachMember(data, env.set) }
-
-// set keeps the value of the member called name (still JSON-escaped).
+// set keeps the value of the member called name (still JSON-escaped);
+// Decode's walk calls it for each member of the message. As with
+// encoding/json, the last of duplicate members wins and unknown members are
+// ignored. Unlike it, a name that is an envelope name in another case
+// ("Id", "JSONRPC", or "reſult" by Unicode folding) is an error: JSON-RPC's
+// names are case-sensitive, and a compliance debugger must not read such a
+// message as valid.
 func (env *envelope) set(name, value []byte) error {
 	switch string(name) { // no allocation: the compiler compares in place
 	case "jsonrpc":
@@ -227,6 +247,23 @@ func (env *envelope) setOther(name, value []byte) error {
 		}
 	}
 	return nil
+}
+
+// methodName decodes a raw method value like decodeString, without
+// allocating for the methods a busy server sends most: a flood is a
+// million "notifications/progress", and each was a 22-byte string.
+func methodName(raw []byte) (string, bool) {
+	switch string(raw) { // compared in place, no allocation
+	case `"` + NotifyProgress + `"`:
+		return NotifyProgress, true
+	case `"` + NotifyMessage + `"`:
+		return NotifyMessage, true
+	case `"` + NotifyCancelled + `"`:
+		return NotifyCancelled, true
+	case `"` + NotifyResourceUpdated + `"`:
+		return NotifyResourceUpdated, true
+	}
+	return decodeString(raw)
 }
 
 func printable(b byte) string {
