@@ -10,17 +10,19 @@ import (
 	"strconv"
 	"testing"
 
-	"inflight/check"
+	"inflight/call"
 	"inflight/internal/floodpeer"
 	"inflight/internal/testbin"
+	"inflight/runner"
+	"inflight/target"
 )
 
 // BenchmarkCallInProcess runs what `inflight call --tool flood` runs
-// (check.Call, the headless path) inside the test binary against the real
+// (call.Run, the headless path) inside the test binary against the real
 // peer process, so that -cpuprofile sees the client's side only. Its cases:
 // json (--json, no live output), live (the plain report, progress lines at
 // most ten a second, as on a pipe) and trace (--json --trace FILE). It sits
-// behind a build tag because check.Call is moving (issue 9 splits check/
+// behind a build tag because call.Run may still move (issue 9 split check/
 // into runner/ and call/): the default build must not break when it does;
 // retarget the one call below then.
 //
@@ -61,18 +63,18 @@ import (
 func BenchmarkCallInProcess(b *testing.B) {
 	n := floodCount(b)
 	peer := testbin.Build(b, "inflight/internal/floodpeer/peer")
-	params, err := check.ToolCallParams(floodpeer.Tool, []byte(`{"count":`+strconv.Itoa(n)+`}`))
+	params, err := runner.ToolCallParams(floodpeer.Tool, []byte(`{"count":`+strconv.Itoa(n)+`}`))
 	if err != nil {
 		b.Fatal(err)
 	}
-	base := check.CallOptions{Target: check.Target{Command: peer}, Method: "tools/call", Params: params}
+	base := call.Options{Target: target.Target{Command: peer}, Method: "tools/call", Params: params}
 	for _, tc := range []struct {
 		name string
-		opts func(o *check.CallOptions, dir string)
+		opts func(o *call.Options, dir string)
 	}{
-		{"json", func(o *check.CallOptions, _ string) { o.JSON = true }},
-		{"live", func(o *check.CallOptions, _ string) { o.Live = io.Discard }},
-		{"trace", func(o *check.CallOptions, dir string) { o.JSON, o.TracePath = true, filepath.Join(dir, "trace.jsonl") }},
+		{"json", func(o *call.Options, _ string) { o.JSON = true }},
+		{"live", func(o *call.Options, _ string) { o.Live = io.Discard }},
+		{"trace", func(o *call.Options, dir string) { o.JSON, o.TracePath = true, filepath.Join(dir, "trace.jsonl") }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			dir := b.TempDir()
@@ -80,8 +82,8 @@ func BenchmarkCallInProcess(b *testing.B) {
 				var out bytes.Buffer
 				o := base
 				tc.opts(&o, dir)
-				if code := check.Call(context.Background(), o, &out, io.Discard); code != 0 {
-					b.Fatalf("check.Call exited %d:\n%s", code, out.String())
+				if code := call.Run(context.Background(), o, &out, io.Discard); code != 0 {
+					b.Fatalf("call.Run exited %d:\n%s", code, out.String())
 				}
 				if o.JSON {
 					checkReport(b, out.Bytes(), n)
