@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -32,7 +33,11 @@ var progressSeeds = []string{
 	`{"progressToken":1,"progress":1,"message":"a\qb"}`, "{\"progressToken\":1,\"progress\":1,\"message\":\"tab\there\"}",
 	`{"progressToken":1,"progress":1,"message":"\u12G4"}`, `{"progressToken":1,"progress":1} x`, `{"progressToken":1,"progress":1}}`,
 	`{"progressToken":1,"progress":1,}`, `{"progressToken" 1,"progress":1}`, `{"progressToken":1 "progress":1}`,
-	`{"progressToken":"\ud800","progress":1}`, "\t{\"progressToken\":1,\"progress\":1}\r\n",
+	`{"progressToken":"\ud800","progress":1}`,
+	// Integers the fast number path reads, and the edges where it hands
+	// over to ParseFloat.
+	`{"progressToken":1,"progress":-0,"total":0}`, `{"progressToken":1,"progress":999999999999999,"total":1000000000000000}`,
+	`{"progressToken":1,"progress":-999999999999999,"total":9007199254740993}`, `{"progressToken":1,"progress":12.0,"total":1e2}`, "\t{\"progressToken\":1,\"progress\":1}\r\n",
 }
 
 // FuzzDecodeProgressFast: DecodeProgress, whatever path it takes, accepts
@@ -88,8 +93,9 @@ func checkProgressLikeStd(t *testing.T, data []byte) {
 }
 
 func sameProgress(got, want Progress) bool {
-	return got.Token == want.Token && got.Progress == want.Progress && got.Message == want.Message &&
-		(got.Total == nil) == (want.Total == nil) && (got.Total == nil || *got.Total == *want.Total)
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) } // -0 is not 0
+	return got.Token == want.Token && same(got.Progress, want.Progress) && got.Message == want.Message &&
+		(got.Total == nil) == (want.Total == nil) && (got.Total == nil || same(*got.Total, *want.Total))
 }
 
 // TestReadProgressTrustsOnlyDecode: params are walked without validation
