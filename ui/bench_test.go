@@ -70,6 +70,7 @@ func BenchmarkUpdateProgressBatch(b *testing.B) {
 		h.m.Update(eventsMsg{gen: h.m.connGen, events: evs})
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*maxBatch), "ns/event")
+	b.ReportMetric(float64(b.N*maxBatch)/b.Elapsed().Seconds(), "progress/s")
 }
 
 // BenchmarkUpdateProgressBatchRedacted is BenchmarkUpdateProgressBatch with
@@ -107,6 +108,7 @@ func BenchmarkUpdateProgressBatchRedacted(b *testing.B) {
 				h.m.Update(eventsMsg{gen: h.m.connGen, events: evs})
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*maxBatch), "ns/event")
+			b.ReportMetric(float64(b.N*maxBatch)/b.Elapsed().Seconds(), "progress/s")
 		})
 	}
 }
