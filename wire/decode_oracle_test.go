@@ -151,6 +151,19 @@ var decodeSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"result":{"a":"\u00e9\ud800"},}`, `{"jsonrpc":"2.0","id":1 "result":1}`,
 	`{"jsonrpc":"2.0","method":"notifications/message"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":null}`,
 	`{"jsonrpc":"2.0","method":"notifications/progres\u0073"}`,
+	// Progress params read in the walk, or left to the slow path: a
+	// duplicate params (the last wins), params before the method, a
+	// params spelt with an escape, another method first, escapes inside.
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1},"params":{"progressToken":2,"progress":2}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1},"params":[]}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1},"params":null}`,
+	`{"params":{"progressToken":"a","progress":3,"total":4,"message":"m"},"method":"notifications/progress","jsonrpc":"2.0"}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","p\u0061rams":{"progressToken":1,"progress":1}}`,
+	`{"jsonrpc":"2.0","method":"notifications/message","params":{"progressToken":1,"progress":1}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1,"message":"caf\u00e9"}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":"1"}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1},"method":"notifications/progress"}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1,"total":2},"params":{"progressToken":1,"progress":5}}`,
 }
 
 // FuzzDecodeMatchesEncodingJSON: Decode accepts exactly what decodeStd
@@ -160,24 +173,39 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := Decode(data)
-		want, werr := decodeStd(data)
+		checkDecodeLikeStd(t, data)
+	})
+}
+
+// checkDecodeLikeStd holds Decode, DecodeOwned and DecodeLine to decodeStd;
+// DecodeLine's progress, when it gives one, to DecodeProgress's.
+func checkDecodeLikeStd(t *testing.T, data []byte) {
+	t.Helper()
+	want, werr := decodeStd(data)
+	decoders := map[string]func([]byte) (Message, error){
+		"Decode": Decode, "DecodeOwned": DecodeOwned,
+		"DecodeLine": func(b []byte) (Message, error) { m, _, err := DecodeLine(b); return m, err },
+	}
+	for name, decode := range decoders {
+		got, err := decode(bytes.Clone(data))
 		if (err == nil) != (werr == nil) {
-			t.Fatalf("Decode(%q) error %v, encoding/json's %v", data, err, werr)
+			t.Fatalf("%s(%q) error %v, encoding/json's %v", name, data, err, werr)
 		}
 		if err == nil && !sameMessage(got, want) {
-			t.Fatalf("Decode(%q) = %+v, encoding/json gives %+v", data, got, want)
+			t.Fatalf("%s(%q) = %+v, encoding/json gives %+v", name, data, got, want)
 		}
-	})
+	}
+	if m, p, err := DecodeLine(bytes.Clone(data)); err == nil && m.Method == NotifyProgress && m.Kind == KindNotification && m.Params != nil {
+		dp, derr := DecodeProgress(m.Params)
+		if (p != nil) != (derr == nil) || (p != nil && !sameProgress(*p, dp)) {
+			t.Fatalf("DecodeLine(%q) progress %+v; DecodeProgress %+v, %v", data, p, dp, derr)
+		}
+	}
 }
 
 func TestDecodeMatchesEncodingJSON(t *testing.T) {
 	for _, s := range decodeSeeds {
-		got, err := Decode([]byte(s))
-		want, werr := decodeStd([]byte(s))
-		if (err == nil) != (werr == nil) || (err == nil && !sameMessage(got, want)) {
-			t.Errorf("%s: Decode = %+v, %v; encoding/json = %+v, %v", s, got, err, want, werr)
-		}
+		checkDecodeLikeStd(t, []byte(s))
 	}
 }
 

@@ -51,11 +51,7 @@ type progressBox struct {
 func (m *Message) ReadProgress() (*Progress, error) {
 	checked := m.checked != nil && len(m.Params) > 0 && &m.Params[0] == m.checked
 	if p, total, hasTotal, ok := decodeProgressFast(m.Params, checked); ok {
-		b := &progressBox{p: p, total: total}
-		if hasTotal {
-			b.p.Total = &b.total
-		}
-		return &b.p, nil
+		return boxed(p, total, hasTotal), nil
 	}
 	p, err := decodeProgressStd(m.Params)
 	if err != nil {
@@ -76,59 +72,90 @@ func decodeProgressFast(params []byte, checked bool) (p Progress, total float64,
 	if i >= len(params) || params[i] != '{' {
 		return Progress{}, 0, false, false
 	}
-	var token []byte
-	seen := false
-	member := func(name, value []byte) error {
-		switch string(name) {
-		case "progressToken":
-			token = value
-		case "progress":
-			v, ok := parseNumber(value)
-			if !ok {
-				return errSlowPath
-			}
-			p.Progress, seen = v, true
-		case "total":
-			v, ok := parseNumber(value)
-			if !ok {
-				return errSlowPath
-			}
-			total, hasTotal = v, true
-		case "message":
-			s, ok := decodeString(value)
-			if !ok {
-				return errSlowPath
-			}
-			p.Message = s
-		default:
-			// A name spelt with escapes may still spell one of the four;
-			// the slow path unescapes it. A name in another case is just
-			// another member.
-			if bytes.IndexByte(name, '\\') >= 0 {
-				return errSlowPath
-			}
-		}
-		return nil
-	}
+	var pr progressReader
 	var err error
 	if checked {
-		err = eachMember(params[i:], member)
+		err = eachMember(params[i:], pr.member)
 	} else {
-		end, valid, werr := validObject(params, i, 1, member)
+		end, valid, werr := validObject(params, i, 1, pr.member)
 		if !valid || skipSpace(params, end) != len(params) {
 			return Progress{}, 0, false, false
 		}
 		err = werr
 	}
-	if err != nil || len(token) == 0 || !seen {
-		return Progress{}, 0, false, false
-	}
-	tok, err := ParseID(token)
 	if err != nil {
 		return Progress{}, 0, false, false
 	}
-	p.Token = tok
-	return p, total, hasTotal, true
+	return pr.result()
+}
+
+// progressReader reads the members of progress params one by one, as a
+// walk over them hands them over (decodeProgressFast's, or Decode's own
+// validating walk, which reads a progress notification's params as it
+// validates them).
+type progressReader struct {
+	p        Progress
+	token    []byte
+	total    float64
+	hasTotal bool
+	seen     bool
+}
+
+// member reads one member; errSlowPath says the params need encoding/json.
+func (pr *progressReader) member(name, value []byte) error {
+	switch string(name) {
+	case "progressToken":
+		pr.token = value
+	case "progress":
+		v, ok := parseNumber(value)
+		if !ok {
+			return errSlowPath
+		}
+		pr.p.Progress, pr.seen = v, true
+	case "total":
+		v, ok := parseNumber(value)
+		if !ok {
+			return errSlowPath
+		}
+		pr.total, pr.hasTotal = v, true
+	case "message":
+		s, ok := decodeString(value)
+		if !ok {
+			return errSlowPath
+		}
+		pr.p.Message = s
+	default:
+		// A name spelt with escapes may still spell one of the four; the
+		// slow path unescapes it. A name in another case is just another
+		// member.
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return errSlowPath
+		}
+	}
+	return nil
+}
+
+// result is what the members read make, ok false when they make no
+// progress the fast path can vouch for.
+func (pr *progressReader) result() (p Progress, total float64, hasTotal, ok bool) {
+	if len(pr.token) == 0 || !pr.seen {
+		return Progress{}, 0, false, false
+	}
+	tok, err := ParseID(pr.token)
+	if err != nil {
+		return Progress{}, 0, false, false
+	}
+	pr.p.Token = tok
+	return pr.p, pr.total, pr.hasTotal, true
+}
+
+// boxed is a result of progressReader in one allocation, for an event.
+func boxed(p Progress, total float64, hasTotal bool) *Progress {
+	b := &progressBox{p: p, total: total}
+	if hasTotal {
+		b.p.Total = &b.total
+	}
+	return &b.p
 }
 
 // errSlowPath stops a hand-written walk that met something it leaves to

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"testing"
@@ -77,6 +78,15 @@ func checkProgressLikeStd(t *testing.T, data []byte) {
 		t.Fatalf("DecodeProgress(%q) = %+v, encoding/json gives %+v", data, got, want)
 	}
 	line := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":`), data...), '}')
+	// DecodeLine reads the params in the walk that validates the line.
+	if msg, p, lerr := DecodeLine(bytes.Clone(line)); lerr == nil && msg.Params != nil {
+		if (p != nil) != (werr == nil) {
+			t.Fatalf("DecodeLine(%q): progress %+v, encoding/json's error %v", line, p, werr)
+		}
+		if p != nil && !sameProgress(*p, want) {
+			t.Fatalf("DecodeLine(%q) = %+v, encoding/json gives %+v", line, *p, want)
+		}
+	}
 	for _, decode := range []func([]byte) (Message, error){Decode, DecodeOwned} {
 		msg, merr := decode(line)
 		if merr != nil || msg.Params == nil {
@@ -137,6 +147,18 @@ func TestDecodeProgressNamesAreExact(t *testing.T) {
 	p, err = DecodeProgress(json.RawMessage(`{"progre\u0073sToken":"a","progress":2}`))
 	if err != nil || p.Progress != 2 {
 		t.Errorf("an escaped spelling of progressToken was not read: %+v, %v", p, err)
+	}
+}
+
+// BenchmarkDecodeLine is the client's reader on one progress line: the
+// envelope and the progress params in one walk.
+func BenchmarkDecodeLine(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":12345,"total":300000,"message":"working"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, p, err := DecodeLine(line); err != nil || p == nil {
+			b.Fatal(err)
+		}
 	}
 }
 
