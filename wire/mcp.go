@@ -29,7 +29,8 @@ type Progress struct {
 func DecodeProgress(params json.RawMessage) (Progress, error) {
 	if p, total, hasTotal, ok := decodeProgressFast(params, false); ok {
 		if hasTotal {
-			p.Total = &total
+			t := total // allocated only when there is a total
+			p.Total = &t
 		}
 		return p, nil
 	}
