@@ -14,11 +14,29 @@ type lineReader struct {
 	r   *bufio.Reader
 	max int
 	buf []byte
+	src *countingReader
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	src := &countingReader{r: r}
+	return &lineReader{r: bufio.NewReaderSize(src, 64<<10), max: max, src: src}
 }
+
+// countingReader counts the reads of the reader below the buffer.
+type countingReader struct {
+	r     io.Reader
+	reads uint64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
+}
+
+// Reads is how many times the reader below the buffer was read so far: a
+// line that Next returned without it changing was read by the same read
+// as the line before it.
+func (l *lineReader) Reads() uint64 { return l.src.reads }
 
 // errLineTooLong is returned (with the kept prefix and the full length) for a
 // line over the limit.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 
+	"inflight/event"
 	"inflight/exitcode"
 	"inflight/report"
 	"inflight/termsafe"
@@ -194,6 +195,10 @@ type replay struct {
 	order   []*replayRequest
 	byID    map[wire.ID]*replayRequest
 	other   *table
+	// judged: the trace carries the tracker's verdicts (a round trip was
+	// timed, or a verdict seen), so a message after a cancel without one
+	// was timely.
+	judged bool
 }
 
 // connLine is what the heading says of the connection: its first
@@ -211,6 +216,9 @@ func newReplay(o Options) *replay {
 
 func (rp *replay) add(rec *trace.Record) {
 	rp.records++
+	if rec.Event == event.RoundTrip.String() || rec.Verdict != "" {
+		rp.judged = true
+	}
 	rp.span = max(rp.span, rec.MS)
 	if rec.Event == trace.EventConnected && rp.conn == nil {
 		rp.conn = &connLine{rec.Transport, rec.Era, rec.ProtocolVersion, rec.Server}
@@ -235,6 +243,7 @@ func (rp *replay) add(rec *trace.Record) {
 		rp.byID[id] = rq
 		rp.order = append(rp.order, rq)
 	}
+	rq.judged = rp.judged
 	rq.add(rec)
 }
 
@@ -291,12 +300,18 @@ type replayRequest struct {
 	// cancelAfterEnd: a cancel went out after the request had ended (the
 	// check battery's cancel of a finished request).
 	cancelAfterEnd bool
-	// Counts after the cancel.
-	lateProgress int
-	lateResponse float64 // ms after the cancel, -1 when none
-	progress     int
-	violations   int
-	findings     []string
+	// Counts after the cancel. A trace inflight wrote carries the
+	// tracker's verdict on each message after a cancel ("late",
+	// "crossed"): replay counts those, and judges nothing itself. An older
+	// trace without verdicts counts everything after the cancel as late.
+	lateProgress    int
+	crossedProgress int
+	lateResponse    float64 // ms after the cancel, -1 when none
+	crossedResponse bool
+	judged          bool // see replay.judged
+	progress        int
+	violations      int
+	findings        []string
 }
 
 // writeLine prints one line of the replay, made inert as a whole. Every
@@ -368,13 +383,22 @@ func (rq *replayRequest) add(rec *trace.Record) {
 	case rec.Dir == trace.DirOut && m.Method == wire.NotifyCancelled && rq.cancelMS < 0:
 		rq.cancelMS = rec.MS
 	case rec.Dir == trace.DirIn && m.Method == wire.NotifyProgress:
-		if rq.cancelMS >= 0 {
+		switch {
+		case rec.Verdict == "crossed":
+			rq.crossedProgress += 1 + rec.Coalesced
+		case rec.Verdict == "late", rq.cancelMS >= 0 && !rq.judged:
 			rq.lateProgress += 1 + rec.Coalesced
-		} else {
+		default:
 			rq.progress += 1 + rec.Coalesced
 		}
 	case rec.Dir == trace.DirIn && m.IsResponse() && rq.cancelMS >= 0 && rq.lateResponse < 0:
-		rq.lateResponse = rec.MS - rq.cancelMS
+		switch {
+		case rec.Verdict == "crossed":
+			rq.crossedResponse = true
+			rq.lateResponse = rec.MS - rq.cancelMS
+		case rec.Verdict == "late" || !rq.judged:
+			rq.lateResponse = rec.MS - rq.cancelMS
+		}
 	}
 	if rec.Dir == trace.DirIn && m.IsResponse() && rq.endMS < 0 {
 		rq.endMS = rec.MS
@@ -401,10 +425,16 @@ func (rq *replayRequest) summary() string {
 			c += " (" + rq.signal + ")"
 		}
 		parts = append(parts, c)
-		if rq.lateResponse >= 0 {
+		switch {
+		case rq.lateResponse >= 0 && rq.crossedResponse:
+			parts = append(parts, "a response crossed the cancel in flight ("+termsafe.Millis(rq.lateResponse)+" after it)")
+		case rq.lateResponse >= 0:
 			parts = append(parts, "LATE RESPONSE "+termsafe.Millis(rq.lateResponse)+" after the cancel")
-		} else {
+		default:
 			parts = append(parts, "no response after the cancel")
+		}
+		if rq.crossedProgress > 0 {
+			parts = append(parts, fmt.Sprintf("%d progress crossed the cancel in flight", rq.crossedProgress))
 		}
 		if rq.lateProgress > 0 {
 			parts = append(parts, fmt.Sprintf("%d PROGRESS after the cancel", rq.lateProgress))
@@ -532,6 +562,9 @@ func (t *table) describe(rec *trace.Record) row {
 	if t.request && t.cancelMS >= 0 && rec.Dir == trace.DirIn {
 		if m, ok := rec.Message(); ok && (m.IsResponse() || m.Method == wire.NotifyProgress) {
 			what += fmt.Sprintf("  ← %s after the cancel", termsafe.Millis(rec.MS-t.cancelMS))
+			if rec.Verdict != "" {
+				what += ", " + clipText(rec.Verdict, 16)
+			}
 		}
 	}
 	// The direction is sanitised before it is padded, so that the column

@@ -266,3 +266,39 @@ func TestReplayGroupsAProgressFlood(t *testing.T) {
 		t.Errorf("the replay of a 300-notification flood has %d lines:\n%s", n, s)
 	}
 }
+
+// replay prints the tracker's verdicts as the trace carries them and
+// judges nothing itself: what crossed the cancel is said to have crossed
+// it, and its late counts are call's (before, everything after a cancel
+// was "LATE" in replay, whatever call had said).
+func TestReplayShowsTheTrackersVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	file := strings.Join([]string{
+		`{"ms":0,"dir":"local","event":"round_trip","text":"ping"}`,
+		`{"ms":1,"dir":"local","event":"connected","transport":"stdio","era":"legacy","protocolVersion":"2025-11-25"}`,
+		`{"ms":2,"dir":"out","id":1,"msg":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":1}}}}`,
+		`{"ms":10,"dir":"in","msg":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}}`,
+		`{"ms":20,"dir":"local","id":1,"event":"state","state":"cancel_requested","from":"running","method":"tools/call","target":"x"}`,
+		`{"ms":20,"dir":"out","id":1,"internal":true,"msg":{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}}`,
+		`{"ms":21,"dir":"in","msg":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}},"verdict":"crossed"}`,
+		`{"ms":22,"dir":"in","msg":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":3}},"verdict":"crossed"}`,
+		`{"ms":40,"dir":"in","msg":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":4}},"verdict":"late"}`,
+		`{"ms":41,"dir":"in","id":1,"msg":{"jsonrpc":"2.0","id":1,"result":{}},"verdict":"crossed"}`,
+		`{"ms":41,"dir":"local","id":1,"event":"state","state":"cancelled","from":"cancel_requested"}`,
+	}, "\n")
+	path := filepath.Join(dir, "t.jsonl")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := File(path, Options{}, &out, io.Discard); code != 0 {
+		t.Fatalf("replay exit %d", code)
+	}
+	s := out.String()
+	for _, want := range []string{"2 progress crossed the cancel in flight", "1 PROGRESS after the cancel", "a response crossed the cancel in flight"} {
+		testserver.MustContain(t, s, want)
+	}
+	if strings.Contains(s, "LATE RESPONSE") {
+		t.Errorf("a response the tracker judged crossed is LATE in replay:\n%s", s)
+	}
+}

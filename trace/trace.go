@@ -116,6 +116,11 @@ type Record struct {
 	// received at LastMS.
 	Coalesced int     `json:"coalesced,omitempty"`
 	LastMS    float64 `json:"lastMs,omitempty"`
+	// Verdict, on a message that arrived after its request was given up,
+	// is the tracker's judgement of it (session/crossing.go): "crossed"
+	// (it may have been sent before the server saw the cancel) or "late".
+	// replay prints it as it is, and judges nothing itself.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // Message decodes the record's message, if it has one.

@@ -71,6 +71,7 @@ func BenchmarkUpdateProgressBatch(b *testing.B) {
 		h.m.Update(eventsMsg{gen: h.m.connGen, events: evs})
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*maxBatch), "ns/event")
+	b.ReportMetric(float64(b.N*maxBatch)/b.Elapsed().Seconds(), "progress/s")
 }
 
 // BenchmarkUpdateProgressBatchRedacted is BenchmarkUpdateProgressBatch with
@@ -108,6 +109,7 @@ func BenchmarkUpdateProgressBatchRedacted(b *testing.B) {
 				h.m.Update(eventsMsg{gen: h.m.connGen, events: evs})
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*maxBatch), "ns/event")
+			b.ReportMetric(float64(b.N*maxBatch)/b.Elapsed().Seconds(), "progress/s")
 		})
 	}
 }

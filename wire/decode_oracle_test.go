@@ -141,6 +141,29 @@ var decodeSeeds = []string{
 	`{"jsonrpc":"2.0","method":5}`, `{"jsonrpc":2.0,"id":1,"result":1}`, `{"jsonrpc":null,"id":1,"result":1}`,
 	`{"jsonrpc":"2.0","id":1,"result":true,"x-extra":{"Id":1}}`,
 	`{"jsonrpc":"2.0","id":-0,"result":false}`,
+	// Invalid JSON after, or inside, what the walk has already picked out:
+	// it is invalid JSON, whatever a member said before it.
+	`{"jsonrpc":"2.0","Id":1,"result":{}` + "\x01" + `}`, `{"Id":1,"jsonrpc":"2.0","result":[1,]}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":01}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}} x`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"message":"a\qb"}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"a":"\u00e9\ud800"},}`, `{"jsonrpc":"2.0","id":1 "result":1}`,
+	`{"jsonrpc":"2.0","method":"notifications/message"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":null}`,
+	`{"jsonrpc":"2.0","method":"notifications/progres\u0073"}`,
+	// Progress params read in the walk, or left to the slow path: a
+	// duplicate params (the last wins), params before the method, a
+	// params spelt with an escape, another method first, escapes inside.
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1},"params":{"progressToken":2,"progress":2}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1},"params":[]}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1},"params":null}`,
+	`{"params":{"progressToken":"a","progress":3,"total":4,"message":"m"},"method":"notifications/progress","jsonrpc":"2.0"}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","p\u0061rams":{"progressToken":1,"progress":1}}`,
+	`{"jsonrpc":"2.0","method":"notifications/message","params":{"progressToken":1,"progress":1}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1,"message":"caf\u00e9"}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":"1"}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1},"method":"notifications/progress"}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1,"total":2},"params":{"progressToken":1,"progress":5}}`,
 }
 
 // FuzzDecodeMatchesEncodingJSON: Decode accepts exactly what decodeStd
@@ -150,23 +173,82 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := Decode(data)
-		want, werr := decodeStd(data)
+		checkDecodeLikeStd(t, data)
+	})
+}
+
+// checkDecodeLikeStd holds Decode, DecodeOwned and DecodeLine to decodeStd;
+// DecodeLine's progress, when it gives one, to DecodeProgress's.
+func checkDecodeLikeStd(t *testing.T, data []byte) {
+	t.Helper()
+	want, werr := decodeStd(data)
+	decoders := map[string]func([]byte) (Message, error){
+		"Decode": Decode, "DecodeOwned": DecodeOwned,
+		"DecodeLine": func(b []byte) (Message, error) { m, _, err := DecodeLine(b); return m, err },
+	}
+	for name, decode := range decoders {
+		got, err := decode(bytes.Clone(data))
 		if (err == nil) != (werr == nil) {
-			t.Fatalf("Decode(%q) error %v, encoding/json's %v", data, err, werr)
+			t.Fatalf("%s(%q) error %v, encoding/json's %v", name, data, err, werr)
 		}
 		if err == nil && !sameMessage(got, want) {
-			t.Fatalf("Decode(%q) = %+v, encoding/json gives %+v", data, got, want)
+			t.Fatalf("%s(%q) = %+v, encoding/json gives %+v", name, data, got, want)
 		}
-	})
+	}
+	if m, p, err := DecodeLine(bytes.Clone(data)); err == nil && m.Method == NotifyProgress && m.Kind == KindNotification && m.Params != nil {
+		dp, derr := DecodeProgress(m.Params)
+		if (p != nil) != (derr == nil) || (p != nil && !sameProgress(*p, dp)) {
+			t.Fatalf("DecodeLine(%q) progress %+v; DecodeProgress %+v, %v", data, p, dp, derr)
+		}
+	}
 }
 
 func TestDecodeMatchesEncodingJSON(t *testing.T) {
 	for _, s := range decodeSeeds {
-		got, err := Decode([]byte(s))
-		want, werr := decodeStd([]byte(s))
-		if (err == nil) != (werr == nil) || (err == nil && !sameMessage(got, want)) {
-			t.Errorf("%s: Decode = %+v, %v; encoding/json = %+v, %v", s, got, err, want, werr)
+		checkDecodeLikeStd(t, []byte(s))
+	}
+}
+
+// validSeeds are texts whose validity is easy to get wrong by hand: every
+// escape, numbers at the edges of the grammar, literals cut short or run
+// on, controls and non-UTF-8 bytes in strings, whitespace JSON does not
+// allow, nesting at and past encoding/json's depth.
+var validSeeds = []string{
+	`{}`, `[]`, `""`, `0`, `-0`, `1.5e+10`, `1E-2`, `-`, `01`, `1.`, `.5`, `1e`, `1e+`, `+1`, `0x1`, `-01`, `1.0e5.2`,
+	`true`, `false`, `null`, `tru`, `nul`, `nulls`, `truefalse`, `True`, ` null `, "\tnull\r\n", "\vnull", "\u00a0null",
+	`"\"\\\/\b\f\n\r\t\u00e9\uD800"`, `"\x"`, `"\u12"`, `"\u12g4"`, `"\`, `"abc`, "\"a\x01b\"", "\"a\x7fb\"", "\"bad\xffutf8\"",
+	`{"a":1,}`, `{"a" 1}`, `{"a":1 "b":2}`, `{a:1}`, `{"a":}`, `{,}`, `{"a":1}}`, `{"a":1} {}`, `[1,,2]`, `[1 2]`, `[,]`, `[1,]`,
+	`{"a":[1,{"b":[null,true,"}"]}],"c":{}}`, ` { "k" : [ 1 , 2 ] } `, `{"a":"\u0000"}`, ``, ` `, `[`, `{`, `]`, `}`,
+}
+
+// deepSeeds nest at and past encoding/json's depth (10 000): tested, not
+// fuzzed (mutating 20 KB inputs slows the fuzzer a hundredfold).
+var deepSeeds = []string{
+	strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000),
+	strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001),
+	strings.Repeat("[", 9999) + `{"a":1}` + strings.Repeat("]", 9999),
+	strings.Repeat("[", 10000) + `{"a":1}` + strings.Repeat("]", 10000),
+}
+
+// FuzzValidMatchesEncodingJSON: the validating walk Decode and
+// DecodeProgress rely on accepts exactly what json.Valid accepts.
+func FuzzValidMatchesEncodingJSON(f *testing.F) {
+	for _, s := range append(validSeeds, decodeSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := validJSON(data), json.Valid(data); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid %v", data, got, want)
+		}
+	})
+}
+
+func TestValidMatchesEncodingJSON(t *testing.T) {
+	for _, s := range append(append(validSeeds, deepSeeds...), decodeSeeds...) {
+		if got, want := validJSON([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Errorf("validJSON(%.80q) = %v, json.Valid %v", s, got, want)
 		}
 	}
 }

@@ -44,7 +44,8 @@ func (e *Error) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.C
 
 // Message is a decoded JSON-RPC envelope. Params, Result and Error.Data keep
 // their raw JSON so nothing the peer sent is lost or reinterpreted. A Message
-// never aliases the buffer it was decoded from.
+// from Decode never aliases the buffer it was decoded from (one from
+// DecodeOwned does, by request).
 type Message struct {
 	Kind   Kind
 	ID     ID // zero for notifications
@@ -52,6 +53,11 @@ type Message struct {
 	Params json.RawMessage
 	Result json.RawMessage
 	Error  *Error
+
+	// checked is the first byte of the Params Decode validated with the
+	// whole message, so that ReadProgress does not validate them again;
+	// nil for a Message built any other way, or whose Params were replaced.
+	checked *byte
 }
 
 // IsResponse reports whether the message answers a request.
@@ -66,6 +72,67 @@ type envelope struct {
 	jsonrpc, id, method, params, result, error []byte
 }
 
+// walk validates data, one JSON object (data[0] is '{'), and keeps the raw
+// value of each envelope member (set), as validObject(data, 0, 1, env.set)
+// would. Given pr, a "params" object is validated by a walk that reads its
+// members as progress params into pr at the same time, unless the method
+// already read is another: one pass over the bytes of a progress
+// notification, where there were two. progressOf is the params value pr
+// read, if it read one whole without leaving anything to encoding/json.
+// (pr is not kept in env: escape analysis would then send it to the heap
+// with env's slices.)
+func (env *envelope) walk(data []byte, pr *progressReader) (end int, ok bool, progressOf []byte, err error) {
+	i := skipSpace(data, 1)
+	if i < len(data) && data[i] == '}' {
+		return i + 1, true, nil, nil
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return i, false, nil, nil
+		}
+		nameEnd, ok := validString(data, i)
+		if !ok {
+			return nameEnd, false, nil, nil
+		}
+		name := data[i+1 : nameEnd-1]
+		i = skipSpace(data, nameEnd)
+		if i >= len(data) || data[i] != ':' {
+			return i, false, nil, nil
+		}
+		start := skipSpace(data, i+1)
+		if pr != nil && string(name) == "params" && start < len(data) && data[start] == '{' &&
+			(env.method == nil || string(env.method) == `"`+NotifyProgress+`"`) {
+			*pr = progressReader{}
+			var slow error
+			i, ok, slow = validObject(data, start, 2, pr.member)
+			progressOf = nil
+			if ok && slow == nil {
+				progressOf = data[start:i]
+			}
+		} else {
+			i, ok = validValue(data, start, 1)
+		}
+		if !ok {
+			return i, false, nil, nil
+		}
+		if err == nil {
+			err = env.set(name, data[start:i])
+		}
+		i = skipSpace(data, i)
+		if i >= len(data) {
+			return i, false, nil, nil
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case '}':
+			return i + 1, true, progressOf, err
+		default:
+			return i, false, nil, nil
+		}
+	}
+}
+
 // Decode parses one JSON-RPC message. It is strict about the envelope (it must
 // be an object with "jsonrpc":"2.0" and one consistent shape, its member
 // names spelt exactly: "Id" is not "id") but keeps params, results and error
@@ -73,43 +140,100 @@ type envelope struct {
 // be reused by the caller.
 //
 // Decode is on the hot path (every message read), so the envelope is not
-// unmarshalled by reflection: json.Valid checks the whole message, then a
-// walk over the top-level members picks out their raw values. It accepts
-// and rejects what encoding/json would, with one deliberate difference,
-// the exact member names (see FuzzDecodeMatchesEncodingJSON).
+// unmarshalled by reflection: one hand-written walk over the top-level
+// members validates the whole message as it picks out their raw values
+// (validObject). It accepts and rejects what encoding/json would, with one
+// deliberate difference, the exact member names (see
+// FuzzDecodeMatchesEncodingJSON).
 func Decode(data []byte) (Message, error) {
+	m, _, err := decode(data, false, false)
+	return m, err
+}
+
+// DecodeOwned is Decode for a buffer the caller hands over: the message's
+// Params and Result alias data instead of copying it, so data must never
+// change afterwards. The client's reader copies each line once, for the
+// event's Raw, and decodes that copy: one allocation per message instead
+// of two.
+func DecodeOwned(data []byte) (Message, error) {
+	m, _, err := decode(data, true, false)
+	return m, err
+}
+
+// DecodeLine is what a transport's reader calls on each message it read
+// and copied: DecodeOwned, and for a notifications/progress its params
+// read as a Progress (nil when they are not valid progress params; the
+// tracker says why). The params are read by the same walk that validates
+// the message: the flood's profile had the second walk over them, after
+// Decode's, costing more than the whole of Decode.
+func DecodeLine(data []byte) (Message, *Progress, error) { return decode(data, true, true) }
+
+func decode(data []byte, owned, wantProgress bool) (Message, *Progress, error) {
+	var pr *progressReader
+	var reader progressReader
+	if wantProgress {
+		pr = &reader
+	}
+	m, read, err := decodeMessage(data, owned, pr)
+	if err != nil || !wantProgress || m.Kind != KindNotification || m.Method != NotifyProgress || m.Params == nil {
+		return m, nil, err
+	}
+	if read {
+		if p, total, hasTotal, ok := reader.result(); ok {
+			return m, boxed(p, total, hasTotal), nil
+		}
+	}
+	// Something the walk leaves to encoding/json (an escape, a null, a
+	// type error): the slow path, as ReadProgress takes it.
+	if p, err := m.ReadProgress(); err == nil {
+		return m, p, nil
+	}
+	return m, nil, nil
+}
+
+// decodeMessage is Decode; given pr it also reads the message's params
+// into it as it validates them, and reports whether pr read the params the
+// message has (not when they are not an object, their name is spelt with
+// escapes, the method was already known to be another, or a member was
+// left to encoding/json).
+func decodeMessage(data []byte, owned bool, pr *progressReader) (Message, bool, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return Message{}, errors.New("empty message")
+		return Message{}, false, errors.New("empty message")
 	}
 	if data[0] == '[' {
-		return Message{}, ErrBatch
+		return Message{}, false, ErrBatch
 	}
 	if data[0] != '{' {
-		return Message{}, fmt.Errorf("not a JSON object (starts with %q)", printable(data[0]))
+		return Message{}, false, fmt.Errorf("not a JSON object (starts with %q)", printable(data[0]))
 	}
-	if !json.Valid(data) {
+	var env envelope
+	end, valid, progressOf, err := env.walk(data, pr)
+	if !valid || skipSpace(data, end) != len(data) {
 		// Only now pay for encoding/json's description of what is wrong.
 		var v json.RawMessage
 		err := json.Unmarshal(data, &v)
 		if err == nil {
 			err = errors.New("invalid")
 		}
-		return Message{}, fmt.Errorf("invalid JSON: %w", err)
+		return Message{}, false, fmt.Errorf("invalid JSON: %w", err)
 	}
-	var env envelope
-	if err := env.scan(data); err != nil {
-		return Message{}, err
+	if err != nil {
+		return Message{}, false, err
+	}
+	clone := bytes.Clone
+	if owned {
+		clone = func(b []byte) []byte { return b }
 	}
 	if string(env.jsonrpc) != `"2.0"` {
 		// Anything else, including "2.0" spelt with an escape, takes the
 		// slow path.
 		v, isString := decodeString(env.jsonrpc)
 		if !isString && env.jsonrpc != nil && string(env.jsonrpc) != "null" {
-			return Message{}, fmt.Errorf(`"jsonrpc" must be the string "2.0", got %s`, clipRaw(env.jsonrpc))
+			return Message{}, false, fmt.Errorf(`"jsonrpc" must be the string "2.0", got %s`, clipRaw(env.jsonrpc))
 		}
 		if v != "2.0" {
-			return Message{}, fmt.Errorf(`"jsonrpc" must be "2.0", got %q`, v)
+			return Message{}, false, fmt.Errorf(`"jsonrpc" must be "2.0", got %q`, v)
 		}
 	}
 	var m Message
@@ -117,7 +241,7 @@ func Decode(data []byte) (Message, error) {
 	if hasID {
 		id, err := ParseID(env.id)
 		if err != nil {
-			return Message{}, err
+			return Message{}, false, err
 		}
 		m.ID = id
 	}
@@ -127,44 +251,45 @@ func Decode(data []byte) (Message, error) {
 	switch {
 	case hasMethod:
 		if hasResult || hasError {
-			return Message{}, errors.New("message has both a method and a result or error")
+			return Message{}, false, errors.New("message has both a method and a result or error")
 		}
-		method, isString := decodeString(env.method)
+		method, isString := methodName(env.method)
 		if !isString {
-			return Message{}, fmt.Errorf(`invalid JSON: "method" must be a string, got %s`, clipRaw(env.method))
+			return Message{}, false, fmt.Errorf(`invalid JSON: "method" must be a string, got %s`, clipRaw(env.method))
 		}
 		if method == "" {
-			return Message{}, errors.New(`"method" is empty`)
+			return Message{}, false, errors.New(`"method" is empty`)
 		}
 		m.Method = method
 		if env.params != nil && string(env.params) != "null" {
-			m.Params = bytes.Clone(env.params)
+			m.Params = clone(env.params)
+			m.checked = &m.Params[0]
 		}
 		if hasID {
 			if m.ID == NullID {
-				return Message{}, errors.New("request id must not be null")
+				return Message{}, false, errors.New("request id must not be null")
 			}
 			m.Kind = KindRequest
 		} else {
 			m.Kind = KindNotification
 		}
 	case hasResult && hasError:
-		return Message{}, errors.New("response has both a result and an error")
+		return Message{}, false, errors.New("response has both a result and an error")
 	case hasResult:
 		if !hasID {
-			return Message{}, errors.New("result without an id")
+			return Message{}, false, errors.New("result without an id")
 		}
 		m.Kind = KindResult
-		m.Result = bytes.Clone(env.result)
+		m.Result = clone(env.result)
 	case hasError:
 		// "error": null or a non-object would otherwise decode as an error
 		// with code 0 and no message, hiding what the server really sent.
 		if env.error[0] != '{' {
-			return Message{}, errors.New(`"error" must be an object`)
+			return Message{}, false, errors.New(`"error" must be an object`)
 		}
 		var e Error
 		if err := json.Unmarshal(env.error, &e); err != nil {
-			return Message{}, fmt.Errorf("malformed error object: %w", err)
+			return Message{}, false, fmt.Errorf("malformed error object: %w", err)
 		}
 		if !hasID {
 			m.ID = NullID
@@ -172,20 +297,20 @@ func Decode(data []byte) (Message, error) {
 		m.Kind = KindError
 		m.Error = &e
 	default:
-		return Message{}, errors.New("message has neither a method, a result nor an error")
+		return Message{}, false, errors.New("message has neither a method, a result nor an error")
 	}
-	return m, nil
+	// pr read the params that won, if it read the last of duplicates.
+	read := pr != nil && len(env.params) > 0 && len(progressOf) > 0 && &progressOf[0] == &env.params[0]
+	return m, read, nil
 }
 
-// scan keeps the raw value of each envelope member of data, one JSON
-// object that json.Valid accepted. As with encoding/json, the last of
-// duplicate members wins and unknown members are ignored. Unlike it, a name
-// that is an envelope name in another case ("Id", "JSONRPC", or "reſult"
-// by Unicode folding) is an error: JSON-RPC's names are case-sensitive, and
-// a compliance debugger must not read such a message as valid.
-func (env *envelope) scan(data []byte) error { return eachMember(data, env.set) }
-
-// set keeps the value of the member called name (still JSON-escaped).
+// set keeps the value of the member called name (still JSON-escaped);
+// Decode's walk calls it for each member of the message. As with
+// encoding/json, the last of duplicate members wins and unknown members are
+// ignored. Unlike it, a name that is an envelope name in another case
+// ("Id", "JSONRPC", or "reſult" by Unicode folding) is an error: JSON-RPC's
+// names are case-sensitive, and a compliance debugger must not read such a
+// message as valid.
 func (env *envelope) set(name, value []byte) error {
 	switch string(name) { // no allocation: the compiler compares in place
 	case "jsonrpc":
@@ -227,6 +352,23 @@ func (env *envelope) setOther(name, value []byte) error {
 		}
 	}
 	return nil
+}
+
+// methodName decodes a raw method value like decodeString, without
+// allocating for the methods a busy server sends most: a flood is a
+// million "notifications/progress", and each was a 22-byte string.
+func methodName(raw []byte) (string, bool) {
+	switch string(raw) { // compared in place, no allocation
+	case `"` + NotifyProgress + `"`:
+		return NotifyProgress, true
+	case `"` + NotifyMessage + `"`:
+		return NotifyMessage, true
+	case `"` + NotifyCancelled + `"`:
+		return NotifyCancelled, true
+	case `"` + NotifyResourceUpdated + `"`:
+		return NotifyResourceUpdated, true
+	}
+	return decodeString(raw)
 }
 
 func printable(b byte) string {
