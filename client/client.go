@@ -695,6 +695,12 @@ func (c *Client) newInternalID() wire.ID {
 // whose HTTP response stream carried it (zero on stdio and GET streams). It
 // reports whether the message answered owner.
 func (c *Client) receive(line []byte, truncated int, at time.Time, owner wire.ID) (answered bool) {
+	return c.receiveAt(line, truncated, at, owner, 0)
+}
+
+// receiveAt is receive for a message that ends streamEnd bytes into the
+// server's output (stdio; 0: unknown), which its events carry.
+func (c *Client) receiveAt(line []byte, truncated int, at time.Time, owner wire.ID, streamEnd int64) (answered bool) {
 	// One copy per message: the event's Raw, which the message decoded
 	// from it aliases, where Decode's own copy of the params was a second
 	// allocation per line on a flood. DecodeLine validates the line once
@@ -704,7 +710,7 @@ func (c *Client) receive(line []byte, truncated int, at time.Time, owner wire.ID
 	raw := bytes.Clone(line)
 	msg, progress, err := wire.DecodeLine(raw)
 	if err != nil {
-		c.emitWait(event.Event{Kind: event.Malformed, Time: at, RequestID: owner, Raw: keepRaw(line), Truncated: truncated, Err: err})
+		c.emitWait(event.Event{Kind: event.Malformed, Time: at, StreamEnd: streamEnd, RequestID: owner, Raw: keepRaw(line), Truncated: truncated, Err: err})
 		return false
 	}
 	switch msg.Kind {
@@ -739,7 +745,7 @@ func (c *Client) receive(line []byte, truncated int, at time.Time, owner wire.ID
 			warnings = c.learnToolHeaders(msg.Result)
 		}
 		internal := isWaiter || isInternalID(id)
-		c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: id, Raw: raw, Msg: msg, Internal: internal})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: id, Raw: raw, Msg: msg, Internal: internal})
 		for _, w := range warnings {
 			c.emitWait(event.Event{Kind: event.Note, Time: at, RequestID: id, Text: w})
 		}
@@ -752,7 +758,7 @@ func (c *Client) receive(line []byte, truncated int, at time.Time, owner wire.ID
 			// Our own request came back: the "server" echoes its input
 			// (cat, a misconfigured wrapper). Answering it would feed the
 			// echo inflight's own error as if the server had said it.
-			c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: isInternalID(msg.ID)})
+			c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: isInternalID(msg.ID)})
 			c.failCall(msg.ID, ErrEchoed, true)
 			return false
 		}
@@ -762,10 +768,10 @@ func (c *Client) receive(line []byte, truncated int, at time.Time, owner wire.ID
 			// send responses, on every transport. So nothing is answered;
 			// the request is the server's violation, for the tracker to
 			// record (it is not the client's housekeeping).
-			c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg})
+			c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: msg.ID, Raw: raw, Msg: msg})
 			return false
 		}
-		c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
 		c.handleServerRequest(msg, raw, at)
 	case wire.KindNotification:
 		internal := false
@@ -787,7 +793,7 @@ func (c *Client) receive(line []byte, truncated int, at time.Time, owner wire.ID
 				}
 			}
 		}
-		c.emitWait(event.Event{Kind: event.Received, Time: at, RequestID: owner, Raw: raw, Msg: msg, Internal: internal, Progress: progress})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: owner, Raw: raw, Msg: msg, Internal: internal, Progress: progress})
 	}
 	return answered
 }

@@ -891,6 +891,10 @@ func (t *httpTransport) cancel(id wire.ID, reason string) (event.CancelSignal, e
 	// stamped with the start: a response read during a slow POST came after
 	// the cancel had left, and is judged against that moment.
 	at := time.Now()
+	// Said before the POST, so that what the stream brings during a slow
+	// POST is judged against the moment the cancel left (found in review:
+	// it was all taken for crossed until the POST's end).
+	t.c.emit(event.Event{Kind: event.CancelLeaving, Time: at, RequestID: id, Signal: event.SignalNotification})
 	t.c.emitOwnSent(id, raw, at)
 	// The POST's status is reported after the cancel, which it answers.
 	var status *event.Event

@@ -3,8 +3,10 @@ package client
 import (
 	"bufio"
 	"errors"
-	"inflight/event"
 	"io"
+	"sync/atomic"
+
+	"inflight/event"
 )
 
 // lineReader reads newline-delimited messages with a bound on their size. A
@@ -22,16 +24,29 @@ func newLineReader(r io.Reader, max int) *lineReader {
 	return &lineReader{r: bufio.NewReaderSize(src, 64<<10), max: max, src: src}
 }
 
-// countingReader counts the reads of the reader below the buffer.
+// countingReader counts the reads of the reader below the buffer, and
+// the bytes they brought (atomic: a cancel reads it from another
+// goroutine, to know how much of the server's output came before it).
 type countingReader struct {
 	r     io.Reader
 	reads uint64
+	bytes atomic.Int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	c.reads++
-	return c.r.Read(p)
+	n, err := c.r.Read(p)
+	c.bytes.Add(int64(n))
+	return n, err
 }
+
+// End is how many bytes of the input precede the end of the line Next
+// returned last (its terminator included).
+func (l *lineReader) End() int64 { return l.src.bytes.Load() - int64(l.r.Buffered()) }
+
+// ReadSoFar is how many bytes of the input have been read from it, into
+// the buffer or beyond; any goroutine may ask.
+func (l *lineReader) ReadSoFar() int64 { return l.src.bytes.Load() }
 
 // Reads is how many times the reader below the buffer was read so far: a
 // line that Next returned without it changing was read by the same read

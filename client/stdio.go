@@ -23,6 +23,8 @@ type stdioTransport struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
+	// out is stdout's line reader, once the reader has started.
+	out    atomic.Pointer[lineReader]
 	stderr io.ReadCloser
 
 	// writeSem serialises writes, so lines from different goroutines never
@@ -162,6 +164,7 @@ func (t *stdioTransport) readStdout() {
 	// otherwise pile up two per server it started).
 	defer t.stdout.Close()
 	lr := newLineReader(t.stdout, t.c.cfg.MaxMessageBytes)
+	t.out.Store(lr)
 	// Every event carries the time its transport read it. The lines one
 	// read() brought in were read at one instant, so the clock is asked
 	// once per read, not once per line: the profile of a flood (several
@@ -186,8 +189,20 @@ func (t *stdioTransport) readStdout() {
 		if len(line) == 0 {
 			continue
 		}
-		t.c.receive(line, 0, now, wire.ID{})
+		t.c.receiveAt(line, 0, now, wire.ID{}, lr.End())
 	}
+}
+
+// outputSoFar is how many bytes the server had written to its stdout by
+// now: what inflight read, and what still waits in the pipe. A cancel takes
+// it as it leaves: every message that ends within it was sent before the
+// cancel (0: unknown, before the reader started).
+func (t *stdioTransport) outputSoFar() int64 {
+	lr := t.out.Load()
+	if lr == nil {
+		return 0
+	}
+	return lr.ReadSoFar() + pipePending(t.stdout)
 }
 
 func (t *stdioTransport) readStderr() {
@@ -351,6 +366,12 @@ var ErrWriteStalled = errors.New("the server is not reading its stdin")
 // and gives up without harm: on its own ctx, on the bound, or when the
 // stuck write is abandoned.
 func (t *stdioTransport) write(ctx context.Context, raw []byte) error {
+	return t.writeFrom(ctx, raw, nil)
+}
+
+// writeFrom is write, calling starting (when set) the moment the write
+// may begin: the pipe is ours and nothing stands in the way.
+func (t *stdioTransport) writeFrom(ctx context.Context, raw []byte, starting func()) error {
 	// Profiling the cancel path showed the timers of the slow path in the
 	// way of the common case, where nobody else is writing: take the
 	// semaphore without them when it is free.
@@ -368,6 +389,9 @@ func (t *stdioTransport) write(ctx context.Context, raw []byte) error {
 	if err := ctx.Err(); err != nil {
 		// Nothing written yet: giving up now costs the connection nothing.
 		return fmt.Errorf("write to server stdin: %w", err)
+	}
+	if starting != nil {
+		starting()
 	}
 	t.wbuf = append(append(t.wbuf[:0], raw...), '\n')
 	size := len(t.wbuf)
@@ -510,13 +534,30 @@ func (t *stdioTransport) cancel(id wire.ID, reason string) (event.CancelSignal, 
 	// left" would pass for one that crossed it. Write before the
 	// bookkeeping events: the cancel's latency matters more than their
 	// order (the tracker recorded the intent already).
-	now := time.Now()
-	err := t.write(context.Background(), raw)
+	//
+	// It is taken once the write may start (another write may hold the
+	// pipe), with how much the server had written by then: every message
+	// that ends within that was sent before the cancel, and crossed it,
+	// however late it is read — a flood's pipe holds hundreds of such
+	// lines. (What is read while the write runs is applied before the
+	// CancelSent below, as having crossed a signal not yet out, which it
+	// did.)
+	var now time.Time
+	var mark int64
+	err := t.writeFrom(context.Background(), raw, func() {
+		now, mark = time.Now(), t.outputSoFar()
+	})
+	if now.IsZero() {
+		now = time.Now()
+	}
 	defer t.lost()
 	if err != nil {
+		// The tracker must know the cancel did not go out (found in
+		// review: with no word of it, everything after counted as crossed).
+		t.c.emit(event.Event{Kind: event.CancelSent, Time: now, RequestID: id, Signal: event.SignalNone, Reason: reason, Err: err})
 		return event.SignalNone, err
 	}
 	t.c.emitOwnSent(id, raw, now)
-	t.c.emit(event.Event{Kind: event.CancelSent, Time: now, RequestID: id, Signal: event.SignalNotification, Reason: reason})
+	t.c.emit(event.Event{Kind: event.CancelSent, Time: now, RequestID: id, Signal: event.SignalNotification, Reason: reason, StreamEnd: mark})
 	return event.SignalNotification, nil
 }

@@ -277,8 +277,8 @@ type Event struct {
 	Err error
 	// StreamEnd is, for a message read from a stdio server, how many bytes
 	// of its stdout precede the end of the message (0 when unknown, as on
-	// HTTP); for CancelLeaving, how many the server had written when the
-	// cancel left. A message whose end is within what the server had
+	// HTTP); for a stdio CancelSent, how many the server had written when
+	// the cancel's write began. A message whose end is within what the server had
 	// written by then was sent before the cancel left, whenever it is read.
 	StreamEnd int64
 	// RTT is the measured round trip of a RoundTrip event.

@@ -57,7 +57,7 @@ func TestWaitDeadlineUnderFlood(t *testing.T) {
 	}
 	defer cn.Close()
 	defer cn.Observe(nil) // Close drains the rest of the flood at full speed
-	cn.Observe(func(event.Event) {
+	cn.Observe(func(event.Event, []session.Change) {
 		for start := time.Now(); time.Since(start) < 3*time.Microsecond; {
 		}
 	})

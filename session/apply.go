@@ -34,6 +34,12 @@ const (
 // of any tracker method, so copy what must outlive it.
 func (t *Tracker) Apply(ev event.Event) []Change {
 	t.changes.reset()
+	if ev.Kind == event.CancelLeaving {
+		// Bookkeeping of the cancel that follows (CancelSent is logged):
+		// not a line of the protocol log of its own.
+		t.onCancelLeaving(&ev)
+		return t.changes.buf
+	}
 	if slot, ok := t.coalesce(&ev); ok {
 		t.curLog = slot
 	} else {
@@ -59,8 +65,6 @@ func (t *Tracker) Apply(ev event.Event) []Change {
 			t.onReceived(&ev)
 		case event.Malformed:
 			t.onMalformed(&ev)
-		case event.CancelLeaving:
-			t.onCancelLeaving(&ev)
 		case event.CancelSent:
 			t.onCancelSent(&ev)
 		case event.StreamClosed:
@@ -538,15 +542,19 @@ func (t *Tracker) onCancelSent(ev *event.Event) {
 	if ev.Err != nil {
 		r.Cancel.Failed = clip(ev.Err.Error(), maxErrorBytes)
 		if ev.Signal == event.SignalNone {
+			// It never left (its CancelLeaving said it was about to):
+			// what follows is judged from when the cancel was asked for.
+			r.Cancel.Signal, r.Cancel.SignalAt = event.SignalNone, time.Time{}
 			return
 		}
 	}
 	first := r.Cancel.SignalAt.IsZero()
 	r.Cancel.Signal = ev.Signal
 	if first {
-		// No CancelLeaving came first (a modern stream close, a test): the
-		// signal left when this says.
+		// No CancelLeaving came first (stdio, a modern stream close): the
+		// signal left when this says, at this point of the server's output.
 		r.Cancel.SignalAt = ev.Time
+		r.Cancel.SignalStreamEnd = ev.StreamEnd
 	}
 	if first && r.Late.Response && r.Late.Crossed {
 		// The late response was applied before the cancel's send time was
