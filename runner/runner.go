@@ -309,10 +309,29 @@ func (cn *Conn) Cancel(id wire.ID, reason string, cause session.CancelCause) err
 		return err
 	}
 	cn.changed([]session.Change{ch})
-	if _, err := cn.c.Cancel(id, reason); err != nil && !errors.Is(err, client.ErrNotInFlight) {
+	if err := cn.send(id, reason); err != nil && !errors.Is(err, client.ErrNotInFlight) {
 		return err
 	}
 	return nil
+}
+
+// send has the client send id's cancel signal, and waits for it unless
+// the run is told to hurry: a legacy HTTP cancel is a POST a server may
+// hold for its whole 30s bound, and a second Ctrl+C must not wait that
+// long (found in review). The cancel then goes on in the client, which
+// reports it and which Close waits for.
+func (cn *Conn) send(id wire.ID, reason string) error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := cn.c.Cancel(id, reason)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-cn.hurry:
+		return nil
+	}
 }
 
 // expire applies the tracker's deadlines and sends the cancels of the
@@ -322,7 +341,7 @@ func (cn *Conn) expire(now time.Time) {
 	// Copy: the cancels below may apply events, which reuse the slice.
 	cn.changed(slices.Clone(changes))
 	for _, x := range expired {
-		_, _ = cn.c.Cancel(x.ID, x.Reason)
+		_ = cn.send(x.ID, x.Reason)
 	}
 }
 

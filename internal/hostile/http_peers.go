@@ -38,6 +38,9 @@ type HTTP struct {
 	answers     atomic.Int64
 	answerDelay time.Duration
 	conns       atomic.Int64
+	// holdNotices holds every notifications/cancelled POST that long
+	// before its 202 (or until the client gives up on it).
+	holdNotices time.Duration
 }
 
 // Answers is how many responses (to the peer's own requests) the client
@@ -82,6 +85,12 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.answers.Add(1)
 			if h.answerDelay > 0 {
 				time.Sleep(h.answerDelay)
+			}
+		} else if h.holdNotices > 0 && msg.Method == wire.NotifyCancelled {
+			select {
+			case <-time.After(h.holdNotices):
+			case <-r.Context().Done():
+				return
 			}
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -400,4 +409,23 @@ func (p *ResumeOverGET) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	startSSE(w)
 	_, _ = fmt.Fprintf(w, "id: %s\nretry: 10\ndata:\n\n", PrimingID)
 	flush(w)
+}
+
+// HoldsCancelPOST streams progress on every tools/call until the client
+// goes, and holds each notifications/cancelled POST (a legacy cancel) for
+// a minute: a client must not wait for that POST when its user insists.
+func HoldsCancelPOST() *HTTP {
+	return &HTTP{name: "holds-cancel-post", holdNotices: time.Minute, call: func(w http.ResponseWriter, r *http.Request, req Request) {
+		startSSE(w)
+		for i := 1; ; i++ {
+			if sseEvent(w, progressNotification(req.Token.Raw(), float64(i), 0, "working")) != nil {
+				return
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}}
 }
