@@ -19,10 +19,15 @@ import "time"
 // cancel, and mcp-go's now and then beats the quickest of 20 pings on the
 // same connection by a microsecond or so. So the crossing window is half
 // the quickest measured round trip (+ Config.Grace): what arrives in it
-// cannot be a reaction; a crossing that arrives later is so rare (the
-// server would have had to finish in the last half round trip before the
-// cancel reached it) that calling it late is the honest mistake to make,
-// and the finding names the round trip, so a reader can judge.
+// cannot be a reaction.
+//
+// Time alone misjudges what waited in a pipe, though: under a flood the
+// server's stdout holds hundreds of lines written before the cancel and
+// read after it. So position comes first (crossedCancel): on stdio every
+// message says where it ends in the server's output, and the cancel how
+// much the server had written when it left (read, or waiting in the pipe);
+// whatever ends within that was sent before the cancel. Over HTTP there is
+// no such count, and a stream's buffered events are judged by time.
 //
 // The round trip is measured, not guessed: the client times its own plain
 // requests (a ping after connecting in the legacy era, server/discover in
