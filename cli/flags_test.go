@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"errors"
+	"inflight/exitcode"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 )
 
 // /dev/null is a character device but no terminal: output sent there (or
@@ -40,6 +44,25 @@ func TestDurationFlagTakesSeconds(t *testing.T) {
 	for _, in := range []string{"soon", "NaN", "Inf", "1e300", "-5", "0"} {
 		if err := f.Set(in); err == nil {
 			t.Errorf("Set(%q) accepted (%v)", in, d)
+		}
+	}
+}
+
+// The TUI's exit code says how it ended, as call's does: 0 after q, 4
+// after Ctrl+C or a signal cancelled what was in flight, 1 on a failure.
+func TestTUIExitCode(t *testing.T) {
+	for _, c := range []struct {
+		err         error
+		interrupted bool
+		want        int
+	}{
+		{nil, false, exitcode.Completed},
+		{nil, true, exitcode.Cancelled},
+		{tea.ErrInterrupted, false, exitcode.Cancelled},
+		{errors.New("the terminal went away"), false, 1},
+	} {
+		if got := tuiExitCode(c.err, c.interrupted); got != c.want {
+			t.Errorf("tuiExitCode(%v, %v) = %d, want %d", c.err, c.interrupted, got, c.want)
 		}
 	}
 }

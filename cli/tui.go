@@ -152,12 +152,23 @@ func runInteractive(ctx context.Context, target target.Target, opts InteractiveO
 		return fail(exitcode.Usage, err)
 	}
 	runErr := runProgram(ctx, m, m)
-	switch {
-	case runErr == nil, errors.Is(runErr, tea.ErrInterrupted), errors.Is(runErr, context.Canceled):
-		return 0
-	default:
-		return fail(1, runErr)
+	code := tuiExitCode(runErr, m.Interrupted())
+	if code == 1 {
+		return fail(code, runErr)
 	}
+	return code
+}
+
+// tuiExitCode is the TUI's exit code: 0 after q, 4 (cancelled, as call's)
+// after Ctrl+C or a signal interrupted it, 1 when the program failed.
+func tuiExitCode(runErr error, interrupted bool) int {
+	switch {
+	case runErr != nil && !errors.Is(runErr, tea.ErrInterrupted) && !errors.Is(runErr, context.Canceled):
+		return 1
+	case interrupted || errors.Is(runErr, tea.ErrInterrupted) || errors.Is(runErr, context.Canceled):
+		return exitcode.Cancelled
+	}
+	return exitcode.Completed
 }
 
 // newInteractiveModel builds the TUI's model for the target: the client

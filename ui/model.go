@@ -166,6 +166,8 @@ type Model struct {
 	// would let what the server sent during the handshake be applied after
 	// they began, and be judged against them.
 	startPending bool
+	// interrupted: the program ends because of Ctrl+C or a signal, not q.
+	interrupted bool
 	// connectedSeen: the tracker applied this connection's event.Connected
 	// (the tracker's own "connected" outlives a connection, so after R it
 	// would let the first requests go out too early).
@@ -1144,6 +1146,11 @@ func (m *Model) askQuit() tea.Cmd {
 	return nil
 }
 
+// Interrupted reports whether the program ended because of Ctrl+C or a
+// signal (what was in flight was cancelled as "interrupted"), rather than
+// because the user quit: the command's exit code says so, as call's does.
+func (m *Model) Interrupted() bool { return m.interrupted }
+
 // interrupt is Ctrl+C: cancel everything in flight with reason
 // "interrupted", then quit without asking.
 func (m *Model) interrupt() tea.Cmd {
@@ -1160,6 +1167,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 		return m.exit()
 	}
 	m.quitting = true
+	m.interrupted = cause == session.CauseInterrupted
 	var ids []wire.ID
 	if m.state == connUp {
 		for _, id := range m.activeIDs() {

@@ -212,6 +212,9 @@ func TestQuitWithNothingInFlightIsImmediate(t *testing.T) {
 	if !h.quit {
 		t.Fatal("q did not quit")
 	}
+	if h.m.Interrupted() {
+		t.Error("q reads as an interruption")
+	}
 }
 
 func TestCtrlCCancelsWithReasonInterruptedAndQuits(t *testing.T) {
@@ -228,6 +231,9 @@ func TestCtrlCCancelsWithReasonInterruptedAndQuits(t *testing.T) {
 	}
 	if r := h.request(2); r.Cancel == nil || r.Cancel.Cause != session.CauseInterrupted {
 		t.Fatalf("cause = %+v", r.Cancel)
+	}
+	if !h.m.Interrupted() {
+		t.Error("ctrl+c does not read as an interruption: the TUI would exit 0")
 	}
 }
 
