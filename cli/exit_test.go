@@ -165,7 +165,7 @@ func startTUI(t *testing.T, target target.Target, opts InteractiveOptions, more 
 // startTUIContext is startTUI with the context main passes (signals).
 func startTUIContext(t *testing.T, ctx context.Context, target target.Target, opts InteractiveOptions, more ...tea.ProgramOption) *tui {
 	t.Helper()
-	m, err := newInteractiveModel(context.Background(), target, opts)
+	m, err := newInteractiveModel(context.Background(), target, opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

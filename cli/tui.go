@@ -43,6 +43,8 @@ type InteractiveOptions struct {
 	LateWindow      time.Duration
 	// Grace widens the crossing window (session.Config.Grace).
 	Grace time.Duration
+	// TracePath, when set, records the session from the start (--trace).
+	TracePath string
 	// Stderr is where errors that end the TUI before or after it ran are
 	// written (os.Stderr when nil).
 	Stderr io.Writer
@@ -127,6 +129,7 @@ Servers:
 	durationVar(fs, &opts.MaxTimeout, "max-timeout", session.DefaultMaxTimeout, "maximum timeout, which progress never pushes back", true)
 	fs.BoolVar(&opts.ResetOnProgress, "reset-on-progress", true, "restart a request's timeout on each progress notification")
 	durationVar(fs, &opts.LateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after a cancel", true)
+	fs.StringVar(&opts.TracePath, "trace", "", "record the session from the start to `FILE` (JSON Lines, as call and check write; replay reads it)")
 	durationVar(fs, &opts.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
 	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand())
 	return root
@@ -147,7 +150,17 @@ func runInteractive(ctx context.Context, target target.Target, opts InteractiveO
 	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
 		return fail(exitcode.Usage, errors.New("the interactive view needs a terminal; for scripts use `inflight call` or `inflight check`"))
 	}
-	m, err := newInteractiveModel(ctx, target, opts)
+	var tw *trace.Writer
+	if opts.TracePath != "" {
+		f, err := os.Create(opts.TracePath)
+		if err != nil {
+			return fail(exitcode.Usage, fmt.Errorf("--trace: %w", err))
+		}
+		defer f.Close()
+		tw = trace.NewWriter(f, time.Now(), red)
+		defer tw.Flush()
+	}
+	m, err := newInteractiveModel(ctx, target, opts, tw)
 	if err != nil {
 		return fail(exitcode.Usage, err)
 	}
@@ -174,7 +187,7 @@ func tuiExitCode(runErr error, interrupted bool) int {
 // newInteractiveModel builds the TUI's model for the target: the client
 // configuration, the --call requests and the tracker's defaults. It starts
 // nothing; the model dials in Init.
-func newInteractiveModel(ctx context.Context, target target.Target, opts InteractiveOptions) (*ui.Model, error) {
+func newInteractiveModel(ctx context.Context, target target.Target, opts InteractiveOptions, tw *trace.Writer) (*ui.Model, error) {
 	red := target.Redactor()
 	cfg, err := target.ClientConfig(ctx)
 	if err != nil {
@@ -213,6 +226,7 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 			return c, nil
 		},
 		Tracker: trackerCfg,
+		Trace:   tw,
 		Calls:   opts.Calls,
 		Export: func(path string, snap ui.Snapshot) (string, error) {
 			return writeTrace(path, snap, red)

@@ -210,7 +210,7 @@ func (cn *Conn) apply(ev event.Event) {
 	}
 	changes := cn.tr.Apply(ev)
 	if cn.trace != nil {
-		_ = cn.trace.Judged(ev, verdict(ev, changes))
+		_ = cn.trace.Judged(ev, session.Verdict(ev.Kind, changes))
 	}
 	cn.traceChanges(changes)
 	if cn.observe != nil {
@@ -218,40 +218,11 @@ func (cn *Conn) apply(ev event.Event) {
 	}
 }
 
-// verdict is the tracker's judgement of a message it just applied, for
-// its trace line: "late" or "crossed" when it came after its request was
-// given up, "" otherwise.
-func verdict(ev event.Event, changes []session.Change) string {
-	if ev.Kind != event.Received {
-		return ""
-	}
-	v := ""
-	for _, ch := range changes {
-		switch ch.Kind {
-		case session.ChangeLate:
-			return "late"
-		case session.ChangeCrossed:
-			v = "crossed"
-		}
-	}
-	return v
-}
-
 // traceChanges writes a state line for every transition and a violation
 // line for every violation the tracker just recorded.
 func (cn *Conn) traceChanges(changes []session.Change) {
-	if cn.trace == nil {
-		return
-	}
-	for _, ch := range changes {
-		switch ch.Kind {
-		case session.ChangeState:
-			if r, ok := cn.tr.Get(ch.ID); ok {
-				_ = cn.trace.State(ch.At, r, ch.From, ch.To)
-			}
-		case session.ChangeViolation:
-			_ = cn.trace.Violation(ch.Violation)
-		}
+	if cn.trace != nil {
+		_ = cn.trace.Changes(cn.tr, changes)
 	}
 }
 

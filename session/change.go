@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -63,6 +64,25 @@ type Change struct {
 	What Arrival
 	// Violation is the violation of a ChangeViolation.
 	Violation Violation
+}
+
+// Verdict is the tracker's judgement of a message it just applied, as
+// traces carry it: "late" or "crossed" when it came after its request was
+// given up, "" otherwise (or for anything but a received message).
+func Verdict(kind event.Kind, changes []Change) string {
+	if kind != event.Received {
+		return ""
+	}
+	v := ""
+	for _, ch := range changes {
+		switch ch.Kind {
+		case ChangeLate:
+			return "late"
+		case ChangeCrossed:
+			v = "crossed"
+		}
+	}
+	return v
 }
 
 // changes collects what one tracker call changed. The slice handed out is

@@ -266,6 +266,27 @@ func (w *Writer) State(at time.Time, r *session.Request, from, to session.State)
 	return w.Write(rec)
 }
 
+// Changes writes what the tracker just changed: a state line for every
+// transition, a violation line for every violation (late and crossed
+// arrivals go on their message's own line, as its verdict).
+func (w *Writer) Changes(tr *session.Tracker, changes []session.Change) error {
+	for _, ch := range changes {
+		switch ch.Kind {
+		case session.ChangeState:
+			if r, ok := tr.Get(ch.ID); ok {
+				if err := w.State(ch.At, r, ch.From, ch.To); err != nil {
+					return err
+				}
+			}
+		case session.ChangeViolation:
+			if err := w.Violation(ch.Violation); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Violation writes a protocol violation the tracker recorded.
 func (w *Writer) Violation(v session.Violation) error {
 	rec := Record{MS: w.Since(v.Time), Dir: DirLocal, Event: EventViolation, Code: v.Code, Text: v.Detail}

@@ -29,6 +29,7 @@ import (
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/termsafe"
+	"inflight/trace"
 	"inflight/wire"
 )
 
@@ -57,6 +58,10 @@ type Call struct {
 
 // Options configure the UI.
 type Options struct {
+	// Trace, when set, records the session from the start (--trace): every
+	// event with the tracker's verdict, every state change and violation,
+	// as a headless run's trace. The caller closes what it writes to.
+	Trace *trace.Writer
 	// Target describes what inflight is connected to, for the header (it
 	// must already be redacted).
 	Target string
@@ -503,7 +508,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	for i := range msg.events {
 		ev := &msg.events[i]
 		m.redactEvent(ev)
-		m.settledStatus(m.tracker.Apply(*ev))
+		m.settledStatus(m.applied(*ev, m.tracker.Apply(*ev)))
 		switch ev.Kind {
 		case event.Connected:
 			m.connectedSeen = true
@@ -521,7 +526,8 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			if errors.Is(ev.Err, client.ErrUnreachable) && !m.quitting && m.state == connUp {
 				m.state = connLost
 				m.connErr = ev.Err
-				m.settledStatus(m.tracker.Apply(event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err}))
+				lost := event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err}
+				m.settledStatus(m.applied(lost, m.tracker.Apply(lost)))
 			}
 		case event.Received:
 			if !m.toolsReq.IsZero() && ev.RequestID == m.toolsReq && ev.Msg.Kind == wire.KindResult {
@@ -532,6 +538,11 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	}
 	var start tea.Cmd
 	if len(msg.events) > 0 {
+		if tw := m.opts.Trace; tw != nil {
+			// A batch is over: what it traced goes to the file, so that a
+			// session killed from outside still leaves its trace.
+			_ = tw.Flush()
+		}
 		m.afterChange()
 		if m.connectedSeen && m.startPending {
 			start = m.start()
@@ -620,6 +631,9 @@ func (m *Model) start() tea.Cmd {
 // puts it on the wire.
 func (m *Model) send(method string, params json.RawMessage, opts session.RequestOptions) tea.Cmd {
 	r := m.tracker.Begin(method, params, opts, m.now())
+	if tw := m.opts.Trace; tw != nil {
+		_ = tw.State(r.Created, r, r.State, r.State)
+	}
 	if method == wire.MethodToolsList {
 		m.toolsReq = r.ID
 	}
@@ -635,16 +649,19 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 }
 
 func (m *Model) handleSendFailed(msg sendFailedMsg) {
-	m.tracker.Apply(event.Event{Kind: event.RequestFailed, Time: m.now(), RequestID: msg.id, Err: msg.err})
+	failed := event.Event{Kind: event.RequestFailed, Time: m.now(), RequestID: msg.id, Err: msg.err}
+	m.applied(failed, m.tracker.Apply(failed))
 	m.setStatus(levelError, fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err))
 }
 
 // cancel records the intent and returns the command that sends the signal.
 func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea.Cmd {
-	if _, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err != nil {
+	ch, err := m.tracker.RequestCancel(id, reason, cause, m.now())
+	if err != nil {
 		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, refusalText(err, m.now())))
 		return nil
 	}
+	m.changed([]session.Change{ch})
 	m.afterChange()
 	return cancelCmd(m.conn, m.connGen, id, reason, false)
 }
@@ -668,7 +685,8 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 	case msg.err != nil:
 		// The server may never have learnt of the cancel: the row must say so
 		// rather than settle as an ordinary cancel.
-		m.tracker.Apply(event.Event{Kind: event.CancelSent, Time: m.now(), RequestID: msg.id, Signal: msg.signal, Err: msg.err})
+		failed := event.Event{Kind: event.CancelSent, Time: m.now(), RequestID: msg.id, Signal: msg.signal, Err: msg.err}
+		m.applied(failed, m.tracker.Apply(failed))
 		m.setStatus(levelError, fmt.Sprintf("cancel #%s failed: %v", msg.id, msg.err))
 	case !msg.quiet:
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — %s", msg.id, signalText(msg.signal)))
@@ -688,7 +706,8 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	m.tickAt = time.Time{}
 	now := m.now()
 	var cmds []tea.Cmd
-	expired, _ := m.tracker.Expire(now)
+	expired, changes := m.tracker.Expire(now)
+	m.changed(changes)
 	for _, ex := range expired {
 		cmds = append(cmds, cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false))
 	}
@@ -748,6 +767,24 @@ func (m *Model) block(s string) string { return termsafe.Block(m.opts.Redact(s))
 func (m *Model) afterChange() {
 	if m.list.follow && m.tracker.Len() > 0 {
 		m.list.selected = m.tracker.At(m.tracker.Len() - 1).ID
+	}
+}
+
+// applied records ev and what applying it changed in the trace, if the
+// session is traced, and returns the changes.
+func (m *Model) applied(ev event.Event, changes []session.Change) []session.Change {
+	if tw := m.opts.Trace; tw != nil {
+		_ = tw.Judged(ev, session.Verdict(ev.Kind, changes))
+		_ = tw.Changes(m.tracker, changes)
+	}
+	return changes
+}
+
+// changed records what the tracker changed outside an event (a cancel
+// asked for, an expired timeout) in the trace, if the session is traced.
+func (m *Model) changed(changes []session.Change) {
+	if tw := m.opts.Trace; tw != nil {
+		_ = tw.Changes(m.tracker, changes)
 	}
 }
 
@@ -1119,9 +1156,11 @@ func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 }
 
 func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause) tea.Cmd {
-	if _, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err != nil {
+	ch, err := m.tracker.RequestCancel(id, reason, cause, m.now())
+	if err != nil {
 		return nil
 	}
+	m.changed([]session.Change{ch})
 	return cancelCmd(m.conn, m.connGen, id, reason, true)
 }
 
@@ -1171,7 +1210,8 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	var ids []wire.ID
 	if m.state == connUp {
 		for _, id := range m.activeIDs() {
-			if _, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err == nil {
+			if ch, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err == nil {
+				m.changed([]session.Change{ch})
 				ids = append(ids, id)
 			}
 		}
