@@ -119,6 +119,9 @@ type ProgressSample struct {
 type Timeout struct {
 	// Timeout is the per-request timeout.
 	Timeout time.Duration
+	// Asked is the timeout the request began with, before any
+	// AdjustTimeout: what a re-issue of it asks for again.
+	Asked time.Duration
 	// Max is the limit nothing pushes back.
 	Max time.Duration
 	// ResetOnProgress says whether progress pushes Deadline back.

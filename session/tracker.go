@@ -149,6 +149,7 @@ func (t *Tracker) Begin(method string, params json.RawMessage, opts RequestOptio
 		State:         StatePending,
 		Timeout: Timeout{
 			Timeout:         timeout,
+			Asked:           timeout,
 			Max:             maxTimeout,
 			ResetOnProgress: reset,
 			Deadline:        now.Add(timeout),

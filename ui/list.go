@@ -58,6 +58,12 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) bool {
 	}
 	idx = min(max(idx, 0), n-1)
 	m.list.selected = m.tracker.At(idx).ID
+	if !m.status.about.IsZero() && m.status.about != m.list.selected {
+		// A message about another request ("sent #18 — press c to cancel
+		// it") would now be about the wrong row: status text is about the
+		// present (issue 10).
+		m.status = statusLine{}
+	}
 	// Moving away from the newest row stops following; coming back to it
 	// resumes, so new requests are selected again.
 	m.list.follow = idx == n-1

@@ -1035,7 +1035,10 @@ func (m *Model) reissue() tea.Cmd {
 	}
 	params := paramsForReissue(raw)
 	reset := r.Timeout.ResetOnProgress
-	cmd := m.send(r.Method, params, session.RequestOptions{Timeout: r.Timeout.Timeout, MaxTimeout: r.Timeout.Max, ResetOnProgress: &reset})
+	// The timeout it began with, not one shortened with - since: a
+	// re-issue is the same request again (issue 10: after six presses of
+	// - the re-issue timed out at once).
+	cmd := m.send(r.Method, params, session.RequestOptions{Timeout: r.Timeout.Asked, MaxTimeout: r.Timeout.Max, ResetOnProgress: &reset})
 	m.list.follow = true
 	m.afterChange()
 	m.mode = keymap.ModeList

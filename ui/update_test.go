@@ -358,6 +358,41 @@ func TestReissueSendsTheSameParamsWithANewID(t *testing.T) {
 	}
 }
 
+// A re-issue asks for the timeout its request began with, not one
+// shortened with - since (issue 10: six presses of - left 1.4s, and the
+// re-issued request timed out at once).
+func TestReissueKeepsTheTimeoutItBeganWith(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	id := startSlow(h)
+	asked := h.request(id).Timeout.Timeout
+	h.key("-", "-", "-", "-", "-", "-")
+	if got := h.request(id).Timeout.Timeout; got >= asked {
+		t.Fatalf("- left the timeout at %s", got)
+	}
+	h.key("r")
+	again := h.m.tracker.At(h.m.tracker.Len() - 1)
+	if again.ID == h.request(id).ID || again.Timeout.Timeout != asked {
+		t.Fatalf("re-issued #%s with timeout %s, want %s", again.ID, again.Timeout.Timeout, asked)
+	}
+}
+
+// A status message about one request goes when the selection moves to
+// another: "press c to cancel it" would then be about the wrong row.
+func TestStatusAboutARequestGoesWithTheSelection(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	startSlow(h)
+	startSlow(h)
+	if !strings.Contains(h.screen(), "press c to cancel it") {
+		t.Fatalf("no status after sending:\n%s", h.screen())
+	}
+	h.key("up")
+	if strings.Contains(h.screen(), "press c to cancel it") {
+		t.Errorf("the status about #3 stays with #2 selected:\n%s", h.screen())
+	}
+}
+
 func TestConnectionLostBannerAndReconnect(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
