@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -699,24 +698,17 @@ func msFloat(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 
 
 // crossingBasis says what "crossed" was judged by, so a reader can weigh it.
 func crossingBasis(l *LateReport) string {
+	msDur := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+	window := msDur(l.CrossingWindowMs)
 	if l.RoundTripMs == nil {
-		return fmt.Sprintf("crossed means within %s of the cancel (no round trip was measured; --grace alone)", fmtMsFloat(l.CrossingWindowMs))
+		return report.CrossingBasis(window, 0, "", 0, 0)
 	}
-	s := fmt.Sprintf("crossed means within %s of the cancel: half the quickest round trip measured (%s, %s)",
-		fmtMsFloat(l.CrossingWindowMs), fmtMsFloat(*l.RoundTripMs), termsafe.Line(l.RoundTripSource))
-	if grace := l.CrossingWindowMs - *l.RoundTripMs/2; grace > 0.001 {
-		s += " plus --grace " + fmtMsFloat(grace)
+	rt := msDur(*l.RoundTripMs)
+	// The report keeps times to the microsecond, so half the round trip
+	// can be a microsecond off the window: only more is --grace.
+	grace := window - rt/2
+	if grace <= time.Microsecond {
+		grace = 0
 	}
-	return s
-}
-
-// fmtMsFloat formats fractional milliseconds: 0.041ms, 12.5ms, 3.20s.
-func fmtMsFloat(ms float64) string {
-	switch {
-	case ms < 1:
-		return strconv.FormatFloat(ms, 'f', 3, 64) + "ms"
-	case ms < 1000:
-		return strconv.FormatFloat(ms, 'f', 1, 64) + "ms"
-	}
-	return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s"
+	return report.CrossingBasis(window, rt, l.RoundTripSource, 0, grace)
 }

@@ -788,7 +788,7 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 	quiet := fmt.Sprintf("nothing for the request after the cancel; watched %s", watched.Round(100*time.Millisecond))
 	if !lastAt.IsZero() {
 		quiet = fmt.Sprintf("the last message for the request came %s after the cancel; watched %s",
-			fmtAfter(lastAt.Sub(from)), watched.Round(100*time.Millisecond))
+			report.Fine(lastAt.Sub(from)), watched.Round(100*time.Millisecond))
 		if watch.Until.Sub(lastAt) < stillSending {
 			quiet += "; still sending when the watch ended"
 		}
@@ -847,10 +847,10 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 		add(CheckCancelNoResponse, true, fmt.Sprintf("no response in the %s watched after the cancel", watched.Round(100*time.Millisecond)))
 	case late.Crossed:
 		add(CheckCancelNoResponse, true, fmt.Sprintf("a response arrived %s after the cancel: it crossed the cancel in flight, which the spec allows; %s",
-			fmtAfter(after), basis))
+			report.Fine(after), basis))
 	default:
 		add(CheckCancelNoResponse, false, fmt.Sprintf("a response arrived %s after the cancel, later than a reply sent before the server saw it could have (a late response); %s",
-			fmtAfter(after), basis))
+			report.Fine(after), basis))
 	}
 	return out
 }
@@ -866,23 +866,7 @@ func crossingBasis(tr *session.Tracker, r *session.Request, grace time.Duration)
 		w = r.Late.Window // the window the judgement used
 	}
 	rt := tr.RoundTrip()
-	if !rt.Measured() {
-		return fmt.Sprintf("crossed means within %s of the cancel (no round trip was measured, so --grace alone)", fmtAfter(w))
-	}
-	s := fmt.Sprintf("crossed means within %s of the cancel: half the quickest round trip measured (%s, %s of %d)",
-		fmtAfter(w), fmtAfter(rt.D), termsafe.Line(rt.Source), rt.Samples)
-	if grace > 0 {
-		s += fmt.Sprintf(" plus --grace %s", grace)
-	}
-	return s
-}
-
-// fmtAfter formats a short duration to the microsecond below 10ms.
-func fmtAfter(d time.Duration) string {
-	if d < 10*time.Millisecond {
-		return d.Round(time.Microsecond).String()
-	}
-	return d.Round(time.Millisecond).String()
+	return report.CrossingBasis(w, rt.D, rt.Source, rt.Samples, grace)
 }
 
 func (b *battery) checkCancelUnknown() {

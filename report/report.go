@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"inflight/event"
 	"inflight/redact"
@@ -122,4 +123,33 @@ func Progress(v float64, total *float64) string {
 		return termsafe.Number(v)
 	}
 	return termsafe.Number(v) + "/" + termsafe.Number(*total)
+}
+
+// Fine formats a duration for a finding or summary: to the microsecond
+// below 10ms (a loopback round trip is tens of microseconds), to the
+// millisecond above.
+func Fine(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// CrossingBasis says what "crossed" was judged by, so that a reader can
+// weigh it: the window, and the round trip it comes from (source, of how
+// many samples; 0 when not known), plus --grace when set. call and check
+// both say it this way.
+func CrossingBasis(window, roundTrip time.Duration, source string, samples int, grace time.Duration) string {
+	if roundTrip <= 0 {
+		return fmt.Sprintf("crossed means within %s of the cancel (no round trip was measured, so --grace alone)", Fine(window))
+	}
+	from := termsafe.Line(source)
+	if samples > 0 {
+		from = fmt.Sprintf("%s of %d", from, samples)
+	}
+	s := fmt.Sprintf("crossed means within %s of the cancel: half the quickest round trip measured (%s, %s)", Fine(window), Fine(roundTrip), from)
+	if grace > 0 {
+		s += " plus --grace " + Fine(grace)
+	}
+	return s
 }
