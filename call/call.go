@@ -585,7 +585,7 @@ func printLate(row func(k, v string), rep Report, l *LateReport, safe func(strin
 			s = "the request ended (" + rep.State + ") before an answer came"
 		}
 		if l.Response {
-			s += fmt.Sprintf("; a response came %s after that, ignored", fmtMs(*l.ResponseAfterCancelMs))
+			s += fmt.Sprintf("; a response came %s after that, ignored", fmtAfterMs(*l.ResponseAfterCancelMs))
 		}
 		if l.ProgressAfterCancel > 0 {
 			s += fmt.Sprintf("; %d progress notification%s after that, ignored", l.ProgressAfterCancel, report.Plural(l.ProgressAfterCancel))
@@ -595,9 +595,9 @@ func printLate(row func(k, v string), rep Report, l *LateReport, safe func(strin
 		var parts []string
 		switch {
 		case l.Response && l.Crossed:
-			parts = append(parts, fmt.Sprintf("a response crossed the cancel (%s after it), ignored", fmtMs(*l.ResponseAfterCancelMs)))
+			parts = append(parts, fmt.Sprintf("a response crossed the cancel (%s after it), ignored", fmtAfterMs(*l.ResponseAfterCancelMs)))
 		case l.Response:
-			parts = append(parts, fmt.Sprintf("LATE RESPONSE %s after the cancel, ignored", fmtMs(*l.ResponseAfterCancelMs)))
+			parts = append(parts, fmt.Sprintf("LATE RESPONSE %s after the cancel, ignored", fmtAfterMs(*l.ResponseAfterCancelMs)))
 		default:
 			parts = append(parts, "no response after the cancel")
 		}
@@ -691,6 +691,16 @@ func fmtMs(ms int64) string {
 		return fmt.Sprintf("%dms", ms)
 	}
 	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+// fmtAfterMs is how long after the cancel something came, from the whole
+// milliseconds the report keeps: 0 is "under 1ms", not "0ms" (it did come
+// after the cancel).
+func fmtAfterMs(ms int64) string {
+	if ms == 0 {
+		return "under 1ms"
+	}
+	return fmtMs(ms)
 }
 
 // msFloat is d in milliseconds, to the microsecond.
