@@ -235,17 +235,15 @@ func (w *Writer) flush() error {
 // ("late", "crossed"; "" for none), so that replay shows what the tracker
 // judged rather than judging again.
 func (w *Writer) Judged(ev event.Event, verdict string) error {
+	// The record is written before Judged returns, so it may alias the
+	// event's bytes instead of copying them.
 	rec := fromEvent(&ev, w.Since(ev.Time), false)
 	rec.Verdict = verdict
 	return w.Write(rec)
 }
 
 // Event writes one client event.
-func (w *Writer) Event(ev event.Event) error {
-	// The record is written before Event returns, so it may alias the
-	// event's bytes instead of copying them.
-	return w.Write(fromEvent(&ev, w.Since(ev.Time), false))
-}
+func (w *Writer) Event(ev event.Event) error { return w.Judged(ev, "") }
 
 // State writes a request's change of state in the tracker. The request's
 // method and target go on the line too, so that a reader learns what the

@@ -85,25 +85,3 @@ func jsonEscaped(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
-
-// StopsAtCancel is a well-behaved flood: it writes progress as fast as its
-// stdout takes it, looks for the cancel before every line, and stops at
-// once when it sees it, answering nothing. As a process its stdout pipe
-// holds hundreds of lines written before the cancel, which the client
-// reads after it: by time alone they would look late (found in review:
-// ~500 "late" notifications from a server that did everything right).
-var StopsAtCancel = Stdio{Name: "stops-at-cancel", Call: func(s *Session, req Request) {
-	cancelled := s.CancelledCh(req.ID)
-	for i := 1; ; i++ {
-		select {
-		case <-cancelled:
-			return
-		case <-s.Done():
-			return
-		default:
-		}
-		if req.Token.IsZero() || s.Progress(req.Token, float64(i), 0, fmt.Sprintf("line %d", i)) != nil {
-			return
-		}
-	}
-}}
