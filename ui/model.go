@@ -683,10 +683,9 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 			m.setStatus(levelInfo, fmt.Sprintf("#%s was already answered when the cancel went out", msg.id))
 		}
 	case msg.err != nil:
-		// The server may never have learnt of the cancel: the row must say so
-		// rather than settle as an ordinary cancel.
-		failed := event.Event{Kind: event.CancelSent, Time: m.now(), RequestID: msg.id, Signal: msg.signal, Err: msg.err}
-		m.applied(failed, m.tracker.Apply(failed))
+		// The client reported the failure itself (a CancelSent with its
+		// error, on every transport), so the row says the server may never
+		// have learnt of the cancel; this is the status line's word of it.
 		m.setStatus(levelError, fmt.Sprintf("cancel #%s failed: %v", msg.id, msg.err))
 	case !msg.quiet:
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — %s", msg.id, signalText(msg.signal)))

@@ -597,6 +597,8 @@ func TestFailedCancelIsShown(t *testing.T) {
 	h.fake.cancelErr = errors.New("write to server stdin: the server is not reading its stdin")
 	h.fake.signal = event.SignalNone
 	h.key("c")
+	// As the client does, it reports the failure as a CancelSent with it.
+	h.events(event.Event{Kind: event.CancelSent, RequestID: h.m.list.selected, Signal: event.SignalNone, Err: h.fake.cancelErr})
 	if !strings.Contains(h.screen(), "the cancel could not be sent") {
 		t.Fatalf("a failed cancel looks like a cancel on its way:\n%s", h.screen())
 	}
