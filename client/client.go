@@ -132,6 +132,10 @@ type Request struct {
 	Params json.RawMessage
 	// ProgressToken, when set, is put in _meta.progressToken.
 	ProgressToken wire.ID
+	// LateWindow replaces Config.LateWindow for this request: how long a
+	// legacy HTTP response stream is read after its cancel (or after its
+	// response, when the server keeps it open) before it is closed.
+	LateWindow time.Duration
 }
 
 // Errors callers may test for.
@@ -207,6 +211,9 @@ type flight struct {
 	cancelDone chan struct{}
 	signal     event.CancelSignal
 	cancelErr  error
+	// lateWindow is the request's own late window (Request.LateWindow, else
+	// Config.LateWindow).
+	lateWindow time.Duration
 }
 
 // callResult is what an internal call receives.
@@ -1168,7 +1175,10 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 	}
 	// Reserve the ID now, under the same lock as the check, so two Sends
 	// of one ID cannot both pass it.
-	f := &flight{method: r.Method}
+	f := &flight{method: r.Method, lateWindow: r.LateWindow}
+	if f.lateWindow <= 0 {
+		f.lateWindow = c.cfg.LateWindow
+	}
 	c.flights[r.ID] = f
 	c.mu.Unlock()
 	unreserve := func() {
@@ -1285,10 +1295,9 @@ func (c *Client) endFlight(id wire.ID, f *flight) {
 // purgeCancelled forgets stdio requests cancelled long ago that will never
 // be answered, so a long session does not accumulate them. Send calls it.
 func (c *Client) purgeCancelled(now time.Time) {
-	limit := 10 * c.cfg.LateWindow
 	c.mu.Lock()
 	for id, f := range c.flights {
-		if f.cancelled && now.Sub(f.at) > limit {
+		if f.cancelled && now.Sub(f.at) > 10*max(f.lateWindow, c.cfg.LateWindow) {
 			delete(c.flights, id)
 		}
 	}

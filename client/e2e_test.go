@@ -494,8 +494,10 @@ func TestHTTPModernDemo(t *testing.T) {
 
 func TestHTTPLegacyDemoForced(t *testing.T) {
 	srv, log := demoHTTP(t)
+	// The stubborn request sets its own late window, shorter than the
+	// client's: the stream is closed at the request's.
 	const late = 400 * time.Millisecond
-	c, rec, info := connectClient(t, client.Config{URL: srv.URL, ProtocolVersion: wire.Version20251125, LateWindow: late,
+	c, rec, info := connectClient(t, client.Config{URL: srv.URL, ProtocolVersion: wire.Version20251125, LateWindow: 20 * time.Second,
 		// The demo's DELETE waits for the stubborn tool; do not wait long.
 		ShutdownWait: 300 * time.Millisecond})
 	if info.Era != event.EraLegacy || info.SessionID == "" {
@@ -529,8 +531,11 @@ func TestHTTPLegacyDemoForced(t *testing.T) {
 	// is POSTed with the session, and the stream is read for the late
 	// window, then closed by the client.
 	params = toolCall("stubborn", map[string]any{"seconds": 60, "steps": 600})
-	tr.Begin(wire.MethodToolsCall, params, session.RequestOptions{}, time.Now())
-	id = send(t, c, 2, wire.MethodToolsCall, params)
+	tr.Begin(wire.MethodToolsCall, params, session.RequestOptions{LateWindow: late}, time.Now())
+	id = wire.IntID(2)
+	if err := c.Send(context.Background(), client.Request{ID: id, Method: wire.MethodToolsCall, Params: params, ProgressToken: id, LateWindow: late}); err != nil {
+		t.Fatal(err)
+	}
 	rec.wait(t, "progress", progressFor(id))
 	call := log.wait(t, "the stubborn call", isCall(id))
 	fd.feed()
@@ -555,8 +560,8 @@ func TestHTTPLegacyDemoForced(t *testing.T) {
 	if !closed.ByClient {
 		t.Errorf("stream close %s, want by the client at the end of the late window", describeEvent(closed))
 	}
-	if d := closed.Time.Sub(cancelAt); d < late {
-		t.Errorf("stream closed %s after the cancel, before the %s late window", d, late)
+	if d := closed.Time.Sub(cancelAt); d < late || d > 10*time.Second {
+		t.Errorf("stream closed %s after the cancel, want the request's %s late window, not the client's 20s", d, late)
 	}
 	// Progress kept coming during the window: the stubborn tool ignores
 	// cancellation and the client kept reading.

@@ -59,6 +59,9 @@ type httpStream struct {
 	lateTimer      atomic.Pointer[time.Timer]
 	// headers: the server's response headers arrived (see waitingFor).
 	headers atomic.Bool
+	// lateWindow is how long the stream is read after a legacy cancel (the
+	// request's own, else the client's).
+	lateWindow time.Duration
 }
 
 // closeAfter closes the stream from the client's side once d has passed:
@@ -205,7 +208,10 @@ func (t *httpTransport) send(ctx context.Context, out outgoing) error {
 		return ErrClosed
 	}
 	sctx, abort := context.WithCancel(t.ctx)
-	st := &httpStream{id: out.id, modern: out.modern, abort: abort}
+	st := &httpStream{id: out.id, modern: out.modern, abort: abort, lateWindow: t.c.cfg.LateWindow}
+	if out.flight != nil && out.flight.lateWindow > 0 {
+		st.lateWindow = out.flight.lateWindow
+	}
 	t.streams[out.id] = st
 	// Counted under the lock that close takes to set closing: either close
 	// sees this run and waits for it, or this send sees closing. (Counted
@@ -496,7 +502,7 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 				answered = true
 				// The server SHOULD end the stream after the response; if it
 				// does not, stop listening once the late window has passed.
-				st.closeAfter(t.c.cfg.LateWindow)
+				st.closeAfter(st.lateWindow)
 			}
 		})
 		body.Close()
@@ -906,7 +912,7 @@ func (t *httpTransport) cancel(id wire.ID, reason string) (event.CancelSignal, e
 	}
 	// Keep reading the stream for the late window to see what the server
 	// still sends, then close it.
-	st.closeAfter(t.c.cfg.LateWindow)
+	st.closeAfter(st.lateWindow)
 	if err != nil {
 		return event.SignalNotification, err
 	}

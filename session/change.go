@@ -125,6 +125,9 @@ const (
 	// RefusedNoTimeout: an acknowledged subscription has no timeout to
 	// adjust.
 	RefusedNoTimeout
+	// RefusedNotCancelling: there is no late window to stop watching; the
+	// request's cancel was not requested.
+	RefusedNotCancelling
 )
 
 func (r *Refused) Error() string {
@@ -142,6 +145,8 @@ func (r *Refused) Error() string {
 		why = "initialize must never be cancelled"
 	case RefusedNoTimeout:
 		why = "an acknowledged subscription has no timeout"
+	case RefusedNotCancelling:
+		why = "not being cancelled, so there is no late window to stop watching"
 	default:
 		why = "refused"
 	}

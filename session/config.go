@@ -128,4 +128,7 @@ type RequestOptions struct {
 	MaxTimeout time.Duration
 	// ResetOnProgress replaces Config.ResetOnProgress when not nil.
 	ResetOnProgress *bool
+	// LateWindow replaces Config.LateWindow for this request: how long
+	// after its cancel the tracker waits before settling it.
+	LateWindow time.Duration
 }

@@ -73,6 +73,10 @@ type Request struct {
 	// details are in the tracker's violation log.
 	Violations int
 
+	// LateWindow is how long after its cancel this request waits for news
+	// before it settles (Config.LateWindow unless the request set its own).
+	LateWindow time.Duration
+
 	seq       int64 // ID as an integer: history is sorted by it
 	activePos int   // index in the tracker's active set, -1 when final
 	stride    int   // a timeline sample is kept every stride progress notifications

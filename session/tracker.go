@@ -136,6 +136,10 @@ func (t *Tracker) Begin(method string, params json.RawMessage, opts RequestOptio
 		maxTimeout = t.cfg.MaxTimeout
 	}
 	timeout = min(timeout, maxTimeout)
+	lateWindow := opts.LateWindow
+	if lateWindow <= 0 {
+		lateWindow = t.cfg.LateWindow
+	}
 	reset := *t.cfg.ResetOnProgress
 	if opts.ResetOnProgress != nil {
 		reset = *opts.ResetOnProgress
@@ -155,8 +159,9 @@ func (t *Tracker) Begin(method string, params json.RawMessage, opts RequestOptio
 			Deadline:        now.Add(timeout),
 			MaxDeadline:     now.Add(maxTimeout),
 		},
-		seq:    t.lastID,
-		listen: method == wire.MethodSubscriptionsListen,
+		LateWindow: lateWindow,
+		seq:        t.lastID,
+		listen:     method == wire.MethodSubscriptionsListen,
 	}
 	t.byID[id] = r
 	t.hist = append(t.hist, r)
@@ -209,8 +214,30 @@ func (t *Tracker) refuse(id wire.ID, r *Request) error {
 
 // beginCancel moves an active request to cancel_requested.
 func (t *Tracker) beginCancel(r *Request, reason string, cause CancelCause, now time.Time) {
-	r.Cancel = &Cancel{At: now, SettleBy: now.Add(t.cfg.LateWindow), Reason: reason, Cause: cause}
+	r.Cancel = &Cancel{At: now, SettleBy: now.Add(r.LateWindow), Reason: reason, Cause: cause}
 	t.setState(r, StateCancelRequested, now)
+}
+
+// StopWatching settles a request whose cancel is waiting out its late
+// window now, instead of at Cancel.SettleBy: the user has seen enough. It
+// ends as cancelled or timed_out as it would have at the window's end, and
+// whatever arrives for it later is still recorded as late. It refuses (a
+// *Refused) a request that is not cancel_requested.
+func (t *Tracker) StopWatching(id wire.ID, now time.Time) (Change, error) {
+	t.changes.reset()
+	r := t.byID[id]
+	switch {
+	case r == nil && t.wasEvicted(id):
+		return Change{}, &Refused{Why: RefusedEvicted, ID: id}
+	case r == nil:
+		return Change{}, &Refused{Why: RefusedUnknown, ID: id}
+	case r.State.IsFinal():
+		return Change{}, &Refused{Why: RefusedFinal, ID: id, State: r.State, Since: r.Ended}
+	case r.State != StateCancelRequested:
+		return Change{}, &Refused{Why: RefusedNotCancelling, ID: id, State: r.State}
+	}
+	t.settle(r, now)
+	return t.changes.buf[len(t.changes.buf)-1], nil
 }
 
 // AdjustTimeout lengthens (delta > 0) or shortens a running request's

@@ -193,6 +193,8 @@ func refusalText(err error, now time.Time) string {
 		return "initialize must never be cancelled"
 	case session.RefusedNoTimeout:
 		return "an acknowledged subscription has no timeout"
+	case session.RefusedNotCancelling:
+		return "not being cancelled: there is no late window to stop watching"
 	}
 	return err.Error()
 }
