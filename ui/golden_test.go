@@ -86,7 +86,7 @@ func everyState(t *testing.T, w, hgt int) *harness {
 }
 
 func TestGoldenViews(t *testing.T) {
-	for _, size := range []struct{ w, h int }{{80, 24}, {140, 40}} {
+	for _, size := range []struct{ w, h int }{{80, 24}, {120, 35}} {
 		suffix := fmt.Sprintf("%dx%d", size.w, size.h)
 		t.Run("list-every-state-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
