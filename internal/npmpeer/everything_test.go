@@ -1,0 +1,185 @@
+package npmpeer_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"inflight/internal/npmpeer"
+	"inflight/internal/testbin"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.RemoveAll()
+	os.Exit(code)
+}
+
+// The TypeScript reference server's long-running tool keeps sending
+// progress after a cancel (it never looks at it) and sends no response.
+// inflight call must say exactly that, with the legacy era's signal, on
+// both transports.
+const longOp = "trigger-long-running-operation"
+
+type callReport struct {
+	State     string `json:"state"`
+	Era       string `json:"era"`
+	Transport string `json:"transport"`
+	Server    string `json:"server"`
+	Cancel    *struct {
+		Signal string `json:"signal"`
+	} `json:"cancel"`
+	Late *struct {
+		Response            bool `json:"response"`
+		ProgressAfterCancel int  `json:"progressAfterCancel"`
+	} `json:"late"`
+	Violations []json.RawMessage `json:"violations"`
+}
+
+func runInflight(t *testing.T, args ...string) []byte {
+	t.Helper()
+	bin := testbin.Build(t, "inflight")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		t.Fatalf("inflight %s did not finish in 90s\nstderr:\n%s", strings.Join(args, " "), stderr.String())
+	}
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatalf("inflight %s: %v", strings.Join(args, " "), err)
+	}
+	if len(out) == 0 {
+		t.Fatalf("inflight %s printed nothing on stdout (%v)\nstderr:\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+func checkCancelledReport(t *testing.T, out []byte, transport string) {
+	t.Helper()
+	var r callReport
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("call --json: %v\n%s", err, out)
+	}
+	if r.State != "cancelled" || r.Era != "legacy" || r.Transport != transport || !strings.Contains(r.Server, "everything") {
+		t.Errorf("report: state %s, era %s, transport %s, server %q; want a cancelled legacy call on %s to server-everything\n%s",
+			r.State, r.Era, r.Transport, r.Server, transport, out)
+	}
+	if r.Cancel == nil || r.Cancel.Signal != "notifications/cancelled" {
+		t.Errorf("cancel %+v, want notifications/cancelled (the legacy era's signal on %s)\n%s", r.Cancel, transport, out)
+	}
+	if r.Late == nil || r.Late.Response || r.Late.ProgressAfterCancel == 0 {
+		t.Errorf("late %+v: server-everything keeps sending progress after the cancel and sends no response\n%s", r.Late, out)
+	}
+	if len(r.Violations) != 0 {
+		t.Errorf("violations %s, want none: late progress is a SHOULD, not a violation", r.Violations)
+	}
+}
+
+func TestEverythingStdioCancel(t *testing.T) {
+	t.Parallel()
+	in := npmpeer.Need(t, npmpeer.Node, npmpeer.Everything)
+	args := []string{"call", "--tool", longOp, "--args", `{"duration":3,"steps":3}`,
+		"--cancel-after", "1.2s", "--late-window", "2.5s", "--json", "--"}
+	out := runInflight(t, append(args, in.EverythingCommand("stdio")...)...)
+	checkCancelledReport(t, out, "stdio")
+}
+
+func TestEverythingHTTPCancel(t *testing.T) {
+	t.Parallel()
+	in := npmpeer.Need(t, npmpeer.Node, npmpeer.Everything)
+	url := startEverythingHTTP(t, in)
+	out := runInflight(t, "call", url, "--tool", longOp, "--args", `{"duration":3,"steps":3}`,
+		"--cancel-after", "1.2s", "--late-window", "2.5s", "--json")
+	checkCancelledReport(t, out, "http")
+}
+
+// check's battery on the reference server: progress passes; the cancel's
+// finding is a warning that says what was seen after the cancel.
+func TestEverythingCheck(t *testing.T) {
+	t.Parallel()
+	in := npmpeer.Need(t, npmpeer.Node, npmpeer.Everything)
+	args := []string{"check", "--json", "--tool", longOp, "--args", `{"duration":2,"steps":4}`, "--"}
+	out := runInflight(t, append(args, in.EverythingCommand("stdio")...)...)
+	var rep struct {
+		Era      string `json:"era"`
+		Findings []struct {
+			ID, Status, Detail string
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("check --json: %v\n%s", err, out)
+	}
+	status := map[string]string{}
+	for _, f := range rep.Findings {
+		status[f.ID] = f.Status
+		if f.Status == "FAIL" {
+			t.Errorf("FAIL %s: %s", f.ID, f.Detail)
+		}
+	}
+	for id, want := range map[string]string{
+		"progress.increasing":   "PASS",
+		"cancel.no_response":    "PASS",
+		"cancel.progress_stops": "WARN",
+	} {
+		if status[id] != want {
+			t.Errorf("%s = %q, want %s\n%s", id, status[id], want, out)
+		}
+	}
+}
+
+// startEverythingHTTP runs the reference server's Streamable HTTP transport
+// on a free loopback port and returns its endpoint once it listens.
+func startEverythingHTTP(t *testing.T, in npmpeer.Install) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	argv := in.EverythingCommand("streamableHttp")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	ready := make(chan struct{})
+	var seen bytes.Buffer
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			seen.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "listening on port") {
+				close(ready)
+				break
+			}
+		}
+		for sc.Scan() {
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("server-everything streamableHttp did not say it listens in 30s:\n%s", seen.String())
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
