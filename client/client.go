@@ -43,6 +43,11 @@ type Config struct {
 	// ClientName and ClientVersion identify inflight to the server.
 	ClientName    string
 	ClientVersion string
+	// NoTasks leaves task support undeclared: no tasks capability in the
+	// legacy initialize, no tasks extension in a modern tools/call's
+	// clientCapabilities. By default both are declared, so a server may
+	// answer a tools/call with a task (the session follows it).
+	NoTasks bool
 
 	// LateWindow is how long a legacy HTTP response stream is kept open after
 	// notifications/cancelled to see what the server still sends. Default 5s.
@@ -1017,7 +1022,7 @@ func (c *Client) timedCall(ctx context.Context, method string, params json.RawMe
 	id := c.newInternalID()
 	if modern {
 		var err error
-		params, err = c.modernParams(params, version, wire.ID{})
+		params, err = c.modernParams(params, method, version, wire.ID{})
 		if err != nil {
 			return wire.Message{}, 0, err
 		}
@@ -1139,10 +1144,15 @@ func isClosed(ch chan struct{}) bool {
 }
 
 // modernParams adds the per-request _meta of the modern era.
-func (c *Client) modernParams(params json.RawMessage, version string, token wire.ID) (json.RawMessage, error) {
+func (c *Client) modernParams(params json.RawMessage, method, version string, token wire.ID) (json.RawMessage, error) {
+	caps := map[string]any{}
+	if method == wire.MethodToolsCall && !c.cfg.NoTasks {
+		// The tasks extension, per request, where a task may come back.
+		caps["extensions"] = map[string]any{wire.ExtensionTasks: map[string]any{}}
+	}
 	meta := map[string]any{
 		wire.MetaProtocolVersion:    version,
-		wire.MetaClientCapabilities: map[string]any{},
+		wire.MetaClientCapabilities: caps,
 		wire.MetaClientInfo:         map[string]string{"name": c.cfg.ClientName, "version": c.cfg.ClientVersion},
 	}
 	if !token.IsZero() {
@@ -1195,7 +1205,7 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 	params := r.Params
 	var err error
 	if info.Era == event.EraModern {
-		params, err = c.modernParams(params, info.ProtocolVersion, r.ProgressToken)
+		params, err = c.modernParams(params, r.Method, info.ProtocolVersion, r.ProgressToken)
 	} else if !r.ProgressToken.IsZero() {
 		params, err = wire.SetMeta(params, map[string]any{wire.MetaProgressToken: json.RawMessage(r.ProgressToken.Raw())})
 	}

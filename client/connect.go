@@ -254,9 +254,16 @@ func (e *probeTimeout) Error() string { return fmt.Sprintf("no answer within %s"
 
 // initialize runs the legacy handshake.
 func (c *Client) initialize(ctx context.Context, version string) (event.ConnInfo, error) {
+	caps := map[string]any{}
+	if !c.cfg.NoTasks {
+		// The tasks utility: inflight takes task handles for the requests
+		// it sends (it serves none of the server's as tasks, so no
+		// request types are listed).
+		caps["tasks"] = map[string]any{}
+	}
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": version,
-		"capabilities":    map[string]any{},
+		"capabilities":    caps,
 		"clientInfo":      map[string]string{"name": c.cfg.ClientName, "version": c.cfg.ClientVersion},
 	})
 	msg, err := c.call(ctx, wire.MethodInitialize, params, version, false)

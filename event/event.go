@@ -157,6 +157,9 @@ const (
 	// SignalStreamClosed: the request's SSE response stream was closed and no
 	// notification was sent (modern Streamable HTTP).
 	SignalStreamClosed
+	// SignalTaskCancel: a tasks/cancel request was sent for the request's
+	// task (the session begins it; the client sends it as any request).
+	SignalTaskCancel
 )
 
 // String is the signal's name as it appears in JSON output and traces.
@@ -166,6 +169,8 @@ func (s CancelSignal) String() string {
 		return "notifications/cancelled"
 	case SignalStreamClosed:
 		return "stream_closed"
+	case SignalTaskCancel:
+		return "tasks/cancel"
 	}
 	return "none"
 }

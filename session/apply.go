@@ -92,7 +92,7 @@ func (t *Tracker) coalesce(ev *event.Event) (int, bool) {
 		return 0, false
 	}
 	switch r.State {
-	case StatePending, StateRunning, StateListening:
+	case StatePending, StateRunning, StateListening, StateTask:
 	default:
 		return 0, false
 	}
@@ -180,6 +180,12 @@ func (t *Tracker) onSent(ev *event.Event) {
 		r.Sent = ev.Time
 	}
 	t.raw.put(rawKey{r.ID, rawRequest}, ev.Raw)
+	if r.Method == wire.MethodToolsCall {
+		r.taskDeclared = declaresTask(ev.Msg.Params, t.conn.Era == event.EraModern)
+	}
+	if r.Role != RoleNone {
+		t.childSent(r, ev)
+	}
 }
 
 func (t *Tracker) onReceived(ev *event.Event) {
@@ -194,6 +200,8 @@ func (t *Tracker) onReceived(ev *event.Event) {
 			t.onServerCancelled(ev)
 		case wire.NotifySubscriptionAck:
 			t.onAck(ev)
+		case wire.NotifyTaskStatus, wire.NotifyTasks:
+			t.onTaskNotification(ev)
 		default:
 			t.onNotification(ev)
 		}
@@ -229,6 +237,9 @@ func (t *Tracker) onResponse(ev *event.Event) {
 	}
 	r.responded = true
 	t.raw.put(rawKey{r.ID, rawResponse}, ev.Raw)
+	if r.Role != RoleNone {
+		defer t.childAnswered(r, ev)
+	}
 	switch {
 	case r.State == StateCancelRequested && readBeforeCancel(r, ev):
 		// The answer was read before the cancel was even asked for and
@@ -267,6 +278,9 @@ func (t *Tracker) answer(r *Request, ev *event.Event) {
 		}
 		r.Error = clipError(msg.Error)
 		t.finish(r, StateFailed, ev.Time)
+		return
+	}
+	if t.taskHandle(r, ev) {
 		return
 	}
 	state := StateCompleted
@@ -322,6 +336,8 @@ func (t *Tracker) lateResponse(r *Request, ev *event.Event) {
 	}
 	if ev.Msg.Kind == wire.KindError {
 		r.Error = clipError(ev.Msg.Error)
+	} else {
+		t.lateTaskHandle(r, ev)
 	}
 	r.Late.ResponseStreamEnd = ev.StreamEnd
 	r.Late.Crossed = t.arrived(r, ArrivalResponse, ev.Time, ev.StreamEnd)
@@ -357,7 +373,7 @@ func (t *Tracker) onProgress(ev *event.Event) {
 	}
 	t.log.ring.buf[t.curLog].ID = r.ID
 	switch r.State {
-	case StatePending, StateRunning, StateListening:
+	case StatePending, StateRunning, StateListening, StateTask:
 	case StateCancelRequested, StateCancelled, StateTimedOut, StateConnectionLost:
 		if r.State == StateCancelRequested && readBeforeCancel(r, ev) {
 			// Read before the cancel, applied after it: timely progress.
@@ -431,6 +447,13 @@ func (t *Tracker) onServerCancelled(ev *event.Event) {
 	c, err := wire.DecodeCancelled(ev.Msg.Params)
 	if err != nil {
 		t.violate(ViolationMalformedMessage, err.Error(), nil, wire.ID{}, ev)
+		return
+	}
+	if id, ok := wire.RelatedTask(ev.Msg.Params); ok {
+		// "The notifications/cancelled notification MUST NOT be used for
+		// task cancellation."
+		t.violate(ViolationCancelledForTask, "the server sent notifications/cancelled for task "+strconv.Quote(clip(id, 128))+
+			": tasks are cancelled with tasks/cancel, never notifications/cancelled", t.tasks[id], c.RequestID, ev)
 		return
 	}
 	r := t.byID[c.RequestID]

@@ -145,6 +145,9 @@ func (r *Refused) Error() string {
 		why = "initialize must never be cancelled"
 	case RefusedNoTimeout:
 		why = "an acknowledged subscription has no timeout"
+		if r.State == StateTask {
+			why = "a task has no response timeout once its handle arrived (only its maximum and its TTL)"
+		}
 	case RefusedNotCancelling:
 		why = "not being cancelled, so there is no late window to stop watching"
 	default:

@@ -13,6 +13,11 @@ const (
 	DefaultLogEntryBytes = 16 << 10
 	DefaultStderrLines   = 2000
 	DefaultViolations    = 1000
+	// DefaultPollInterval is how often a task is polled when the server
+	// suggests no interval; DefaultPollTimeout is the timeout of each poll
+	// (a tasks/get that does not answer is an ordinary request).
+	DefaultPollInterval = time.Second
+	DefaultPollTimeout  = 30 * time.Second
 
 	// MinTimeout is the shortest timeout AdjustTimeout leaves a request: a
 	// request shortened below it would be cancelled before the user could
@@ -58,6 +63,11 @@ type Config struct {
 	// Violations bounds the protocol violations kept (the newest); counts
 	// per code are kept for all of them.
 	Violations int
+	// PollInterval is how often a task is polled when its server suggests
+	// no interval (a suggestion is always honoured, never polled faster);
+	// PollTimeout the timeout of each tasks/get.
+	PollInterval time.Duration
+	PollTimeout  time.Duration
 }
 
 // DefaultConfig returns the documented defaults with every field set, for
@@ -75,6 +85,8 @@ func DefaultConfig() Config {
 		LogEntryBytes:   DefaultLogEntryBytes,
 		StderrLines:     DefaultStderrLines,
 		Violations:      DefaultViolations,
+		PollInterval:    DefaultPollInterval,
+		PollTimeout:     DefaultPollTimeout,
 	}
 }
 
@@ -115,6 +127,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Violations <= 0 {
 		c.Violations = d.Violations
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = d.PollInterval
+	}
+	if c.PollTimeout <= 0 {
+		c.PollTimeout = d.PollTimeout
 	}
 	return c
 }

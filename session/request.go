@@ -73,6 +73,16 @@ type Request struct {
 	// details are in the tracker's violation log.
 	Violations int
 
+	// Task is set once the server answered with a task handle (also when
+	// the handle came after a cancel): the task's status, polls and cancel.
+	Task *Task
+	// Parent is the task request a tasks/get, tasks/result or tasks/cancel
+	// belongs to (zero for every other request); Role says which it is.
+	// Such requests are the task's, not the user's: views show them in
+	// the task's timeline, not as rows of their own.
+	Parent wire.ID
+	Role   TaskRole
+
 	// LateWindow is how long after its cancel this request waits for news
 	// before it settles (Config.LateWindow unless the request set its own).
 	LateWindow time.Duration
@@ -83,6 +93,10 @@ type Request struct {
 	responded bool  // a response (timely or late) arrived
 	flagged   bool  // counted in Counts.Flagged
 	listen    bool  // Method is subscriptions/listen
+	// taskDeclared: the request, as sent, told the server the client
+	// takes a task for it (legacy: a task member; modern: the extension in
+	// its clientCapabilities).
+	taskDeclared bool
 	// logProgress counts the progress entries logged one by one;
 	// coalesceAt is the log position (ProtocolLog.Total after its append)
 	// of the entry later ones are merged into, 0 before there is one.
@@ -245,6 +259,9 @@ func (r *Request) Remaining(now time.Time) (time.Duration, Limit) {
 // deadline is the time at which the request times out and which limit that
 // is. The maximum wins ties because nothing can push it back.
 func (r *Request) deadline() (time.Time, Limit) {
+	if r.State == StateTask {
+		return r.taskDeadline()
+	}
 	if r.State != StatePending && r.State != StateRunning {
 		return time.Time{}, LimitNone
 	}

@@ -13,6 +13,9 @@ const (
 	StateRunning
 	// StateListening: a subscriptions/listen request the server acknowledged.
 	StateListening
+	// StateTask: the server answered with a task handle and the task has
+	// not reached a terminal status; Request.Task follows it.
+	StateTask
 	// StateCancelRequested: the user or a timeout cancelled it and the outcome
 	// is not known yet (a response may still cross the cancel).
 	StateCancelRequested
@@ -44,6 +47,7 @@ var stateNames = [numStates]string{
 	StatePending:         "pending",
 	StateRunning:         "running",
 	StateListening:       "listening",
+	StateTask:            "task",
 	StateCancelRequested: "cancel_requested",
 	StateCompleted:       "completed",
 	StateFailed:          "failed",
@@ -120,6 +124,8 @@ const (
 	LimitTimeout
 	// LimitMax: the maximum timeout, which nothing pushes back.
 	LimitMax
+	// LimitTTL: a task's time to live, after which the server may delete it.
+	LimitTTL
 )
 
 // String is the limit's name as used in JSON output.
@@ -129,6 +135,8 @@ func (l Limit) String() string {
 		return "timeout"
 	case LimitMax:
 		return "max"
+	case LimitTTL:
+		return "ttl"
 	}
 	return "none"
 }

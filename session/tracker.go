@@ -60,6 +60,9 @@ type Expiry struct {
 	Limit Limit
 	// Change is the request's move to cancel_requested.
 	Change Change
+	// Task says the request is a task: its cancel is a tasks/cancel, which
+	// TaskRequests begins, and no transport signal is sent.
+	Task bool
 }
 
 // Tracker follows every request the user sent. Create one with NewTracker.
@@ -93,6 +96,8 @@ type Tracker struct {
 	violations ViolationLog
 	// curLog is the log slot of the event being applied, -1 outside Apply.
 	curLog int
+	// tasks finds a task's request by its task ID.
+	tasks map[string]*Request
 }
 
 // NewTracker returns an empty tracker. Zero Config fields take defaults.
@@ -106,6 +111,7 @@ func NewTracker(cfg Config) *Tracker {
 		stderr:     StderrLog{ring: ring[StderrLine]{limit: cfg.StderrLines}},
 		violations: ViolationLog{ring: ring[Violation]{limit: cfg.Violations}, counts: map[string]int{}},
 		curLog:     -1,
+		tasks:      map[string]*Request{},
 	}
 }
 
@@ -215,6 +221,11 @@ func (t *Tracker) refuse(id wire.ID, r *Request) error {
 // beginCancel moves an active request to cancel_requested.
 func (t *Tracker) beginCancel(r *Request, reason string, cause CancelCause, now time.Time) {
 	r.Cancel = &Cancel{At: now, SettleBy: now.Add(r.LateWindow), Reason: reason, Cause: cause}
+	if r.Task != nil {
+		// A task is cancelled with tasks/cancel (TaskRequests begins it),
+		// never with the transport's signal.
+		r.Task.cancelDue = true
+	}
 	t.setState(r, StateCancelRequested, now)
 }
 
@@ -251,7 +262,7 @@ func (t *Tracker) AdjustTimeout(id wire.ID, delta time.Duration, now time.Time) 
 	if err := t.refuse(id, r); err != nil {
 		return NotClamped, err
 	}
-	if r.State == StateListening {
+	if r.State == StateListening || r.State == StateTask {
 		return NotClamped, &Refused{Why: RefusedNoTimeout, ID: id, State: r.State}
 	}
 	tt := &r.Timeout
@@ -298,6 +309,19 @@ func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
 				r.Cancel.Limit = limit
 				out = append(out, Expiry{ID: r.ID, Reason: "timeout", Limit: limit, Change: t.changes.buf[len(t.changes.buf)-1]})
 			}
+		case StateTask:
+			d, limit := r.deadline()
+			switch {
+			case now.Before(d):
+			case limit == LimitTTL:
+				// The server may delete the task now: stop following it.
+				r.LocalError = "the task's time to live (" + r.Task.TTL.String() + ") passed before a terminal status; the server may have deleted it"
+				t.finish(r, StateTimedOut, now)
+			default:
+				t.beginCancel(r, "timeout", CauseTimeout, now)
+				r.Cancel.Limit = limit
+				out = append(out, Expiry{ID: r.ID, Reason: "timeout", Limit: limit, Task: true, Change: t.changes.buf[len(t.changes.buf)-1]})
+			}
 		case StateCancelRequested:
 			if !now.Before(r.Cancel.SettleBy) {
 				t.settle(r, now)
@@ -319,12 +343,15 @@ func (t *Tracker) NextDeadline() (time.Time, bool) {
 	for _, r := range t.active {
 		var d time.Time
 		switch r.State {
-		case StatePending, StateRunning:
+		case StatePending, StateRunning, StateTask:
 			d, _ = r.deadline()
 		case StateCancelRequested:
 			d = r.Cancel.SettleBy
 		default:
 			continue
+		}
+		if p, ok := r.nextTaskWork(); ok && p.Before(d) {
+			d = p
 		}
 		if !found || d.Before(next) {
 			next, found = d, true
@@ -402,8 +429,10 @@ func (t *Tracker) wasEvicted(id wire.ID) bool {
 
 // setState moves r to state s, keeping the counts and the active set right.
 func (t *Tracker) setState(r *Request, s State, now time.Time) {
-	t.count(r.State, -1)
-	t.count(s, +1)
+	if r.Role == RoleNone {
+		t.count(r.State, -1)
+		t.count(s, +1)
+	}
 	// The log records every transition, so the log pane and a TUI export
 	// tell a request's story as a `call` trace does.
 	t.log.ring.push(LogEntry{Time: now, Dir: DirLocal, ID: r.ID, Method: r.Method, From: r.State, State: s, IsState: true})
@@ -434,6 +463,9 @@ func (t *Tracker) count(s State, d int) {
 func (t *Tracker) finish(r *Request, s State, now time.Time) {
 	r.Ended = now
 	t.setState(r, s, now)
+	if r.Role != RoleNone {
+		t.childEnded(r, now)
+	}
 }
 
 // settle ends a cancel_requested request once its fate is known: timed_out
@@ -505,9 +537,14 @@ func (t *Tracker) evict() {
 // forget drops an evicted request and everything kept for it.
 func (t *Tracker) forget(r *Request) {
 	delete(t.byID, r.ID)
+	if r.Task != nil && t.tasks[r.Task.ID] == r {
+		delete(t.tasks, r.Task.ID)
+	}
 	t.raw.remove(rawKey{r.ID, rawRequest})
 	t.raw.remove(rawKey{r.ID, rawResponse})
-	t.counts.Done--
+	if r.Role == RoleNone {
+		t.counts.Done--
+	}
 	if r.flagged {
 		t.counts.Flagged--
 	}

@@ -59,6 +59,38 @@ const (
 	// client speaks one modern version, so there is none to retry with:
 	// the request fails, and the inconsistency is recorded.
 	ViolationVersionRejected = "version_rejected"
+
+	// Task violations (legacy tasks utility, 2025-11-25; the modern tasks
+	// extension).
+
+	// ViolationTaskStatusAfterTerminal: a task status other than the
+	// terminal one it reached ("Tasks with a completed, failed, or
+	// cancelled status are in a terminal state and MUST NOT transition to
+	// any other status").
+	ViolationTaskStatusAfterTerminal = "task_status_after_terminal"
+	// ViolationCancelledForTask: notifications/cancelled used for a task
+	// ("The notifications/cancelled notification MUST NOT be used for task
+	// cancellation").
+	ViolationCancelledForTask = "cancelled_for_task"
+	// ViolationTaskCancelTerminalAccepted: in the legacy era, tasks/cancel
+	// of a task already in a terminal status answered with success
+	// ("Receivers MUST reject cancellation requests for tasks already in a
+	// terminal status … with error code -32602").
+	ViolationTaskCancelTerminalAccepted = "task_cancel_terminal_accepted"
+	// ViolationTaskUndeclared: a task handle for a request that did not
+	// declare task support ("A server MUST NOT return CreateTaskResult to
+	// a client that did not include the extension capability on its
+	// request"; legacy: a request without the task field is processed
+	// normally).
+	ViolationTaskUndeclared = "task_undeclared"
+	// ViolationTaskNotDurable: the first tasks/get of a task just created
+	// answered that the task does not exist ("A server MUST NOT return
+	// CreateTaskResult until the task is durably created").
+	ViolationTaskNotDurable = "task_not_durable"
+	// ViolationTaskUnsupportedMethod: a task handle for a request type
+	// that does not support tasks, which "MUST" be interpreted "as an
+	// invalid response".
+	ViolationTaskUnsupportedMethod = "task_unsupported_method"
 )
 
 // violationRawBytes bounds the raw bytes copied into a Violation.

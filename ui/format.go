@@ -192,6 +192,9 @@ func refusalText(err error, now time.Time) string {
 	case session.RefusedInitialize:
 		return "initialize must never be cancelled"
 	case session.RefusedNoTimeout:
+		if rf.State == session.StateTask {
+			return "a task has no response timeout once its handle arrived (only its maximum and its TTL)"
+		}
 		return "an acknowledged subscription has no timeout"
 	case session.RefusedNotCancelling:
 		return "not being cancelled: there is no late window to stop watching"

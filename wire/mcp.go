@@ -332,10 +332,12 @@ func ResultType(result json.RawMessage) (string, bool) {
 const (
 	ResultComplete      = "complete"
 	ResultInputRequired = "input_required"
+	ResultTask          = "task" // the tasks extension's CreateTaskResult
 )
 
 // Target returns the name a request acts on: params.name for tools/call and
-// prompts/get, params.uri for resources/read, "" otherwise.
+// prompts/get, params.uri for resources/read, params.taskId for the tasks/
+// methods (the Mcp-Name header of each), "" otherwise.
 func Target(method string, params json.RawMessage) string {
 	var key string
 	switch method {
@@ -343,6 +345,8 @@ func Target(method string, params json.RawMessage) string {
 		key = "name"
 	case MethodResourcesRead, MethodResourcesSubscribe:
 		key = "uri"
+	case MethodTasksGet, MethodTasksResult, MethodTasksCancel, MethodTasksUpdate:
+		key = "taskId"
 	default:
 		return ""
 	}

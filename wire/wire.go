@@ -45,6 +45,11 @@ const (
 	MethodRootsList           = "roots/list"
 	MethodSamplingCreate      = "sampling/createMessage"
 	MethodElicitationCreate   = "elicitation/create"
+	MethodTasksGet            = "tasks/get"
+	MethodTasksResult         = "tasks/result" // legacy only
+	MethodTasksList           = "tasks/list"   // legacy only
+	MethodTasksCancel         = "tasks/cancel"
+	MethodTasksUpdate         = "tasks/update" // modern only
 
 	NotifyInitialized     = "notifications/initialized"
 	NotifyCancelled       = "notifications/cancelled"
@@ -52,6 +57,8 @@ const (
 	NotifyMessage         = "notifications/message"
 	NotifySubscriptionAck = "notifications/subscriptions/acknowledged"
 	NotifyResourceUpdated = "notifications/resources/updated"
+	NotifyTaskStatus      = "notifications/tasks/status" // legacy
+	NotifyTasks           = "notifications/tasks"        // modern, on subscriptions/listen
 )
 
 // _meta keys of the modern era.
@@ -62,6 +69,9 @@ const (
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 	MetaProgressToken      = "progressToken"
+	MetaRelatedTask        = "io.modelcontextprotocol/related-task"
+	// ExtensionTasks names the modern tasks extension in clientCapabilities.extensions.
+	ExtensionTasks = "io.modelcontextprotocol/tasks"
 )
 
 // JSON-RPC and MCP error codes.

@@ -1,0 +1,586 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"inflight/event"
+	"inflight/wire"
+)
+
+// Tasks (the legacy tasks utility of 2025-11-25, and the modern tasks
+// extension): a server may answer a tools/call with a task handle and do
+// the work afterwards. The request then continues as its task: it is in
+// StateTask while the task works, it is polled with tasks/get at the
+// server's interval (never faster), it is cancelled with tasks/cancel
+// (never notifications/cancelled), and it ends when a poll, a status
+// notification or (legacy) tasks/result shows its terminal status.
+//
+// The tracker does no I/O, so it never sends a poll: TaskRequests begins
+// the tasks/get, tasks/result and tasks/cancel requests that are due, and
+// the caller sends them like any other request. They are the task's
+// requests (Request.Parent, Request.Role), each an ordinary request with
+// its own timeout, so a poll that never answers is cancelled and the next
+// one follows.
+
+// TaskRole says what a request does for a task.
+type TaskRole uint8
+
+// The roles.
+const (
+	RoleNone   TaskRole = iota
+	RolePoll            // tasks/get
+	RoleResult          // tasks/result (legacy): the underlying request's outcome
+	RoleCancel          // tasks/cancel
+)
+
+func (r TaskRole) String() string {
+	switch r {
+	case RolePoll:
+		return "poll"
+	case RoleResult:
+		return "result"
+	case RoleCancel:
+		return "cancel"
+	}
+	return ""
+}
+
+// TaskVia says how a task status reached the tracker.
+type TaskVia uint8
+
+// The sources of a task status.
+const (
+	ViaHandle       TaskVia = iota // the CreateTaskResult
+	ViaPoll                        // a tasks/get result
+	ViaNotification                // notifications/tasks/status or notifications/tasks
+	ViaCancel                      // a legacy tasks/cancel result
+)
+
+func (v TaskVia) String() string {
+	switch v {
+	case ViaPoll:
+		return "poll"
+	case ViaNotification:
+		return "notification"
+	case ViaCancel:
+		return "cancel"
+	}
+	return "handle"
+}
+
+// MaxTaskHistory bounds Task.History; later changes are counted in
+// Task.HistoryDropped.
+const MaxTaskHistory = 64
+
+// Task is what the tracker knows of a request's task.
+type Task struct {
+	// ID is the server's task ID.
+	ID string
+	// Status is the latest status seen ("working", "input_required",
+	// "completed", "failed", "cancelled"); Message its statusMessage
+	// (clipped; raw, sanitise before display).
+	Status  string
+	Message string
+	// HandleAt is when the CreateTaskResult arrived.
+	HandleAt time.Time
+	// TTL is the task's time to live from its creation, as the server
+	// last gave it; TTLUnlimited when it said null, TTLKnown when it said
+	// anything.
+	TTL                    time.Duration
+	TTLKnown, TTLUnlimited bool
+	// PollInterval is the server's latest suggestion (0: none given).
+	PollInterval time.Duration
+	// History is every status change seen, oldest first.
+	History        []TaskChange
+	HistoryDropped int
+	// Polls counts tasks/get answered; LastPollAt is the last answer.
+	Polls      int
+	LastPollAt time.Time
+	// NextPollAt is when the next tasks/get is due (zero: none).
+	NextPollAt time.Time
+	// TerminalAt is when a terminal status was first seen.
+	TerminalAt time.Time
+	// InputRequests is what an input_required task asks for (the raw
+	// inputRequests object, clipped; sanitise before display).
+	InputRequests string
+	// LastPollError is the error of the last tasks/get that failed.
+	LastPollError *wire.Error
+
+	// CancelID is the tasks/cancel request (zero until one began);
+	// CancelSentAt when it left, CancelAckAt when the server acknowledged
+	// it, CancelError the error it answered instead.
+	CancelID     wire.ID
+	CancelSentAt time.Time
+	CancelAckAt  time.Time
+	CancelError  *wire.Error
+	// EndedAfterCancel is the terminal status other than "cancelled" that
+	// the task reached after tasks/cancel (the server finished the work
+	// anyway), AfterCancel how long after the cancel it was seen; the
+	// result it brought is kept as a late result, never as a success.
+	EndedAfterCancel string
+	AfterCancel      time.Duration
+	// AfterCancelHandle says the handle itself arrived after the request
+	// was cancelled with the transport's signal: the task exists on the
+	// server anyway, and is cancelled with tasks/cancel.
+	AfterCancelHandle bool
+
+	modern    bool
+	cancelDue bool    // a tasks/cancel is to begin
+	resultDue bool    // a tasks/result is to begin (legacy, terminal seen)
+	polling   wire.ID // the tasks/get in flight
+	fetching  wire.ID // the tasks/result in flight
+}
+
+// TaskChange is one status change of a task.
+type TaskChange struct {
+	At      time.Time
+	Status  string
+	Message string
+	Via     TaskVia
+}
+
+// Terminal reports whether the task reached a terminal status.
+func (tk *Task) Terminal() bool { return wire.IsTerminalTaskStatus(tk.Status) }
+
+// IsTask reports whether the request continues as a task.
+func (r *Request) IsTask() bool { return r.Task != nil }
+
+// declaresTask reports whether params, as sent, ask for or accept a task:
+// a legacy "task" member, or the modern extension in the per-request
+// client capabilities.
+func declaresTask(params json.RawMessage, modern bool) bool {
+	if modern {
+		if !bytes.Contains(params, []byte(wire.ExtensionTasks)) {
+			return false
+		}
+		caps, ok := wire.MetaValue(params, wire.MetaClientCapabilities)
+		if !ok {
+			return false
+		}
+		var c struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		}
+		return json.Unmarshal(caps, &c) == nil && c.Extensions[wire.ExtensionTasks] != nil
+	}
+	if !bytes.Contains(params, []byte(`"task"`)) {
+		return false
+	}
+	var p struct {
+		Task json.RawMessage `json:"task"`
+	}
+	return json.Unmarshal(params, &p) == nil && len(p.Task) > 0 && p.Task[0] == '{'
+}
+
+// taskHandle turns a timely result that is a task handle into the
+// request's task, and reports whether it was one.
+func (t *Tracker) taskHandle(r *Request, ev *event.Event) bool {
+	modern := t.conn.Era == event.EraModern
+	ts, ok := wire.TaskHandle(ev.Msg.Result, modern)
+	if !ok || r.Role != RoleNone {
+		return false
+	}
+	if r.Method != wire.MethodToolsCall {
+		t.violate(ViolationTaskUnsupportedMethod, r.Method+" was answered with a task handle; only tools/call supports tasks, so the response is invalid", r, r.ID, ev)
+		r.LocalError = "invalid result: a task handle for " + r.Method + ", which does not support tasks"
+		t.finish(r, StateFailed, ev.Time)
+		return true
+	}
+	if !r.taskDeclared {
+		what := "did not carry the task field"
+		if modern {
+			what = "did not declare the " + wire.ExtensionTasks + " extension"
+		}
+		t.violate(ViolationTaskUndeclared, "request "+r.ID.String()+" "+what+", yet the server answered with task "+strconv.Quote(clip(ts.ID, 128)), r, r.ID, ev)
+	}
+	tk := t.newTask(r, ts, modern, ev.Time)
+	t.setState(r, StateTask, ev.Time)
+	t.applyTask(r, ts, ViaHandle, ev)
+	if r.State == StateTask {
+		tk.NextPollAt = ev.Time.Add(t.pollInterval(tk))
+	}
+	return true
+}
+
+// lateTaskHandle records a task handle that answered a request already
+// given up (its transport cancel went out first): the task exists on the
+// server all the same, so it is cancelled with tasks/cancel.
+func (t *Tracker) lateTaskHandle(r *Request, ev *event.Event) {
+	if r.Task != nil || r.Role != RoleNone || r.Method != wire.MethodToolsCall {
+		return
+	}
+	ts, ok := wire.TaskHandle(ev.Msg.Result, t.conn.Era == event.EraModern)
+	if !ok {
+		return
+	}
+	tk := t.newTask(r, ts, t.conn.Era == event.EraModern, ev.Time)
+	tk.AfterCancelHandle = true
+	t.recordStatus(tk, ts, ViaHandle, ev.Time)
+	if !tk.Terminal() {
+		tk.cancelDue = true
+	}
+}
+
+func (t *Tracker) newTask(r *Request, ts wire.TaskState, modern bool, at time.Time) *Task {
+	tk := &Task{ID: clip(ts.ID, 256), HandleAt: at, modern: modern}
+	r.Task = tk
+	t.tasks[tk.ID] = r
+	return tk
+}
+
+// pollInterval is how long after a poll's answer the next one is due: the
+// server's suggestion, else the configured default.
+func (t *Tracker) pollInterval(tk *Task) time.Duration {
+	if tk.PollInterval > 0 {
+		return tk.PollInterval
+	}
+	return t.cfg.PollInterval
+}
+
+// taskDeadline is when a task request gives up, and which limit that is:
+// its maximum (nothing resets it), or the task's TTL, counted from the
+// handle's arrival (the server's createdAt is on the server's clock).
+func (r *Request) taskDeadline() (time.Time, Limit) {
+	d, limit := r.Timeout.MaxDeadline, LimitMax
+	if tk := r.Task; tk != nil && tk.TTLKnown && !tk.TTLUnlimited && tk.TTL > 0 {
+		if ttl := tk.HandleAt.Add(tk.TTL); ttl.Before(d) {
+			d, limit = ttl, LimitTTL
+		}
+	}
+	return d, limit
+}
+
+// TTLLeft is the time left of a task's TTL, and whether it has one.
+func (r *Request) TTLLeft(now time.Time) (time.Duration, bool) {
+	tk := r.Task
+	if tk == nil || !tk.TTLKnown || tk.TTLUnlimited || tk.TTL <= 0 {
+		return 0, false
+	}
+	return max(0, tk.HandleAt.Add(tk.TTL).Sub(now)), true
+}
+
+// nextTaskWork is when TaskRequests next has something to begin for r.
+func (r *Request) nextTaskWork() (time.Time, bool) {
+	tk := r.Task
+	if tk == nil {
+		return time.Time{}, false
+	}
+	if tk.cancelDue || tk.resultDue {
+		return time.Time{}, true // now
+	}
+	if r.State.IsActive() && tk.polling.IsZero() && !tk.NextPollAt.IsZero() {
+		return tk.NextPollAt, true
+	}
+	return time.Time{}, false
+}
+
+// TaskRequests begins the task requests due at now, for the caller to
+// send like any request (with no progress token): a tasks/cancel for a
+// task whose cancel was requested, a tasks/result for a legacy task whose
+// terminal status was seen, and a tasks/get for every task whose poll
+// interval has passed and that has no poll in flight. Each is an ordinary
+// request with its own timeout.
+func (t *Tracker) TaskRequests(now time.Time) []*Request {
+	var out []*Request
+	for i := 0; i < len(t.active); i++ {
+		r := t.active[i]
+		if r.Task != nil {
+			out = t.taskWork(r, now, out)
+		}
+	}
+	// A handle that came after a transport cancel belongs to a request
+	// already final; its tasks/cancel is due once.
+	for _, r := range t.tasks {
+		if r.State.IsFinal() && r.Task.cancelDue {
+			out = t.taskWork(r, now, out)
+		}
+	}
+	return out
+}
+
+func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request {
+	tk := r.Task
+	if tk.cancelDue {
+		tk.cancelDue = false
+		c := t.beginChild(r, wire.MethodTasksCancel, RoleCancel, now)
+		tk.CancelID = c.ID
+		out = append(out, c)
+	}
+	if tk.resultDue && tk.fetching.IsZero() {
+		tk.resultDue = false
+		c := t.beginChild(r, wire.MethodTasksResult, RoleResult, now)
+		tk.fetching = c.ID
+		out = append(out, c)
+	}
+	if r.State.IsActive() && tk.polling.IsZero() && !tk.NextPollAt.IsZero() && !now.Before(tk.NextPollAt) {
+		c := t.beginChild(r, wire.MethodTasksGet, RolePoll, now)
+		tk.polling = c.ID
+		tk.NextPollAt = time.Time{}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (t *Tracker) beginChild(parent *Request, method string, role TaskRole, now time.Time) *Request {
+	c := t.Begin(method, wire.TaskParams(parent.Task.ID), RequestOptions{Timeout: t.cfg.PollTimeout}, now)
+	c.Parent, c.Role = parent.ID, role
+	c.ProgressToken = wire.ID{}
+	// The task's own requests are not the user's: the header counts the
+	// task, not its polls.
+	t.counts.InFlight--
+	c.Target = parent.Task.ID
+	return c
+}
+
+// childSent notes when a task's cancel left: that is the task's cancel
+// signal.
+func (t *Tracker) childSent(c *Request, ev *event.Event) {
+	p := t.byID[c.Parent]
+	if p == nil || p.Task == nil || c.Role != RoleCancel {
+		return
+	}
+	p.Task.CancelSentAt = ev.Time
+	if p.Cancel != nil && p.Cancel.Signal == event.SignalNone {
+		p.Cancel.Signal = event.SignalTaskCancel
+		p.Cancel.SignalAt = ev.Time
+	}
+}
+
+// childAnswered applies the answer to one of a task's requests to the
+// task. The child itself was finished as any request is.
+func (t *Tracker) childAnswered(c *Request, ev *event.Event) {
+	p := t.byID[c.Parent]
+	if p == nil || p.Task == nil {
+		return
+	}
+	tk := p.Task
+	t.log.ring.buf[t.curLog].Method = c.Method
+	msg := &ev.Msg
+	switch c.Role {
+	case RolePoll:
+		tk.polling = wire.ID{}
+		if msg.Kind == wire.KindError {
+			tk.LastPollError = clipError(msg.Error)
+			if tk.Polls == 0 && msg.Error.Code == wire.CodeInvalidParams && !tk.Terminal() {
+				t.violate(ViolationTaskNotDurable, "the first tasks/get of task "+strconv.Quote(clip(tk.ID, 128))+
+					" was refused with -32602 (no such task), though the server had returned its handle", p, c.ID, ev)
+			}
+		} else if ts, err := wire.DecodeTask(msg.Result); err == nil {
+			tk.Polls++
+			tk.LastPollAt = ev.Time
+			tk.LastPollError = nil
+			t.applyTask(p, ts, ViaPoll, ev)
+		} else {
+			t.violate(ViolationMalformedMessage, "tasks/get result is not a task: "+err.Error(), p, c.ID, ev)
+		}
+		if p.State.IsActive() {
+			tk.NextPollAt = ev.Time.Add(t.pollInterval(tk))
+		}
+	case RoleResult:
+		tk.fetching = wire.ID{}
+		t.taskOutcome(p, ev)
+	case RoleCancel:
+		if msg.Kind == wire.KindError {
+			tk.CancelError = clipError(msg.Error)
+			return
+		}
+		tk.CancelAckAt = ev.Time
+		wasTerminal := tk.Terminal() && tk.TerminalAt.Before(c.Created)
+		if !tk.modern && wasTerminal {
+			t.violate(ViolationTaskCancelTerminalAccepted, "tasks/cancel of task "+strconv.Quote(clip(tk.ID, 128))+
+				", already "+tk.Status+", was acknowledged instead of refused with -32602", p, c.ID, ev)
+		}
+		if p.State == StateCancelRequested {
+			// Watch for the task's fate for the late window after the ack.
+			p.Cancel.SettleBy = ev.Time.Add(p.LateWindow)
+		}
+		if ts, err := wire.DecodeTask(msg.Result); err == nil {
+			t.applyTask(p, ts, ViaCancel, ev)
+		}
+	}
+}
+
+// onTaskNotification applies a task status notification (legacy
+// notifications/tasks/status; modern notifications/tasks) to its task.
+func (t *Tracker) onTaskNotification(ev *event.Event) {
+	ts, err := wire.DecodeTask(ev.Msg.Params)
+	if err != nil {
+		t.violate(ViolationMalformedMessage, ev.Msg.Method+": "+err.Error(), nil, wire.ID{}, ev)
+		return
+	}
+	r := t.tasks[ts.ID]
+	if r == nil {
+		return // a task inflight does not follow (or one evicted): logged only
+	}
+	t.log.ring.buf[t.curLog].ID = r.ID
+	t.applyTask(r, ts, ViaNotification, ev)
+}
+
+// recordStatus updates what the task says of itself, and reports whether
+// a status other than its terminal one came after it (a violation the
+// caller records).
+func (t *Tracker) recordStatus(tk *Task, ts wire.TaskState, via TaskVia, at time.Time) (afterTerminal bool) {
+	if tk.Terminal() && ts.Status != tk.Status {
+		return true
+	}
+	if ts.Message != "" || via != ViaHandle {
+		tk.Message = clip(ts.Message, maxMessageBytes)
+	}
+	if ts.PollInterval > 0 {
+		tk.PollInterval = time.Duration(ts.PollInterval * float64(time.Millisecond))
+	}
+	if ts.TTLSet {
+		tk.TTLKnown, tk.TTLUnlimited = true, ts.TTLNull
+		tk.TTL = time.Duration(ts.TTL * float64(time.Millisecond))
+	}
+	if len(ts.InputRequests) > 0 {
+		tk.InputRequests = clip(string(ts.InputRequests), maxMessageBytes)
+	}
+	if ts.Status != tk.Status || len(tk.History) == 0 {
+		tk.Status = clip(ts.Status, 64)
+		if len(tk.History) < MaxTaskHistory {
+			tk.History = append(tk.History, TaskChange{At: at, Status: tk.Status, Message: tk.Message, Via: via})
+		} else {
+			tk.HistoryDropped++
+		}
+		if tk.Terminal() && tk.TerminalAt.IsZero() {
+			tk.TerminalAt = at
+		}
+	}
+	return false
+}
+
+// applyTask applies a task status the server reported to the task's
+// request: a terminal status ends the request (or, after tasks/cancel, is
+// its fate), and a change after a terminal status is a violation.
+func (t *Tracker) applyTask(r *Request, ts wire.TaskState, via TaskVia, ev *event.Event) {
+	tk := r.Task
+	if ts.ID != tk.ID {
+		t.violate(ViolationMalformedMessage, "a task status for "+strconv.Quote(clip(ts.ID, 128))+" answered a request about task "+strconv.Quote(clip(tk.ID, 128)), r, r.ID, ev)
+		return
+	}
+	wasTerminal := tk.Terminal()
+	if t.recordStatus(tk, ts, via, ev.Time) {
+		t.violate(ViolationTaskStatusAfterTerminal, "task "+strconv.Quote(clip(tk.ID, 128))+" said "+strconv.Quote(clip(ts.Status, 64))+
+			" ("+via.String()+") after its terminal status "+strconv.Quote(tk.Status), r, r.ID, ev)
+		return
+	}
+	if wasTerminal || !tk.Terminal() {
+		return
+	}
+	// The first terminal status.
+	cancelled := r.Cancel != nil
+	switch {
+	case tk.Status == wire.TaskCancelled && cancelled:
+		if r.State == StateCancelRequested {
+			t.settle(r, ev.Time) // honoured
+		}
+	case tk.Status == wire.TaskCancelled:
+		r.LocalError = "the server cancelled the task (inflight did not ask)"
+		if tk.Message != "" {
+			r.LocalError += ": " + tk.Message
+		}
+		t.finish(r, StateFailed, ev.Time)
+	case cancelled:
+		// Finished anyway after tasks/cancel: its fate, flagged; the
+		// result is late, never a success.
+		tk.EndedAfterCancel = tk.Status
+		tk.AfterCancel = ev.Time.Sub(r.Cancel.At)
+		r.Late.Response = true
+		r.Late.ResponseAt = ev.Time
+		r.Late.AfterCancel = tk.AfterCancel
+		r.Late.LastAt = ev.Time
+		t.flag(r)
+		t.changes.add(Change{Kind: ChangeLate, ID: r.ID, At: ev.Time, What: ArrivalResponse})
+		if tk.modern {
+			t.keepTaskOutcome(r, ts, ev)
+		} else {
+			tk.resultDue = true
+		}
+		if r.State == StateCancelRequested {
+			t.settle(r, ev.Time)
+		}
+	case tk.modern:
+		t.keepTaskOutcome(r, ts, ev)
+		t.endTask(r, ts.Result, ts.Error, ev.Time)
+	default:
+		// Legacy: the outcome is fetched with tasks/result.
+		tk.resultDue = true
+	}
+}
+
+// keepTaskOutcome keeps the message that carried a modern task's outcome
+// as the request's response, for the detail view.
+func (t *Tracker) keepTaskOutcome(r *Request, ts wire.TaskState, ev *event.Event) {
+	t.raw.put(rawKey{r.ID, rawResponse}, ev.Raw)
+	if ts.Error != nil {
+		r.Error = clipError(ts.Error)
+	}
+}
+
+// taskOutcome applies a legacy tasks/result answer: exactly what the
+// underlying request would have returned.
+func (t *Tracker) taskOutcome(r *Request, ev *event.Event) {
+	t.raw.put(rawKey{r.ID, rawResponse}, ev.Raw)
+	msg := &ev.Msg
+	if r.State != StateTask {
+		// After tasks/cancel (or the task's end was already applied): a
+		// late result, kept, not folded into success.
+		if msg.Kind == wire.KindError {
+			r.Error = clipError(msg.Error)
+		}
+		return
+	}
+	if msg.Kind == wire.KindError {
+		t.endTask(r, nil, msg.Error, ev.Time)
+		return
+	}
+	t.endTask(r, msg.Result, nil, ev.Time)
+}
+
+// endTask ends a task request that was not cancelled with its outcome.
+func (t *Tracker) endTask(r *Request, result json.RawMessage, rpcErr *wire.Error, at time.Time) {
+	if r.State != StateTask {
+		return
+	}
+	switch {
+	case rpcErr != nil:
+		r.Error = clipError(rpcErr)
+		t.finish(r, StateFailed, at)
+	case isToolError(result):
+		r.ToolError = true
+		t.finish(r, StateFailed, at)
+	case r.Task.Status == wire.TaskFailed:
+		r.LocalError = "the task failed"
+		if r.Task.Message != "" {
+			r.LocalError += ": " + r.Task.Message
+		}
+		t.finish(r, StateFailed, at)
+	default:
+		t.finish(r, StateCompleted, at)
+	}
+}
+
+// childEnded frees the task for its next poll or fetch once one of its
+// requests ended, answered or not (a poll that timed out is followed by the
+// next one).
+func (t *Tracker) childEnded(c *Request, now time.Time) {
+	p := t.byID[c.Parent]
+	if p == nil || p.Task == nil {
+		return
+	}
+	tk := p.Task
+	switch {
+	case c.Role == RolePoll && tk.polling == c.ID:
+		tk.polling = wire.ID{}
+		if p.State.IsActive() {
+			tk.NextPollAt = now.Add(t.pollInterval(tk))
+		}
+	case c.Role == RoleResult && tk.fetching == c.ID && !c.responded:
+		// The result never came: ask again at the next poll's time.
+		tk.fetching = wire.ID{}
+		tk.resultDue = true
+	}
+}
