@@ -59,6 +59,12 @@ type Options struct {
 	// having crossed it (session.Config.Grace; default 0).
 	Grace time.Duration
 
+	// Task asks for a task in the legacy era (the task field of a
+	// tools/call, with TaskTTL when set); in the modern era the server
+	// decides, and the client always declares the tasks extension.
+	Task    bool
+	TaskTTL time.Duration
+
 	// JSON prints exactly one JSON object (a Report) on stdout at the end.
 	JSON bool
 	// TracePath, when set, receives a trace of the run (JSON Lines).
@@ -118,6 +124,8 @@ type Report struct {
 	// Subscription, for subscriptions/listen only: whether the server
 	// acknowledged it and how many notifications it delivered.
 	Subscription *SubscriptionReport `json:"subscription,omitempty"`
+	// Task is set when the server answered with a task handle.
+	Task *TaskReport `json:"task,omitempty"`
 	// Error is the JSON-RPC error of a timely response, or a failure
 	// inflight saw itself (local: true), else null.
 	Error      *ErrorReport       `json:"error"`
@@ -240,7 +248,16 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 
 	run := &callRun{cn: cn, live: live}
 	cn.Observe(run.observe)
-	req, err := cn.Begin(ctx, o.Method, o.Params, session.RequestOptions{})
+	params := o.Params
+	if o.Task && o.Method == wire.MethodToolsCall {
+		if cn.Info().Era == event.EraModern {
+			live.line("  --task: in the modern era the server decides whether a tools/call becomes a task; inflight declared the tasks extension")
+		} else if params, err = runner.WithTask(params, o.TaskTTL); err != nil {
+			cn.Close()
+			return fail(exitcode.Usage, err)
+		}
+	}
+	req, err := cn.Begin(ctx, o.Method, params, session.RequestOptions{})
 	run.req = req
 	if err == nil {
 		live.sent(req)
@@ -305,6 +322,10 @@ type callRun struct {
 	// progress and notifications count the timely progress and
 	// subscription notifications shown.
 	progress, notifications int
+	// taskChanges counts the task status changes shown; taskAck says the
+	// tasks/cancel acknowledgement was.
+	taskChanges int
+	taskAck     bool
 }
 
 func (run *callRun) cancel(reason string, cause session.CancelCause) {
@@ -359,6 +380,20 @@ func (run *callRun) observe(ev event.Event, changes []session.Change) {
 	if r.Progress.Count != run.progress {
 		run.progress = r.Progress.Count
 		run.live.progress(r, ev.Time)
+	}
+	if tk := r.Task; tk != nil && len(tk.History) != run.taskChanges {
+		for _, c := range tk.History[run.taskChanges:] {
+			s := fmt.Sprintf("  ⧗ task %s %s", run.live.safe(tk.ID), c.Status)
+			if c.Message != "" {
+				s += fmt.Sprintf(" %q", run.live.safe(c.Message))
+			}
+			run.live.line("%s (%s)", s, c.Via)
+		}
+		run.taskChanges = len(tk.History)
+	}
+	if tk := r.Task; tk != nil && !tk.CancelAckAt.IsZero() && !run.taskAck {
+		run.taskAck = true
+		run.live.line("  tasks/cancel acknowledged %s after the cancel", fmtMs(ms(tk.CancelAckAt.Sub(r.Cancel.At))))
 	}
 	if r.Notifications != run.notifications {
 		run.notifications = r.Notifications
@@ -462,6 +497,7 @@ func ReportOf(info event.ConnInfo, tr *session.Tracker, r *session.Request, resp
 		// The result is shown as it came; this says why call stops there.
 		rep.Error = &ErrorReport{Message: inputRequiredMessage(response.Result), Local: true}
 	}
+	taskReport(&rep, tr, r)
 	rep.Violations = report.Violations(tr.Violations())
 	return rep
 }
@@ -548,6 +584,9 @@ func printCallSummary(w io.Writer, rep Report, red *redact.Redactor) {
 			cause += " (" + c.Limit + ")"
 		}
 		row("cancel", fmt.Sprintf("at %s by %s; %s; reason %q", fmtMs(c.AtMs), cause, sig, safe(c.Reason)))
+	}
+	if t := rep.Task; t != nil {
+		row("task", taskSummary(t, safe))
 	}
 	if l := rep.Late; l != nil {
 		printLate(row, rep, l, safe)

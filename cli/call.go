@@ -108,6 +108,8 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 	durationVar(fs, &o.CancelAfter, "cancel-after", 0, "cancel the request after `D` (0: never)", false)
 	durationVar(fs, &o.LateWindow, "late-window", call.DefaultLateWindow, "how long to watch for a late response or progress after a cancel", true)
 	durationVar(fs, &o.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
+	fs.BoolVar(&o.Task, "task", false, "ask for a task (legacy era: the tools/call task field; modern servers decide themselves)")
+	durationVar(fs, &o.TaskTTL, "task-ttl", 0, "the time to live --task asks for (0: the server's default)", false)
 	fs.BoolVar(&o.JSON, "json", false, "print exactly one JSON object at the end (see README)")
 	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the run to `FILE` (JSON Lines)")
 	return cmd

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ToolCallParams builds the params of tools/call for a tool name and its
@@ -55,4 +56,22 @@ func CheckObject(raw json.RawMessage, what string) error {
 		kind = "a number"
 	}
 	return fmt.Errorf("%s must be a JSON object ({…}), not %s", what, kind)
+}
+
+// WithTask returns tools/call params that ask for a task (the legacy
+// era's task field), with a ttl when ttl > 0.
+func WithTask(params json.RawMessage, ttl time.Duration) (json.RawMessage, error) {
+	p := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(params)) > 0 {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, fmt.Errorf("params: %w", err)
+		}
+	}
+	task := map[string]any{}
+	if ttl > 0 {
+		task["ttl"] = ttl.Milliseconds()
+	}
+	b, _ := json.Marshal(task)
+	p["task"] = b
+	return json.Marshal(p)
 }

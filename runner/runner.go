@@ -280,10 +280,30 @@ func (cn *Conn) Cancel(id wire.ID, reason string, cause session.CancelCause) err
 		return err
 	}
 	cn.changed([]session.Change{ch})
+	if r, ok := cn.tr.Get(id); ok && r.IsTask() {
+		// A task's cancel is tasks/cancel, never the transport's signal.
+		cn.taskWork(now)
+		return nil
+	}
 	if err := cn.send(id, reason); err != nil && !errors.Is(err, client.ErrNotInFlight) {
 		return err
 	}
 	return nil
+}
+
+// taskWork sends the task requests the tracker has due (polls, tasks/result,
+// tasks/cancel), each an ordinary tracked request.
+func (cn *Conn) taskWork(now time.Time) {
+	for _, r := range cn.tr.TaskRequests(now) {
+		if cn.trace != nil {
+			_ = cn.trace.State(now, r, r.State, r.State)
+		}
+		err := cn.c.Send(context.Background(), client.Request{ID: r.ID, Method: r.Method, Params: wire.TaskParams(r.Target)})
+		if err != nil {
+			cn.apply(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: r.ID, Err: err,
+				LostConnection: errors.Is(err, client.ErrClosed)})
+		}
+	}
 }
 
 // send has the client send id's cancel signal, and waits for it unless
@@ -312,8 +332,11 @@ func (cn *Conn) expire(now time.Time) {
 	// Copy: the cancels below may apply events, which reuse the slice.
 	cn.changed(slices.Clone(changes))
 	for _, x := range expired {
-		_ = cn.send(x.ID, x.Reason)
+		if !x.Task {
+			_ = cn.send(x.ID, x.Reason)
+		}
 	}
+	cn.taskWork(now)
 }
 
 // WaitResult says why Wait returned.

@@ -8,6 +8,9 @@ type rawKind uint8
 const (
 	rawRequest rawKind = iota
 	rawResponse
+	// rawTaskOutcome is a task's outcome: the result object (or the
+	// JSON-RPC error object) its terminal status or tasks/result brought.
+	rawTaskOutcome
 )
 
 type rawKey struct {

@@ -220,11 +220,20 @@ func (t *Tracker) lateTaskHandle(r *Request, ev *event.Event) {
 	t.recordStatus(tk, ts, ViaHandle, ev.Time)
 	if !tk.Terminal() {
 		tk.cancelDue = true
+		t.due(ev.Time)
+	}
+}
+
+// due marks immediate task work (a tasks/cancel or tasks/result to
+// begin), for NextDeadline.
+func (t *Tracker) due(at time.Time) {
+	if t.taskDue.IsZero() || at.Before(t.taskDue) {
+		t.taskDue = at
 	}
 }
 
 func (t *Tracker) newTask(r *Request, ts wire.TaskState, modern bool, at time.Time) *Task {
-	tk := &Task{ID: clip(ts.ID, 256), HandleAt: at, modern: modern}
+	tk := &Task{ID: clip(ts.ID, 4096), HandleAt: at, modern: modern}
 	r.Task = tk
 	t.tasks[tk.ID] = r
 	return tk
@@ -267,9 +276,6 @@ func (r *Request) nextTaskWork() (time.Time, bool) {
 	if tk == nil {
 		return time.Time{}, false
 	}
-	if tk.cancelDue || tk.resultDue {
-		return time.Time{}, true // now
-	}
 	if r.State.IsActive() && tk.polling.IsZero() && !tk.NextPollAt.IsZero() {
 		return tk.NextPollAt, true
 	}
@@ -283,6 +289,7 @@ func (r *Request) nextTaskWork() (time.Time, bool) {
 // interval has passed and that has no poll in flight. Each is an ordinary
 // request with its own timeout.
 func (t *Tracker) TaskRequests(now time.Time) []*Request {
+	t.taskDue = time.Time{}
 	var out []*Request
 	for i := 0; i < len(t.active); i++ {
 		r := t.active[i]
@@ -498,6 +505,7 @@ func (t *Tracker) applyTask(r *Request, ts wire.TaskState, via TaskVia, ev *even
 			t.keepTaskOutcome(r, ts, ev)
 		} else {
 			tk.resultDue = true
+			t.due(ev.Time)
 		}
 		if r.State == StateCancelRequested {
 			t.settle(r, ev.Time)
@@ -508,23 +516,46 @@ func (t *Tracker) applyTask(r *Request, ts wire.TaskState, via TaskVia, ev *even
 	default:
 		// Legacy: the outcome is fetched with tasks/result.
 		tk.resultDue = true
+		t.due(ev.Time)
 	}
 }
 
 // keepTaskOutcome keeps the message that carried a modern task's outcome
 // as the request's response, for the detail view.
 func (t *Tracker) keepTaskOutcome(r *Request, ts wire.TaskState, ev *event.Event) {
-	t.raw.put(rawKey{r.ID, rawResponse}, ev.Raw)
 	if ts.Error != nil {
 		r.Error = clipError(ts.Error)
+		b, _ := json.Marshal(ts.Error)
+		t.raw.put(rawKey{r.ID, rawTaskOutcome}, b)
+		return
 	}
+	if len(ts.Result) > 0 {
+		t.raw.put(rawKey{r.ID, rawTaskOutcome}, bytes.Clone(ts.Result))
+	}
+}
+
+// TaskOutcome is the outcome a task request's task brought (its result
+// object, or its JSON-RPC error object; isError says which), while the
+// raw store keeps it.
+func (t *Tracker) TaskOutcome(id wire.ID) (raw []byte, isError bool, ok bool) {
+	r := t.byID[id]
+	if r == nil || r.Task == nil {
+		return nil, false, false
+	}
+	raw, ok = t.raw.get(rawKey{id, rawTaskOutcome})
+	return raw, r.Error != nil && ok, ok
 }
 
 // taskOutcome applies a legacy tasks/result answer: exactly what the
 // underlying request would have returned.
 func (t *Tracker) taskOutcome(r *Request, ev *event.Event) {
-	t.raw.put(rawKey{r.ID, rawResponse}, ev.Raw)
 	msg := &ev.Msg
+	if msg.Kind == wire.KindError {
+		b, _ := json.Marshal(msg.Error)
+		t.raw.put(rawKey{r.ID, rawTaskOutcome}, b)
+	} else {
+		t.raw.put(rawKey{r.ID, rawTaskOutcome}, bytes.Clone(msg.Result))
+	}
 	if r.State != StateTask {
 		// After tasks/cancel (or the task's end was already applied): a
 		// late result, kept, not folded into success.
@@ -582,5 +613,6 @@ func (t *Tracker) childEnded(c *Request, now time.Time) {
 		// The result never came: ask again at the next poll's time.
 		tk.fetching = wire.ID{}
 		tk.resultDue = true
+		t.due(now)
 	}
 }

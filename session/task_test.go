@@ -153,8 +153,8 @@ func TestTaskLegacyPolledToCompletion(t *testing.T) {
 	if r.State != StateCompleted || !r.Ended.Equal(ms(3040)) {
 		t.Fatalf("after tasks/result: %v", r.State)
 	}
-	if raw, _ := h.tr.RawResponse(r.ID); !json.Valid(raw) || !contains(raw, "done") {
-		t.Errorf("the request's response is %s, want tasks/result's", raw)
+	if raw, isErr, ok := h.tr.TaskOutcome(r.ID); !ok || isErr || !json.Valid(raw) || !contains(raw, "done") {
+		t.Errorf("the task's outcome is %s (error %v), want tasks/result's result", raw, isErr)
 	}
 	hist := []string{}
 	for _, c := range r.Task.History {
@@ -198,6 +198,9 @@ func TestTaskCancelHonoured(t *testing.T) {
 			h.handle(10, r, "t-1")
 			if _, err := h.tr.RequestCancel(r.ID, "user", CauseUser, ms(500)); err != nil {
 				t.Fatal(err)
+			}
+			if next, ok := h.tr.NextDeadline(); !ok || !next.Equal(ms(500)) {
+				t.Errorf("NextDeadline after the cancel = %v, want now (the tasks/cancel is due)", next.Sub(t0))
 			}
 			c := h.due(500)
 			if !slices.Equal(methods(c), []string{wire.MethodTasksCancel}) || r.Task.CancelID != c[0].ID {

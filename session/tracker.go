@@ -96,8 +96,10 @@ type Tracker struct {
 	violations ViolationLog
 	// curLog is the log slot of the event being applied, -1 outside Apply.
 	curLog int
-	// tasks finds a task's request by its task ID.
-	tasks map[string]*Request
+	// tasks finds a task's request by its task ID; taskDue is the
+	// earliest task work due at once (zero: none), see TaskRequests.
+	tasks   map[string]*Request
+	taskDue time.Time
 }
 
 // NewTracker returns an empty tracker. Zero Config fields take defaults.
@@ -225,6 +227,7 @@ func (t *Tracker) beginCancel(r *Request, reason string, cause CancelCause, now 
 		// A task is cancelled with tasks/cancel (TaskRequests begins it),
 		// never with the transport's signal.
 		r.Task.cancelDue = true
+		t.due(now)
 	}
 	t.setState(r, StateCancelRequested, now)
 }
@@ -338,8 +341,7 @@ func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
 // for the caller to schedule a single tick. It looks only at active
 // requests, so it stays cheap however long the history is.
 func (t *Tracker) NextDeadline() (time.Time, bool) {
-	var next time.Time
-	found := false
+	next, found := t.taskDue, !t.taskDue.IsZero()
 	for _, r := range t.active {
 		var d time.Time
 		switch r.State {
@@ -542,6 +544,7 @@ func (t *Tracker) forget(r *Request) {
 	}
 	t.raw.remove(rawKey{r.ID, rawRequest})
 	t.raw.remove(rawKey{r.ID, rawResponse})
+	t.raw.remove(rawKey{r.ID, rawTaskOutcome})
 	if r.Role == RoleNone {
 		t.counts.Done--
 	}

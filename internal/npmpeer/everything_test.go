@@ -183,3 +183,53 @@ func startEverythingHTTP(t *testing.T, in npmpeer.Install) string {
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
+
+type taskCallReport struct {
+	State  string          `json:"state"`
+	Result json.RawMessage `json:"result"`
+	Cancel *struct {
+		Signal string `json:"signal"`
+	} `json:"cancel"`
+	Task *struct {
+		ID      string `json:"id"`
+		Status  string `json:"status"`
+		Polls   int    `json:"polls"`
+		History []struct {
+			Status, Via string
+		} `json:"history"`
+		Cancel *struct {
+			AckAtMs *int64 `json:"ackAtMs"`
+		} `json:"cancel"`
+	} `json:"task"`
+	Violations []json.RawMessage `json:"violations"`
+}
+
+// The reference server's task tool (taskSupport "required", legacy era):
+// followed to completion through polls and tasks/result, and cancelled
+// with tasks/cancel — never notifications/cancelled.
+func TestEverythingTask(t *testing.T) {
+	t.Parallel()
+	in := npmpeer.Need(t, npmpeer.Node, npmpeer.Everything)
+	args := []string{"call", "--tool", "simulate-research-query", "--args", `{"topic":"cancellation"}`, "--task", "--json", "--"}
+	out := runInflight(t, append(args, in.EverythingCommand("stdio")...)...)
+	var r taskCallReport
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if r.State != "completed" || r.Task == nil || r.Task.Status != "completed" || r.Task.Polls == 0 || !strings.Contains(string(r.Result), "Research Report") {
+		t.Fatalf("want a completed task, polled, whose result is the report (from tasks/result):\n%s", out)
+	}
+	if len(r.Violations) != 0 {
+		t.Errorf("violations %s", r.Violations)
+	}
+
+	args = []string{"call", "--tool", "simulate-research-query", "--args", `{"topic":"cancellation"}`, "--task", "--cancel-after", "1.2s", "--json", "--"}
+	out = runInflight(t, append(args, in.EverythingCommand("stdio")...)...)
+	r = taskCallReport{}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if r.State != "cancelled" || r.Cancel == nil || r.Cancel.Signal != "tasks/cancel" || r.Task == nil || r.Task.Cancel == nil || r.Task.Cancel.AckAtMs == nil || r.Task.Status != "cancelled" {
+		t.Fatalf("want the task cancelled with tasks/cancel, acknowledged, and its status cancelled:\n%s", out)
+	}
+}
