@@ -548,7 +548,7 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	}
 	for _, kind := range []struct {
 		verdict, glyph, word string
-		count              int
+		count                int
 	}{
 		{session.VerdictLate, "*", "late", r.Late.ProgressAfterCancel + r.Late.NotificationsAfterCancel},
 		{session.VerdictCrossed, "x", "crossed", r.Late.ProgressCrossed + r.Late.NotificationsCrossed},
