@@ -339,16 +339,16 @@ func (m *Model) detailFacts(r *session.Request, now time.Time) string {
 	case r.IsListen() && r.Acked:
 		// An acknowledged subscription lives until it is ended: its
 		// timeout stopped with the acknowledgment.
+		ack := "acknowledged"
 		if at := m.detail.trail.ackAt; !at.IsZero() && m.detail.trail.id == r.ID {
-			parts = append(parts, "acknowledged "+fmtAgo(at.Sub(startOf(r))))
-		} else {
-			parts = append(parts, "acknowledged")
+			ack += " " + fmtAgo(at.Sub(startOf(r)))
 		}
-		u := fmt.Sprintf("%d %s", r.Notifications, countNoun(r.Notifications, "update", "updates"))
+		u := fmt.Sprintf("%d %s (•)", r.Notifications, countNoun(r.Notifications, "update", "updates"))
 		if !r.LastNotificationAt.IsZero() {
 			u += ", last " + fmtAgo(r.LastNotificationAt.Sub(startOf(r)))
 		}
-		parts = append(parts, u, "no timeout once acknowledged")
+		// What it says of the timeout goes first: "sent" is on the timeline.
+		parts = append([]string{ack + " (no timeout since)", u}, parts...)
 		return st.Dim.Render(strings.Join(parts, " · "))
 	}
 	switch limit {
@@ -509,6 +509,19 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	line := []rune(strings.Repeat("─", w))
 	for _, s := range r.Timeline {
 		line[col(start.Add(s.At-start.Sub(r.Created)))] = '┼'
+	}
+	if r.IsListen() && m.detail.trail.id == r.ID {
+		// A subscription's updates, each at its time (• one, a digit
+		// several in a cell); those after a cancel are marked below.
+		updates := map[int]int{}
+		for _, u := range m.detail.trail.updates {
+			if u.verdict == "" {
+				updates[col(u.at)]++
+			}
+		}
+		for i, n := range updates {
+			line[i] = cellGlyph("•", n)
+		}
 	}
 	marks := []mark{{start, "●", "sent 0s"}}
 	if r.Cancel != nil {

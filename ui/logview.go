@@ -753,13 +753,14 @@ func (m *Model) viewStderr(height int) string {
 		from = min(from, max(0, i+1))
 	}
 	var b strings.Builder
-	title := fmt.Sprintf("SERVER STDERR · %d lines (the server's own log; not an error by itself)", sl.Len())
+	title := fmt.Sprintf("SERVER STDERR · %d lines", sl.Len())
+	if m.pager.chop {
+		title += fmt.Sprintf(" · cut at column %d, ←/→ scroll, w wraps", m.pager.xoff+1)
+	}
 	if !v.follow && it.n > 0 {
 		title += fmt.Sprintf(" · from line %d (G: newest)", from+1)
 	}
-	if m.pager.chop {
-		title += fmt.Sprintf(" · lines cut, ←/→ scroll, column %d (w: wrap)", m.pager.xoff+1)
-	}
+	title += " (the server's own log; not an error by itself)"
 	b.WriteString(st.ColumnHeader.Render(fit(title, m.width)))
 	n := 0
 	for i := from; i < it.n && n < rows; i++ {
