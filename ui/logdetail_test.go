@@ -337,3 +337,28 @@ func TestDetailPrintsIntegers(t *testing.T) {
 		t.Errorf("the log does not print the integers:\n%s", s)
 	}
 }
+
+// Crossed traffic is marked in the neutral colour, never flagged.
+func TestLogMarksCrossedNeutral(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.events(event.Event{Kind: event.RoundTrip, RTT: 20 * time.Millisecond, Text: "ping"})
+	id := h.sendTool("slow")
+	h.run(h.m.cancel(wire.IntID(id), "user requested cancellation", 1))
+	h.cancelSent(id, event.SignalNotification)
+	h.now = h.now.Add(time.Millisecond)
+	h.progress(id, 1, 10, "step 1 of 10")
+	h.key("l")
+	lg := h.m.tracker.Log()
+	e := lg.At(lg.Len() - 1)
+	if e.Verdict != "crossed" {
+		t.Fatalf("the tracker's verdict is %q", e.Verdict)
+	}
+	line := h.m.logLine(e, 27, 3)
+	if !strings.Contains(ansi.Strip(line), "crossed the cancel +1ms") || strings.Contains(line, "⚑") {
+		t.Errorf("the crossed row: %q", ansi.Strip(line))
+	}
+	if want := h.m.styles.Dim.Render("crossed the cancel +1ms"); !strings.Contains(line, strings.TrimSuffix(want, "\x1b[m")) {
+		t.Errorf("the crossed mark is not in the neutral style: %q", line)
+	}
+}

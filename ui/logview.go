@@ -740,7 +740,8 @@ func (m *Model) viewStderr(height int) string {
 		if m.pager.chop {
 			return []string{ansi.Cut(text, m.pager.xoff, m.pager.xoff+textW)}
 		}
-		return wrapLines(text, textW)
+		// Wrapped at spaces where it can be: these are sentences.
+		return strings.Split(ansi.Wrap(text, textW, ""), "\n")
 	}
 	from := v.start(it)
 	if !m.pager.chop {
