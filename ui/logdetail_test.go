@@ -362,3 +362,17 @@ func TestLogMarksCrossedNeutral(t *testing.T) {
 		t.Errorf("the crossed mark is not in the neutral style: %q", line)
 	}
 }
+
+// BenchmarkLogFilterNewNeedle measures a new filter over a full log (10 000
+// entries): what one keystroke in the filter costs at worst.
+func BenchmarkLogFilterNewNeedle(b *testing.B) {
+	h := benchModel(b, 5000)
+	h.m.mode = keymap.ModeLog
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.m.logv.filter.SetValue(fmt.Sprintf("step %d", i%10))
+		h.m.logv.matches = logMatches{}
+		h.m.refreshMatches()
+	}
+}
