@@ -112,11 +112,11 @@ func (k *KeyMap) SetState(s State) {
 		b.SetEnabled(scrolling && !s.Filtering)
 	}
 	// g and G move through requests in the list, through text elsewhere.
-	switch s.Mode {
-	case ModeList:
+	switch {
+	case s.Mode == ModeList:
 		k.Top.SetHelp("g/home", "oldest")
 		k.Bottom.SetHelp("G/end", "newest (follow)")
-	case ModeDetail:
+	case s.Mode == ModeDetail, s.Mode == ModeLog && s.EntryOpen:
 		k.Top.SetHelp("g/home", "top")
 		k.Bottom.SetHelp("G/end", "bottom")
 	default:

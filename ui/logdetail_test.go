@@ -102,6 +102,11 @@ func TestGoldenViewsLogAndDetail(t *testing.T) {
 			h.key("s")
 			h.golden()
 		})
+		t.Run("help-entry-cut-"+suffix, func(t *testing.T) {
+			h, _ := stubbornScene(t, size.w, size.h)
+			h.key("l", "up", "enter", "w", "?")
+			h.golden()
+		})
 		t.Run("stderr-cut-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
 			h.stderr("panic: " + strings.Repeat("a long line the server wrote ", 8) + "THE END")
