@@ -460,6 +460,9 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	switch m.mode {
+	case keymap.ModeComposer:
+		// As before the wheel had a case of its own: the composer's.
+		return m.composer.update(m, msg)
 	case keymap.ModeLog:
 		if m.logv.open {
 			m.logv.vp, cmd = m.logv.vp.Update(msg)
