@@ -210,9 +210,9 @@ func (m *Model) viewEntry() string {
 	lv := &m.logv
 	how := "long lines wrapped (w: cut them)"
 	if m.pager.chop {
-		how = fmt.Sprintf("long lines cut, ←/→ scroll (w: wrap) · column %d", lv.vp.XOffset()+1)
+		how = fmt.Sprintf("lines cut at column %d, ←/→ scroll (w: wrap)", lv.vp.XOffset()+1)
 	}
-	title := fmt.Sprintf("LOG ENTRY · %s · esc back to the log · %d%%", how, int(lv.vp.ScrollPercent()*100))
+	title := fmt.Sprintf("LOG ENTRY · %d%% · %s · esc back to the log", int(lv.vp.ScrollPercent()*100), how)
 	return st.ColumnHeader.Render(fit(title, m.width)) + "\n" + lv.vp.View()
 }
 
