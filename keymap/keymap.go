@@ -39,6 +39,11 @@ type State struct {
 	HasStderr bool
 	// Filtering: the log filter input has focus.
 	Filtering bool
+	// EntryOpen: the protocol log shows one entry whole (its viewer).
+	EntryOpen bool
+	// Chopped: the payload views cut long lines and scroll sideways
+	// instead of wrapping them.
+	Chopped bool
 }
 
 // KeyMap is every binding of the main screens. The composer has its own
@@ -54,6 +59,10 @@ type KeyMap struct {
 	Log, Stderr         key.Binding
 	Filter, ClearFilter key.Binding
 	Export, Reconnect   key.Binding
+	// Wrap toggles wrapping long lines in the payload views (the log
+	// entry, the detail, stderr); Left and Right scroll sideways when
+	// they are not wrapped.
+	Wrap, Left, Right key.Binding
 
 	Help, Quit, Interrupt key.Binding
 }
@@ -85,6 +94,9 @@ func Default() KeyMap {
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		Export:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export trace")),
 		Reconnect:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reconnect")),
+		Wrap:        key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "don't wrap")),
+		Left:        key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "scroll left")),
+		Right:       key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "scroll right")),
 
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -100,11 +112,11 @@ func (k *KeyMap) SetState(s State) {
 		b.SetEnabled(scrolling && !s.Filtering)
 	}
 	// g and G move through requests in the list, through text elsewhere.
-	switch s.Mode {
-	case ModeList:
+	switch {
+	case s.Mode == ModeList:
 		k.Top.SetHelp("g/home", "oldest")
 		k.Bottom.SetHelp("G/end", "newest (follow)")
-	case ModeDetail:
+	case s.Mode == ModeDetail, s.Mode == ModeLog && s.EntryOpen:
 		k.Top.SetHelp("g/home", "top")
 		k.Bottom.SetHelp("G/end", "bottom")
 	default:
@@ -120,12 +132,21 @@ func (k *KeyMap) SetState(s State) {
 	k.New.SetEnabled((main || s.Mode == ModeDetail) && s.Connected)
 	k.Reissue.SetEnabled(onSelected && s.HasSelection && s.Connected)
 	k.Detail.SetEnabled(main && s.HasSelection)
-	k.Open.SetEnabled(s.Mode == ModeLog && !s.Filtering)
+	k.Open.SetEnabled(s.Mode == ModeLog && !s.Filtering && !s.EntryOpen)
 	k.Back.SetEnabled(!main && !s.Filtering && s.Mode != ModePrompt)
 	k.Log.SetEnabled(main || s.Mode == ModeDetail || s.Mode == ModeStderr)
 	k.Stderr.SetEnabled(s.HasStderr && (main || s.Mode == ModeDetail || s.Mode == ModeLog))
-	k.Filter.SetEnabled(s.Mode == ModeLog && !s.Filtering)
+	k.Filter.SetEnabled(s.Mode == ModeLog && !s.Filtering && !s.EntryOpen)
 	k.ClearFilter.SetEnabled(s.Mode == ModeLog && s.Filtering)
+	payload := s.Mode == ModeDetail || s.Mode == ModeStderr || (s.Mode == ModeLog && s.EntryOpen)
+	k.Wrap.SetEnabled(payload)
+	if s.Chopped {
+		k.Wrap.SetHelp("w", "wrap lines")
+	} else {
+		k.Wrap.SetHelp("w", "don't wrap")
+	}
+	k.Left.SetEnabled(payload && s.Chopped)
+	k.Right.SetEnabled(payload && s.Chopped)
 	k.Export.SetEnabled(main || s.Mode == ModeLog || s.Mode == ModeStderr || s.Mode == ModeDetail)
 	k.Reconnect.SetEnabled(s.Lost && (main || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr) && !s.Filtering)
 	k.Help.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
@@ -136,7 +157,7 @@ func (k *KeyMap) SetState(s State) {
 // ShortHelp is the one-line help at the bottom of the screen: the keys a
 // person needs most, and only those that act now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.New, k.Cancel, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Log, k.Reconnect, k.Help, k.Quit}
+	return []key.Binding{k.New, k.Cancel, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Log, k.Reconnect, k.Help, k.Quit}
 }
 
 // EssentialHelp is ShortHelp for a narrow terminal: the keys without
@@ -148,7 +169,7 @@ func (k KeyMap) EssentialHelp() []key.Binding {
 // FullHelp is the help screen, in columns.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Wrap, k.Left, k.Right},
 		{k.New, k.Reissue, k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter},
 		{k.Detail, k.Open, k.Log, k.Stderr, k.Filter, k.Export, k.Reconnect, k.Back},
 		{k.Help, k.Quit, k.Interrupt},
@@ -162,6 +183,7 @@ func (k KeyMap) All() []key.Binding {
 		k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom,
 		k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter, k.New, k.Reissue,
 		k.Detail, k.Open, k.Back, k.Log, k.Stderr, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
+		k.Wrap, k.Left, k.Right,
 		k.Help, k.Quit, k.Interrupt,
 	}
 }

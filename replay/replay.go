@@ -4,9 +4,7 @@
 package replay
 
 import (
-	"bytes"
 	"container/heap"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 
 	"inflight/event"
 	"inflight/exitcode"
+	"inflight/msgtext"
 	"inflight/report"
 	"inflight/termsafe"
 	"inflight/trace"
@@ -744,56 +743,19 @@ func describeRecord(rec *trace.Record) string {
 	return s
 }
 
-// describeMessage is describeRecord for a line with a message.
+// describeMessage is describeRecord for a line with a message, worded by
+// msgtext as the TUI's protocol log words it, with what only a trace says
+// (who sent it, how many the log merged, the violation) around it.
 func describeMessage(rec *trace.Record, m wire.Message) string {
-	var s string
-	switch m.Kind {
-	case wire.KindRequest:
-		s = m.Method
-		if t := wire.Target(m.Method, m.Params); t != "" {
-			s += " " + t
-		}
-		if args := briefParams(m.Params); args != "" {
-			s += " " + args
-		}
-		if rec.Dir == trace.DirIn {
-			s = "server request " + s
-		}
-	case wire.KindNotification:
-		switch m.Method {
-		case wire.NotifyProgress:
-			if p, err := wire.DecodeProgress(m.Params); err == nil {
-				s = "progress " + report.Progress(p.Progress, p.Total)
-				if p.Message != "" {
-					s += fmt.Sprintf(" %q", safeLine(clipText(p.Message, 80)))
-				}
-				if rec.Coalesced > 0 {
-					s = fmt.Sprintf("%d progress notifications merged by the log, until +%sms; the latest: %s",
-						rec.Coalesced+1, termsafe.Fixed(rec.LastMS, 0), s)
-				}
-				break
-			}
-			s = "progress (unreadable)"
-		case wire.NotifyCancelled:
-			s = m.Method
-			if c, err := wire.DecodeCancelled(m.Params); err == nil {
-				s += " " + c.RequestID.String()
-				if c.Reason != "" {
-					s += fmt.Sprintf(" %q", safeLine(clipText(c.Reason, 80)))
-				}
-			} else {
-				s += " (malformed)"
-			}
-			if rec.Dir == trace.DirIn {
-				s += " FROM THE SERVER"
-			}
-		default:
-			s = m.Method
-		}
-	case wire.KindResult:
-		s = "result " + briefResult(m.Result)
-	case wire.KindError:
-		s = fmt.Sprintf("error %d %q", m.Error.Code, safeLine(clipText(m.Error.Message, 120)))
+	s := msgtext.Of(m, rec.Method)
+	switch {
+	case m.Kind == wire.KindRequest && rec.Dir == trace.DirIn:
+		s = "server request " + s
+	case m.Method == wire.NotifyCancelled && rec.Dir == trace.DirIn:
+		s += " FROM THE SERVER"
+	case m.Method == wire.NotifyProgress && rec.Coalesced > 0:
+		s = fmt.Sprintf("%d progress notifications merged by the log, until +%sms; the latest: %s",
+			rec.Coalesced+1, termsafe.Fixed(rec.LastMS, 0), s)
 	}
 	if rec.Text != "" {
 		s += " (" + rec.Text + ")"
@@ -802,45 +764,6 @@ func describeMessage(rec *trace.Record, m wire.Message) string {
 		s += "  [VIOLATION " + rec.Violation + "]"
 	}
 	return s
-}
-
-// briefParams shows a request's params without _meta, clipped.
-func briefParams(params json.RawMessage) string {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(params, &m) != nil {
-		return ""
-	}
-	delete(m, "_meta")
-	delete(m, "name")
-	if len(m) == 0 {
-		return ""
-	}
-	b, _ := json.Marshal(m)
-	return clipText(string(b), 100)
-}
-
-// briefResult shows the gist of a result: a tool result's first text, or
-// the compact JSON, clipped.
-func briefResult(result json.RawMessage) string {
-	var r struct {
-		IsError bool `json:"isError"`
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if json.Unmarshal(result, &r) == nil && len(r.Content) > 0 && r.Content[0].Type == "text" {
-		s := fmt.Sprintf("%q", safeLine(clipText(r.Content[0].Text, 100)))
-		if r.IsError {
-			s = "(tool error) " + s
-		}
-		return s
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, result) != nil {
-		return ""
-	}
-	return clipText(buf.String(), 100)
 }
 
 func safeLine(s string) string { return termsafe.Line(s) }

@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -396,7 +395,7 @@ func (t *Tracker) onProgress(ev *event.Event) {
 	t.checkProgressRange(r, p, ev)
 	pr := &r.Progress
 	if pr.Count > 0 && p.Progress <= pr.Value {
-		t.violate(ViolationProgressNotIncreasing, fmt.Sprintf("progress %v after %v", p.Progress, pr.Value), r, r.ID, ev)
+		t.violate(ViolationProgressNotIncreasing, "progress "+number(p.Progress)+" after "+number(pr.Value), r, r.ID, ev)
 	}
 	pr.Count++
 	pr.Value = p.Progress
@@ -588,6 +587,7 @@ func (t *Tracker) onCancelSent(ev *event.Event) {
 			r.Late.Crossed = false
 			t.flag(r)
 			t.changes.add(Change{Kind: ChangeLate, ID: r.ID, At: r.Late.ResponseAt, What: ArrivalResponse})
+			t.relabelLateResponse(r)
 		}
 		r.Late.Window = t.CrossingWindow()
 	}

@@ -77,9 +77,9 @@ func Verdict(kind event.Kind, changes []Change) string {
 	for _, ch := range changes {
 		switch ch.Kind {
 		case ChangeLate:
-			return "late"
+			return VerdictLate
 		case ChangeCrossed:
-			v = "crossed"
+			v = VerdictCrossed
 		}
 	}
 	return v

@@ -97,6 +97,13 @@ type LogEntry struct {
 	// bytes and LastTime its time. See LogProgressPerRequest.
 	Coalesced int
 	LastTime  time.Time
+	// Verdict is the tracker's judgement of a message that arrived for a
+	// request given up (cancelled, timed out, lost): "late" or "crossed",
+	// as Verdict says it for the trace; "" for everything else. AfterCancel
+	// is then how long after the cancel was requested it arrived (after
+	// the request was given up, when it was given up without a cancel).
+	Verdict     string
+	AfterCancel time.Duration
 }
 
 // LogProgressPerRequest is how many timely progress notifications of one

@@ -2,7 +2,6 @@ package session
 
 import (
 	"math"
-	"strconv"
 
 	"inflight/event"
 	"inflight/wire"
@@ -35,7 +34,7 @@ func (t *Tracker) checkProgressRange(r *Request, p wire.Progress, ev *event.Even
 	default:
 		return
 	}
-	t.violate(ViolationProgressOutOfRange, what+" "+strconv.FormatFloat(v, 'g', 6, 64)+" is out of range", r, r.ID, ev)
+	t.violate(ViolationProgressOutOfRange, what+" "+number(v)+" is out of range", r, r.ID, ev)
 }
 
 func progressOutOfRange(v float64) bool {

@@ -102,6 +102,9 @@ type Request struct {
 	// of the entry later ones are merged into, 0 before there is one.
 	logProgress int32
 	coalesceAt  int64
+	// lateLogAt is the log position of the late (or crossed) response's
+	// entry, so that a later judgement of it relabels the entry too.
+	lateLogAt int64
 }
 
 // TimelineSamples bounds Request.Timeline.

@@ -504,6 +504,7 @@ func (t *Tracker) arrived(r *Request, what Arrival, at time.Time, streamEnd int6
 		t.flag(r)
 	}
 	t.changes.add(Change{Kind: kind, ID: r.ID, At: at, What: what})
+	t.markLogVerdict(r, what, crossed, at)
 	return crossed
 }
 

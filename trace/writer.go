@@ -504,7 +504,7 @@ func WriteEntries(w io.Writer, entries []session.LogEntry, dropped int64, start 
 
 // FromLogEntry converts one protocol log entry to a record at ms.
 func FromLogEntry(e session.LogEntry, ms float64) Record {
-	rec := Record{MS: ms, Dir: e.Dir.String(), Internal: e.Internal, Truncated: e.Truncated, Violation: e.Violation}
+	rec := Record{MS: ms, Dir: e.Dir.String(), Internal: e.Internal, Truncated: e.Truncated, Violation: e.Violation, Verdict: e.Verdict}
 	if !e.ID.IsZero() {
 		id := e.ID
 		rec.ID = &id

@@ -7,15 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"inflight/event"
 	"inflight/keymap"
+	"inflight/msgtext"
 	"inflight/session"
-	"inflight/termsafe"
 	"inflight/wire"
 )
 
@@ -32,9 +31,44 @@ type detailView struct {
 	// and a payload is indented and sanitised once, not every frame.
 	content string
 	built   detailSource
-	// wrapped is the width content was cut to for the viewport.
+	// wrapped is the width content was cut to for the viewport (0: lay
+	// it out again).
 	wrapped int
+	// trail is what the protocol log holds about the request that the
+	// tracker's counts do not: when each message after the cancel came,
+	// and a subscription's updates. layoutDetail keeps it up to date.
+	trail trail
 }
+
+// trail is what the protocol log says about one request, gathered as the
+// log grows (each entry is read once).
+type trail struct {
+	id      wire.ID
+	scanned int64 // log Total when last read
+	// after is every message the tracker judged late or crossed, in
+	// order, as long as the bounded log keeps it.
+	after []arrival
+	// updates are a subscription's notifications, the last
+	// maxTrailUpdates of them; updatesSeen counts them all.
+	updates     []arrival
+	updatesSeen int
+	// ackAt is when the subscription was acknowledged (zero: not seen).
+	ackAt time.Time
+}
+
+// arrival is one message of a trail.
+type arrival struct {
+	abs      int64 // its log position
+	at       time.Time
+	verdict  string
+	progress bool // notifications/progress (else a response or an update)
+	response bool
+	text     string // msgtext's words for it, for updates
+	after    time.Duration
+}
+
+// maxTrailUpdates bounds the updates a detail lists.
+const maxTrailUpdates = 200
 
 // detailSource is everything detailBody reads. Progress is not in it: the
 // body does not show progress (the header does), so a flood of progress
@@ -55,7 +89,9 @@ type detailSource struct {
 	request, response     []byte
 	haveRequest, haveResp bool
 	dark                  bool
-	valid                 bool // false: nothing built yet
+	// updates counts the subscription updates the body lists.
+	updates int
+	valid   bool // false: nothing built yet
 }
 
 // sourceOf is what the body of r would be built from now.
@@ -69,13 +105,16 @@ func (m *Model) sourceOf(r *session.Request) detailSource {
 	}
 	src.request, src.haveRequest = m.tracker.RawRequest(r.ID)
 	src.response, src.haveResp = m.tracker.RawResponse(r.ID)
+	if m.detail.trail.id == r.ID {
+		src.updates = m.detail.trail.updatesSeen
+	}
 	return src
 }
 
 // same reports whether a body built from a is the body built from b.
 func (a *detailSource) same(b *detailSource) bool {
 	return a.valid && b.valid && a.id == b.id && a.late == b.late && a.crossed == b.crossed &&
-		a.localError == b.localError && a.violations == b.violations && a.kept == b.kept && a.dark == b.dark &&
+		a.localError == b.localError && a.violations == b.violations && a.kept == b.kept && a.dark == b.dark && a.updates == b.updates &&
 		a.haveRequest == b.haveRequest && a.haveResp == b.haveResp &&
 		sameBytes(a.request, b.request) && sameBytes(a.response, b.response)
 }
@@ -99,6 +138,8 @@ func (m *Model) openDetail() {
 	m.detail.content = ""
 	m.detail.built = detailSource{}
 	m.detail.wrapped = 0
+	m.detail.trail = trail{}
+	m.detail.vp.SetHorizontalStep(horizontalStep)
 	m.detail.vp.SetWidth(m.width)
 	m.detail.vp.SetHeight(max(1, m.bodyHeight()-detailHeaderLines))
 }
@@ -111,13 +152,14 @@ func (m *Model) layoutDetail(height int) {
 		return
 	}
 	d := &m.detail
+	m.readTrail(r)
 	if src := m.sourceOf(r); !src.same(&d.built) {
 		d.built = src
 		if body := m.detailBody(r); body != d.content {
 			// Following the end of a growing body stays at its end.
 			atBottom := d.vp.AtBottom() && d.content != ""
 			d.content = body
-			d.vp.SetContentLines(wrapLines(body, m.width))
+			d.vp.SetContentLines(m.pagerLines(body))
 			d.wrapped = m.width
 			if atBottom {
 				d.vp.GotoBottom()
@@ -125,11 +167,75 @@ func (m *Model) layoutDetail(height int) {
 		}
 	}
 	if d.wrapped != m.width {
-		d.vp.SetContentLines(wrapLines(d.content, m.width))
+		d.vp.SetContentLines(m.pagerLines(d.content))
+		if !m.pager.chop {
+			d.vp.SetXOffset(0)
+		}
 		d.wrapped = m.width
 	}
 	d.vp.SetWidth(m.width)
 	d.vp.SetHeight(detailViewportHeight(height, len(m.timeline(r, m.width, m.now()))))
+}
+
+// pagerLines is s as the payload views lay it out: wrapped to the width,
+// or, with the lines cut (pager.chop), as it is for the viewport to cut.
+func (m *Model) pagerLines(s string) []string {
+	if m.pager.chop {
+		return strings.Split(s, "\n")
+	}
+	return wrapLines(s, m.width)
+}
+
+// readTrail brings the detail's trail up to date with the log: the
+// entries logged since it was last read.
+func (m *Model) readTrail(r *session.Request) {
+	tr := &m.detail.trail
+	if tr.id != r.ID {
+		*tr = trail{id: r.ID}
+	}
+	lg := m.tracker.Log()
+	first := lg.Total() - int64(lg.Len())
+	for len(tr.after) > 0 && tr.after[0].abs < first {
+		tr.after = tr.after[1:]
+	}
+	for abs := max(tr.scanned, first); abs < lg.Total(); abs++ {
+		e := lg.At(int(abs - first))
+		if e.ID != r.ID || e.Kind != event.Received {
+			continue
+		}
+		a := arrival{abs: abs, at: e.Time, verdict: e.Verdict, after: e.AfterCancel,
+			progress: e.Method == wire.NotifyProgress && e.MsgKind == wire.KindNotification,
+			response: e.MsgKind == wire.KindResult || e.MsgKind == wire.KindError}
+		if a.verdict != "" {
+			tr.after = append(tr.after, a)
+		}
+		if !r.IsListen() || e.MsgKind != wire.KindNotification || a.progress {
+			continue
+		}
+		if e.Method == wire.NotifySubscriptionAck {
+			if tr.ackAt.IsZero() {
+				tr.ackAt = e.Time
+			}
+			continue
+		}
+		a.text = msgtext.Raw(e.Raw, "")
+		tr.updatesSeen++
+		if len(tr.updates) == maxTrailUpdates {
+			copy(tr.updates, tr.updates[1:])
+			tr.updates = tr.updates[:maxTrailUpdates-1]
+		}
+		tr.updates = append(tr.updates, a)
+	}
+	tr.scanned = lg.Total()
+	if r.Late.Response && !r.Late.Crossed {
+		// A response judged crossed for want of the cancel's send time
+		// and late once it was known: the tracker relabelled its entry.
+		for i := range tr.after {
+			if tr.after[i].response {
+				tr.after[i].verdict = session.VerdictLate
+			}
+		}
+	}
 }
 
 // wrapLines cuts s into lines of at most width cells. Long errors and long
@@ -164,25 +270,7 @@ func detailViewportHeight(height, timelineLines int) int {
 }
 
 func (m *Model) handleDetailKey(msg tea.KeyPressMsg) bool {
-	k := m.keys
-	vp := &m.detail.vp
-	switch {
-	case key.Matches(msg, k.Up):
-		vp.ScrollUp(1)
-	case key.Matches(msg, k.Down):
-		vp.ScrollDown(1)
-	case key.Matches(msg, k.PageUp):
-		vp.PageUp()
-	case key.Matches(msg, k.PageDown):
-		vp.PageDown()
-	case key.Matches(msg, k.Top):
-		vp.GotoTop()
-	case key.Matches(msg, k.Bottom):
-		vp.GotoBottom()
-	default:
-		return false
-	}
-	return true
+	return m.handlePagerKey(msg, &m.detail.vp)
 }
 
 // detailHeaderLines is the height of the part above the viewport: the
@@ -239,12 +327,30 @@ func (m *Model) detailFacts(r *session.Request, now time.Time) string {
 	}
 	if r.Progress.Count > 0 {
 		p := fmt.Sprintf("%d progress (┼)", r.Progress.Count)
-		if r.Progress.HasTotal {
-			p += ", last " + termsafe.Number(r.Progress.Value) + "/" + termsafe.Number(r.Progress.Total)
+		total := &r.Progress.Total
+		if !r.Progress.HasTotal {
+			total = nil
 		}
+		p += ", last " + msgtext.Numbers(r.Progress.Value, total)
 		parts = append(parts, p)
 	}
 	rem, limit := r.Remaining(now)
+	switch {
+	case r.IsListen() && r.Acked:
+		// An acknowledged subscription lives until it is ended: its
+		// timeout stopped with the acknowledgment.
+		ack := "acknowledged"
+		if at := m.detail.trail.ackAt; !at.IsZero() && m.detail.trail.id == r.ID {
+			ack += " " + fmtAgo(at.Sub(startOf(r)))
+		}
+		u := fmt.Sprintf("%d %s (•)", r.Notifications, countNoun(r.Notifications, "update", "updates"))
+		if !r.LastNotificationAt.IsZero() {
+			u += ", last " + fmtAgo(r.LastNotificationAt.Sub(startOf(r)))
+		}
+		// What it says of the timeout goes first: "sent" is on the timeline.
+		parts = append([]string{ack + " (no timeout since)", u}, parts...)
+		return st.Dim.Render(strings.Join(parts, " · "))
+	}
 	switch limit {
 	case session.LimitTimeout:
 		reset := ""
@@ -264,9 +370,13 @@ func (m *Model) detailFacts(r *session.Request, now time.Time) string {
 // second line what the server sent after it.
 func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) {
 	st := m.styles
+	failure := m.failureCause(r)
 	if r.Cancel == nil {
 		if r.IsActive() {
 			return st.Dim.Render("not cancelled · press c to cancel it, C to give a reason"), ""
+		}
+		if failure != "" {
+			return st.Failed.Render("✗ " + failure), ""
 		}
 		return "", "" // nothing to say: it ended on its own
 	}
@@ -309,9 +419,40 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	case session.StateCancelRequested:
 		return st.Cancelling.Render(s), st.Dim.Render(fmt.Sprintf("waiting %s to see what the server does", fmtDur(now.Sub(c.At))))
 	case session.StateCompleted, session.StateFailed, session.StateInputRequired, session.StateEndedByServer:
-		return st.Dim.Render(s), st.Dim.Render("the answer had arrived before the cancel: nothing was cancelled")
+		line := st.Dim.Render("the answer had arrived before the cancel: nothing was cancelled")
+		if failure != "" {
+			line = st.Failed.Render("✗ "+failure) + st.Dim.Render(" · the answer had arrived before the cancel")
+		}
+		return st.Dim.Render(s), line
+	case session.StateConnectionLost:
+		if failure != "" {
+			return st.Cancelled.Render(s), st.Failed.Render("✗ " + failure)
+		}
 	}
 	return st.Cancelled.Render(s), st.Dim.Render("the server sent nothing more for this request")
+}
+
+// failureCause is why a failed (or lost) request failed, in the words of
+// the error the server sent, of the tool result that reported an error, or
+// of what inflight saw itself; "" for any other request.
+func (m *Model) failureCause(r *session.Request) string {
+	if r.State != session.StateFailed && r.State != session.StateConnectionLost {
+		return ""
+	}
+	switch {
+	case r.Error != nil:
+		return m.line(msgtext.Error(r.Error))
+	case r.ToolError:
+		if raw, ok := m.tracker.RawResponse(r.ID); ok {
+			if msg, err := wire.Decode(raw); err == nil && msg.Kind == wire.KindResult {
+				return "tool error " + strings.TrimPrefix(m.line(msgtext.Result(r.Method, msg.Result)), "(tool error) ")
+			}
+		}
+		return "the tool reported an error (isError)"
+	case r.LocalError != "":
+		return m.line(r.LocalError)
+	}
+	return ""
 }
 
 func startOf(r *session.Request) time.Time {
@@ -328,8 +469,15 @@ type mark struct {
 	label string
 }
 
+// Glyphs of the timeline, least telling first: where two fall on one
+// cell, the later in this list shows.
+var timelineGlyphs = []string{"■", "▶", "●", "x", "✕", "*", "!"}
+
 // timeline draws the request's life as a horizontal bar: sent, each
 // progress, the cancel, late traffic and the end, at their relative times.
+// Each message after the cancel is placed at its own time (from the
+// protocol log, as the tracker judged it): one that shares its cell with
+// others of its kind shows their count instead of its glyph.
 func (m *Model) timeline(r *session.Request, width int, now time.Time) []string {
 	st := m.styles
 	start := startOf(r)
@@ -337,11 +485,17 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	if !r.IsActive() && !r.Ended.IsZero() {
 		end = r.Ended
 	}
-	if r.Late.Response && r.Late.ResponseAt.After(end) {
-		end = r.Late.ResponseAt
+	var after []arrival
+	if m.detail.trail.id == r.ID {
+		after = m.detail.trail.after
 	}
-	if !r.Late.LastProgressAt.IsZero() && r.Late.LastProgressAt.After(end) {
-		end = r.Late.LastProgressAt
+	for _, t := range []time.Time{r.Late.ResponseAt, r.Late.LastProgressAt, r.Late.LastAt} {
+		if !t.IsZero() && t.After(end) {
+			end = t
+		}
+	}
+	if n := len(after); n > 0 && after[n-1].at.After(end) {
+		end = after[n-1].at
 	}
 	span := end.Sub(start)
 	if span <= 0 {
@@ -356,6 +510,19 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	for _, s := range r.Timeline {
 		line[col(start.Add(s.At-start.Sub(r.Created)))] = '┼'
 	}
+	if r.IsListen() && m.detail.trail.id == r.ID {
+		// A subscription's updates, each at its time (• one, a digit
+		// several in a cell); those after a cancel are marked below.
+		updates := map[int]int{}
+		for _, u := range m.detail.trail.updates {
+			if u.verdict == "" {
+				updates[col(u.at)]++
+			}
+		}
+		for i, n := range updates {
+			line[i] = cellGlyph("•", n)
+		}
+	}
 	marks := []mark{{start, "●", "sent 0s"}}
 	if r.Cancel != nil {
 		marks = append(marks, mark{r.Cancel.At, "✕", "cancel " + fmtAgo(r.Cancel.At.Sub(start))})
@@ -366,18 +533,13 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	case r.Late.Response:
 		marks = append(marks, mark{r.Late.ResponseAt, "!", "late response " + fmtAgo(r.Late.ResponseAt.Sub(start))})
 	}
-	if r.Late.ProgressAfterCancel > 0 && !r.Late.LastProgressAt.IsZero() {
-		marks = append(marks, mark{r.Late.LastProgressAt, "*", fmt.Sprintf("%d late progress", r.Late.ProgressAfterCancel)})
-	}
 	if !r.IsActive() && !r.Ended.IsZero() {
 		marks = append(marks, mark{r.Ended, "■", stateName(r.State) + " " + fmtAgo(r.Ended.Sub(start))})
 	} else {
 		marks = append(marks, mark{now, "▶", "now " + fmtAgo(now.Sub(start))})
 	}
-	// Glyphs are drawn in the order marks were listed (the end first, the
-	// late response last), so where two fall on one column the more telling
-	// one shows; a late response that settled the cancel shares the end's
-	// instant, and then one label says both.
+	// A late response that settled the cancel shares the end's instant:
+	// one label says both.
 	for i := len(marks) - 1; i >= 0; i-- {
 		if mk := marks[i]; mk.glyph == "■" {
 			for j := range marks {
@@ -389,13 +551,54 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 			}
 		}
 	}
-	for _, g := range []string{"■", "▶", "●", "✕", "*", "!"} {
+	// Progress (and subscription updates) after the cancel: each at its
+	// cell, counted per cell; one label per kind says how many and when.
+	cells := map[string]map[int]int{"*": {}, "x": {}}
+	var groups []mark
+	what := "progress"
+	if r.IsListen() {
+		what = "updates"
+	}
+	for _, kind := range []struct {
+		verdict, glyph, word string
+		count                int
+	}{
+		{session.VerdictLate, "*", "late", r.Late.ProgressAfterCancel + r.Late.NotificationsAfterCancel},
+		{session.VerdictCrossed, "x", "crossed", r.Late.ProgressCrossed + r.Late.NotificationsCrossed},
+	} {
+		var firstAt, lastAt time.Time
+		for _, a := range after {
+			if a.response || a.verdict != kind.verdict {
+				continue
+			}
+			cells[kind.glyph][col(a.at)]++
+			if firstAt.IsZero() {
+				firstAt = a.at
+			}
+			lastAt = a.at
+		}
+		if firstAt.IsZero() {
+			continue
+		}
+		lbl := fmt.Sprintf("%s %d %s %s %s", kind.glyph, kind.count, kind.word, what, fmtAgo(firstAt.Sub(start)))
+		if lastAt.After(firstAt) {
+			lbl += "…" + fmtAgo(lastAt.Sub(start))
+		}
+		groups = append(groups, mark{firstAt, kind.glyph, lbl})
+	}
+	for _, g := range timelineGlyphs {
+		if c, ok := cells[g]; ok {
+			for i, n := range c {
+				line[i] = cellGlyph(g, n)
+			}
+		}
 		for _, mk := range marks {
 			if mk.glyph == g {
 				line[col(mk.at)] = []rune(mk.glyph)[0]
 			}
 		}
 	}
+	marks = append(marks, groups...)
 	sort.SliceStable(marks, func(i, j int) bool { return marks[i].at.Before(marks[j].at) })
 	// Labels go under their mark, on the first of three rows where they
 	// do not overwrite a neighbour. When marks crowd one spot, a label
@@ -448,6 +651,18 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	return out
 }
 
+// cellGlyph is what a cell holding n marks of glyph g shows: the glyph for
+// one, the count for 2–9, + for more.
+func cellGlyph(g string, n int) rune {
+	switch {
+	case n <= 1:
+		return []rune(g)[0]
+	case n <= 9:
+		return rune('0' + n)
+	}
+	return '+'
+}
+
 // timelineLabelRows is how many rows the timeline's labels may take.
 const timelineLabelRows = 3
 
@@ -488,6 +703,9 @@ func (m *Model) detailBody(r *session.Request) string {
 		b.WriteString(st.Dim.Render("(none)"))
 	}
 	b.WriteString("\n")
+	if r.IsListen() {
+		m.writeUpdates(&b, r)
+	}
 	if vs := m.tracker.Violations().ForRequest(r.ID); len(vs) > 0 {
 		b.WriteString("\n")
 		section("VIOLATIONS")
@@ -499,6 +717,39 @@ func (m *Model) detailBody(r *session.Request) string {
 		}
 	}
 	return b.String()
+}
+
+// writeUpdates lists a subscription's updates: when each came, and what it
+// said, as the protocol log keeps them (the last maxTrailUpdates).
+func (m *Model) writeUpdates(b *strings.Builder, r *session.Request) {
+	st := m.styles
+	tr := &m.detail.trail
+	if tr.id != r.ID {
+		return
+	}
+	b.WriteString("\n")
+	head := fmt.Sprintf("UPDATES (%d received", r.Notifications)
+	if n := r.Late.NotificationsAfterCancel + r.Late.NotificationsCrossed; n > 0 {
+		head += fmt.Sprintf(", %d after the cancel", n)
+	}
+	if shown := len(tr.updates); shown < tr.updatesSeen || tr.updatesSeen < r.Notifications {
+		head += fmt.Sprintf("; the last %d the log keeps", shown)
+	}
+	b.WriteString(st.Bold.Render(head+")") + "\n")
+	if len(tr.updates) == 0 {
+		b.WriteString(st.Dim.Render("(none yet)") + "\n")
+		return
+	}
+	for _, u := range tr.updates {
+		line := fmt.Sprintf("%-8s %s  %s", fmtAgo(u.at.Sub(startOf(r))), u.at.Format("15:04:05.000"), m.line(u.text))
+		switch u.verdict {
+		case session.VerdictLate:
+			line = st.Flag.Render("⚑ late "+fmtAgo(u.after)) + "  " + line
+		case session.VerdictCrossed:
+			line = st.Dim.Render("crossed the cancel "+fmtAgo(u.after)) + "  " + line
+		}
+		b.WriteString(line + "\n")
+	}
 }
 
 // prettyJSON indents JSON for reading and renders it inert; invalid JSON

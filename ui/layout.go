@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"github.com/charmbracelet/x/ansi"
-
 	"inflight/keymap"
 	"inflight/session"
 )
@@ -76,18 +74,5 @@ func (m *Model) listWindow(rows int) (from, to int) {
 	return from, min(n, from+rows)
 }
 
-// layoutEntry sizes the log's entry viewer and wraps the open entry to the
-// width, once per width: long lines (a long string in the JSON) wrap rather
-// than run off the screen, since the viewer is there to show all of it.
-func (m *Model) layoutEntry(height int) {
-	lv := &m.logv
-	if !lv.open {
-		return
-	}
-	lv.vp.SetWidth(m.width)
-	lv.vp.SetHeight(max(1, height-1))
-	if lv.wrapped != m.width {
-		lv.vp.SetContent(ansi.Wrap(lv.content, max(10, m.width), ""))
-		lv.wrapped = m.width
-	}
-}
+// layoutEntry lays out the protocol log and its entry viewer (logview.go).
+func (m *Model) layoutEntry(height int) { m.layoutLog(height) }

@@ -153,6 +153,7 @@ type Model struct {
 	composer composer
 	logv     logView
 	stderrv  scrollView
+	pager    pager
 	prompt   prompt
 
 	status statusLine
@@ -340,7 +341,7 @@ func New(opts Options) (*Model, error) {
 	m.stderrv.follow = true
 	m.logv.filter = newTextInput()
 	m.logv.filter.Prompt = "/"
-	m.logv.filter.Placeholder = "method, id or text"
+	m.logv.filter.Placeholder = logFilterPlaceholder
 	m.composer = newComposer()
 	return m, nil
 }
@@ -484,6 +485,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.handleKey(msg)
 	case tea.PasteMsg:
 		cmd = m.handlePaste(msg)
+	case tea.MouseWheelMsg:
+		cmd = m.handleWheel(msg)
 	default:
 		if m.mode == keymap.ModeComposer {
 			cmd = m.composer.update(m, msg)
@@ -845,6 +848,8 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		Lost:         m.state == connLost,
 		HasStderr:    m.opts.Transport == "stdio",
 		Filtering:    mode == keymap.ModeLog && m.logv.filter.Focused(),
+		EntryOpen:    mode == keymap.ModeLog && m.logv.open,
+		Chopped:      m.pager.chop,
 	}
 	if ok {
 		st.SelectedActive = r.IsActive() && r.State != session.StateCancelRequested
@@ -899,7 +904,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return cmd
 		}
 	case keymap.ModeStderr:
-		if m.handleScrollKey(&m.stderrv, msg, m.stderrItems()) {
+		if m.handleStderrKey(msg) {
 			return nil
 		}
 	case keymap.ModeDetail:

@@ -1,0 +1,383 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"inflight/event"
+	"inflight/keymap"
+	"inflight/wire"
+)
+
+// stubbornScene is the demo's stubborn tool cancelled at +0.5s: it goes on
+// sending progress, eight notifications spread over 7s, then its result.
+func stubbornScene(t *testing.T, w, hgt int) (*harness, int64) {
+	h := newHarness(t, w, hgt)
+	h.connect()
+	id := h.sendTool("stubborn")
+	h.progress(id, 1, 10, "step 1 of 10")
+	h.advance(500 * time.Millisecond)
+	h.run(h.m.cancel(wire.IntID(id), "user requested cancellation", 1))
+	h.cancelSent(id, event.SignalNotification)
+	for i := 2; i <= 9; i++ {
+		h.advance(900 * time.Millisecond)
+		h.progress(id, float64(i), 10, fmt.Sprintf("step %d of 10", i))
+	}
+	h.advance(300 * time.Millisecond)
+	h.answer(id, `{"resultType":"complete","content":[{"type":"text","text":"stubborn finished 10 steps"}]}`)
+	return h, id
+}
+
+// listenScene is a subscription that has listened for 14s and received
+// three updates.
+func listenScene(t *testing.T, w, hgt int) *harness {
+	h := newHarness(t, w, hgt)
+	h.connect()
+	h.run(h.m.send(wire.MethodSubscriptionsListen, json.RawMessage(`{"notifications":{"resourceSubscriptions":["demo://clock"]}}`), sessionDefaults()))
+	r := h.m.tracker.At(h.m.tracker.Len() - 1)
+	lid, _ := r.ID.Int()
+	raw := wire.Request(r.ID, wire.MethodSubscriptionsListen, json.RawMessage(`{"notifications":{"resourceSubscriptions":["demo://clock"]}}`))
+	msg, _ := wire.Decode(raw)
+	h.events(event.Event{Kind: event.Sent, RequestID: r.ID, Raw: raw, Msg: msg})
+	notify := func(method, params string) {
+		raw := wire.Notification(method, json.RawMessage(params))
+		m, _ := wire.Decode(raw)
+		h.events(event.Event{Kind: event.Received, Raw: raw, Msg: m})
+	}
+	meta := fmt.Sprintf(`"_meta":{"io.modelcontextprotocol/subscriptionId":%d}`, lid)
+	h.advance(100 * time.Millisecond)
+	notify(wire.NotifySubscriptionAck, `{`+meta+`}`)
+	for i := 0; i < 3; i++ {
+		h.advance(4 * time.Second)
+		notify(wire.NotifyResourceUpdated, `{`+meta+`,"uri":"demo://clock"}`)
+	}
+	h.advance(1900 * time.Millisecond)
+	return h
+}
+
+func TestGoldenViewsLogAndDetail(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{80, 24}, {120, 35}} {
+		suffix := fmt.Sprintf("%dx%d", size.w, size.h)
+		t.Run("log-late-"+suffix, func(t *testing.T) {
+			h, _ := stubbornScene(t, size.w, size.h)
+			h.key("l")
+			h.golden()
+		})
+		t.Run("log-entry-late-"+suffix, func(t *testing.T) {
+			h, _ := stubbornScene(t, size.w, size.h)
+			h.key("l", "up", "up", "enter")
+			h.golden()
+		})
+		t.Run("log-filter-running-"+suffix, func(t *testing.T) {
+			h := everyState(t, size.w, size.h)
+			h.key("l", "/")
+			h.typeText("running")
+			h.golden()
+		})
+		t.Run("detail-spread-"+suffix, func(t *testing.T) {
+			h, _ := stubbornScene(t, size.w, size.h)
+			h.key("enter")
+			h.golden()
+		})
+		t.Run("detail-failed-"+suffix, func(t *testing.T) {
+			h := everyState(t, size.w, size.h)
+			h.m.list.selected, h.m.list.follow = wire.IntID(4), false
+			h.key("enter")
+			h.golden()
+		})
+		t.Run("detail-listen-"+suffix, func(t *testing.T) {
+			h := listenScene(t, size.w, size.h)
+			h.key("enter")
+			h.golden()
+		})
+		t.Run("stderr-wrapped-"+suffix, func(t *testing.T) {
+			h := everyState(t, size.w, size.h)
+			h.stderr("panic: " + strings.Repeat("a long line the server wrote ", 8) + "THE END")
+			h.key("s")
+			h.golden()
+		})
+		t.Run("help-entry-cut-"+suffix, func(t *testing.T) {
+			h, _ := stubbornScene(t, size.w, size.h)
+			h.key("l", "up", "enter", "w", "?")
+			h.golden()
+		})
+		t.Run("stderr-cut-"+suffix, func(t *testing.T) {
+			h := everyState(t, size.w, size.h)
+			h.stderr("panic: " + strings.Repeat("a long line the server wrote ", 8) + "THE END")
+			h.key("s", "w", "right", "right")
+			h.golden()
+		})
+	}
+}
+
+// The filter matches what the rows show: /running finds the state rows
+// that say "pending → running", /in the rows that came in.
+func TestLogFilterMatchesTheRow(t *testing.T) {
+	h := everyState(t, 120, 35)
+	h.key("l", "/")
+	h.typeText("running")
+	it := h.m.logItems()
+	if it.n == 0 {
+		t.Fatal("/running matched nothing")
+	}
+	lg := h.m.tracker.Log()
+	first := lg.Total() - int64(lg.Len())
+	states := 0
+	for i := 0; i < it.n; i++ {
+		if lg.At(int(it.abs(i) - first)).IsState {
+			states++
+		}
+	}
+	if states == 0 {
+		t.Errorf("/running matched %d rows, none a state row", it.n)
+	}
+	if !strings.Contains(h.screen(), "pending → running") {
+		t.Errorf("the filtered log does not show the state rows:\n%s", h.screen())
+	}
+	h.key("esc", "/")
+	h.typeText("← in")
+	for i, n := 0, h.m.logItems(); i < n.n; i++ {
+		if e := lg.At(int(n.abs(i) - first)); e.Dir != event.DirIn && !strings.Contains(strings.ToLower(string(e.Raw)), "← in") {
+			t.Errorf("/← in matched an entry going %s", e.Dir)
+		}
+	}
+	if h.m.logItems().n == 0 {
+		t.Error("/← in matched nothing")
+	}
+	// A narrower needle searches the matches, a new one the whole log.
+	h.key("esc", "/")
+	h.typeText("late")
+	late := h.m.logItems().n
+	h.typeText(" +")
+	if n := h.m.logItems().n; n == 0 || n > late {
+		t.Errorf("/late + matched %d, /late %d", n, late)
+	}
+	if !strings.Contains(h.m.logv.filter.Placeholder, "direction") {
+		t.Errorf("the placeholder does not say what it matches: %q", h.m.logv.filter.Placeholder)
+	}
+}
+
+// A filter follows the log as it grows.
+func TestLogFilterSeesNewEntries(t *testing.T) {
+	h := everyState(t, 120, 35)
+	h.key("l", "/")
+	h.typeText("step 10 of 10")
+	if n := h.m.logItems().n; n != 0 {
+		t.Fatalf("matched %d before it came", n)
+	}
+	h.progress(10, 10, 10, "step 10 of 10")
+	if n := h.m.logItems().n; n != 1 {
+		t.Errorf("matched %d after it came, want 1", n)
+	}
+}
+
+// The entry view offers only the keys that act there, and keys it does
+// not use reach the global ones rather than vanish.
+func TestEntryViewKeys(t *testing.T) {
+	h, _ := stubbornScene(t, 80, 24)
+	h.key("l", "up", "enter")
+	if !h.m.logv.open {
+		t.Fatal("enter did not open the entry")
+	}
+	foot := h.screen()[strings.LastIndex(h.screen(), "\n"):]
+	for _, dead := range []string{"filter", "open entry"} {
+		if strings.Contains(foot, dead) {
+			t.Errorf("the entry view's footer offers %q: %s", dead, foot)
+		}
+	}
+	if !strings.Contains(foot, "w don't wrap") {
+		t.Errorf("the footer does not offer w: %s", foot)
+	}
+	h.key("/", "enter")
+	if h.m.logv.filter.Focused() || !h.m.logv.open {
+		t.Error("/ or enter acted in the entry view")
+	}
+	h.key("?")
+	if h.m.mode != keymap.ModeHelp || strings.Contains(h.screen(), "open entry") || strings.Contains(h.screen(), "/ filter") {
+		t.Errorf("help in the entry view (mode %v) lists the log's keys:\n%s", h.m.mode, h.screen())
+	}
+	h.key("esc")
+	h.key("w")
+	if !h.m.pager.chop || !strings.Contains(h.screen(), "←/→ scroll") {
+		t.Errorf("w did not cut long lines:\n%s", h.screen())
+	}
+	h.key("w")
+	if h.m.pager.chop {
+		t.Error("a second w did not wrap them again")
+	}
+	h.key("esc")
+	if h.m.logv.open || h.m.mode != keymap.ModeLog {
+		t.Error("esc did not go back to the log")
+	}
+}
+
+// The entry view says the entry was late, as the tracker judged it.
+func TestEntryViewSaysLate(t *testing.T) {
+	h, _ := stubbornScene(t, 120, 35)
+	h.key("l", "up", "up", "enter")
+	s := h.screen()
+	if !strings.Contains(s, "⚑ late +") || !strings.Contains(s, "after the cancel") || !strings.Contains(s, `"progress": 8`) {
+		t.Errorf("the entry view does not say it was late:\n%s", s)
+	}
+}
+
+func wheel(b tea.MouseButton) tea.MouseWheelMsg { return tea.MouseWheelMsg{Button: b} }
+
+// The wheel scrolls the log, the entry, the detail and stderr.
+func TestWheelScrolls(t *testing.T) {
+	h, _ := stubbornScene(t, 80, 12)
+	h.key("l")
+	h.send(wheel(tea.MouseWheelUp))
+	if h.m.logv.follow {
+		t.Error("the wheel did not scroll the log")
+	}
+	sel := h.m.logv.sel
+	h.send(wheel(tea.MouseWheelDown))
+	if h.m.logv.sel <= sel {
+		t.Error("the wheel down did not move down the log")
+	}
+	h.key("enter")
+	h.send(wheel(tea.MouseWheelDown))
+	if h.m.logv.vp.YOffset() == 0 {
+		t.Error("the wheel did not scroll the entry")
+	}
+	h.key("esc", "esc", "enter")
+	h.send(wheel(tea.MouseWheelDown))
+	if h.m.detail.vp.YOffset() == 0 {
+		t.Error("the wheel did not scroll the detail")
+	}
+	h.key("esc")
+	for i := 0; i < 30; i++ {
+		h.stderr(fmt.Sprintf("line %d", i))
+	}
+	h.key("s")
+	h.send(wheel(tea.MouseWheelUp))
+	if h.m.stderrv.follow {
+		t.Error("the wheel did not scroll stderr")
+	}
+}
+
+// Each late progress is placed at its time: eight spread over 7s are
+// eight marks, not one glued to the end.
+func TestTimelineSpreadsLateProgress(t *testing.T) {
+	h, id := stubbornScene(t, 120, 35)
+	h.key("enter")
+	r := h.request(id)
+	bar := ansi.Strip(h.m.timeline(r, 120, h.now)[0])
+	if n := strings.Count(bar, "*"); n != 8 {
+		t.Errorf("the bar has %d late marks, want 8: %s", n, bar)
+	}
+	// At 30 columns they crowd: cells that hold several show their count.
+	narrow := ansi.Strip(h.m.timeline(r, 30, h.now)[0])
+	marks := 0
+	for _, c := range narrow {
+		switch {
+		case c == '*':
+			marks++
+		case c >= '2' && c <= '9':
+			marks += int(c - '0')
+		}
+	}
+	if marks != 8 {
+		t.Errorf("the narrow bar counts %d late marks, want 8: %s", marks, narrow)
+	}
+}
+
+func TestCellGlyph(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want rune
+	}{{1, '*'}, {2, '2'}, {9, '9'}, {10, '+'}} {
+		if got := cellGlyph("*", c.n); got != c.want {
+			t.Errorf("cellGlyph(*, %d) = %c, want %c", c.n, got, c.want)
+		}
+	}
+}
+
+// A failed request's detail says why; a subscription's does not claim a
+// timeout it no longer has, and lists its updates.
+func TestDetailHeaderFacts(t *testing.T) {
+	h := everyState(t, 120, 35)
+	h.m.list.selected, h.m.list.follow = wire.IntID(4), false
+	h.key("enter")
+	if s := h.screen(); !strings.Contains(s, "✗ error -32603 the demo tool failed on purpose") {
+		t.Errorf("the failed request's detail has no error:\n%s", s)
+	}
+	h.key("esc")
+	h.m.list.selected = wire.IntID(5)
+	h.key("enter")
+	if s := h.screen(); !strings.Contains(s, `✗ tool error "failed on purpose"`) {
+		t.Errorf("the tool error's detail has no error:\n%s", s)
+	}
+
+	l := listenScene(t, 120, 35)
+	l.key("enter")
+	s := l.screen()
+	if strings.Contains(s, "timeout 5") || strings.Contains(s, "timeout 1m") || !strings.Contains(s, "acknowledged +0.1s (no timeout since)") {
+		t.Errorf("the subscription's detail claims a timeout:\n%s", s)
+	}
+	if !strings.Contains(s, "UPDATES (3 received)") || strings.Count(s, "resource updated demo://clock") != 3 {
+		t.Errorf("the subscription's detail does not list its updates:\n%s", s)
+	}
+}
+
+// Totals print as integers.
+func TestDetailPrintsIntegers(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	id := h.sendTool("slow")
+	h.progress(id, 521367, 1e6, "")
+	h.key("enter")
+	if s := h.screen(); !strings.Contains(s, "last 521367/1000000") {
+		t.Errorf("the detail does not print the integers:\n%s", s)
+	}
+	h.key("l")
+	if s := h.screen(); !strings.Contains(s, "progress 521367/1000000") {
+		t.Errorf("the log does not print the integers:\n%s", s)
+	}
+}
+
+// Crossed traffic is marked in the neutral colour, never flagged.
+func TestLogMarksCrossedNeutral(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.events(event.Event{Kind: event.RoundTrip, RTT: 20 * time.Millisecond, Text: "ping"})
+	id := h.sendTool("slow")
+	h.run(h.m.cancel(wire.IntID(id), "user requested cancellation", 1))
+	h.cancelSent(id, event.SignalNotification)
+	h.now = h.now.Add(time.Millisecond)
+	h.progress(id, 1, 10, "step 1 of 10")
+	h.key("l")
+	lg := h.m.tracker.Log()
+	e := lg.At(lg.Len() - 1)
+	if e.Verdict != "crossed" {
+		t.Fatalf("the tracker's verdict is %q", e.Verdict)
+	}
+	line := h.m.logLine(e, 27, 3)
+	if !strings.Contains(ansi.Strip(line), "crossed the cancel +1ms") || strings.Contains(line, "⚑") {
+		t.Errorf("the crossed row: %q", ansi.Strip(line))
+	}
+	if want := h.m.styles.Dim.Render("crossed the cancel +1ms"); !strings.Contains(line, strings.TrimSuffix(want, "\x1b[m")) {
+		t.Errorf("the crossed mark is not in the neutral style: %q", line)
+	}
+}
+
+// BenchmarkLogFilterNewNeedle measures a new filter over a full log (10 000
+// entries): what one keystroke in the filter costs at worst.
+func BenchmarkLogFilterNewNeedle(b *testing.B) {
+	h := benchModel(b, 5000)
+	h.m.mode = keymap.ModeLog
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.m.logv.filter.SetValue(fmt.Sprintf("step %d", i%10))
+		h.m.logv.matches = logMatches{}
+		h.m.refreshMatches()
+	}
+}
