@@ -194,6 +194,10 @@ type replay struct {
 	order   []*replayRequest
 	byID    map[wire.ID]*replayRequest
 	other   *table
+	// children and taskOwner route a task's own requests and its status
+	// notifications to the request it continues (task.go).
+	children  map[wire.ID]*taskChild
+	taskOwner map[string]wire.ID
 	// judged: the trace carries the tracker's verdicts (a round trip was
 	// timed, or a verdict seen), so a message after a cancel without one
 	// was timely.
@@ -225,6 +229,9 @@ func (rp *replay) add(rec *trace.Record) {
 	if rec.Internal && !rp.o.All && !isCancelOut(rec) {
 		return
 	}
+	if rp.routeTask(rec) {
+		return
+	}
 	id, ok := rec.RequestID()
 	if !ok || rec.Internal && !isCancelOut(rec) {
 		rp.other.add(rec)
@@ -244,6 +251,7 @@ func (rp *replay) add(rec *trace.Record) {
 	}
 	rq.judged = rp.judged
 	rq.add(rec)
+	rp.noteHandle(rec, id)
 }
 
 func (rp *replay) print(w io.Writer, name string) {
@@ -306,6 +314,10 @@ type replayRequest struct {
 	lateProgress    int
 	crossedProgress int
 	lateResponse    float64 // ms after the cancel, -1 when none
+	// taskID, polls and taskStatus: the request's task, if it became one.
+	taskID          string
+	polls           int
+	taskStatus      string
 	crossedResponse bool
 	judged          bool // see replay.judged
 	progress        int
@@ -439,6 +451,13 @@ func (rq *replayRequest) summary() string {
 			parts = append(parts, fmt.Sprintf("%d PROGRESS after the cancel", rq.lateProgress))
 		}
 	}
+	if rq.taskID != "" {
+		t := fmt.Sprintf("task %s: %d poll%s", quoteClip(rq.taskID, 64), rq.polls, report.Plural(rq.polls))
+		if rq.taskStatus != "" {
+			t += ", last status " + termsafe.Line(clipText(rq.taskStatus, 32))
+		}
+		parts = append(parts, t)
+	}
 	if rq.cancelAfterEnd {
 		parts = append(parts, "a cancel went out after the request had ended")
 	}
@@ -471,6 +490,12 @@ type table struct {
 
 	capped    int   // rows left out past maxTableRows
 	cappedEnd []row // the last rows past maxTableRows, at most maxTableTail
+
+	// pollRow is the row of the last task poll (-1: none), pollWhat what
+	// it said and pollN how many polls in a row said it (task.go).
+	pollRow  int
+	pollWhat string
+	pollN    int
 }
 
 // row is one printed line of a table.
@@ -506,7 +531,7 @@ const (
 	maxTableTail    = 200
 )
 
-func newTable(request bool) *table { return &table{request: request, cancelMS: -1} }
+func newTable(request bool) *table { return &table{request: request, cancelMS: -1, pollRow: -1} }
 
 // add puts a record's line in the table.
 func (t *table) add(rec *trace.Record) {

@@ -302,3 +302,63 @@ func TestReplayShowsTheTrackersVerdicts(t *testing.T) {
 		t.Errorf("a response the tracker judged crossed is LATE in replay:\n%s", s)
 	}
 }
+
+// A task's polls replay in its request's table, a run of polls that said
+// the same as one line with a count; its tasks/cancel is the signal.
+func TestReplayTaskPollsCompactly(t *testing.T) {
+	tr := session.NewTracker(session.Config{PollInterval: 100 * time.Millisecond})
+	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	tr.Apply(event.Event{Kind: event.Connected, Time: start, Info: &event.ConnInfo{Era: event.EraModern, Transport: event.TransportStdio}})
+	apply := func(kind event.Event, raw []byte, ms int) {
+		msg, _ := wire.Decode(raw)
+		kind.Raw, kind.Msg, kind.Time = raw, msg, at(ms)
+		if msg.IsResponse() {
+			kind.RequestID = msg.ID
+		}
+		tr.Apply(kind)
+	}
+	params := json.RawMessage(`{"name":"job","arguments":{},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}`)
+	r := tr.Begin(wire.MethodToolsCall, params, session.RequestOptions{}, start)
+	apply(event.Event{Kind: event.Sent, RequestID: r.ID}, wire.Request(r.ID, wire.MethodToolsCall, params), 0)
+	task := func(status string) string {
+		return `"taskId":"t-1","status":"` + status + `","statusMessage":"step","createdAt":"x","lastUpdatedAt":"y","ttlMs":60000,"pollIntervalMs":100`
+	}
+	apply(event.Event{Kind: event.Received}, wire.ResultResponse(r.ID, json.RawMessage(`{"resultType":"task",`+task("working")+`}`)), 5)
+	ms := 5
+	poll := func(status, extra string) {
+		ms += 102
+		for _, c := range tr.TaskRequests(at(ms)) {
+			apply(event.Event{Kind: event.Sent, RequestID: c.ID}, wire.Request(c.ID, c.Method, wire.TaskParams("t-1")), ms)
+			if c.Method == wire.MethodTasksGet {
+				apply(event.Event{Kind: event.Received}, wire.ResultResponse(c.ID, json.RawMessage(`{"resultType":"complete",`+task(status)+extra+`}`)), ms+1)
+			} else {
+				apply(event.Event{Kind: event.Received}, wire.ResultResponse(c.ID, json.RawMessage(`{"resultType":"complete"}`)), ms+1)
+			}
+		}
+	}
+	for range 5 {
+		poll("working", "")
+	}
+	tr.RequestCancel(r.ID, "user", session.CauseUser, at(ms+10))
+	poll("working", "")
+	poll("cancelled", "")
+
+	var file bytes.Buffer
+	if err := trace.WriteLog(&file, tr.Log(), start, redact.New(nil, nil, "")); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := Reader(&file, "task.jsonl", Options{}, &out, io.Discard); code != 0 {
+		t.Fatalf("replay exit %d:\n%s", code, out.String())
+	}
+	got := out.String()
+	testserver.MustContain(t, got, "1 request")
+	testserver.MustContain(t, got, `poll: working "step" ×5, until`)
+	testserver.MustContain(t, got, "tasks/cancel t-1")
+	testserver.MustContain(t, got, `poll: cancelled "step"`)
+	testserver.MustContain(t, got, `task "t-1": 7 polls, last status cancelled`)
+	if strings.Contains(got, "request 2:") {
+		t.Errorf("a task's poll replayed as a request of its own:\n%s", got)
+	}
+}

@@ -183,6 +183,7 @@ func (t *Tracker) onSent(ev *event.Event) {
 		r.taskDeclared = declaresTask(ev.Msg.Params, t.conn.Era == event.EraModern)
 	}
 	if r.Role != RoleNone {
+		t.log.ring.buf[t.curLog].Parent = r.Parent
 		t.childSent(r, ev)
 	}
 }

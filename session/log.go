@@ -88,6 +88,10 @@ type LogEntry struct {
 	ByClient bool
 	// Info is the connection an EventConnected established.
 	Info *event.ConnInfo
+	// Parent is the task request the entry's request serves (a tasks/get,
+	// tasks/result or tasks/cancel; see Request.Parent), on its sent
+	// message and its state entries.
+	Parent wire.ID
 	// IsState marks an entry the tracker wrote itself: request ID moved
 	// From one state to State (Kind is then zero).
 	IsState     bool

@@ -437,7 +437,7 @@ func (t *Tracker) setState(r *Request, s State, now time.Time) {
 	}
 	// The log records every transition, so the log pane and a TUI export
 	// tell a request's story as a `call` trace does.
-	t.log.ring.push(LogEntry{Time: now, Dir: DirLocal, ID: r.ID, Method: r.Method, From: r.State, State: s, IsState: true})
+	t.log.ring.push(LogEntry{Time: now, Dir: DirLocal, ID: r.ID, Method: r.Method, From: r.State, State: s, IsState: true, Parent: r.Parent})
 	t.changes.add(Change{Kind: ChangeState, ID: r.ID, At: now, From: r.State, To: s})
 	r.State = s
 	if s.IsFinal() && r.activePos >= 0 {

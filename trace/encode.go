@@ -59,6 +59,11 @@ func appendRecord(b []byte, rec *Record) ([]byte, bool) {
 		b = appendFloat(b, rec.LastMS)
 	}
 	b = appendField(b, `,"verdict":`, rec.Verdict)
+	if rec.Parent != nil {
+		b = append(b, `,"parent":`...)
+		raw, _ := rec.Parent.MarshalJSON()
+		b = append(b, raw...)
+	}
 	return append(b, '}'), true
 }
 

@@ -121,6 +121,10 @@ type Record struct {
 	// (it may have been sent before the server saw the cancel) or "late".
 	// replay prints it as it is, and judges nothing itself.
 	Verdict string `json:"verdict,omitempty"`
+	// Parent, on the state lines of a task's own requests (tasks/get,
+	// tasks/result, tasks/cancel), is the request whose task they serve;
+	// replay shows them in that request's table.
+	Parent *wire.ID `json:"parent,omitempty"`
 }
 
 // Message decodes the record's message, if it has one.

@@ -255,6 +255,10 @@ func (w *Writer) State(at time.Time, r *session.Request, from, to session.State)
 	if from != to {
 		rec.From = from.String()
 	}
+	if !r.Parent.IsZero() {
+		p := r.Parent
+		rec.Parent = &p
+	}
 	switch {
 	case r.LocalError != "" && to.IsFinal():
 		rec.Error = r.LocalError
@@ -508,6 +512,10 @@ func FromLogEntry(e session.LogEntry, ms float64) Record {
 	if !e.ID.IsZero() {
 		id := e.ID
 		rec.ID = &id
+	}
+	if !e.Parent.IsZero() {
+		p := e.Parent
+		rec.Parent = &p
 	}
 	if e.IsState {
 		rec.Event = EventState
