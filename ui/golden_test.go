@@ -131,6 +131,44 @@ func TestGoldenViews(t *testing.T) {
 			h.key("n", "enter", "ctrl+e")
 			h.golden()
 		})
+		t.Run("composer-tools-everything-"+suffix, func(t *testing.T) {
+			h := withCatalog(t, size.w, size.h, 0)
+			h.key("down", "down")
+			h.golden()
+		})
+		t.Run("composer-tools-filtered-"+suffix, func(t *testing.T) {
+			h := withCatalog(t, size.w, size.h, 0)
+			h.typeText("me")
+			h.golden()
+		})
+		t.Run("composer-resources-"+suffix, func(t *testing.T) {
+			h := withCatalog(t, size.w, size.h, 1)
+			h.golden()
+		})
+		t.Run("composer-template-"+suffix, func(t *testing.T) {
+			h := withCatalog(t, size.w, size.h, 1)
+			h.key("down", "down", "enter")
+			h.typeText("7")
+			h.golden()
+		})
+		t.Run("composer-prompts-"+suffix, func(t *testing.T) {
+			h := withCatalog(t, size.w, size.h, 2)
+			h.key("down")
+			h.golden()
+		})
+		t.Run("composer-prompt-form-"+suffix, func(t *testing.T) {
+			h := withCatalog(t, size.w, size.h, 2)
+			h.key("down", "enter")
+			h.golden()
+		})
+		t.Run("composer-raw-"+suffix, func(t *testing.T) {
+			h := newHarness(t, size.w, size.h)
+			h.connect()
+			h.key("n", "left")
+			h.typeText("tools/call")
+			h.key("tab")
+			h.golden()
+		})
 		t.Run("help-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
 			h.key("?")

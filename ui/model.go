@@ -505,6 +505,8 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	if msg.gen != m.connGen {
 		return nil // an old connection's events
 	}
+	// listed: the composer's next pages of resources and prompts.
+	var listed []tea.Cmd
 	for i := range msg.events {
 		ev := &msg.events[i]
 		m.redactEvent(ev)
@@ -534,6 +536,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 				m.tools = parseTools(ev.Msg.Result, m.line)
 				m.composer.setTools(m.tools)
 			}
+			listed = append(listed, m.composer.received(m, ev))
 		}
 	}
 	var start tea.Cmd
@@ -549,9 +552,9 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 	}
 	if msg.closed {
-		return start
+		return tea.Batch(append(listed, start)...)
 	}
-	return tea.Batch(start, m.wait(m.conn.Events(), msg.gen))
+	return tea.Batch(append(listed, start, m.wait(m.conn.Events(), msg.gen))...)
 }
 
 // redactBytesWith makes a byte redactor of a string one. The bytes are
@@ -616,6 +619,7 @@ func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
 // start sends the first requests of a connection.
 func (m *Model) start() tea.Cmd {
 	m.startPending = false
+	m.composer.newConnection()
 	var cmds []tea.Cmd
 	// Ask for the tools right away so the composer is ready; it is a real
 	// request and shows in the list like any other.
@@ -639,7 +643,7 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 	}
 	m.afterChange()
 	conn, gen := m.conn, m.connGen
-	req := client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken}
+	req := client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: opts.LateWindow}
 	return func() tea.Msg {
 		if err := conn.Send(context.Background(), req); err != nil {
 			return sendFailedMsg{gen: gen, id: req.ID, err: err}
@@ -942,6 +946,8 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.composer.open(m)
 	case key.Matches(msg, k.Reissue):
 		return m.reissue()
+	case key.Matches(msg, k.Edit):
+		return m.edit()
 	case key.Matches(msg, k.Log):
 		m.mode = keymap.ModeLog
 	case key.Matches(msg, k.Stderr):
@@ -973,7 +979,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 				m.setStatus(levelInfo, fmt.Sprintf("#%s is %s: its timeout no longer runs", r.ID, stateName(r.State)))
 			}
 		}
-	case (pressed(msg, k.New) || pressed(msg, k.Reissue)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
+	case (pressed(msg, k.New) || pressed(msg, k.Reissue) || pressed(msg, k.Edit)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
 		switch m.state {
 		case connConnecting:
 			m.setStatus(levelInfo, "still connecting: requests can be sent once connected")
