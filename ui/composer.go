@@ -970,7 +970,7 @@ const fieldLabelWidth = 28
 func (c *composer) layout(width int) {
 	for i := range c.fields {
 		if !c.fields[i].isBool {
-			c.fields[i].input.SetWidth(max(10, min(50, width-fieldLabelWidth-30)))
+			c.fields[i].input.SetWidth(max(10, min(40, width-fieldLabelWidth-30)))
 		}
 	}
 	for k := range c.pickers {

@@ -109,7 +109,7 @@ func TestComposerResourcePicker(t *testing.T) {
 		t.Fatalf("the composer asked %s", got)
 	}
 	s := h.screen()
-	for _, want := range []string{"clock", "demo://clock", "template demo://static/resource/{id}{?format}", "✎ type a URI", "3 resources and templates"} {
+	for _, want := range []string{"clock", "demo://clock", "template demo://static/resource/{id}{?format}", "✎ type a URI", "2 resources, 1 template"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("no %q in the picker:\n%s", want, s)
 		}
@@ -270,5 +270,25 @@ func TestExpandTemplate(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "a,b,c,d" || !vars[1].optional() || vars[0].optional() {
 		t.Fatalf("vars %v", vars)
+	}
+}
+
+// What the lists bring is the server's text: shown inert in the picker,
+// the form and the errors.
+func TestComposerListsAreInert(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.key("n", "right")
+	h.answer(2, `{"resultType":"complete","resources":[{"uri":"x://\u001b[2J","name":"evil\u001b]52;c;cHduZWQ=\u0007"}]}`)
+	h.answer(3, `{"resultType":"complete","resourceTemplates":[{"uriTemplate":"x://{\u001b[31mv}","name":"t"}]}`)
+	for _, keys := range [][]string{nil, {"down", "enter"}} {
+		h.key(keys...)
+		content := h.m.View().Content
+		if strings.Contains(content, "\x1b]52") || strings.Contains(content, "\x1b[2J") || strings.Contains(content, "\x1b[31mv") {
+			t.Fatalf("a list's string reached the terminal raw (after %v)", keys)
+		}
+	}
+	if !strings.Contains(h.screen(), "␛[31mv") {
+		t.Fatalf("the template's variable is not shown inert:\n%s", h.screen())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"inflight/session"
 )
@@ -88,6 +89,9 @@ func (c *composer) view(m *Model, height int) string {
 				b.WriteString("\n" + st.Dim.Render("  this request's timeouts (they become the defaults for the next):") + "\n")
 			}
 			b.WriteString(c.fieldLine(m, i) + "\n")
+			if i == c.focus {
+				b.WriteString(c.focusedHint(m))
+			}
 		}
 		switch {
 		case c.kind == kindTool:
@@ -243,11 +247,27 @@ func (c *composer) pickCount(items []pickItem) string {
 			total++
 		}
 	}
-	what := map[composeKind]string{kindTool: "tools", kindResource: "resources and templates", kindPrompt: "prompts"}[c.kind]
-	if p.filter.Value() == "" {
-		return strconv.Itoa(total) + " " + what
+	var what string
+	switch c.kind {
+	case kindTool:
+		what = plural(total, "tool")
+	case kindResource:
+		what = plural(len(c.cat.resources), "resource") + ", " + plural(len(c.cat.templates), "template")
+	case kindPrompt:
+		what = plural(total, "prompt")
 	}
-	return strconv.Itoa(n) + " of " + strconv.Itoa(total) + " " + what + " match"
+	if p.filter.Value() == "" {
+		return what
+	}
+	return strconv.Itoa(n) + " of " + what + " match"
+}
+
+// plural counts things: 1 tool, 2 tools.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // listStatus says where the lists a picker shows stand: asked, failed,
@@ -400,4 +420,25 @@ func toolArgsText(m *Model, t toolInfo) string {
 		return t.form.note
 	}
 	return "takes no arguments"
+}
+
+// focusedHint is the focused field's description in full, wrapped, when
+// its line cuts it ("" when the line shows it whole).
+func (c *composer) focusedHint(m *Model) string {
+	if c.kindRow || c.jsonMode || c.focus >= len(c.fields) {
+		return ""
+	}
+	f := &c.fields[c.focus]
+	if f.hint == "" || !strings.HasSuffix(strings.TrimRight(ansi.Strip(c.fieldLine(m, c.focus)), " "), "…") {
+		return ""
+	}
+	w := lipgloss.NewStyle().Width(max(20, m.width-6)).Render(m.line(f.name) + ": " + m.line(f.hint))
+	var b strings.Builder
+	for i, l := range strings.Split(w, "\n") {
+		if i == 3 {
+			break
+		}
+		b.WriteString(m.styles.Dim.Render("    "+l) + "\n")
+	}
+	return b.String()
 }
