@@ -131,3 +131,20 @@ func (h *harness) sentEventFor(id int64, method string) {
 	msg, _ := wire.Decode(raw)
 	h.events(event.Event{Kind: event.Sent, RequestID: wire.IntID(id), Raw: raw, Msg: msg})
 }
+
+// r re-issues as is: with the late window the request was sent with.
+func TestReissueKeepsTheLateWindow(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.key("n", "enter", "tab", "tab", "tab")
+	h.typeText("1.5")
+	h.key("enter")
+	h.sentEvent(2)
+	h.key("r")
+	if r := h.request(3); r.LateWindow != 1500*time.Millisecond {
+		t.Fatalf("the re-issue's late window is %s", r.LateWindow)
+	}
+	if got := h.fake.sent[len(h.fake.sent)-1].LateWindow; got != 1500*time.Millisecond {
+		t.Fatalf("the client was told %s", got)
+	}
+}

@@ -536,7 +536,9 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 				m.tools = parseTools(ev.Msg.Result, m.line)
 				m.composer.setTools(m.tools)
 			}
-			listed = append(listed, m.composer.received(m, ev))
+			if cmd := m.composer.received(m, ev); cmd != nil {
+				listed = append(listed, cmd)
+			}
 		}
 	}
 	var start tea.Cmd
@@ -1043,7 +1045,7 @@ func (m *Model) reissue() tea.Cmd {
 	// The timeout it began with, not one shortened with - since: a
 	// re-issue is the same request again (issue 10: after six presses of
 	// - the re-issue timed out at once).
-	cmd := m.send(r.Method, params, session.RequestOptions{Timeout: r.Timeout.Asked, MaxTimeout: r.Timeout.Max, ResetOnProgress: &reset})
+	cmd := m.send(r.Method, params, session.RequestOptions{Timeout: r.Timeout.Asked, MaxTimeout: r.Timeout.Max, ResetOnProgress: &reset, LateWindow: r.LateWindow})
 	m.list.follow = true
 	m.afterChange()
 	m.mode = keymap.ModeList
