@@ -694,7 +694,12 @@ func (c *composer) toInput(msg tea.Msg) tea.Cmd {
 			}
 		}
 		return nil
-	case c.focus < len(c.fields) && !c.fields[c.focus].isBool:
+	case c.focus < len(c.fields) && c.fields[c.focus].isBool:
+		if _, ok := msg.(tea.PasteMsg); ok {
+			c.note = "the paste was not typed: " + c.fields[c.focus].name + " is a checkbox (tab moves to a text field)"
+		}
+		return nil
+	case c.focus < len(c.fields):
 		f := &c.fields[c.focus]
 		before := f.input.Value()
 		var cmd tea.Cmd

@@ -54,6 +54,7 @@ func TestComposerNothingTypedVanishes(t *testing.T) {
 			if after := composerText(&h.m.composer); after == before {
 				t.Fatalf("q vanished:\n%s", h.screen())
 			}
+			h.m.composer.note = ""
 			h.send(tea.PasteMsg{Content: "pasted"})
 			if after := composerText(&h.m.composer); !strings.Contains(after, "pasted") && h.m.composer.note == "" {
 				t.Fatalf("a paste vanished:\n%s", h.screen())
