@@ -111,6 +111,9 @@ type formState struct {
 	jsonMode bool
 	json     textarea.Model
 	err      string
+	// editOf names the request this form is a copy of (E), "" for a new
+	// one.
+	editOf string
 	// warn says why the tool's schema refuses the arguments as they stand,
 	// checked in Update whenever they change. It warns and does not block:
 	// sending a server what its schema forbids is a fair probe.
@@ -233,6 +236,7 @@ const settingFields = 4
 // buildForm lays out the form for the current kind (and its choice).
 func (c *composer) buildForm(m *Model) tea.Cmd {
 	c.step = stepForm
+	c.editOf = ""
 	c.focus = 0
 	c.kindRow = false
 	c.touched = false

@@ -40,6 +40,9 @@ func (c *composer) view(m *Model, height int) string {
 		b.WriteString(c.viewPick(m, height-lines))
 		return b.String()
 	}
+	if c.editOf != "" {
+		b.WriteString(st.Dim.Render(fit("  editing a copy of "+m.line(c.editOf)+": enter sends it as a new request", m.width)) + "\n\n")
+	}
 	if note := c.lacks(m, c.kind); note != "" {
 		what := map[composeKind]string{kindResource: "type the URI", kindPrompt: "type the prompt's name"}[c.kind]
 		b.WriteString(st.Dim.Render(fit("  "+note+": "+what, m.width)) + "\n\n")

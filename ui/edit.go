@@ -26,10 +26,10 @@ func (m *Model) edit() tea.Cmd {
 		return nil
 	}
 	m.mode = keymap.ModeComposer
-	cmd := m.composer.edit(m, r, paramsForReissue(raw))
-	m.setStatus(levelInfo, fmt.Sprintf("editing a copy of #%s %s: enter sends it as a new request, esc leaves it", r.ID, m.line(r.Method)))
-	m.status.about = r.ID
-	return cmd
+	// The composer says what is edited, in the form it fills: a status
+	// line would outlive it.
+	m.status = statusLine{}
+	return m.composer.edit(m, r, paramsForReissue(raw))
 }
 
 // edit fills the composer from a request: the form of its kind when the
@@ -177,6 +177,7 @@ func (c *composer) edit(m *Model, r *session.Request, params json.RawMessage) te
 		c.fields[i+3].input.SetValue(fmtSetting(r.Timeout.Max))
 	}
 	c.touched = true
+	c.editOf = fmt.Sprintf("#%s %s", r.ID, r.Method)
 	c.checkArgs()
 	if c.jsonMode {
 		return c.json.Focus()

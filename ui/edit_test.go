@@ -36,7 +36,7 @@ func TestEditReissueToolCall(t *testing.T) {
 	if c.fields[0].input.Value() != "3" || c.fields[1].input.Value() != "4" || c.fields[i].input.Value() != "20s" || c.fields[i+1].input.Value() != "2s" {
 		t.Fatalf("fields %q %q %q %q", c.fields[0].input.Value(), c.fields[1].input.Value(), c.fields[i].input.Value(), c.fields[i+1].input.Value())
 	}
-	if !strings.Contains(h.screen(), "editing a copy of #2 tools/call") {
+	if !strings.Contains(h.screen(), "editing a copy of #2 tools/call: enter sends it as a new request") {
 		t.Fatalf("the status does not say what is edited:\n%s", h.screen())
 	}
 	h.key("tab", "backspace")

@@ -169,6 +169,18 @@ func TestGoldenViews(t *testing.T) {
 			h.key("tab")
 			h.golden()
 		})
+		t.Run("composer-edit-"+suffix, func(t *testing.T) {
+			h := newHarness(t, size.w, size.h)
+			h.connect()
+			h.key("n", "enter")
+			h.typeText("3")
+			h.key("tab")
+			h.typeText("6")
+			h.key("enter")
+			h.sentEvent(2)
+			h.key("E")
+			h.golden()
+		})
 		t.Run("help-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
 			h.key("?")
