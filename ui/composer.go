@@ -217,7 +217,7 @@ func (c *composer) switchKind(m *Model, d int) tea.Cmd {
 	c.kind = composeKind((int(c.kind) + d + int(numKinds)) % int(numKinds))
 	if s := c.saved[c.kind]; s != nil {
 		c.formState = *s
-		return nil
+		return c.fetchFor(m, c.kind) // if this connection has not asked yet
 	}
 	return c.enterKind(m)
 }

@@ -292,3 +292,18 @@ func TestComposerListsAreInert(t *testing.T) {
 		t.Fatalf("the template's variable is not shown inert:\n%s", h.screen())
 	}
 }
+
+// After a new connection the lists are asked again, and until then the
+// picker does not call them empty.
+func TestComposerListsAreAskedPerConnection(t *testing.T) {
+	h := withCatalog(t, 120, 35, 1)
+	h.m.composer.newConnection()
+	if s := h.screen(); strings.Contains(s, "listed no") || !strings.Contains(s, "resources/list was not asked on this connection") {
+		t.Fatalf("the picker claims what it did not see:\n%s", s)
+	}
+	n := len(h.fake.sent)
+	h.key("left", "right")
+	if len(h.fake.sent) != n+2 {
+		t.Fatalf("← → asked %d requests, want the two lists", len(h.fake.sent)-n)
+	}
+}

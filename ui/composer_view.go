@@ -289,6 +289,9 @@ func (c *composer) listStatus(m *Model, lists ...catalogList) []string {
 		f := c.cat.fetch[l]
 		r, asked := m.tracker.Get(f.req)
 		switch {
+		case !f.asked:
+			out = append(out, listMethods[l]+" was not asked on this connection: ← then → asks")
+			empty = false
 		case f.err != "":
 			out = append(out, f.err)
 		case asked && !r.IsActive() && r.State != session.StateCompleted:
