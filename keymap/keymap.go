@@ -53,7 +53,7 @@ type KeyMap struct {
 
 	Cancel, CancelReason, CancelAll key.Binding
 	Longer, Shorter                 key.Binding
-	New, Reissue                    key.Binding
+	New, Reissue, Edit              key.Binding
 
 	Detail, Open, Back  key.Binding
 	Log, Stderr         key.Binding
@@ -84,6 +84,7 @@ func Default() KeyMap {
 		Shorter:      key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "timeout -10s")),
 		New:          key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new request")),
 		Reissue:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "re-issue")),
+		Edit:         key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "edit and re-issue")),
 
 		Detail:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
 		Open:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open entry")),
@@ -131,6 +132,7 @@ func (k *KeyMap) SetState(s State) {
 	k.CancelAll.SetEnabled((main || s.Mode == ModeLog) && s.AnyActive)
 	k.New.SetEnabled((main || s.Mode == ModeDetail) && s.Connected)
 	k.Reissue.SetEnabled(onSelected && s.HasSelection && s.Connected)
+	k.Edit.SetEnabled(onSelected && s.HasSelection && s.Connected)
 	k.Detail.SetEnabled(main && s.HasSelection)
 	k.Open.SetEnabled(s.Mode == ModeLog && !s.Filtering && !s.EntryOpen)
 	k.Back.SetEnabled(!main && !s.Filtering && s.Mode != ModePrompt)
@@ -170,7 +172,7 @@ func (k KeyMap) EssentialHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Wrap, k.Left, k.Right},
-		{k.New, k.Reissue, k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter},
+		{k.New, k.Reissue, k.Edit, k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter},
 		{k.Detail, k.Open, k.Log, k.Stderr, k.Filter, k.Export, k.Reconnect, k.Back},
 		{k.Help, k.Quit, k.Interrupt},
 	}
@@ -181,7 +183,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 func (k KeyMap) All() []key.Binding {
 	return []key.Binding{
 		k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom,
-		k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter, k.New, k.Reissue,
+		k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter, k.New, k.Reissue, k.Edit,
 		k.Detail, k.Open, k.Back, k.Log, k.Stderr, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
 		k.Wrap, k.Left, k.Right,
 		k.Help, k.Quit, k.Interrupt,

@@ -12,7 +12,6 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 
 	"inflight/keymap"
 	"inflight/session"
@@ -65,17 +64,20 @@ var kindNames = [numKinds]string{"tool call", "resource read", "prompt get", "su
 // kindShort names the kinds on narrow terminals.
 var kindShort = [numKinds]string{"tool", "resource", "prompt", "listen", "raw"}
 
+// hasPicker reports whether a kind starts with a list to pick from.
+func (k composeKind) hasPicker() bool { return k == kindTool || k == kindResource || k == kindPrompt }
+
 type composerStep uint8
 
 const (
-	stepPick composerStep = iota // choosing a tool
+	stepPick composerStep = iota // choosing a tool, resource or prompt
 	stepForm                     // filling the fields
 )
 
 // field is one input of the form.
 type field struct {
 	name     string
-	typ      string // string, integer, number, boolean, json
+	typ      string // string, integer, number, boolean, json, duration
 	required bool
 	hint     string
 	input    textinput.Model
@@ -84,71 +86,140 @@ type field struct {
 	// fallback: the placeholder is a real example, sent when the field is
 	// left empty (the demo's resource and prompt, the raw method).
 	fallback bool
+	// tvar: the field is a URI template's variable.
+	tvar bool
 }
 
-// composer builds a request: pick a tool (with its description and input
-// schema) and fill a form built from the schema's simple types — or edit
-// the arguments as JSON — then set this request's timeouts and send.
-type composer struct {
-	keys    keymap.ComposerKeyMap
-	kind    composeKind
-	step    composerStep
-	tools   []toolInfo
-	toolSel int
+// formState is what the composer shows for one kind: kept per kind while
+// the composer is open, so that switching kinds and back loses nothing
+// typed.
+type formState struct {
+	step composerStep
+	// res is the resource or template the form reads (nil: a typed URI);
+	// prompt the prompt it gets (nil: a typed name and JSON arguments).
+	res    *resourceInfo
+	prompt *promptInfo
 
 	fields []field // the kind's own fields, then the timeout settings
 	focus  int
-	// kindRow: the focus is on the row of kinds (←/→ switch kinds there;
-	// in a text field they move the cursor).
-	kindRow  bool
+	// kindRow: the focus is on the row of kinds.
+	kindRow bool
+	// touched: the user changed something in this form. Until then ←/→
+	// still switch kinds from an empty field, since there they would move
+	// no cursor.
+	touched  bool
 	jsonMode bool
 	json     textarea.Model
 	err      string
+	// editOf names the request this form is a copy of (E), "" for a new
+	// one.
+	editOf string
 	// warn says why the tool's schema refuses the arguments as they stand,
 	// checked in Update whenever they change. It warns and does not block:
 	// sending a server what its schema forbids is a fair probe.
 	warn string
+}
+
+// composer builds a request: pick a tool (with its description and input
+// schema), a resource, a template or a prompt from the server's lists, and
+// fill a form built from the schema's simple types, the template's
+// variables or the prompt's arguments — or edit the arguments as JSON —
+// then set this request's timeouts and late window and send.
+type composer struct {
+	keys  keymap.ComposerKeyMap
+	kind  composeKind
+	tools []toolInfo
+	// pickers filter and select in the tool, resource and prompt lists.
+	pickers [numKinds]picker
+	cat     catalog
+
+	formState
+	// saved is each other kind's form, as the user left it.
+	saved [numKinds]*formState
+	// note says why the last key did nothing ("" when it did something).
+	note string
 
 	// Defaults for the next requests; a sent request's settings become them.
-	timeout, maxTimeout time.Duration
-	reset               bool
+	timeout, maxTimeout, lateWindow time.Duration
+	reset                           bool
 }
 
 func newComposer() composer {
-	return composer{keys: keymap.DefaultComposer(), reset: true}
+	c := composer{keys: keymap.DefaultComposer(), reset: true}
+	c.pickers[kindTool] = newPicker("type to filter the tools")
+	c.pickers[kindResource] = newPicker("type to filter, or a URI to read")
+	c.pickers[kindPrompt] = newPicker("type to filter, or a prompt's name")
+	return c
 }
 
 func (c *composer) setTools(tools []toolInfo) {
 	prev, had := c.tool()
 	c.tools = tools
-	c.toolSel = 0
+	p := &c.pickers[kindTool]
+	p.sel = 0
 	for i, t := range tools {
 		// Keep the tool the user had chosen; on first sight preselect the
 		// demo's slow tool, the one that shows cancellation best.
 		if (had && t.Name == prev.Name) || (!had && t.Name == "slow") {
-			c.toolSel = i
+			p.sel = i
 		}
 	}
 }
 
-// open starts composing, on the tool list when the server has tools.
+// newConnection forgets the lists of the last connection: the next
+// connection's server may list other things.
+func (c *composer) newConnection() {
+	c.cat = catalog{}
+	c.res, c.prompt = nil, nil
+	c.saved = [numKinds]*formState{}
+}
+
+// loadDefaults takes the tracker's settings the first time.
+func (c *composer) loadDefaults(m *Model) {
+	if c.timeout != 0 {
+		return
+	}
+	cfg := m.tracker.Config()
+	c.timeout, c.maxTimeout, c.lateWindow = cfg.DefaultTimeout, cfg.MaxTimeout, cfg.LateWindow
+	if cfg.ResetOnProgress != nil {
+		c.reset = *cfg.ResetOnProgress
+	}
+}
+
+// open starts composing, on the kind's list when it has one, else in the
+// first field of its form.
 func (c *composer) open(m *Model) tea.Cmd {
-	if c.timeout == 0 {
-		cfg := m.tracker.Config()
-		c.timeout, c.maxTimeout = cfg.DefaultTimeout, cfg.MaxTimeout
-		if cfg.ResetOnProgress != nil {
-			c.reset = *cfg.ResetOnProgress
-		}
+	c.loadDefaults(m)
+	c.saved = [numKinds]*formState{}
+	c.note = ""
+	for k := range c.pickers {
+		c.pickers[k].filter.SetValue("")
 	}
-	c.err = ""
-	c.jsonMode = false
-	if c.kind == kindTool {
+	return c.enterKind(m)
+}
+
+// enterKind shows the current kind afresh: its list, or its form with the
+// focus in the first field (what is typed goes where it shows).
+func (c *composer) enterKind(m *Model) tea.Cmd {
+	c.formState = formState{}
+	fetch := c.fetchFor(m, c.kind)
+	if c.kind.hasPicker() && c.lacks(m, c.kind) == "" {
 		c.step = stepPick
-		return nil
+		return fetch
 	}
-	cmd := c.buildForm(m)
-	c.toKindRow()
-	return cmd
+	return tea.Batch(fetch, c.buildForm(m))
+}
+
+// switchKind moves to the next or previous kind, keeping the form left.
+func (c *composer) switchKind(m *Model, d int) tea.Cmd {
+	s := c.formState
+	c.saved[c.kind] = &s
+	c.kind = composeKind((int(c.kind) + d + int(numKinds)) % int(numKinds))
+	if s := c.saved[c.kind]; s != nil {
+		c.formState = *s
+		return c.fetchFor(m, c.kind) // if this connection has not asked yet
+	}
+	return c.enterKind(m)
 }
 
 // toKindRow moves the focus to the row of kinds.
@@ -159,11 +230,16 @@ func (c *composer) toKindRow() {
 	c.kindRow = true
 }
 
-// buildForm lays out the form for the current kind (and tool).
+// settingFields are the timeout settings every form ends with.
+const settingFields = 4
+
+// buildForm lays out the form for the current kind (and its choice).
 func (c *composer) buildForm(m *Model) tea.Cmd {
 	c.step = stepForm
+	c.editOf = ""
 	c.focus = 0
 	c.kindRow = false
+	c.touched = false
 	c.jsonMode = false
 	c.err = ""
 	c.warn = ""
@@ -178,12 +254,31 @@ func (c *composer) buildForm(m *Model) tea.Cmd {
 			c.fields = formFields(t.form.params)
 		}
 	case kindResource:
-		uri := textField("uri", "string", true, "e.g. file:///path/to/file", "the resource URI")
-		if demo {
-			uri = example(textField("uri", "string", true, "demo://clock", "the resource URI"))
+		switch {
+		case c.res != nil && c.res.template != "":
+			for _, v := range c.res.vars {
+				f := textField(v.name, "string", !v.optional(), "", "a variable of the template")
+				f.tvar = true
+				c.fields = append(c.fields, f)
+			}
+		case c.res != nil:
+			uri := textField("uri", "string", true, "", "the resource URI")
+			uri.input.SetValue(c.res.URI)
+			c.fields = []field{uri}
+		default:
+			uri := textField("uri", "string", true, "e.g. file:///path/to/file", "the resource URI")
+			if demo {
+				uri = example(textField("uri", "string", true, "demo://clock", "the resource URI"))
+			}
+			c.fields = []field{uri}
 		}
-		c.fields = []field{uri}
 	case kindPrompt:
+		if c.prompt != nil {
+			for _, a := range c.prompt.Args {
+				c.fields = append(c.fields, textField(a.Name, "string", a.Required, "", a.Description))
+			}
+			break
+		}
 		name := textField("name", "string", true, "the prompt's name", "the prompt name")
 		argsHint := `e.g. {"name":"value"}`
 		if demo {
@@ -207,6 +302,7 @@ func (c *composer) buildForm(m *Model) tea.Cmd {
 	}
 	c.fields = append(c.fields,
 		textField("timeout", "duration", false, fmtSetting(c.timeout), "this request's timeout"),
+		textField("late window", "duration", false, fmtSetting(c.lateWindow), "how long to watch for late traffic after a cancel"),
 		boolField("reset timeout on progress", c.reset),
 		textField("max timeout", "duration", false, fmtSetting(c.maxTimeout), "never exceeded, whatever the progress"),
 	)
@@ -289,15 +385,71 @@ func formFields(params []param) []field {
 	return out
 }
 
+// tool is the tool the tool picker has selected.
 func (c *composer) tool() (toolInfo, bool) {
-	if c.toolSel < 0 || c.toolSel >= len(c.tools) {
+	i := c.pickers[kindTool].selected(c.items(kindTool))
+	if i < 0 || i >= len(c.tools) {
 		return toolInfo{}, false
 	}
-	return c.tools[c.toolSel], true
+	return c.tools[i], true
+}
+
+// items are the rows of kind's picker.
+func (c *composer) items(kind composeKind) []pickItem {
+	var out []pickItem
+	switch kind {
+	case kindTool:
+		for _, t := range c.tools {
+			out = append(out, pickItem{name: t.Name, desc: t.Description})
+		}
+	case kindResource:
+		for _, r := range c.cat.resources {
+			name := r.Name
+			if name == "" {
+				name = r.URI
+			}
+			out = append(out, pickItem{name: name, detail: r.URI, desc: firstOf(r.Title, r.Description)})
+		}
+		for _, r := range c.cat.templates {
+			out = append(out, pickItem{name: r.Name, detail: "template " + r.template, desc: firstOf(r.Title, r.Description)})
+		}
+		out = append(out, pickItem{name: "✎ type a URI", desc: "read a URI you type (the filter's text fills it)", typed: true})
+	case kindPrompt:
+		for _, p := range c.cat.prompts {
+			out = append(out, pickItem{name: p.Name, detail: promptArgsText(p.Args), desc: firstOf(p.Title, p.Description)})
+		}
+		out = append(out, pickItem{name: "✎ type a prompt name", desc: "get a prompt you name (the filter's text fills it)", typed: true})
+	}
+	return out
+}
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// promptArgsText lists a prompt's arguments, the required ones marked.
+func promptArgsText(args []promptArg) string {
+	if len(args) == 0 {
+		return "no arguments"
+	}
+	names := make([]string, 0, len(args))
+	for _, a := range args {
+		n := a.Name
+		if a.Required {
+			n += "*"
+		}
+		names = append(names, n)
+	}
+	return "args " + strings.Join(names, ", ")
 }
 
 // settingsStart is the index of the first timeout setting field.
-func (c *composer) settingsStart() int { return len(c.fields) - 3 }
+func (c *composer) settingsStart() int { return len(c.fields) - settingFields }
 
 func (c *composer) focusField(i int) tea.Cmd {
 	if len(c.fields) == 0 {
@@ -308,112 +460,258 @@ func (c *composer) focusField(i int) tea.Cmd {
 		c.fields[j].input.Blur()
 	}
 	c.focus = i
+	c.kindRow = false
 	if !c.fields[i].isBool {
 		return c.fields[i].input.Focus()
 	}
 	return nil
 }
 
+// kindKeys reports whether ←/→ switch kinds now: on a list, on the row of
+// kinds, and in a form not yet changed whose focused field has no text for
+// them to move through.
+func (c *composer) kindKeys() bool {
+	if c.step == stepPick || c.kindRow {
+		return true
+	}
+	if c.jsonMode || c.touched || c.focus >= len(c.fields) {
+		return false
+	}
+	f := &c.fields[c.focus]
+	return f.isBool || f.input.Value() == ""
+}
+
+// backToPicker reports whether esc in the form goes back to the kind's list.
+func (c *composer) backToPicker(m *Model) bool {
+	switch c.kind {
+	case kindTool:
+		return len(c.tools) > 0
+	case kindResource, kindPrompt:
+		return c.lacks(m, c.kind) == ""
+	}
+	return false
+}
+
 // update handles a message while the composer is open.
 func (c *composer) update(m *Model, msg tea.Msg) tea.Cmd {
-	k := c.keys
-	kp, isKey := msg.(tea.KeyPressMsg)
-	if isKey && key.Matches(kp, k.Back) {
-		if c.step == stepForm && c.kind == kindTool && len(c.tools) > 0 {
-			c.step = stepPick
-			c.err = ""
-			return nil
+	if wm, ok := msg.(tea.MouseWheelMsg); ok {
+		if c.step == stepPick {
+			c.pickers[c.kind].move(c.items(c.kind), wheelDelta(wm))
 		}
-		m.mode = keymap.ModeList
 		return nil
 	}
-	if isKey && (key.Matches(kp, k.NextKind) || key.Matches(kp, k.PrevKind)) && (c.step == stepPick || c.kindRow) {
+	k := c.keys
+	kp, isKey := msg.(tea.KeyPressMsg)
+	if !isKey {
+		// A paste, or what an input asked for (a cursor's blink): to the
+		// input that has the focus, as a key would go.
+		return c.toInput(msg)
+	}
+	c.note = ""
+	switch {
+	case key.Matches(kp, k.Back):
+		switch {
+		case c.step == stepPick && c.pickers[c.kind].filter.Value() != "":
+			c.pickers[c.kind].filter.SetValue("")
+		case c.step == stepForm && c.backToPicker(m):
+			c.step, c.err, c.warn = stepPick, "", ""
+		default:
+			m.mode = keymap.ModeList
+		}
+		return nil
+	case (key.Matches(kp, k.NextKind) || key.Matches(kp, k.PrevKind)) && c.kindKeys():
 		d := 1
 		if key.Matches(kp, k.PrevKind) {
 			d = -1
 		}
-		c.kind = composeKind((int(c.kind) + d + int(numKinds)) % int(numKinds))
-		if c.kind == kindTool {
-			// Back on the tool list: its keys pick a tool, not a field.
-			c.step, c.kindRow = stepPick, false
+		return c.switchKind(m, d)
+	case c.step == stepPick:
+		return c.updatePick(m, kp)
+	case c.kindRow:
+		return c.updateKindRow(m, kp)
+	}
+	return c.updateForm(m, kp)
+}
+
+// updatePick handles a key on a list: ↑/↓ select, enter chooses, ctrl+s
+// sends with the defaults, and anything else edits the filter.
+func (c *composer) updatePick(m *Model, kp tea.KeyPressMsg) tea.Cmd {
+	k := c.keys
+	p := &c.pickers[c.kind]
+	items := c.items(c.kind)
+	switch {
+	case key.Matches(kp, k.Up):
+		p.move(items, -1)
+		return nil
+	case key.Matches(kp, k.Down):
+		p.move(items, 1)
+		return nil
+	case key.Matches(kp, k.Select), key.Matches(kp, k.Send):
+		i := p.selected(items)
+		if i < 0 {
+			if len(items) == 0 {
+				c.note = "there is nothing to choose: use ← or → for another kind of request"
+			} else {
+				c.note = fmt.Sprintf("nothing matches %q: backspace widens the filter", p.filter.Value())
+			}
 			return nil
 		}
-		cmd := c.buildForm(m)
-		c.toKindRow()
+		p.sel = i
+		cmd := c.choose(m, i)
+		if key.Matches(kp, k.Send) {
+			return tea.Batch(cmd, c.send(m))
+		}
 		return cmd
-	}
-	if isKey && c.kindRow {
-		switch {
-		case key.Matches(kp, k.Send), key.Matches(kp, k.Select):
-			return c.send(m)
-		case key.Matches(kp, k.NextField), key.Matches(kp, k.Down):
-			c.kindRow = false
-			return c.focusField(0)
-		case key.Matches(kp, k.PrevField), key.Matches(kp, k.Up):
-			c.kindRow = false
-			return c.focusField(len(c.fields) - 1)
-		}
+	case key.Matches(kp, k.NextField), key.Matches(kp, k.PrevField):
+		c.note = "tab does nothing on a list: enter chooses, ↑/↓ move"
 		return nil
 	}
-	if c.step == stepPick {
-		if !isKey {
+	return p.update(items, kp)
+}
+
+// choose opens the form for item i of the kind's list.
+func (c *composer) choose(m *Model, i int) tea.Cmd {
+	typed := c.pickers[c.kind].filter.Value()
+	c.res, c.prompt = nil, nil
+	switch c.kind {
+	case kindResource:
+		nr, nt := len(c.cat.resources), len(c.cat.templates)
+		switch {
+		case i < nr:
+			r := c.cat.resources[i]
+			c.res = &r
+		case i < nr+nt:
+			r := c.cat.templates[i-nr]
+			c.res = &r
+		}
+	case kindPrompt:
+		if i < len(c.cat.prompts) {
+			p := c.cat.prompts[i]
+			c.prompt = &p
+		}
+	}
+	cmd := c.buildForm(m)
+	// The filter's text is what the user typed: it becomes the typed URI or
+	// prompt name rather than vanish.
+	if (c.kind == kindResource && c.res == nil) || (c.kind == kindPrompt && c.prompt == nil) {
+		if typed = strings.TrimSpace(typed); typed != "" {
+			c.fields[0].input.SetValue(typed)
+			c.touched = true
+		}
+	}
+	return cmd
+}
+
+// updateKindRow handles a key while the focus is on the row of kinds.
+func (c *composer) updateKindRow(m *Model, kp tea.KeyPressMsg) tea.Cmd {
+	k := c.keys
+	switch {
+	case key.Matches(kp, k.Send), key.Matches(kp, k.Select):
+		return c.send(m)
+	case key.Matches(kp, k.NextField), key.Matches(kp, k.Down):
+		return c.focusField(0)
+	case key.Matches(kp, k.PrevField), key.Matches(kp, k.Up):
+		return c.focusField(len(c.fields) - 1)
+	case key.Matches(kp, k.JSONMode) && c.kind == kindTool:
+		c.kindRow = false
+		return c.toggleJSON()
+	}
+	if kp.Text != "" {
+		// Typing on the row of kinds types into the first field that
+		// takes text, rather than nowhere.
+		for i := range c.fields {
+			if !c.fields[i].isBool {
+				cmd := c.focusField(i)
+				c.fields[i].input.CursorEnd()
+				return tea.Batch(cmd, c.updateForm(m, kp))
+			}
+		}
+	}
+	c.note = "←/→ choose the kind · ↓ or tab to the fields · enter sends"
+	return nil
+}
+
+// updateForm handles a key in the form or the JSON editor.
+func (c *composer) updateForm(m *Model, kp tea.KeyPressMsg) tea.Cmd {
+	k := c.keys
+	switch {
+	case key.Matches(kp, k.Send), key.Matches(kp, k.Select) && !c.jsonMode:
+		return c.send(m)
+	case key.Matches(kp, k.JSONMode):
+		if c.kind == kindTool {
+			return c.toggleJSON()
+		}
+		c.note = "ctrl+e edits a tool call's arguments as JSON; this kind's form is all there is"
+		return nil
+	case (key.Matches(kp, k.NextField) || key.Matches(kp, k.Down)) && !c.jsonMode:
+		if c.focus == len(c.fields)-1 {
+			c.toKindRow()
 			return nil
 		}
-		switch {
-		case key.Matches(kp, k.Up):
-			c.toolSel = max(0, c.toolSel-1)
-		case key.Matches(kp, k.Down):
-			c.toolSel = min(len(c.tools)-1, c.toolSel+1)
-		case key.Matches(kp, k.Select):
-			if len(c.tools) > 0 {
-				return c.buildForm(m)
-			}
-		case key.Matches(kp, k.Send):
-			if len(c.tools) > 0 {
-				c.buildForm(m)
-				return c.send(m)
-			}
+		return c.focusField(c.focus + 1)
+	case (key.Matches(kp, k.PrevField) || key.Matches(kp, k.Up)) && !c.jsonMode:
+		if c.focus == 0 {
+			c.toKindRow()
+			return nil
 		}
-		return nil
-	}
-	if isKey {
-		switch {
-		case key.Matches(kp, k.Send), key.Matches(kp, k.Select) && !c.jsonMode:
-			return c.send(m)
-		case key.Matches(kp, k.JSONMode) && c.kind == kindTool:
-			return c.toggleJSON()
-		case (key.Matches(kp, k.NextField) || key.Matches(kp, k.Down)) && !c.jsonMode:
-			if c.kind != kindTool && c.focus == len(c.fields)-1 {
-				c.toKindRow()
-				return nil
-			}
-			return c.focusField(c.focus + 1)
-		case (key.Matches(kp, k.PrevField) || key.Matches(kp, k.Up)) && !c.jsonMode:
-			if c.kind != kindTool && c.focus == 0 {
-				c.toKindRow()
-				return nil
-			}
-			return c.focusField(c.focus - 1)
-		case key.Matches(kp, k.Toggle) && !c.jsonMode && c.focus < len(c.fields) && c.fields[c.focus].isBool:
-			c.fields[c.focus].on = !c.fields[c.focus].on
+		return c.focusField(c.focus - 1)
+	case !c.jsonMode && c.focus < len(c.fields) && c.fields[c.focus].isBool:
+		f := &c.fields[c.focus]
+		if key.Matches(kp, k.Toggle) {
+			f.on = !f.on
+			c.touched = true
 			c.checkArgs()
 			return nil
 		}
+		if kp.Text != "" {
+			c.note = fmt.Sprintf("%q was not typed: %s is a checkbox (space toggles it, tab moves on)", kp.Text, m.line(f.name))
+		}
+		return nil
 	}
-	if c.jsonMode {
+	return c.toInput(kp)
+}
+
+// toInput hands a message to the input that has the focus.
+func (c *composer) toInput(msg tea.Msg) tea.Cmd {
+	switch {
+	case c.step == stepPick:
+		return c.pickers[c.kind].update(c.items(c.kind), msg)
+	case c.jsonMode:
+		before := c.json.Value()
 		var cmd tea.Cmd
 		c.json, cmd = c.json.Update(msg)
+		if c.json.Value() != before {
+			c.touched = true
+		}
 		c.err = ""
 		if _, err := jsonObject(c.json.Value()); err != nil {
 			c.err = err.Error()
 		}
 		c.checkArgs()
 		return cmd
-	}
-	if c.focus < len(c.fields) && !c.fields[c.focus].isBool {
+	case c.kindRow:
+		if _, ok := msg.(tea.PasteMsg); ok {
+			for i := range c.fields {
+				if !c.fields[i].isBool {
+					return tea.Batch(c.focusField(i), c.toInput(msg))
+				}
+			}
+		}
+		return nil
+	case c.focus < len(c.fields) && c.fields[c.focus].isBool:
+		if _, ok := msg.(tea.PasteMsg); ok {
+			c.note = "the paste was not typed: " + c.fields[c.focus].name + " is a checkbox (tab moves to a text field)"
+		}
+		return nil
+	case c.focus < len(c.fields):
+		f := &c.fields[c.focus]
+		before := f.input.Value()
 		var cmd tea.Cmd
-		c.fields[c.focus].input, cmd = c.fields[c.focus].input.Update(msg)
-		c.err = ""
+		f.input, cmd = f.input.Update(msg)
+		if f.input.Value() != before {
+			c.touched = true
+			c.err = ""
+		}
 		c.checkArgs()
 		return cmd
 	}
@@ -430,18 +728,7 @@ func (c *composer) toggleJSON() tea.Cmd {
 			return nil
 		}
 		b, _ := json.MarshalIndent(args, "", "  ")
-		ta := newTextArea()
-		ta.ShowLineNumbers = false
-		ta.SetWidth(60)
-		ta.SetHeight(8)
-		// The keys are the schema's property names: Go's encoder leaves
-		// their C1 and bidi controls raw, so they are escaped for the
-		// editor (the JSON means the same).
-		ta.SetValue(string(termsafe.EscapeJSON(b)))
-		c.json = ta
-		c.jsonMode = true
-		c.err = ""
-		c.checkArgs()
+		c.openJSON(b)
 		return c.json.Focus()
 	}
 	args, err := jsonObject(c.json.Value())
@@ -449,6 +736,31 @@ func (c *composer) toggleJSON() tea.Cmd {
 		c.err = "fix the JSON first: " + err.Error()
 		return nil
 	}
+	c.fillForm(args)
+	c.jsonMode = false
+	c.checkArgs()
+	return c.focusField(0)
+}
+
+// openJSON opens the JSON editor on a tool call's arguments.
+func (c *composer) openJSON(b []byte) {
+	ta := newTextArea()
+	ta.ShowLineNumbers = false
+	ta.SetWidth(60)
+	ta.SetHeight(8)
+	// The keys are the schema's property names: Go's encoder leaves
+	// their C1 and bidi controls raw, so they are escaped for the
+	// editor (the JSON means the same).
+	ta.SetValue(string(termsafe.EscapeJSON(b)))
+	c.json = ta
+	c.jsonMode = true
+	c.kindRow = false
+	c.err = ""
+	c.checkArgs()
+}
+
+// fillForm sets the kind's own fields from a JSON object of arguments.
+func (c *composer) fillForm(args map[string]json.RawMessage) {
 	for i := 0; i < c.settingsStart(); i++ {
 		f := &c.fields[i]
 		v, ok := args[f.name]
@@ -467,9 +779,215 @@ func (c *composer) toggleJSON() tea.Cmd {
 			f.input.SetValue(string(v))
 		}
 	}
-	c.jsonMode = false
-	c.checkArgs()
-	return c.focusField(0)
+}
+
+// parseSetting reads a duration field: a bare number is seconds; empty
+// is def.
+func parseSetting(f *field, def time.Duration) (time.Duration, error) {
+	v := strings.TrimSpace(f.input.Value())
+	if v == "" {
+		return def, nil
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		// A bare number is seconds.
+		if !(n > 0) {
+			return 0, fmt.Errorf("%s: %q must be longer than zero (try 30s or 2m)", f.name, v)
+		}
+		if math.IsInf(n, 0) || n > 1e9 {
+			return 0, fmt.Errorf("%s: %q seconds is too long (try 30s or 2m)", f.name, v)
+		}
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a duration (try 30s or 2m)", f.name, v)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%s: %q must be longer than zero (try 30s or 2m)", f.name, v)
+	}
+	return d, nil
+}
+
+// settings reads the timeout fields, remembering them as the defaults for
+// the next requests.
+func (c *composer) settings() (session.RequestOptions, error) {
+	i := c.settingsStart()
+	timeout, err := parseSetting(&c.fields[i], c.timeout)
+	if err != nil {
+		return session.RequestOptions{}, err
+	}
+	late, err := parseSetting(&c.fields[i+1], c.lateWindow)
+	if err != nil {
+		return session.RequestOptions{}, err
+	}
+	maxTimeout, err := parseSetting(&c.fields[i+3], c.maxTimeout)
+	if err != nil {
+		return session.RequestOptions{}, err
+	}
+	if timeout > maxTimeout {
+		return session.RequestOptions{}, fmt.Errorf("the timeout (%s) exceeds the max timeout (%s)", timeout, maxTimeout)
+	}
+	reset := c.fields[i+2].on
+	c.timeout, c.maxTimeout, c.lateWindow, c.reset = timeout, maxTimeout, late, reset
+	return session.RequestOptions{Timeout: timeout, MaxTimeout: maxTimeout, ResetOnProgress: &reset, LateWindow: late}, nil
+}
+
+// send validates the form and sends the request.
+func (c *composer) send(m *Model) tea.Cmd {
+	method, params, err := c.request()
+	if err != nil {
+		c.err = err.Error()
+		return nil
+	}
+	opts, err := c.settings()
+	if err != nil {
+		c.err = err.Error()
+		return nil
+	}
+	m.mode = keymap.ModeList
+	m.list.follow = true
+	cmd := m.send(method, params, opts)
+	if c.kind == kindTool && c.warn != "" {
+		// The schema's objection goes with it: the answer may be about it.
+		m.setStatus(levelWarn, fmt.Sprintf("sent #%s %s although %s — press c to cancel it", m.list.selected, method, c.warn))
+	} else {
+		m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.list.selected, method))
+	}
+	m.status.about = m.list.selected
+	// The next time the composer opens, it opens afresh.
+	c.saved = [numKinds]*formState{}
+	return cmd
+}
+
+// request builds the method and params of the composed request.
+func (c *composer) request() (string, json.RawMessage, error) {
+	str := func(i int) (string, error) {
+		f := &c.fields[i]
+		v := strings.TrimSpace(f.input.Value())
+		if v == "" && f.fallback {
+			v = f.input.Placeholder
+		}
+		if v == "" && f.required {
+			return "", fmt.Errorf("%s is required", f.name)
+		}
+		return v, nil
+	}
+	switch c.kind {
+	case kindTool:
+		t, ok := c.tool()
+		if !ok {
+			return "", nil, fmt.Errorf("no tool chosen")
+		}
+		args, err := c.toolArgs()
+		if err != nil {
+			return "", nil, err
+		}
+		params, _ := json.Marshal(map[string]any{"name": t.Name, "arguments": args})
+		return wire.MethodToolsCall, params, nil
+	case kindResource:
+		var uri string
+		var err error
+		if c.res != nil && c.res.template != "" {
+			uri, err = c.templateURI()
+		} else {
+			uri, err = str(0)
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		params, _ := json.Marshal(map[string]string{"uri": uri})
+		return wire.MethodResourcesRead, params, nil
+	case kindPrompt:
+		if c.prompt != nil {
+			args := map[string]string{}
+			for i := 0; i < c.settingsStart(); i++ {
+				v, err := str(i)
+				if err != nil {
+					return "", nil, err
+				}
+				if v != "" {
+					args[c.fields[i].name] = v
+				}
+			}
+			params, _ := json.Marshal(map[string]any{"name": c.prompt.Name, "arguments": args})
+			return wire.MethodPromptsGet, params, nil
+		}
+		args, err := jsonObject(c.fields[1].input.Value())
+		if err != nil {
+			return "", nil, fmt.Errorf("arguments: %v", err)
+		}
+		name, err := str(0)
+		if err != nil {
+			return "", nil, err
+		}
+		params, _ := json.Marshal(map[string]any{"name": name, "arguments": args})
+		return wire.MethodPromptsGet, params, nil
+	case kindListen:
+		filter := map[string]any{}
+		for i := 0; i < 3; i++ {
+			if c.fields[i].on {
+				filter[c.fields[i].name] = true
+			}
+		}
+		var uris []string
+		for _, u := range strings.Split(c.fields[3].input.Value(), ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				uris = append(uris, u)
+			}
+		}
+		if len(uris) > 0 {
+			filter["resourceSubscriptions"] = uris
+		}
+		params, _ := json.Marshal(map[string]any{"notifications": filter})
+		return wire.MethodSubscriptionsListen, params, nil
+	case kindRaw:
+		method, err := str(0)
+		if err != nil {
+			return "", nil, err
+		}
+		p := strings.TrimSpace(c.fields[1].input.Value())
+		if p == "" {
+			return method, nil, nil
+		}
+		if _, err := jsonObject(p); err != nil {
+			return "", nil, fmt.Errorf("params: %v", err)
+		}
+		return method, json.RawMessage(p), nil
+	}
+	return "", nil, fmt.Errorf("unknown kind")
+}
+
+// templateURI expands the chosen template with the form's variables.
+func (c *composer) templateURI() (string, error) {
+	values := map[string]string{}
+	for i := 0; i < c.settingsStart(); i++ {
+		f := &c.fields[i]
+		v := f.input.Value()
+		if v == "" && f.required {
+			return "", fmt.Errorf("%s is required", f.name)
+		}
+		values[f.name] = v
+	}
+	return expandTemplate(c.res.template, values), nil
+}
+
+// fieldLabelWidth is the column the form's labels take.
+const fieldLabelWidth = 28
+
+// layout sizes the form's inputs and the JSON editor to the width, for
+// view to draw.
+func (c *composer) layout(width int) {
+	for i := range c.fields {
+		if !c.fields[i].isBool {
+			c.fields[i].input.SetWidth(max(10, min(40, width-fieldLabelWidth-30)))
+		}
+	}
+	for k := range c.pickers {
+		c.pickers[k].filter.SetWidth(max(10, min(40, width-44)))
+	}
+	if c.jsonMode {
+		c.json.SetWidth(min(80, width-4))
+	}
 }
 
 func jsonObject(s string) (map[string]json.RawMessage, error) {
@@ -541,359 +1059,6 @@ func fieldJSON(typ, v string) (json.RawMessage, error) {
 		return json.RawMessage(v), nil
 	}
 	return json.Marshal(v)
-}
-
-// settings reads the timeout fields, remembering them as the defaults for
-// the next requests.
-func (c *composer) settings() (session.RequestOptions, error) {
-	i := c.settingsStart()
-	parse := func(f *field, def time.Duration) (time.Duration, error) {
-		v := strings.TrimSpace(f.input.Value())
-		if v == "" {
-			return def, nil
-		}
-		if n, err := strconv.ParseFloat(v, 64); err == nil {
-			// A bare number is seconds.
-			if !(n > 0) {
-				return 0, fmt.Errorf("%s: %q must be longer than zero (try 30s or 2m)", f.name, v)
-			}
-			if math.IsInf(n, 0) || n > 1e9 {
-				return 0, fmt.Errorf("%s: %q seconds is too long (try 30s or 2m)", f.name, v)
-			}
-			return time.Duration(n * float64(time.Second)), nil
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %q is not a duration (try 30s or 2m)", f.name, v)
-		}
-		if d <= 0 {
-			return 0, fmt.Errorf("%s: %q must be longer than zero (try 30s or 2m)", f.name, v)
-		}
-		return d, nil
-	}
-	timeout, err := parse(&c.fields[i], c.timeout)
-	if err != nil {
-		return session.RequestOptions{}, err
-	}
-	maxTimeout, err := parse(&c.fields[i+2], c.maxTimeout)
-	if err != nil {
-		return session.RequestOptions{}, err
-	}
-	if timeout > maxTimeout {
-		return session.RequestOptions{}, fmt.Errorf("the timeout (%s) exceeds the max timeout (%s)", timeout, maxTimeout)
-	}
-	reset := c.fields[i+1].on
-	c.timeout, c.maxTimeout, c.reset = timeout, maxTimeout, reset
-	return session.RequestOptions{Timeout: timeout, MaxTimeout: maxTimeout, ResetOnProgress: &reset}, nil
-}
-
-// send validates the form and sends the request.
-func (c *composer) send(m *Model) tea.Cmd {
-	method, params, err := c.request()
-	if err != nil {
-		c.err = err.Error()
-		return nil
-	}
-	opts, err := c.settings()
-	if err != nil {
-		c.err = err.Error()
-		return nil
-	}
-	m.mode = keymap.ModeList
-	m.list.follow = true
-	cmd := m.send(method, params, opts)
-	if c.kind == kindTool && c.warn != "" {
-		// The schema's objection goes with it: the answer may be about it.
-		m.setStatus(levelWarn, fmt.Sprintf("sent #%s %s although %s — press c to cancel it", m.list.selected, method, c.warn))
-	} else {
-		m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.list.selected, method))
-	}
-	m.status.about = m.list.selected
-	return cmd
-}
-
-// request builds the method and params of the composed request.
-func (c *composer) request() (string, json.RawMessage, error) {
-	str := func(i int) (string, error) {
-		f := &c.fields[i]
-		v := strings.TrimSpace(f.input.Value())
-		if v == "" && f.fallback {
-			v = f.input.Placeholder
-		}
-		if v == "" && f.required {
-			return "", fmt.Errorf("%s is required", f.name)
-		}
-		return v, nil
-	}
-	switch c.kind {
-	case kindTool:
-		t, ok := c.tool()
-		if !ok {
-			return "", nil, fmt.Errorf("no tool chosen")
-		}
-		args, err := c.toolArgs()
-		if err != nil {
-			return "", nil, err
-		}
-		params, _ := json.Marshal(map[string]any{"name": t.Name, "arguments": args})
-		return wire.MethodToolsCall, params, nil
-	case kindResource:
-		uri, err := str(0)
-		if err != nil {
-			return "", nil, err
-		}
-		params, _ := json.Marshal(map[string]string{"uri": uri})
-		return wire.MethodResourcesRead, params, nil
-	case kindPrompt:
-		args, err := jsonObject(c.fields[1].input.Value())
-		if err != nil {
-			return "", nil, fmt.Errorf("arguments: %v", err)
-		}
-		name, err := str(0)
-		if err != nil {
-			return "", nil, err
-		}
-		params, _ := json.Marshal(map[string]any{"name": name, "arguments": args})
-		return wire.MethodPromptsGet, params, nil
-	case kindListen:
-		filter := map[string]any{}
-		for i := 0; i < 3; i++ {
-			if c.fields[i].on {
-				filter[c.fields[i].name] = true
-			}
-		}
-		var uris []string
-		for _, u := range strings.Split(c.fields[3].input.Value(), ",") {
-			if u = strings.TrimSpace(u); u != "" {
-				uris = append(uris, u)
-			}
-		}
-		if len(uris) > 0 {
-			filter["resourceSubscriptions"] = uris
-		}
-		params, _ := json.Marshal(map[string]any{"notifications": filter})
-		return wire.MethodSubscriptionsListen, params, nil
-	case kindRaw:
-		method, err := str(0)
-		if err != nil {
-			return "", nil, err
-		}
-		p := strings.TrimSpace(c.fields[1].input.Value())
-		if p == "" {
-			return method, nil, nil
-		}
-		if _, err := jsonObject(p); err != nil {
-			return "", nil, fmt.Errorf("params: %v", err)
-		}
-		return method, json.RawMessage(p), nil
-	}
-	return "", nil, fmt.Errorf("unknown kind")
-}
-
-// fieldLabelWidth is the column the form's labels take.
-const fieldLabelWidth = 28
-
-// layout sizes the form's inputs and the JSON editor to the width, for
-// view to draw.
-func (c *composer) layout(width int) {
-	for i := range c.fields {
-		if !c.fields[i].isBool {
-			c.fields[i].input.SetWidth(max(10, min(40, width-fieldLabelWidth-30)))
-		}
-	}
-	if c.jsonMode {
-		c.json.SetWidth(min(80, width-4))
-	}
-}
-
-// view draws the composer.
-func (c *composer) view(m *Model, height int) string {
-	st := m.styles
-	var b strings.Builder
-	// Kind tabs.
-	var tabs []string
-	for k := composeKind(0); k < numKinds; k++ {
-		name := " " + kindNames[k] + " "
-		if m.width < 100 {
-			name = " " + kindShort[k] + " "
-		}
-		if k == c.kind {
-			tabs = append(tabs, st.Selected.Inherit(st.Bold).Render(name))
-		} else {
-			tabs = append(tabs, st.Dim.Render(name))
-		}
-	}
-	marker := "  "
-	if c.kindRow || c.step == stepPick {
-		marker = st.Cursor.Render("▌ ")
-	}
-	b.WriteString(fit(marker+st.Title.Render("NEW REQUEST ")+strings.Join(tabs, st.Dim.Render("│")), m.width))
-	b.WriteString("\n")
-	hint := "  ←/→ kind · ↓ fields · enter send · esc back"
-	if c.step == stepPick {
-		hint = "  ↑/↓ tool · ←/→ kind · enter choose · ctrl+s send with defaults · esc back"
-	}
-	if !c.kindRow && c.step == stepForm {
-		hint = "  tab/↓ next field · ↑ previous · enter send · esc back"
-		if c.kind == kindTool {
-			hint += " · ctrl+e form ⇄ JSON"
-		} else {
-			hint += " · ↑ from the first field: kinds"
-		}
-		if c.jsonMode {
-			// The editor keeps enter and tab for itself; the timeouts are
-			// set in the form.
-			hint = "  JSON: enter new line · ctrl+s send · ctrl+e form and timeouts · esc back"
-		}
-	}
-	b.WriteString(st.Dim.Render(fit(hint, m.width)))
-	b.WriteString("\n\n")
-	lines := 3
-	if c.step == stepPick {
-		b.WriteString(c.viewPick(m, height-lines))
-		return b.String()
-	}
-	if c.kind == kindTool {
-		if t, ok := c.tool(); ok {
-			b.WriteString(fit("  "+st.Bold.Render(m.line(t.Name))+"  "+st.Dim.Render(m.line(t.Description)), m.width))
-			b.WriteString("\n\n")
-		}
-	}
-	if c.kind == kindListen && m.tracker.Era().String() == "legacy" {
-		b.WriteString(st.Warn.Render(fit("  this server is legacy: subscriptions/listen is a 2026-07-28 method, expect an error", m.width)) + "\n\n")
-	}
-	if c.jsonMode {
-		b.WriteString(st.Dim.Render("  arguments (JSON):") + "\n")
-		for _, l := range strings.Split(c.json.View(), "\n") {
-			b.WriteString("  " + l + "\n")
-		}
-		b.WriteString("\n")
-		for i := c.settingsStart(); i < len(c.fields); i++ {
-			b.WriteString(c.fieldLine(m, i) + "\n")
-		}
-	} else {
-		for i := range c.fields {
-			if i == c.settingsStart() {
-				b.WriteString("\n" + st.Dim.Render("  this request's timeouts (they become the defaults for the next):") + "\n")
-			}
-			b.WriteString(c.fieldLine(m, i) + "\n")
-		}
-		if t, ok := c.tool(); ok && c.kind == kindTool && t.form.note != "" {
-			b.WriteString(st.Warn.Render(fit("  "+m.line(t.form.note), m.width)) + "\n")
-		} else if len(c.fields) == 3 && c.kind == kindTool {
-			b.WriteString(st.Dim.Render("  (this tool takes no arguments)") + "\n")
-		}
-	}
-	switch {
-	case c.err != "":
-		// Errors name the fields, whose names are the server's.
-		b.WriteString("\n" + st.Error.Render(fit("  ✗ "+m.line(c.err), m.width)) + "\n")
-	case c.warn != "":
-		// So do the schema's objections, and they quote its values.
-		anyway := " (enter sends it anyway)"
-		if c.jsonMode {
-			anyway = " (ctrl+s sends it anyway)"
-		}
-		b.WriteString("\n" + st.Warn.Render(fit("  ! "+m.line(c.warn)+anyway, m.width)) + "\n")
-	}
-	return b.String()
-}
-
-func (c *composer) fieldLine(m *Model, i int) string {
-	st := m.styles
-	f := &c.fields[i]
-	cursor := "  "
-	if i == c.focus && !c.jsonMode && !c.kindRow {
-		cursor = st.Cursor.Render("▌ ")
-	}
-	// The name of a schema's property is the server's string.
-	label := m.line(f.name)
-	if f.required {
-		label += "*"
-	}
-	labelW := fieldLabelWidth
-	var value string
-	if f.isBool {
-		box := "[ ]"
-		if f.on {
-			box = "[x]"
-		}
-		value = box + st.Dim.Render("  space toggles")
-	} else {
-		value = f.input.View()
-	}
-	hint := ""
-	if f.typ != "" && !f.isBool {
-		hint = st.Dim.Render("  " + f.typ)
-	}
-	if f.hint != "" {
-		hint += st.Dim.Render(" · " + f.hint)
-	}
-	return fit(cursor+fit(label, labelW)+value+hint, m.width)
-}
-
-func (c *composer) viewPick(m *Model, height int) string {
-	st := m.styles
-	var b strings.Builder
-	if len(c.tools) == 0 {
-		if r, ok := m.tracker.Get(m.toolsReq); ok && r.IsActive() {
-			return st.Dim.Render("  " + spinnerAt(m.now()) + " asking the server for its tools (tools/list)…")
-		}
-		return st.Dim.Render("  The server listed no tools. Use → to send another kind of request.")
-	}
-	listH := max(3, height-6)
-	start := 0
-	if c.toolSel >= listH {
-		start = c.toolSel - listH + 1
-	}
-	for i := start; i < len(c.tools) && i < start+listH; i++ {
-		t := c.tools[i]
-		name := fit(m.line(t.Name), 20)
-		desc := st.Dim.Render(m.line(t.Description))
-		if i == c.toolSel {
-			b.WriteString(st.Selected.Render(fit(st.Cursor.Render("▌ ")+st.Bold.Render(name)+" "+desc, m.width)))
-		} else {
-			b.WriteString(fit("  "+name+" "+desc, m.width))
-		}
-		b.WriteByte('\n')
-	}
-	if t, ok := c.tool(); ok {
-		desc := lipgloss.NewStyle().Width(max(20, m.width-4)).Render(m.line(t.Description))
-		b.WriteString("\n")
-		for _, l := range strings.Split(desc, "\n") {
-			b.WriteString("  " + l + "\n")
-		}
-		if len(t.Schema) > 0 {
-			// The arguments as the form will ask for them, rather than the
-			// schema's JSON cut at the screen's edge.
-			var args []string
-			for _, p := range t.form.params {
-				a := m.line(p.name)
-				if p.required {
-					a += "*"
-				}
-				a += " (" + p.typ
-				if p.def != "" && p.typ != "boolean" {
-					a += ", default " + p.def
-				}
-				args = append(args, a+")")
-			}
-			text := "takes no arguments"
-			switch {
-			case len(args) > 0 && t.form.note != "":
-				text = "arguments: " + strings.Join(args, " · ") + " · " + t.form.note
-			case len(args) > 0:
-				text = "arguments: " + strings.Join(args, " · ")
-			case t.form.note != "":
-				text = t.form.note
-			}
-			wrapped := lipgloss.NewStyle().Width(max(20, m.width-4)).Render(text)
-			for _, l := range strings.Split(wrapped, "\n") {
-				b.WriteString(st.Dim.Render("  "+l) + "\n")
-			}
-		}
-	}
-	return b.String()
 }
 
 func compactJSON(raw json.RawMessage) string {

@@ -80,16 +80,22 @@ func TestComposerTimeoutsBecomeDefaults(t *testing.T) {
 	h.connect()
 	h.key("n", "enter", "tab", "tab")
 	h.typeText("15s")
+	h.key("tab")
+	h.typeText("2")              // the late window: a bare number is seconds
 	h.key("tab", "space", "tab") // reset on progress off
 	h.typeText("2m")
 	h.key("enter")
 	r := h.request(2)
-	if r.Timeout.Timeout != 15*time.Second || r.Timeout.Max != 2*time.Minute || r.Timeout.ResetOnProgress {
-		t.Fatalf("timeouts %+v", r.Timeout)
+	if r.Timeout.Timeout != 15*time.Second || r.Timeout.Max != 2*time.Minute || r.Timeout.ResetOnProgress || r.LateWindow != 2*time.Second {
+		t.Fatalf("timeouts %+v, late window %s", r.Timeout, r.LateWindow)
+	}
+	// The client is told too: its legacy HTTP stream stays open that long.
+	if got := h.fake.sent[len(h.fake.sent)-1].LateWindow; got != 2*time.Second {
+		t.Fatalf("client.Request.LateWindow = %s", got)
 	}
 	h.key("n", "enter", "enter")
-	if r := h.request(3); r.Timeout.Timeout != 15*time.Second || r.Timeout.ResetOnProgress {
-		t.Fatalf("the next request did not get the new defaults: %+v", r.Timeout)
+	if r := h.request(3); r.Timeout.Timeout != 15*time.Second || r.Timeout.ResetOnProgress || r.LateWindow != 2*time.Second {
+		t.Fatalf("the next request did not get the new defaults: %+v, late window %s", r.Timeout, r.LateWindow)
 	}
 }
 
@@ -101,29 +107,31 @@ func TestComposerOtherKinds(t *testing.T) {
 		method string
 		check  func(t *testing.T, p map[string]any)
 	}{
-		{"resource read", 1, func(h *harness) { h.key("down") }, wire.MethodResourcesRead, func(t *testing.T, p map[string]any) {
+		// The typed forms (the lists are empty): focus starts in the
+		// first field, so typing goes where it shows.
+		{"resource read", 1, func(h *harness) { h.key("enter") }, wire.MethodResourcesRead, func(t *testing.T, p map[string]any) {
 			if p["uri"] != "demo://clock" {
 				t.Fatalf("uri %v", p["uri"])
 			}
 		}},
-		{"prompt get", 2, func(h *harness) { h.key("down", "tab"); h.typeText(`{"transport":"stdio"}`) }, wire.MethodPromptsGet, func(t *testing.T, p map[string]any) {
+		{"prompt get", 2, func(h *harness) { h.key("enter", "tab"); h.typeText(`{"transport":"stdio"}`) }, wire.MethodPromptsGet, func(t *testing.T, p map[string]any) {
 			if p["name"] != "explain_cancellation" || p["arguments"].(map[string]any)["transport"] != "stdio" {
 				t.Fatalf("params %v", p)
 			}
 		}},
-		{"subscriptions/listen", 3, func(h *harness) { h.key("down", "space") }, wire.MethodSubscriptionsListen, func(t *testing.T, p map[string]any) {
+		{"subscriptions/listen", 3, func(h *harness) { h.key("space") }, wire.MethodSubscriptionsListen, func(t *testing.T, p map[string]any) {
 			f := p["notifications"].(map[string]any)
 			if f["toolsListChanged"] != true || f["resourceSubscriptions"].([]any)[0] != "demo://clock" {
 				t.Fatalf("filter %v", f)
 			}
 		}},
+		// issue 10: type tools/call, Tab, JSON, Enter.
 		{"raw", 4, func(h *harness) {
-			h.key("down")
-			h.typeText("ping")
+			h.typeText("tools/call")
 			h.key("tab")
-			h.typeText(`{"x":1}`)
-		}, "ping", func(t *testing.T, p map[string]any) {
-			if p["x"] != float64(1) {
+			h.typeText(`{"name":"slow","arguments":{}}`)
+		}, wire.MethodToolsCall, func(t *testing.T, p map[string]any) {
+			if p["name"] != "slow" {
 				t.Fatalf("params %v", p)
 			}
 		}},
@@ -137,6 +145,7 @@ func TestComposerOtherKinds(t *testing.T) {
 			for i := 0; i < c.rights; i++ {
 				h.key("right")
 			}
+			answerLists(h)
 			c.fill(h)
 			h.key("enter")
 			method, p := lastSent(t, h)
@@ -148,6 +157,26 @@ func TestComposerOtherKinds(t *testing.T) {
 	}
 }
 
+// answerLists answers every list request the composer sent with an empty
+// list.
+func answerLists(h *harness) {
+	h.t.Helper()
+	for _, r := range h.fake.sent {
+		if rr, ok := h.m.tracker.Get(r.ID); !ok || !rr.IsActive() {
+			continue
+		}
+		id, _ := r.ID.Int()
+		switch r.Method {
+		case wire.MethodResourcesList:
+			h.answer(id, `{"resultType":"complete","resources":[]}`)
+		case "resources/templates/list":
+			h.answer(id, `{"resultType":"complete","resourceTemplates":[]}`)
+		case wire.MethodPromptsList:
+			h.answer(id, `{"resultType":"complete","prompts":[]}`)
+		}
+	}
+}
+
 // Switching to another kind and back leaves the tool list working: ↓
 // moves to the next tool and enter opens it (the kind row used to keep
 // the keys, so the first ↓ was lost and enter sent the wrong tool).
@@ -155,12 +184,12 @@ func TestComposerKindRoundTripKeepsToolKeys(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
 	h.key("n")
-	before := h.m.composer.toolSel
+	before := h.m.composer.pickers[kindTool].sel
 	h.key("right", "left", "down")
-	if got := h.m.composer.toolSel; got != (before+1)%len(h.m.composer.tools) {
+	if got := h.m.composer.pickers[kindTool].sel; got != (before+1)%len(h.m.composer.tools) {
 		t.Fatalf("↓ after → ← moved the selection from %d to %d", before, got)
 	}
-	want := h.m.composer.tools[h.m.composer.toolSel].Name
+	want := h.m.composer.tools[h.m.composer.pickers[kindTool].sel].Name
 	h.key("enter")
 	if tool, _ := h.m.composer.tool(); h.m.composer.step != stepForm || tool.Name != want {
 		t.Fatalf("enter opened %q at step %v, want the form of %q", tool.Name, h.m.composer.step, want)
@@ -180,8 +209,10 @@ func TestComposerNoDemoValuesForOtherServers(t *testing.T) {
 		for i := 0; i < c.rights; i++ {
 			h.key("right")
 		}
+		answerLists(h)
+		h.key("enter") // the typed entry
 		n := len(h.fake.sent)
-		h.key("down", "enter")
+		h.key("enter")
 		if len(h.fake.sent) != n {
 			_, p := lastSent(t, h)
 			t.Fatalf("sent %v with demo values to another server", p)
@@ -192,7 +223,7 @@ func TestComposerNoDemoValuesForOtherServers(t *testing.T) {
 	}
 	h := newHarness(t, 120, 35)
 	h.connect()
-	h.key("n", "right", "right", "right", "down", "enter")
+	h.key("n", "right", "right", "right", "enter")
 	if _, p := lastSent(t, h); p["notifications"].(map[string]any)["resourceSubscriptions"] != nil {
 		t.Fatalf("listen subscribed to a demo resource: %v", p)
 	}

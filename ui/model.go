@@ -508,6 +508,8 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	if msg.gen != m.connGen {
 		return nil // an old connection's events
 	}
+	// listed: the composer's next pages of resources and prompts.
+	var listed []tea.Cmd
 	for i := range msg.events {
 		ev := &msg.events[i]
 		m.redactEvent(ev)
@@ -537,6 +539,9 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 				m.tools = parseTools(ev.Msg.Result, m.line)
 				m.composer.setTools(m.tools)
 			}
+			if cmd := m.composer.received(m, ev); cmd != nil {
+				listed = append(listed, cmd)
+			}
 		}
 	}
 	var start tea.Cmd
@@ -552,9 +557,9 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 	}
 	if msg.closed {
-		return start
+		return tea.Batch(append(listed, start)...)
 	}
-	return tea.Batch(start, m.wait(m.conn.Events(), msg.gen))
+	return tea.Batch(append(listed, start, m.wait(m.conn.Events(), msg.gen))...)
 }
 
 // redactBytesWith makes a byte redactor of a string one. The bytes are
@@ -619,6 +624,7 @@ func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
 // start sends the first requests of a connection.
 func (m *Model) start() tea.Cmd {
 	m.startPending = false
+	m.composer.newConnection()
 	var cmds []tea.Cmd
 	// Ask for the tools right away so the composer is ready; it is a real
 	// request and shows in the list like any other.
@@ -642,7 +648,7 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 	}
 	m.afterChange()
 	conn, gen := m.conn, m.connGen
-	req := client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken}
+	req := client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: opts.LateWindow}
 	return func() tea.Msg {
 		if err := conn.Send(context.Background(), req); err != nil {
 			return sendFailedMsg{gen: gen, id: req.ID, err: err}
@@ -947,6 +953,8 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.composer.open(m)
 	case key.Matches(msg, k.Reissue):
 		return m.reissue()
+	case key.Matches(msg, k.Edit):
+		return m.edit()
 	case key.Matches(msg, k.Log):
 		m.mode = keymap.ModeLog
 	case key.Matches(msg, k.Stderr):
@@ -978,7 +986,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 				m.setStatus(levelInfo, fmt.Sprintf("#%s is %s: its timeout no longer runs", r.ID, stateName(r.State)))
 			}
 		}
-	case (pressed(msg, k.New) || pressed(msg, k.Reissue)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
+	case (pressed(msg, k.New) || pressed(msg, k.Reissue) || pressed(msg, k.Edit)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
 		switch m.state {
 		case connConnecting:
 			m.setStatus(levelInfo, "still connecting: requests can be sent once connected")
@@ -1042,7 +1050,7 @@ func (m *Model) reissue() tea.Cmd {
 	// The timeout it began with, not one shortened with - since: a
 	// re-issue is the same request again (issue 10: after six presses of
 	// - the re-issue timed out at once).
-	cmd := m.send(r.Method, params, session.RequestOptions{Timeout: r.Timeout.Asked, MaxTimeout: r.Timeout.Max, ResetOnProgress: &reset})
+	cmd := m.send(r.Method, params, session.RequestOptions{Timeout: r.Timeout.Asked, MaxTimeout: r.Timeout.Max, ResetOnProgress: &reset, LateWindow: r.LateWindow})
 	m.list.follow = true
 	m.afterChange()
 	m.mode = keymap.ModeList

@@ -1,0 +1,102 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// composerText is everything typed into the composer, and what it says
+// about the last key.
+func composerText(c *composer) string {
+	var b strings.Builder
+	for k := range c.pickers {
+		b.WriteString(c.pickers[k].filter.Value() + "|")
+	}
+	for _, f := range c.fields {
+		b.WriteString(f.input.Value() + "|")
+	}
+	if c.jsonMode {
+		b.WriteString(c.json.Value())
+	}
+	return b.String() + "note:" + c.note
+}
+
+// issue 10: in no state of the composer does a typed character vanish: it
+// lands in a field, the filter or the editor, or the composer says why not.
+func TestComposerNothingTypedVanishes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		keys []string
+	}{
+		{"tool picker", nil},
+		{"tool form", []string{"enter"}},
+		{"tool JSON", []string{"enter", "ctrl+e"}},
+		{"kind row", []string{"enter", "up"}},
+		{"resource picker", []string{"right"}},
+		{"resource form", []string{"right", "enter"}},
+		{"prompt picker", []string{"right", "right"}},
+		{"prompt form", []string{"right", "right", "down", "enter"}},
+		{"listen checkbox", []string{"left", "left"}},
+		{"listen text", []string{"left", "left", "tab", "tab", "tab"}},
+		{"raw", []string{"left"}},
+		{"settings checkbox", []string{"left", "tab", "tab", "tab", "tab"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := withCatalog(t, 120, 35, 0)
+			for _, k := range c.keys {
+				h.key(k)
+				answerCatalog(h)
+			}
+			before := composerText(&h.m.composer)
+			h.typeText("q")
+			if after := composerText(&h.m.composer); after == before {
+				t.Fatalf("q vanished:\n%s", h.screen())
+			}
+			h.m.composer.note = ""
+			h.send(tea.PasteMsg{Content: "pasted"})
+			if after := composerText(&h.m.composer); !strings.Contains(after, "pasted") && h.m.composer.note == "" {
+				t.Fatalf("a paste vanished:\n%s", h.screen())
+			}
+		})
+	}
+}
+
+// Focus starts in the first field of a kind without a list, and ←/→
+// keep switching kinds until something is typed.
+func TestComposerFocusStartsInTheFirstField(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	h.key("n", "left") // raw
+	c := &h.m.composer
+	if c.kind != kindRaw || c.kindRow || c.focus != 0 || !c.fields[0].input.Focused() {
+		t.Fatalf("kind %v kindRow %v focus %d", c.kind, c.kindRow, c.focus)
+	}
+	h.typeText("tools/ca")
+	h.key("left", "left") // now they move the cursor
+	if c.kind != kindRaw {
+		t.Fatalf("← in a field with text switched the kind to %v", c.kind)
+	}
+	h.typeText("xx")
+	if v := c.fields[0].input.Value(); v != "tools/xxca" {
+		t.Fatalf("method %q", v)
+	}
+	// Switching kinds (from the row of kinds) and back keeps the form.
+	h.key("up") // the row of kinds
+	if !c.kindRow {
+		t.Fatal("↑ from the first field did not reach the row of kinds")
+	}
+	h.key("left", "right")
+	if c.kind != kindRaw || c.fields[0].input.Value() != "tools/xxca" {
+		t.Fatalf("kind %v, method %q after ← →", c.kind, c.fields[0].input.Value())
+	}
+	// Typing on the row of kinds types into the first field.
+	if !c.kindRow {
+		t.Fatal("not on the row of kinds")
+	}
+	h.typeText("!")
+	if c.kindRow || c.fields[0].input.Value() != "tools/xxca!" {
+		t.Fatalf("typed on the row of kinds: row %v, method %q", c.kindRow, c.fields[0].input.Value())
+	}
+}

@@ -1,0 +1,166 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// pickItem is one row of a picker. Its strings are the server's, raw:
+// the view sanitises them.
+type pickItem struct {
+	name string
+	// detail follows the name on the row (a URI, a template, arguments).
+	detail string
+	desc   string
+	// typed is the entry that leads to typing the value by hand, which
+	// every filter matches.
+	typed bool
+}
+
+// picker is a filtered list: typing filters it, ↑/↓ and the wheel move
+// the selection. sel indexes the whole list, so that the choice survives
+// a change of filter that keeps it.
+type picker struct {
+	filter textinput.Model
+	sel    int
+}
+
+func newPicker(placeholder string) picker {
+	in := newTextInput()
+	in.Prompt = "filter: "
+	in.Placeholder = placeholder
+	in.CharLimit = 256
+	in.Focus()
+	return picker{filter: in}
+}
+
+// matches are the indices of the items the filter keeps: those whose name
+// or detail holds it, whatever the case, and the typed entry.
+func (p *picker) matches(items []pickItem) []int {
+	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
+	out := make([]int, 0, len(items))
+	for i, it := range items {
+		if q == "" || it.typed || strings.Contains(strings.ToLower(it.name), q) || strings.Contains(strings.ToLower(it.detail), q) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// selected is the selected item's index in items, or -1 when the filter
+// keeps nothing.
+func (p *picker) selected(items []pickItem) int {
+	ms := p.matches(items)
+	for _, i := range ms {
+		if i == p.sel {
+			return i
+		}
+	}
+	if len(ms) == 0 {
+		return -1
+	}
+	return ms[0]
+}
+
+// move moves the selection by d among the matches.
+func (p *picker) move(items []pickItem, d int) {
+	ms := p.matches(items)
+	if len(ms) == 0 {
+		return
+	}
+	pos := 0
+	cur := p.selected(items)
+	for j, i := range ms {
+		if i == cur {
+			pos = j
+		}
+	}
+	pos = max(0, min(len(ms)-1, pos+d))
+	p.sel = ms[pos]
+}
+
+// typeKey hands a key to the filter; the selection moves to the first
+// match if the filter no longer keeps it.
+func (p *picker) update(items []pickItem, msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	p.filter, cmd = p.filter.Update(msg)
+	p.sel = p.selected(items)
+	return cmd
+}
+
+// pickerView draws the rows of a picker in height lines: the name column
+// as wide as the longest name shown needs (up to almost half the screen),
+// the rest of the row for the detail and description; a line says how
+// many rows are above or below the window.
+func (p *picker) view(m *Model, items []pickItem, height int) string {
+	st := m.styles
+	ms := p.matches(items)
+	if len(ms) == 0 {
+		return ""
+	}
+	cur := p.selected(items)
+	pos := 0
+	for j, i := range ms {
+		if i == cur {
+			pos = j
+		}
+	}
+	rows := max(1, height)
+	if len(ms) > rows {
+		rows = max(1, rows-1) // the line that says what is hidden
+	}
+	start := 0
+	if pos >= rows {
+		start = pos - rows + 1
+	}
+	end := min(len(ms), start+rows)
+	nameW := 0
+	for _, i := range ms[start:end] {
+		nameW = max(nameW, ansi.StringWidth(m.line(items[i].name)))
+	}
+	nameW = min(nameW, max(12, m.width*45/100))
+	var b strings.Builder
+	for _, i := range ms[start:end] {
+		it := items[i]
+		name := fit(m.line(it.name), nameW)
+		rest := m.line(it.detail)
+		if it.desc != "" {
+			if rest != "" {
+				rest += " · "
+			}
+			rest += m.line(it.desc)
+		}
+		if i == cur {
+			b.WriteString(st.Selected.Render(fit(st.Cursor.Render("▌ ")+st.Bold.Render(name)+"  "+st.Dim.Render(rest), m.width)))
+		} else {
+			b.WriteString(fit("  "+name+"  "+st.Dim.Render(rest), m.width))
+		}
+		b.WriteByte('\n')
+	}
+	if above, below := start, len(ms)-end; above > 0 || below > 0 {
+		var parts []string
+		if above > 0 {
+			parts = append(parts, strconv.Itoa(above)+" more ↑")
+		}
+		if below > 0 {
+			parts = append(parts, strconv.Itoa(below)+" more ↓")
+		}
+		b.WriteString(st.Dim.Render(fit("  "+strings.Join(parts, " · "), m.width)) + "\n")
+	}
+	return b.String()
+}
+
+// wheelDelta is how far a wheel message moves a picker's selection.
+func wheelDelta(msg tea.MouseWheelMsg) int {
+	switch msg.Button {
+	case tea.MouseWheelUp:
+		return -1
+	case tea.MouseWheelDown:
+		return 1
+	}
+	return 0
+}
