@@ -34,11 +34,21 @@ import (
 var logger = log.New(os.Stderr, "mcpgo: ", log.LstdFlags|log.Lmicroseconds|log.LUTC)
 
 func main() {
-	s := server.NewMCPServer("sdkpeer-mcpgo", "1.2.1", server.WithToolCapabilities(false))
+	s := server.NewMCPServer("sdkpeer-mcpgo", "1.2.1", server.WithToolCapabilities(false),
+		server.WithTaskCapabilities(true, true, true))
 	s.AddTool(mcp.NewTool("slow",
 		mcp.WithDescription("Reports progress every intervalMs for steps steps; when cancelled, returns the context's error."),
 		mcp.WithNumber("steps", mcp.Description("How many progress notifications to send."), mcp.DefaultNumber(6)),
 		mcp.WithNumber("intervalMs", mcp.Description("Milliseconds between two progress notifications."), mcp.DefaultNumber(200)),
+	), slow)
+	// The same work, which a legacy client may ask to run as a task
+	// (taskSupport optional: mcp-go runs the handler in the background and
+	// answers tasks/get, tasks/result and tasks/cancel itself).
+	s.AddTool(mcp.NewTool("slow_task",
+		mcp.WithDescription("slow, which may run as a task (taskSupport optional)."),
+		mcp.WithNumber("steps", mcp.Description("How many progress notifications to send."), mcp.DefaultNumber(6)),
+		mcp.WithNumber("intervalMs", mcp.Description("Milliseconds between two progress notifications."), mcp.DefaultNumber(200)),
+		mcp.WithTaskSupport(mcp.TaskSupportOptional),
 	), slow)
 
 	opts := []server.StdioOption{server.WithErrorLogger(logger)}
