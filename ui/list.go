@@ -210,7 +210,7 @@ func (m *Model) clearFinished() {
 	switch {
 	case finished > 0:
 		m.list.clearedAt = m.now()
-		m.setStatus(levelInfo, fmt.Sprintf("cleared %d finished %s from the list; the log and exports keep them · x again shows them", finished, countNoun(finished, "request", "requests")))
+		m.setStatus(levelInfo, fmt.Sprintf("cleared %d finished %s; the log and exports keep them · x shows them again", finished, countNoun(finished, "row", "rows")))
 	case !m.list.clearedAt.IsZero():
 		m.list.clearedAt = time.Time{}
 		m.refreshShown()

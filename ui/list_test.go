@@ -163,7 +163,7 @@ func TestLateWindowRunsOutAndWStopsWatching(t *testing.T) {
 		t.Fatalf("elapsed of a settled request = %s, want 2.8s (until w settled it)", got)
 	}
 	scr := h.screen()
-	if !strings.Contains(scr, "stopped watching 2.2s early") || !strings.Contains(scr, "still flagged late") {
+	if !strings.Contains(scr, "stopped watching 2.2s early: cancelled; later traffic is still flagged late") {
 		t.Fatalf("the status does not say what w did:\n%s", scr)
 	}
 	if strings.Contains(scr, "w stop watching") {
@@ -298,7 +298,7 @@ func TestListFilterAndClearFinished(t *testing.T) {
 
 	h.key("x")
 	scr = h.screen()
-	if !strings.Contains(scr, "cleared 3 finished requests from the list") || strings.Contains(scr, "“done”") {
+	if !strings.Contains(scr, "cleared 3 finished rows; the log and exports keep them") || strings.Contains(scr, "“done”") {
 		t.Fatalf("x did not clear the finished rows:\n%s", scr)
 	}
 	if !strings.Contains(scr, fmt.Sprintf("list: all 3 of %d · 3 cleared", total)) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"charm.land/lipgloss/v2"
+
 	"inflight/session"
 )
 
@@ -71,18 +73,30 @@ func cleared(r *session.Request, clearedAt time.Time) bool {
 }
 
 // listShownText is the header's word on the list's filter when it hides
-// rows ("list: flagged 1 of 12", "list: all 3 of 12 · 9 cleared"), "" when
+// rows ("list: flagged 1 of 12", "list: all 3 of 12 · 9 cleared"), in at
+// most room cells when it can be said in as few ("flagged 1/12"), "" when
 // the list shows every request.
-func (m *Model) listShownText() string {
+func (m *Model) listShownText(room int) string {
 	l := &m.list
 	if !l.filtered {
 		return ""
 	}
 	st := m.styles
-	s := st.Dim.Render("list: ") + st.Bold.Render(l.filter.String()) +
-		st.Dim.Render(fmt.Sprintf(" %d of %d", len(l.shown), m.tracker.Len()))
+	name := st.Bold.Render(l.filter.String())
+	of := fmt.Sprintf(" %d of %d", len(l.shown), m.tracker.Len())
+	cleared := ""
 	if l.hiddenByClear > 0 {
-		s += st.Dim.Render(fmt.Sprintf(" · %d cleared", l.hiddenByClear))
+		cleared = fmt.Sprintf(" · %d cleared", l.hiddenByClear)
 	}
-	return s
+	short := name + st.Dim.Render(fmt.Sprintf(" %d/%d", len(l.shown), m.tracker.Len()))
+	for _, s := range []string{
+		st.Dim.Render("list: ") + name + st.Dim.Render(of+cleared),
+		st.Dim.Render("list: ") + name + st.Dim.Render(of),
+		short,
+	} {
+		if lipgloss.Width(s) <= room {
+			return s
+		}
+	}
+	return short
 }

@@ -60,7 +60,7 @@ func (m *Model) stopWatching() {
 	}
 	m.changed([]session.Change{ch})
 	m.afterChange()
-	m.setStatus(levelInfo, fmt.Sprintf("#%s: stopped watching %s early — %s; anything it sends later is still flagged late", r.ID, fmtDur(left), stateName(ch.To)))
+	m.setStatus(levelInfo, fmt.Sprintf("#%s: stopped watching %s early: %s; later traffic is still flagged late", r.ID, fmtDur(left), stateName(ch.To)))
 }
 
 // statusFollowsSelection clears a status message about one request once

@@ -168,7 +168,7 @@ func (m *Model) viewHeader() string {
 		counts = append(counts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", vs, countNoun(int(vs), "violation", "violations"))))
 	}
 	line2 := st.Dim.Render(strings.Join(counts, " · "))
-	if shown := m.listShownText(); shown != "" {
+	if shown := m.listShownText(m.width - lipgloss.Width(line2) - 1); shown != "" {
 		w := lipgloss.Width(shown)
 		line2 = fit(line2, max(0, m.width-w-1)) + " " + shown
 	}
