@@ -300,7 +300,7 @@ type replayRequest struct {
 	// by the end of the trace): elapsed runs from startMS to it, as the TUI
 	// and call count it.
 	fateMS float64
-	signal   string
+	signal string
 	// cancelAfterEnd: a cancel went out after the request had ended (the
 	// check battery's cancel of a finished request).
 	cancelAfterEnd bool
