@@ -1031,6 +1031,7 @@ func (m *Model) adjustTimeout(longer bool) tea.Cmd {
 		text = fmt.Sprintf("#%s: timeout at its floor: %s left is the least", r.ID, fmtDur(session.MinTimeout))
 	}
 	m.setStatus(levelInfo, text)
+	m.status.about = r.ID
 	return nil
 }
 
@@ -1055,6 +1056,7 @@ func (m *Model) reissue() tea.Cmd {
 	m.afterChange()
 	m.mode = keymap.ModeList
 	m.setStatus(levelInfo, fmt.Sprintf("re-issued #%s as #%s", r.ID, m.list.selected))
+	m.status.about = m.list.selected
 	return cmd
 }
 
