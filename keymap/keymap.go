@@ -29,6 +29,11 @@ type State struct {
 	SelectedActive bool
 	// SelectedTimed: the selected request has a running timeout (+ and -).
 	SelectedTimed bool
+	// SelectedCancelling: the selected request's cancel is waiting out its
+	// late window (w stops watching).
+	SelectedCancelling bool
+	// HasRequests: the list has requests, shown or hidden (f and x).
+	HasRequests bool
 	// AnyActive: at least one request is in flight.
 	AnyActive bool
 	// Connected: requests can be sent.
@@ -52,6 +57,7 @@ type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 
 	Cancel, CancelReason, CancelAll key.Binding
+	StopWatching                    key.Binding
 	Longer, Shorter                 key.Binding
 	New, Reissue, Edit              key.Binding
 
@@ -63,6 +69,9 @@ type KeyMap struct {
 	// entry, the detail, stderr); Left and Right scroll sideways when
 	// they are not wrapped.
 	Wrap, Left, Right key.Binding
+	// FilterList cycles the request list's filter; ClearFinished hides the
+	// finished rows from it.
+	FilterList, ClearFinished key.Binding
 
 	Help, Quit, Interrupt key.Binding
 }
@@ -80,6 +89,7 @@ func Default() KeyMap {
 		Cancel:       key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
 		CancelReason: key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "cancel with reason")),
 		CancelAll:    key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "cancel all")),
+		StopWatching: key.NewBinding(key.WithKeys("W"), key.WithHelp("W", "stop watching")),
 		Longer:       key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "timeout +10s")),
 		Shorter:      key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "timeout -10s")),
 		New:          key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new request")),
@@ -98,6 +108,9 @@ func Default() KeyMap {
 		Wrap:        key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "don't wrap")),
 		Left:        key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "scroll left")),
 		Right:       key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "scroll right")),
+
+		FilterList:    key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter list")),
+		ClearFinished: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "clear finished")),
 
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -127,6 +140,7 @@ func (k *KeyMap) SetState(s State) {
 	onSelected := s.Mode == ModeList || s.Mode == ModeDetail
 	k.Cancel.SetEnabled(onSelected && s.SelectedActive)
 	k.CancelReason.SetEnabled(onSelected && s.SelectedActive)
+	k.StopWatching.SetEnabled(onSelected && s.SelectedCancelling)
 	k.Longer.SetEnabled(onSelected && s.SelectedTimed)
 	k.Shorter.SetEnabled(onSelected && s.SelectedTimed)
 	k.CancelAll.SetEnabled((main || s.Mode == ModeLog) && s.AnyActive)
@@ -150,6 +164,8 @@ func (k *KeyMap) SetState(s State) {
 	k.Left.SetEnabled(payload && s.Chopped)
 	k.Right.SetEnabled(payload && s.Chopped)
 	k.Export.SetEnabled(main || s.Mode == ModeLog || s.Mode == ModeStderr || s.Mode == ModeDetail)
+	k.FilterList.SetEnabled(main && s.HasRequests)
+	k.ClearFinished.SetEnabled(main && s.HasRequests)
 	k.Reconnect.SetEnabled(s.Lost && (main || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr) && !s.Filtering)
 	k.Help.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
 	k.Quit.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
@@ -159,21 +175,21 @@ func (k *KeyMap) SetState(s State) {
 // ShortHelp is the one-line help at the bottom of the screen: the keys a
 // person needs most, and only those that act now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.New, k.Cancel, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Log, k.Reconnect, k.Help, k.Quit}
+	return []key.Binding{k.New, k.Cancel, k.StopWatching, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Log, k.Reconnect, k.Help, k.Quit}
 }
 
 // EssentialHelp is ShortHelp for a narrow terminal: the keys without
 // which a person is stuck.
 func (k KeyMap) EssentialHelp() []key.Binding {
-	return []key.Binding{k.New, k.Cancel, k.Back, k.Reconnect, k.Help, k.Quit}
+	return []key.Binding{k.New, k.Cancel, k.StopWatching, k.Back, k.Reconnect, k.Help, k.Quit}
 }
 
 // FullHelp is the help screen, in columns.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Wrap, k.Left, k.Right},
-		{k.New, k.Reissue, k.Edit, k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter},
-		{k.Detail, k.Open, k.Log, k.Stderr, k.Filter, k.Export, k.Reconnect, k.Back},
+		{k.New, k.Reissue, k.Edit, k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter},
+		{k.Detail, k.Open, k.FilterList, k.ClearFinished, k.Log, k.Stderr, k.Filter, k.Export, k.Reconnect, k.Back},
 		{k.Help, k.Quit, k.Interrupt},
 	}
 }
@@ -183,9 +199,9 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 func (k KeyMap) All() []key.Binding {
 	return []key.Binding{
 		k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom,
-		k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter, k.New, k.Reissue, k.Edit,
+		k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter, k.New, k.Reissue, k.Edit,
 		k.Detail, k.Open, k.Back, k.Log, k.Stderr, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
-		k.Wrap, k.Left, k.Right,
+		k.Wrap, k.Left, k.Right, k.FilterList, k.ClearFinished,
 		k.Help, k.Quit, k.Interrupt,
 	}
 }

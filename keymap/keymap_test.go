@@ -11,7 +11,7 @@ import (
 func TestNoTwoActiveBindingsShareAKey(t *testing.T) {
 	for _, mode := range []Mode{ModeList, ModeDetail, ModeLog, ModeStderr, ModeHelp, ModePrompt, ModeComposer} {
 		k := Default()
-		k.SetState(State{Mode: mode, HasSelection: true, SelectedActive: true, SelectedTimed: true, AnyActive: true, Connected: true, Lost: true, HasStderr: true})
+		k.SetState(State{Mode: mode, HasSelection: true, SelectedActive: true, SelectedTimed: true, SelectedCancelling: true, HasRequests: true, AnyActive: true, Connected: true, Lost: true, HasStderr: true})
 		seen := map[string]string{}
 		for _, b := range k.All() {
 			if !b.Enabled() {

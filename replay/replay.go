@@ -245,7 +245,7 @@ func (rp *replay) add(rec *trace.Record) {
 		return
 	}
 	if rq == nil {
-		rq = &replayRequest{id: id, startMS: rec.MS, cancelMS: -1, endMS: -1, lateResponse: -1, table: newTable(true)}
+		rq = &replayRequest{id: id, startMS: rec.MS, cancelMS: -1, endMS: -1, fateMS: -1, lateResponse: -1, table: newTable(true)}
 		rp.byID[id] = rq
 		rp.order = append(rp.order, rq)
 	}
@@ -303,7 +303,11 @@ type replayRequest struct {
 	startMS  float64 // the request's first line
 	cancelMS float64 // -1 until a cancel was requested
 	endMS    float64 // -1 until the request ended (answered, or a final state)
-	signal   string
+	// fateMS is when the request reached its final state (-1: it had not
+	// by the end of the trace): elapsed runs from startMS to it, as the TUI
+	// and call count it.
+	fateMS float64
+	signal string
 	// cancelAfterEnd: a cancel went out after the request had ended (the
 	// check battery's cancel of a finished request).
 	cancelAfterEnd bool
@@ -368,6 +372,9 @@ func (rq *replayRequest) add(rec *trace.Record) {
 		if isFinalState(rec.State) && rq.endMS < 0 {
 			rq.endMS = rec.MS
 		}
+		if isFinalState(rec.State) && rq.fateMS < 0 {
+			rq.fateMS = rec.MS
+		}
 	}
 	if rq.endMS >= 0 && rq.cancelMS < 0 && (rec.Event == trace.EventCancelSent || isCancelOut(rec)) {
 		rq.cancelAfterEnd = true
@@ -427,6 +434,12 @@ func isFinalState(s string) bool {
 
 func (rq *replayRequest) summary() string {
 	var parts []string
+	if rq.fateMS >= 0 {
+		// Elapsed means one thing everywhere: from the request's start
+		// until its fate was known (its final state), the late window
+		// after a cancel included.
+		parts = append(parts, "elapsed "+termsafe.Millis(rq.fateMS-rq.startMS)+" until "+strings.ReplaceAll(rq.state, "_", " "))
+	}
 	parts = append(parts, fmt.Sprintf("%d progress notification%s", rq.progress, report.Plural(rq.progress)))
 	if rq.cancelMS >= 0 {
 		// From the request's start, as the TUI and call say it; the

@@ -40,7 +40,8 @@ func TestReplayCallTrace(t *testing.T) {
 			t.Fatalf("replay exit %d: %s", code, errOut.String())
 		}
 		s := out.String()
-		for _, want := range []string{"request 1: tools/call stubborn: cancelled", "state cancel_requested", "progress 1/4", "connection and server"} {
+		// "elapsed" as the TUI and call count it: until the fate was known.
+		for _, want := range []string{"request 1: tools/call stubborn: cancelled", "state cancel_requested", "progress 1/4", "connection and server", " until cancelled; "} {
 			testserver.MustContain(t, s, want)
 		}
 		if strings.Contains(s, "inflight-1") || strings.Contains(s, `"method":"initialize"`) {

@@ -165,7 +165,7 @@ func TestEndToEndCancelOnTheDemoServer(t *testing.T) {
 	tm.Send(keyMsg("enter"))
 	waitScreen(t, tm, "step 3 of 50", 5*time.Second)
 	tm.Send(keyMsg("c"))
-	waitScreen(t, tm, "cancellation requested · notifications/cancelled sent", 3*time.Second)
+	waitScreen(t, tm, "notifications/cancelled sent 0.", 3*time.Second)
 	waitScreen(t, tm, "nothing more came", 3*time.Second)
 
 	// stubborn ignores the cancel: its late response must be flagged.

@@ -450,7 +450,7 @@ func uiCases() []uiCase {
 				says: []string{"the first answer", "duplicate_response"}, violations: []string{"duplicate_response", "unknown_response_id"}},
 			uiCase{name: "answers-cancel/" + e.name, dial: stdioCase(hostile.AnswersCancel, e.version), act: cancelAtProgress,
 				await: func(r *session.Request) bool { return r.Late.Response && r.Late.ProgressAfterCancel > 0 },
-				state: session.StateCancelled, says: []string{"late response ignored", "progress after cancel"}},
+				state: session.StateCancelled, says: []string{"late response ignored", "⚑ 1 late progress"}},
 			uiCase{name: "progress-storm/" + e.name, dial: stdioCase(hostile.ProgressStorm, e.version), state: session.StateCompleted,
 				says:       []string{fmt.Sprintf("sent %d progress notifications", hostile.StormCount), "progress_not_increasing"},
 				violations: []string{"progress_not_increasing"}},

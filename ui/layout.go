@@ -1,8 +1,13 @@
 package ui
 
 import (
+	"sort"
+
+	"charm.land/lipgloss/v2"
+
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/wire"
 )
 
 // layout sets everything the views only read: the sizes of the viewports
@@ -33,19 +38,33 @@ func (m *Model) layout() {
 	m.composer.layout(m.width)
 }
 
-// layoutList scrolls the list so that the selection stays visible (while
-// following, the newest row is at the bottom), and summarises what the
-// visible settled requests returned, once each, for their rows.
+// layoutList decides which rows the list shows (its filter, x), keeps the
+// selection on one of them, scrolls so that the selection stays visible
+// (while following, the newest row is at the bottom), widens the REQUEST
+// column to the labels on screen, and summarises what the visible settled
+// requests returned, once each, for their rows.
 func (m *Model) layoutList(height int) {
 	rows := height - 1 // under the column header
 	m.list.rows = rows
-	n := m.tracker.Len()
+	m.refreshShown()
+	n := m.shownLen()
 	if n == 0 || rows < 1 {
+		m.list.offset = 0
+		if n == 0 && m.list.filtered {
+			// Nothing shown: no key may act on a hidden request.
+			m.list.selected = wire.ID{}
+		}
 		return
 	}
-	idx, ok := m.tracker.Index(m.list.selected)
+	idx, ok := m.selectedPos()
 	if !ok {
+		// The selection is hidden (or gone): the nearest row shown after
+		// it, else the newest shown, takes its place.
 		idx = n - 1
+		if ti, found := m.tracker.Index(m.list.selected); found && m.list.filtered {
+			idx = min(sort.SearchInts(m.list.shown, ti), n-1)
+		}
+		m.list.selected = m.shownAt(idx).ID
 	}
 	off := m.list.offset
 	if m.list.follow {
@@ -58,17 +77,26 @@ func (m *Model) layoutList(height int) {
 		off = idx - rows + 1
 	}
 	m.list.offset = min(max(off, 0), max(0, n-rows))
+	method := 0
+	if m.width >= 140 {
+		method = 1
+	}
 	for i := m.list.offset; i < min(n, m.list.offset+rows); i++ {
-		if r := m.tracker.At(i); r.State == session.StateCompleted || (r.State == session.StateFailed && r.ToolError) {
+		r := m.shownAt(i)
+		if w := lipgloss.Width(m.requestLabel(r, method == 1)); w > m.list.labelW[method] {
+			m.list.labelW[method] = w
+		}
+		if r.State == session.StateCompleted || (r.State == session.StateFailed && r.ToolError) {
 			m.cacheSummary(r)
 		}
 	}
 }
 
-// listWindow is the range of rows viewList draws in rows lines: the window layoutList
-// chose, kept inside the history in case it shrank since.
+// listWindow is the range of positions (among the rows shown) viewList
+// draws in rows lines: the window layoutList chose, kept inside the list in
+// case it shrank since.
 func (m *Model) listWindow(rows int) (from, to int) {
-	n := m.tracker.Len()
+	n := m.shownLen()
 	rows = max(1, rows)
 	from = min(max(m.list.offset, 0), max(0, n-rows))
 	return from, min(n, from+rows)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,26 +17,106 @@ import (
 )
 
 // listView is the request list's navigation state. The selection is kept by
-// ID (history may evict old rows, shifting indices); offset is the index of
-// the first visible row. While follow is set the newest request is selected.
+// ID (history may evict old rows, shifting indices); offset is the position
+// of the first visible row among the rows shown. While follow is set the
+// newest request is selected.
 type listView struct {
 	selected wire.ID
 	follow   bool
 	offset   int
 	rows     int // visible rows, set by layout
+
+	// filter hides the rows it does not keep; clearedAt (x) hides the
+	// requests that had reached their fate by then. Neither touches the
+	// tracker's history.
+	filter    listFilter
+	clearedAt time.Time
+	// shown holds the tracker indices of the rows shown, ascending, when
+	// filter or clearedAt hides any (nil: every request is shown, and
+	// positions are tracker indices). layoutList rebuilds it.
+	shown    []int
+	filtered bool
+	// hiddenByClear counts the rows x hid that the filter would show.
+	hiddenByClear int
+	// labelW is the widest request label seen on screen, without [0] and
+	// with [1] the method: the REQUEST column is as wide as its labels
+	// need, within what the terminal leaves it (it only grows, so it does
+	// not jump while scrolling).
+	labelW [2]int
+}
+
+// refreshShown rebuilds the list of rows shown from the tracker.
+func (m *Model) refreshShown() {
+	l := &m.list
+	l.filtered = l.filter != filterAll || !l.clearedAt.IsZero()
+	l.shown, l.hiddenByClear = l.shown[:0], 0
+	if !l.filtered {
+		l.shown = nil
+		return
+	}
+	for i := 0; i < m.tracker.Len(); i++ {
+		r := m.tracker.At(i)
+		if !l.filter.keeps(r) {
+			continue
+		}
+		if cleared(r, l.clearedAt) {
+			l.hiddenByClear++
+			continue
+		}
+		l.shown = append(l.shown, i)
+	}
+}
+
+// shownLen is how many rows the list shows.
+func (m *Model) shownLen() int {
+	if m.list.filtered {
+		return len(m.list.shown)
+	}
+	return m.tracker.Len()
+}
+
+// shownAt is the request at position pos among the rows shown.
+func (m *Model) shownAt(pos int) *session.Request {
+	if m.list.filtered {
+		return m.tracker.At(m.list.shown[pos])
+	}
+	return m.tracker.At(pos)
+}
+
+// selectedPos is the selection's position among the rows shown; ok is
+// false when it is not shown (hidden, evicted or none).
+func (m *Model) selectedPos() (pos int, ok bool) {
+	idx, ok := m.tracker.Index(m.list.selected)
+	if !ok {
+		return 0, false
+	}
+	if !m.list.filtered {
+		return idx, true
+	}
+	pos = sort.SearchInts(m.list.shown, idx)
+	return pos, pos < len(m.list.shown) && m.list.shown[pos] == idx
 }
 
 // handleListKey moves the selection; it reports whether the key was used.
 func (m *Model) handleListKey(msg tea.KeyPressMsg) bool {
-	n := m.tracker.Len()
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.FilterList):
+		m.cycleFilter()
+		return true
+	case key.Matches(msg, k.ClearFinished):
+		m.clearFinished()
+		return true
+	}
+	m.refreshShown()
+	n := m.shownLen()
 	if n == 0 {
 		return false
 	}
-	idx, ok := m.tracker.Index(m.list.selected)
+	idx, ok := m.selectedPos()
 	if !ok {
 		idx = n - 1
 	}
-	k := m.keys
 	page := max(1, m.list.rows-1)
 	switch {
 	case key.Matches(msg, k.Up):
@@ -56,18 +137,85 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) bool {
 	default:
 		return false
 	}
-	idx = min(max(idx, 0), n-1)
-	m.list.selected = m.tracker.At(idx).ID
-	if !m.status.about.IsZero() && m.status.about != m.list.selected {
-		// A message about another request ("sent #18 — press c to cancel
-		// it") would now be about the wrong row: status text is about the
-		// present (issue 10).
-		m.status = statusLine{}
-	}
-	// Moving away from the newest row stops following; coming back to it
-	// resumes, so new requests are selected again.
-	m.list.follow = idx == n-1
+	m.selectShown(idx)
 	return true
+}
+
+// selectShown selects the row at position pos among those shown (clamped).
+// Moving away from the newest row stops following; coming back to it
+// resumes, so new requests are selected again.
+func (m *Model) selectShown(pos int) {
+	n := m.shownLen()
+	if n == 0 {
+		return
+	}
+	pos = min(max(pos, 0), n-1)
+	m.list.selected = m.shownAt(pos).ID
+	m.list.follow = pos == n-1
+}
+
+// scrollList scrolls the list by delta rows (the mouse wheel), keeping the
+// selection on screen: it moves only when it would leave it.
+func (m *Model) scrollList(delta int) {
+	m.refreshShown()
+	n, rows := m.shownLen(), max(1, m.list.rows)
+	if n == 0 {
+		return
+	}
+	off := min(max(m.list.offset+delta, 0), max(0, n-rows))
+	m.list.offset = off
+	pos, ok := m.selectedPos()
+	if !ok {
+		pos = n - 1
+	}
+	m.selectShown(min(max(pos, off), off+rows-1))
+	if off < n-rows {
+		// The user scrolled away from the newest rows: stay there.
+		m.list.follow = false
+	}
+}
+
+// cycleFilter moves to the next list filter and says what it shows.
+func (m *Model) cycleFilter() {
+	m.list.filter = m.list.filter.next()
+	m.refreshShown()
+	n := m.shownLen()
+	text := fmt.Sprintf("list: %s — %d %s", m.list.filter, n, countNoun(n, "request", "requests"))
+	if m.list.filter == filterAll {
+		text = fmt.Sprintf("list: all %d %s", n, countNoun(n, "request", "requests"))
+	}
+	if m.list.filter == filterFailed {
+		text += " (failed, timed out or lost)"
+	}
+	if m.list.hiddenByClear > 0 {
+		text += fmt.Sprintf("; %d cleared with x not shown", m.list.hiddenByClear)
+	}
+	m.setStatus(levelInfo, text+" · f shows the next filter")
+}
+
+// clearFinished hides the finished rows from the list (x). The tracker
+// keeps them: the log, the detail and exports still have them. With
+// nothing finished left to clear, x shows the cleared rows again.
+func (m *Model) clearFinished() {
+	m.refreshShown()
+	finished := 0
+	for pos := 0; pos < m.shownLen(); pos++ {
+		if m.shownAt(pos).State.IsFinal() {
+			finished++
+		}
+	}
+	switch {
+	case finished > 0:
+		m.list.clearedAt = m.now()
+		m.setStatus(levelInfo, fmt.Sprintf("cleared %d finished %s; the log and exports keep them · x shows them again", finished, countNoun(finished, "row", "rows")))
+	case !m.list.clearedAt.IsZero():
+		m.list.clearedAt = time.Time{}
+		m.refreshShown()
+		m.setStatus(levelInfo, fmt.Sprintf("showing the cleared requests again (%d in the list)", m.shownLen()))
+	default:
+		m.setStatus(levelInfo, "nothing finished to clear")
+	}
+	m.refreshShown()
 }
 
 // columns is the list layout for one width: columns are dropped, not
@@ -77,16 +225,25 @@ type columns struct {
 	method                                       bool // show the method next to the target
 }
 
-func layoutColumns(width, idWidth int) columns {
-	c := columns{id: max(idWidth, 2), request: 18, state: 12, elapsed: 7, timeout: 9}
-	switch {
-	case width >= 140:
-		c.method, c.request = true, 26
-	case width < 100:
-		// Narrow terminals give the outcome column the room: it is where
-		// the cancel and the late flags are told.
-		c.request, c.state, c.elapsed, c.timeout = 10, 12, 7, 7
+// minOutcome is the least the PROGRESS / OUTCOME column keeps before the
+// REQUEST column may grow: it is where the cancel and the late flags are
+// told.
+func minOutcome(width int) int { return max(35, width*2/5) }
+
+// maxRequestColumn bounds the REQUEST column on wide terminals.
+const maxRequestColumn = 48
+
+// layoutColumns lays the list out in width cells for IDs of idWidth
+// digits and request labels of up to labelW cells.
+func layoutColumns(width, idWidth, labelW int) columns {
+	c := columns{id: max(idWidth, 2), state: 12, elapsed: 7, timeout: 9, method: width >= 140}
+	if width < 100 {
+		c.timeout = 7
 	}
+	// The REQUEST column is as wide as its labels, within what the
+	// outcome column leaves it.
+	other := 2 + c.id + 1 + 1 + c.state + 1 + c.elapsed + 1 + c.timeout + 1
+	c.request = min(max(labelW, 10), max(10, width-other-minOutcome(width)), maxRequestColumn)
 	fixed := func() int {
 		n := 2 + c.id + 1 + c.request + 1 + c.state + 1
 		if c.elapsed > 0 {
@@ -111,32 +268,48 @@ func layoutColumns(width, idWidth int) columns {
 	return c
 }
 
-func (m *Model) viewList(height int) string {
+func (m *Model) listColumns() columns {
 	n := m.tracker.Len()
+	if n == 0 {
+		return layoutColumns(m.width, 2, 0)
+	}
+	method := 0
+	if m.width >= 140 {
+		method = 1
+	}
+	return layoutColumns(m.width, len(m.tracker.At(n-1).ID.String()), m.list.labelW[method])
+}
+
+func (m *Model) viewList(height int) string {
 	if height < 2 {
 		return ""
 	}
-	if n == 0 {
+	if m.tracker.Len() == 0 {
 		return m.viewEmpty(height)
 	}
-	lastID := m.tracker.At(n - 1).ID.String()
-	cols := layoutColumns(m.width, len(lastID))
+	cols := m.listColumns()
 	rows := height - 1
-	idx, ok := m.tracker.Index(m.list.selected)
-	if !ok {
-		idx = n - 1
-	}
+	n := m.shownLen()
 	// layoutList chose the window (keeping the selection in it).
 	from, end := m.listWindow(rows)
 
 	var b strings.Builder
-	b.WriteString(m.columnHeader(cols))
+	b.WriteString(m.columnHeader(cols, from, n-end))
+	if n == 0 {
+		b.WriteByte('\n')
+		b.WriteString(m.viewNoMatch(rows))
+		return b.String()
+	}
+	idx, ok := m.selectedPos()
+	if !ok {
+		idx = n - 1
+	}
 	now := m.now()
 	// Only the visible rows are rendered: 10 000 requests cost what the
 	// visible ones cost.
 	for i := from; i < end; i++ {
 		b.WriteByte('\n')
-		b.WriteString(m.row(m.tracker.At(i), cols, i == idx, now))
+		b.WriteString(m.row(m.shownAt(i), cols, i == idx, now))
 	}
 	shown := end - from
 	if free := rows - shown; free >= 6 && m.onlyHousekeeping() {
@@ -148,6 +321,23 @@ func (m *Model) viewList(height int) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// viewNoMatch is the list when its filter or x hides every row.
+func (m *Model) viewNoMatch(height int) string {
+	st := m.styles
+	what := fmt.Sprintf("No request is %s.", m.list.filter)
+	if m.list.filter == filterAll {
+		what = "Every request here has finished and was cleared."
+	}
+	lines := []string{st.Bold.Render(what), ""}
+	if m.list.filter != filterAll {
+		lines = append(lines, "Press "+st.Key.Render("f")+" for the next filter.")
+	}
+	if !m.list.clearedAt.IsZero() {
+		lines = append(lines, "Press "+st.Key.Render("x")+" to show the cleared requests again.")
+	}
+	return lipgloss.Place(m.width, height, lipgloss.Center, lipgloss.Center, lipgloss.JoinVertical(lipgloss.Center, lines...))
 }
 
 // onlyHousekeeping reports whether the user has sent nothing yet (the list
@@ -162,7 +352,9 @@ func (m *Model) onlyHousekeeping() bool {
 	return true
 }
 
-func (m *Model) columnHeader(c columns) string {
+// columnHeader names the columns and, at its right end, says how many rows
+// are hidden above and below the window ("↑ 4 more · 13 more ↓").
+func (m *Model) columnHeader(c columns, above, below int) string {
 	parts := []string{"  " + fitLeft("ID", c.id), fit("REQUEST", c.request), fit("STATE", c.state)}
 	if c.elapsed > 0 {
 		parts = append(parts, fitLeft("ELAPSED", c.elapsed))
@@ -173,10 +365,29 @@ func (m *Model) columnHeader(c columns) string {
 	if c.detail > 0 {
 		parts = append(parts, fit("PROGRESS / OUTCOME", c.detail))
 	}
-	return m.styles.ColumnHeader.Render(fit(strings.Join(parts, " "), m.width))
+	ind := scrollIndicator(above, below)
+	if ind == "" {
+		return m.styles.ColumnHeader.Render(fit(strings.Join(parts, " "), m.width))
+	}
+	w := lipgloss.Width(ind)
+	names := strings.TrimRight(strings.Join(parts, " "), " ")
+	return m.styles.ColumnHeader.Render(fit(names, max(0, m.width-w-1))) + " " + m.styles.Cursor.Render(ind)
 }
 
-// row renders one request.
+// scrollIndicator says how many rows the window hides above and below.
+func scrollIndicator(above, below int) string {
+	var parts []string
+	if above > 0 {
+		parts = append(parts, fmt.Sprintf("↑ %d more", above))
+	}
+	if below > 0 {
+		parts = append(parts, fmt.Sprintf("%d more ↓", below))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// row renders one request. The selected row is highlighted whole, not only
+// marked with ▌.
 func (m *Model) row(r *session.Request, c columns, selected bool, now time.Time) string {
 	st := m.styles
 	look := lookOf(r.State)
@@ -201,23 +412,13 @@ func (m *Model) row(r *session.Request, c columns, selected bool, now time.Time)
 		parts = append(parts, fitLeft(m.countdown(r, now), c.timeout))
 	}
 	if c.detail > 0 {
-		parts = append(parts, fit(m.detailCell(r, c.detail, now), c.detail))
+		parts = append(parts, fit(m.detailCell(r, c, now), c.detail))
 	}
-	line := strings.Join(parts, " ")
+	line := fit(strings.Join(parts, " "), m.width)
 	if selected {
-		return st.Selected.Render(fit(line, m.width))
+		return st.highlight(line)
 	}
-	return fit(line, m.width)
-}
-
-// elapsed is how long the request ran: until its cancel when it was
-// cancelled (the late window that follows is not the request's time), else
-// until it ended, else until now.
-func elapsed(r *session.Request, now time.Time) time.Duration {
-	if r.Cancel != nil {
-		return r.Cancel.At.Sub(startOf(r))
-	}
-	return r.Elapsed(now)
+	return line
 }
 
 // requestLabel is what the request is about: the tool, prompt or resource,
@@ -273,8 +474,12 @@ func (m *Model) countdown(r *session.Request, now time.Time) string {
 
 // detailCell is the flexible last column: progress while running, the
 // cancel while it is pending, and the outcome (with flags) once settled.
-func (m *Model) detailCell(r *session.Request, w int, now time.Time) string {
+// What it says is built from parts in priority order (buildCell), so that
+// a narrow terminal loses the words that repeat other columns, never the
+// flags.
+func (m *Model) detailCell(r *session.Request, c columns, now time.Time) string {
 	st := m.styles
+	w := c.detail
 	switch r.State {
 	case session.StatePending:
 		if r.Sent.IsZero() {
@@ -290,27 +495,83 @@ func (m *Model) detailCell(r *session.Request, w int, now time.Time) string {
 		}
 		return st.Listening.Render(s)
 	case session.StateCancelRequested:
-		return st.Cancelling.Render(cancelRequestedText(r, now)) + m.lateSuffix(r)
+		return buildCell(m.cancellingParts(r, c, now), w)
 	}
-	return m.outcome(r)
+	return buildCell(m.outcomeParts(r), w)
 }
 
-func cancelRequestedText(r *session.Request, now time.Time) string {
-	s := "cancellation requested"
-	if r.Cancel != nil && r.Cancel.Cause == session.CauseTimeout {
-		s = "timed out, cancellation requested"
+// lateParts are the flags of late traffic and violations (first in line for
+// the width), and the traffic that crossed the cancel in flight (shown in a
+// neutral colour, never flagged).
+func (m *Model) lateParts(r *session.Request) []cellPart {
+	st := m.styles
+	var parts []cellPart
+	if r.Late.Response && !r.Late.Crossed {
+		ago := fmtAgo(r.Late.AfterCancel)
+		parts = append(parts, cellPart{variants: []string{"⚑ late response ignored (" + ago + ")", "⚑ late response"}, style: st.Flag, prio: prioFlag})
 	}
-	if r.Cancel != nil && r.Cancel.Failed != "" {
-		return s + " · the cancel could not be sent"
+	if n := r.Late.ProgressAfterCancel; n > 0 {
+		parts = append(parts, cellPart{variants: []string{
+			fmt.Sprintf("⚑ %d progress after cancel", n), fmt.Sprintf("⚑ %d late progress", n), fmt.Sprintf("⚑ %d late", n),
+		}, style: st.Flag, prio: prioFlag})
 	}
-	if r.Cancel != nil {
-		since := r.Cancel.At
-		if !r.Cancel.SignalAt.IsZero() {
-			since = r.Cancel.SignalAt
+	if n := r.Violations; n > 0 {
+		parts = append(parts, cellPart{variants: []string{
+			fmt.Sprintf("⚠ %d %s", n, countNoun(n, "violation", "violations")), fmt.Sprintf("⚠ %d", n),
+		}, style: st.Flag, prio: prioFlag})
+	}
+	if r.Late.Response && r.Late.Crossed {
+		parts = append(parts, cellPart{variants: []string{"response crossed the cancel in flight, ignored", "response crossed the cancel", "crossed"}, style: st.Dim, prio: prioWatch})
+	}
+	if n := r.Late.ProgressCrossed; n > 0 {
+		parts = append(parts, cellPart{variants: []string{fmt.Sprintf("%d crossed in flight", n), fmt.Sprintf("%d crossed", n)}, style: st.Dim, prio: prioWatch})
+	}
+	return parts
+}
+
+// cancellingParts tell a request whose cancel waits for its fate: the
+// flags, the signal and how long ago it left, the late window running
+// out, and last the words the STATE column already says.
+func (m *Model) cancellingParts(r *session.Request, c columns, now time.Time) []cellPart {
+	st := m.styles
+	parts := m.lateParts(r)
+	cn := r.Cancel
+	if cn == nil {
+		return append(parts, cellPart{variants: []string{"cancellation requested"}, style: st.Cancelling, prio: prioRepeats})
+	}
+	switch {
+	case cn.Failed != "":
+		parts = append(parts, cellPart{variants: []string{"the cancel could not be sent", "cancel not sent"}, style: st.Error, prio: prioSignal})
+	case cn.Signal == event.SignalNone:
+		parts = append(parts, cellPart{variants: []string{"sending cancel…"}, style: st.Cancelling, prio: prioSignal})
+	default:
+		since := cn.At
+		if !cn.SignalAt.IsZero() {
+			since = cn.SignalAt
 		}
-		s += " · " + signalText(r.Cancel.Signal) + " " + fmtDur(now.Sub(since)) + " ago"
+		ago := fmtDur(now.Sub(since)) + " ago"
+		short := "cancel sent " + ago
+		if cn.Signal == event.SignalStreamClosed {
+			short = "closed " + ago
+		}
+		parts = append(parts, cellPart{variants: []string{signalText(cn.Signal) + " " + ago, short}, style: st.Cancelling, prio: prioSignal})
 	}
-	return s
+	if left, ok := lateWindowLeft(r, now); ok {
+		l := fmtDur(left)
+		parts = append(parts, cellPart{variants: []string{watchingText(r, now), "watching " + l + " more", l + " left"}, style: st.Dim, prio: prioWatch})
+	}
+	if cn.Cause == session.CauseTimeout {
+		// "timed out" repeats the TIMEOUT column's "expired" while that
+		// column is shown; without it, it is news.
+		prio := prioRepeats
+		if c.timeout == 0 {
+			prio = prioSignal
+		}
+		parts = append(parts, cellPart{variants: []string{"timed out, cancellation requested", "timed out"}, style: st.Cancelling, prio: prio})
+	} else {
+		parts = append(parts, cellPart{variants: []string{"cancellation requested"}, style: st.Cancelling, prio: prioRepeats})
+	}
+	return parts
 }
 
 // progressCell draws a bar with percent and message when the total is
@@ -333,59 +594,58 @@ func (m *Model) progressCell(r *session.Request, w int, now time.Time) string {
 	return st.Running.Render(s)
 }
 
-// outcome describes a settled request, leading with what a person most
-// needs to know: late traffic and violations are flagged first.
-func (m *Model) outcome(r *session.Request) string {
+// outcomeParts describe a settled request, flags first: late traffic and
+// violations are what a person most needs to know.
+func (m *Model) outcomeParts(r *session.Request) []cellPart {
 	st := m.styles
-	var parts []string
-	if r.Late.Response && !r.Late.Crossed {
-		parts = append(parts, st.Flag.Render("⚑ late response ignored ("+fmtAgo(r.Late.AfterCancel)+")"))
+	parts := m.lateParts(r)
+	add := func(style lipgloss.Style, prio int, variants ...string) {
+		parts = append(parts, cellPart{variants: variants, style: style, prio: prio})
 	}
-	if r.Late.ProgressAfterCancel > 0 {
-		parts = append(parts, st.Flag.Render(fmt.Sprintf("⚑ %d progress after cancel", r.Late.ProgressAfterCancel)))
-	}
-	if r.Late.Response && r.Late.Crossed {
-		// Crossed in flight: sent before the server could see the cancel.
-		// Shown, in a neutral colour, never flagged.
-		parts = append(parts, st.Dim.Render("response crossed the cancel in flight, ignored"))
-	}
-	if n := r.Late.ProgressCrossed; n > 0 {
-		parts = append(parts, st.Dim.Render(fmt.Sprintf("%d crossed in flight", n)))
-	}
-	if r.Violations > 0 {
-		parts = append(parts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", r.Violations, countNoun(r.Violations, "violation", "violations"))))
+	addCut := func(style lipgloss.Style, text string, keep int) {
+		if text != "" {
+			parts = append(parts, cellPart{variants: []string{text}, style: style, prio: prioSignal, cut: true, keep: keep})
+		}
 	}
 	switch r.State {
 	case session.StateCancelled, session.StateTimedOut:
 		if r.Cancel != nil && r.Cancel.Failed != "" {
-			parts = append(parts, st.Error.Render("the cancel could not be sent: "+m.line(r.Cancel.Failed)))
-		} else if !r.Flagged() && r.Cancel != nil && !r.Late.Response && r.Late.ProgressCrossed == 0 {
-			text := signalText(r.Cancel.Signal) + "; nothing more came"
+			addCut(st.Error, "the cancel could not be sent: "+m.line(r.Cancel.Failed), len("the cancel could not be sent"))
+			break
+		}
+		if r.State == session.StateTimedOut && r.Cancel != nil {
+			if r.Cancel.Limit == session.LimitMax {
+				add(st.Dim, prioWatch, "max timeout reached", "max timeout")
+			} else {
+				// "timed out" is the STATE column's word already.
+				add(st.Dim, prioRepeats, "timeout reached")
+			}
+		}
+		if !r.Flagged() && r.Cancel != nil && !r.Late.Response && r.Late.ProgressCrossed == 0 {
 			if r.Cancel.Signal == event.SignalStreamClosed {
 				// A closed stream can carry nothing more: the cancel is final.
-				text = "stream closed; nothing more can come"
+				add(st.Dim, prioSignal, "stream closed; nothing more can come", "closed; nothing more can come", "stream closed")
+			} else {
+				add(st.Dim, prioSignal, signalText(r.Cancel.Signal)+"; nothing more came", "nothing more came")
 			}
-			if r.State == session.StateTimedOut {
-				text = timeoutText(r.Cancel) + " · " + text
-			}
-			parts = append(parts, st.Dim.Render(text))
 		}
 	case session.StateFailed:
 		text := m.failureText(r)
 		if r.ToolError {
 			text += ": " + m.resultSummary(r)
 		}
-		parts = append(parts, st.Failed.Render(text))
+		addCut(st.Failed, text, 0)
 	case session.StateConnectionLost:
-		parts = append(parts, st.Lost.Render(m.line(r.LocalError)))
+		addCut(st.Lost, m.line(r.LocalError), 0)
 	case session.StateInputRequired:
-		parts = append(parts, st.Warn.Render("the server needs input (MRTR): not supported here"))
+		add(st.Warn, prioSignal, "the server needs input (MRTR): not supported here", "needs input: not supported")
 	case session.StateEndedByServer:
-		parts = append(parts, st.Dim.Render(fmt.Sprintf("server ended it after %d %s", r.Notifications, countNoun(r.Notifications, "update", "updates"))))
+		n := fmt.Sprintf("%d %s", r.Notifications, countNoun(r.Notifications, "update", "updates"))
+		add(st.Dim, prioSignal, "server ended it after "+n, "ended after "+n)
 	case session.StateCompleted:
-		parts = append(parts, st.Dim.Render(m.resultSummary(r)))
+		addCut(st.Dim, m.resultSummary(r), 0)
 	}
-	return strings.Join(parts, " · ")
+	return parts
 }
 
 func (m *Model) failureText(r *session.Request) string {
@@ -400,26 +660,6 @@ func (m *Model) failureText(r *session.Request) string {
 	return "failed"
 }
 
-// timeoutText says which limit ran out.
-func timeoutText(c *session.Cancel) string {
-	if c.Limit == session.LimitMax {
-		return "max timeout reached"
-	}
-	return "timeout reached"
-}
-
-// lateSuffix flags late traffic on a row still waiting for its fate.
-func (m *Model) lateSuffix(r *session.Request) string {
-	s := ""
-	if r.Late.ProgressAfterCancel > 0 {
-		s += m.styles.Flag.Render(fmt.Sprintf(" · ⚑ %d progress after cancel", r.Late.ProgressAfterCancel))
-	}
-	if n := r.Late.ProgressCrossed; n > 0 {
-		s += m.styles.Dim.Render(fmt.Sprintf(" · %d crossed in flight", n))
-	}
-	return s
-}
-
 // viewEmpty tells a newcomer what to do first.
 func (m *Model) viewEmpty(height int) string {
 	st := m.styles
@@ -430,14 +670,37 @@ func (m *Model) viewEmpty(height int) string {
 	case connLost:
 		lines = []string{st.Error.Render("not connected"), "", "Press " + st.Key.Render("R") + " to try again, " + st.Key.Render("q") + " to quit."}
 	default:
-		lines = []string{
-			st.Bold.Render("You have not sent a request yet."),
-			"",
-			"Press " + st.Key.Render("n") + " to send one — on the demo server " + st.Bold.Render("slow") + " is chosen: press " + st.Key.Render("enter") + " twice.",
-			"While it runs, press " + st.Key.Render("c") + " to cancel it and watch what happens.",
-			"Press " + st.Key.Render("?") + " for the keys you can use.",
-		}
+		lines = []string{st.Bold.Render("You have not sent a request yet."), ""}
+		lines = append(lines, m.firstStepHint()...)
+		lines = append(lines, "Press "+st.Key.Render("?")+" for the keys you can use.")
 	}
 	block := lipgloss.JoinVertical(lipgloss.Center, lines...)
 	return lipgloss.Place(m.width, height, lipgloss.Center, lipgloss.Center, block)
+}
+
+// firstStepHint says how to send a first request. It names the demo
+// server's slow tool only when this server listed one: on any other server
+// the hint is about what it does have.
+func (m *Model) firstStepHint() []string {
+	st := m.styles
+	k := func(s string) string { return st.Key.Render(s) }
+	cancel := "While it runs, press " + k("c") + " to cancel it and watch what happens."
+	switch {
+	case m.hasTool("slow"):
+		return []string{"Press " + k("n") + " to send one — on the demo server " + st.Bold.Render("slow") + " is chosen: press " + k("enter") + " twice.", cancel}
+	case len(m.tools) > 0:
+		n := len(m.tools)
+		return []string{fmt.Sprintf("Press %s to send one: pick one of the server's %d %s with %s, then %s sends it.", k("n"), n, countNoun(n, "tool", "tools"), k("enter"), k("enter")), cancel}
+	}
+	return []string{"Press " + k("n") + " to compose a request: a tool call, a resource read, a prompt or any method.", cancel}
+}
+
+// hasTool reports whether the server's tools/list named a tool.
+func (m *Model) hasTool(name string) bool {
+	for _, t := range m.tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
 }

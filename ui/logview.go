@@ -448,8 +448,10 @@ func (m *Model) widestStderr() int {
 // wheelRows is how many rows one notch of the mouse wheel scrolls.
 const wheelRows = 3
 
-// handleWheel scrolls the view under the mouse wheel: the log (its
-// selection, as ↑/↓ would), the open entry, the detail and stderr.
+// handleWheel scrolls the view under the mouse wheel: the list, the log
+// (its selection, as ↑/↓ would), the open entry, the detail, stderr and
+// the composer's pickers. The wheel reaches the model because View asks
+// for mouse reports (tea.View.MouseMode, in view.go).
 func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	var d int
 	switch msg.Button {
@@ -460,6 +462,10 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	switch m.mode {
+	case keymap.ModeList:
+		if m.prompt.kind == promptNone && d != 0 {
+			m.scrollList(d)
+		}
 	case keymap.ModeComposer:
 		// As before the wheel had a case of its own: the composer's.
 		return m.composer.update(m, msg)

@@ -451,6 +451,7 @@ const coalesceWindow = 5 * time.Millisecond
 // read (layout), and schedules the clock.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
+	selected := m.list.selected
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -497,6 +498,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.layout()
+	m.statusFollowsSelection(selected)
 	m.syncKeys()
 	return m, tea.Batch(cmd, m.schedule())
 }
@@ -640,6 +642,10 @@ func (m *Model) start() tea.Cmd {
 // puts it on the wire.
 func (m *Model) send(method string, params json.RawMessage, opts session.RequestOptions) tea.Cmd {
 	r := m.tracker.Begin(method, params, opts, m.now())
+	if m.list.filter.hidesNew() {
+		// What is sent is never sent out of sight.
+		m.list.filter = filterAll
+	}
 	if tw := m.opts.Trace; tw != nil {
 		_ = tw.State(r.Created, r, r.State, r.State)
 	}
@@ -856,9 +862,11 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		Filtering:    mode == keymap.ModeLog && m.logv.filter.Focused(),
 		EntryOpen:    mode == keymap.ModeLog && m.logv.open,
 		Chopped:      m.pager.chop,
+		HasRequests:  m.tracker.Len() > 0,
 	}
 	if ok {
 		st.SelectedActive = r.IsActive() && r.State != session.StateCancelRequested
+		st.SelectedCancelling = r.State == session.StateCancelRequested
 		_, limit := r.Remaining(m.now())
 		st.SelectedTimed = st.SelectedActive && limit != session.LimitNone
 	}
@@ -928,6 +936,11 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 // handleGlobalKey handles the keys that mean the same on every screen.
 func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.keys
+	if m.isActionKey(msg) {
+		// Status text is about the present: an action replaces what the
+		// line said about the last one, whether or not it can act now.
+		m.status = statusLine{}
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		return m.askQuit()
@@ -946,6 +959,8 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.CancelAll):
 		n := m.tracker.Counts().InFlight
 		m.prompt = prompt{kind: promptCancelAll, text: cancelAllQuestion(n)}
+	case key.Matches(msg, k.StopWatching):
+		m.stopWatching()
 	case key.Matches(msg, k.Longer), key.Matches(msg, k.Shorter):
 		return m.adjustTimeout(key.Matches(msg, k.Longer))
 	case key.Matches(msg, k.New):
@@ -963,17 +978,13 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.export()
 	case key.Matches(msg, k.Reconnect):
 		return m.reconnect()
-	case !k.Cancel.Enabled() && msg.String() == "c" && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
-		// Say why c did nothing rather than ignore it.
-		if r, ok := m.selectedRequest(); ok {
-			if r.State == session.StateCancelRequested {
-				m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation already requested", r.ID))
-			} else {
-				m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: there is nothing to cancel", r.ID, stateName(r.State)))
-			}
-		} else {
-			m.setStatus(levelInfo, "no request selected")
-		}
+	case (pressed(msg, k.Cancel) || pressed(msg, k.CancelReason)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
+		// Say why c or C did nothing rather than ignore it.
+		m.whyNoCancel()
+	case pressed(msg, k.CancelAll) && (m.mode == keymap.ModeList || m.mode == keymap.ModeLog):
+		m.setStatus(levelInfo, "nothing in flight to cancel")
+	case pressed(msg, k.StopWatching) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
+		m.stopWatching() // says why it cannot
 	case (pressed(msg, k.Longer) || pressed(msg, k.Shorter)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
 		// Say why the timeout cannot move rather than ignore the key.
 		if r, ok := m.selectedRequest(); ok {
@@ -1028,9 +1039,10 @@ func (m *Model) adjustTimeout(longer bool) tea.Cmd {
 	case session.ClampedMax:
 		text = fmt.Sprintf("#%s: timeout is at the %s maximum (%s left)", r.ID, fmtDur(r.Timeout.Max), fmtDur(rem))
 	case session.ClampedFloor:
-		text = fmt.Sprintf("#%s: timeout clamped to leave at least %s (%s left)", r.ID, fmtDur(session.MinTimeout), fmtDur(rem))
+		text = fmt.Sprintf("#%s: timeout at its floor: %s left is the least", r.ID, fmtDur(session.MinTimeout))
 	}
 	m.setStatus(levelInfo, text)
+	m.status.about = r.ID
 	return nil
 }
 
@@ -1055,6 +1067,7 @@ func (m *Model) reissue() tea.Cmd {
 	m.afterChange()
 	m.mode = keymap.ModeList
 	m.setStatus(levelInfo, fmt.Sprintf("re-issued #%s as #%s", r.ID, m.list.selected))
+	m.status.about = m.list.selected
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"image/color"
+	"strings"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/textarea"
@@ -30,6 +31,10 @@ type Styles struct {
 	Box               lipgloss.Style
 	Help              help.Styles
 	Out, In, Local    lipgloss.Style
+
+	// selectedOn is the escape sequence that turns Selected's background
+	// on, for highlight.
+	selectedOn string
 }
 
 // NewStyles returns the styles for a dark or light terminal background.
@@ -80,6 +85,10 @@ func NewStyles(dark bool) Styles {
 		In:       lipgloss.NewStyle().Foreground(green),
 		Local:    lipgloss.NewStyle().Foreground(grey),
 	}
+	// What Selected draws before its text is what turns it on.
+	if on, _, ok := strings.Cut(s.Selected.Render("x"), "x"); ok {
+		s.selectedOn = on
+	}
 	s.Help.ShortKey = s.Help.ShortKey.Foreground(accent)
 	s.Help.FullKey = s.Help.FullKey.Foreground(accent)
 	return s
@@ -102,4 +111,17 @@ func newTextArea() textarea.Model {
 	s.Cursor.Blink = false
 	ta.SetStyles(s)
 	return ta
+}
+
+// highlight draws a whole (already styled, fitted) line on the Selected
+// background. Rendering the line with Selected is not enough: every styled
+// part inside it ends with a reset, which would turn the background off
+// for the rest of the row, so the background is turned on again after each.
+func (s Styles) highlight(line string) string {
+	if s.selectedOn == "" {
+		return line
+	}
+	const reset, reset0 = "\x1b[m", "\x1b[0m"
+	line = strings.ReplaceAll(line, reset0, reset)
+	return s.selectedOn + strings.ReplaceAll(line, reset, reset+s.selectedOn) + reset
 }

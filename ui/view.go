@@ -37,6 +37,10 @@ func (m *Model) View() tea.View {
 	v := tea.NewView(frameFilter().Clean(m.opts.Redact(m.frame())))
 	v.AltScreen = true
 	v.WindowTitle = "inflight"
+	// The one place mouse reports are asked for: clicks and the wheel
+	// (cell motion), which handleWheel turns into scrolling. Without it
+	// the terminal would scroll its own buffer, not the views.
+	v.MouseMode = tea.MouseModeCellMotion
 	return v
 }
 
@@ -164,6 +168,10 @@ func (m *Model) viewHeader() string {
 		counts = append(counts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", vs, countNoun(int(vs), "violation", "violations"))))
 	}
 	line2 := st.Dim.Render(strings.Join(counts, " · "))
+	if shown := m.listShownText(m.width - lipgloss.Width(line2) - 1); shown != "" {
+		w := lipgloss.Width(shown)
+		line2 = fit(line2, max(0, m.width-w-1)) + " " + shown
+	}
 	return fit(line1, m.width) + "\n" + fit(line2, m.width)
 }
 

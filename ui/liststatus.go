@@ -1,0 +1,77 @@
+package ui
+
+import (
+	"fmt"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"inflight/keymap"
+	"inflight/session"
+	"inflight/wire"
+)
+
+// isActionKey reports whether msg is one of the keys that act on requests
+// (enabled now or not): pressing one replaces the status line, so that it
+// never keeps saying something about an earlier action.
+func (m *Model) isActionKey(msg tea.KeyPressMsg) bool {
+	k := &m.keys
+	for _, b := range []key.Binding{k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter,
+		k.New, k.Reissue, k.Export, k.Reconnect, k.FilterList, k.ClearFinished} {
+		if pressed(msg, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// whyNoCancel says why c or C does nothing on the selected request.
+func (m *Model) whyNoCancel() {
+	r, ok := m.selectedRequest()
+	switch {
+	case !ok:
+		m.setStatus(levelInfo, "no request selected")
+	case r.State == session.StateCancelRequested:
+		text := fmt.Sprintf("#%s: cancellation already requested", r.ID)
+		if left, ok := lateWindowLeft(r, m.now()); ok {
+			text += fmt.Sprintf("; watching for late traffic %s more — W stops watching now", fmtDur(left))
+		}
+		m.setStatus(levelInfo, text)
+	default:
+		m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: there is nothing to cancel", r.ID, stateName(r.State)))
+	}
+}
+
+// stopWatching settles the selected request's cancel now instead of at the
+// end of its late window (w): the user has seen enough. Whatever the server
+// sends for it later is still recorded, and flagged, as late.
+func (m *Model) stopWatching() {
+	r, ok := m.selectedRequest()
+	if !ok {
+		m.setStatus(levelInfo, "no request selected")
+		return
+	}
+	now := m.now()
+	left, _ := lateWindowLeft(r, now)
+	ch, err := m.tracker.StopWatching(r.ID, now)
+	if err != nil {
+		m.setStatus(levelInfo, fmt.Sprintf("#%s: %s", r.ID, refusalText(err, now)))
+		return
+	}
+	m.changed([]session.Change{ch})
+	m.afterChange()
+	m.setStatus(levelInfo, fmt.Sprintf("#%s: stopped watching %s early: %s; later traffic is still flagged late", r.ID, fmtDur(left), stateName(ch.To)))
+}
+
+// statusFollowsSelection clears a status message about one request once
+// the selection moved to another ("sent #18 — press c to cancel it" is
+// wrong once #17 is selected): whatever moved it, a key, the mouse wheel,
+// the filter or a new request the list follows.
+func (m *Model) statusFollowsSelection(before wire.ID) {
+	if m.list.selected == before || m.status.about.IsZero() || m.mode != keymap.ModeList {
+		return
+	}
+	if m.status.about != m.list.selected {
+		m.status = statusLine{}
+	}
+}
