@@ -93,7 +93,8 @@ type Task struct {
 	TTLKnown, TTLUnlimited bool
 	// PollInterval is the server's latest suggestion (0: none given).
 	PollInterval time.Duration
-	// History is every status change seen, oldest first.
+	// History is every change of status or of its message seen, oldest
+	// first.
 	History        []TaskChange
 	HistoryDropped int
 	// Polls counts tasks/get answered; LastPollAt is the last answer.
@@ -144,6 +145,13 @@ type TaskChange struct {
 
 // Terminal reports whether the task reached a terminal status.
 func (tk *Task) Terminal() bool { return wire.IsTerminalTaskStatus(tk.Status) }
+
+// TaskRequestsBegun counts the task requests TaskRequests began (polls,
+// tasks/result, tasks/cancel): zero means no view need look for them.
+func (t *Tracker) TaskRequestsBegun() int { return t.taskChildren }
+
+// TaskRequestsKept counts the task requests in history (not evicted).
+func (t *Tracker) TaskRequestsKept() int { return t.taskChildren - t.taskChildrenEvicted }
 
 // IsTask reports whether the request continues as a task.
 func (r *Request) IsTask() bool { return r.Task != nil }
@@ -333,6 +341,7 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 func (t *Tracker) beginChild(parent *Request, method string, role TaskRole, now time.Time) *Request {
 	c := t.Begin(method, wire.TaskParams(parent.Task.ID), RequestOptions{Timeout: t.cfg.PollTimeout}, now)
 	c.Parent, c.Role = parent.ID, role
+	t.taskChildren++
 	c.ProgressToken = wire.ID{}
 	// The task's own requests are not the user's: the header counts the
 	// task, not its polls.
@@ -445,7 +454,8 @@ func (t *Tracker) recordStatus(tk *Task, ts wire.TaskState, via TaskVia, at time
 	if len(ts.InputRequests) > 0 {
 		tk.InputRequests = clip(string(ts.InputRequests), maxMessageBytes)
 	}
-	if ts.Status != tk.Status || len(tk.History) == 0 {
+	if ts.Status != tk.Status || len(tk.History) == 0 || (len(tk.History) > 0 && tk.History[len(tk.History)-1].Message != tk.Message) {
+		// A change of status or of what the task says of it.
 		tk.Status = clip(ts.Status, 64)
 		if len(tk.History) < MaxTaskHistory {
 			tk.History = append(tk.History, TaskChange{At: at, Status: tk.Status, Message: tk.Message, Via: via})

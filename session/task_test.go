@@ -160,7 +160,7 @@ func TestTaskLegacyPolledToCompletion(t *testing.T) {
 	for _, c := range r.Task.History {
 		hist = append(hist, c.Status+"/"+c.Via.String())
 	}
-	if !slices.Equal(hist, []string{"working/handle", "completed/poll"}) {
+	if !slices.Equal(hist, []string{"working/handle", "working/poll", "completed/poll"}) {
 		t.Errorf("history %v", hist)
 	}
 	if c := h.tr.Counts(); c.InFlight != 0 || c.Done != 1 {

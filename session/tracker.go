@@ -98,8 +98,9 @@ type Tracker struct {
 	curLog int
 	// tasks finds a task's request by its task ID; taskDue is the
 	// earliest task work due at once (zero: none), see TaskRequests.
-	tasks   map[string]*Request
-	taskDue time.Time
+	tasks        map[string]*Request
+	taskDue      time.Time
+	taskChildren, taskChildrenEvicted int
 }
 
 // NewTracker returns an empty tracker. Zero Config fields take defaults.
@@ -548,6 +549,8 @@ func (t *Tracker) forget(r *Request) {
 	t.raw.remove(rawKey{r.ID, rawTaskOutcome})
 	if r.Role == RoleNone {
 		t.counts.Done--
+	} else {
+		t.taskChildrenEvicted++
 	}
 	if r.flagged {
 		t.counts.Flagged--

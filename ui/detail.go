@@ -91,6 +91,8 @@ type detailSource struct {
 	dark                  bool
 	// updates counts the subscription updates the body lists.
 	updates int
+	// task is what the body's TASK section shows of the request's task.
+	task taskSig
 	valid   bool // false: nothing built yet
 }
 
@@ -108,13 +110,18 @@ func (m *Model) sourceOf(r *session.Request) detailSource {
 	if m.detail.trail.id == r.ID {
 		src.updates = m.detail.trail.updatesSeen
 	}
+	if tk := r.Task; tk != nil {
+		_, _, outcome := m.tracker.TaskOutcome(r.ID)
+		src.task = taskSig{changes: len(tk.History) + tk.HistoryDropped, polls: tk.Polls, sent: !tk.CancelSentAt.IsZero(),
+			acked: !tk.CancelAckAt.IsZero(), refused: tk.CancelError != nil, after: tk.EndedAfterCancel, outcome: outcome, input: len(tk.InputRequests)}
+	}
 	return src
 }
 
 // same reports whether a body built from a is the body built from b.
 func (a *detailSource) same(b *detailSource) bool {
 	return a.valid && b.valid && a.id == b.id && a.late == b.late && a.crossed == b.crossed &&
-		a.localError == b.localError && a.violations == b.violations && a.kept == b.kept && a.dark == b.dark && a.updates == b.updates &&
+		a.localError == b.localError && a.violations == b.violations && a.kept == b.kept && a.dark == b.dark && a.updates == b.updates && a.task == b.task &&
 		a.haveRequest == b.haveRequest && a.haveResp == b.haveResp &&
 		sameBytes(a.request, b.request) && sameBytes(a.response, b.response)
 }
@@ -319,6 +326,9 @@ func (m *Model) viewDetail(height int) string {
 // detailFacts is the line of times and the timeout.
 func (m *Model) detailFacts(r *session.Request, now time.Time) string {
 	st := m.styles
+	if r.Task != nil {
+		return st.Dim.Render("sent "+r.Sent.Format("15:04:05.000")+" · ") + m.taskFacts(r, now)
+	}
 	var parts []string
 	if !r.Sent.IsZero() {
 		parts = append(parts, "sent "+r.Sent.Format("15:04:05.000"))
@@ -393,7 +403,9 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 		}
 	}
 	var flags, crossed []string
-	if r.Late.Response && !r.Late.Crossed {
+	if tk := r.Task; tk != nil && tk.EndedAfterCancel != "" {
+		flags = append(flags, fmt.Sprintf("⚑ %s after tasks/cancel (+%s) — its result ignored", m.line(tk.EndedAfterCancel), fmtDur(tk.AfterCancel)))
+	} else if r.Late.Response && !r.Late.Crossed {
 		flags = append(flags, fmt.Sprintf("⚑ late response %s after the cancel — ignored", fmtDur(r.Late.AfterCancel)))
 	}
 	if r.Late.ProgressAfterCancel > 0 {
@@ -531,7 +543,11 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	case r.Late.Response && r.Late.Crossed:
 		marks = append(marks, mark{r.Late.ResponseAt, "x", "crossed response " + fmtAgo(r.Late.ResponseAt.Sub(start))})
 	case r.Late.Response:
-		marks = append(marks, mark{r.Late.ResponseAt, "!", "late response " + fmtAgo(r.Late.ResponseAt.Sub(start))})
+		label := "late response "
+		if tk := r.Task; tk != nil && tk.EndedAfterCancel != "" {
+			label = m.line(tk.EndedAfterCancel) + " after tasks/cancel "
+		}
+		marks = append(marks, mark{r.Late.ResponseAt, "!", label + fmtAgo(r.Late.ResponseAt.Sub(start))})
 	}
 	if !r.IsActive() && !r.Ended.IsZero() {
 		marks = append(marks, mark{r.Ended, "■", stateName(r.State) + " " + fmtAgo(r.Ended.Sub(start))})
@@ -675,6 +691,11 @@ func (m *Model) detailBody(r *session.Request) string {
 		b.WriteString(st.Bold.Render(title))
 		b.WriteByte('\n')
 	}
+	if r.Task != nil {
+		// The task is what the request became: first.
+		m.writeTask(&b, r)
+		b.WriteString("\n")
+	}
 	section("REQUEST")
 	if raw, ok := m.tracker.RawRequest(r.ID); ok {
 		b.WriteString(m.prettyJSON(raw))
@@ -684,6 +705,8 @@ func (m *Model) detailBody(r *session.Request) string {
 	b.WriteString("\n\n")
 	raw, haveResponse := m.tracker.RawResponse(r.ID)
 	switch {
+	case r.Task != nil:
+		section("RESPONSE (the task handle)")
 	case r.Late.Response && r.Late.Crossed:
 		section("RESPONSE THAT CROSSED THE CANCEL (sent before the server could see it; ignored)")
 	case r.Late.Response:
@@ -706,6 +729,7 @@ func (m *Model) detailBody(r *session.Request) string {
 	if r.IsListen() {
 		m.writeUpdates(&b, r)
 	}
+
 	if vs := m.tracker.Violations().ForRequest(r.ID); len(vs) > 0 {
 		b.WriteString("\n")
 		section("VIOLATIONS")

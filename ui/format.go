@@ -60,6 +60,7 @@ var stateLooks = map[session.State]stateLook{
 	session.StatePending:         {"○", "pending", func(s Styles) lipgloss.Style { return s.Pending }},
 	session.StateRunning:         {"◐", "running", func(s Styles) lipgloss.Style { return s.Running }},
 	session.StateListening:       {"◉", "listening", func(s Styles) lipgloss.Style { return s.Listening }},
+	session.StateTask:            {"⧗", "task", func(s Styles) lipgloss.Style { return s.Running }},
 	session.StateCancelRequested: {"⊘", "cancelling", func(s Styles) lipgloss.Style { return s.Cancelling }},
 	session.StateCompleted:       {"✓", "completed", func(s Styles) lipgloss.Style { return s.Completed }},
 	session.StateFailed:          {"✗", "failed", func(s Styles) lipgloss.Style { return s.Failed }},
@@ -92,6 +93,8 @@ func signalText(sig event.CancelSignal) string {
 		return "notifications/cancelled sent"
 	case event.SignalStreamClosed:
 		return "stream closed"
+	case event.SignalTaskCancel:
+		return "tasks/cancel sent"
 	}
 	return "sending cancel…"
 }

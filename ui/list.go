@@ -48,7 +48,9 @@ type listView struct {
 // refreshShown rebuilds the list of rows shown from the tracker.
 func (m *Model) refreshShown() {
 	l := &m.list
-	l.filtered = l.filter != filterAll || !l.clearedAt.IsZero()
+	// A task's own requests are never rows, so a session with tasks
+	// always picks its rows.
+	l.filtered = l.filter != filterAll || !l.clearedAt.IsZero() || m.tracker.TaskRequestsBegun() > 0
 	l.shown, l.hiddenByClear = l.shown[:0], 0
 	if !l.filtered {
 		l.shown = nil
@@ -56,7 +58,7 @@ func (m *Model) refreshShown() {
 	}
 	for i := 0; i < m.tracker.Len(); i++ {
 		r := m.tracker.At(i)
-		if !l.filter.keeps(r) {
+		if isTaskRequest(r) || !l.filter.keeps(r) {
 			continue
 		}
 		if cleared(r, l.clearedAt) {
@@ -456,12 +458,21 @@ func (m *Model) countdown(r *session.Request, now time.Time) string {
 		return st.Dim.Render("—")
 	}
 	text := fmtDur(rem)
-	if limit == session.LimitMax {
+	switch limit {
+	case session.LimitMax:
 		text = "max " + text
+	case session.LimitTTL:
+		if m.width >= 100 {
+			// The TIMEOUT column is wide enough to say which limit.
+			text = "ttl " + text
+		}
 	}
 	total := r.Timeout.Timeout
-	if limit == session.LimitMax {
+	switch limit {
+	case session.LimitMax:
 		total = r.Timeout.Max
+	case session.LimitTTL:
+		total = r.Task.TTL
 	}
 	switch {
 	case rem <= 0:
@@ -494,7 +505,12 @@ func (m *Model) detailCell(r *session.Request, c columns, now time.Time) string 
 			s += ", last " + fmtDur(now.Sub(r.LastNotificationAt)) + " ago"
 		}
 		return st.Listening.Render(s)
+	case session.StateTask:
+		return buildCell(m.taskParts(r, now), w)
 	case session.StateCancelRequested:
+		if r.IsTask() {
+			return buildCell(m.taskCancelParts(r, now), w)
+		}
 		return buildCell(m.cancellingParts(r, c, now), w)
 	}
 	return buildCell(m.outcomeParts(r), w)
@@ -506,7 +522,10 @@ func (m *Model) detailCell(r *session.Request, c columns, now time.Time) string 
 func (m *Model) lateParts(r *session.Request) []cellPart {
 	st := m.styles
 	var parts []cellPart
-	if r.Late.Response && !r.Late.Crossed {
+	if tk := r.Task; tk != nil && tk.EndedAfterCancel != "" {
+		ago := fmtAgo(tk.AfterCancel)
+		parts = append(parts, cellPart{variants: []string{"⚑ " + m.line(tk.EndedAfterCancel) + " after tasks/cancel (" + ago + ")", "⚑ " + m.line(tk.EndedAfterCancel) + " after cancel"}, style: st.Flag, prio: prioFlag})
+	} else if r.Late.Response && !r.Late.Crossed {
 		ago := fmtAgo(r.Late.AfterCancel)
 		parts = append(parts, cellPart{variants: []string{"⚑ late response ignored (" + ago + ")", "⚑ late response"}, style: st.Flag, prio: prioFlag})
 	}
@@ -622,6 +641,14 @@ func (m *Model) outcomeParts(r *session.Request) []cellPart {
 			}
 		}
 		if !r.Flagged() && r.Cancel != nil && !r.Late.Response && r.Late.ProgressCrossed == 0 {
+			if tk := r.Task; tk != nil {
+				if tk.Status == wire.TaskCancelled {
+					add(st.Dim, prioSignal, "task cancelled: tasks/cancel honoured", "task cancelled")
+				} else {
+					add(st.Dim, prioSignal, "tasks/cancel sent; task last "+m.line(tk.Status)+", no terminal status seen", "no terminal status seen")
+				}
+				break
+			}
 			if r.Cancel.Signal == event.SignalStreamClosed {
 				// A closed stream can carry nothing more: the cancel is final.
 				add(st.Dim, prioSignal, "stream closed; nothing more can come", "closed; nothing more can come", "stream closed")

@@ -78,17 +78,19 @@ func cleared(r *session.Request, clearedAt time.Time) bool {
 // the list shows every request.
 func (m *Model) listShownText(room int) string {
 	l := &m.list
-	if !l.filtered {
+	if !l.filtered || (l.filter == filterAll && l.clearedAt.IsZero()) {
+		// Only a task's own requests are left out: they are no rows.
 		return ""
 	}
 	st := m.styles
 	name := st.Bold.Render(l.filter.String())
-	of := fmt.Sprintf(" %d of %d", len(l.shown), m.tracker.Len())
+	total := m.tracker.Len() - m.tracker.TaskRequestsKept()
+	of := fmt.Sprintf(" %d of %d", len(l.shown), total)
 	cleared := ""
 	if l.hiddenByClear > 0 {
 		cleared = fmt.Sprintf(" · %d cleared", l.hiddenByClear)
 	}
-	short := name + st.Dim.Render(fmt.Sprintf(" %d/%d", len(l.shown), m.tracker.Len()))
+	short := name + st.Dim.Render(fmt.Sprintf(" %d/%d", len(l.shown), total))
 	for _, s := range []string{
 		st.Dim.Render("list: ") + name + st.Dim.Render(of+cleared),
 		st.Dim.Render("list: ") + name + st.Dim.Render(of),

@@ -678,6 +678,13 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 	}
 	m.changed([]session.Change{ch})
 	m.afterChange()
+	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
+		// A task is cancelled with tasks/cancel, never the transport's
+		// signal (which would reach nothing: its request was answered).
+		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.line(clipRunes(r.Task.ID, 40))))
+		m.status.about = id
+		return tea.Batch(m.taskWork(m.now())...)
+	}
 	return cancelCmd(m.conn, m.connGen, id, reason, false)
 }
 
@@ -723,8 +730,11 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	expired, changes := m.tracker.Expire(now)
 	m.changed(changes)
 	for _, ex := range expired {
-		cmds = append(cmds, cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false))
+		if !ex.Task {
+			cmds = append(cmds, cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false))
+		}
 	}
+	cmds = append(cmds, m.taskWork(now)...)
 	if !m.status.until.IsZero() && !now.Before(m.status.until) {
 		m.status = statusLine{}
 	}
@@ -1189,6 +1199,9 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 		return nil
 	}
 	m.changed([]session.Change{ch})
+	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
+		return tea.Batch(m.taskWork(m.now())...)
+	}
 	return cancelCmd(m.conn, m.connGen, id, reason, true)
 }
 
@@ -1197,7 +1210,7 @@ func (m *Model) activeIDs() []wire.ID {
 	var ids []wire.ID
 	for i := m.tracker.Len() - 1; i >= 0; i-- {
 		r := m.tracker.At(i)
-		if r.IsActive() && r.State != session.StateCancelRequested {
+		if r.IsActive() && r.State != session.StateCancelRequested && !isTaskRequest(r) {
 			ids = append(ids, r.ID)
 		}
 	}
@@ -1236,18 +1249,40 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	m.quitting = true
 	m.interrupted = cause == session.CauseInterrupted
 	var ids []wire.ID
+	var taskCancels []client.Request
 	if m.state == connUp {
 		for _, id := range m.activeIDs() {
 			if ch, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err == nil {
 				m.changed([]session.Change{ch})
-				ids = append(ids, id)
+				if r, _ := m.tracker.Get(id); !r.IsTask() {
+					ids = append(ids, id)
+				}
+			}
+		}
+		// Tasks get their tasks/cancel (the polls due now are not sent).
+		for _, r := range m.tracker.TaskRequests(m.now()) {
+			if r.Method == wire.MethodTasksCancel {
+				taskCancels = append(taskCancels, client.Request{ID: r.ID, Method: r.Method, Params: wire.TaskParams(r.Target)})
 			}
 		}
 	}
-	if len(ids) == 0 {
+	if len(ids)+len(taskCancels) == 0 {
 		return m.exit()
 	}
 	conn := m.conn
+	if len(taskCancels) > 0 {
+		n := len(ids) + len(taskCancels)
+		m.setStatus(levelInfo, fmt.Sprintf("cancelling %d %s before quitting…", n, countNoun(n, "request", "requests")))
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(context.Background(), quitCancelWait)
+			defer cancel()
+			for _, r := range taskCancels {
+				_ = conn.Send(ctx, r)
+			}
+			conn.CancelAll(ids, reason, quitCancelWait)
+			return quitReadyMsg{}
+		}
+	}
 	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d %s before quitting…", len(ids), countNoun(len(ids), "request", "requests")))
 	return func() tea.Msg {
 		conn.CancelAll(ids, reason, quitCancelWait)

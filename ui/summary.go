@@ -23,6 +23,14 @@ func (m *Model) cacheSummary(r *session.Request) {
 		return
 	}
 	raw, ok := m.tracker.RawResponse(r.ID)
+	if r.IsTask() {
+		// A task's result is its outcome, not its handle.
+		out, isErr, have := m.tracker.TaskOutcome(r.ID)
+		if !have || isErr {
+			return
+		}
+		raw, ok = wire.ResultResponse(r.ID, out), true
+	}
 	if !ok {
 		return
 	}

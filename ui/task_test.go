@@ -1,0 +1,150 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"inflight/event"
+	"inflight/session"
+	"inflight/wire"
+)
+
+// taskCall starts a modern tools/call that declares the tasks extension
+// (as the client sends it) and answers it with a task handle.
+func (h *harness) taskCall(tid string, pollMs int) int64 {
+	h.t.Helper()
+	params := json.RawMessage(`{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}`)
+	h.run(h.m.send(wire.MethodToolsCall, params, sessionDefaults()))
+	r := h.m.tracker.At(h.m.tracker.Len() - 1)
+	id, _ := r.ID.Int()
+	raw := wire.Request(r.ID, wire.MethodToolsCall, params)
+	msg, _ := wire.Decode(raw)
+	h.events(event.Event{Kind: event.Sent, RequestID: r.ID, Raw: raw, Msg: msg})
+	h.answer(id, fmt.Sprintf(`{"resultType":"task","taskId":%q,"status":"working","statusMessage":"fetching page 1 of 9","createdAt":"x","lastUpdatedAt":"y","ttlMs":60000,"pollIntervalMs":%d}`, tid, pollMs))
+	return id
+}
+
+// lastSent is the last request the UI asked the client to send.
+func (h *harness) lastSent() (wire.ID, string, string) {
+	h.t.Helper()
+	h.fake.mu.Lock()
+	defer h.fake.mu.Unlock()
+	if len(h.fake.sent) == 0 {
+		h.t.Fatal("nothing sent")
+	}
+	r := h.fake.sent[len(h.fake.sent)-1]
+	return r.ID, r.Method, string(r.Params)
+}
+
+// answerTaskPoll answers the UI's last tasks/get with the task in status.
+func (h *harness) answerTaskPoll(tid, status, extra string) {
+	h.t.Helper()
+	id, method, _ := h.lastSent()
+	if method != wire.MethodTasksGet {
+		h.t.Fatalf("the last request sent is %s, want tasks/get", method)
+	}
+	raw := wire.Request(id, method, wire.TaskParams(tid))
+	msg, _ := wire.Decode(raw)
+	h.events(event.Event{Kind: event.Sent, RequestID: id, Raw: raw, Msg: msg})
+	n, _ := id.Int()
+	h.answer(n, fmt.Sprintf(`{"resultType":"complete","taskId":%q,"status":%q,"createdAt":"x","lastUpdatedAt":"y","ttlMs":60000,"pollIntervalMs":1000%s}`, tid, status, extra))
+}
+
+// A task is one row that continues its request: polled at the server's
+// interval with the poll never a row of its own, cancelled with
+// tasks/cancel (never the transport's signal), and shown as what it did.
+func TestTaskRowPolledAndCancelled(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	id := h.taskCall("t-1", 1000)
+	scr := h.screen()
+	for _, want := range []string{"⧗ task", "working · ", `"fetching page 1 of 9"`, "next in 1.0s", "ttl 1m00s"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the task row lacks %q:\n%s", want, scr)
+		}
+	}
+	h.advance(time.Second)
+	if _, method, params := h.lastSent(); method != wire.MethodTasksGet || !strings.Contains(params, `"t-1"`) {
+		t.Fatalf("after the interval the UI sent %s %s, want tasks/get of t-1", method, params)
+	}
+	h.answerTaskPoll("t-1", "working", `,"statusMessage":"fetching page 3 of 9"`)
+	scr = h.screen()
+	if !strings.Contains(scr, `"fetching page 3 of 9"`) || !strings.Contains(scr, "polled 0ms ago") {
+		t.Errorf("after a poll:\n%s", scr)
+	}
+	if strings.Contains(scr, "tasks/get") {
+		t.Errorf("a poll shows as a row of its own:\n%s", scr)
+	}
+	if got := h.m.tracker.Counts().InFlight; got != 1 {
+		t.Errorf("%d in flight, want 1: polls are the task's, not the user's", got)
+	}
+
+	h.key("c")
+	_, cancels := h.fake.calls()
+	if cancels != 0 {
+		t.Fatalf("c on a task called the client's Cancel (%d): a task is cancelled with tasks/cancel only", cancels)
+	}
+	cid, method, params := h.lastSent()
+	if method != wire.MethodTasksCancel || !strings.Contains(params, `"t-1"`) {
+		t.Fatalf("c sent %s %s, want tasks/cancel of t-1", method, params)
+	}
+	raw := wire.Request(cid, method, wire.TaskParams("t-1"))
+	msg, _ := wire.Decode(raw)
+	h.events(event.Event{Kind: event.Sent, RequestID: cid, Raw: raw, Msg: msg})
+	h.advance(300 * time.Millisecond)
+	n, _ := cid.Int()
+	h.answer(n, `{"resultType":"complete"}`)
+	h.advance(300 * time.Millisecond)
+	scr = h.screen()
+	if !strings.Contains(scr, "tasks/cancel acknowledged 0.3s ago") || !strings.Contains(scr, "cancelling") {
+		t.Errorf("after the acknowledgement:\n%s", scr)
+	}
+	// The task finishes anyway: its fate, flagged, never a success.
+	h.advance(time.Second)
+	h.answerTaskPoll("t-1", "completed", `,"result":{"content":[{"type":"text","text":"all 9 pages"}]}`)
+	r := h.request(id)
+	if r.State != session.StateCancelled || !r.Flagged() {
+		t.Fatalf("completed after tasks/cancel: %s, flagged %v", r.State, r.Flagged())
+	}
+	scr = h.screen()
+	if !strings.Contains(scr, "⚑ completed after tasks/cancel") {
+		t.Errorf("the row does not flag the late completion:\n%s", scr)
+	}
+	h.key("enter")
+	scr = h.screen()
+	for _, want := range []string{"task t-1 completed", "TASK t-1", "working", "(handle)", "(poll)", "tasks/cancel sent", "tasks/cancel acknowledged",
+		"⚑ completed after tasks/cancel", "TASK RESULT AFTER tasks/cancel (late; ignored)"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the detail lacks %q:\n%s", want, scr)
+		}
+	}
+}
+
+func TestGoldenTaskViews(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{80, 24}, {120, 35}} {
+		suffix := fmt.Sprintf("%dx%d", size.w, size.h)
+		t.Run("task-working-"+suffix, func(t *testing.T) {
+			h := newHarness(t, size.w, size.h)
+			h.connect()
+			h.taskCall("7f3e9c2a-research", 2000)
+			h.advance(2 * time.Second)
+			h.answerTaskPoll("7f3e9c2a-research", "working", `,"statusMessage":"fetching page 3 of 9"`)
+			h.advance(800 * time.Millisecond)
+			h.golden()
+		})
+		t.Run("task-detail-"+suffix, func(t *testing.T) {
+			h := newHarness(t, size.w, size.h)
+			h.connect()
+			h.taskCall("7f3e9c2a-research", 1000)
+			h.advance(time.Second)
+			h.answerTaskPoll("7f3e9c2a-research", "working", `,"statusMessage":"fetching page 3 of 9"`)
+			h.advance(time.Second)
+			h.answerTaskPoll("7f3e9c2a-research", "completed", `,"result":{"content":[{"type":"text","text":"9 pages fetched"}]}`)
+			h.key("enter")
+			h.golden()
+		})
+	}
+}
