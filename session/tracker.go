@@ -98,8 +98,8 @@ type Tracker struct {
 	curLog int
 	// tasks finds a task's request by its task ID; taskDue is the
 	// earliest task work due at once (zero: none), see TaskRequests.
-	tasks        map[string]*Request
-	taskDue      time.Time
+	tasks                             map[string]*Request
+	taskDue                           time.Time
 	taskChildren, taskChildrenEvicted int
 }
 

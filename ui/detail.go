@@ -92,8 +92,8 @@ type detailSource struct {
 	// updates counts the subscription updates the body lists.
 	updates int
 	// task is what the body's TASK section shows of the request's task.
-	task taskSig
-	valid   bool // false: nothing built yet
+	task  taskSig
+	valid bool // false: nothing built yet
 }
 
 // sourceOf is what the body of r would be built from now.
