@@ -39,6 +39,8 @@ type State struct {
 	HasStderr bool
 	// Filtering: the log filter input has focus.
 	Filtering bool
+	// HasEntry: the log shows an entry to copy or open (y, o, O).
+	HasEntry bool
 }
 
 // KeyMap is every binding of the main screens. The composer has its own
@@ -54,6 +56,9 @@ type KeyMap struct {
 	Log, Stderr         key.Binding
 	Filter, ClearFilter key.Binding
 	Export, Reconnect   key.Binding
+	// Copy, Pager and Editor act on the selected request's or entry's
+	// JSON: the clipboard (OSC 52), $PAGER, $EDITOR.
+	Copy, Pager, Editor key.Binding
 
 	Help, Quit, Interrupt key.Binding
 }
@@ -85,6 +90,9 @@ func Default() KeyMap {
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		Export:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export trace")),
 		Reconnect:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reconnect")),
+		Copy:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy JSON")),
+		Pager:       key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
+		Editor:      key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "open in $EDITOR")),
 
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -128,6 +136,10 @@ func (k *KeyMap) SetState(s State) {
 	k.ClearFilter.SetEnabled(s.Mode == ModeLog && s.Filtering)
 	k.Export.SetEnabled(main || s.Mode == ModeLog || s.Mode == ModeStderr || s.Mode == ModeDetail)
 	k.Reconnect.SetEnabled(s.Lost && (main || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr) && !s.Filtering)
+	copyable := (onSelected && s.HasSelection) || (s.Mode == ModeLog && s.HasEntry && !s.Filtering)
+	k.Copy.SetEnabled(copyable)
+	k.Pager.SetEnabled(copyable)
+	k.Editor.SetEnabled(copyable)
 	k.Help.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
 	k.Quit.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
 	k.Interrupt.SetEnabled(true)
@@ -151,7 +163,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.New, k.Reissue, k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter},
 		{k.Detail, k.Open, k.Log, k.Stderr, k.Filter, k.Export, k.Reconnect, k.Back},
-		{k.Help, k.Quit, k.Interrupt},
+		{k.Copy, k.Pager, k.Editor, k.Help, k.Quit, k.Interrupt},
 	}
 }
 
@@ -162,6 +174,7 @@ func (k KeyMap) All() []key.Binding {
 		k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom,
 		k.Cancel, k.CancelReason, k.CancelAll, k.Longer, k.Shorter, k.New, k.Reissue,
 		k.Detail, k.Open, k.Back, k.Log, k.Stderr, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
+		k.Copy, k.Pager, k.Editor,
 		k.Help, k.Quit, k.Interrupt,
 	}
 }
