@@ -675,7 +675,7 @@ func (b *battery) checkToolListed() {
 		}
 		list = "its tools: " + strings.Join(names, ", ")
 	}
-	b.unusable = fmt.Sprintf("the server has no tool %q (%s); name one that runs for a while and reports progress with --tool", b.o.Tool, list)
+	b.unusable = fmt.Sprintf("tools/list lists no tool %q (%s); name one that runs for a while and reports progress with --tool", b.o.Tool, list)
 }
 
 // checkCancelFinished cancels the request the full run finished.
@@ -1233,6 +1233,10 @@ func fmtElapsed(d time.Duration) string {
 func describeState(r *session.Request) string {
 	s := r.State.String()
 	switch {
+	case r.State == session.StateTimedOut && r.Cancel != nil:
+		// How long it was given: "timed_out" alone does not say (and
+		// when it ended includes the late window after the timeout).
+		s += " after " + report.Span(r.Cancel.At.Sub(r.Created))
 	case r.Error != nil:
 		s += fmt.Sprintf(": JSON-RPC error %d %s", r.Error.Code, r.Error.Message)
 	case r.LocalError != "":
