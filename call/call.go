@@ -166,6 +166,17 @@ type LateReport struct {
 	// window); ProgressCrossed, progress within it.
 	ProgressAfterCancel int `json:"progressAfterCancel"`
 	ProgressCrossed     int `json:"progressCrossed"`
+	// WatchedMs is how long after the cancel (or the loss) inflight read
+	// what the server sent, until it closed the connection: what "no
+	// response" and "no progress" were seen over.
+	WatchedMs int64 `json:"watchedMs"`
+	// LastAfterCancelMs is when the last message for the request came
+	// after the cancel (null: none came).
+	LastAfterCancelMs *int64 `json:"lastAfterCancelMs"`
+	// StillSending says the server was still sending when the watch ended:
+	// the watch ended no longer after that last message than the
+	// request's messages came apart (report.StillSending).
+	StillSending bool `json:"stillSending"`
 	// CrossingWindowMs is the window crossings were judged by: half the
 	// quickest measured round trip (RoundTripMs, from RoundTripSource)
 	// plus --grace.
@@ -476,6 +487,19 @@ func ReportOf(info event.ConnInfo, tr *session.Tracker, r *session.Request, resp
 			d := msFloat(rt.D)
 			lr.RoundTripMs, lr.RoundTripSource = &d, rt.Source
 		}
+		base := r.Ended
+		if r.Cancel != nil {
+			base = r.Cancel.At
+		}
+		if !base.IsZero() && now.After(base) {
+			lr.WatchedMs = ms(now.Sub(base))
+		}
+		if last := r.Late.LastAt; !last.IsZero() && !base.IsZero() {
+			d := ms(last.Sub(base))
+			lr.LastAfterCancelMs = &d
+			ended := r.Late.Response && !r.Late.ResponseAt.Before(last) // a response ends the request
+			lr.StillSending = !ended && report.StillSending(now.Sub(last), report.Spacing(r.Progress, r.Late))
+		}
 		if r.Late.Response {
 			d := ms(r.Late.AfterCancel)
 			lr.ResponseAfterCancelMs = &d
@@ -630,6 +654,9 @@ func printLate(row func(k, v string), rep Report, l *LateReport, safe func(strin
 			s += fmt.Sprintf("; %d progress notification%s after that, ignored", l.ProgressAfterCancel, report.Plural(l.ProgressAfterCancel))
 		}
 		row("lost", s)
+		if l.Response || l.ProgressAfterCancel > 0 {
+			row("", watchedAfter(l, "the end"))
+		}
 	} else {
 		var parts []string
 		switch {
@@ -650,6 +677,7 @@ func printLate(row func(k, v string), rep Report, l *LateReport, safe func(strin
 			parts = append(parts, "no progress after the cancel")
 		}
 		row("late", strings.Join(parts, "; "))
+		row("", watchedAfter(l, "the cancel"))
 		row("", crossingBasis(l))
 	}
 	if l.Error != nil {
@@ -658,6 +686,21 @@ func printLate(row func(k, v string), rep Report, l *LateReport, safe func(strin
 	if len(l.Result) > 0 {
 		row("", "late result (not the request's result): "+safe(oneLine(l.Result, 200)))
 	}
+}
+
+// watchedAfter says for how long after the cancel (or the end) inflight
+// read what the server sent, when the last of it came, and whether the
+// server was still sending when it stopped: "no response" means none in
+// that time, nothing more.
+func watchedAfter(l *LateReport, after string) string {
+	s := fmt.Sprintf("watched %s after %s", report.Span(time.Duration(l.WatchedMs)*time.Millisecond), after)
+	if l.LastAfterCancelMs != nil {
+		s += fmt.Sprintf("; the last message came %s after it", fmtAfterMs(*l.LastAfterCancelMs))
+	}
+	if l.StillSending {
+		s += "; still sending when the watch ended"
+	}
+	return s
 }
 
 func describeError(e *ErrorReport, safe func(string) string) string {

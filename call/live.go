@@ -192,7 +192,7 @@ func (v *liveView) crossedProgress(r *session.Request, ev event.Event) {
 		return
 	}
 	v.flush()
-	v.line("  progress crossed the cancel in flight, %s after it (sent before the server could see it; ignored)",
+	v.line("  progress crossed the cancel in flight, %s after it (it may have been sent before the server saw the cancel; ignored)",
 		ev.Time.Sub(r.Cancel.At).Round(time.Millisecond))
 }
 

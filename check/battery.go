@@ -180,6 +180,8 @@ type battery struct {
 	// unusable says why the named tool cannot serve the battery, which
 	// then stops: its findings would only describe a typo.
 	unusable string
+	// midway is the mid-way cancel, judged once the connection is closed.
+	midway *midwayJudgement
 }
 
 // malformedCancels are notifications/cancelled a server must survive; the
@@ -254,6 +256,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 
 	b.run()
 	cn.Close()
+	b.judgeMidway(time.Now())
 
 	rep := b.report()
 	if o.JSON {
@@ -475,6 +478,10 @@ func inconclusiveFinding(id string, modern, http bool, detail string) Finding {
 
 func (b *battery) record(f Finding) {
 	b.findings = append(b.findings, f)
+	b.traceFinding(f)
+}
+
+func (b *battery) traceFinding(f Finding) {
 	if b.tw != nil {
 		_ = b.tw.Write(trace.Record{MS: b.tw.Since(time.Now()), Dir: trace.DirLocal, Event: trace.EventFinding,
 			Code: f.ID, CheckStatus: f.Status, Text: f.Detail})
@@ -526,14 +533,17 @@ func (b *battery) probe() (bool, string) {
 	if r.State == session.StateCompleted {
 		return true, fmt.Sprintf("a following tools/list answered in %s", fmtElapsed(r.Elapsed(time.Now())))
 	}
-	why := r.State.String()
+	// It answered with an error, or not within its timeout: which, and
+	// after how long, not "did not answer" for both.
 	switch {
 	case r.Error != nil:
-		why = fmt.Sprintf("JSON-RPC error %d %s", r.Error.Code, r.Error.Message)
+		return false, fmt.Sprintf("a following tools/list failed: JSON-RPC error %d %s", r.Error.Code, r.Error.Message)
 	case r.LocalError != "":
-		why += ": " + r.LocalError
+		return false, fmt.Sprintf("a following tools/list failed (%s): %s", r.State, r.LocalError)
+	case r.State == session.StateTimedOut:
+		return false, fmt.Sprintf("a following tools/list had no answer within %s (timed out)", report.Span(defaultProbeTimeout))
 	}
-	return false, "a following tools/list did not answer (" + why + ")"
+	return false, fmt.Sprintf("a following tools/list ended %s after %s", r.State, fmtElapsed(r.Elapsed(time.Now())))
 }
 
 // inject sends a raw message and traces it as the battery's own. On HTTP it
@@ -665,7 +675,7 @@ func (b *battery) checkToolListed() {
 		}
 		list = "its tools: " + strings.Join(names, ", ")
 	}
-	b.unusable = fmt.Sprintf("the server has no tool %q (%s); name one that runs for a while and reports progress with --tool", b.o.Tool, list)
+	b.unusable = fmt.Sprintf("tools/list lists no tool %q (%s); name one that runs for a while and reports progress with --tool", b.o.Tool, list)
 }
 
 // checkCancelFinished cancels the request the full run finished.
@@ -693,7 +703,7 @@ func (b *battery) checkCancelFinished() {
 		b.add(CheckCancelFinished, false, fmt.Sprintf("the server sent %d more message%s for the finished request; %s", extra, report.Plural(extra), detail))
 		return
 	}
-	b.add(CheckCancelFinished, ok, detail)
+	b.add(CheckCancelFinished, ok, fmt.Sprintf("nothing more came for request %s, and %s", id, detail))
 }
 
 // checkCancelMidway cancels a running tool call and watches what follows.
@@ -744,16 +754,48 @@ func (b *battery) checkCancelMidway() {
 	if r.State == session.StateCancelRequested {
 		b.cn.Settle(r.ID, runner.SettleSlack)
 	}
-	watch := Watch{From: watchFrom, Until: time.Now()}
+	atEnd := r.Late
+	watch := Watch{From: watchFrom, Until: time.Now(), AtEnd: &atEnd}
 	lost := r.State == session.StateConnectionLost
 	if closed, _ := b.cn.Tracker().TransportClosed(); closed {
 		lost = true
 	}
 	if b.http && b.modern && !lost {
-		watch.Probe = b.probe
+		// Asked now, while the connection is up: the judgement is made
+		// after it closes.
+		ok, health := b.probe()
+		watch.Probe = func() (bool, string) { return ok, health }
 	}
-	for _, f := range JudgeCancel(b.cn.Tracker(), r, b.modern, b.http, hadProgress, lost, watch, b.o) {
-		b.record(f)
+	// The findings are judged again once the battery has closed the
+	// connection (judgeMidway), with what the server sent for the request
+	// while the rest of the battery ran: a server still sending when the
+	// watch ended must not read as one that went quiet. Until then they
+	// hold their place in the report.
+	b.midway = &midwayJudgement{r: r, hadProgress: hadProgress, lost: lost, watch: watch, at: len(b.findings)}
+	b.findings = append(b.findings, JudgeCancel(b.cn.Tracker(), r, b.modern, b.http, hadProgress, lost, watch, b.o)...)
+}
+
+// midwayJudgement is the mid-way cancel, watched and waiting to be judged
+// with everything the battery saw after it: at is the index of its
+// findings in battery.findings.
+type midwayJudgement struct {
+	r                 *session.Request
+	hadProgress, lost bool
+	watch             Watch
+	at                int
+}
+
+// judgeMidway judges the mid-way cancel with what arrived until the
+// connection closed at closed, in the findings' place, and traces them.
+func (b *battery) judgeMidway(closed time.Time) {
+	m := b.midway
+	if m == nil {
+		return
+	}
+	m.watch.ObservedUntil = closed
+	for i, f := range JudgeCancel(b.cn.Tracker(), m.r, b.modern, b.http, m.hadProgress, m.lost, m.watch, b.o) {
+		b.findings[m.at+i] = f
+		b.traceFinding(f)
 	}
 }
 
@@ -762,6 +804,16 @@ func (b *battery) checkCancelMidway() {
 type Watch struct {
 	From, Until time.Time
 	Probe       func() (ok bool, detail string)
+	// AtEnd is what the tracker had recorded of the request's late traffic
+	// when the watch ended, for a judgement made later (the battery judges
+	// once it has closed the connection, so that what the server sent
+	// while the rest of the battery ran is in the finding too); nil when
+	// the judgement is made at the watch's end.
+	AtEnd *session.Late
+	// ObservedUntil is when inflight stopped reading what the server sent
+	// (the connection closed); zero when the judgement is made at the
+	// watch's end.
+	ObservedUntil time.Time
 }
 
 // JudgeCancel judges what followed the cancel of r, a request cancelled
@@ -770,29 +822,28 @@ type Watch struct {
 // hadProgress says r had progress before the cancel; lost, that the
 // connection was lost after it. It judges nothing of its own: crossed and
 // late are the tracker's (session/crossing.go), so that the battery, call
-// and the TUI always agree.
+// and the TUI always agree. Its words say what was seen and for how long:
+// a watch that ends while the server is still sending says so, and never
+// reads as the server having gone quiet.
 func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgress, lost bool, watch Watch, o Options) []Finding {
 	var out []Finding
 	add := func(id string, ok bool, detail string) { out = append(out, newFinding(id, modern, http, ok, detail)) }
 	inconclusive := func(id, detail string) { out = append(out, inconclusiveFinding(id, modern, http, detail)) }
-	watched := watch.Until.Sub(watch.From)
 	c := r.Cancel
 	from := c.SignalAt
 	if from.IsZero() {
 		from = c.At
 	}
+	sp := watchSpan{from: from, watched: watch.Until.Sub(watch.From), until: watch.Until, total: r.Late,
+		within: r.Late, observedUntil: watch.ObservedUntil, connection: !http}
+	if watch.AtEnd != nil {
+		sp.within = *watch.AtEnd
+	}
+	sp.spacing = report.Spacing(r.Progress, sp.within)
 	late := r.Late
 	progressAfter, progressCrossed := late.ProgressAfterCancel, late.ProgressCrossed
-	lastAt := late.LastAt
 	basis := crossingBasis(tr, r, o.Grace)
-	quiet := fmt.Sprintf("nothing for the request after the cancel; watched %s", watched.Round(100*time.Millisecond))
-	if !lastAt.IsZero() {
-		quiet = fmt.Sprintf("the last message for the request came %s after the cancel; watched %s",
-			report.Fine(lastAt.Sub(from)), watched.Round(100*time.Millisecond))
-		if watch.Until.Sub(lastAt) < stillSending {
-			quiet += "; still sending when the watch ended"
-		}
-	}
+	watched := report.Span(sp.watched)
 
 	if http && modern {
 		if lost {
@@ -803,15 +854,19 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 		if watch.Probe != nil {
 			ok, health = watch.Probe()
 		}
-		detail := fmt.Sprintf("inflight closed the request's SSE stream (signal %s); nothing more arrived for request %s in the %s watched, on any stream; %s. Whether the server stopped working is not visible on the wire",
-			c.Signal, r.ID, watched.Round(100*time.Millisecond), health)
+		nothingLater := ""
+		if sp.laterProgress() == 0 && !sp.laterResponse() {
+			nothingLater = sp.untilClosed(", nor until")
+		}
+		detail := fmt.Sprintf("inflight closed the request's SSE stream (signal %s); nothing more arrived for request %s in the %s watched, on any stream%s; %s. Whether the server stopped working is not visible on the wire",
+			c.Signal, r.ID, watched, nothingLater, health)
 		lateResponse := late.Response && !late.Crossed
 		if progressAfter > 0 || lateResponse {
 			// Only what the tracker judged late: what was read on the
 			// stream before it closed crossed the close in flight.
 			ok = false
-			detail = fmt.Sprintf("after inflight closed the request's stream, %d progress notification(s) and %s for request %s arrived later; %s; %s",
-				progressAfter, yesNo(lateResponse, "a response", "no response"), r.ID, health, basis)
+			detail = fmt.Sprintf("after inflight closed the request's stream, %d progress notification(s) and %s for request %s arrived later; %s; %s; %s",
+				progressAfter, yesNo(lateResponse, "a response", "no response"), r.ID, sp.tail(), health, basis)
 		} else if progressCrossed > 0 || late.Response {
 			detail += fmt.Sprintf("; %d progress notification(s)%s crossed the close in flight", progressCrossed, yesNo(late.Response, " and the response", ""))
 		}
@@ -822,42 +877,137 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 	sig := "signal " + c.Signal.String()
 	switch {
 	case !hadProgress && progressAfter+progressCrossed == 0:
-		inconclusive(CheckCancelStops, fmt.Sprintf("the tool sent no progress within %s, so inflight cancelled it without seeing any; whether progress stops could not be observed", o.CancelAfter))
+		inconclusive(CheckCancelStops, fmt.Sprintf("the tool sent no progress within %s, so inflight cancelled it without seeing any; whether progress stops could not be observed (no progress in the %s watched after the cancel%s)",
+			o.CancelAfter, watched, sp.untilClosed(", nor until")))
 	case progressAfter > 0:
 		crossed := ""
 		if progressCrossed > 0 {
 			crossed = fmt.Sprintf(" (and %d crossed the cancel in flight)", progressCrossed)
 		}
-		add(CheckCancelStops, false, fmt.Sprintf("%d progress notification%s arrived after the server could have seen the cancel%s (%s); %s; %s",
-			progressAfter, report.Plural(progressAfter), crossed, sig, quiet, basis))
+		lead := ""
+		if sp.stillSending() {
+			// The finding itself: it went on for as long as inflight
+			// looked.
+			lead = fmt.Sprintf("progress did not stop in the %s watched: ", watched)
+		}
+		add(CheckCancelStops, false, fmt.Sprintf("%s%d progress notification%s arrived after the server could have seen the cancel%s (%s); %s; %s",
+			lead, progressAfter, report.Plural(progressAfter), crossed, sig, sp.tail(), basis))
 	default:
-		detail := fmt.Sprintf("no progress after the cancel (%s); %s", sig, quiet)
+		detail := fmt.Sprintf("no progress after the cancel (%s); %s", sig, sp.tail())
 		if progressCrossed > 0 {
 			detail = fmt.Sprintf("%d progress notification%s crossed the cancel in flight, none came later (%s); %s; %s",
-				progressCrossed, report.Plural(progressCrossed), sig, quiet, basis)
+				progressCrossed, report.Plural(progressCrossed), sig, sp.tail(), basis)
 		}
 		add(CheckCancelStops, true, detail)
 	}
 	// After the cancel as the TUI and call say it: from when it was asked.
 	after := late.AfterCancel
+	afterWatch := ""
+	if late.Response && !sp.within.Response {
+		afterWatch = fmt.Sprintf(", once the %s watch had ended, while the battery went on", watched)
+	}
 	switch {
 	case lost && !late.Response:
 		add(CheckCancelNoResponse, false, "the connection was lost after the cancel")
 	case !late.Response:
-		add(CheckCancelNoResponse, true, fmt.Sprintf("no response in the %s watched after the cancel", watched.Round(100*time.Millisecond)))
+		add(CheckCancelNoResponse, true, fmt.Sprintf("no response in the %s watched after the cancel%s", watched, sp.untilClosed(", nor until")))
 	case late.Crossed:
 		add(CheckCancelNoResponse, true, fmt.Sprintf("a response arrived %s after the cancel: it crossed the cancel in flight, which the spec allows; %s",
 			report.Fine(after), basis))
 	default:
-		add(CheckCancelNoResponse, false, fmt.Sprintf("a response arrived %s after the cancel, later than a reply sent before the server saw it could have (a late response); %s",
-			report.Fine(after), basis))
+		add(CheckCancelNoResponse, false, fmt.Sprintf("a response arrived %s after the cancel%s, later than a reply sent before the server saw it could have (a late response); %s",
+			report.Fine(after), afterWatch, basis))
 	}
 	return out
 }
 
-// stillSending: a message this close to the end of a watch means the
-// server may well have gone on sending after it.
-const stillSending = 250 * time.Millisecond
+// watchSpan is what the battery saw of a cancelled request, during its
+// watch and after it, for the words of a finding.
+type watchSpan struct {
+	from    time.Time // the cancel's signal (or, without one, its request)
+	watched time.Duration
+	until   time.Time // the watch's end
+	// observedUntil is when inflight stopped reading (zero: the judgement
+	// is made at the watch's end); connection says that was the end of
+	// the connection, the one thing that carried the request's messages
+	// (stdio), rather than of one of several streams (HTTP).
+	observedUntil time.Time
+	connection    bool
+	// within is the request's late traffic at the watch's end, total all
+	// of it; spacing how far apart its messages came (report.Spacing).
+	within, total session.Late
+	spacing       time.Duration
+}
+
+// laterProgress counts the progress that came after the watch ended.
+func (s watchSpan) laterProgress() int {
+	return s.total.ProgressAfterCancel + s.total.ProgressCrossed - s.within.ProgressAfterCancel - s.within.ProgressCrossed
+}
+
+// laterResponse says the response came after the watch ended.
+func (s watchSpan) laterResponse() bool { return s.total.Response && !s.within.Response }
+
+// stillSending says the server was still sending when the watch ended:
+// something came after it, or the watch ended no longer after the last
+// message than the messages' own spacing (report.StillSending). After a
+// response, the request is over, whatever the spacing.
+func (s watchSpan) stillSending() bool {
+	if s.laterProgress() > 0 || s.laterResponse() {
+		return true
+	}
+	last := s.within.LastAt
+	if last.IsZero() || (s.within.Response && !s.within.ResponseAt.Before(last)) {
+		return false
+	}
+	return report.StillSending(s.until.Sub(last), s.spacing)
+}
+
+// minReadOn is the least time read after a watch worth a mention: the few
+// milliseconds of the battery's last steps add nothing to a 2s watch.
+const minReadOn = 100 * time.Millisecond
+
+// untilClosed says, when inflight read on after the watch until the
+// connection closed, for how long, after lead (", nor until"): the caller
+// knows nothing of what it speaks of came in that time.
+func (s watchSpan) untilClosed(lead string) string {
+	if s.observedUntil.IsZero() || !s.connection || s.observedUntil.Sub(s.until) < minReadOn {
+		return ""
+	}
+	return fmt.Sprintf("%s inflight closed the connection %s after the cancel", lead, report.Span(s.observedUntil.Sub(s.from)))
+}
+
+// tail says when the last message for the request came, how long the
+// watch was, and whether the server was still sending when it ended.
+func (s watchSpan) tail() string {
+	watched := report.Span(s.watched)
+	var b strings.Builder
+	if s.within.LastAt.IsZero() {
+		fmt.Fprintf(&b, "nothing for the request in the %s watched after the cancel", watched)
+	} else {
+		fmt.Fprintf(&b, "the last message for the request in the %s watched came %s after the cancel", watched, report.Fine(s.within.LastAt.Sub(s.from)))
+	}
+	n := s.laterProgress()
+	switch {
+	case n > 0 || s.laterResponse():
+		var what []string
+		if n > 0 {
+			what = append(what, fmt.Sprintf("%d of the progress notifications", n))
+		}
+		if s.laterResponse() {
+			what = append(what, "the response")
+		}
+		fmt.Fprintf(&b, "; still sending when the watch ended: %s came after it, while the battery went on, the last %s after the cancel",
+			strings.Join(what, " and "), report.Fine(s.total.LastAt.Sub(s.from)))
+	case s.stillSending():
+		fmt.Fprintf(&b, "; still sending when the watch ended, %s after that message", report.Fine(s.until.Sub(s.within.LastAt)))
+		if s.spacing > 0 {
+			fmt.Fprintf(&b, " (its messages came about %s apart)", report.Fine(s.spacing))
+		}
+	default:
+		b.WriteString(s.untilClosed("; nothing more until"))
+	}
+	return b.String()
+}
 
 // crossingBasis says what "crossed" was judged by, for a finding.
 func crossingBasis(tr *session.Tracker, r *session.Request, grace time.Duration) string {
@@ -1083,6 +1233,10 @@ func fmtElapsed(d time.Duration) string {
 func describeState(r *session.Request) string {
 	s := r.State.String()
 	switch {
+	case r.State == session.StateTimedOut && r.Cancel != nil:
+		// How long it was given: "timed_out" alone does not say (and
+		// when it ended includes the late window after the timeout).
+		s += " after " + report.Span(r.Cancel.At.Sub(r.Created))
 	case r.Error != nil:
 		s += fmt.Sprintf(": JSON-RPC error %d %s", r.Error.Code, r.Error.Message)
 	case r.LocalError != "":

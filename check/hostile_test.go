@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,55 @@ func TestCheckServerRequests(t *testing.T) {
 			}
 			if code != exitcode.Failed {
 				t.Errorf("exit %d, want %d", code, exitcode.Failed)
+			}
+		})
+	}
+}
+
+// keepsSending reports progress every 40ms; uncancelled it answers after
+// six steps, cancelled it goes on reporting until its stdin ends: a server
+// that never stops for as long as anyone watches.
+var keepsSending = hostile.Stdio{Name: "keeps-sending", Call: func(s *hostile.Session, req hostile.Request) {
+	cancelled := s.CancelledCh(req.ID)
+	for step := 1; ; step++ {
+		if !req.Token.IsZero() {
+			_ = s.Progress(req.Token, float64(step), 0, "")
+		}
+		select {
+		case <-cancelled:
+		default:
+			if step == 6 {
+				_ = s.Reply(req.ID, `{"content":[{"type":"text","text":"six steps"}]}`)
+				return
+			}
+		}
+		if !s.Sleep(40 * time.Millisecond) {
+			return
+		}
+	}
+}}
+
+// A server still sending progress when the watch ends did not stop: the
+// finding says so and how long inflight watched, never that it went
+// quiet — a FAIL in the modern era, a WARN in the legacy one.
+func TestCheckServerStillSendingWhenTheWatchEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name, version, want string
+	}{{"modern", "", StatusFail}, {"legacy", testserver.Legacy.Version, StatusWarn}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := Options{Target: testserver.InProcess(keepsSending, tc.version)(t), Tool: hostile.ToolName,
+				LateWindow: 400 * time.Millisecond, Timeout: 5 * time.Second}
+			rep, _ := runCheck(t, o)
+			f := findingsByID(rep)[CheckCancelStops]
+			if f.Status != tc.want {
+				t.Errorf("progress_stops %s, want %s: %s", f.Status, tc.want, f.Detail)
+			}
+			if !regexp.MustCompile(`^progress did not stop in the 4\d\dms watched: \d+ progress notifications arrived after the server could have seen the cancel .*; still sending when the watch ended`).MatchString(f.Detail) {
+				t.Errorf("progress_stops does not say the progress went on to the watch's end: %s", f.Detail)
+			}
+			if strings.Contains(f.Detail, "nothing more") || strings.Contains(f.Detail, "quiet") {
+				t.Errorf("progress_stops claims a silence it did not see: %s", f.Detail)
 			}
 		})
 	}

@@ -49,6 +49,8 @@ type State struct {
 	// Chopped: the payload views cut long lines and scroll sideways
 	// instead of wrapping them.
 	Chopped bool
+	// HasEntry: the log shows an entry to copy or open (y, o, O).
+	HasEntry bool
 }
 
 // KeyMap is every binding of the main screens. The composer has its own
@@ -72,6 +74,9 @@ type KeyMap struct {
 	// FilterList cycles the request list's filter; ClearFinished hides the
 	// finished rows from it.
 	FilterList, ClearFinished key.Binding
+	// Copy, Pager and Editor act on the selected request's or entry's
+	// JSON: the clipboard (OSC 52), $PAGER, $EDITOR.
+	Copy, Pager, Editor key.Binding
 
 	Help, Quit, Interrupt key.Binding
 }
@@ -111,6 +116,10 @@ func Default() KeyMap {
 
 		FilterList:    key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter list")),
 		ClearFinished: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "clear finished")),
+
+		Copy:   key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy JSON")),
+		Pager:  key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
+		Editor: key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "open in $EDITOR")),
 
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -167,6 +176,10 @@ func (k *KeyMap) SetState(s State) {
 	k.FilterList.SetEnabled(main && s.HasRequests)
 	k.ClearFinished.SetEnabled(main && s.HasRequests)
 	k.Reconnect.SetEnabled(s.Lost && (main || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr) && !s.Filtering)
+	copyable := (onSelected && s.HasSelection) || (s.Mode == ModeLog && s.HasEntry && !s.Filtering)
+	k.Copy.SetEnabled(copyable)
+	k.Pager.SetEnabled(copyable)
+	k.Editor.SetEnabled(copyable)
 	k.Help.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
 	k.Quit.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
 	k.Interrupt.SetEnabled(true)
@@ -190,7 +203,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Wrap, k.Left, k.Right},
 		{k.New, k.Reissue, k.Edit, k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter},
 		{k.Detail, k.Open, k.FilterList, k.ClearFinished, k.Log, k.Stderr, k.Filter, k.Export, k.Reconnect, k.Back},
-		{k.Help, k.Quit, k.Interrupt},
+		{k.Copy, k.Pager, k.Editor, k.Help, k.Quit, k.Interrupt},
 	}
 }
 
@@ -202,6 +215,7 @@ func (k KeyMap) All() []key.Binding {
 		k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter, k.New, k.Reissue, k.Edit,
 		k.Detail, k.Open, k.Back, k.Log, k.Stderr, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
 		k.Wrap, k.Left, k.Right, k.FilterList, k.ClearFinished,
+		k.Copy, k.Pager, k.Editor,
 		k.Help, k.Quit, k.Interrupt,
 	}
 }

@@ -210,9 +210,11 @@ type Late struct {
 	// cancel but within the crossing window: they may have been sent before
 	// the server saw it, so they are shown but not flagged.
 	ProgressCrossed int
-	// LastAt is when the last thing after the request was given up
-	// arrived, crossed or late.
-	LastAt time.Time
+	// FirstAt and LastAt are when the first and the last thing after the
+	// request was given up arrived, crossed or late: with the counts, how
+	// far apart they came (a server that sends every second and one that
+	// went quiet look alike at the end of a short watch otherwise).
+	FirstAt, LastAt time.Time
 	// LastProgressAt is when the last of them arrived.
 	LastProgressAt time.Time
 	// NotificationsAfterCancel counts subscription notifications that

@@ -498,6 +498,9 @@ func (t *Tracker) arrived(r *Request, what Arrival, at time.Time, streamEnd int6
 	if at.After(r.Late.LastAt) {
 		r.Late.LastAt = at
 	}
+	if r.Late.FirstAt.IsZero() || at.Before(r.Late.FirstAt) {
+		r.Late.FirstAt = at
+	}
 	kind := ChangeLate
 	if crossed {
 		kind = ChangeCrossed

@@ -189,6 +189,9 @@ type Model struct {
 	// so that no command sleeps or blocks.
 	tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 	wait func(ch <-chan event.Event, gen int) tea.Cmd
+	// exec hands the terminal to a pager or editor (tea.Exec); tests
+	// record the command instead, and run it themselves.
+	exec func(c tea.ExecCommand, fn tea.ExecCallback) tea.Cmd
 	// stop is closed when the program ends, so that no pending tick keeps a
 	// goroutine and a timer alive after it.
 	stop     chan struct{}
@@ -335,6 +338,7 @@ func New(opts Options) (*Model, error) {
 	m.stop = make(chan struct{})
 	m.tick = m.stoppableTick
 	m.wait = waitEvents
+	m.exec = tea.Exec
 	m.setStyles(opts.Dark)
 	m.list.follow = true
 	m.logv.follow = true
@@ -476,6 +480,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case redialMsg:
 		cmd = m.handleRedial(msg)
+	case viewerDoneMsg:
+		m.handleViewerDone(msg)
 	case quitReadyMsg:
 		return m, m.exit()
 	case tea.InterruptMsg:
@@ -874,6 +880,12 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		Chopped:      m.pager.chop,
 		HasRequests:  m.tracker.Len() > 0,
 	}
+	if mode == keymap.ModeLog {
+		// Not selectedEntry: with a filter it reads the whole log, and
+		// this runs on every Update. A filter that matches nothing makes
+		// y say there is nothing to copy.
+		st.HasEntry = m.logv.open || m.tracker.Log().Len() > 0
+	}
 	if ok {
 		st.SelectedActive = r.IsActive() && r.State != session.StateCancelRequested
 		st.SelectedCancelling = r.State == session.StateCancelRequested
@@ -924,6 +936,10 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case keymap.ModeLog:
+		if m.logv.open && key.Matches(msg, m.keys.Copy, m.keys.Pager, m.keys.Editor) {
+			// The entry view gives every other key to its viewport.
+			return m.handleGlobalKey(msg)
+		}
 		if cmd, handled := m.handleLogKey(msg); handled {
 			return cmd
 		}
@@ -988,6 +1004,10 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.export()
 	case key.Matches(msg, k.Reconnect):
 		return m.reconnect()
+	case key.Matches(msg, k.Copy):
+		return m.copyPayload()
+	case key.Matches(msg, k.Pager), key.Matches(msg, k.Editor):
+		return m.openPayload(key.Matches(msg, k.Editor))
 	case (pressed(msg, k.Cancel) || pressed(msg, k.CancelReason)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
 		// Say why c or C did nothing rather than ignore it.
 		m.whyNoCancel()

@@ -1,0 +1,380 @@
+package ui
+
+// Copy and open (issue 10): y copies the JSON of the selected request (in
+// the list and the detail) or of the selected log entry (in the log and
+// the entry view) to the terminal's clipboard with OSC 52, the sequence
+// inflight writes itself (tea.SetClipboard); o opens the same text in
+// $PAGER and O in $EDITOR, with the terminal handed over (tea.Exec) and
+// the TUI drawn again when they exit. What leaves is redacted and inert:
+// the secrets the model's redactor knows are masked, and every rune a
+// terminal could act on is escaped (JSON) or drawn as a symbol (text).
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"inflight/keymap"
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/wire"
+)
+
+// copyable is what y copies and o opens.
+type copyable struct {
+	// what names it for the status line: "request #3", "log entry 12"
+	// (the number the log's entry view shows).
+	what string
+	// name is the stem of the temporary file o writes it to.
+	name string
+	// body is the text, redacted and inert; isJSON says it is one JSON
+	// document (else it is text: cut bytes, a stderr line, a note).
+	body   []byte
+	isJSON bool
+	// cut counts the bytes of the entry the bounded log did not keep.
+	cut int
+}
+
+// maxClipboard bounds what y sends: an OSC 52 sequence of megabytes is
+// more than terminals take (and than a paste is for); o has no bound.
+const maxClipboard = 1 << 20
+
+// largeClipboard is the size above which the status line says that some
+// terminals cap what OSC 52 carries.
+const largeClipboard = 100_000
+
+// payloadOf is what y and o act on in mode: the selected request's JSON
+// in the list and the detail, the selected (or open) entry's in the log.
+// It is false when there is nothing there to copy.
+func (m *Model) payloadOf(mode keymap.Mode) (copyable, bool) {
+	switch mode {
+	case keymap.ModeList, keymap.ModeDetail:
+		r, ok := m.selectedRequest()
+		if !ok {
+			return copyable{}, false
+		}
+		return m.requestPayload(r), true
+	case keymap.ModeLog:
+		abs, ok := m.selectedEntry()
+		if !ok {
+			return copyable{}, false
+		}
+		return m.entryPayload(abs)
+	}
+	return copyable{}, false
+}
+
+// selectedEntry is the absolute log position of the entry y and o act on
+// in the log: the open entry, else the selection (which follows the
+// filter). False when the log shows nothing.
+func (m *Model) selectedEntry() (int64, bool) {
+	lv := &m.logv
+	if lv.open {
+		return lv.openAbs, true
+	}
+	it := m.logItems()
+	i := lv.selected(it)
+	if i < 0 {
+		return 0, false
+	}
+	return it.abs(i), true
+}
+
+// requestPayload is r as one JSON object: the request as it went out and
+// what came back for it, as the bytes were ({"request": …, "response":
+// …}; before the request is written, its "method" and "params"). A response that came after the cancel is "responseAfterCancel", so
+// that a pasted copy never passes it off as the request's answer.
+func (m *Model) requestPayload(r *session.Request) copyable {
+	p := copyable{what: "request #" + r.ID.String(), name: "inflight-request-" + fileSafe(r.ID.String()), isJSON: true}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	member := func(name string, raw []byte) {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:", name)
+		if doc := bytes.TrimSpace(raw); len(doc) > 0 && json.Valid(doc) {
+			b.Write(doc)
+			return
+		}
+		// Bytes the store cut, or that were never JSON: kept as a string.
+		s, _ := json.Marshal(string(raw))
+		b.Write(s)
+	}
+	if raw, ok := m.tracker.RawRequest(r.ID); ok {
+		if r.Sent.IsZero() {
+			// Until the client wrote it, the store holds the params.
+			member("method", jsonQuote(r.Method))
+			member("params", raw)
+		} else {
+			member("request", raw)
+		}
+	} else {
+		// The store lets go of the oldest bytes; what the tracker still
+		// knows is the method.
+		member("method", jsonQuote(r.Method))
+	}
+	if raw, ok := m.tracker.RawResponse(r.ID); ok {
+		name := "response"
+		if r.Late.Response {
+			name = "responseAfterCancel"
+		}
+		member(name, raw)
+	}
+	b.WriteByte('}')
+	p.body = m.indentedJSON(b.Bytes())
+	return p
+}
+
+// entryPayload is the log entry at abs: its bytes as indented JSON when
+// they are JSON, else its text (a stderr line, a note, bytes the log cut).
+func (m *Model) entryPayload(abs int64) (copyable, bool) {
+	lg := m.tracker.Log()
+	first := lg.Total() - int64(lg.Len())
+	if abs < first || abs >= lg.Total() {
+		return copyable{}, false // it has left the bounded log
+	}
+	e := lg.At(int(abs - first))
+	p := copyable{what: fmt.Sprintf("log entry %d", abs+1), name: fmt.Sprintf("inflight-log-%d", abs+1), cut: e.Truncated}
+	raw := bytes.TrimSpace(e.Raw)
+	switch {
+	case len(raw) > 0 && e.Truncated == 0 && json.Valid(raw):
+		p.body, p.isJSON = m.indentedJSON(raw), true
+	case len(raw) > 0:
+		p.body = []byte(m.block(string(e.Raw)) + "\n")
+	default:
+		p.body = []byte(m.block(entryFacts(e)) + "\n")
+	}
+	return p, true
+}
+
+// entryFacts is an entry without bytes as one line of text.
+func entryFacts(e session.LogEntry) string {
+	facts := []string{e.Time.Format("15:04:05.000000"), e.Dir.String()}
+	switch {
+	case e.IsState:
+		facts = append(facts, "state "+e.From.String()+" → "+e.State.String())
+	default:
+		facts = append(facts, strings.ReplaceAll(e.Kind.String(), "_", " "))
+		if e.Method != "" {
+			facts = append(facts, e.Method)
+		}
+	}
+	if !e.ID.IsZero() {
+		facts = append(facts, "id "+e.ID.String())
+	}
+	if e.Status != 0 {
+		facts = append(facts, fmt.Sprintf("HTTP %d", e.Status))
+	}
+	if e.Text != "" {
+		facts = append(facts, e.Text)
+	}
+	return strings.Join(facts, " · ")
+}
+
+// indentedJSON is raw indented (bounded, as everywhere a server's JSON is
+// indented), redacted, with every rune a terminal could act on written as
+// a \u escape: still the same JSON, and inert in a pager or a paste.
+func (m *Model) indentedJSON(raw []byte) []byte {
+	var buf bytes.Buffer
+	if err := wire.IndentBounded(&buf, raw, "", "  ", wire.MaxIndentDepth); err != nil {
+		buf.Reset()
+		buf.Write(raw)
+	}
+	buf.WriteByte('\n')
+	red := m.opts.RedactBytes
+	if red == nil {
+		red = redactBytesWith(m.opts.Redact)
+	}
+	return termsafe.EscapeJSON(red(buf.Bytes()))
+}
+
+// copyPayload is y: the payload goes to the clipboard through the OSC 52
+// sequence Bubble Tea writes, and the status line says what went and
+// that a terminal without OSC 52 takes nothing.
+func (m *Model) copyPayload() tea.Cmd {
+	p, ok := m.payloadOf(m.mode)
+	if !ok {
+		m.setStatus(levelInfo, "nothing selected to copy")
+		return nil
+	}
+	if len(p.body) > maxClipboard {
+		m.setStatus(levelWarn, fmt.Sprintf("%s is %s, too large for the clipboard: press o to open it in $PAGER", p.what, sizeText(len(p.body))))
+		return nil
+	}
+	// Short enough for 80 columns: whether it arrived, only the terminal
+	// knows, and this says so.
+	text := fmt.Sprintf("copied %s (%s) via OSC 52, if the terminal supports it", p.what, sizeText(len(p.body)))
+	if os.Getenv("TMUX") != "" {
+		text = fmt.Sprintf("copied %s (%s) via OSC 52, if tmux has set-clipboard on", p.what, sizeText(len(p.body)))
+	}
+	if len(p.body) > largeClipboard {
+		text += "; some terminals cap its size"
+	}
+	if p.cut > 0 {
+		text += fmt.Sprintf("; %d bytes of it were not kept", p.cut)
+	}
+	m.setStatus(levelInfo, text)
+	return tea.SetClipboard(string(p.body))
+}
+
+// openPayload is o (and O, editor): the payload in $PAGER (or $EDITOR),
+// through a temporary file of mode 0600 that is removed when the program
+// exits. The program runs with the terminal handed over, and the TUI
+// comes back as it was.
+func (m *Model) openPayload(editor bool) tea.Cmd {
+	p, ok := m.payloadOf(m.mode)
+	if !ok {
+		m.setStatus(levelInfo, "nothing selected to open")
+		return nil
+	}
+	v := &viewer{p: p, editor: editor, getenv: os.Getenv, lookPath: exec.LookPath}
+	return m.exec(v, v.done)
+}
+
+// viewer runs a pager or an editor on a payload. It is a tea.ExecCommand:
+// Bubble Tea releases the terminal, calls Run, and restores the screen.
+// Writing the file happens in Run, not in Update, which does no I/O.
+type viewer struct {
+	p      copyable
+	editor bool
+	// getenv and lookPath find the program (tests give their own).
+	getenv   func(string) string
+	lookPath func(string) (string, error)
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// ran is the command line that ran; path the file it was given.
+	ran  string
+	path string
+}
+
+// SetStdin implements tea.ExecCommand.
+func (v *viewer) SetStdin(r io.Reader) { v.stdin = r }
+
+// SetStdout implements tea.ExecCommand.
+func (v *viewer) SetStdout(w io.Writer) { v.stdout = w }
+
+// SetStderr implements tea.ExecCommand.
+func (v *viewer) SetStderr(w io.Writer) { v.stderr = w }
+
+// program is the command line to run: $PAGER, else less, else more (or
+// $VISUAL, else $EDITOR, else vi, else nano). A variable may hold
+// arguments ("less -R"); they are split on spaces, with no shell.
+func (v *viewer) program() ([]string, error) {
+	vars, fallbacks, what := []string{"PAGER"}, []string{"less", "more"}, "pager"
+	if v.editor {
+		vars, fallbacks, what = []string{"VISUAL", "EDITOR"}, []string{"vi", "nano"}, "editor"
+	}
+	for _, name := range vars {
+		if f := strings.Fields(v.getenv(name)); len(f) > 0 {
+			return f, nil
+		}
+	}
+	for _, name := range fallbacks {
+		if _, err := v.lookPath(name); err == nil {
+			return []string{name}, nil
+		}
+	}
+	return nil, fmt.Errorf("no %s: set $%s", what, vars[len(vars)-1])
+}
+
+// Run writes the payload to a temporary file only its owner can read,
+// runs the program on it, and removes it.
+func (v *viewer) Run() error {
+	args, err := v.program()
+	if err != nil {
+		return err
+	}
+	v.ran = strings.Join(args, " ")
+	ext := ".txt"
+	if v.p.isJSON {
+		ext = ".json"
+	}
+	f, err := os.CreateTemp("", v.p.name+"-*"+ext) // CreateTemp makes it 0600
+	if err != nil {
+		return fmt.Errorf("temporary file: %w", err)
+	}
+	v.path = f.Name()
+	defer os.Remove(v.path)
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return fmt.Errorf("temporary file: %w", err)
+	}
+	if _, err := f.Write(v.p.body); err != nil {
+		f.Close()
+		return fmt.Errorf("temporary file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("temporary file: %w", err)
+	}
+	cmd := exec.Command(args[0], append(args[1:], v.path)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = v.stdin, v.stdout, v.stderr
+	return cmd.Run()
+}
+
+// done is the message for the model once the program exited.
+func (v *viewer) done(err error) tea.Msg {
+	return viewerDoneMsg{what: v.p.what, size: len(v.p.body), program: v.ran, editor: v.editor, err: err}
+}
+
+// viewerDoneMsg says the pager or editor exited.
+type viewerDoneMsg struct {
+	what    string
+	size    int
+	program string
+	editor  bool
+	err     error
+}
+
+// handleViewerDone says on the status line what was shown where, or why
+// it could not be.
+func (m *Model) handleViewerDone(msg viewerDoneMsg) {
+	var exit *exec.ExitError
+	switch {
+	case msg.err != nil && msg.program == "":
+		m.setStatus(levelError, fmt.Sprintf("could not open %s: %v", msg.what, msg.err))
+	case errors.As(msg.err, &exit):
+		m.setStatus(levelWarn, fmt.Sprintf("%s exited with status %d on %s", m.line(msg.program), exit.ExitCode(), msg.what))
+	case msg.err != nil:
+		m.setStatus(levelError, fmt.Sprintf("could not run %s on %s: %v", m.line(msg.program), msg.what, msg.err))
+	case msg.editor:
+		m.setStatus(levelInfo, fmt.Sprintf("opened %s (%s) in %s: a copy, since removed; edits are not used", msg.what, sizeText(msg.size), m.line(msg.program)))
+	default:
+		m.setStatus(levelInfo, fmt.Sprintf("showed %s (%s) in %s", msg.what, sizeText(msg.size), m.line(msg.program)))
+	}
+}
+
+// sizeText is a byte count as a person reads it: "812 B", "1.2 kB".
+func sizeText(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1_000_000)
+}
+
+// fileSafe keeps the letters and digits of s, for a file name.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// jsonQuote is s as a JSON string.
+func jsonQuote(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
