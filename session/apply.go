@@ -87,8 +87,8 @@ func (t *Tracker) coalesce(ev *event.Event) (int, bool) {
 	if p == nil || ev.Kind != event.Received || ev.Internal {
 		return 0, false
 	}
-	r := t.byID[p.Token]
-	if r == nil || r.ProgressToken != p.Token {
+	r := t.byToken(p.Token)
+	if r == nil {
 		return 0, false
 	}
 	switch r.State {
@@ -250,9 +250,11 @@ func (t *Tracker) onResponse(ev *event.Event) {
 
 // answer applies a timely response.
 func (t *Tracker) answer(r *Request, ev *event.Event) {
-	if !r.Sent.IsZero() {
+	if !r.Sent.IsZero() && !(r.ByHost && r.Method == wire.MethodInitialize) {
 		// Every timely answer bounds the round trip from above, and the
-		// least of them is what crossings are judged by (crossing.go).
+		// least of them is what crossings are judged by (crossing.go). A
+		// host's initialize is no sample: over stdio it includes the
+		// server's start-up, as the era probe does.
 		t.rtts.add(ev.Time.Sub(r.Sent), r.Method)
 	}
 	msg := &ev.Msg
@@ -348,8 +350,8 @@ func (t *Tracker) onProgress(ev *event.Event) {
 		}
 	}
 	// The progress token is the request's ID (see Begin).
-	r := t.byID[p.Token]
-	if r == nil || r.ProgressToken != p.Token {
+	r := t.byToken(p.Token)
+	if r == nil {
 		if !t.wasEvicted(p.Token) {
 			t.violate(ViolationUnknownProgressToken, "progress for token "+p.Token.String()+", which no request carried", nil, wire.ID{}, ev)
 		}

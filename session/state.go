@@ -88,6 +88,9 @@ const (
 	// CauseShutdown: inflight is quitting, or the client cancelled the request
 	// on its own.
 	CauseShutdown
+	// CauseHost: the host a proxy watches cancelled its own request
+	// (Tracker.Observe).
+	CauseHost
 )
 
 // String is the cause's name as used in JSON output.
@@ -101,6 +104,8 @@ func (c CancelCause) String() string {
 		return "interrupted"
 	case CauseShutdown:
 		return "shutdown"
+	case CauseHost:
+		return "host"
 	}
 	return "none"
 }

@@ -93,6 +93,13 @@ type Tracker struct {
 	violations ViolationLog
 	// curLog is the log slot of the event being applied, -1 outside Apply.
 	curLog int
+
+	// observing: the requests are a host's, seen by a proxy (observe.go).
+	// tokens finds a host request by a progress token that is not its ID;
+	// hostEvictedMax is the largest integer ID of a host request evicted.
+	observing      bool
+	tokens         map[wire.ID]*Request
+	hostEvictedMax int64
 }
 
 // NewTracker returns an empty tracker. Zero Config fields take defaults.
@@ -286,6 +293,9 @@ func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
 		switch r.State {
 		case StatePending, StateRunning:
 			d, limit := r.deadline()
+			if limit == LimitNone {
+				continue // a host's request: its timeout is the host's
+			}
 			if !now.Before(d) && r.Method == wire.MethodInitialize {
 				// initialize must never be cancelled: give up on it here,
 				// and send nothing.
@@ -320,7 +330,10 @@ func (t *Tracker) NextDeadline() (time.Time, bool) {
 		var d time.Time
 		switch r.State {
 		case StatePending, StateRunning:
-			d, _ = r.deadline()
+			var limit Limit
+			if d, limit = r.deadline(); limit == LimitNone {
+				continue
+			}
 		case StateCancelRequested:
 			d = r.Cancel.SettleBy
 		default:
@@ -392,6 +405,9 @@ func (t *Tracker) Violations() *ViolationLog { return &t.violations }
 // wasEvicted reports whether id is one the tracker issued and no longer
 // keeps: traffic for it is old news, not a violation.
 func (t *Tracker) wasEvicted(id wire.ID) bool {
+	if t.observing {
+		return t.wasEvictedHost(id)
+	}
 	n, ok := id.Int()
 	if !ok || n < 1 || n > t.lastID {
 		return false
@@ -507,6 +523,9 @@ func (t *Tracker) forget(r *Request) {
 	delete(t.byID, r.ID)
 	t.raw.remove(rawKey{r.ID, rawRequest})
 	t.raw.remove(rawKey{r.ID, rawResponse})
+	if r.ByHost {
+		t.forgetHost(r)
+	}
 	t.counts.Done--
 	if r.flagged {
 		t.counts.Flagged--
