@@ -204,6 +204,13 @@ func (t *Tracker) observeInitialized(ev *event.Event) {
 	t.conn.ServerVersion = clip(res.ServerInfo.Version, 64)
 }
 
+// ByProgressToken returns the request a progress token names (a host's
+// token need not be its ID), if it is in history.
+func (t *Tracker) ByProgressToken(tok wire.ID) (*Request, bool) {
+	r := t.byToken(tok)
+	return r, r != nil
+}
+
 // byToken finds the active or kept request a progress token names.
 func (t *Tracker) byToken(tok wire.ID) *Request {
 	if r := t.byID[tok]; r != nil && r.ProgressToken == tok {
