@@ -114,6 +114,8 @@ type Result struct {
 	Stopped string
 	// PeakQueueBytes is the most the recorder's queue held at once.
 	PeakQueueBytes int
+	// PID is the server's process ID (gone by the time Run returns).
+	PID int
 }
 
 // Run starts the server (command and args), forwards between it and the
@@ -156,7 +158,7 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 		stderrDone <- pump(opts.Stderr, srv.stderr, sp, q, nil, nil, func() {})
 	}()
 
-	res := Result{}
+	res := Result{PID: srv.cmd.Process.Pid}
 	stop := func(end End) {
 		res.End = end
 		if end == EndHostClosed {

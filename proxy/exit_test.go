@@ -1,0 +1,104 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"inflight/internal/testbin"
+)
+
+// gone reports whether no process has pid any more (reaped, not a zombie).
+func gone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
+
+// TestHostClosesDeafServer: the host closes stdin, and the server neither
+// exits at the end of its stdin nor on SIGTERM: the proxy escalates to
+// SIGKILL, and nothing is left running.
+func TestHostClosesDeafServer(t *testing.T) {
+	cmd, env := helper(t, "deaf")
+	h := newHost(t)
+	var stderr syncBuffer
+	wait := run(t, h, cmd, Options{Env: env, Stderr: &stderr, ShutdownWait: 100 * time.Millisecond})
+	time.Sleep(50 * time.Millisecond) // let it install its SIGTERM handler
+	h.inW.Close()
+	res := wait()
+	if res.End != EndHostClosed || res.Stopped != "SIGKILL" {
+		t.Errorf("end %v stopped %q, want the host's close and SIGKILL", res.End, res.Stopped)
+	}
+	if !gone(res.PID) {
+		t.Errorf("the server (pid %d) outlived the proxy", res.PID)
+	}
+	if !strings.Contains(stderr.String(), "did not exit within 100ms of its stdin closing: it took SIGKILL") {
+		t.Errorf("stderr: %q", stderr.String())
+	}
+}
+
+// TestHostGivesUpWithoutCancelling: the host leaves with a request in
+// flight and no cancel sent; the proxy says so.
+func TestHostGivesUpWithoutCancelling(t *testing.T) {
+	dir := t.TempDir()
+	send := filepath.Join(dir, "send")
+	if err := os.WriteFile(send, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, env := helper(t, "script", "SEND="+send, "GOT="+filepath.Join(dir, "got"))
+	h := newHost(t)
+	var stderr syncBuffer
+	wait := run(t, h, cmd, Options{Name: "quiet", Env: env, Stderr: &stderr})
+	io.WriteString(h.inW, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow"}}`+"\n")
+	h.inW.Close()
+	if res := wait(); res.End != EndHostClosed || !gone(res.PID) {
+		t.Errorf("end %v, server gone %v", res.End, gone(res.PID))
+	}
+	if want := "inflight proxy quiet: ⚑ host gave up without cancelling tools/call slow (id 5)"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	}
+}
+
+// TestServerDiesHostSeesEOF runs the real command: the server exits (status
+// 7) while the host keeps its end open; the host reads what the server
+// wrote and then the end of the proxy's stdout, and the proxy exits 5
+// saying why.
+func TestServerDiesHostSeesEOF(t *testing.T) {
+	inflight := testbin.Build(t, "inflight")
+	exe, env := helper(t, "die")
+	cmd := exec.Command(inflight, "proxy", "--name", "dying", "--", exe)
+	cmd.Env = append(os.Environ(), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close() // the host never closes it before the end
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err = <-waited:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the proxy did not exit when its server did")
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 5 {
+		t.Errorf("exit %v, want 5 (connection lost)", err)
+	}
+	if !strings.Contains(stdout.String(), `"data":"bye"`) {
+		t.Errorf("the host did not get the server's last line: %q", stdout.String())
+	}
+	for _, want := range []string{"helper dies now\n", "inflight proxy dying: the server exited: exit status 7; the host's connection is closed"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
