@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"inflight/wire"
 )
 
 // The test binary doubles as the servers the proxy starts: with
@@ -67,6 +71,36 @@ func runHelper(name string) int {
 		signal.Ignore(syscall.SIGTERM)
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		time.Sleep(time.Minute)
+		return 0
+	case "pong":
+		// Answer every request line with an empty result, at once.
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			m, err := wire.Decode(sc.Bytes())
+			if err != nil || m.Kind != wire.KindRequest {
+				continue
+			}
+			_, _ = os.Stdout.Write(append(wire.ResultResponse(m.ID, json.RawMessage(`{}`)), '\n'))
+		}
+		return 0
+	case "progress-flood":
+		// On each request, N progress notifications for token 1 and then
+		// the answer.
+		n, _ := strconv.Atoi(os.Getenv("N"))
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			m, err := wire.Decode(sc.Bytes())
+			if err != nil || m.Kind != wire.KindRequest {
+				continue
+			}
+			w := bufio.NewWriterSize(os.Stdout, 64<<10)
+			for i := 1; i <= n; i++ {
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":%d}}`+"\n", i)
+			}
+			_, _ = w.Write(append(wire.ResultResponse(m.ID, json.RawMessage(`{}`)), '\n'))
+			_ = w.Flush()
+		}
 		return 0
 	case "die":
 		// Answer one line, then exit with status 7 while the host waits.
