@@ -22,23 +22,27 @@ func (c *cli) proxyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "proxy [--name NAME] [--trace FILE] -- CMD [ARGS…]",
 		Short: "Stand between a host and a stdio server: forward every byte, record the host's requests",
-		Long: `Run what a host (Claude Desktop, Cursor, an SDK's client) would run as its server through
-inflight: the proxy starts CMD, forwards every byte between the host (its stdin and stdout)
-and the server unchanged, passes the server's stderr through, and records the host's
-requests: their states, progress, the host's cancels (judged: a cancelled initialize, an
-unknown ID, a host that leaves without cancelling are flagged on stderr) and what the server
-sends after them. --trace FILE writes it all in the trace format; inflight replay reads it.
-When the host closes stdin the proxy stops the server (close its stdin, wait, SIGTERM,
-SIGKILL); when the server exits the proxy exits too.`,
+		Long: `Run what a host (Claude Desktop, Cursor, an SDK's client) would run as its
+server through inflight: the proxy starts CMD, forwards every byte between the
+host (its stdin and stdout) and the server unchanged, passes the server's
+stderr through, and records the host's requests: their states, progress, the
+host's cancels (judged: a cancelled initialize, an unknown ID, a host that
+leaves without cancelling are flagged on stderr) and what the server sends
+after them. --trace FILE writes it all in the trace format; inflight replay
+reads it. The proxy also streams what it records on a Unix socket, NAME.sock,
+in a directory of yours alone; inflight attach lists the running proxies and
+attaches to one. When the host closes stdin the proxy stops the server (close
+its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.`,
 		Args:          cobra.MinimumNArgs(1),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			red := redact.New(nil, nil, "", args...)
 			if name == "" {
-				name = filepath.Base(args[0])
+				name = proxy.CleanName(filepath.Base(args[0]))
 			}
-			opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow}}
+			opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow},
+				SocketDir: proxy.SocketDir(), Redactor: red}
 			fail := func(err error) error {
 				fmt.Fprintf(c.stderr, "inflight proxy: %s\n", termsafe.Line(red.Error(err)))
 				c.code = exitcode.Usage
@@ -71,7 +75,7 @@ SIGKILL); when the server exits the proxy exits too.`,
 	fs := cmd.Flags()
 	// Everything after CMD is the server's, flags included.
 	fs.SetInterspersed(false)
-	fs.StringVar(&name, "name", "", "name of this proxy in its messages (default: CMD's base name)")
+	fs.StringVar(&name, "name", "", "name of this proxy in its messages and its attach socket (default: CMD's base name)")
 	fs.StringVar(&tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
 	durationVar(fs, &lateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after the host's cancel", true)
 	return cmd

@@ -35,3 +35,12 @@ func signalGroup(cmd *exec.Cmd, sig os.Signal) {
 	}
 	_ = cmd.Process.Signal(sig)
 }
+
+// ownerOf is the user who owns a file.
+func ownerOf(fi os.FileInfo) (uid int, known bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}

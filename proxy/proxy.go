@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"inflight/event"
+	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
@@ -60,6 +61,12 @@ type Options struct {
 	MaxLineBytes int
 	// Tracker configures the tracker (its late window, its bounds).
 	Tracker session.Config
+	// SocketDir, when set, is where the proxy opens NAME.sock for
+	// `inflight attach` (SocketDir()); a socket that cannot be opened is
+	// said on stderr, and the proxy runs on without one.
+	SocketDir string
+	// Redactor masks secrets in what the socket streams (nil: none).
+	Redactor *redact.Redactor
 	// OnEvent, when set, sees every event recorded and what it changed,
 	// on the recorder's goroutine (never the wire's).
 	OnEvent func(ev event.Event, changes []session.Change, tr *session.Tracker)
@@ -116,6 +123,8 @@ type Result struct {
 	PeakQueueBytes int
 	// PID is the server's process ID (gone by the time Run returns).
 	PID int
+	// Socket is the attach socket's path ("" without one).
+	Socket string
 }
 
 // Run starts the server (command and args), forwards between it and the
@@ -130,12 +139,31 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 	if err != nil {
 		return Result{}, err
 	}
+	start := time.Now()
 	q := newQueue(opts.QueueBytes)
 	tr := session.NewTracker(opts.Tracker)
-	rec := &recorder{q: q, tr: tr, tw: opts.Trace, stderr: opts.Stderr, name: opts.Name, onEvent: opts.OnEvent,
+	rec := &recorder{q: q, tr: tr, stderr: opts.Stderr, name: opts.Name, onEvent: opts.OnEvent,
 		maxLine: opts.MaxLineBytes, done: make(chan struct{})}
-	rec.report(event.Event{Kind: event.Note, Time: time.Now(),
+	if opts.Trace != nil {
+		rec.tws = append(rec.tws, opts.Trace)
+	}
+	rec.report(event.Event{Kind: event.Note, Time: start,
 		Text: "proxy " + opts.Name + ": " + termsafe.CommandLine(command, args)}, nil)
+	res := Result{PID: srv.cmd.Process.Pid}
+	var bc *broadcast
+	if opts.SocketDir != "" {
+		l, path, err := listen(opts.SocketDir, opts.Name)
+		if err != nil {
+			rec.say("no attach socket: " + err.Error())
+		} else {
+			res.Socket = path
+			bc = newBroadcast(l, Hello{Proxy: opts.Name, PID: os.Getpid(),
+				Command: opts.Redactor.String(termsafe.CommandLine(command, args)), Started: start})
+			tw := trace.NewWriter(bc, start, opts.Redactor)
+			tw.SetSenders("host", "server")
+			rec.tws = append(rec.tws, tw)
+		}
+	}
 	go rec.run()
 
 	var serverRead atomic.Int64
@@ -158,7 +186,6 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 		stderrDone <- pump(opts.Stderr, srv.stderr, sp, q, nil, nil, func() {})
 	}()
 
-	res := Result{PID: srv.cmd.Process.Pid}
 	stop := func(end End) {
 		res.End = end
 		if end == EndHostClosed {
@@ -207,6 +234,9 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 	q.pushControl(line{ctl: ctlClosed, at: time.Now(), err: closeErr})
 	q.close()
 	<-rec.done
+	if bc != nil {
+		bc.close()
+	}
 	res.PeakQueueBytes = q.peakBytes()
 	return res, nil
 }

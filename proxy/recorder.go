@@ -28,9 +28,10 @@ const (
 // to the tracker, and writes the trace. It is one goroutine, the only one
 // that touches the tracker; it is never waited for by the wire.
 type recorder struct {
-	q      *queue
-	tr     *session.Tracker
-	tw     *trace.Writer
+	q  *queue
+	tr *session.Tracker
+	// tws are the trace's writers: the --trace file, the attach socket's.
+	tws    []*trace.Writer
 	stderr io.Writer
 	name   string
 	// onEvent, when set, sees every event with what it changed (tests, and
@@ -61,17 +62,13 @@ func (r *recorder) run() {
 		buf = ls
 		r.expire(time.Now())
 		if closed && len(ls) == 0 {
-			if r.tw != nil {
-				_ = r.tw.Flush()
-			}
+			r.flush()
 			return
 		}
 		if len(ls) > 0 {
 			continue
 		}
-		if r.tw != nil {
-			_ = r.tw.Flush()
-		}
+		r.flush()
 		wait := time.Hour
 		if next, ok := r.tr.NextDeadline(); ok {
 			wait = max(time.Until(next), time.Millisecond)
@@ -147,8 +144,10 @@ func (r *recorder) record(l *line) {
 	}
 	r.report(ev, changes)
 	if ev.Kind == event.Sent && ev.Msg.Kind == wire.KindRequest && !known {
-		if req, ok := r.tr.Get(ev.RequestID); ok && r.tw != nil {
-			_ = r.tw.State(ev.Time, req, req.State, req.State)
+		if req, ok := r.tr.Get(ev.RequestID); ok {
+			for _, tw := range r.tws {
+				_ = tw.State(ev.Time, req, req.State, req.State)
+			}
 		}
 	}
 	if era := r.tr.Era(); era != r.era {
@@ -165,9 +164,10 @@ func (r *recorder) record(l *line) {
 // report writes an event and what it changed to the trace, the flags to
 // stderr, and hands both to onEvent.
 func (r *recorder) report(ev event.Event, changes []session.Change) {
-	if r.tw != nil {
-		_ = r.tw.Judged(ev, session.Verdict(ev.Kind, changes))
-		_ = r.tw.Changes(r.tr, changes)
+	verdict := session.Verdict(ev.Kind, changes)
+	for _, tw := range r.tws {
+		_ = tw.Judged(ev, verdict)
+		_ = tw.Changes(r.tr, changes)
 	}
 	if r.stderr != nil {
 		for _, ch := range changes {
@@ -178,6 +178,14 @@ func (r *recorder) report(ev event.Event, changes []session.Change) {
 	}
 	if r.onEvent != nil {
 		r.onEvent(ev, changes, r.tr)
+	}
+}
+
+// flush writes out what the trace writers hold, whenever the recorder
+// has caught up.
+func (r *recorder) flush() {
+	for _, tw := range r.tws {
+		_ = tw.Flush()
 	}
 }
 
