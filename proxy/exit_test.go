@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -101,4 +102,41 @@ func TestServerDiesHostSeesEOF(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
 	}
+}
+
+// TestHostStopsReading: a host that never reads the proxy's stdout and
+// then closes stdin while the server floods: the server is stopped and
+// Run returns, although the forwarder to the host is stuck in a write.
+func TestHostStopsReading(t *testing.T) {
+	cmd, env := helper(t, "flood", "N=1000000")
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inR.Close()
+	done := make(chan Result, 1)
+	go func() {
+		res, err := Run(context.Background(), Host{In: inR, Out: outW}, cmd, nil, Options{Env: env, ShutdownWait: 100 * time.Millisecond})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	time.Sleep(100 * time.Millisecond) // the pipe to the host fills
+	inW.Close()
+	select {
+	case res := <-done:
+		if res.End != EndHostClosed || !gone(res.PID) {
+			t.Errorf("end %v, server gone %v", res.End, gone(res.PID))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return with the host's stdout blocked")
+	}
+	// The host's end goes: the stuck forwarder ends too (goleak checks).
+	outR.Close()
+	outW.Close()
 }

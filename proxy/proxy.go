@@ -385,13 +385,26 @@ func (s *server) drain(wait time.Duration, pumps ...chan error) {
 		}
 	}
 	deadline := time.After(wait)
+	closed := false
 	for _, p := range pumps {
 		select {
 		case <-p:
+			continue
 		case <-deadline:
+		}
+		if !closed {
+			// Something still holds the pipes: close them under it.
+			closed = true
 			s.stdout.Close()
 			s.stderr.Close()
-			<-p
+			deadline = time.After(wait)
+		}
+		select {
+		case <-p:
+		case <-deadline:
+			// The pump is stuck writing to a host that stopped reading
+			// its stdout: give up on it; it ends when the host's end does
+			// (or with the process).
 		}
 	}
 	s.stdout.Close()
