@@ -41,7 +41,9 @@ type recorder struct {
 	// maxLine is the recording limit of one line, for the words of a cut one.
 	maxLine int
 	done    chan struct{}
-	era     event.Era
+	// era and server are what the last connected line said.
+	era    event.Era
+	server string
 }
 
 // run records until the queue is closed and empty.
@@ -150,11 +152,11 @@ func (r *recorder) record(l *line) {
 			}
 		}
 	}
-	if era := r.tr.Era(); era != r.era {
+	if info, _ := r.tr.Conn(); info.Era != r.era || info.ServerName != r.server {
 		// The host's traffic showed the era (its initialize answered, or a
-		// modern request's _meta): say so as a connection would.
-		r.era = era
-		info, _ := r.tr.Conn()
+		// modern request's _meta) or the server (server/discover's
+		// answer): say so as a connection would.
+		r.era, r.server = info.Era, info.ServerName
 		info.Transport = event.TransportStdio
 		c := event.Event{Kind: event.Connected, Time: ev.Time, Info: &info}
 		r.report(c, r.tr.Apply(c))

@@ -124,7 +124,7 @@ func TestSDKHostTimesOut(t *testing.T) {
 	if code := replay.Reader(strings.NewReader(traceBuf.String()), "proxy", replay.Options{}, &out, &errOut); code != 0 {
 		t.Fatalf("replay exit %d: %s", code, errOut.String())
 	}
-	for _, want := range []string{"tools/call stubborn: cancelled", "notifications/cancelled", "LATE RESPONSE", "modern era"} {
+	for _, want := range []string{"tools/call stubborn: cancelled", "notifications/cancelled", "LATE RESPONSE", "modern era", "inflight-demo"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("replay lacks %q:\n%s", want, out.String())
 		}

@@ -218,7 +218,7 @@ func (t *Tracker) onResponse(ev *event.Event) {
 		// A null ID is a server saying it could not read some request's ID:
 		// legal, unattributable, and visible in the log.
 		if id != wire.NullID && !t.wasEvicted(id) {
-			t.violate(ViolationUnknownResponseID, "response for id "+id.String()+", which inflight never issued", nil, id, ev)
+			t.violate(ViolationUnknownResponseID, "response for id "+id.String()+", which "+t.requester()+" never issued", nil, id, ev)
 		}
 		return
 	}

@@ -180,11 +180,33 @@ func (t *Tracker) observeEra(m *wire.Message) {
 	}
 }
 
+// requester names who sent the requests the tracker follows, for the
+// words of a violation.
+func (t *Tracker) requester() string {
+	if t.observing {
+		return "the host"
+	}
+	return "inflight"
+}
+
 // observeInitialized learns the legacy era, its version and the server from
-// the result of the host's initialize.
+// the result of the host's initialize, and the modern server from the
+// result of the host's server/discover.
 func (t *Tracker) observeInitialized(ev *event.Event) {
 	r := t.byID[ev.Msg.ID]
-	if r == nil || !r.ByHost || r.Method != wire.MethodInitialize || t.conn.Era != event.EraUnknown ||
+	if r == nil || !r.ByHost {
+		return
+	}
+	if r.Method == wire.MethodDiscover && t.conn.ServerName == "" {
+		if raw, ok := wire.MetaValue(ev.Msg.Result, wire.MetaServerInfo); ok {
+			var info struct{ Name, Version string }
+			if json.Unmarshal(raw, &info) == nil {
+				t.conn.ServerName, t.conn.ServerVersion = clip(info.Name, 256), clip(info.Version, 64)
+			}
+		}
+		return
+	}
+	if r.Method != wire.MethodInitialize || t.conn.Era != event.EraUnknown ||
 		!bytes.Contains(ev.Msg.Result, []byte(`"protocolVersion"`)) {
 		return
 	}

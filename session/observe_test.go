@@ -2,6 +2,7 @@ package session
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"inflight/event"
@@ -98,9 +99,13 @@ func TestObserveHostRequests(t *testing.T) {
 			violations: []string{ViolationHostDuplicateID},
 		},
 		{
-			name:  "modern era from the host's _meta",
-			steps: []step{{0, "host", `{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, 0}},
-			want:  []want{{id: wire.StringID("a"), state: StatePending}},
+			name: "modern era from the host's _meta, the server from server/discover",
+			steps: []step{{0, "host", `{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, 0},
+				{1, "server", `{"jsonrpc":"2.0","id":"d","result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"demo","version":"2"}}}}`, 100},
+				{2, "host", `{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, 0},
+				{3, "server", `{"jsonrpc":"2.0","id":"zz","result":{}}`, 200}},
+			want:       []want{{id: wire.StringID("d"), state: StateCompleted}, {id: wire.StringID("a"), state: StatePending}},
+			violations: []string{ViolationUnknownResponseID},
 			era:   event.EraModern,
 		},
 	}
@@ -164,6 +169,14 @@ func TestObserveHostRequests(t *testing.T) {
 			}
 			if tc.era != event.EraUnknown && tr.Era() != tc.era {
 				t.Errorf("era %s, want %s", tr.Era(), tc.era)
+			}
+			if c, _ := tr.Conn(); tc.era == event.EraModern && c.ServerName != "demo" {
+				t.Errorf("server %q, want the name server/discover gave", c.ServerName)
+			}
+			for i := 0; i < vs.Len(); i++ {
+				if v := vs.At(i); strings.Contains(v.Detail, "inflight never") {
+					t.Errorf("a host's violation in inflight's words: %s", v.Detail)
+				}
 			}
 			if _, ok := tr.NextDeadline(); ok && tr.Counts().Cancelling == 0 {
 				t.Errorf("a deadline with no cancel pending: the host's timeouts are not inflight's")
