@@ -106,7 +106,7 @@ func TestObserveHostRequests(t *testing.T) {
 				{3, "server", `{"jsonrpc":"2.0","id":"zz","result":{}}`, 200}},
 			want:       []want{{id: wire.StringID("d"), state: StateCompleted}, {id: wire.StringID("a"), state: StatePending}},
 			violations: []string{ViolationUnknownResponseID},
-			era:   event.EraModern,
+			era:        event.EraModern,
 		},
 	}
 	for _, tc := range cases {
