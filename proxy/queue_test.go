@@ -2,8 +2,12 @@ package proxy
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
+
+	"inflight/event"
+	"inflight/session"
 )
 
 // FuzzSplitter: however a stream is cut into reads, the splitter gives
@@ -92,5 +96,27 @@ func TestQueueSkipsThenDrops(t *testing.T) {
 	ls, g, closed = q.take(nil)
 	if len(ls) != 1 || ls[0].ctl != ctlHostGone || !g.empty() || !closed {
 		t.Errorf("after close: %d lines, gap %+v, closed %v; want the control line alone", len(ls), g, closed)
+	}
+}
+
+// TestRecorderFailureKeepsForwarding: a recorder that panics stops
+// recording, says so, and drains the queue; it never stops the wire.
+func TestRecorderFailureKeepsForwarding(t *testing.T) {
+	var stderr syncBuffer
+	q := newQueue(1 << 20)
+	calls := 0
+	rec := &recorder{q: q, tr: session.NewTracker(session.Config{}), stderr: &stderr, name: "p", done: make(chan struct{}),
+		onEvent: func(event.Event, []session.Change, *session.Tracker) {
+			calls++
+			panic("boom")
+		}}
+	go rec.run()
+	for range 3 {
+		q.push([]line{{from: FromHost, raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)}})
+	}
+	q.close()
+	<-rec.done
+	if calls != 1 || !strings.Contains(stderr.String(), "inflight proxy p: the recorder failed (boom): forwarding goes on, unrecorded") {
+		t.Errorf("%d calls, stderr %q", calls, stderr.String())
 	}
 }

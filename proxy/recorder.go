@@ -41,6 +41,8 @@ type recorder struct {
 	// maxLine is the recording limit of one line, for the words of a cut one.
 	maxLine int
 	done    chan struct{}
+	// failed: the recorder panicked and records no more.
+	failed bool
 	// era and server are what the last connected line said.
 	era    event.Era
 	server string
@@ -57,9 +59,7 @@ func (r *recorder) run() {
 		if !g.empty() {
 			r.noteGap(g, time.Now())
 		}
-		for i := range ls {
-			r.record(&ls[i])
-		}
+		r.recordAll(ls)
 		clear(ls) // the lines' bytes go now, not when the slot is reused
 		buf = ls
 		r.expire(time.Now())
@@ -86,6 +86,26 @@ func (r *recorder) run() {
 			default:
 			}
 		}
+	}
+}
+
+// recordAll records lines, unless the recorder has failed. A failure of
+// the record (a panic on traffic nobody foresaw) must not take the host's
+// server away with it: it is said once on stderr, and from then on the
+// lines are forwarded as ever and only no longer recorded.
+func (r *recorder) recordAll(ls []line) {
+	if r.failed {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.failed = true
+			r.say(fmt.Sprintf("the recorder failed (%v): forwarding goes on, unrecorded", p))
+			r.flush()
+		}
+	}()
+	for i := range ls {
+		r.record(&ls[i])
 	}
 }
 
