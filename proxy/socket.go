@@ -20,8 +20,9 @@ import (
 
 // A running proxy listens on a Unix socket, NAME.sock, in a directory of
 // the user's alone, and streams what it records to whoever connects
-// (`inflight attach`): first a Hello line, then the trace's lines as the
-// recorder writes them. A viewer that cannot keep up is disconnected,
+// (`inflight attach`): first a Hello line, then the trace's recent lines
+// (up to historyBytes: a viewer that attaches late still sees the
+// requests in flight begin), then its lines as the recorder writes them. A viewer that cannot keep up is disconnected,
 // never waited for; a proxy with no one attached records all the same.
 
 // Hello is the first line a proxy's socket sends: which proxy this is.
@@ -198,6 +199,9 @@ func Attach(dir, name string) (net.Conn, error) {
 // writer's buffer (at most 64 KiB each).
 const viewerChunks = 64
 
+// historyBytes bounds the trace kept for viewers that attach later.
+const historyBytes = 4 << 20
+
 // broadcast is the socket's side: it accepts viewers and hands each a copy
 // of what the trace writer writes, dropping (disconnecting) any that
 // falls viewerChunks behind.
@@ -206,7 +210,11 @@ type broadcast struct {
 	hello []byte
 	mu    sync.Mutex
 	subs  map[*viewer]struct{}
-	wg    sync.WaitGroup
+	// history is the stream's latest bytes, starting at a line's start,
+	// at most limit (historyBytes) of them.
+	history []byte
+	limit   int
+	wg      sync.WaitGroup
 }
 
 type viewer struct {
@@ -215,7 +223,7 @@ type viewer struct {
 }
 
 func newBroadcast(l *net.UnixListener, h Hello) *broadcast {
-	b := &broadcast{l: l, subs: map[*viewer]struct{}{}}
+	b := &broadcast{l: l, subs: map[*viewer]struct{}{}, limit: historyBytes}
 	b.hello, _ = json.Marshal(h)
 	// Inert on a terminal, as every trace line is (attach prints them).
 	b.hello = append(termsafe.EscapeJSON(b.hello), '\n')
@@ -238,6 +246,11 @@ func (b *broadcast) accept() {
 			b.mu.Unlock()
 			c.Close()
 			return
+		}
+		// The history and then what follows it, under one lock: the
+		// viewer's stream is the trace's, contiguous.
+		if len(b.history) > 0 {
+			v.ch <- bytes.Clone(b.history)
 		}
 		b.subs[v] = struct{}{}
 		b.mu.Unlock()
@@ -277,6 +290,7 @@ func (b *broadcast) drop(v *viewer) {
 func (b *broadcast) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.remember(p)
 	for v := range b.subs {
 		select {
 		case v.ch <- bytes.Clone(p):
@@ -286,6 +300,24 @@ func (b *broadcast) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// remember keeps p in the history, dropping its oldest lines past the
+// limit (a cut keeps whole lines: it starts after a newline).
+func (b *broadcast) remember(p []byte) {
+	b.history = append(b.history, p...)
+	over := len(b.history) - b.limit
+	if over <= 0 {
+		return
+	}
+	i := bytes.IndexByte(b.history[over:], '\n')
+	if i < 0 {
+		b.history = b.history[:0]
+		return
+	}
+	// Copy down into the same array: memory stays at about the limit.
+	n := copy(b.history, b.history[over+i+1:])
+	b.history = b.history[:n]
 }
 
 // close stops accepting (removing the socket), lets every viewer have what

@@ -74,6 +74,24 @@ func TestAttachStreamsTheRecord(t *testing.T) {
 		t.Errorf("List: %+v %v", running, err)
 	}
 	io.WriteString(h.inW, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}}`+"\n")
+	// A second viewer, attached once the request is recorded, still
+	// sees it begin: the stream starts with the recent history.
+	var late []byte
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		c2, err := Attach(dir, "watched")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c2.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		late, _ = io.ReadAll(c2)
+		c2.Close()
+		if strings.Contains(string(late), `"target":"slow"`) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.HasPrefix(string(late), `{"proxy":"watched"`) || !strings.Contains(string(late), `"dir":"out","by":"host","id":9`) {
+		t.Errorf("a late viewer's stream lacks the hello or the history:\n%s", late)
+	}
 	h.inW.Close()
 	rest, _ := io.ReadAll(r) // to the end: the proxy closes viewers as it ends
 	res := wait()
@@ -184,5 +202,18 @@ func TestAttachCommandLists(t *testing.T) {
 	}
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
 		t.Errorf("the socket outlived the proxy: %v", err)
+	}
+}
+
+// TestHistoryStaysBounded: the history a late viewer gets is at most its
+// limit, and starts at the start of a line.
+func TestHistoryStaysBounded(t *testing.T) {
+	b := &broadcast{limit: 1000}
+	for i := range 500 {
+		fmt.Fprintf(b, `{"ms":%d,"dir":"in"}`+"\n", i)
+	}
+	if len(b.history) > 1000 || len(b.history) < 900 || !strings.HasPrefix(string(b.history), `{"ms":`) ||
+		!strings.HasSuffix(string(b.history), `{"ms":499,"dir":"in"}`+"\n") {
+		t.Errorf("history of %d bytes: %.60q…", len(b.history), b.history)
 	}
 }
