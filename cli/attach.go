@@ -18,9 +18,9 @@ func (c *cli) attachCommand() *cobra.Command {
 		Short: "List the running proxies, or follow what one records",
 		Long: `With no NAME, list the proxies running for you (inflight proxy), with their
 process, command and start. With NAME, follow what that proxy records, as
-trace lines (JSON, the format replay reads), from now until the proxy ends;
-Ctrl+C stops following and leaves the proxy running. (The interactive view on
-a proxy is still to come.)`,
+trace lines (JSON, the format replay reads): its recent lines, then the new
+ones until the proxy ends; Ctrl+C stops following and leaves the proxy
+running. (The interactive view on a proxy is still to come.)`,
 		Args:          cobra.MaximumNArgs(1),
 		SilenceErrors: true,
 		SilenceUsage:  true,
