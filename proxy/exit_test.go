@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -139,4 +140,34 @@ func TestHostStopsReading(t *testing.T) {
 	// The host's end goes: the stuck forwarder ends too (goleak checks).
 	outR.Close()
 	outW.Close()
+}
+
+// TestNothingLeftBehind: a server that leaves a helper in its process
+// group, holding its stdout, exits when the host closes; the helper is
+// stopped too, and the proxy does not wait on the pipe it holds.
+func TestNothingLeftBehind(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cmd, env := helper(t, "spawner", "PIDFILE="+pidFile)
+	h := newHost(t)
+	wait := run(t, h, cmd, Options{Env: env, ShutdownWait: 200 * time.Millisecond})
+	var pid int
+	for deadline := time.Now().Add(5 * time.Second); pid == 0; time.Sleep(5 * time.Millisecond) {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(string(b))
+		if time.Now().After(deadline) {
+			t.Fatal("the helper never started")
+		}
+	}
+	h.inW.Close()
+	start := time.Now()
+	res := wait()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the proxy took %v to end", took)
+	}
+	for deadline := time.Now().Add(2 * time.Second); !gone(pid) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !gone(res.PID) || !gone(pid) {
+		t.Errorf("left behind: server %d gone %v, its helper %d gone %v", res.PID, gone(res.PID), pid, gone(pid))
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"sync"
@@ -101,6 +102,18 @@ func runHelper(name string) int {
 			_, _ = w.Write(append(wire.ResultResponse(m.ID, json.RawMessage(`{}`)), '\n'))
 			_ = w.Flush()
 		}
+		return 0
+	case "spawner":
+		// Leave a helper behind in the process group, holding stdout, and
+		// exit at the end of stdin (a wrapper script that starts
+		// `sleep 300 &` does this).
+		c := exec.Command("sleep", "30")
+		c.Stdout = os.Stdout
+		if c.Start() != nil {
+			return 3
+		}
+		_ = os.WriteFile(os.Getenv("PIDFILE"), []byte(strconv.Itoa(c.Process.Pid)), 0o600)
+		_, _ = io.Copy(io.Discard, os.Stdin)
 		return 0
 	case "die":
 		// Answer one line, then exit with status 7 while the host waits.
