@@ -38,8 +38,11 @@ its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.`,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			red := redact.New(nil, nil, "", args...)
-			if name == "" {
+			switch {
+			case name == "":
 				name = proxy.CleanName(filepath.Base(args[0]))
+			case !proxy.ValidName(name):
+				return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name)
 			}
 			opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow},
 				SocketDir: proxy.SocketDir(), Redactor: red}

@@ -157,7 +157,7 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 			rec.say("no attach socket: " + err.Error())
 		} else {
 			res.Socket = path
-			bc = newBroadcast(l, Hello{Proxy: opts.Name, PID: os.Getpid(),
+			bc = newBroadcast(l, Hello{Stream: "trace", Proxy: opts.Name, PID: os.Getpid(),
 				Command: opts.Redactor.String(termsafe.CommandLine(command, args)), Started: start})
 			tw := trace.NewWriter(bc, start, opts.Redactor)
 			tw.SetSenders("host", "server")

@@ -27,6 +27,9 @@ import (
 
 // Hello is the first line a proxy's socket sends: which proxy this is.
 type Hello struct {
+	// Stream names what follows the hello: "trace" (the trace format's
+	// lines, as --trace writes them).
+	Stream  string    `json:"stream"`
 	Proxy   string    `json:"proxy"`
 	PID     int       `json:"pid"`
 	Command string    `json:"command"`
@@ -58,6 +61,9 @@ func SocketDir() string {
 
 // validName is what a proxy's name may be: it becomes a file name.
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ValidName reports whether name can name a proxy (and its socket).
+func ValidName(name string) bool { return validName.MatchString(name) }
 
 // CleanName makes a name (a command's base name) fit for a socket.
 func CleanName(s string) string {

@@ -89,7 +89,7 @@ func TestAttachStreamsTheRecord(t *testing.T) {
 			break
 		}
 	}
-	if !strings.HasPrefix(string(late), `{"proxy":"watched"`) || !strings.Contains(string(late), `"dir":"out","by":"host","id":9`) {
+	if !strings.HasPrefix(string(late), `{"stream":"trace","proxy":"watched"`) || !strings.Contains(string(late), `"dir":"out","by":"host","id":9`) {
 		t.Errorf("a late viewer's stream lacks the hello or the history:\n%s", late)
 	}
 	h.inW.Close()
