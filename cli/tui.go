@@ -131,7 +131,7 @@ Servers:
 	durationVar(fs, &opts.LateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after a cancel", true)
 	fs.StringVar(&opts.TracePath, "trace", "", "record the session from the start to `FILE` (JSON Lines, as call and check write; replay reads it)")
 	durationVar(fs, &opts.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
-	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand())
+	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand(), c.proxyCommand(), c.attachCommand())
 	return root
 }
 

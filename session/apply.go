@@ -86,8 +86,8 @@ func (t *Tracker) coalesce(ev *event.Event) (int, bool) {
 	if p == nil || ev.Kind != event.Received || ev.Internal {
 		return 0, false
 	}
-	r := t.byID[p.Token]
-	if r == nil || r.ProgressToken != p.Token {
+	r := t.byToken(p.Token)
+	if r == nil {
 		return 0, false
 	}
 	switch r.State {
@@ -226,7 +226,7 @@ func (t *Tracker) onResponse(ev *event.Event) {
 		// A null ID is a server saying it could not read some request's ID:
 		// legal, unattributable, and visible in the log.
 		if id != wire.NullID && !t.wasEvicted(id) {
-			t.violate(ViolationUnknownResponseID, "response for id "+id.String()+", which inflight never issued", nil, id, ev)
+			t.violate(ViolationUnknownResponseID, "response for id "+id.String()+", which "+t.requester()+" never issued", nil, id, ev)
 		}
 		return
 	}
@@ -261,9 +261,11 @@ func (t *Tracker) onResponse(ev *event.Event) {
 
 // answer applies a timely response.
 func (t *Tracker) answer(r *Request, ev *event.Event) {
-	if !r.Sent.IsZero() {
+	if !r.Sent.IsZero() && !(r.ByHost && r.Method == wire.MethodInitialize) {
 		// Every timely answer bounds the round trip from above, and the
-		// least of them is what crossings are judged by (crossing.go).
+		// least of them is what crossings are judged by (crossing.go). A
+		// host's initialize is no sample: over stdio it includes the
+		// server's start-up, as the era probe does.
 		t.rtts.add(ev.Time.Sub(r.Sent), r.Method)
 	}
 	msg := &ev.Msg
@@ -364,8 +366,8 @@ func (t *Tracker) onProgress(ev *event.Event) {
 		}
 	}
 	// The progress token is the request's ID (see Begin).
-	r := t.byID[p.Token]
-	if r == nil || r.ProgressToken != p.Token {
+	r := t.byToken(p.Token)
+	if r == nil {
 		if !t.wasEvicted(p.Token) {
 			t.violate(ViolationUnknownProgressToken, "progress for token "+p.Token.String()+", which no request carried", nil, wire.ID{}, ev)
 		}

@@ -25,8 +25,14 @@ type Request struct {
 	Target string
 	// ProgressToken is the _meta.progressToken sent with the request. It is
 	// the same integer as ID, which makes it unique among active requests
-	// by construction.
+	// by construction — except for a host's request (ByHost), whose token
+	// is whatever the host chose (zero when it asked for no progress).
 	ProgressToken wire.ID
+	// ByHost marks a request a host sent through `inflight proxy`
+	// (Tracker.Observe): its ID and token are the host's, it has no
+	// deadline (its timeout is the host's business), and its cancel is the
+	// host's (CauseHost).
+	ByHost bool
 
 	// Created is when Begin was called; timeouts count from here so that
 	// time spent getting the request onto the wire counts against it.
@@ -264,6 +270,9 @@ func (r *Request) Remaining(now time.Time) (time.Duration, Limit) {
 // deadline is the time at which the request times out and which limit that
 // is. The maximum wins ties because nothing can push it back.
 func (r *Request) deadline() (time.Time, Limit) {
+	if r.ByHost {
+		return time.Time{}, LimitNone
+	}
 	if r.State == StateTask {
 		return r.taskDeadline()
 	}

@@ -92,6 +92,9 @@ const (
 	// CauseShutdown: inflight is quitting, or the client cancelled the request
 	// on its own.
 	CauseShutdown
+	// CauseHost: the host a proxy watches cancelled its own request
+	// (Tracker.Observe).
+	CauseHost
 )
 
 // String is the cause's name as used in JSON output.
@@ -105,6 +108,8 @@ func (c CancelCause) String() string {
 		return "interrupted"
 	case CauseShutdown:
 		return "shutdown"
+	case CauseHost:
+		return "host"
 	}
 	return "none"
 }

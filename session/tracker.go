@@ -101,6 +101,13 @@ type Tracker struct {
 	tasks                             map[string]*Request
 	taskDue                           time.Time
 	taskChildren, taskChildrenEvicted int
+
+	// observing: the requests are a host's, seen by a proxy (observe.go).
+	// tokens finds a host request by a progress token that is not its ID;
+	// hostEvictedMax is the largest integer ID of a host request evicted.
+	observing      bool
+	tokens         map[wire.ID]*Request
+	hostEvictedMax int64
 }
 
 // NewTracker returns an empty tracker. Zero Config fields take defaults.
@@ -301,6 +308,9 @@ func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
 		switch r.State {
 		case StatePending, StateRunning:
 			d, limit := r.deadline()
+			if limit == LimitNone {
+				continue // a host's request: its timeout is the host's
+			}
 			if !now.Before(d) && r.Method == wire.MethodInitialize {
 				// initialize must never be cancelled: give up on it here,
 				// and send nothing.
@@ -347,7 +357,10 @@ func (t *Tracker) NextDeadline() (time.Time, bool) {
 		var d time.Time
 		switch r.State {
 		case StatePending, StateRunning, StateTask:
-			d, _ = r.deadline()
+			var limit Limit
+			if d, limit = r.deadline(); limit == LimitNone {
+				continue
+			}
 		case StateCancelRequested:
 			d = r.Cancel.SettleBy
 		default:
@@ -422,6 +435,9 @@ func (t *Tracker) Violations() *ViolationLog { return &t.violations }
 // wasEvicted reports whether id is one the tracker issued and no longer
 // keeps: traffic for it is old news, not a violation.
 func (t *Tracker) wasEvicted(id wire.ID) bool {
+	if t.observing {
+		return t.wasEvictedHost(id)
+	}
 	n, ok := id.Int()
 	if !ok || n < 1 || n > t.lastID {
 		return false
@@ -550,6 +566,9 @@ func (t *Tracker) forget(r *Request) {
 	t.raw.remove(rawKey{r.ID, rawRequest})
 	t.raw.remove(rawKey{r.ID, rawResponse})
 	t.raw.remove(rawKey{r.ID, rawTaskOutcome})
+	if r.ByHost {
+		t.forgetHost(r)
+	}
 	if r.Role == RoleNone {
 		t.counts.Done--
 	} else {

@@ -22,6 +22,7 @@ func appendRecord(b []byte, rec *Record) ([]byte, bool) {
 	b = appendFloat(b, rec.MS)
 	b = append(b, `,"dir":`...)
 	b = appendString(b, rec.Dir)
+	b = appendField(b, `,"by":`, rec.By)
 	if rec.ID != nil {
 		b = append(b, `,"id":`...)
 		raw, _ := rec.ID.MarshalJSON() // the canonical JSON of the ID, never an error

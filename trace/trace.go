@@ -57,6 +57,10 @@ type Record struct {
 	MS float64 `json:"ms"`
 	// Dir is "out", "in" or "local".
 	Dir string `json:"dir"`
+	// By names who sent a message in a trace of someone else's traffic
+	// (`inflight proxy`: "host" on "out", "server" on "in"); empty in
+	// inflight's own traces, where out is inflight.
+	By string `json:"by,omitempty"`
 	// ID is the JSON-RPC request the line concerns.
 	ID *wire.ID `json:"id,omitempty"`
 	// Msg is the JSON-RPC message as sent or received. It is the exact

@@ -41,6 +41,17 @@ type Writer struct {
 	connClosed bool
 	// now is the clock that tells a flood is over (tests set it).
 	now func() time.Time
+	// sentBy and receivedBy name who sent "out" and "in" (SetSenders).
+	sentBy, receivedBy string
+}
+
+// SetSenders names who sent what in a trace of traffic inflight only
+// watched (`inflight proxy`): every "out" line gets "by": out, every
+// "in" line "by": in.
+func (w *Writer) SetSenders(out, in string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sentBy, w.receivedBy = out, in
 }
 
 // The trace keeps a server's stderr bounded, as the TUI's stderr view
@@ -99,6 +110,14 @@ func (w *Writer) Write(rec Record) error {
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return w.err
+	}
+	if rec.By == "" {
+		switch rec.Dir {
+		case DirOut:
+			rec.By = w.sentBy
+		case DirIn:
+			rec.By = w.receivedBy
+		}
 	}
 	if rec.Event == EventStderr {
 		if w.stderrLines >= StderrHeadLines || w.stderrBytes >= StderrHeadBytes {

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"inflight/exitcode"
+	"inflight/proxy"
+	"inflight/redact"
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/trace"
+)
+
+func (c *cli) proxyCommand() *cobra.Command {
+	var name, tracePath string
+	var lateWindow time.Duration
+	cmd := &cobra.Command{
+		Use:   "proxy [--name NAME] [--trace FILE] -- CMD [ARGS…]",
+		Short: "Stand between a host and a stdio server: forward every byte, record the host's requests",
+		Long: `Run what a host (Claude Desktop, Cursor, an SDK's client) would run as its
+server through inflight: the proxy starts CMD, forwards every byte between the
+host (its stdin and stdout) and the server unchanged, passes the server's
+stderr through, and records the host's requests: their states, progress, the
+host's cancels (judged: a cancelled initialize, an unknown ID, a host that
+leaves without cancelling are flagged on stderr) and what the server sends
+after them. --trace FILE writes it all in the trace format; inflight replay
+reads it. The proxy also streams what it records on a Unix socket, NAME.sock,
+in a directory of yours alone; inflight attach lists the running proxies and
+attaches to one. When the host closes stdin the proxy stops the server (close
+its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.`,
+		Args:          cobra.MinimumNArgs(1),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			red := redact.New(nil, nil, "", args...)
+			switch {
+			case name == "":
+				name = proxy.CleanName(filepath.Base(args[0]))
+			case !proxy.ValidName(name):
+				return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name)
+			}
+			opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow},
+				SocketDir: proxy.SocketDir(), Redactor: red}
+			fail := func(err error) error {
+				fmt.Fprintf(c.stderr, "inflight proxy: %s\n", termsafe.Line(red.Error(err)))
+				c.code = exitcode.Usage
+				return nil
+			}
+			if tracePath != "" {
+				f, err := os.Create(tracePath)
+				if err != nil {
+					return fail(fmt.Errorf("--trace: %w", err))
+				}
+				defer f.Close()
+				tw := trace.NewWriter(f, time.Now(), red)
+				tw.SetSenders("host", "server")
+				defer tw.Close()
+				opts.Trace = tw
+			}
+			res, err := proxy.Run(cmd.Context(), proxy.Host{In: os.Stdin, Out: c.stdout}, args[0], args[1:], opts)
+			if err != nil {
+				return fail(err)
+			}
+			switch res.End {
+			case proxy.EndServerExited:
+				c.code = exitcode.ConnectionLost
+			case proxy.EndInterrupted:
+				c.code = exitcode.Cancelled
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	// Everything after CMD is the server's, flags included.
+	fs.SetInterspersed(false)
+	fs.StringVar(&name, "name", "", "name of this proxy in its messages and its attach socket (default: CMD's base name)")
+	fs.StringVar(&tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
+	durationVar(fs, &lateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after the host's cancel", true)
+	return cmd
+}

@@ -1,0 +1,26 @@
+//go:build !unix
+
+package proxy
+
+import (
+	"os"
+	"os/exec"
+)
+
+var (
+	sigTerm = os.Kill
+	sigKill = os.Kill
+)
+
+func ownGroup(*exec.Cmd) {}
+
+func groupAlive(*exec.Cmd) bool { return false }
+
+func signalGroup(cmd *exec.Cmd, sig os.Signal) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Signal(sig)
+	}
+}
+
+// ownerOf is unknown here: the directory's mode alone is checked.
+func ownerOf(os.FileInfo) (int, bool) { return 0, false }

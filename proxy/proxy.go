@@ -1,0 +1,420 @@
+// Package proxy is `inflight proxy`: it stands between a host (Claude
+// Desktop, an SDK's client, an agent) and a stdio MCP server, forwards
+// every byte both ways unchanged, and records the host's requests in a
+// session.Tracker — states, progress, the host's cancels and what the
+// server sends after them — and in a trace.
+//
+// The wire never waits for the record. Each direction has one forwarder
+// goroutine that writes what it read to the other side at once, then
+// hands a copy of the complete lines to a bounded queue (queue.go) that
+// never blocks: when the recorder falls behind, the server's progress is
+// skipped first and then anything, counted, and the record says how much.
+// One recorder goroutine owns the tracker (recorder.go).
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"inflight/event"
+	"inflight/redact"
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/trace"
+)
+
+// Defaults of Options.
+const (
+	DefaultShutdownWait = 2 * time.Second
+	DefaultQueueBytes   = 64 << 20
+	DefaultMaxLineBytes = 32 << 20
+)
+
+// Options configure a proxy. The zero value works.
+type Options struct {
+	// Name names the proxy in its messages (and, later, its socket).
+	Name string
+	// Stderr receives the server's stderr, byte for byte, and the proxy's
+	// own lines (each starting "inflight proxy NAME: "). nil discards both.
+	Stderr io.Writer
+	// Trace, when set, records the proxied traffic: "out" is what the host
+	// sent, "in" what the server sent (trace.Writer.SetSenders names them).
+	Trace *trace.Writer
+	// Env is added to the proxy's environment for the server; Dir is its
+	// working directory.
+	Env []string
+	Dir string
+	// ShutdownWait bounds each step of stopping the server (after its
+	// stdin is closed, after SIGTERM, after SIGKILL).
+	ShutdownWait time.Duration
+	// QueueBytes bounds what waits for the recorder; MaxLineBytes one
+	// line it records (longer ones are forwarded whole and recorded cut).
+	QueueBytes   int
+	MaxLineBytes int
+	// Tracker configures the tracker (its late window, its bounds).
+	Tracker session.Config
+	// SocketDir, when set, is where the proxy opens NAME.sock for
+	// `inflight attach` (SocketDir()); a socket that cannot be opened is
+	// said on stderr, and the proxy runs on without one.
+	SocketDir string
+	// Redactor masks secrets in what the socket streams (nil: none).
+	Redactor *redact.Redactor
+	// OnEvent, when set, sees every event recorded and what it changed,
+	// on the recorder's goroutine (never the wire's).
+	OnEvent func(ev event.Event, changes []session.Change, tr *session.Tracker)
+}
+
+func (o Options) withDefaults() Options {
+	if o.ShutdownWait <= 0 {
+		o.ShutdownWait = DefaultShutdownWait
+	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = DefaultQueueBytes
+	}
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	return o
+}
+
+// Host is the host's end: what it writes (the proxy's stdin) and what it
+// reads (the proxy's stdout).
+type Host struct {
+	In  io.Reader
+	Out io.Writer
+}
+
+// End says how a proxied connection ended.
+type End uint8
+
+// The ends.
+const (
+	// EndHostClosed: the host closed the proxy's stdin (or stopped
+	// reading its stdout); the proxy stopped the server.
+	EndHostClosed End = iota + 1
+	// EndServerExited: the server exited or closed its stdout; the host
+	// sees the end of the proxy's stdout.
+	EndServerExited
+	// EndInterrupted: the proxy was told to stop (a signal); it stopped
+	// the server.
+	EndInterrupted
+)
+
+// Result is how a proxied connection ended.
+type Result struct {
+	End End
+	// Err is the server's end when it exited on its own (its exit status).
+	Err error
+	// Stopped says what stopping the server took: "" (it exited when its
+	// stdin closed), "SIGTERM" or "SIGKILL".
+	Stopped string
+	// PeakQueueBytes is the most the recorder's queue held at once.
+	PeakQueueBytes int
+	// PID is the server's process ID (gone by the time Run returns).
+	PID int
+	// Socket is the attach socket's path ("" without one).
+	Socket string
+}
+
+// Run starts the server (command and args), forwards between it and the
+// host until one of them ends, stops the server as the stdio transport
+// says (close its stdin, wait, SIGTERM, wait, SIGKILL), and returns once
+// the record is complete. When the server ends first, Run returns without
+// waiting for the host's next write: the goroutine reading host.In ends
+// with the process (or when the caller closes host.In).
+func Run(ctx context.Context, host Host, command string, args []string, opts Options) (Result, error) {
+	opts = opts.withDefaults()
+	srv, err := startServer(command, args, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	q := newQueue(opts.QueueBytes)
+	tr := session.NewTracker(opts.Tracker)
+	rec := &recorder{q: q, tr: tr, stderr: opts.Stderr, name: opts.Name, onEvent: opts.OnEvent,
+		maxLine: opts.MaxLineBytes, done: make(chan struct{})}
+	if opts.Trace != nil {
+		rec.tws = append(rec.tws, opts.Trace)
+	}
+	rec.report(event.Event{Kind: event.Note, Time: start,
+		Text: "proxy " + opts.Name + ": " + termsafe.CommandLine(command, args)}, nil)
+	res := Result{PID: srv.cmd.Process.Pid}
+	var bc *broadcast
+	if opts.SocketDir != "" {
+		l, path, err := listen(opts.SocketDir, opts.Name)
+		if err != nil {
+			rec.say("no attach socket: " + err.Error())
+		} else {
+			res.Socket = path
+			bc = newBroadcast(l, Hello{Stream: "trace", Proxy: opts.Name, PID: os.Getpid(),
+				Command: opts.Redactor.String(termsafe.CommandLine(command, args)), Started: start})
+			tw := trace.NewWriter(bc, start, opts.Redactor)
+			tw.SetSenders("host", "server")
+			rec.tws = append(rec.tws, tw)
+		}
+	}
+	go rec.run()
+
+	var serverRead atomic.Int64
+	serverSoFar := func() int64 { return serverRead.Load() + pipePending(srv.stdout) }
+	hostOutGone := make(chan struct{})
+	var goneOnce sync.Once
+	hostDone := make(chan error, 1)
+	go func() {
+		sp := &splitter{from: FromHost, max: opts.MaxLineBytes}
+		hostDone <- pump(srv.stdin, host.In, sp, q, nil, serverSoFar, nil)
+	}()
+	serverDone := make(chan error, 1)
+	go func() {
+		sp := &splitter{from: FromServer, max: opts.MaxLineBytes}
+		serverDone <- pump(host.Out, srv.stdout, sp, q, &serverRead, nil, func() { goneOnce.Do(func() { close(hostOutGone) }) })
+	}()
+	stderrDone := make(chan error, 1)
+	go func() {
+		sp := &splitter{from: FromStderr, max: event.MaxRawKept}
+		stderrDone <- pump(opts.Stderr, srv.stderr, sp, q, nil, nil, func() {})
+	}()
+
+	stop := func(end End) {
+		res.End = end
+		if end == EndHostClosed {
+			q.pushControl(line{ctl: ctlHostGone, at: time.Now()})
+		}
+		res.Stopped = srv.stop(opts.ShutdownWait)
+		if res.Stopped != "" {
+			rec.say(fmt.Sprintf("the server did not exit within %s of its stdin closing: it took %s", opts.ShutdownWait, res.Stopped))
+		}
+	}
+	select {
+	case err := <-hostDone:
+		if errors.Is(err, errWrite) {
+			// The server stopped reading: it is ending (or hung, which
+			// the wait below finds out).
+			res.End = EndServerExited
+			break
+		}
+		stop(EndHostClosed)
+	case <-hostOutGone:
+		stop(EndHostClosed)
+	case <-serverDone:
+		serverDone <- nil
+		res.End = EndServerExited
+	case <-srv.exited:
+		res.End = EndServerExited
+	case <-ctx.Done():
+		stop(EndInterrupted)
+	}
+	if res.End == EndServerExited {
+		select {
+		case <-srv.exited:
+		case <-time.After(opts.ShutdownWait):
+			// It closed its stdout but runs on: nothing more can reach
+			// the host, so stop it.
+			res.Stopped = srv.stop(opts.ShutdownWait)
+		}
+		res.Err = exitCause(srv.waitErr)
+		rec.say(res.Err.Error() + "; the host's connection is closed")
+	}
+	srv.drain(opts.ShutdownWait, serverDone, stderrDone)
+	var closeErr error
+	if res.End == EndServerExited {
+		closeErr = res.Err
+	}
+	q.pushControl(line{ctl: ctlClosed, at: time.Now(), err: closeErr})
+	q.close()
+	<-rec.done
+	if bc != nil {
+		bc.close()
+	}
+	res.PeakQueueBytes = q.peakBytes()
+	return res, nil
+}
+
+// errWrite marks a pump's end because the far side stopped taking bytes.
+var errWrite = errors.New("write failed")
+
+// pump forwards src to dst as it reads, then hands a copy of the complete
+// lines to q. read, when set, counts the bytes read (the server's output,
+// which a host cancel's position is taken from); soFar, when set, is
+// asked for that position on a chunk that may hold a cancel. When dst
+// fails and onWriteErr is set, pump tells it once and goes on reading
+// (and recording) without writing, so the server is never left blocked;
+// otherwise it returns errWrite. It returns nil at the end of src.
+func pump(dst io.Writer, src io.Reader, sp *splitter, q *queue, read *atomic.Int64, soFar func() int64, onWriteErr func()) error {
+	buf := make([]byte, 64<<10)
+	writing := true
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			at := time.Now()
+			var pos int64
+			if soFar != nil && containsCancel(buf[:n]) {
+				pos = soFar()
+			}
+			if writing {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					if onWriteErr == nil {
+						return errWrite
+					}
+					onWriteErr()
+					writing = false
+				}
+			}
+			if read != nil {
+				read.Add(int64(n))
+			}
+			q.push(sp.feed(buf[:n], at, pos))
+		}
+		if err != nil {
+			q.push(sp.rest(time.Now()))
+			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+var cancelMethod = []byte(`notifications/cancelled`)
+
+func containsCancel(b []byte) bool { return bytes.Contains(b, cancelMethod) }
+
+// say writes one line of the proxy's own on its stderr, and records it.
+func (r *recorder) say(text string) {
+	fmt.Fprintf(r.stderr, "inflight proxy %s: %s\n", termsafe.Line(r.name), termsafe.Line(text))
+}
+
+// server is the child the proxy started.
+type server struct {
+	cmd                   *exec.Cmd
+	stdin, stdout, stderr *os.File
+	exited                chan struct{}
+	waitErr               error
+	stdinOnce             sync.Once
+}
+
+// startServer starts the server with pipes of its own (os.Pipe pairs, so
+// that waiting for it never races with reading what it wrote last), in a
+// process group of its own.
+func startServer(command string, args []string, opts Options) (*server, error) {
+	cmd := exec.Command(command, args...)
+	cmd.Env = append(os.Environ(), opts.Env...)
+	cmd.Dir = opts.Dir
+	ownGroup(cmd)
+	var files []*os.File
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		files = append(files, r, w)
+		return r, w, err
+	}
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	inR, inW, err1 := pipe()
+	outR, outW, err2 := pipe()
+	errR, errW, err3 := pipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("start server: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("start server %q: %w", command, err)
+	}
+	// The child has its copies; ours of its ends must go so EOF can happen.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	s := &server{cmd: cmd, stdin: inW, stdout: outR, stderr: errR, exited: make(chan struct{})}
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(s.exited)
+	}()
+	return s, nil
+}
+
+// stop ends the server as the stdio transport page says: close its stdin,
+// wait; SIGTERM, wait; SIGKILL. It reports the signal it took ("" when
+// closing stdin was enough).
+func (s *server) stop(wait time.Duration) string {
+	s.stdinOnce.Do(func() { s.stdin.Close() })
+	for _, step := range []struct {
+		sig  os.Signal
+		name string
+	}{{nil, ""}, {sigTerm, "SIGTERM"}, {sigKill, "SIGKILL"}} {
+		if step.sig != nil {
+			signalGroup(s.cmd, step.sig)
+		}
+		select {
+		case <-s.exited:
+			return step.name
+		case <-time.After(wait):
+		}
+	}
+	return "SIGKILL"
+}
+
+// drain waits for the server's output to be forwarded and recorded to
+// its end, once the server has exited: what it left behind in its process
+// group (a helper holding the pipes) is stopped, and after wait the pipes
+// are closed whatever holds them.
+func (s *server) drain(wait time.Duration, pumps ...chan error) {
+	select {
+	case <-s.exited:
+	case <-time.After(wait):
+	}
+	if groupAlive(s.cmd) {
+		signalGroup(s.cmd, sigTerm)
+		time.Sleep(min(wait, 100*time.Millisecond))
+		if groupAlive(s.cmd) {
+			signalGroup(s.cmd, sigKill)
+		}
+	}
+	deadline := time.After(wait)
+	closed := false
+	for _, p := range pumps {
+		select {
+		case <-p:
+			continue
+		case <-deadline:
+		}
+		if !closed {
+			// Something still holds the pipes: close them under it.
+			closed = true
+			s.stdout.Close()
+			s.stderr.Close()
+			deadline = time.After(wait)
+		}
+		select {
+		case <-p:
+		case <-deadline:
+			// The pump is stuck writing to a host that stopped reading
+			// its stdout: give up on it; it ends when the host's end does
+			// (or with the process).
+		}
+	}
+	s.stdout.Close()
+	s.stderr.Close()
+	s.stdinOnce.Do(func() { s.stdin.Close() })
+}
+
+func exitCause(err error) error {
+	if err == nil {
+		return errors.New("the server exited (status 0)")
+	}
+	return fmt.Errorf("the server exited: %w", err)
+}

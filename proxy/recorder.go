@@ -1,0 +1,283 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"inflight/event"
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+// control is what a control line tells the recorder, in order with the
+// lines around it.
+type control uint8
+
+const (
+	ctlNone control = iota
+	// ctlHostGone: the host closed the proxy's stdin.
+	ctlHostGone
+	// ctlClosed: the server's end is over; err says why.
+	ctlClosed
+)
+
+// recorder turns the lines the forwarders copied into events, applies them
+// to the tracker, and writes the trace. It is one goroutine, the only one
+// that touches the tracker; it is never waited for by the wire.
+type recorder struct {
+	q  *queue
+	tr *session.Tracker
+	// tws are the trace's writers: the --trace file, the attach socket's.
+	tws    []*trace.Writer
+	stderr io.Writer
+	name   string
+	// onEvent, when set, sees every event with what it changed (tests, and
+	// the attach socket's stream later). It runs on the recorder's
+	// goroutine: a slow one slows the recording, never the wire.
+	onEvent func(ev event.Event, changes []session.Change, tr *session.Tracker)
+	// maxLine is the recording limit of one line, for the words of a cut one.
+	maxLine int
+	done    chan struct{}
+	// failed: the recorder panicked and records no more.
+	failed bool
+	// era and server are what the last connected line said.
+	era    event.Era
+	server string
+}
+
+// run records until the queue is closed and empty.
+func (r *recorder) run() {
+	defer close(r.done)
+	var buf []line
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		ls, g, closed := r.q.take(buf)
+		if !g.empty() {
+			r.noteGap(g, time.Now())
+		}
+		r.recordAll(ls)
+		clear(ls) // the lines' bytes go now, not when the slot is reused
+		buf = ls
+		r.expire(time.Now())
+		if closed && len(ls) == 0 {
+			r.flush()
+			return
+		}
+		if len(ls) > 0 {
+			continue
+		}
+		r.flush()
+		wait := time.Hour
+		if next, ok := r.tr.NextDeadline(); ok {
+			wait = max(time.Until(next), time.Millisecond)
+		}
+		timer.Reset(wait)
+		select {
+		case <-r.q.wake:
+		case <-timer.C:
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// recordAll records lines, unless the recorder has failed. A failure of
+// the record (a panic on traffic nobody foresaw) must not take the host's
+// server away with it: it is said once on stderr, and from then on the
+// lines are forwarded as ever and only no longer recorded.
+func (r *recorder) recordAll(ls []line) {
+	if r.failed {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.failed = true
+			r.say(fmt.Sprintf("the recorder failed (%v): forwarding goes on, unrecorded", p))
+			r.flush()
+		}
+	}()
+	for i := range ls {
+		r.record(&ls[i])
+	}
+}
+
+// record applies one line.
+func (r *recorder) record(l *line) {
+	switch l.ctl {
+	case ctlHostGone:
+		r.report(event.Event{Kind: event.Note, Time: l.at, Text: "the host closed its end (stdin)"}, r.tr.HostGone(l.at))
+		return
+	case ctlClosed:
+		ev := event.Event{Kind: event.TransportClosed, Time: l.at, Err: l.err}
+		r.report(ev, r.tr.Observe(ev))
+		return
+	}
+	if len(l.raw) == 0 && l.total == 0 {
+		return
+	}
+	var ev event.Event
+	switch l.from {
+	case FromStderr:
+		ev = event.Event{Kind: event.Stderr, Time: l.at, Text: string(l.raw), Truncated: l.total - len(l.raw)}
+	case FromHost:
+		ev = event.Event{Kind: event.Sent, Time: l.at, Raw: l.raw, Truncated: l.total - len(l.raw)}
+		if m, err := wire.DecodeOwned(l.raw); err == nil {
+			ev.Msg = m
+		}
+		if ev.Msg.Kind != wire.KindNotification {
+			ev.RequestID = ev.Msg.ID
+		} else if ev.Msg.Method == wire.NotifyCancelled {
+			// Where the server's output stood when the cancel passed:
+			// what ends within it was sent before (crossing.go).
+			ev.StreamEnd = l.serverSoFar
+		}
+	case FromServer:
+		ev = event.Event{Kind: event.Received, Time: l.at, Raw: l.raw, StreamEnd: l.end}
+		m, p, err := wire.DecodeLine(l.raw)
+		switch {
+		case l.total > len(l.raw):
+			ev.Kind, ev.Truncated = event.Malformed, l.total-len(l.raw)
+			ev.Err = fmt.Errorf("a line of %d bytes, over the %d bytes inflight records of one: forwarded whole, recorded in part", l.total, r.maxLine)
+		case err != nil:
+			ev.Kind, ev.Err = event.Malformed, err
+		default:
+			ev.Msg, ev.Progress = m, p
+			if m.Kind != wire.KindNotification {
+				ev.RequestID = m.ID
+			}
+		}
+	}
+	_, known := r.tr.Get(ev.RequestID)
+	changes := r.tr.Observe(ev)
+	if ev.Progress != nil {
+		// The trace names the request progress is for; a host's token is
+		// not its ID, as inflight's own tokens are.
+		if req, ok := r.tr.ByProgressToken(ev.Progress.Token); ok {
+			ev.RequestID = req.ID
+		}
+	}
+	r.report(ev, changes)
+	if ev.Kind == event.Sent && ev.Msg.Kind == wire.KindRequest && !known {
+		if req, ok := r.tr.Get(ev.RequestID); ok {
+			for _, tw := range r.tws {
+				_ = tw.State(ev.Time, req, req.State, req.State)
+			}
+		}
+	}
+	if info, _ := r.tr.Conn(); info.Era != r.era || info.ServerName != r.server {
+		// The host's traffic showed the era (its initialize answered, or a
+		// modern request's _meta) or the server (server/discover's
+		// answer): say so as a connection would.
+		r.era, r.server = info.Era, info.ServerName
+		info.Transport = event.TransportStdio
+		c := event.Event{Kind: event.Connected, Time: ev.Time, Info: &info}
+		r.report(c, r.tr.Apply(c))
+	}
+}
+
+// report writes an event and what it changed to the trace, the flags to
+// stderr, and hands both to onEvent.
+func (r *recorder) report(ev event.Event, changes []session.Change) {
+	verdict := session.Verdict(ev.Kind, changes)
+	for _, tw := range r.tws {
+		_ = tw.Judged(ev, verdict)
+		_ = tw.Changes(r.tr, changes)
+	}
+	if r.stderr != nil {
+		for _, ch := range changes {
+			if text, ok := flagText(ch, r.tr); ok {
+				fmt.Fprintf(r.stderr, "inflight proxy %s: %s\n", termsafe.Line(r.name), text)
+			}
+		}
+	}
+	if r.onEvent != nil {
+		r.onEvent(ev, changes, r.tr)
+	}
+}
+
+// flush writes out what the trace writers hold, whenever the recorder
+// has caught up.
+func (r *recorder) flush() {
+	for _, tw := range r.tws {
+		_ = tw.Flush()
+	}
+}
+
+// expire settles the host's cancels whose late window has passed (the
+// tracker never cancels a host's request itself).
+func (r *recorder) expire(now time.Time) {
+	if _, ok := r.tr.NextDeadline(); !ok {
+		return
+	}
+	_, changes := r.tr.Expire(now)
+	if len(changes) > 0 {
+		r.report(event.Event{Kind: event.Note, Time: now, Text: "late window over"}, changes)
+	}
+}
+
+// noteGap records that lines went by unrecorded.
+func (r *recorder) noteGap(g gap, now time.Time) {
+	other := 0
+	for _, n := range g.other {
+		other += n
+	}
+	text := fmt.Sprintf("the recorder fell behind: %d progress notifications and %d other lines were forwarded but not recorded", g.progress, other)
+	ev := event.Event{Kind: event.Note, Time: now, Text: text}
+	r.report(ev, nil)
+	if r.stderr != nil && other > 0 {
+		fmt.Fprintf(r.stderr, "inflight proxy %s: %s\n", termsafe.Line(r.name), text)
+	}
+}
+
+// flagText is the line a change earns on the proxy's stderr: the host's
+// faults and late answers, which a person reading a host's server log
+// should see. Late progress is in the trace, not here: a flood of it
+// would bury the log.
+func flagText(ch session.Change, tr *session.Tracker) (string, bool) {
+	switch ch.Kind {
+	case session.ChangeViolation:
+		v := ch.Violation
+		switch v.Code {
+		case session.ViolationHostCancelledInitialize:
+			return "⚑ host cancelled initialize (request " + termsafe.Line(v.RequestID.String()) + ")", true
+		case session.ViolationHostCancelledUnknown:
+			return "⚑ host cancelled an unknown ID (" + termsafe.Line(v.RequestID.String()) + ")", true
+		case session.ViolationHostAbandoned:
+			return "⚑ host gave up without cancelling " + describe(tr, v.RequestID), true
+		case session.ViolationHostDuplicateID:
+			return "⚑ host reused request ID " + termsafe.Line(v.RequestID.String()), true
+		}
+	case session.ChangeLate:
+		if ch.What != session.ArrivalResponse {
+			return "", false
+		}
+		req, ok := tr.Get(ch.ID)
+		if !ok || req.Cancel == nil || req.Cancel.Cause != session.CauseHost {
+			return "", false
+		}
+		return fmt.Sprintf("⚑ late response to %s, %s after the host's cancel (forwarded; the host must ignore it)",
+			describe(tr, ch.ID), req.Late.AfterCancel.Round(time.Millisecond)), true
+	}
+	return "", false
+}
+
+// describe names a request as "tools/call slow (id 3)".
+func describe(tr *session.Tracker, id wire.ID) string {
+	req, ok := tr.Get(id)
+	if !ok {
+		return "request " + termsafe.Line(id.String())
+	}
+	s := req.Method
+	if req.Target != "" {
+		s += " " + req.Target
+	}
+	return termsafe.Line(s) + " (id " + termsafe.Line(id.String()) + ")"
+}

@@ -1,0 +1,340 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"inflight/termsafe"
+)
+
+// A running proxy listens on a Unix socket, NAME.sock, in a directory of
+// the user's alone, and streams what it records to whoever connects
+// (`inflight attach`): first a Hello line, then the trace's recent lines
+// (up to historyBytes: a viewer that attaches late still sees the
+// requests in flight begin), then its lines as the recorder writes them. A viewer that cannot keep up is disconnected,
+// never waited for; a proxy with no one attached records all the same.
+
+// Hello is the first line a proxy's socket sends: which proxy this is.
+type Hello struct {
+	// Stream names what follows the hello: "trace" (the trace format's
+	// lines, as --trace writes them).
+	Stream  string    `json:"stream"`
+	Proxy   string    `json:"proxy"`
+	PID     int       `json:"pid"`
+	Command string    `json:"command"`
+	Started time.Time `json:"started"`
+}
+
+// Running is a proxy found in the socket directory.
+type Running struct {
+	Hello
+	// Path is its socket.
+	Path string
+	// Stale: the socket is there but nothing answers on it (its proxy
+	// crashed); the next proxy of that name replaces it.
+	Stale bool
+}
+
+// SocketDir is where proxies put their sockets: $XDG_RUNTIME_DIR/inflight
+// (a per-user tmpfs), else inflight/run under the user's cache directory,
+// else inflight-UID in the temporary directory.
+func SocketDir() string {
+	if base := os.Getenv("XDG_RUNTIME_DIR"); base != "" {
+		return filepath.Join(base, "inflight")
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(cache, "inflight", "run")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("inflight-%d", os.Getuid()))
+}
+
+// validName is what a proxy's name may be: it becomes a file name.
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ValidName reports whether name can name a proxy (and its socket).
+func ValidName(name string) bool { return validName.MatchString(name) }
+
+// CleanName makes a name (a command's base name) fit for a socket.
+func CleanName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	s = strings.TrimLeft(string(b), ".-_")
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	if s == "" {
+		s = "server"
+	}
+	return s
+}
+
+// privateDir makes dir (mode 0700) if it is missing and refuses it unless
+// it is a real directory, the user's own, that no one else may enter: a
+// socket there is reachable by the user alone.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("socket directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("socket directory: %w", err)
+	}
+	switch uid, known := ownerOf(fi); {
+	case !fi.IsDir():
+		return fmt.Errorf("socket directory %s is not a directory (a symlink?): refusing it", dir)
+	case known && uid != os.Getuid():
+		return fmt.Errorf("socket directory %s belongs to user %d, not you: refusing it", dir, uid)
+	case fi.Mode().Perm()&0o077 != 0:
+		return fmt.Errorf("socket directory %s is open to other users (mode %04o): refusing it; chmod 700 it", dir, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// listen opens NAME.sock in dir. A socket left by a proxy that crashed
+// (nothing answers on it) is removed and replaced; a path that is not a
+// socket (a file, a symlink) is refused, never followed or removed; a
+// live proxy of that name is refused.
+func listen(dir, name string) (*net.UnixListener, string, error) {
+	if !validName.MatchString(name) {
+		return nil, "", fmt.Errorf("proxy name %q: use letters, digits, '.', '_' and '-' (at most 64)", name)
+	}
+	if err := privateDir(dir); err != nil {
+		return nil, "", err
+	}
+	path := filepath.Join(dir, name+".sock")
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, "", fmt.Errorf("%s exists and is not a socket: refusing to replace it", path)
+		}
+		if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
+			c.Close()
+			return nil, "", fmt.Errorf("a proxy named %q is already running (%s): give this one another --name", name, path)
+		}
+		// Stale. The directory is the user's alone, so nothing can swap
+		// the path between the look and the removal; Remove unlinks the
+		// path itself, never what it might name.
+		if err := os.Remove(path); err != nil {
+			return nil, "", fmt.Errorf("remove the stale socket %s: %w", path, err)
+		}
+	}
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, "", fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, "", fmt.Errorf("socket %s: %w", path, err)
+	}
+	return l, path, nil
+}
+
+// List finds the proxies with a socket in dir, live or stale, by name.
+func List(dir string) ([]Running, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Running
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".sock")
+		if !ok || e.Type()&os.ModeSocket == 0 {
+			continue
+		}
+		r := Running{Hello: Hello{Proxy: name}, Path: filepath.Join(dir, e.Name())}
+		h, err := hello(r.Path)
+		if err != nil {
+			r.Stale = true
+		} else {
+			r.Hello = h
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Proxy < out[j].Proxy })
+	return out, nil
+}
+
+// hello connects to a proxy's socket and reads its Hello.
+func hello(path string) (Hello, error) {
+	c, err := net.DialTimeout("unix", path, 200*time.Millisecond)
+	if err != nil {
+		return Hello{}, err
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	line, err := bufio.NewReader(c).ReadBytes('\n')
+	if err != nil {
+		return Hello{}, err
+	}
+	var h Hello
+	return h, json.Unmarshal(line, &h)
+}
+
+// Attach connects to the proxy named name in dir; the stream starts with
+// its Hello line.
+func Attach(dir, name string) (net.Conn, error) {
+	if !validName.MatchString(name) {
+		return nil, fmt.Errorf("proxy name %q: no such proxy", name)
+	}
+	path := filepath.Join(dir, name+".sock")
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("no proxy named %q is running (%s): %w", name, path, err)
+	}
+	return c, nil
+}
+
+// viewerChunks bounds what waits for one viewer: chunks of the trace
+// writer's buffer (at most 64 KiB each).
+const viewerChunks = 64
+
+// historyBytes bounds the trace kept for viewers that attach later.
+const historyBytes = 4 << 20
+
+// broadcast is the socket's side: it accepts viewers and hands each a copy
+// of what the trace writer writes, dropping (disconnecting) any that
+// falls viewerChunks behind.
+type broadcast struct {
+	l     *net.UnixListener
+	hello []byte
+	mu    sync.Mutex
+	subs  map[*viewer]struct{}
+	// history is the stream's latest bytes, starting at a line's start,
+	// at most limit (historyBytes) of them.
+	history []byte
+	limit   int
+	wg      sync.WaitGroup
+}
+
+type viewer struct {
+	conn net.Conn
+	ch   chan []byte
+}
+
+func newBroadcast(l *net.UnixListener, h Hello) *broadcast {
+	b := &broadcast{l: l, subs: map[*viewer]struct{}{}, limit: historyBytes}
+	b.hello, _ = json.Marshal(h)
+	// Inert on a terminal, as every trace line is (attach prints them).
+	b.hello = append(termsafe.EscapeJSON(b.hello), '\n')
+	b.wg.Add(1)
+	go b.accept()
+	return b
+}
+
+func (b *broadcast) accept() {
+	defer b.wg.Done()
+	for {
+		c, err := b.l.Accept()
+		if err != nil {
+			return
+		}
+		v := &viewer{conn: c, ch: make(chan []byte, viewerChunks)}
+		v.ch <- b.hello
+		b.mu.Lock()
+		if b.subs == nil { // closed
+			b.mu.Unlock()
+			c.Close()
+			return
+		}
+		// The history and then what follows it, under one lock: the
+		// viewer's stream is the trace's, contiguous.
+		if len(b.history) > 0 {
+			v.ch <- bytes.Clone(b.history)
+		}
+		b.subs[v] = struct{}{}
+		b.mu.Unlock()
+		b.wg.Add(1)
+		go b.serve(v)
+	}
+}
+
+// serve writes to one viewer what it is handed, until it is dropped or
+// stops reading.
+func (b *broadcast) serve(v *viewer) {
+	defer b.wg.Done()
+	defer v.conn.Close()
+	for p := range v.ch {
+		_ = v.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := v.conn.Write(p); err != nil {
+			b.drop(v)
+			for range v.ch {
+			}
+			return
+		}
+	}
+}
+
+func (b *broadcast) drop(v *viewer) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.subs[v]; ok {
+		delete(b.subs, v)
+		close(v.ch)
+	}
+}
+
+// Write is the trace writer's output: a copy to every viewer, never a
+// wait. A viewer with no room left is disconnected (a chunk lost in the
+// middle would break its lines).
+func (b *broadcast) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.remember(p)
+	for v := range b.subs {
+		select {
+		case v.ch <- bytes.Clone(p):
+		default:
+			delete(b.subs, v)
+			close(v.ch)
+		}
+	}
+	return len(p), nil
+}
+
+// remember keeps p in the history, dropping its oldest lines past the
+// limit (a cut keeps whole lines: it starts after a newline).
+func (b *broadcast) remember(p []byte) {
+	b.history = append(b.history, p...)
+	over := len(b.history) - b.limit
+	if over <= 0 {
+		return
+	}
+	i := bytes.IndexByte(b.history[over:], '\n')
+	if i < 0 {
+		b.history = b.history[:0]
+		return
+	}
+	// Copy down into the same array: memory stays at about the limit.
+	n := copy(b.history, b.history[over+i+1:])
+	b.history = b.history[:n]
+}
+
+// close stops accepting (removing the socket), lets every viewer have what
+// it was handed, and waits for them (each write is bounded).
+func (b *broadcast) close() {
+	b.l.Close()
+	b.mu.Lock()
+	for v := range b.subs {
+		close(v.ch)
+	}
+	b.subs = nil
+	b.mu.Unlock()
+	b.wg.Wait()
+}
