@@ -67,6 +67,12 @@ type Options struct {
 	Grace time.Duration
 	// Timeout bounds each request (default 30s).
 	Timeout time.Duration
+	// TaskTool is the tool the tasks group runs as a task (default: the
+	// first in tools/list whose execution.taskSupport allows one), TaskArgs
+	// its arguments. The group runs when the server declares task support
+	// or a TaskTool is named.
+	TaskTool string
+	TaskArgs json.RawMessage
 	// JSON prints one Report instead of a table.
 	JSON bool
 	// TracePath, when set, receives a trace of the whole battery.
@@ -367,6 +373,7 @@ func (b *battery) run() {
 			break
 		}
 	}
+	b.checkTasks()
 	b.checkServerCancels()
 	b.checkServerRequests()
 }

@@ -6,6 +6,7 @@ import (
 	"inflight/check"
 	"inflight/exitcode"
 	"inflight/redact"
+	"inflight/runner"
 	"inflight/target"
 
 	"github.com/spf13/cobra"
@@ -15,7 +16,7 @@ func (c *cli) checkCommand() *cobra.Command {
 	var tf target.Flags
 	c.targets = append(c.targets, &tf)
 	var o check.Options
-	var toolArgs string
+	var toolArgs, taskArgs string
 	cmd := &cobra.Command{
 		Use:   "check [URL] [flags] [-- CMD ARGS…]",
 		Short: "Run a cancellation compliance battery against a server",
@@ -48,6 +49,12 @@ lost part-way); 4 interrupted.`,
 			}
 			o.Target = target
 			o.Args = json.RawMessage(toolArgs)
+			if taskArgs != "" {
+				if err := runner.CheckObject(json.RawMessage(taskArgs), "--task-args"); err != nil {
+					return err
+				}
+				o.TaskArgs = json.RawMessage(taskArgs)
+			}
 			if !o.JSON {
 				o.Live = c.stdout
 			}
@@ -65,6 +72,8 @@ lost part-way); 4 interrupted.`,
 	fs := cmd.Flags()
 	fs.StringVar(&o.Tool, "tool", check.DefaultCheckTool, "slow tool `NAME` that reports progress")
 	fs.StringVar(&toolArgs, "args", "", "the tool's arguments, a `JSON` object (demo slow/stubborn: {\"seconds\":1.5,\"steps\":6})")
+	fs.StringVar(&o.TaskTool, "task-tool", "", "tool `NAME` the tasks group runs as a task (default: the first whose execution.taskSupport allows one)")
+	fs.StringVar(&taskArgs, "task-args", "", "the task tool's arguments, a `JSON` object")
 	durationVar(fs, &o.CancelAfter, "cancel-after", check.DefaultCheckCancelAfter, "cancel mid-way at the first progress, or after `D` without any", true)
 	durationVar(fs, &o.LateWindow, "late-window", check.DefaultCheckLateWindow, "how long to watch after each cancel", true)
 	durationVar(fs, &o.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)

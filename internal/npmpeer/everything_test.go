@@ -109,7 +109,7 @@ func TestEverythingHTTPCancel(t *testing.T) {
 func TestEverythingCheck(t *testing.T) {
 	t.Parallel()
 	in := npmpeer.Need(t, npmpeer.Node, npmpeer.Everything)
-	args := []string{"check", "--json", "--tool", longOp, "--args", `{"duration":2,"steps":4}`, "--"}
+	args := []string{"check", "--json", "--tool", longOp, "--args", `{"duration":2,"steps":4}`, "--task-args", `{"topic":"cancellation"}`, "--"}
 	out := runInflight(t, append(args, in.EverythingCommand("stdio")...)...)
 	var rep struct {
 		Era      string `json:"era"`
@@ -131,6 +131,12 @@ func TestEverythingCheck(t *testing.T) {
 		"progress.increasing":   "PASS",
 		"cancel.no_response":    "PASS",
 		"cancel.progress_stops": "WARN",
+		// The tasks group, on its task tool (simulate-research-query).
+		"tasks.terminal_immutable":         "PASS",
+		"tasks.cancel":                     "PASS",
+		"tasks.cancel_terminal":            "PASS",
+		"tasks.unknown_id":                 "PASS",
+		"tasks.no_notifications_cancelled": "PASS",
 	} {
 		if status[id] != want {
 			t.Errorf("%s = %q, want %s\n%s", id, status[id], want, out)

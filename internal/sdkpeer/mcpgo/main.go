@@ -44,12 +44,21 @@ func main() {
 	// The same work, which a legacy client may ask to run as a task
 	// (taskSupport optional: mcp-go runs the handler in the background and
 	// answers tasks/get, tasks/result and tasks/cancel itself).
+	//
+	// Its handler does not follow its context: mcp-go v1.2.1 derives a
+	// task's context from the tools/call request's, which the stdio server
+	// cancels as soon as the task handle is written, so a handler that
+	// honours it ends every task "cancelled" at once (inflight reports
+	// that as "the server cancelled the task"). mcp-go's tasks/cancel marks
+	// the task cancelled itself, so the task's cancel still works.
 	s.AddTool(mcp.NewTool("slow_task",
 		mcp.WithDescription("slow, which may run as a task (taskSupport optional)."),
 		mcp.WithNumber("steps", mcp.Description("How many progress notifications to send."), mcp.DefaultNumber(6)),
 		mcp.WithNumber("intervalMs", mcp.Description("Milliseconds between two progress notifications."), mcp.DefaultNumber(200)),
 		mcp.WithTaskSupport(mcp.TaskSupportOptional),
-	), slow)
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return slow(context.WithoutCancel(ctx), req)
+	})
 
 	opts := []server.StdioOption{server.WithErrorLogger(logger)}
 	if v := os.Getenv("SDKPEER_VERSIONS"); v != "" {
