@@ -228,8 +228,10 @@ type ComposerKeyMap struct {
 	Select               key.Binding
 	Toggle               key.Binding
 	JSONMode             key.Binding
-	Send                 key.Binding
-	Back                 key.Binding
+	// AsTask runs a tool call as a task, where the tool allows one.
+	AsTask key.Binding
+	Send   key.Binding
+	Back   key.Binding
 }
 
 // DefaultComposer returns the composer's default bindings.
@@ -244,6 +246,7 @@ func DefaultComposer() ComposerKeyMap {
 		Select:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "choose")),
 		Toggle:    key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "toggle")),
 		JSONMode:  key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "form ⇄ JSON")),
+		AsTask:    key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "run as a task")),
 		Send:      key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "send")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}

@@ -13,6 +13,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
+	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/termsafe"
@@ -24,6 +25,9 @@ type toolInfo struct {
 	Name        string
 	Description string
 	Schema      json.RawMessage
+	// TaskSupport is the tool's execution.taskSupport ("required",
+	// "optional", "forbidden" or "").
+	TaskSupport string
 	// form is Schema read for the composer, once.
 	form toolForm
 }
@@ -35,6 +39,9 @@ func parseTools(result json.RawMessage, line func(string) string) []toolInfo {
 			Name        string          `json:"name"`
 			Description string          `json:"description"`
 			InputSchema json.RawMessage `json:"inputSchema"`
+			Execution   struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
 		} `json:"tools"`
 	}
 	if json.Unmarshal(result, &res) != nil {
@@ -42,7 +49,8 @@ func parseTools(result json.RawMessage, line func(string) string) []toolInfo {
 	}
 	out := make([]toolInfo, 0, len(res.Tools))
 	for _, t := range res.Tools {
-		out = append(out, toolInfo{Name: t.Name, Description: t.Description, Schema: t.InputSchema, form: readSchema(t.InputSchema, line)})
+		out = append(out, toolInfo{Name: t.Name, Description: t.Description, Schema: t.InputSchema, TaskSupport: t.Execution.TaskSupport,
+			form: readSchema(t.InputSchema, line)})
 	}
 	return out
 }
@@ -142,6 +150,10 @@ type composer struct {
 	// Defaults for the next requests; a sent request's settings become them.
 	timeout, maxTimeout, lateWindow time.Duration
 	reset                           bool
+	// asTask: run the tool call as a task (legacy era, a tool whose
+	// taskSupport is optional; required ones always are); legacy says the
+	// connection's era, read when the form is built.
+	asTask, legacy bool
 }
 
 func newComposer() composer {
@@ -248,6 +260,7 @@ func (c *composer) buildForm(m *Model) tea.Cmd {
 	// are its own, so its fields start empty.
 	info, _ := m.tracker.Conn()
 	demo := info.ServerName == demoServerName
+	c.legacy = info.Era == event.EraLegacy
 	switch c.kind {
 	case kindTool:
 		if t, ok := c.tool(); ok {
@@ -635,6 +648,9 @@ func (c *composer) updateKindRow(m *Model, kp tea.KeyPressMsg) tea.Cmd {
 func (c *composer) updateForm(m *Model, kp tea.KeyPressMsg) tea.Cmd {
 	k := c.keys
 	switch {
+	case key.Matches(kp, k.AsTask):
+		c.note = c.toggleTask()
+		return nil
 	case key.Matches(kp, k.Send), key.Matches(kp, k.Select) && !c.jsonMode:
 		return c.send(m)
 	case key.Matches(kp, k.JSONMode):
@@ -882,7 +898,14 @@ func (c *composer) request() (string, json.RawMessage, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		params, _ := json.Marshal(map[string]any{"name": t.Name, "arguments": args})
+		p := map[string]any{"name": t.Name, "arguments": args}
+		if c.taskCall(t) {
+			// The legacy tasks utility: the request asks for a task. (A
+			// modern server decides itself; the client declares the
+			// extension on every tools/call.)
+			p["task"] = map[string]any{}
+		}
+		params, _ := json.Marshal(p)
 		return wire.MethodToolsCall, params, nil
 	case kindResource:
 		var uri string

@@ -98,6 +98,9 @@ func (c *composer) view(m *Model, height int) string {
 		}
 		switch {
 		case c.kind == kindTool:
+			if t, ok := c.tool(); ok && c.taskLine(t) != "" {
+				b.WriteString(st.Running.Render(fit("  ⧗ "+c.taskLine(t), m.width)) + "\n")
+			}
 			if t, ok := c.tool(); ok && t.form.note != "" {
 				b.WriteString(st.Warn.Render(fit("  "+m.line(t.form.note), m.width)) + "\n")
 			} else if c.settingsStart() == 0 {

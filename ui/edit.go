@@ -72,6 +72,8 @@ func (c *composer) edit(m *Model, r *session.Request, params json.RawMessage) te
 			c.kind = kindTool
 			c.pickers[kindTool].sel = i
 			c.buildForm(m)
+			// A call sent as a task is edited as one.
+			_, c.asTask = obj["task"]
 			if c.formHolds(args) {
 				c.fillForm(args)
 			} else {

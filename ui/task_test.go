@@ -148,3 +148,51 @@ func TestGoldenTaskViews(t *testing.T) {
 		})
 	}
 }
+
+// In the legacy era the composer sends a tool that requires a task as
+// one, and one that allows it when ctrl+t asks.
+func TestComposerSendsTasks(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.fake.info.Era, h.fake.info.ProtocolVersion = event.EraLegacy, wire.Version20251125
+	info := h.fake.info
+	h.events(event.Event{Kind: event.Connected, Info: &info})
+	h.answer(1, `{"tools":[{"name":"research","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},`+
+		`{"name":"maybe","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},{"name":"plain","inputSchema":{"type":"object"}}]}`)
+	open := func(name string) {
+		t.Helper()
+		h.key("n")
+		h.typeText(name) // the picker filters as you type
+		h.key("enter")
+	}
+	sendTool := func(name string, keys ...string) string {
+		t.Helper()
+		open(name)
+		h.key(keys...)
+		h.key("ctrl+s")
+		_, method, params := h.lastSent()
+		if method != wire.MethodToolsCall {
+			t.Fatalf("sent %s, want tools/call", method)
+		}
+		return params
+	}
+	if p := sendTool("research"); !strings.Contains(p, `"task":{}`) {
+		t.Errorf("a tool that requires a task was sent without one: %s", p)
+	}
+	if p := sendTool("maybe"); strings.Contains(p, `"task"`) {
+		t.Errorf("an optional task tool was sent as a task unasked: %s", p)
+	}
+	open("maybe")
+	h.key("ctrl+t")
+	if scr := h.screen(); !strings.Contains(scr, "runs as a task · ctrl+t to send it as an ordinary request") {
+		t.Errorf("ctrl+t does not say the call runs as a task:\n%s", scr)
+	}
+	h.key("ctrl+s")
+	if _, _, p := h.lastSent(); !strings.Contains(p, `"task":{}`) {
+		t.Errorf("ctrl+t did not make the optional tool's call a task: %s", p)
+	}
+	open("plain")
+	h.key("ctrl+t")
+	if scr := h.screen(); !strings.Contains(scr, "does not support tasks") {
+		t.Errorf("ctrl+t on a plain tool does not say why it did nothing:\n%s", scr)
+	}
+}
