@@ -398,8 +398,11 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	s := fmt.Sprintf("cancel (%s) at %s · %s", c.Cause, fmtAgo(c.At.Sub(startOf(r))), sig)
 	if c.Reason != "" {
 		s += fmt.Sprintf(" · reason %q", m.line(c.Reason))
-		if c.Signal == event.SignalStreamClosed {
+		switch c.Signal {
+		case event.SignalStreamClosed:
 			s += " (not sent: a closed stream carries none)"
+		case event.SignalTaskCancel:
+			s += " (not sent: tasks/cancel carries none)"
 		}
 	}
 	var flags, crossed []string

@@ -259,7 +259,7 @@ func (m *Model) viewHelp(height int) string {
 	hm.SetWidth(0) // measure the natural width; columns are split below if needed
 	intro := []string{
 		st.Title.Render("inflight") + " cancels each request with the signal its transport and era require:",
-		"  stdio and legacy HTTP: notifications/cancelled;",
+		"  stdio and legacy HTTP: notifications/cancelled; a task: tasks/cancel;",
 		"  modern (2026-07-28) Streamable HTTP: the request's stream is closed.",
 		"  A cancelled request shows " + st.Cancelling.Render("cancelling") + " until its fate is known;",
 		"  whatever the server sends after that is " + st.Flag.Render("⚑ flagged") + " and ignored.",
@@ -276,7 +276,17 @@ func (m *Model) viewHelp(height int) string {
 		half := (len(groups) + 1) / 2
 		full = hm.FullHelpView(groups[:half]) + "\n\n" + hm.FullHelpView(groups[half:])
 	}
-	return strings.Join(intro, "\n") + "\n" + full + "\n\n" + st.Dim.Render("press ? or esc to close")
+	out := strings.Join(intro, "\n") + "\n" + full
+	closing := "\n\n" + st.Dim.Render("press ? or esc to close")
+	if strings.Count(out+closing, "\n")+1 > height {
+		// A short terminal keeps every key: the blank line before the
+		// closing words goes first, then the words (the footer says esc).
+		closing = "\n" + st.Dim.Render("press ? or esc to close")
+		if strings.Count(out+closing, "\n")+1 > height {
+			closing = ""
+		}
+	}
+	return out + closing
 }
 
 // overlayPrompt draws a dialog over the bottom of the body.
