@@ -277,6 +277,11 @@ func (m *Model) viewHelp(height int) string {
 		full = hm.FullHelpView(groups[:half]) + "\n\n" + hm.FullHelpView(groups[half:])
 	}
 	out := strings.Join(intro, "\n") + "\n" + full
+	if strings.Count(out, "\n")+1 > height {
+		// A short terminal keeps every key and says the same in two lines.
+		out = fit("the cancel: notifications/cancelled (stdio, legacy HTTP), the stream closed (modern", m.width) + "\n" +
+			fit("HTTP) or tasks/cancel (a task); what comes after it is "+st.Flag.Render("⚑ flagged")+".", m.width) + "\n\n" + full
+	}
 	closing := "\n\n" + st.Dim.Render("press ? or esc to close")
 	if strings.Count(out+closing, "\n")+1 > height {
 		// A short terminal keeps every key: the blank line before the
