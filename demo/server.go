@@ -74,6 +74,9 @@ type Server struct {
 
 	listens listenRegistry
 
+	// tasks holds the task layer's tasks (tasks.go).
+	tasks taskStore
+
 	// stdio holds the connections of running ServeStdio calls, so Close can
 	// end them even when a peer has stopped reading.
 	stdioMu sync.Mutex
@@ -99,6 +102,7 @@ func New(opts Options) *Server {
 		stdio:    make(map[*withholdingConn]struct{}),
 	}
 	s.listens.init()
+	s.tasks.init()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: serverVersion}, &mcp.ServerOptions{
 		Instructions: instructions,
 		// Subscriptions need both handlers; the SDK does the bookkeeping and
@@ -137,6 +141,9 @@ func (s *Server) Close() error {
 		close(s.closing)
 		if n := s.listens.endAll(errServerClosing); n > 0 {
 			s.logf("shutdown: ended %d subscription(s)", n)
+		}
+		if n := s.tasks.closeAll(); n > 0 {
+			s.logf("shutdown: stopped %d task(s)", n)
 		}
 		s.closeSessions()
 		s.clockDone.Wait()
