@@ -202,9 +202,14 @@ type taskStore struct {
 	mu      sync.Mutex
 	tasks   map[string]*task
 	workers sync.WaitGroup
+	// minTTL bounds the TTL a legacy request may ask for (tests lower it).
+	minTTL time.Duration
 }
 
-func (st *taskStore) init() { st.tasks = make(map[string]*task) }
+func (st *taskStore) init() {
+	st.tasks = make(map[string]*task)
+	st.minTTL = minTaskTTL
+}
 
 // get returns the task with id visible to owner, after dropping the tasks
 // whose TTL has passed.
@@ -381,7 +386,7 @@ func (s *Server) finish(t *task, res *mcp.CallToolResult, message string) {
 func (s *Server) startTask(owner string, modern bool, tool string, a taskArgs, requestedTTL *float64) (*task, *jsonrpc.Error) {
 	ttl := defaultTaskTTL
 	if requestedTTL != nil {
-		ttl = min(max(time.Duration(*requestedTTL)*time.Millisecond, minTaskTTL), maxTaskTTL)
+		ttl = min(max(time.Duration(*requestedTTL*float64(time.Millisecond)), s.tasks.minTTL), maxTaskTTL)
 	}
 	now := time.Now()
 	t := &task{id: rand.Text(), tool: tool, modern: modern, owner: owner, created: now, updated: now, ttl: ttl,
@@ -776,11 +781,18 @@ func (s *Server) serveTaskCancel(t *task) taskReply {
 		t.logf(s, "tasks/cancel acknowledged and ignored: %s", what)
 	} else {
 		t.cancel()
-		t.logf(s, "tasks/cancel honoured after %s at %q", roundDuration(time.Since(t.created)), t.message)
-		res := textResult("%s was cancelled by tasks/cancel at %s", t.tool, t.message)
+		where := "at " + t.message
+		if t.tool == toolTaskInput {
+			where = "while working, before it asked for input"
+			if t.status == taskInputRequired {
+				where = "while it waited for input"
+			}
+		}
+		t.logf(s, "tasks/cancel honoured after %s, %s", roundDuration(time.Since(t.created)), where)
+		res := textResult("%s was cancelled by tasks/cancel %s", t.tool, where)
 		res.IsError = true
 		t.result, _ = json.Marshal(res)
-		s.setStatusLocked(t, taskCancelled, "cancelled by tasks/cancel at "+t.message)
+		s.setStatusLocked(t, taskCancelled, "cancelled by tasks/cancel "+where)
 	}
 	if t.modern {
 		return taskReply{result: map[string]any{"resultType": "complete"}}
