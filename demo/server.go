@@ -142,10 +142,13 @@ func (s *Server) Close() error {
 		if n := s.listens.endAll(errServerClosing); n > 0 {
 			s.logf("shutdown: ended %d subscription(s)", n)
 		}
-		if n := s.tasks.closeAll(); n > 0 {
+		if n := s.tasks.killAll(); n > 0 {
 			s.logf("shutdown: stopped %d task(s)", n)
 		}
 		s.closeSessions()
+		// After the sessions: a task blocked writing to a stdio peer that
+		// stopped reading is freed when its connection closes.
+		s.tasks.wait()
 		s.clockDone.Wait()
 	})
 	return nil

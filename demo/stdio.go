@@ -36,7 +36,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		return fmt.Errorf("stdio: %w", err)
 	}
 	conn := newWithholdingConn(raw)
-	conn.srv, conn.owner = s, fmt.Sprintf("stdio#%d", s.runs.Add(1))
+	conn.srv, conn.owner = s, fmt.Sprintf("stdio#%d", s.tasks.owners.Add(1))
 	if !s.trackStdio(conn) {
 		_ = conn.Close()
 		return errClosed

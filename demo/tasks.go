@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -183,6 +184,10 @@ type task struct {
 	done chan struct{}
 	// input carries the inputResponses entry for task_input's request.
 	input chan json.RawMessage
+	// notify, when set (legacy stdio), writes a notifications/tasks/status;
+	// noteMu keeps those in the order of the changes (see flushNotes).
+	notify func(*jsonrpc.Request)
+	noteMu sync.Mutex
 
 	status        string
 	message       string
@@ -195,6 +200,8 @@ type task struct {
 	// once task_flip starts saying "working" again after it.
 	revealed bool
 	flipped  bool
+	// notes are the status notifications not yet written.
+	notes []*jsonrpc.Request
 }
 
 // taskStore holds the tasks.
@@ -204,6 +211,8 @@ type taskStore struct {
 	workers sync.WaitGroup
 	// minTTL bounds the TTL a legacy request may ask for (tests lower it).
 	minTTL time.Duration
+	// owners numbers stdio connections, the owners of their tasks.
+	owners atomic.Int64
 }
 
 func (st *taskStore) init() {
@@ -235,9 +244,11 @@ func (st *taskStore) expireLocked(now time.Time) {
 	}
 }
 
-// closeAll stops every task's work and waits for it.
-func (st *taskStore) closeAll() int {
+// killAll stops every task's work and reports how many were running; wait
+// then waits for the work to end.
+func (st *taskStore) killAll() int {
 	st.mu.Lock()
+	defer st.mu.Unlock()
 	n := 0
 	for _, t := range st.tasks {
 		if !isTerminal(t.status) {
@@ -245,10 +256,10 @@ func (st *taskStore) closeAll() int {
 		}
 		t.kill()
 	}
-	st.mu.Unlock()
-	st.workers.Wait()
 	return n
 }
+
+func (st *taskStore) wait() { st.workers.Wait() }
 
 // timestamp formats a task time as ISO 8601.
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
@@ -331,6 +342,7 @@ func shortID(id string) string {
 // setStatus moves a task to a new status (and message). A terminal status
 // is final: the work's later attempts to change it are ignored.
 func (s *Server) setStatus(t *task, status, message string) bool {
+	defer s.flushNotes(t)
 	s.tasks.mu.Lock()
 	defer s.tasks.mu.Unlock()
 	return s.setStatusLocked(t, status, message)
@@ -340,17 +352,37 @@ func (s *Server) setStatusLocked(t *task, status, message string) bool {
 	if isTerminal(t.status) {
 		return false
 	}
-	if status != t.status {
+	changed := status != t.status
+	if changed {
 		t.logf(s, "%s → %s%s", t.status, status, quoted(message))
 	}
 	t.status, t.message, t.updated = status, message, time.Now()
 	if status != taskInputRequired {
 		t.inputRequests = nil
 	}
+	if changed && t.notify != nil {
+		if params, err := json.Marshal(t.legacyViewLocked()); err == nil {
+			t.notes = append(t.notes, &jsonrpc.Request{Method: notificationTaskStatus, Params: params})
+		}
+	}
 	if isTerminal(status) {
 		close(t.done)
 	}
 	return true
+}
+
+// flushNotes writes the task's pending status notifications, in order,
+// outside the store's lock (a peer that stops reading blocks only this).
+func (s *Server) flushNotes(t *task) {
+	t.noteMu.Lock()
+	defer t.noteMu.Unlock()
+	s.tasks.mu.Lock()
+	notes := t.notes
+	t.notes = nil
+	s.tasks.mu.Unlock()
+	for _, n := range notes {
+		t.notify(n)
+	}
 }
 
 func quoted(msg string) string {
@@ -368,6 +400,7 @@ func (s *Server) finish(t *task, res *mcp.CallToolResult, message string) {
 	if err != nil {
 		data = json.RawMessage(`{"content":[],"isError":true}`)
 	}
+	defer s.flushNotes(t)
 	s.tasks.mu.Lock()
 	defer s.tasks.mu.Unlock()
 	if isTerminal(t.status) {
@@ -382,8 +415,9 @@ func (s *Server) finish(t *task, res *mcp.CallToolResult, message string) {
 }
 
 // startTask creates a task for a task-augmented tools/call and starts its
-// work. requestedTTL is the legacy request's task.ttl, if any.
-func (s *Server) startTask(owner string, modern bool, tool string, a taskArgs, requestedTTL *float64) (*task, *jsonrpc.Error) {
+// work. requestedTTL is the legacy request's task.ttl, if any; notify, if
+// not nil, sends the task's status notifications.
+func (s *Server) startTask(owner string, modern bool, tool string, a taskArgs, requestedTTL *float64, notify func(*jsonrpc.Request)) (*task, *jsonrpc.Error) {
 	ttl := defaultTaskTTL
 	if requestedTTL != nil {
 		ttl = min(max(time.Duration(*requestedTTL*float64(time.Millisecond)), s.tasks.minTTL), maxTaskTTL)
@@ -391,7 +425,7 @@ func (s *Server) startTask(owner string, modern bool, tool string, a taskArgs, r
 	now := time.Now()
 	t := &task{id: rand.Text(), tool: tool, modern: modern, owner: owner, created: now, updated: now, ttl: ttl,
 		poll: time.Duration(a.PollMs) * time.Millisecond, n: s.runs.Add(1), done: make(chan struct{}),
-		input: make(chan json.RawMessage, 1), status: taskWorking}
+		input: make(chan json.RawMessage, 1), status: taskWorking, notify: notify}
 	t.killCtx, t.kill = context.WithCancel(context.Background())
 	t.cancelCtx, t.cancel = context.WithCancel(t.killCtx)
 
@@ -523,6 +557,7 @@ func (s *Server) runTaskInput(t *task, a taskArgs) {
 		t.inputRequests = inputRequest
 	}
 	s.tasks.mu.Unlock()
+	s.flushNotes(t)
 	if !ok {
 		return
 	}
@@ -583,6 +618,9 @@ type taskCall struct {
 	params json.RawMessage
 	modern bool
 	owner  string
+	// notify, if not nil, writes a notification to the requestor (legacy
+	// stdio), for the status notifications of the tasks it creates.
+	notify func(*jsonrpc.Request)
 }
 
 // callParams is what the layer reads of a tools/call.
@@ -720,7 +758,7 @@ func (s *Server) serveTaskCall(c taskCall) taskReply {
 		_ = json.Unmarshal(p.Task, &tp)
 		requested = tp.TTL
 	}
-	t, rerr := s.startTask(c.owner, c.modern, p.Name, a, requested)
+	t, rerr := s.startTask(c.owner, c.modern, p.Name, a, requested, c.notify)
 	if rerr != nil {
 		return taskReply{err: rerr}
 	}
@@ -757,6 +795,8 @@ func (s *Server) revealLocked(t *task) {
 }
 
 func (s *Server) serveTaskCancel(t *task) taskReply {
+	// The cancelled notification goes out before the response.
+	defer s.flushNotes(t)
 	s.tasks.mu.Lock()
 	defer s.tasks.mu.Unlock()
 	status, _ := t.reported()

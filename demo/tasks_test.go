@@ -195,6 +195,19 @@ func pollUntil(t *testing.T, p taskPeer, e era, next *int, id string, done func(
 
 func terminal(ts taskState) bool { return isTerminal(ts.Status) }
 
+// statusNotes lists the statuses of the notifications/tasks/status in msgs.
+func statusNotes(msgs []msg) string {
+	var out []string
+	for _, m := range msgs {
+		if m.Method == notificationTaskStatus {
+			var n taskState
+			_ = json.Unmarshal(m.Params, &n)
+			out = append(out, n.Status)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
 // relatedTask is the related-task taskId in a result's _meta.
 func relatedTask(m msg) string {
 	var r struct {
@@ -338,11 +351,17 @@ func TestTaskJobCancelled(t *testing.T) {
 	forEachTaskPeer(t, func(t *testing.T, transport string, e era) {
 		_, logs, p := openTaskPeer(t, transport, e)
 		h := startTaskCall(t, p, e, 10, toolTaskJob, args("seconds", 60, "steps", 6, "pollMs", 10))
-		_, resp := p.roundTrip(11, "tasks/cancel", taskIDParams(e, h.TaskID))
+		before, resp := p.roundTrip(11, "tasks/cancel", taskIDParams(e, h.TaskID))
 		if e == legacy {
 			// The receiver MUST move the task to cancelled before it answers.
 			if ts := decodeTask(t, resp, e, false); ts.Status != taskCancelled {
 				t.Errorf("tasks/cancel returned %s, want cancelled", ts.Status)
+			}
+			// Over stdio a status notification says so first.
+			if transport == "stdio" {
+				if got := statusNotes(before); got != "cancelled" {
+					t.Errorf("status notifications before the cancel's response: %q, want cancelled", got)
+				}
 			}
 		} else if resp.Error != nil || string(resp.Result) != `{"resultType":"complete"}` {
 			t.Errorf("modern tasks/cancel = %s, want {resultType: complete}", resp)
@@ -412,8 +431,10 @@ func TestTaskFlipChangesAfterTerminal(t *testing.T) {
 					notes = append(notes, n.TaskID+" "+n.Status)
 				}
 			}
-			if len(notes) != 1 || notes[0] != h.TaskID+" working" {
-				t.Errorf("notifications before tasks/result: %v, want one saying working", notes)
+			// (On stdio the status notification of completed may come
+			// late, just ahead of the flip.)
+			if len(notes) == 0 || notes[len(notes)-1] != h.TaskID+" working" {
+				t.Errorf("notifications before tasks/result: %v, want the last saying working", notes)
 			}
 		}
 		next++
@@ -630,5 +651,34 @@ func TestRewriteResult(t *testing.T) {
 	ev := []byte("event: message\nid: 7\ndata: {\"a\":1}\n\n")
 	if got := string(replaceEventData(ev, []byte(`{"b":2}`))); got != "event: message\nid: 7\ndata: {\"b\":2}\n\n" {
 		t.Errorf("replaceEventData = %q", got)
+	}
+}
+
+// Over legacy stdio every change of status is also a
+// notifications/tasks/status, in order; modern tasks send none.
+func TestTaskStatusNotificationsStdio(t *testing.T) {
+	for _, e := range eras {
+		t.Run(string(e), func(t *testing.T) {
+			s, _ := newTestServer(t)
+			p := startStdio(t, s)
+			p.open(e)
+			h := startTaskCall(t, p, e, 10, toolTaskInput, args("seconds", 0.01, "wait", 0.03, "pollMs", 10))
+			if e == modern {
+				time.Sleep(80 * time.Millisecond)
+				if got := statusNotes(p.barrier(e, 11)); got != "" {
+					t.Errorf("modern status notifications %q, want none", got)
+				}
+				return
+			}
+			before, _ := p.until(func(m msg) bool {
+				return m.Method == notificationTaskStatus && strings.Contains(string(m.Params), `"status":"failed"`)
+			})
+			if got := statusNotes(before); got != "input_required" {
+				t.Errorf("notifications before failed: %q, want input_required", got)
+			}
+			if !strings.Contains(before[0].raw, h.TaskID) || strings.Contains(before[0].raw, metaRelatedTask) {
+				t.Errorf("notification %s: want the taskId and no related-task _meta", before[0])
+			}
+		})
 	}
 }

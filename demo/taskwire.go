@@ -112,6 +112,11 @@ func (c *withholdingConn) interceptStdio(req *jsonrpc.Request) bool {
 		return false
 	}
 	call := taskCall{method: req.Method, params: req.Params, modern: modern, owner: c.owner}
+	if !modern {
+		// Legacy stdio tasks send notifications/tasks/status on every
+		// change of status.
+		call.notify = func(n *jsonrpc.Request) { _ = c.Connection.Write(context.Background(), n) }
+	}
 	c.taskWG.Go(func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
