@@ -112,6 +112,9 @@ var (
 		},
 		"additionalProperties": false
 	}`)
+	// task_stubborn finishes sooner by default, within the late window a
+	// client keeps watching after a cancel (inflight's: 5s).
+	taskStubbornSchema = json.RawMessage(strings.Replace(string(taskJobSchema), `"default": 6, "description": "How long`, `"default": 3, "description": "How long`, 1))
 	taskInputSchema = json.RawMessage(`{
 		"type": "object",
 		"properties": {
@@ -127,8 +130,11 @@ var (
 // which bypasses the SDK's schema validation.
 func parseTaskArgs(tool string, raw json.RawMessage) (taskArgs, error) {
 	a := taskArgs{Seconds: 6, Steps: 6, PollMs: 500, WaitSec: 60}
-	if tool == toolTaskInput {
+	switch tool {
+	case toolTaskInput:
 		a.Seconds = 1
+	case toolTaskStubborn:
+		a.Seconds = 3
 	}
 	if len(raw) > 0 && string(raw) != "null" {
 		var m map[string]json.RawMessage
@@ -985,7 +991,7 @@ func (s *Server) addTaskTools() {
 		Description: "Demonstrates a task that ignores cancellation: it acknowledges tasks/cancel, keeps working and ends completed anyway, " +
 			"which in 2025-11-25 makes it a misbehaving server (the spec says the task MUST move to cancelled before the response) " +
 			"and in the tasks extension is allowed (cancellation is cooperative); without a task it behaves like stubborn.",
-		InputSchema: taskJobSchema,
+		InputSchema: taskStubbornSchema,
 	}, asSteps(toolTaskStubborn, s.stubbornAs))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name: toolTaskFlip,

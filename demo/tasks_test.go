@@ -682,3 +682,26 @@ func TestTaskStatusNotificationsStdio(t *testing.T) {
 		})
 	}
 }
+
+func TestTaskSchemasMatchDefaults(t *testing.T) {
+	for tool, schema := range map[string]json.RawMessage{toolTaskJob: taskJobSchema, toolTaskStubborn: taskStubbornSchema, toolTaskFlip: taskJobSchema, toolTaskInput: taskInputSchema} {
+		var sc struct {
+			Properties map[string]struct {
+				Default float64 `json:"default"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(schema, &sc); err != nil {
+			t.Fatalf("%s schema: %v", tool, err)
+		}
+		a, err := parseTaskArgs(tool, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{"seconds": a.Seconds, "steps": float64(a.Steps), "pollMs": float64(a.PollMs), "wait": a.WaitSec}
+		for name, p := range sc.Properties {
+			if got[name] != p.Default {
+				t.Errorf("%s %s: default %v in the schema, %v in the task layer", tool, name, p.Default, got[name])
+			}
+		}
+	}
+}
