@@ -115,7 +115,7 @@ var (
 	// task_stubborn finishes sooner by default, within the late window a
 	// client keeps watching after a cancel (inflight's: 5s).
 	taskStubbornSchema = json.RawMessage(strings.Replace(string(taskJobSchema), `"default": 6, "description": "How long`, `"default": 3, "description": "How long`, 1))
-	taskInputSchema = json.RawMessage(`{
+	taskInputSchema    = json.RawMessage(`{
 		"type": "object",
 		"properties": {
 			"seconds": {"type": "number", "minimum": 0, "maximum": 3600, "default": 1, "description": "How long the task works before it asks for input."},
