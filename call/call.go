@@ -290,6 +290,17 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		// closes, a late response comes, or the late window passes.
 		cn.Settle(req.ID, o.LateWindow+runner.SettleSlack)
 	}
+	if tk := req.Task; tk != nil && tk.Pending() {
+		// The task's tasks/cancel or tasks/result is still out: its
+		// acknowledgement and outcome belong in the report.
+		cn.Wait(ctx, func() bool { return !tk.Pending() }, time.Now().Add(o.LateWindow+runner.SettleSlack))
+	}
+	if !o.Task && req.Method == wire.MethodToolsCall && req.Error != nil && req.Error.Code == wire.CodeMethodNotFound &&
+		cn.Info().Era == event.EraLegacy && bytes.Contains(cn.Info().Capabilities, []byte(`"tasks"`)) {
+		// A legacy server MUST refuse a tool that requires a task with
+		// -32601 when it is called without one.
+		live.line("  the server declares task-augmented tools: if this tool requires a task (execution.taskSupport \"required\"), call it with --task")
+	}
 	cn.Close()
 	live.finish()
 

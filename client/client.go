@@ -1146,8 +1146,10 @@ func isClosed(ch chan struct{}) bool {
 // modernParams adds the per-request _meta of the modern era.
 func (c *Client) modernParams(params json.RawMessage, method, version string, token wire.ID) (json.RawMessage, error) {
 	caps := map[string]any{}
-	if method == wire.MethodToolsCall && !c.cfg.NoTasks {
-		// The tasks extension, per request, where a task may come back.
+	if taskMethod(method) && !c.cfg.NoTasks {
+		// The tasks extension, per request: where a task may come back,
+		// and on the task's own requests, which a server MUST refuse
+		// (-32021) to a client that does not declare it.
 		caps["extensions"] = map[string]any{wire.ExtensionTasks: map[string]any{}}
 	}
 	meta := map[string]any{
@@ -1319,6 +1321,16 @@ func isLegacyVersion(v string) bool {
 		if l == v {
 			return true
 		}
+	}
+	return false
+}
+
+// taskMethod reports the methods that carry the tasks extension in a
+// modern request's clientCapabilities: tools/call and the task's own.
+func taskMethod(m string) bool {
+	switch m {
+	case wire.MethodToolsCall, wire.MethodTasksGet, wire.MethodTasksCancel, wire.MethodTasksUpdate:
+		return true
 	}
 	return false
 }

@@ -78,40 +78,51 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the demo server is shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	h := rt.stateful
-	if r.Method == http.MethodPost && r.Header.Get(headerSessionID) == "" {
-		modern, err := isModernPOST(r)
-		if err != nil {
+	var p peeked
+	var body []byte
+	if r.Method == http.MethodPost {
+		var err error
+		if body, err = peekBody(r); err != nil {
 			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
 			return
 		}
-		if modern {
-			h = rt.stateless
-		}
+		p = peekMessage(body)
+	}
+	h := rt.stateful
+	modern := r.Method == http.MethodPost && r.Header.Get(headerSessionID) == "" &&
+		(r.Header.Get(headerProtocolVersion) >= modernVersion || carriesModernMeta(body))
+	if modern {
+		h = rt.stateless
+	}
+	if p.call && interceptsTask(p.method, p.params, modern) {
+		rt.serveTaskHTTP(w, r, p, modern)
+		return
 	}
 	fw := &withholdingWriter{w: w}
+	if p.call && rewritten(p.method) {
+		fw.rewriteID, fw.rewriteMethod = p.rawID, p.method
+	}
 	h.ServeHTTP(fw, r)
 	fw.finish()
 }
 
-// isModernPOST reports whether a POST speaks the 2026-07-28 era. When the
-// header does not say so it reads the body, and puts it back for the SDK.
-func isModernPOST(r *http.Request) (bool, error) {
-	if r.Header.Get(headerProtocolVersion) >= modernVersion {
-		return true, nil
-	}
+// peekBody reads a POST body, and puts it back for the SDK.
+func peekBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
-		return false, nil
+		return nil, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeekBytes+1))
 	_ = r.Body.Close()
 	if len(body) > maxPeekBytes {
-		return false, fmt.Errorf("request body exceeds %d bytes", maxPeekBytes)
+		return nil, fmt.Errorf("request body exceeds %d bytes", maxPeekBytes)
 	}
 	// A read error is left for the SDK to report: it reads the same (now
 	// truncated) body and answers 400.
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return err == nil && carriesModernMeta(body), nil
+	if err != nil {
+		return nil, nil
+	}
+	return body, nil
 }
 
 // carriesModernMeta reports whether a JSON-RPC message's params._meta carries

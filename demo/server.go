@@ -74,6 +74,9 @@ type Server struct {
 
 	listens listenRegistry
 
+	// tasks holds the task layer's tasks (tasks.go).
+	tasks taskStore
+
 	// stdio holds the connections of running ServeStdio calls, so Close can
 	// end them even when a peer has stopped reading.
 	stdioMu sync.Mutex
@@ -99,6 +102,7 @@ func New(opts Options) *Server {
 		stdio:    make(map[*withholdingConn]struct{}),
 	}
 	s.listens.init()
+	s.tasks.init()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: serverVersion}, &mcp.ServerOptions{
 		Instructions: instructions,
 		// Subscriptions need both handlers; the SDK does the bookkeeping and
@@ -138,7 +142,13 @@ func (s *Server) Close() error {
 		if n := s.listens.endAll(errServerClosing); n > 0 {
 			s.logf("shutdown: ended %d subscription(s)", n)
 		}
+		if n := s.tasks.killAll(); n > 0 {
+			s.logf("shutdown: stopped %d task(s)", n)
+		}
 		s.closeSessions()
+		// After the sessions: a task blocked writing to a stdio peer that
+		// stopped reading is freed when its connection closes.
+		s.tasks.wait()
 		s.clockDone.Wait()
 	})
 	return nil

@@ -36,6 +36,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		return fmt.Errorf("stdio: %w", err)
 	}
 	conn := newWithholdingConn(raw)
+	conn.srv, conn.owner = s, fmt.Sprintf("stdio#%d", s.tasks.owners.Add(1))
 	if !s.trackStdio(conn) {
 		_ = conn.Close()
 		return errClosed
@@ -57,6 +58,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	stop := context.AfterFunc(ctx, conn.shutdown)
 	defer stop()
 	err = ss.Wait()
+	// The connection is gone now, so the task layer's requests end too.
+	conn.markGone()
+	conn.taskWG.Wait()
 	s.logf("stdio: session ended")
 	switch {
 	case ctx.Err() != nil:

@@ -112,6 +112,7 @@ func (s *Server) addTools() {
 		Description: "Demonstrates both ways a tool call fails: a tool error result (isError true), or a JSON-RPC error when rpc is true.",
 		InputSchema: failSchema,
 	}, s.fail)
+	s.addTaskTools()
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        toolEndSubscriptions,
 		Description: "Demonstrates a server ending subscriptions itself: every open subscriptions/listen stream gets its final result, and the tool reports how many it ended.",
@@ -208,9 +209,15 @@ func textResult(format string, args ...any) *mcp.CallToolResult {
 }
 
 func (s *Server) slow(ctx context.Context, req *mcp.CallToolRequest, args slowArgs) (*mcp.CallToolResult, any, error) {
+	return s.steps(ctx, req, args, toolSlow)
+}
+
+// steps is slow's work, which task_job and task_flip also do when they are
+// called without a task.
+func (s *Server) steps(ctx context.Context, req *mcp.CallToolRequest, args slowArgs, tool string) (*mcp.CallToolResult, any, error) {
 	args.Steps = max(args.Steps, 1) // the schema's minimum, for callers that skip validation
 	total := seconds(args.Seconds)
-	r := s.startRun(req, toolSlow, "%d steps over %s", args.Steps, total)
+	r := s.startRun(req, tool, "%d steps over %s", args.Steps, total)
 	step := total / time.Duration(args.Steps)
 	for i := 1; i <= args.Steps; i++ {
 		if err := s.wait(ctx, step); err != nil {
@@ -224,16 +231,22 @@ func (s *Server) slow(ctx context.Context, req *mcp.CallToolRequest, args slowAr
 		return nil, nil, r.stopped(ctx, err, fmt.Sprintf(" at step %d/%d", args.Steps, args.Steps))
 	}
 	r.logf("finished %d steps in %s", args.Steps, r.elapsed())
-	return textResult("slow finished %d steps in %s", args.Steps, r.elapsed()), nil, nil
+	return textResult("%s finished %d steps in %s", tool, args.Steps, r.elapsed()), nil, nil
 }
 
 // stubborn ignores cancellation on purpose. It still stops when the server
 // shuts down or the stdio connection is gone, because then nobody could read
 // the late answer it exists to produce.
 func (s *Server) stubborn(ctx context.Context, req *mcp.CallToolRequest, args slowArgs) (*mcp.CallToolResult, any, error) {
+	return s.stubbornAs(ctx, req, args, toolStubborn)
+}
+
+// stubbornAs is stubborn's work, which task_stubborn also does when it is
+// called without a task.
+func (s *Server) stubbornAs(ctx context.Context, req *mcp.CallToolRequest, args slowArgs, tool string) (*mcp.CallToolResult, any, error) {
 	args.Steps = max(args.Steps, 1) // the schema's minimum, for callers that skip validation
 	total := seconds(args.Seconds)
-	r := s.startRun(req, toolStubborn, "%d steps over %s; cancellation will be ignored", args.Steps, total)
+	r := s.startRun(req, tool, "%d steps over %s; cancellation will be ignored", args.Steps, total)
 	var step atomic.Int64
 	// The hook only logs; it is stopped before the handler returns, because
 	// the SDK cancels every request's context once its handler has returned.
@@ -267,7 +280,7 @@ func (s *Server) stubborn(ctx context.Context, req *mcp.CallToolRequest, args sl
 		late = " (answering anyway, after the client cancelled)"
 	}
 	r.logf("finished %d steps in %s%s", args.Steps, r.elapsed(), late)
-	return textResult("stubborn finished %d steps in %s", args.Steps, r.elapsed()), nil, nil
+	return textResult("%s finished %d steps in %s", tool, args.Steps, r.elapsed()), nil, nil
 }
 
 func (s *Server) silent(ctx context.Context, req *mcp.CallToolRequest, args silentArgs) (*mcp.CallToolResult, any, error) {

@@ -106,6 +106,15 @@ type withholdingConn struct {
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]struct{}
 	changed  chan struct{} // closed and replaced whenever inflight shrinks
+
+	// The task layer (taskwire.go): srv answers the requests it
+	// intercepts, on goroutines counted by taskWG, for the tasks of owner;
+	// rewrites (guarded by mu) names the requests whose SDK answers it
+	// amends. A nil srv leaves every message to the SDK.
+	srv      *Server
+	owner    string
+	taskWG   sync.WaitGroup
+	rewrites map[jsonrpc.ID]string
 }
 
 func newWithholdingConn(c mcp.Connection) *withholdingConn {
@@ -114,28 +123,38 @@ func newWithholdingConn(c mcp.Connection) *withholdingConn {
 		gone:       make(chan struct{}),
 		inflight:   make(map[jsonrpc.ID]struct{}),
 		changed:    make(chan struct{}),
+		rewrites:   make(map[jsonrpc.ID]string),
 	}
 }
 
-// Read implements mcp.Connection.
+// Read implements mcp.Connection. The requests the task layer answers never
+// reach the SDK.
 func (c *withholdingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err != nil {
-		c.markGone()
-		return msg, err
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			c.markGone()
+			return msg, err
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			if c.interceptStdio(req) {
+				continue
+			}
+			c.noteRewrite(req)
+			c.mu.Lock()
+			c.inflight[req.ID] = struct{}{}
+			c.mu.Unlock()
+		}
+		return msg, nil
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-		c.mu.Lock()
-		c.inflight[req.ID] = struct{}{}
-		c.mu.Unlock()
-	}
-	return msg, nil
 }
 
-// Write implements mcp.Connection, dropping withheld responses.
+// Write implements mcp.Connection, dropping withheld responses and amending
+// the answers the task layer rewrites.
 func (c *withholdingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		defer c.answered(resp.ID)
+		msg = c.rewrite(resp)
 	}
 	if isWithheldMessage(msg) {
 		return nil
@@ -216,6 +235,18 @@ func connectionGone(ctx context.Context) <-chan struct{} {
 type withholdingWriter struct {
 	w       http.ResponseWriter
 	pending []byte // the start of an incomplete SSE event
+	// rewriteID and rewriteMethod name the response the task layer amends
+	// (see rewriteResult); a nil rewriteID amends nothing.
+	rewriteID     json.RawMessage
+	rewriteMethod string
+}
+
+// amend applies the task layer's rewrite to one encoded message.
+func (f *withholdingWriter) amend(data []byte) ([]byte, bool) {
+	if f.rewriteID == nil {
+		return data, false
+	}
+	return rewriteMessage(data, f.rewriteID, f.rewriteMethod)
 }
 
 // Header implements http.ResponseWriter.
@@ -233,6 +264,12 @@ func (f *withholdingWriter) Write(p []byte) (int, error) {
 		if isWithheldJSON(p) {
 			return len(p), nil
 		}
+		if out, ok := f.amend(p); ok {
+			if _, err := f.w.Write(out); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
 	}
 	return f.w.Write(p)
 }
@@ -246,7 +283,12 @@ func (f *withholdingWriter) writeSSE(p []byte) (int, error) {
 		if n < 0 {
 			break
 		}
-		if !isWithheldJSON(eventData(rest[:n])) {
+		data := eventData(rest[:n])
+		switch amended, ok := f.amend(data); {
+		case isWithheldJSON(data):
+		case ok:
+			out = append(out, replaceEventData(rest[:n], amended)...)
+		default:
 			out = append(out, rest[:n]...)
 		}
 		rest = rest[n:]

@@ -128,11 +128,20 @@ type Task struct {
 	// server anyway, and is cancelled with tasks/cancel.
 	AfterCancelHandle bool
 
-	modern    bool
-	cancelDue bool    // a tasks/cancel is to begin
-	resultDue bool    // a tasks/result is to begin (legacy, terminal seen)
-	polling   wire.ID // the tasks/get in flight
-	fetching  wire.ID // the tasks/result in flight
+	modern     bool
+	cancelDue  bool    // a tasks/cancel is to begin
+	resultDue  bool    // a tasks/result is to begin (legacy, terminal seen)
+	polling    wire.ID // the tasks/get in flight
+	fetching   wire.ID // the tasks/result in flight
+	cancelling wire.ID // the tasks/cancel in flight
+}
+
+// Pending reports task requests still to send or still unanswered: a
+// tasks/cancel or tasks/result due or in flight (not polls). A headless run
+// waits for them after the request's fate is known, so that its report
+// has the acknowledgement and the outcome.
+func (tk *Task) Pending() bool {
+	return tk.cancelDue || tk.resultDue || !tk.fetching.IsZero() || !tk.cancelling.IsZero()
 }
 
 // TaskChange is one status change of a task.
@@ -306,9 +315,10 @@ func (t *Tracker) TaskRequests(now time.Time) []*Request {
 		}
 	}
 	// A handle that came after a transport cancel belongs to a request
-	// already final; its tasks/cancel is due once.
+	// already final, whose tasks/cancel is due once; a task that finished
+	// after tasks/cancel has its (late) outcome to fetch.
 	for _, r := range t.tasks {
-		if r.State.IsFinal() && r.Task.cancelDue {
+		if r.State.IsFinal() && (r.Task.cancelDue || r.Task.resultDue) {
 			out = t.taskWork(r, now, out)
 		}
 	}
@@ -320,7 +330,7 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 	if tk.cancelDue {
 		tk.cancelDue = false
 		c := t.beginChild(r, wire.MethodTasksCancel, RoleCancel, now)
-		tk.CancelID = c.ID
+		tk.CancelID, tk.cancelling = c.ID, c.ID
 		out = append(out, c)
 	}
 	if tk.resultDue && tk.fetching.IsZero() {
@@ -413,6 +423,10 @@ func (t *Tracker) childAnswered(c *Request, ev *event.Event) {
 			p.Cancel.SettleBy = ev.Time.Add(p.LateWindow)
 		}
 		if ts, err := wire.DecodeTask(msg.Result); err == nil {
+			if !tk.modern && !wasTerminal && ts.Status != wire.TaskCancelled {
+				t.violate(ViolationTaskCancelNotCancelled, "tasks/cancel of task "+strconv.Quote(clip(tk.ID, 128))+
+					" was answered with status "+strconv.Quote(clip(ts.Status, 64))+", not cancelled", p, c.ID, ev)
+			}
 			t.applyTask(p, ts, ViaCancel, ev)
 		}
 	}
@@ -624,5 +638,7 @@ func (t *Tracker) childEnded(c *Request, now time.Time) {
 		tk.fetching = wire.ID{}
 		tk.resultDue = true
 		t.due(now)
+	case c.Role == RoleCancel && tk.cancelling == c.ID:
+		tk.cancelling = wire.ID{}
 	}
 }

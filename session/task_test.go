@@ -284,6 +284,18 @@ func TestTaskViolations(t *testing.T) {
 			t.Fatalf("violations %v, want %s", v, ViolationTaskCancelTerminalAccepted)
 		}
 	})
+	t.Run("legacy cancel answered with working", func(t *testing.T) {
+		h := newTaskHarness(t, event.EraLegacy)
+		r := h.call(0, true)
+		h.handle(10, r, "t-1")
+		h.tr.RequestCancel(r.ID, "user", CauseUser, ms(100))
+		c := h.due(100)
+		n, _ := c[0].ID.Int()
+		h.recv(110, result(int(n), `{`+h.task("t-1", wire.TaskWorking, "")+`}`))
+		if v := violationCodes(h.tr); !slices.Equal(v, []string{ViolationTaskCancelNotCancelled}) || r.State != StateCancelRequested {
+			t.Fatalf("violations %v, state %v", v, r.State)
+		}
+	})
 	t.Run("not durable", func(t *testing.T) {
 		h := newTaskHarness(t, event.EraLegacy)
 		r := h.call(0, true)

@@ -77,6 +77,11 @@ const (
 	// ("Receivers MUST reject cancellation requests for tasks already in a
 	// terminal status … with error code -32602").
 	ViolationTaskCancelTerminalAccepted = "task_cancel_terminal_accepted"
+	// ViolationTaskCancelNotCancelled: in the legacy era, tasks/cancel of a
+	// working task answered with a status other than cancelled ("receivers
+	// … MUST transition the task to cancelled status before sending the
+	// response").
+	ViolationTaskCancelNotCancelled = "task_cancel_not_cancelled"
 	// ViolationTaskUndeclared: a task handle for a request that did not
 	// declare task support ("A server MUST NOT return CreateTaskResult to
 	// a client that did not include the extension capability on its

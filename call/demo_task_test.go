@@ -1,0 +1,117 @@
+package call
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"inflight/exitcode"
+	"inflight/internal/testserver"
+)
+
+// The demo's task tools followed end to end by inflight call, on both
+// transports in both eras: the client side of tasks (session, runner) against
+// the demo's task layer.
+
+func TestCallDemoTaskJob(t *testing.T) {
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
+		rep, code, _ := runCall(t, Options{Target: tc.Target(t, e), Method: "tools/call", Task: true,
+			Params: testserver.ToolParams(t, "task_job", `{"seconds":0.2,"steps":4,"pollMs":20}`)})
+		tk := rep.Task
+		if code != exitcode.Completed || rep.State != "completed" || tk == nil {
+			t.Fatalf("exit %d, state %s, task %+v, error %+v", code, rep.State, tk, rep.Error)
+		}
+		if tk.Status != "completed" || tk.Polls < 2 || tk.PollIntervalMs == nil || *tk.PollIntervalMs != 20 ||
+			tk.TTLMs == nil || *tk.TTLMs != 60000 {
+			t.Errorf("task %+v", tk)
+		}
+		if !bytes.Contains(rep.Result, []byte("task_job finished 4 steps")) {
+			t.Errorf("result %s", rep.Result)
+		}
+		if len(rep.Violations) != 0 {
+			t.Errorf("violations %+v", rep.Violations)
+		}
+	})
+}
+
+func TestCallDemoTaskJobCancelled(t *testing.T) {
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
+		rep, code, _ := runCall(t, Options{Target: tc.Target(t, e), Method: "tools/call", Task: true, CancelAfter: 100 * time.Millisecond,
+			Params: testserver.ToolParams(t, "task_job", `{"seconds":30,"steps":30,"pollMs":20}`)})
+		tk := rep.Task
+		if code != exitcode.Cancelled || rep.State != "cancelled" || tk == nil || tk.Cancel == nil {
+			t.Fatalf("exit %d, state %s, task %+v", code, rep.State, tk)
+		}
+		if rep.Cancel == nil || rep.Cancel.Signal == nil || *rep.Cancel.Signal != "tasks/cancel" {
+			t.Errorf("cancel %+v, want the tasks/cancel signal", rep.Cancel)
+		}
+		if tk.Cancel.AckAtMs == nil || tk.Status != "cancelled" || tk.EndedAfterCancel != "" {
+			t.Errorf("task %+v, cancel %+v", tk, tk.Cancel)
+		}
+	})
+}
+
+func TestCallDemoTaskStubborn(t *testing.T) {
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
+		o := Options{Target: tc.Target(t, e), Method: "tools/call", Task: true, CancelAfter: 60 * time.Millisecond,
+			Params: testserver.ToolParams(t, "task_stubborn", `{"seconds":0.25,"steps":5,"pollMs":20}`)}
+		rep, code, _ := runCall(t, o)
+		tk := rep.Task
+		if code != exitcode.Cancelled || tk == nil || tk.Cancel == nil || tk.Cancel.AckAtMs == nil {
+			t.Fatalf("exit %d, task %+v", code, tk)
+		}
+		if tk.EndedAfterCancel != "completed" || tk.Status != "completed" || rep.Late == nil || !rep.Late.Response {
+			t.Errorf("task %+v, late %+v: want completed after tasks/cancel, late", tk, rep.Late)
+		}
+		if len(rep.Result) > 0 && string(rep.Result) != "null" {
+			t.Errorf("the result after tasks/cancel was counted a success: %s", rep.Result)
+		}
+		// The summary flags it.
+		var out bytes.Buffer
+		o.Target = tc.Target(t, e)
+		o.JSON = false
+		Run(context.Background(), o, &out, io.Discard)
+		testserver.MustContain(t, out.String(), "⚑ completed after tasks/cancel")
+	})
+}
+
+func TestCallDemoTaskFlipLegacy(t *testing.T) {
+	for _, tc := range testserver.Transports {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			rep, _, _ := runCall(t, Options{Target: tc.Target(t, testserver.Legacy), Method: "tools/call", Task: true,
+				Params: testserver.ToolParams(t, "task_flip", `{"seconds":0.05,"steps":2,"pollMs":20}`)})
+			var codes []string
+			for _, v := range rep.Violations {
+				codes = append(codes, v.Code)
+			}
+			if rep.Task == nil || rep.Task.Status != "completed" || !strings.Contains(strings.Join(codes, ","), "task_status_after_terminal") {
+				t.Errorf("task %+v, violations %v: want the status change after completed flagged", rep.Task, codes)
+			}
+		})
+	}
+}
+
+func TestCallDemoTaskInputModern(t *testing.T) {
+	for _, tc := range testserver.Transports {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			rep, _, _ := runCall(t, Options{Target: tc.Target(t, testserver.Modern), Method: "tools/call",
+				Params: testserver.ToolParams(t, "task_input", `{"seconds":0.02,"wait":0.2,"pollMs":20}`)})
+			tk := rep.Task
+			if tk == nil || !bytes.Contains(tk.InputRequests, []byte("elicitation/create")) {
+				t.Fatalf("task %+v: want the elicitation it asked for", tk)
+			}
+			var statuses []string
+			for _, h := range tk.History {
+				statuses = append(statuses, h.Status)
+			}
+			if got := strings.Join(statuses, ","); got != "working,input_required,completed" || !rep.ToolError {
+				t.Errorf("statuses %s, tool error %t: want input_required, then the isError result of no answer", got, rep.ToolError)
+			}
+		})
+	}
+}
