@@ -73,6 +73,8 @@ type Options struct {
 	// or a TaskTool is named.
 	TaskTool string
 	TaskArgs json.RawMessage
+	// NoTasks skips the tasks group.
+	NoTasks bool
 	// JSON prints one Report instead of a table.
 	JSON bool
 	// TracePath, when set, receives a trace of the whole battery.

@@ -41,21 +41,25 @@ func findingsByID(rep Report) map[string]Finding {
 
 // expectedChecks lists the checks that apply to a transport and era.
 func expectedChecks(transport string, e testserver.Era) []string {
+	// The demo declares tasks: its task_job serves the tasks group (the
+	// cancel of a finished task is a legacy check).
+	tasks := []string{CheckTaskTerminal, CheckTaskCancel, CheckTaskUnknown, CheckTaskNoCancelled}
 	switch {
 	case transport == "http" && e == testserver.Modern:
-		return []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckStreamClose, CheckServerCancel, CheckServerRequests}
+		return append([]string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckStreamClose, CheckServerCancel, CheckServerRequests}, tasks...)
 	case e == testserver.Modern:
-		return []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
-			CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests}
+		return append([]string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
+			CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests}, tasks...)
 	}
-	return []string{CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
-		CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel}
+	return append([]string{CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
+		CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckTaskCancelTerminal}, tasks...)
 }
 
 // On the demo every check passes with slow.
 func TestCheckSlowPasses(t *testing.T) {
 	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
-		rep, code := runCheck(t, Options{Target: tc.Target(t, e), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`)})
+		rep, code := runCheck(t, Options{Target: tc.Target(t, e), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`),
+			TaskArgs: json.RawMessage(`{"seconds":0.3,"steps":3,"pollMs":50}`)})
 		got := findingsByID(rep)
 		for _, id := range expectedChecks(tc.Name, e) {
 			f, ok := got[id]
@@ -87,7 +91,7 @@ func TestCheckSlowPasses(t *testing.T) {
 func TestCheckStubbornReported(t *testing.T) {
 	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
 		rep, code := runCheck(t, Options{Target: tc.Target(t, e), Tool: "stubborn", Args: json.RawMessage(`{"seconds":0.6,"steps":6}`),
-			LateWindow: time.Second})
+			LateWindow: time.Second, NoTasks: true})
 		got := findingsByID(rep)
 		if tc.Name == "http" && e == testserver.Modern {
 			if f := got[CheckStreamClose]; f.Status != StatusPass || !strings.Contains(f.Detail, "not visible on the wire") {
@@ -143,7 +147,7 @@ func TestCheckUnusableTool(t *testing.T) {
 		{"fail", `{"message":"broken"}`, "calling fail failed (failed: a tool error result)"},
 		{"fail", `{"rpc":true}`, "calling fail failed (failed: JSON-RPC error"},
 	} {
-		rep, code := runCheck(t, Options{Target: testserver.Stdio(t, testserver.Modern), Tool: tc.tool, Args: json.RawMessage(tc.args)})
+		rep, code := runCheck(t, Options{Target: testserver.Stdio(t, testserver.Modern), Tool: tc.tool, Args: json.RawMessage(tc.args), NoTasks: true})
 		f, ok := findingsByID(rep)[CheckTool]
 		if !ok || f.Status != StatusError || !strings.Contains(f.Detail, tc.want) {
 			t.Errorf("%s %s: tool finding %+v; want an ERROR containing %q", tc.tool, tc.args, f, tc.want)

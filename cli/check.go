@@ -74,6 +74,7 @@ lost part-way); 4 interrupted.`,
 	fs.StringVar(&toolArgs, "args", "", "the tool's arguments, a `JSON` object (demo slow/stubborn: {\"seconds\":1.5,\"steps\":6})")
 	fs.StringVar(&o.TaskTool, "task-tool", "", "tool `NAME` the tasks group runs as a task (default: the first whose execution.taskSupport allows one)")
 	fs.StringVar(&taskArgs, "task-args", "", "the task tool's arguments, a `JSON` object")
+	fs.BoolVar(&o.NoTasks, "no-tasks", false, "skip the tasks group")
 	durationVar(fs, &o.CancelAfter, "cancel-after", check.DefaultCheckCancelAfter, "cancel mid-way at the first progress, or after `D` without any", true)
 	durationVar(fs, &o.LateWindow, "late-window", check.DefaultCheckLateWindow, "how long to watch after each cancel", true)
 	durationVar(fs, &o.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
