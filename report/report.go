@@ -154,37 +154,11 @@ func CrossingBasis(window, roundTrip time.Duration, source string, samples int, 
 	return s
 }
 
-// Spacing is how far apart the messages for a request came: the mean gap
-// between its timely progress notifications, or between what came after
-// its cancel, whichever is wider; 0 when neither had two messages. It is
-// what a watch's quiet end is weighed against: a second of quiet says
-// nothing about a server that sends once a second.
-func Spacing(p session.Progress, late session.Late) time.Duration {
-	var d time.Duration
-	if p.Count >= 2 {
-		d = p.Last.Sub(p.First) / time.Duration(p.Count-1)
-	}
-	n := late.ProgressAfterCancel + late.ProgressCrossed
-	if late.Response {
-		n++
-	}
-	if n >= 2 && !late.FirstAt.IsZero() {
-		d = max(d, late.LastAt.Sub(late.FirstAt)/time.Duration(n-1))
-	}
-	return d
-}
+// Spacing is session.Spacing (kept here for call and check).
+func Spacing(p session.Progress, late session.Late) time.Duration { return session.Spacing(p, late) }
 
-// minQuiet is the least quiet at the end of a watch that may be taken for
-// the server having stopped, however quickly its messages came.
-const minQuiet = 250 * time.Millisecond
-
-// StillSending reports whether a watch that ended quiet after the last
-// message for a request cannot tell that the messages had stopped: the
-// quiet is no longer than half again their spacing (Spacing), nor than a
-// quarter of a second.
-func StillSending(quiet, spacing time.Duration) bool {
-	return quiet <= max(minQuiet, spacing*3/2)
-}
+// StillSending is session.StillSending.
+func StillSending(quiet, spacing time.Duration) bool { return session.StillSending(quiet, spacing) }
 
 // Span is a watch's length as a finding or summary says it: "2.0s",
 // "350ms".

@@ -420,6 +420,9 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	if n := r.Late.ProgressCrossed; n > 0 {
 		crossed = append(crossed, fmt.Sprintf("%d progress crossed in flight", n))
 	}
+	if watched, still, ok := r.WatchEnded(); ok && still {
+		flags = append(flags, fmt.Sprintf("still sending when the %s watch ended", fmtDur(watched)))
+	}
 	if len(flags)+len(crossed) > 0 {
 		var parts []string
 		if len(flags) > 0 {
@@ -432,7 +435,10 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	}
 	switch r.State {
 	case session.StateCancelRequested:
-		return st.Cancelling.Render(s), st.Dim.Render(fmt.Sprintf("waiting %s to see what the server does", fmtDur(now.Sub(c.At))))
+		if w := watchingText(r, now); w != "" {
+			return st.Cancelling.Render(s), st.Dim.Render(w)
+		}
+		return st.Cancelling.Render(s), st.Dim.Render(fmt.Sprintf("waiting for the server's answer to the cancel, %s so far", fmtDur(now.Sub(c.At))))
 	case session.StateCompleted, session.StateFailed, session.StateInputRequired, session.StateEndedByServer:
 		line := st.Dim.Render("the answer had arrived before the cancel: nothing was cancelled")
 		if failure != "" {
@@ -443,6 +449,12 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 		if failure != "" {
 			return st.Cancelled.Render(s), st.Failed.Render("✗ " + failure)
 		}
+	}
+	if r.Task != nil && r.Task.Status == wire.TaskCancelled {
+		return st.Cancelled.Render(s), st.Dim.Render("the task says cancelled: what the server says of it, not whether its work stopped")
+	}
+	if watched, _, ok := r.WatchEnded(); ok && c.Signal != event.SignalStreamClosed {
+		return st.Cancelled.Render(s), st.Dim.Render(fmt.Sprintf("the server sent nothing more for this request in the %s watched", fmtDur(watched)))
 	}
 	return st.Cancelled.Render(s), st.Dim.Render("the server sent nothing more for this request")
 }

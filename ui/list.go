@@ -634,16 +634,18 @@ func (m *Model) outcomeParts(r *session.Request) []cellPart {
 		}
 		if r.State == session.StateTimedOut && r.Cancel != nil {
 			if r.Cancel.Limit == session.LimitMax {
-				add(st.Dim, prioWatch, "max timeout reached", "max timeout")
+				add(st.Dim, prioWatch, "max timeout "+fmtDur(r.Timeout.Max)+" reached", "max timeout")
 			} else {
-				// "timed out" is the STATE column's word already.
-				add(st.Dim, prioRepeats, "timeout reached")
+				// "timed out" is the STATE column's word already; the
+				// limit is not (ELAPSED runs on through the late window).
+				add(st.Dim, prioSignal, "timeout "+fmtDur(r.Timeout.Timeout)+" reached", "timeout "+fmtDur(r.Timeout.Timeout))
 			}
 		}
 		if !r.Flagged() && r.Cancel != nil && !r.Late.Response && r.Late.ProgressCrossed == 0 {
 			if tk := r.Task; tk != nil {
 				if tk.Status == wire.TaskCancelled {
-					add(st.Dim, prioSignal, "task cancelled: tasks/cancel honoured", "task cancelled")
+					// What the server says of its task, not whether its work stopped.
+					add(st.Dim, prioSignal, "the task says cancelled (tasks/cancel answered)", "task says cancelled")
 				} else {
 					add(st.Dim, prioSignal, "tasks/cancel sent; task last "+m.line(tk.Status)+", no terminal status seen", "no terminal status seen")
 				}
@@ -652,9 +654,15 @@ func (m *Model) outcomeParts(r *session.Request) []cellPart {
 			if r.Cancel.Signal == event.SignalStreamClosed {
 				// A closed stream can carry nothing more: the cancel is final.
 				add(st.Dim, prioSignal, "stream closed; nothing more can come", "closed; nothing more can come", "stream closed")
+			} else if watched, _, ok := r.WatchEnded(); ok {
+				w := fmtDur(watched)
+				add(st.Dim, prioSignal, signalText(r.Cancel.Signal)+"; nothing more came in "+w+" watched", "nothing more in "+w+" watched", "nothing more in "+w)
 			} else {
 				add(st.Dim, prioSignal, signalText(r.Cancel.Signal)+"; nothing more came", "nothing more came")
 			}
+		}
+		if _, still, ok := r.WatchEnded(); ok && still {
+			add(st.Flag, prioFlag, "still sending when the watch ended", "still sending")
 		}
 	case session.StateFailed:
 		text := m.failureText(r)
