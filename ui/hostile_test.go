@@ -457,7 +457,7 @@ func uiCases() []uiCase {
 			uiCase{name: "closes-stdout/" + e.name, dial: stdioCase(hostile.ClosesStdout, e.version), state: session.StateConnectionLost,
 				says: []string{"connection lost: the server closed its stdout", "press R to reconnect"}},
 			uiCase{name: "ignores-sigterm/" + e.name, dial: stdioCase(hostile.IgnoresSIGTERM, e.version), timeout: 500 * time.Millisecond,
-				state: session.StateTimedOut, says: []string{"timed out", "nothing more came in"}},
+				state: session.StateTimedOut, says: []string{"timed out", "nothing more in"}},
 			uiCase{name: "answers-first/" + e.name, dial: stdioCase(hostile.AnswersFirst, e.version), state: session.StateCompleted,
 				says: []string{"the real answer", "unknown_response_id"}, violations: []string{"unknown_response_id"}},
 			uiCase{name: "crashes/" + e.name, dial: stdioCase(hostile.Crashes, e.version), state: session.StateConnectionLost,
