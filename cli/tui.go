@@ -209,13 +209,9 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 		trackerCfg.LateWindow = opts.LateWindow
 	}
 	trackerCfg.Grace = opts.Grace
-	transport := "stdio"
-	if target.IsHTTP() {
-		transport = "http"
-	}
 	return ui.New(ui.Options{
 		Target:    headerTarget(target),
-		Transport: transport,
+		Transport: target.Transport(),
 		// Every dial is a new connection; for stdio that restarts the
 		// server, which is how R reconnects after the server died.
 		Dial: func() (ui.Client, error) {
