@@ -234,11 +234,12 @@ func (t *sseTransport) read(st *sseStream) {
 		return // Close ends the stream; markDead(nil) says so.
 	}
 	now := time.Now()
-	cause := "the server ended the HTTP+SSE stream"
+	// The stream is the only way the server's messages come, and HTTP+SSE
+	// has no resumption: every request in flight is lost.
+	cause := "the server closed the HTTP+SSE stream; requests in flight are lost"
 	if !errors.Is(err, io.EOF) {
-		cause = fmt.Sprintf("the HTTP+SSE stream broke (%v)", plainErr(err))
+		cause = fmt.Sprintf("the HTTP+SSE stream broke (%v); requests in flight are lost", plainErr(err))
 	}
-	cause += ": it is the only way the server's messages come, and it cannot be resumed, so every request in flight is lost"
 	t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, Text: "HTTP+SSE stream", Err: errors.New(cause)})
 	t.c.markDead(errors.New(cause))
 }

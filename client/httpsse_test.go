@@ -153,7 +153,7 @@ func TestSSEStreamDropped(t *testing.T) {
 	tr.Begin(wire.MethodToolsCall, params, session.RequestOptions{}, time.Now())
 	id := send(t, c, 1, wire.MethodToolsCall, params)
 	closed := rec.wait(t, "the transport closed", kind(event.TransportClosed))
-	if closed.Err == nil || !strings.Contains(closed.Err.Error(), "every request in flight is lost") {
+	if closed.Err == nil || !strings.Contains(closed.Err.Error(), "requests in flight are lost") {
 		t.Errorf("closed with %v", closed.Err)
 	}
 	fd.feed()
