@@ -78,11 +78,13 @@ func (t *sseTransport) start(context.Context) error { return nil }
 func (t *sseTransport) open(ctx context.Context) (*sseStream, error) {
 	sctx, abort := context.WithCancel(t.ctx)
 	stopWait := context.AfterFunc(ctx, abort)
+	waiting := "no response headers from the server"
 	fail := func(err error) (*sseStream, error) {
 		stopWait()
 		abort()
-		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
-			return nil, fmt.Errorf("%w (%w)", err, ctx.Err())
+		if ctx.Err() != nil {
+			// Say what it waited for, and how long it was allowed.
+			return nil, fmt.Errorf("GET %s: %w", redactURL(t.url), t.c.within(&waitError{what: waiting, err: ctx.Err()}))
 		}
 		return nil, err
 	}
@@ -112,6 +114,7 @@ func (t *sseTransport) open(ctx context.Context) (*sseStream, error) {
 		return fail(fmt.Errorf("GET %s: %w", redactURL(t.url), herr))
 	}
 	t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), Status: resp.StatusCode, ContentType: ct, Text: "HTTP+SSE stream"})
+	waiting = "no endpoint event on the stream"
 	sr := newSSEReader(resp.Body, t.c.cfg.MaxMessageBytes)
 	for {
 		// The endpoint event comes first ("When a client connects, the

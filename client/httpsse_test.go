@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -291,6 +292,13 @@ func TestSSESecretsRedacted(t *testing.T) {
 // /messages), POST /messages hands each request to answer, which may write
 // messages to the stream. drop, when closed, ends the stream.
 func fakeSSE(t *testing.T, answer func(w http.ResponseWriter, m wire.Message, stream func(string)), drop chan struct{}) http.Handler {
+	h, _ := fakeSSEPush(t, answer, drop)
+	return h
+}
+
+// fakeSSEPush is fakeSSE that also returns how to write a message to the
+// stream.
+func fakeSSEPush(t *testing.T, answer func(w http.ResponseWriter, m wire.Message, stream func(string)), drop chan struct{}) (http.Handler, func(string)) {
 	msgs := make(chan string, 16)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -316,6 +324,10 @@ func fakeSSE(t *testing.T, answer func(w http.ResponseWriter, m wire.Message, st
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
+			if m.Method == "test/refuse" {
+				http.Error(w, "refused by the fake", http.StatusBadRequest)
+				return
+			}
 			w.WriteHeader(http.StatusAccepted)
 			if m.Method == wire.MethodPing {
 				msgs <- string(wire.ResultResponse(m.ID, json.RawMessage(`{}`)))
@@ -325,5 +337,94 @@ func fakeSSE(t *testing.T, answer func(w http.ResponseWriter, m wire.Message, st
 		default:
 			http.Error(w, "not here", http.StatusNotFound)
 		}
-	})
+	}), func(m string) { msgs <- m }
+}
+
+// TestSSEServerRequestsAndRaw: a server's own request (ping) on the stream
+// is answered by a POST to the endpoint; SendRaw POSTs there too and
+// returns the status; a request whose POST is refused fails Send with the
+// status; Close with a request in flight reports the connection closed.
+func TestSSEServerRequestsAndRaw(t *testing.T) {
+	answers := make(chan wire.Message, 4)
+	h, push := fakeSSEPush(t, func(w http.ResponseWriter, m wire.Message, stream func(string)) {
+		switch {
+		case m.Method == wire.MethodInitialize:
+			stream(string(wire.ResultResponse(m.ID, json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"fake","version":"1"}}`))))
+		case m.IsResponse():
+			answers <- m
+		}
+	}, nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c, rec, info := connectClient(t, client.Config{URL: srv.URL + "/sse", SSE: true})
+	if info.ProtocolVersion != wire.Version20250618 {
+		t.Errorf("version %s: the server's choice among those inflight speaks is taken", info.ProtocolVersion)
+	}
+	push(string(wire.Request(wire.StringID("srv-1"), wire.MethodPing, nil)))
+	select {
+	case m := <-answers:
+		if m.ID != wire.StringID("srv-1") || m.Kind != wire.KindResult {
+			t.Errorf("answer %+v", m)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the server's ping was never answered")
+	}
+	status, err := c.SendRaw(context.Background(), []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled"}`))
+	if err != nil || status != http.StatusAccepted {
+		t.Errorf("SendRaw = %d, %v", status, err)
+	}
+	status, err = c.SendRaw(context.Background(), []byte(`not json`))
+	if err != nil || status != http.StatusBadRequest {
+		t.Errorf("SendRaw of a malformed message = %d, %v; want the server's 400 as the answer", status, err)
+	}
+	err = c.Send(context.Background(), client.Request{ID: wire.IntID(7), Method: "test/refuse"})
+	var se *client.HTTPStatusError
+	if !errors.As(err, &se) || se.Status != http.StatusBadRequest || !strings.Contains(err.Error(), "refused by the fake") {
+		t.Errorf("Send of a refused request = %v", err)
+	}
+
+	id := send(t, c, 1, wire.MethodToolsCall, toolCall("hang", nil))
+	c.Close()
+	closed := rec.wait(t, "the transport closed", kind(event.TransportClosed))
+	if closed.Err != nil {
+		t.Errorf("Close reported %v", closed.Err)
+	}
+	if n := rec.count(failed(id)); n != 0 {
+		t.Errorf("the request in flight failed on its own (%d); it is lost with the connection", n)
+	}
+}
+
+// TestSSENoEndpoint: a stream that never names its endpoint holds Connect
+// only as long as the handshake timeout, or until Close.
+func TestSSENoEndpoint(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, ": waiting\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	c, _ := newClient(t, client.Config{URL: srv.URL, SSE: true, HandshakeTimeout: 200 * time.Millisecond})
+	start := time.Now()
+	_, err := c.Connect(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no endpoint event on the stream within the 200ms allowed for connecting") || time.Since(start) > 2*time.Second {
+		t.Fatalf("Connect = %v after %s", err, time.Since(start))
+	}
+
+	c2, _ := newClient(t, client.Config{URL: srv.URL, SSE: true})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c2.Connect(context.Background())
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	c2.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Connect succeeded")
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("Close did not end a Connect waiting for the endpoint")
+	}
 }
