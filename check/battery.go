@@ -246,7 +246,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	info := cn.Info()
 	b := &battery{
 		o: o, cn: cn, red: red, tw: tw, ctx: ctx, params: params,
-		modern:         info.Era == event.EraModern,
+		modern: info.Era == event.EraModern,
 		// Streamable HTTP only: HTTP+SSE has one shared stream, as stdio has
 		// one pipe (the cancel a notification, no stream of the request's own).
 		http:           info.Transport == event.TransportHTTP,
