@@ -133,7 +133,9 @@ func (t *sseTransport) open(ctx context.Context) (*sseStream, error) {
 			return fail(fmt.Errorf("GET %s: the stream's first event is %s, not the endpoint event the HTTP+SSE transport opens with",
 				redactURL(t.url), describeEventType(ev.Type)))
 		}
-		ep, err := t.resolveEndpoint(ev.Data)
+		// Resolved against the URL the stream came from (a same-host
+		// redirect may have moved it).
+		ep, err := t.resolveEndpoint(resp.Request.URL, ev.Data)
 		if err != nil {
 			resp.Body.Close()
 			return fail(err)
@@ -171,7 +173,7 @@ func quoteServer(s string) string {
 // resolved against the stream's URL, which must stay on the stream's origin
 // (a server, or whatever sits in front of it, must not be able to send
 // inflight's messages, and the -H headers with them, elsewhere).
-func (t *sseTransport) resolveEndpoint(data []byte) (*url.URL, error) {
+func (t *sseTransport) resolveEndpoint(base *url.URL, data []byte) (*url.URL, error) {
 	s := strings.TrimSpace(string(data))
 	if s == "" {
 		return nil, errors.New("the HTTP+SSE endpoint event is empty: the server named no URL to POST messages to")
@@ -180,12 +182,14 @@ func (t *sseTransport) resolveEndpoint(data []byte) (*url.URL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the HTTP+SSE endpoint event %s is not a URL", quoteServer(s))
 	}
-	ep := t.url.ResolveReference(ref)
-	if ep.Scheme != t.url.Scheme || ep.Host != t.url.Host {
+	ep := base.ResolveReference(ref)
+	if ep.Scheme != base.Scheme || ep.Host != base.Host {
 		return nil, fmt.Errorf("the HTTP+SSE endpoint event names another origin (%s://%s, the stream is on %s://%s): refused, inflight POSTs only to the stream's own origin",
-			termsafeScheme(ep.Scheme), quoteServer(ep.Host), t.url.Scheme, t.url.Host)
+			termsafeScheme(ep.Scheme), quoteServer(ep.Host), base.Scheme, base.Host)
 	}
-	ep.User = nil
+	// The user's own credentials in the URL go with the POSTs as with the
+	// GET (same origin); the server cannot name others.
+	ep.User = t.url.User
 	ep.Fragment = ""
 	return ep, nil
 }
