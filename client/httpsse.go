@@ -73,18 +73,22 @@ func (t *sseTransport) start(context.Context) error { return nil }
 
 // open GETs the stream and reads it up to its endpoint event, which it
 // resolves against the stream's URL and refuses when it names another
-// origin (scheme, host and port). ctx bounds the wait for the endpoint;
-// the stream itself lives as long as the transport.
-func (t *sseTransport) open(ctx context.Context) (*sseStream, error) {
+// origin (scheme, host and port). ctx bounds the wait for the endpoint
+// (bound says by how much, for the error); the stream itself lives as
+// long as the transport.
+func (t *sseTransport) open(ctx context.Context, bound string) (*sseStream, error) {
 	sctx, abort := context.WithCancel(t.ctx)
 	stopWait := context.AfterFunc(ctx, abort)
 	waiting := "no response headers from the server"
 	fail := func(err error) (*sseStream, error) {
 		stopWait()
 		abort()
-		if ctx.Err() != nil {
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			// Say what it waited for, and how long it was allowed.
-			return nil, fmt.Errorf("GET %s: %w", redactURL(t.url), t.c.within(&waitError{what: waiting, err: ctx.Err()}))
+			return nil, fmt.Errorf("GET %s: %s within %s (%w)", redactURL(t.url), waiting, bound, ctx.Err())
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("GET %s: %s when connecting was cancelled (%w)", redactURL(t.url), waiting, ctx.Err())
 		}
 		return nil, err
 	}
@@ -374,7 +378,7 @@ func (t *sseTransport) close() error {
 // legacy version was forced; the server may answer with any version
 // inflight speaks.
 func (c *Client) connectSSE(ctx context.Context, t *sseTransport) (event.ConnInfo, error) {
-	st, err := t.open(ctx)
+	st, err := t.open(ctx, fmt.Sprintf("the %s allowed for connecting", c.cfg.HandshakeTimeout))
 	if err != nil {
 		return event.ConnInfo{}, fmt.Errorf("HTTP+SSE: %w", err)
 	}
@@ -424,6 +428,10 @@ func (c *Client) mayBeSSE(err error) bool {
 		se.Status != http.StatusUnauthorized && se.Status != http.StatusForbidden
 }
 
+// sseDetectWait bounds how long detection waits for a stream's endpoint
+// event (a server's answer to the GET, then the event).
+const sseDetectWait = 5 * time.Second
+
 // detectSSE follows the backwards-compatibility steps: after the POST was
 // refused with a 4xx, GET the URL; a text/event-stream that opens with an
 // endpoint event is an HTTP+SSE server, spoken to from then on. Anything
@@ -438,7 +446,11 @@ func (c *Client) detectSSE(ctx context.Context, postErr error) (event.ConnInfo, 
 	// Close, which closes the Streamable HTTP transport until the switch,
 	// must end the GET too.
 	stopOnClose := context.AfterFunc(ht.ctx, t.stop)
-	st, err := t.open(ctx)
+	// A server that opens the stream and names no endpoint is not waited
+	// for the whole handshake: this is a guess that may be wrong.
+	dctx, cancel := context.WithTimeout(ctx, sseDetectWait)
+	st, err := t.open(dctx, fmt.Sprintf("the %s a guess at HTTP+SSE is given", sseDetectWait))
+	cancel()
 	stopOnClose()
 	if err != nil {
 		t.stop()
