@@ -252,6 +252,8 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		return fail(exitcode.Usage, err)
 	}
 	info := cn.Info()
+	// http is Streamable HTTP only: HTTP+SSE has one shared stream, as stdio
+	// has one pipe (the cancel a notification, no stream of the request's own).
 	b := &battery{
 		o: o, cn: cn, red: red, tw: tw, ctx: ctx, params: params,
 		modern:         info.Era == event.EraModern,

@@ -6,20 +6,23 @@ import (
 	"fmt"
 	"inflight/demo"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 )
 
 func (c *cli) demoServerCommand() *cobra.Command {
-	var addr string
+	var addr, sseAddr string
 	var tick time.Duration
 	var useHTTP bool
 	cmd := &cobra.Command{
-		Use:   "demo-server [--http ADDR]",
-		Short: "Serve the embedded demo MCP server (stdio, or Streamable HTTP at /mcp)",
+		Use:   "demo-server [--http ADDR | --sse ADDR]",
+		Short: "Serve the embedded demo MCP server (stdio, or Streamable HTTP at /mcp and HTTP+SSE at /sse)",
 		Long: `Serve the embedded demo MCP server over stdio (the default), or over Streamable HTTP
 at /mcp with --http ADDR (127.0.0.1:0 picks a free port; the URL is printed on stderr).
+The HTTP server also serves the deprecated HTTP+SSE transport (2024-11-05) at /sse;
+--sse ADDR is --http ADDR that prints that URL instead.
 Its tools show every cancellation behaviour: slow, stubborn, silent, flood, fail,
 end_subscriptions; resource demo://clock; prompt explain_cancellation.`,
 		Args:          cobra.NoArgs,
@@ -27,10 +30,21 @@ end_subscriptions; resource demo://clock; prompt explain_cancellation.`,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			useHTTP = cmd.Flags().Changed("http")
+			useSSE := cmd.Flags().Changed("sse")
+			if useHTTP && useSSE {
+				return fmt.Errorf("give --http or --sse, not both: one server serves both, Streamable HTTP at /mcp and HTTP+SSE at /sse")
+			}
 			opts := demo.Options{Logger: c.stderr, TickInterval: tick}
 			ctx := cmd.Context()
-			if useHTTP {
+			if useHTTP || useSSE {
+				if useSSE {
+					addr = sseAddr
+				}
 				err := demo.ServeHTTP(ctx, addr, opts, func(url string) {
+					if useSSE {
+						// The same server, named by its HTTP+SSE stream.
+						url = strings.TrimSuffix(url, "/mcp") + "/sse"
+					}
 					fmt.Fprintf(c.stderr, "inflight demo server: %s\n", url)
 				})
 				if err != nil && !errors.Is(err, context.Canceled) {
@@ -50,6 +64,7 @@ end_subscriptions; resource demo://clock; prompt explain_cancellation.`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:0", "serve Streamable HTTP on `ADDR` instead of stdio")
+	cmd.Flags().StringVar(&sseAddr, "sse", "127.0.0.1:0", "the same as --http, but print the URL of the deprecated HTTP+SSE transport (/sse) served beside it")
 	cmd.Flags().DurationVar(&tick, "tick", 0, "how often demo://clock changes (default 3s)")
 	return cmd
 }

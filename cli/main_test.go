@@ -211,7 +211,9 @@ func TestUsageErrors(t *testing.T) {
 		// failure at connect (wire.IsModernVersion compares strings).
 		{[]string{"call", "tools/list", "--protocol-version", "9999"}, "inflight speaks 2026-07-28"},
 		{[]string{"check", "--protocol-version", "2026-07-29"}, "inflight speaks 2026-07-28"},
-		{[]string{"--protocol-version", "2024-11-05"}, "inflight speaks 2026-07-28"},
+		{[]string{"--protocol-version", "2024-11-05"}, "spoken over its own HTTP transport only, HTTP+SSE: give a URL with --transport sse"},
+		{[]string{"--protocol-version", "2024-11-06"}, "inflight speaks 2026-07-28"},
+		{[]string{"--url", "http://127.0.0.1:1/sse", "--transport", "websocket"}, `--transport "websocket"`},
 		{[]string{"call", "tools/list", "--config", "/no/such/file.json"}, "config file"},
 		{[]string{"call", "x", "--args", "{}"}, "--args goes with --tool"},
 		{[]string{"call", "--tool", "slow", "--args", "[1]"}, "--args must be a JSON object ({…}), not an array"},

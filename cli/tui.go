@@ -88,6 +88,8 @@ With no server named, inflight starts its embedded demo server and connects to i
 Servers:
   inflight -- npx -y @modelcontextprotocol/server-everything   a stdio server
   inflight https://example.com/mcp -H 'Authorization: Bearer …' a Streamable HTTP server
+  inflight https://example.com/sse --transport sse              an HTTP+SSE server (2024-11-05;
+                                                                also found from the bare URL)
   inflight --config ~/.cursor/mcp.json --server github          from a client config file`,
 		Version:       version.Version,
 		Args:          cobra.ArbitraryArgs,
@@ -209,13 +211,9 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 		trackerCfg.LateWindow = opts.LateWindow
 	}
 	trackerCfg.Grace = opts.Grace
-	transport := "stdio"
-	if target.IsHTTP() {
-		transport = "http"
-	}
 	return ui.New(ui.Options{
 		Target:    headerTarget(target),
-		Transport: transport,
+		Transport: target.Transport(),
 		// Every dial is a new connection; for stdio that restarts the
 		// server, which is how R reconnects after the server died.
 		Dial: func() (ui.Client, error) {

@@ -37,6 +37,14 @@ type Config struct {
 	Headers http.Header
 	// HTTPClient replaces the default HTTP client (tests).
 	HTTPClient *http.Client
+	// SSE says URL is the stream of the deprecated HTTP+SSE transport
+	// (protocol 2024-11-05): a GET whose endpoint event names where
+	// messages are POSTed. Legacy era only.
+	SSE bool
+	// NoSSEFallback turns off the HTTP+SSE detection of a Streamable HTTP
+	// URL (a POST refused with a 4xx, then a GET that offers an HTTP+SSE
+	// stream).
+	NoSSEFallback bool
 
 	// ProtocolVersion forces a version, and with it the era; "" detects.
 	ProtocolVersion string
@@ -318,11 +326,29 @@ func New(cfg Config) (*Client, error) {
 	if targets != 1 {
 		return nil, errors.New("client: exactly one of Command, Pipes and URL must be set")
 	}
-	if cfg.ProtocolVersion != "" && !wire.IsModernVersion(cfg.ProtocolVersion) && !isLegacyVersion(cfg.ProtocolVersion) {
-		return nil, fmt.Errorf("client: protocol version %q is not one inflight speaks (%s, %s)",
-			cfg.ProtocolVersion, wire.VersionModern, strings.Join(wire.LegacyVersions, ", "))
+	if cfg.SSE && cfg.URL == "" {
+		return nil, errors.New("client: SSE needs a URL")
 	}
-	if cfg.URL != "" {
+	if cfg.SSE && wire.IsModernVersion(cfg.ProtocolVersion) {
+		return nil, fmt.Errorf("client: protocol version %s has no HTTP+SSE binding (the deprecated transport is legacy only: %s)",
+			cfg.ProtocolVersion, strings.Join(c.legacyVersions(), ", "))
+	}
+	if cfg.ProtocolVersion != "" && !wire.IsModernVersion(cfg.ProtocolVersion) && !c.speaksLegacy(cfg.ProtocolVersion) {
+		hint := ""
+		if cfg.ProtocolVersion == wire.Version20241105 {
+			hint = "; 2024-11-05 is spoken over its own HTTP transport, HTTP+SSE, only"
+		}
+		return nil, fmt.Errorf("client: protocol version %q is not one inflight speaks (%s, %s)%s",
+			cfg.ProtocolVersion, wire.VersionModern, strings.Join(c.legacyVersions(), ", "), hint)
+	}
+	if cfg.SSE {
+		t, err := newSSETransport(c)
+		if err != nil {
+			return nil, err
+		}
+		c.t = t
+		c.kind = event.TransportSSE
+	} else if cfg.URL != "" {
 		t, err := newHTTPTransport(c)
 		if err != nil {
 			return nil, err
@@ -1200,7 +1226,9 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 		}
 		c.mu.Unlock()
 	}
-	if c.kind == event.TransportStdio {
+	if c.kind == event.TransportStdio || c.kind == event.TransportSSE {
+		// One shared stream: a cancelled request stays in flight until its
+		// answer comes, or for good.
 		c.purgeCancelled(time.Now())
 	}
 

@@ -82,7 +82,15 @@ func (c *Client) Connect(ctx context.Context) (event.ConnInfo, error) {
 	if err != nil {
 		return c.Info(), err
 	}
-	info, err := c.negotiate(ctx)
+	var info event.ConnInfo
+	if st, ok := c.t.(*sseTransport); ok {
+		info, err = c.connectSSE(ctx, st)
+	} else {
+		info, err = c.negotiate(ctx)
+		if err != nil && c.mayBeSSE(err) {
+			info, err = c.detectSSE(ctx, err)
+		}
+	}
 	if err != nil {
 		return c.Info(), err
 	}
@@ -290,9 +298,9 @@ func (c *Client) initialize(ctx context.Context, version string) (event.ConnInfo
 	if err := json.Unmarshal(msg.Result, &res); err != nil {
 		return event.ConnInfo{}, fmt.Errorf("initialize: malformed result: %w", err)
 	}
-	if !isLegacyVersion(res.ProtocolVersion) {
+	if !c.speaksLegacy(res.ProtocolVersion) {
 		return event.ConnInfo{}, fmt.Errorf("initialize: the server chose protocol version %q, which inflight does not speak (%s)",
-			res.ProtocolVersion, strings.Join(wire.LegacyVersions, ", "))
+			res.ProtocolVersion, strings.Join(c.legacyVersions(), ", "))
 	}
 	info := event.ConnInfo{
 		Era: event.EraLegacy, ProtocolVersion: res.ProtocolVersion,

@@ -75,6 +75,7 @@ func sdkStdio(t testing.TB, s *mcp.Server) (*client.Pipes, *lineTap) {
 // httpRecord is one HTTP request a server received.
 type httpRecord struct {
 	Method string
+	URL    string // path and query
 	Header http.Header
 	Body   []byte
 	At     time.Time
@@ -97,7 +98,7 @@ func newHTTPLog(h http.Handler) *httpLog { return &httpLog{h: h, changed: make(c
 func (l *httpLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	rec := &httpRecord{Method: r.Method, Header: r.Header.Clone(), Body: body, At: time.Now(), ended: make(chan struct{})}
+	rec := &httpRecord{Method: r.Method, URL: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body, At: time.Now(), ended: make(chan struct{})}
 	l.mu.Lock()
 	l.reqs = append(l.reqs, rec)
 	close(l.changed)

@@ -15,7 +15,8 @@ import (
 var ErrNoRawSend = errors.New("modern Streamable HTTP has no way to send a raw message")
 
 // CanSendRaw reports whether SendRaw can write on this connection: stdio,
-// and legacy HTTP (a POST in the session), not modern HTTP.
+// legacy HTTP (a POST in the session) and HTTP+SSE (a POST to the
+// endpoint), not modern HTTP.
 func (c *Client) CanSendRaw() bool {
 	return !(c.kind == event.TransportHTTP && c.era() == event.EraModern)
 }
@@ -45,6 +46,14 @@ func (c *Client) SendRaw(ctx context.Context, raw []byte) (status int, err error
 		out.method = "raw message"
 	}
 	c.emitOwnSent(wire.ID{}, raw, time.Now())
+	if st, ok := c.t.(*sseTransport); ok {
+		status, err := st.post(ctx, out)
+		var se *HTTPStatusError
+		if errors.As(err, &se) {
+			return status, nil
+		}
+		return status, err
+	}
 	if ht, ok := c.t.(*httpTransport); ok {
 		status, err := ht.postOneWay(ctx, out)
 		var se *HTTPStatusError

@@ -181,7 +181,7 @@ func writeForbidden(w http.ResponseWriter, message string) {
 }
 
 // ServeHTTP runs a demo server on addr and serves its MCP endpoint at /mcp
-// until ctx is done, then shuts down gracefully.
+// (and the deprecated HTTP+SSE transport at /sse) until ctx is done, then shuts down gracefully.
 //
 // An empty addr, or one without a host (":8080"), binds 127.0.0.1; port 0
 // picks any free port. A non-loopback host is served only because it was
@@ -210,12 +210,13 @@ func ServeHTTP(ctx context.Context, addr string, opts Options, ready func(url st
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.HTTPHandler())
+	mux.Handle("/sse", s.SSEHandler()) // the deprecated HTTP+SSE transport (sse.go)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	endpoint := "http://" + ln.Addr().String() + "/mcp"
-	s.logf("http: serving %s", endpoint)
+	s.logf("http: serving %s (HTTP+SSE at /sse)", endpoint)
 	if ready != nil {
 		ready(endpoint)
 	}

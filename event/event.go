@@ -202,6 +202,9 @@ type TransportKind uint8
 const (
 	TransportStdio TransportKind = iota + 1
 	TransportHTTP
+	// TransportSSE is the deprecated HTTP+SSE transport of 2024-11-05: one
+	// GET stream for everything the server sends, a POST per message.
+	TransportSSE
 )
 
 func (t TransportKind) String() string {
@@ -210,6 +213,8 @@ func (t TransportKind) String() string {
 		return "stdio"
 	case TransportHTTP:
 		return "http"
+	case TransportSSE:
+		return "sse"
 	}
 	return "unknown"
 }

@@ -36,6 +36,9 @@ type Server struct {
 	// every request.
 	URL     string
 	Headers http.Header
+	// SSE says URL is the stream of the deprecated HTTP+SSE transport
+	// ("type": "sse").
+	SSE bool
 	// Unresolved lists the ${input:…} variables of a VS Code config that
 	// inflight cannot prompt for, by the field holding them ("env KEY",
 	// "header Name", "url", …).
@@ -46,7 +49,7 @@ type Server struct {
 // inflight reads:
 //
 //   - Claude Desktop (claude_desktop_config.json) and Claude Code (.mcp.json):
-//     {"mcpServers": {NAME: {"command", "args", "env"} | {"type": "http", "url", "headers"}}}
+//     {"mcpServers": {NAME: {"command", "args", "env"} | {"type": "http" | "sse", "url", "headers"}}}
 //   - Cursor (.cursor/mcp.json): {"mcpServers": {NAME: {"command", "args", "env", "envFile"} | {"url", "headers"}}}
 //   - VS Code (.vscode/mcp.json): {"servers": {NAME: {"type": "stdio", "command", "args", "env", "envFile", "cwd"} | {"type": "http", "url", "headers"}}, "inputs": […]}
 //     and the "mcp" object of VS Code's settings.json.
@@ -170,9 +173,12 @@ func (e configEntry) server(x *expander) (Server, error) {
 	switch typ {
 	case "", "stdio", "http", "streamable-http", "streamablehttp", "streamable_http":
 	case "sse":
-		return Server{}, errors.New(`"type": "sse" is the deprecated HTTP+SSE transport (2024-11-05), which inflight does not speak; point --url at the server's Streamable HTTP endpoint`)
+		// The deprecated HTTP+SSE transport (2024-11-05): url is its stream.
+		if url == "" {
+			return Server{}, errors.New(`"type": "sse" needs a "url": the server's HTTP+SSE stream`)
+		}
 	default:
-		return Server{}, fmt.Errorf("unknown \"type\": %q (want stdio or http)", e.Type)
+		return Server{}, fmt.Errorf("unknown \"type\": %q (want stdio, http or sse)", e.Type)
 	}
 	switch {
 	case e.Command != "" && url != "":
@@ -187,6 +193,7 @@ func (e configEntry) server(x *expander) (Server, error) {
 	var t Server
 	if url != "" {
 		t.URL = x.expand(url, "url")
+		t.SSE = typ == "sse"
 		if len(e.Headers) > 0 {
 			t.Headers = http.Header{}
 		}

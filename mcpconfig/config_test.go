@@ -130,8 +130,8 @@ func TestConfigClaudeCode(t *testing.T) {
 	if api.URL != "http://127.0.0.1:9/mcp" {
 		t.Errorf("${VAR:-default} with VAR set: %s", api.URL)
 	}
-	if _, err := target.LoadConfigFile(path, "old-sse"); err == nil || !strings.Contains(err.Error(), "deprecated HTTP+SSE") {
-		t.Errorf("sse: %v", err)
+	if sse, err := target.LoadConfigFile(path, "old-sse"); err != nil || !sse.SSE || sse.URL != "https://mcp.example.com/sse" || sse.Transport() != "sse" {
+		t.Errorf("sse: %+v %v", sse, err)
 	}
 	if _, err := target.LoadConfigFile(path, "broken"); err == nil || !strings.Contains(err.Error(), `both "command" and "url"`) {
 		t.Errorf("broken: %v", err)

@@ -23,6 +23,7 @@ type Flags struct {
 	config          string
 	server          string
 	protocolVersion string
+	transport       string
 }
 
 // Add defines the flags on fs.
@@ -34,7 +35,9 @@ func (f *Flags) Add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "MCP client config `FILE` (Claude Desktop, Cursor, VS Code) to read the server from")
 	fs.StringVar(&f.server, "server", "", "`NAME` of the server in --config")
 	fs.StringVar(&f.protocolVersion, "protocol-version", "", "force protocol version `V` (and with it the era): "+
-		wire.VersionModern+" (modern) or "+strings.Join(wire.LegacyVersions, ", ")+" (legacy)")
+		wire.VersionModern+" (modern) or "+strings.Join(wire.LegacyVersions, ", ")+" (legacy; "+wire.Version20241105+" over --transport sse)")
+	fs.StringVar(&f.transport, "transport", "", "a URL's transport `T`: http (Streamable HTTP only), sse (the deprecated HTTP+SSE, the URL being its stream); "+
+		"by default Streamable HTTP, and HTTP+SSE when the server refuses its POST and offers the stream")
 }
 
 // Resolve turns the flags, the command after a literal "--" and a bare URL
@@ -65,9 +68,14 @@ func (f *Flags) Resolve(command []string, bareURL string) (Target, error) {
 	// takes every version from the modern one on (a date compared as a
 	// string), so "9999" would pass here and fail only at connect. Only
 	// the versions inflight speaks are accepted.
-	if v := f.protocolVersion; v != "" && !KnownVersion(v) {
-		return Target{}, fmt.Errorf("--protocol-version %q: inflight speaks %s (modern) and %s (legacy)",
-			v, wire.VersionModern, strings.Join(wire.LegacyVersions, ", "))
+	if v := f.protocolVersion; v != "" && !KnownVersion(v) && v != wire.Version20241105 {
+		return Target{}, fmt.Errorf("--protocol-version %q: inflight speaks %s (modern) and %s (legacy), and %s over HTTP+SSE",
+			v, wire.VersionModern, strings.Join(wire.LegacyVersions, ", "), wire.Version20241105)
+	}
+	switch f.transport {
+	case "", "auto", "http", "streamable-http", "sse":
+	default:
+		return Target{}, fmt.Errorf("--transport %q: want http (Streamable HTTP) or sse (HTTP+SSE)", f.transport)
 	}
 	headers := http.Header{}
 	for _, h := range f.headers {
@@ -110,6 +118,12 @@ func (f *Flags) Resolve(command []string, bareURL string) (Target, error) {
 	if len(t.Headers) == 0 {
 		t.Headers = nil
 	}
+	switch f.transport {
+	case "sse":
+		t.SSE, t.NoSSEFallback = true, false
+	case "http", "streamable-http":
+		t.SSE, t.NoSSEFallback = false, true
+	}
 	t.ProtocolVersion = f.protocolVersion
 	if err := t.Validate(); err != nil {
 		return Target{}, err
@@ -119,7 +133,7 @@ func (f *Flags) Resolve(command []string, bareURL string) (Target, error) {
 
 // Raw is the server as the flags name it, unchecked: what the --json
 // object of a usage failure can say about it (its transport).
-func (f *Flags) Raw() Target { return Target{URL: f.url} }
+func (f *Flags) Raw() Target { return Target{URL: f.url, SSE: f.transport == "sse"} }
 
 // AddSecrets adds the secrets the flags hold, as typed (the -H, --env and
 // --url values), to b: a usage error may quote one that did not parse.
@@ -135,10 +149,10 @@ func (f *Flags) AddSecrets(b *redact.Builder) {
 	}
 }
 
-// KnownVersion reports whether inflight speaks protocol version v: the
-// modern one or one of the legacy ones. (2024-11-05 is not one: its HTTP
-// transport is the deprecated HTTP+SSE, which inflight does not speak, and
-// the client refuses it.)
+// KnownVersion reports whether inflight speaks protocol version v on every
+// transport: the modern one or one of the legacy ones. (2024-11-05 is not
+// one: it is spoken over its own HTTP transport only, HTTP+SSE, and
+// Validate says so.)
 func KnownVersion(v string) bool {
 	return v == wire.VersionModern || slices.Contains(wire.LegacyVersions, v)
 }

@@ -21,6 +21,7 @@ import (
 	"inflight/redact"
 	"inflight/termsafe"
 	"inflight/version"
+	"inflight/wire"
 )
 
 // Target is the server a command talks to: a stdio command, a Streamable
@@ -36,6 +37,12 @@ type Target struct {
 	// URL is a Streamable HTTP endpoint; Headers go on every HTTP request.
 	URL     string
 	Headers http.Header
+	// SSE says URL is the stream of the deprecated HTTP+SSE transport
+	// (--transport sse, "type": "sse"). NoSSEFallback (--transport http)
+	// keeps a Streamable HTTP URL from being taken for one when its POST is
+	// refused.
+	SSE           bool
+	NoSSEFallback bool
 
 	// Demo marks the embedded demo server. Flags resolve it to a Command
 	// that re-executes inflight as `inflight demo-server`; Demo stays set so
@@ -66,8 +73,13 @@ type Target struct {
 // IsHTTP reports whether the target is a Streamable HTTP endpoint.
 func (t Target) IsHTTP() bool { return t.URL != "" }
 
-// Transport is "http" for a Streamable HTTP endpoint, else "stdio".
+// Transport is "sse" for an HTTP+SSE stream, "http" for a Streamable HTTP
+// endpoint (which the client may still find to be HTTP+SSE: the connection
+// says), else "stdio".
 func (t Target) Transport() string {
+	if t.SSE && t.IsHTTP() {
+		return "sse"
+	}
 	if t.IsHTTP() {
 		return "http"
 	}
@@ -118,8 +130,17 @@ func (t Target) Validate() error {
 		if len(t.Env) > 0 || t.Dir != "" {
 			return errors.New("--env and --cwd apply to a stdio command, not to a URL")
 		}
+		if t.SSE && wire.IsModernVersion(t.ProtocolVersion) {
+			return fmt.Errorf("--protocol-version %s with HTTP+SSE: the deprecated transport is legacy only (%s, %s)",
+				t.ProtocolVersion, wire.Version20241105, strings.Join(wire.LegacyVersions, ", "))
+		}
 	} else if len(t.Headers) > 0 {
 		return errors.New("-H applies to a --url server, not to a stdio command")
+	} else if t.SSE || t.NoSSEFallback {
+		return errors.New("--transport http and sse apply to a URL, not to a stdio command")
+	}
+	if t.ProtocolVersion == wire.Version20241105 && !t.SSE {
+		return errors.New("--protocol-version 2024-11-05 is spoken over its own HTTP transport only, HTTP+SSE: give a URL with --transport sse")
 	}
 	if len(t.unresolved) > 0 {
 		return t.unresolvedError()
@@ -333,6 +354,7 @@ func (t Target) ClientConfig(ctx context.Context) (client.Config, error) {
 	case t.URL != "":
 		cfg.URL = t.URL
 		cfg.Headers = t.Headers.Clone()
+		cfg.SSE, cfg.NoSSEFallback = t.SSE, t.NoSSEFallback
 	case t.Command != "":
 		cfg.Command = t.Command
 		cfg.Args = append([]string(nil), t.Args...)
@@ -381,6 +403,6 @@ func LoadConfigFile(path, name string) (Target, error) {
 
 // FromConfig is the target of a config file's server entry.
 func FromConfig(s mcpconfig.Server) Target {
-	return Target{Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir, URL: s.URL, Headers: s.Headers,
+	return Target{Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir, URL: s.URL, Headers: s.Headers, SSE: s.SSE,
 		Name: s.Name, unresolved: s.Unresolved}
 }

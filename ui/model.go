@@ -65,7 +65,7 @@ type Options struct {
 	// Target describes what inflight is connected to, for the header (it
 	// must already be redacted).
 	Target string
-	// Transport is "stdio" or "http" until the connection says more.
+	// Transport is "stdio", "http" or "sse" until the connection says more.
 	Transport string
 	// Dial creates connections. Required.
 	Dial Dialer

@@ -20,6 +20,9 @@ const (
 	Version20251125 = "2025-11-25"
 	Version20250618 = "2025-06-18"
 	Version20250326 = "2025-03-26"
+	// Version20241105 is spoken only over its own HTTP transport, the
+	// deprecated HTTP+SSE, and so is not among LegacyVersions.
+	Version20241105 = "2024-11-05"
 )
 
 // LegacyVersions are the handshake-era versions inflight can negotiate, newest first.
