@@ -920,6 +920,11 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 	switch {
 	case lost && !late.Response:
 		add(CheckCancelNoResponse, false, "the connection was lost after the cancel")
+	case !late.Response && sp.stillSending():
+		// Quiet about a response while still sending progress: the
+		// watch ended before anything could be said of the response.
+		inconclusive(CheckCancelNoResponse, fmt.Sprintf("no response in the %s watched after the cancel%s, but the server was still sending progress for the request when the watch ended: a response may have come later",
+			watched, sp.untilClosed(", nor until")))
 	case !late.Response:
 		add(CheckCancelNoResponse, true, fmt.Sprintf("no response in the %s watched after the cancel%s", watched, sp.untilClosed(", nor until")))
 	case late.Crossed:

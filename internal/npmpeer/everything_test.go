@@ -129,7 +129,7 @@ func TestEverythingCheck(t *testing.T) {
 	}
 	for id, want := range map[string]string{
 		"progress.increasing":   "PASS",
-		"cancel.no_response":    "PASS",
+		"cancel.no_response":    "WARN", // still sending progress when the watch ended: no verdict on a response
 		"cancel.progress_stops": "WARN",
 		// The tasks group, on its task tool (simulate-research-query).
 		"tasks.terminal_immutable":         "PASS",
