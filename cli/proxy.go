@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,9 +19,10 @@ import (
 
 func (c *cli) proxyCommand() *cobra.Command {
 	var name, tracePath string
+	var ruleTexts []string
 	var lateWindow time.Duration
 	cmd := &cobra.Command{
-		Use:   "proxy [--name NAME] [--trace FILE] -- CMD [ARGS…]",
+		Use:   "proxy [--name NAME] [--trace FILE] [--rule RULE]… -- CMD [ARGS…]",
 		Short: "Stand between a host and a stdio server: forward every byte, record the host's requests",
 		Long: `Run what a host (Claude Desktop, Cursor, an SDK's client) would run as its
 server through inflight: the proxy starts CMD, forwards every byte between the
@@ -32,7 +34,20 @@ after them. --trace FILE writes it all in the trace format; inflight replay
 reads it. The proxy also streams what it records on a Unix socket, NAME.sock,
 in a directory of yours alone; inflight attach lists the running proxies and
 attaches to one. When the host closes stdin the proxy stops the server (close
-its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.`,
+its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.
+
+--rule makes the hard cases happen on purpose, on the host's requests it
+matches (repeatable; the first rule that matches a request acts on it):
+
+  ` + strings.ReplaceAll(proxy.RuleGrammar, "\n", "\n  ") + `
+
+  inflight proxy --rule 'tools/call slow: delay 30s' -- node server.js
+  inflight proxy --rule 'tools/call search: cancel 2s' --rule '*: race' -- ./server
+
+Everything a rule does is said on stderr ("injected delay 30s: …") and in the
+trace ("injected" lines, and "injected" on the lines acted on). What no rule
+acts on is forwarded byte for byte; a held response is passed on when the
+proxy ends.`,
 		Args:          cobra.MinimumNArgs(1),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -51,6 +66,16 @@ its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.`,
 				c.code = exitcode.Usage
 				return nil
 			}
+			rules, err := proxy.ParseRules(ruleTexts)
+			if err != nil {
+				for _, line := range strings.Split(err.Error(), "\n") {
+					fmt.Fprintf(c.stderr, "inflight proxy: --%s\n", termsafe.Line(line))
+				}
+				fmt.Fprintf(c.stderr, "a rule is:\n  %s\n", strings.ReplaceAll(proxy.RuleGrammar, "\n", "\n  "))
+				c.code = exitcode.Usage
+				return nil
+			}
+			opts.Rules = rules
 			if tracePath != "" {
 				f, err := os.Create(tracePath)
 				if err != nil {
@@ -79,6 +104,7 @@ its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.`,
 	// Everything after CMD is the server's, flags included.
 	fs.SetInterspersed(false)
 	fs.StringVar(&name, "name", "", "name of this proxy in its messages and its attach socket (default: CMD's base name)")
+	fs.StringArrayVar(&ruleTexts, "rule", nil, "make something happen to the host's requests a `RULE` matches: 'METHOD [NAME]: ACTION', ACTION one of delay D, hold, drop, cancel [D], cancel-silent [D], race (repeatable; see above)")
 	fs.StringVar(&tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
 	durationVar(fs, &lateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after the host's cancel", true)
 	return cmd
