@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,8 +22,11 @@ func (c *cli) proxyCommand() *cobra.Command {
 	var name, tracePath string
 	var ruleTexts []string
 	var lateWindow time.Duration
+	var wrap wrapOptions
+	var wrapping bool
 	cmd := &cobra.Command{
-		Use:   "proxy [--name NAME] [--trace FILE] [--rule RULE]… -- CMD [ARGS…]",
+		Use: `proxy [--name NAME] [--trace FILE] [--rule RULE]… -- CMD [ARGS…]
+  inflight proxy --wrap --config FILE [--server NAME] [--write] [--rule RULE]…`,
 		Short: "Stand between a host and a stdio server: forward every byte, record the host's requests",
 		Long: `Run what a host (Claude Desktop, Cursor, an SDK's client) would run as its
 server through inflight: the proxy starts CMD, forwards every byte between the
@@ -47,11 +51,37 @@ matches (repeatable; the first rule that matches a request acts on it):
 Everything a rule does is said on stderr ("injected delay 30s: …") and in the
 trace ("injected" lines, and "injected" on the lines acted on). What no rule
 acts on is forwarded byte for byte; a held response is passed on when the
-proxy ends.`,
-		Args:          cobra.MinimumNArgs(1),
+proxy ends.
+
+--wrap puts the proxy into a host's config: it prints the stdio entry NAME of
+FILE (Claude Desktop, Claude Code, Cursor, VS Code) rewritten so that its
+command is this inflight and its args "proxy --name NAME -- <the entry's
+command and args>" (env, envFile and cwd kept; --rule, --trace and
+--late-window go along); --write changes FILE in place, keeping the original
+as FILE.inflight-backup and every comment of FILE. HTTP entries are refused:
+the proxy speaks only stdio so far.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if wrapping {
+				if len(args) > 0 {
+					return fmt.Errorf("--wrap takes the server from --config, not a command line (got %q)", args[0])
+				}
+				return nil
+			}
+			if wrap.config != "" || wrap.server != "" || wrap.write {
+				return errors.New("--config, --server and --write go with --wrap")
+			}
+			return cobra.MinimumNArgs(1)(cmd, args)
+		},
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if wrapping {
+				wrap.rules, wrap.trace, wrap.lateWindow, wrap.name = ruleTexts, tracePath, lateWindow, name
+				if name != "" && !proxy.ValidName(name) {
+					return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name)
+				}
+				return c.proxyWrap(wrap)
+			}
 			red := redact.New(nil, nil, "", args...)
 			switch {
 			case name == "":
@@ -106,6 +136,10 @@ proxy ends.`,
 	fs.StringVar(&name, "name", "", "name of this proxy in its messages and its attach socket (default: CMD's base name)")
 	fs.StringArrayVar(&ruleTexts, "rule", nil, "make something happen to the host's requests a `RULE` matches: 'METHOD [NAME]: ACTION', ACTION one of delay D, hold, drop, cancel [D], cancel-silent [D], race (repeatable; see above)")
 	fs.StringVar(&tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
+	fs.BoolVar(&wrapping, "wrap", false, "print the --config entry rewritten to run through inflight proxy (see above)")
+	fs.StringVar(&wrap.config, "config", "", "with --wrap: the host's MCP config `FILE`")
+	fs.StringVar(&wrap.server, "server", "", "with --wrap: the `NAME` of the server in --config (default: its only one)")
+	fs.BoolVar(&wrap.write, "write", false, "with --wrap: change the file in place, keeping a backup (FILE.inflight-backup) and its comments")
 	durationVar(fs, &lateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after the host's cancel", true)
 	return cmd
 }
