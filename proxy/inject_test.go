@@ -348,7 +348,7 @@ func TestRuleCancel(t *testing.T) {
 	tr := r.trace.String()
 	for _, parts := range [][]string{
 		{`"dir":"out","by":"inflight","id":2`, `"injected":"cancel 100ms"`, `"method":"notifications/cancelled"`, `"requestId":2`},
-		{`"dir":"in","by":"inflight","id":2`, `"injected":"cancel 100ms"`, `"code":-32800`},
+		{`"dir":"local","id":2,"event":"injected"`, `answered the host with error -32800: {\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32800`},
 		{`"dir":"in","by":"server","id":2`, `"verdict":"late"`, `"injected":"cancel 100ms"`},
 		{`"event":"cancel_sent"`, `"by":"inflight"`},
 	} {

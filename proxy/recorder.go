@@ -41,7 +41,8 @@ type injection struct {
 	onResponse bool
 	// cancel is the notifications/cancelled inflight sent the server
 	// (reason its reason, serverSoFar its position in the server's
-	// output); answer the error it answered the host with.
+	// output); answer the error it answered the host with (said on the
+	// injected line).
 	cancel, answer []byte
 	reason         string
 	serverSoFar    int64
@@ -356,9 +357,6 @@ func (r *recorder) injected(at time.Time, in *injection) {
 			_ = tw.Changes(r.tr, changes)
 		}
 	}
-	if in.answer != nil {
-		r.writeAs(event.Event{Kind: event.Received, Time: at, Raw: in.answer, RequestID: in.id}, in.action)
-	}
 	if in.onResponse {
 		if r.injectedOn == nil {
 			r.injectedOn = map[wire.ID]string{}
@@ -366,7 +364,14 @@ func (r *recorder) injected(at time.Time, in *injection) {
 		r.injectedOn[in.id] = in.action
 	}
 	id := in.id
-	rec := trace.Record{Dir: trace.DirLocal, Event: trace.EventInjected, ID: &id, Injected: in.action, Text: in.text}
+	text := in.text
+	if in.answer != nil {
+		// The answer the host got is inflight's, not the server's: it is
+		// said on this line, not as a message "in", which replay (and any
+		// reader of the trace) would take for the server's response.
+		text += ": " + string(in.answer)
+	}
+	rec := trace.Record{Dir: trace.DirLocal, Event: trace.EventInjected, ID: &id, Injected: in.action, Text: text}
 	for _, tw := range r.tws {
 		rec.MS = tw.Since(at)
 		_ = tw.Write(rec)
