@@ -134,13 +134,21 @@ func note(m *marked, at time.Time, onResponse bool, format string, args ...any) 
 		onResponse: onResponse, text: fmt.Sprintf(format, args...)}}
 }
 
+// maxMarks bounds the requests the rules follow at once: a host whose
+// matched requests are never answered (cancelled ones a well-behaved
+// server stays silent on) must not grow the proxy without end. Past it,
+// a matching request is let through untouched, and that is said.
+const maxMarks = 4096
+
 // hostLines looks at the host's complete lines before they are written to
 // the server: a request a rule matches is marked (so that its response,
 // which cannot come before the request is written, is caught), and the
-// host's cancel of a marked request releases a race. It returns what to
-// do once the chunk is written (a cancel at once) and the notes.
+// host's cancel of a marked request releases a race. It returns the notes
+// and what to do once the chunk is written and its lines queued: arm the
+// cancel rules' timers (armed then, a cancel never reaches the record
+// before the request it cancels).
 func (in *injector) hostLines(ls []line, at time.Time) (after func(), notes []line) {
-	var now []*marked
+	var arm []*marked
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.closed {
@@ -166,20 +174,16 @@ func (in *injector) hostLines(ls []line, at time.Time) (after func(), notes []li
 				continue
 			}
 			mk := &marked{id: m.ID, rule: r, method: m.Method, target: target, at: at}
+			if len(in.marks) >= maxMarks {
+				notes = append(notes, note(mk, at, false, "not acting on %s: the rules already follow %d requests still unanswered", mk.name(), maxMarks))
+				continue
+			}
 			in.marks[m.ID] = mk
 			n := note(mk, at, false, "rule %q matches %s", r.Text, mk.name())
 			n.inj.quiet = true
 			notes = append(notes, n)
 			if r.Action.cancels() {
-				if r.After == 0 {
-					now = append(now, mk)
-				} else {
-					in.wg.Add(1)
-					mk.timer = time.AfterFunc(r.After, func() {
-						defer in.wg.Done()
-						in.cancel(mk)
-					})
-				}
+				arm = append(arm, mk)
 			}
 		case m.Kind == wire.KindNotification && m.Method == wire.NotifyCancelled:
 			c, err := wire.DecodeCancelled(m.Params)
@@ -191,12 +195,24 @@ func (in *injector) hostLines(ls []line, at time.Time) (after func(), notes []li
 			}
 		}
 	}
-	if len(now) == 0 {
+	if len(arm) == 0 {
 		return nil, notes
 	}
 	return func() {
-		for _, mk := range now {
-			in.cancel(mk)
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		for _, mk := range arm {
+			if in.closed || mk.answered || mk.hostCancelled {
+				continue
+			}
+			in.wg.Add(1)
+			// The cancel goes from the timer's goroutine, never the host's
+			// stream: writing the answer to a host that is not reading must
+			// not stop what it writes reaching the server.
+			mk.timer = time.AfterFunc(mk.rule.After, func() {
+				defer in.wg.Done()
+				in.cancel(mk)
+			})
 		}
 	}, notes
 }
@@ -282,9 +298,9 @@ func (in *injector) watching() bool {
 // included) before it would be written to the host: it reports true when
 // the line is the injector's now (held or dropped; it keeps a copy).
 func (in *injector) serverLine(b []byte, at time.Time) bool {
-	if bytes.Contains(b, []byte(`"method"`)) {
-		return false // a request or a notification, never a response
-	}
+	// Every line is decoded (the envelope's hand scanner, well under a
+	// microsecond for a progress notification): a cheaper test for
+	// "method" would pass on a response whose result holds that word.
 	m, err := wire.Decode(bytes.TrimRight(b, "\r\n"))
 	if err != nil || !m.IsResponse() {
 		return false

@@ -469,3 +469,40 @@ func TestRuleNothingToDo(t *testing.T) {
 		}
 	}
 }
+
+// TestGateCutsOnlyTheAnswer feeds the gate the same server output cut at
+// every point: what reaches the host is the output without the marked
+// request's answer (whose result holds the word "method"), byte for byte,
+// however the reads fell.
+func TestGateCutsOnlyTheAnswer(t *testing.T) {
+	answer := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"method\":\"x\"}"}],"method":1}}` + "\r\n"
+	before := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1}}` + "\n" +
+		`{"jsonrpc":"2.0","id":6,"result":{}}` + "\n"
+	after := `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n" + `no newline at the end`
+	all := before + answer + after
+	drop, _ := ParseRule("tools/call: drop")
+	for cut1 := 0; cut1 <= len(all); cut1 += 7 {
+		for _, cut2 := range []int{cut1, min(cut1+1, len(all)), min(cut1+50, len(all)), len(all)} {
+			var host bytes.Buffer
+			q := newQueue(1 << 20)
+			toHost := &lineWriter{w: &host}
+			in := newInjector([]Rule{drop}, q, toHost, &lineWriter{w: io.Discard}, func() int64 { return 0 })
+			req := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`)
+			in.hostLines([]line{{raw: req, total: len(req)}}, time.Now())
+			g := &gate{in: in, out: toHost, max: 1 << 20}
+			for _, part := range []string{all[:cut1], all[cut1:cut2], all[cut2:]} {
+				if part != "" {
+					if err := g.pass([]byte(part), time.Now()); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := g.pass(nil, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := host.String(), before+after; got != want {
+				t.Fatalf("cut at %d and %d: the host got\n%q\nwant\n%q", cut1, cut2, got, want)
+			}
+		}
+	}
+}
