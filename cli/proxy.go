@@ -46,7 +46,7 @@ matches (repeatable; the first rule that matches a request acts on it):
   ` + strings.ReplaceAll(proxy.RuleGrammar, "\n", "\n  ") + `
 
   inflight proxy --rule 'tools/call slow: delay 30s' -- node server.js
-  inflight proxy --rule 'tools/call search: cancel 2s' --rule '*: race' -- ./server
+  inflight proxy --rule 'tools/call search: cancel 2s' --rule '*: race' -- ./srv
 
 Everything a rule does is said on stderr ("injected delay 30s: …") and in the
 trace ("injected" lines, and "injected" on the lines acted on). What no rule
@@ -134,7 +134,7 @@ the proxy speaks only stdio so far.`,
 	// Everything after CMD is the server's, flags included.
 	fs.SetInterspersed(false)
 	fs.StringVar(&name, "name", "", "name of this proxy in its messages and its attach socket (default: CMD's base name)")
-	fs.StringArrayVar(&ruleTexts, "rule", nil, "make something happen to the host's requests a `RULE` matches: 'METHOD [NAME]: ACTION', ACTION one of delay D, hold, drop, cancel [D], cancel-silent [D], race (repeatable; see above)")
+	fs.StringArrayVar(&ruleTexts, "rule", nil, "make something happen to the host's requests a `RULE` matches (see above; repeatable)")
 	fs.StringVar(&tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
 	fs.BoolVar(&wrapping, "wrap", false, "print the --config entry rewritten to run through inflight proxy (see above)")
 	fs.StringVar(&wrap.config, "config", "", "with --wrap: the host's MCP config `FILE`")

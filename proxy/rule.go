@@ -11,19 +11,23 @@ import (
 
 // RuleGrammar is the grammar of a --rule, for help texts and errors.
 const RuleGrammar = `METHOD [NAME]: ACTION
-  METHOD  a request method the host sends (tools/call, resources/read, prompts/get, …),
-          or * for any
-  NAME    the tool's or prompt's name, or the resource's URI, exactly (omitted or *: any)
+  METHOD  a request method the host sends (tools/call, resources/read,
+          prompts/get, …), or * for any
+  NAME    the tool's or prompt's name, or the resource's URI, exactly
+          (omitted or *: any)
   ACTION  delay D           hold the server's response for D, then pass it on
           hold              hold the server's response until the proxy ends
           drop              never pass the server's response on
-          cancel [D]        D after the request reached the server (default: at once),
-                            send the server notifications/cancelled for it and answer
-                            the host with JSON-RPC error -32800 "cancelled by inflight proxy"
-          cancel-silent [D] the same cancel upstream, no answer: the host waits for its
-                            own timeout (the server's answer is not passed on either)
-          race              hold the server's response and pass it on the instant the
-                            host's notifications/cancelled for it arrives: the two cross
+          cancel [D]        D after the request reached the server (default:
+                            at once), send the server notifications/cancelled
+                            for it, and answer the host with JSON-RPC error
+                            -32800 "cancelled by inflight proxy"
+          cancel-silent [D] the same cancel upstream, and no answer: the host
+                            waits for its own timeout (the server's answer is
+                            not passed on either)
+          race              hold the server's response and pass it on the
+                            instant the host's notifications/cancelled for it
+                            arrives: the two cross
   D       a Go duration: 500ms, 30s, 1m30s`
 
 // Action is what a rule does to the requests it matches.
