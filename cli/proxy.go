@@ -51,7 +51,8 @@ matches (repeatable; the first rule that matches a request acts on it):
 Everything a rule does is said on stderr ("injected delay 30s: …") and in the
 trace ("injected" lines, and "injected" on the lines acted on). What no rule
 acts on is forwarded byte for byte; a held response is passed on when the
-proxy ends.
+proxy gets SIGUSR1 (kill -USR1 PID: every response held at that moment) or
+when it ends.
 
 --wrap puts the proxy into a host's config: it prints the stdio entry NAME of
 FILE (Claude Desktop, Claude Code, Cursor, VS Code) rewritten so that its
@@ -106,6 +107,11 @@ the proxy speaks only stdio so far.`,
 				return nil
 			}
 			opts.Rules = rules
+			if len(rules) > 0 {
+				release, stop := proxy.NotifyRelease()
+				defer stop()
+				opts.Release = release
+			}
 			if tracePath != "" {
 				f, err := os.Create(tracePath)
 				if err != nil {

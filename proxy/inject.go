@@ -344,7 +344,7 @@ func (in *injector) serverLine(b []byte, at time.Time) bool {
 		return true
 	case ActHold:
 		mk.held, mk.heldAt = bytes.Clone(b), at
-		push(true, "holding the response to %s until the proxy ends", mk.name())
+		push(true, "holding the response to %s until released (SIGUSR1) or the proxy ends", mk.name())
 		return true
 	case ActDelay:
 		mk.held, mk.heldAt = bytes.Clone(b), at
@@ -377,6 +377,26 @@ func (in *injector) release(mk *marked, why string) {
 		text = fmt.Sprintf("could not pass the response to %s on (%s): %v", mk.name(), why, err)
 	}
 	in.q.pushControl(note(mk, at, false, "%s", text))
+}
+
+// releaseAll passes on every response a rule holds now (hold, and a
+// delay or race before its time): the user said so (Options.Release).
+func (in *injector) releaseAll() {
+	in.mu.Lock()
+	var held []*marked
+	for _, mk := range in.marks {
+		if mk.held == nil {
+			continue
+		}
+		if mk.timer != nil && mk.timer.Stop() {
+			in.wg.Done()
+		}
+		held = append(held, mk)
+	}
+	in.mu.Unlock()
+	for _, mk := range held {
+		in.release(mk, "on request, held "+time.Since(mk.heldAt).Round(time.Millisecond).String())
+	}
 }
 
 // close ends the rules as the proxy ends: no timer fires any more, and

@@ -72,6 +72,9 @@ type Options struct {
 	// request acts on it. Without rules nothing but forwarding touches
 	// the wire.
 	Rules []Rule
+	// Release, when it delivers, passes on every response the rules hold
+	// at that moment (`inflight proxy` sends on SIGUSR1).
+	Release <-chan struct{}
 	// OnEvent, when set, sees every event recorded and what it changed,
 	// on the recorder's goroutine (never the wire's).
 	OnEvent func(ev event.Event, changes []session.Change, tr *session.Tracker)
@@ -191,6 +194,29 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 	} else {
 		toHost, toSrv := &lineWriter{w: host.Out}, &lineWriter{w: srv.stdin}
 		inj = newInjector(opts.Rules, q, toHost, toSrv, serverSoFar)
+		if opts.Release != nil {
+			releaseDone := make(chan struct{})
+			stopRelease := make(chan struct{})
+			go func() {
+				defer close(releaseDone)
+				for {
+					select {
+					case <-opts.Release:
+						inj.releaseAll()
+					case <-stopRelease:
+						return
+					}
+				}
+			}()
+			defer func() {
+				close(stopRelease)
+				select {
+				case <-releaseDone:
+				case <-time.After(opts.ShutdownWait):
+					// A release writing to a host that stopped reading.
+				}
+			}()
+		}
 		go func() {
 			sp := &splitter{from: FromHost, max: opts.MaxLineBytes}
 			hostDone <- pumpVia(host.In, sp, q, nil, serverSoFar, nil,

@@ -16,7 +16,8 @@ const RuleGrammar = `METHOD [NAME]: ACTION
   NAME    the tool's or prompt's name, or the resource's URI, exactly
           (omitted or *: any)
   ACTION  delay D           hold the server's response for D, then pass it on
-          hold              hold the server's response until the proxy ends
+          hold              hold the server's response until released (the
+                            proxy gets SIGUSR1) or the proxy ends
           drop              never pass the server's response on
           cancel [D]        D after the request reached the server (default:
                             at once), send the server notifications/cancelled
@@ -37,7 +38,8 @@ type Action uint8
 const (
 	// ActDelay passes the server's response on Rule.After after it came.
 	ActDelay Action = iota + 1
-	// ActHold keeps the server's response until the proxy ends.
+	// ActHold keeps the server's response until released
+	// (Options.Release) or the proxy ends.
 	ActHold
 	// ActDrop never passes the server's response on.
 	ActDrop
