@@ -10,6 +10,7 @@ import (
 
 	"inflight/event"
 	"inflight/session"
+	"inflight/trace"
 )
 
 // awkward is traffic a forwarder could get wrong: bytes that are not
@@ -66,6 +67,9 @@ func forwardsEveryByte(t *testing.T, opts Options) {
 			lines++
 		}
 	}
+	var traceBuf syncBuffer
+	tw := trace.NewWriter(&traceBuf, time.Now(), nil)
+	opts.Trace = tw
 	wait := run(t, h, cmd, opts)
 	for i, n := 0, 1; i < len(toServer); i, n = i+n, n*7%3001+1 {
 		if _, err := h.inW.Write(toServer[i:min(i+n, len(toServer))]); err != nil {
@@ -91,6 +95,12 @@ func forwardsEveryByte(t *testing.T, opts Options) {
 	// (the 300 bytes hold two newlines of their own).
 	if lines != 18 {
 		t.Errorf("recorded %d lines, want 18", lines)
+	}
+	_ = tw.Close()
+	// With the rule, its match was recorded: the gate was watching the
+	// server's output (the server sends only after the host's ping).
+	if matched := strings.Contains(traceBuf.String(), `"event":"injected"`); matched != (len(opts.Rules) > 0) {
+		t.Errorf("rule matched %v with %d rules", matched, len(opts.Rules))
 	}
 }
 

@@ -304,7 +304,7 @@ func TestRuleDropAndHold(t *testing.T) {
 	st := r.stderr.String()
 	for _, want := range []string{
 		`injected drop: dropped the response to tools/call slow (id 2): the host never gets it`,
-		`injected hold: holding the response to tools/call stubborn (id 3) until the proxy ends`,
+		`injected hold: holding the response to tools/call stubborn (id 3) until released (SIGUSR1) or the proxy ends`,
 		`injected hold: released the response to tools/call stubborn (id 3) as the proxy ends, held`,
 	} {
 		if !strings.Contains(st, want) {
