@@ -136,7 +136,7 @@ func startRules(t *testing.T, rules ...string) *ruleRun {
 	}
 	r.tw = trace.NewWriter(&r.trace, time.Now(), nil)
 	r.tw.SetSenders("host", "server")
-	opts := Options{Name: "rules", Stderr: &r.stderr, Trace: r.tw, Rules: parsed, ShutdownWait: time.Second,
+	opts := Options{Name: "demo", Stderr: &r.stderr, Trace: r.tw, Rules: parsed, ShutdownWait: time.Second,
 		Tracker: session.Config{LateWindow: 2 * time.Second},
 		OnEvent: func(ev event.Event, changes []session.Change, tr *session.Tracker) {
 			r.mu.Lock()
