@@ -506,3 +506,56 @@ func TestGateCutsOnlyTheAnswer(t *testing.T) {
 		}
 	}
 }
+
+// FuzzGate: whatever the server writes and however the reads fall, the
+// host gets it byte for byte, less the one line a drop rule caught: the
+// first complete line that is the marked request's answer.
+func FuzzGate(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":7,"result":{}}`+"\n"), 3, 20)
+	f.Add([]byte("x\n{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":1,\"message\":\"m\"}}\r\n{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\nend"), 10, 11)
+	f.Add([]byte("\n\n\r\n{\"id\":7}"), 0, 1)
+	drop, _ := ParseRule("tools/call: drop")
+	f.Fuzz(func(t *testing.T, out []byte, cut1, cut2 int) {
+		if cut1 < 0 || cut2 < 0 {
+			return
+		}
+		cut1 %= len(out) + 1
+		cut2 = cut1 + cut2%(len(out)-cut1+1)
+		var want []byte
+		caught := false
+		rest := out
+		for {
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				want = append(want, rest...)
+				break
+			}
+			l := rest[:i+1]
+			rest = rest[i+1:]
+			if m, err := wire.Decode(bytes.TrimRight(l, "\r\n")); !caught && err == nil && m.IsResponse() && m.ID == wire.IntID(7) {
+				caught = true
+				continue
+			}
+			want = append(want, l...)
+		}
+		var host bytes.Buffer
+		toHost := &lineWriter{w: &host}
+		in := newInjector([]Rule{drop}, newQueue(1<<20), toHost, &lineWriter{w: io.Discard}, func() int64 { return 0 })
+		req := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`)
+		in.hostLines([]line{{raw: req, total: len(req)}}, time.Now())
+		g := &gate{in: in, out: toHost, max: 1 << 20}
+		for _, part := range [][]byte{out[:cut1], out[cut1:cut2], out[cut2:]} {
+			if len(part) > 0 {
+				if err := g.pass(part, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := g.pass(nil, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(host.Bytes(), want) {
+			t.Fatalf("the host got\n%q\nwant\n%q", host.Bytes(), want)
+		}
+	})
+}
