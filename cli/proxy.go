@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,9 +20,13 @@ import (
 
 func (c *cli) proxyCommand() *cobra.Command {
 	var name, tracePath string
+	var ruleTexts []string
 	var lateWindow time.Duration
+	var wrap wrapOptions
+	var wrapping bool
 	cmd := &cobra.Command{
-		Use:   "proxy [--name NAME] [--trace FILE] -- CMD [ARGS…]",
+		Use: `proxy [--name NAME] [--trace FILE] [--rule RULE]… -- CMD [ARGS…]
+  inflight proxy --wrap --config FILE [--server NAME] [--write] [--rule RULE]…`,
 		Short: "Stand between a host and a stdio server: forward every byte, record the host's requests",
 		Long: `Run what a host (Claude Desktop, Cursor, an SDK's client) would run as its
 server through inflight: the proxy starts CMD, forwards every byte between the
@@ -32,11 +38,51 @@ after them. --trace FILE writes it all in the trace format; inflight replay
 reads it. The proxy also streams what it records on a Unix socket, NAME.sock,
 in a directory of yours alone; inflight attach lists the running proxies and
 attaches to one. When the host closes stdin the proxy stops the server (close
-its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.`,
-		Args:          cobra.MinimumNArgs(1),
+its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.
+
+--rule makes the hard cases happen on purpose, on the host's requests it
+matches (repeatable; the first rule that matches a request acts on it):
+
+  ` + strings.ReplaceAll(proxy.RuleGrammar, "\n", "\n  ") + `
+
+  inflight proxy --rule 'tools/call slow: delay 30s' -- node server.js
+  inflight proxy --rule 'tools/call search: cancel 2s' --rule '*: race' -- ./srv
+
+Everything a rule does is said on stderr ("injected delay 30s: …") and in the
+trace ("injected" lines, and "injected" on the lines acted on). What no rule
+acts on is forwarded byte for byte; a held response is passed on when the
+proxy gets SIGUSR1 (kill -USR1 PID: every response held at that moment) or
+when it ends.
+
+--wrap puts the proxy into a host's config: it prints the stdio entry NAME of
+FILE (Claude Desktop, Claude Code, Cursor, VS Code) rewritten so that its
+command is this inflight and its args "proxy --name NAME -- <the entry's
+command and args>" (env, envFile and cwd kept; --rule, --trace and
+--late-window go along); --write changes FILE in place, keeping the original
+as FILE.inflight-backup and every comment of FILE. HTTP entries are refused:
+the proxy speaks only stdio so far.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if wrapping {
+				if len(args) > 0 {
+					return fmt.Errorf("--wrap takes the server from --config, not a command line (got %q)", args[0])
+				}
+				return nil
+			}
+			if wrap.config != "" || wrap.server != "" || wrap.write {
+				return errors.New("--config, --server and --write go with --wrap")
+			}
+			return cobra.MinimumNArgs(1)(cmd, args)
+		},
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if wrapping {
+				wrap.rules, wrap.trace, wrap.lateWindow, wrap.name = ruleTexts, tracePath, lateWindow, name
+				if name != "" && !proxy.ValidName(name) {
+					return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name)
+				}
+				return c.proxyWrap(wrap)
+			}
 			red := redact.New(nil, nil, "", args...)
 			switch {
 			case name == "":
@@ -50,6 +96,21 @@ its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.`,
 				fmt.Fprintf(c.stderr, "inflight proxy: %s\n", termsafe.Line(red.Error(err)))
 				c.code = exitcode.Usage
 				return nil
+			}
+			rules, err := proxy.ParseRules(ruleTexts)
+			if err != nil {
+				for _, line := range strings.Split(err.Error(), "\n") {
+					fmt.Fprintf(c.stderr, "inflight proxy: --%s\n", termsafe.Line(line))
+				}
+				fmt.Fprintf(c.stderr, "a rule is:\n  %s\n", strings.ReplaceAll(proxy.RuleGrammar, "\n", "\n  "))
+				c.code = exitcode.Usage
+				return nil
+			}
+			opts.Rules = rules
+			if len(rules) > 0 {
+				release, stop := proxy.NotifyRelease()
+				defer stop()
+				opts.Release = release
 			}
 			if tracePath != "" {
 				f, err := os.Create(tracePath)
@@ -79,7 +140,12 @@ its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.`,
 	// Everything after CMD is the server's, flags included.
 	fs.SetInterspersed(false)
 	fs.StringVar(&name, "name", "", "name of this proxy in its messages and its attach socket (default: CMD's base name)")
+	fs.StringArrayVar(&ruleTexts, "rule", nil, "make something happen to the host's requests a `RULE` matches (see above; repeatable)")
 	fs.StringVar(&tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
+	fs.BoolVar(&wrapping, "wrap", false, "print the --config entry rewritten to run through inflight proxy (see above)")
+	fs.StringVar(&wrap.config, "config", "", "with --wrap: the host's MCP config `FILE`")
+	fs.StringVar(&wrap.server, "server", "", "with --wrap: the `NAME` of the server in --config (default: its only one)")
+	fs.BoolVar(&wrap.write, "write", false, "with --wrap: change the file in place, keeping a backup (FILE.inflight-backup) and its comments")
 	durationVar(fs, &lateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after the host's cancel", true)
 	return cmd
 }

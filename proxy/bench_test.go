@@ -51,7 +51,7 @@ func direct(b *testing.B, name string, env ...string) *benchConn {
 }
 
 // proxied starts a helper behind the proxy (recording, no trace).
-func proxied(b *testing.B, name string, onEvent func(event.Event, []session.Change, *session.Tracker), env ...string) *benchConn {
+func proxied(b *testing.B, name string, opts Options, env ...string) *benchConn {
 	exe, henv := helperB(b, name, env...)
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -64,7 +64,8 @@ func proxied(b *testing.B, name string, onEvent func(event.Event, []session.Chan
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if _, err := Run(context.Background(), Host{In: inR, Out: outW}, exe, nil, Options{Env: henv, OnEvent: onEvent}); err != nil {
+		opts.Env = henv
+		if _, err := Run(context.Background(), Host{In: inR, Out: outW}, exe, nil, opts); err != nil {
 			b.Error(err)
 		}
 		outW.Close()
@@ -110,7 +111,7 @@ func p50(ds []time.Duration) time.Duration {
 func BenchmarkStdioLatency(b *testing.B) {
 	d := direct(b, "pong")
 	defer d.close()
-	p := proxied(b, "pong", nil)
+	p := proxied(b, "pong", Options{})
 	defer p.close()
 	for i := range 200 {
 		d.roundTrip(b, i)
@@ -135,17 +136,31 @@ func BenchmarkStdioLatency(b *testing.B) {
 // flood of progress notifications and then the result; each op is one
 // flood straight from the server and one through the proxy (which records
 // them, skipping what its recorder cannot keep up with).
-func BenchmarkProgressThroughput(b *testing.B) {
+func BenchmarkProgressThroughput(b *testing.B) { progressThroughput(b, nil) }
+
+// BenchmarkProgressThroughputRuleWatching is the same flood with a --rule
+// on the call (a delay of its answer by 1ms): while the answer is awaited
+// the server's output goes through the gate a line at a time, each line
+// decoded to see whether it is the answer.
+func BenchmarkProgressThroughputRuleWatching(b *testing.B) {
+	r, err := ParseRule("tools/call flood: delay 1ms")
+	if err != nil {
+		b.Fatal(err)
+	}
+	progressThroughput(b, []Rule{r})
+}
+
+func progressThroughput(b *testing.B, rules []Rule) {
 	const n = 100000
 	env := fmt.Sprintf("N=%d", n)
 	d := direct(b, "progress-flood", env)
 	defer d.close()
 	var recorded atomic.Int64
-	p := proxied(b, "progress-flood", func(ev event.Event, _ []session.Change, _ *session.Tracker) {
+	p := proxied(b, "progress-flood", Options{Rules: rules, OnEvent: func(ev event.Event, _ []session.Change, _ *session.Tracker) {
 		if ev.Progress != nil {
 			recorded.Add(1)
 		}
-	}, env)
+	}}, env)
 	defer p.close()
 	flood := func(c *benchConn, id int) time.Duration {
 		req := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"flood","_meta":{"progressToken":1}}}`+"\n", id)

@@ -10,6 +10,7 @@ import (
 
 	"inflight/event"
 	"inflight/session"
+	"inflight/trace"
 )
 
 // awkward is traffic a forwarder could get wrong: bytes that are not
@@ -35,20 +36,41 @@ func awkward(seed byte) []byte {
 // wrote, and what the host receives exactly what the server wrote, both
 // ways at once, in odd-sized pieces.
 func TestForwardsEveryByte(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { forwardsEveryByte(t, Options{}) })
+	// With a rule watching the host's ping, the server's output goes line
+	// by line through the gate, which must change nothing it does not act
+	// on: a line kept back until its end, the megabyte line, the last line
+	// with no newline.
+	hold, err := ParseRule("ping: hold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("rule watching", func(t *testing.T) { forwardsEveryByte(t, Options{Rules: []Rule{hold}}) })
+	t.Run("rule watching, short lines", func(t *testing.T) {
+		forwardsEveryByte(t, Options{Rules: []Rule{hold}, MaxLineBytes: 4096})
+	})
+}
+
+func forwardsEveryByte(t *testing.T, opts Options) {
 	dir := t.TempDir()
 	toHost, toServer := awkward(1), awkward(7)
 	sendFile, gotFile := filepath.Join(dir, "send"), filepath.Join(dir, "got")
 	if err := os.WriteFile(sendFile, toHost, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd, env := helper(t, "script", "SEND="+sendFile, "GOT="+gotFile)
+	cmd, env := helper(t, "script", "SEND="+sendFile, "GOT="+gotFile, "WAIT_FIRST=1")
 	h := newHost(t)
 	var lines int
-	wait := run(t, h, cmd, Options{Env: env, OnEvent: func(ev event.Event, _ []session.Change, _ *session.Tracker) {
+	opts.Env = env
+	opts.OnEvent = func(ev event.Event, _ []session.Change, _ *session.Tracker) {
 		if ev.Kind == event.Sent || ev.Kind == event.Received || ev.Kind == event.Malformed {
 			lines++
 		}
-	}})
+	}
+	var traceBuf syncBuffer
+	tw := trace.NewWriter(&traceBuf, time.Now(), nil)
+	opts.Trace = tw
+	wait := run(t, h, cmd, opts)
 	for i, n := 0, 1; i < len(toServer); i, n = i+n, n*7%3001+1 {
 		if _, err := h.inW.Write(toServer[i:min(i+n, len(toServer))]); err != nil {
 			t.Fatal(err)
@@ -73,6 +95,12 @@ func TestForwardsEveryByte(t *testing.T) {
 	// (the 300 bytes hold two newlines of their own).
 	if lines != 18 {
 		t.Errorf("recorded %d lines, want 18", lines)
+	}
+	_ = tw.Close()
+	// With the rule, its match was recorded: the gate was watching the
+	// server's output (the server sends only after the host's ping).
+	if matched := strings.Contains(traceBuf.String(), `"event":"injected"`); matched != (len(opts.Rules) > 0) {
+		t.Errorf("rule matched %v with %d rules", matched, len(opts.Rules))
 	}
 }
 

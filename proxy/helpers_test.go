@@ -42,11 +42,27 @@ func runHelper(name string) int {
 			return 3
 		}
 		done := make(chan struct{})
+		first := make(chan struct{})
 		go func() {
+			if os.Getenv("WAIT_FIRST") != "" {
+				// Send only once the host's first line is in.
+				var b [1]byte
+				for {
+					n, err := os.Stdin.Read(b[:])
+					if n == 1 {
+						_, _ = got.Write(b[:])
+					}
+					if err != nil || (n == 1 && b[0] == '\n') {
+						break
+					}
+				}
+			}
+			close(first)
 			_, _ = io.Copy(got, os.Stdin)
 			got.Close()
 			close(done)
 		}()
+		<-first
 		for i, n := 0, 1; i < len(send); i, n = i+n, n*3%4097+1 {
 			_, _ = os.Stdout.Write(send[i:min(i+n, len(send))])
 		}
@@ -84,6 +100,50 @@ func runHelper(name string) int {
 			}
 			_, _ = os.Stdout.Write(append(wire.ResultResponse(m.ID, json.RawMessage(`{}`)), '\n'))
 		}
+		return 0
+	case "answer-die":
+		// Answer the first request with a CRLF line, then exit with
+		// status 3 while the host still waits.
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if m, err := wire.Decode(sc.Bytes()); err == nil && m.Kind == wire.KindRequest {
+				_, _ = os.Stdout.Write(append(wire.ResultResponse(m.ID, json.RawMessage(`{}`)), '\r', '\n'))
+				time.Sleep(50 * time.Millisecond)
+				return 3
+			}
+		}
+		return 0
+	case "pong-after":
+		// Copy stdin to GOT; answer each request once the next line (or
+		// the end of stdin) is in, so that what the host sends after a
+		// request comes first.
+		got, err := os.Create(os.Getenv("GOT"))
+		if err != nil {
+			return 3
+		}
+		defer got.Close()
+		sc := bufio.NewScanner(os.Stdin)
+		var pending []wire.ID
+		answer := func() {
+			for _, id := range pending {
+				_, _ = os.Stdout.Write(append(wire.ResultResponse(id, json.RawMessage(`{}`)), '\n'))
+			}
+			pending = nil
+		}
+		for sc.Scan() {
+			fmt.Fprintln(got, sc.Text())
+			m, err := wire.Decode(sc.Bytes())
+			if err == nil && m.Kind == wire.KindRequest {
+				answer()
+				pending = append(pending, m.ID)
+				if m.ID == wire.IntID(1) {
+					answer() // the first at once
+				}
+				continue
+			}
+			answer()
+		}
+		answer()
 		return 0
 	case "progress-flood":
 		// On each request, N progress notifications for token 1 and then

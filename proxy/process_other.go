@@ -10,6 +10,8 @@ import (
 var (
 	sigTerm = os.Kill
 	sigKill = os.Kill
+	// No signal asks for a release here.
+	sigRelease os.Signal
 )
 
 func ownGroup(*exec.Cmd) {}

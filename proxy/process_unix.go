@@ -11,6 +11,8 @@ import (
 var (
 	sigTerm os.Signal = syscall.SIGTERM
 	sigKill os.Signal = syscall.SIGKILL
+	// sigRelease asks a proxy to pass on what its rules hold.
+	sigRelease os.Signal = syscall.SIGUSR1
 )
 
 // ownGroup puts the server in a process group of its own, so that the

@@ -67,6 +67,14 @@ type Options struct {
 	SocketDir string
 	// Redactor masks secrets in what the socket streams (nil: none).
 	Redactor *redact.Redactor
+	// Rules make things happen to the host's requests they match (delay,
+	// hold, drop, cancel, race; ParseRule); the first that matches a
+	// request acts on it. Without rules nothing but forwarding touches
+	// the wire.
+	Rules []Rule
+	// Release, when it delivers, passes on every response the rules hold
+	// at that moment (`inflight proxy` sends on SIGUSR1).
+	Release <-chan struct{}
 	// OnEvent, when set, sees every event recorded and what it changed,
 	// on the recorder's goroutine (never the wire's).
 	OnEvent func(ev event.Event, changes []session.Change, tr *session.Tracker)
@@ -170,16 +178,62 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 	serverSoFar := func() int64 { return serverRead.Load() + pipePending(srv.stdout) }
 	hostOutGone := make(chan struct{})
 	var goneOnce sync.Once
+	hostGone := func() { goneOnce.Do(func() { close(hostOutGone) }) }
 	hostDone := make(chan error, 1)
-	go func() {
-		sp := &splitter{from: FromHost, max: opts.MaxLineBytes}
-		hostDone <- pump(srv.stdin, host.In, sp, q, nil, serverSoFar, nil)
-	}()
 	serverDone := make(chan error, 1)
-	go func() {
-		sp := &splitter{from: FromServer, max: opts.MaxLineBytes}
-		serverDone <- pump(host.Out, srv.stdout, sp, q, &serverRead, nil, func() { goneOnce.Do(func() { close(hostOutGone) }) })
-	}()
+	var inj *injector
+	if len(opts.Rules) == 0 {
+		go func() {
+			sp := &splitter{from: FromHost, max: opts.MaxLineBytes}
+			hostDone <- pump(srv.stdin, host.In, sp, q, nil, serverSoFar, nil)
+		}()
+		go func() {
+			sp := &splitter{from: FromServer, max: opts.MaxLineBytes}
+			serverDone <- pump(host.Out, srv.stdout, sp, q, &serverRead, nil, hostGone)
+		}()
+	} else {
+		toHost, toSrv := &lineWriter{w: host.Out}, &lineWriter{w: srv.stdin}
+		inj = newInjector(opts.Rules, q, toHost, toSrv, serverSoFar)
+		if opts.Release != nil {
+			releaseDone := make(chan struct{})
+			stopRelease := make(chan struct{})
+			go func() {
+				defer close(releaseDone)
+				for {
+					select {
+					case <-opts.Release:
+						inj.releaseAll()
+					case <-stopRelease:
+						return
+					}
+				}
+			}()
+			defer func() {
+				close(stopRelease)
+				select {
+				case <-releaseDone:
+				case <-time.After(opts.ShutdownWait):
+					// A release writing to a host that stopped reading.
+				}
+			}()
+		}
+		go func() {
+			sp := &splitter{from: FromHost, max: opts.MaxLineBytes}
+			hostDone <- pumpVia(host.In, sp, q, nil, serverSoFar, nil,
+				func(chunk []byte, at time.Time, ls []line) ([]line, func(), error) {
+					after, notes := inj.hostLines(ls, at)
+					return notes, after, toSrv.forward(chunk)
+				})
+		}()
+		go func() {
+			sp := &splitter{from: FromServer, max: opts.MaxLineBytes}
+			g := &gate{in: inj, out: toHost, max: opts.MaxLineBytes}
+			serverDone <- pumpVia(srv.stdout, sp, q, &serverRead, nil, hostGone,
+				func(chunk []byte, at time.Time, _ []line) ([]line, func(), error) {
+					return nil, nil, g.pass(chunk, at)
+				})
+		}()
+	}
 	stderrDone := make(chan error, 1)
 	go func() {
 		sp := &splitter{from: FromStderr, max: event.MaxRawKept}
@@ -227,6 +281,11 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 		rec.say(res.Err.Error() + "; the host's connection is closed")
 	}
 	srv.drain(opts.ShutdownWait, serverDone, stderrDone)
+	if inj != nil {
+		// What a rule still holds goes to the host, if it still reads,
+		// before the end of the proxy's stdout.
+		inj.close(opts.ShutdownWait)
+	}
 	var closeErr error
 	if res.End == EndServerExited {
 		closeErr = res.Err
@@ -277,6 +336,61 @@ func pump(dst io.Writer, src io.Reader, sp *splitter, q *queue, read *atomic.Int
 			q.push(sp.feed(buf[:n], at, pos))
 		}
 		if err != nil {
+			q.push(sp.rest(time.Now()))
+			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// pumpVia is pump for a proxy with rules: each chunk goes through pass,
+// which writes what of it goes on, and sees the chunk's complete lines
+// first (so that a request is marked before the server can answer it).
+// The lines are queued, then the notes pass returned, then after runs.
+func pumpVia(src io.Reader, sp *splitter, q *queue, read *atomic.Int64, soFar func() int64, onWriteErr func(),
+	pass func(chunk []byte, at time.Time, ls []line) (notes []line, after func(), err error)) error {
+	buf := make([]byte, 64<<10)
+	writing := true
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			at := time.Now()
+			var pos int64
+			if soFar != nil && containsCancel(buf[:n]) {
+				pos = soFar()
+			}
+			ls := sp.feed(buf[:n], at, pos)
+			var notes []line
+			var after func()
+			if writing {
+				var werr error
+				if notes, after, werr = pass(buf[:n], at, ls); werr != nil {
+					if onWriteErr == nil {
+						return errWrite
+					}
+					onWriteErr()
+					writing = false
+				}
+			}
+			if read != nil {
+				read.Add(int64(n))
+			}
+			q.push(ls)
+			for _, l := range notes {
+				q.pushControl(l)
+			}
+			if after != nil {
+				after()
+			}
+		}
+		if err != nil {
+			if writing {
+				// The end of the stream: what pass kept back of a last
+				// line goes on.
+				_, _, _ = pass(nil, time.Now(), nil)
+			}
 			q.push(sp.rest(time.Now()))
 			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
 				return nil

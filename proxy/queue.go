@@ -40,6 +40,7 @@ type line struct {
 	// server's end closed with err), which is never dropped.
 	ctl control
 	err error
+	inj *injection
 }
 
 // gap counts lines forwarded but not recorded, because the recorder was

@@ -22,7 +22,32 @@ const (
 	ctlHostGone
 	// ctlClosed: the server's end is over; err says why.
 	ctlClosed
+	// ctlInjected: a rule did something (line.inj says what).
+	ctlInjected
 )
+
+// injection is what a rule did, for the record.
+type injection struct {
+	id wire.ID
+	// action is the rule's action as the trace names it ("delay 30s");
+	// rule the rule as written.
+	action, rule string
+	// text says what was done, in a sentence for the trace and stderr.
+	text string
+	// quiet: a note for the trace only (a rule matched; nothing done yet).
+	quiet bool
+	// onResponse: the server's response to id, which follows in the
+	// queue, is the line acted on (held or dropped).
+	onResponse bool
+	// cancel is the notifications/cancelled inflight sent the server
+	// (reason its reason, serverSoFar its position in the server's
+	// output); answer the error it answered the host with (said on the
+	// injected line).
+	cancel, answer []byte
+	reason         string
+	serverSoFar    int64
+	failed         bool
+}
 
 // recorder turns the lines the forwarders copied into events, applies them
 // to the tracker, and writes the trace. It is one goroutine, the only one
@@ -46,6 +71,9 @@ type recorder struct {
 	// era and server are what the last connected line said.
 	era    event.Era
 	server string
+	// injectedOn names the action a rule took on the server's response to
+	// an ID, for that response's line.
+	injectedOn map[wire.ID]string
 }
 
 // run records until the queue is closed and empty.
@@ -119,6 +147,9 @@ func (r *recorder) record(l *line) {
 		ev := event.Event{Kind: event.TransportClosed, Time: l.at, Err: l.err}
 		r.report(ev, r.tr.Observe(ev))
 		return
+	case ctlInjected:
+		r.injected(l.at, l.inj)
+		return
 	}
 	if len(l.raw) == 0 && l.total == 0 {
 		return
@@ -164,7 +195,14 @@ func (r *recorder) record(l *line) {
 			ev.RequestID = req.ID
 		}
 	}
-	r.report(ev, changes)
+	injected := ""
+	if ev.Kind == event.Received && ev.Msg.IsResponse() {
+		if a, ok := r.injectedOn[ev.RequestID]; ok {
+			injected = a
+			delete(r.injectedOn, ev.RequestID)
+		}
+	}
+	r.reportInjected(ev, changes, injected)
 	if ev.Kind == event.Sent && ev.Msg.Kind == wire.KindRequest && !known {
 		if req, ok := r.tr.Get(ev.RequestID); ok {
 			for _, tw := range r.tws {
@@ -186,9 +224,21 @@ func (r *recorder) record(l *line) {
 // report writes an event and what it changed to the trace, the flags to
 // stderr, and hands both to onEvent.
 func (r *recorder) report(ev event.Event, changes []session.Change) {
+	r.reportInjected(ev, changes, "")
+}
+
+// reportInjected is report for a line a rule acted on (injected names
+// the action; "" for none).
+func (r *recorder) reportInjected(ev event.Event, changes []session.Change, injected string) {
 	verdict := session.Verdict(ev.Kind, changes)
 	for _, tw := range r.tws {
-		_ = tw.Judged(ev, verdict)
+		if injected == "" {
+			_ = tw.Judged(ev, verdict)
+		} else {
+			rec := trace.FromEvent(ev, tw.Since(ev.Time))
+			rec.Verdict, rec.Injected = verdict, injected
+			_ = tw.Write(rec)
+		}
 		_ = tw.Changes(r.tr, changes)
 	}
 	if r.stderr != nil {
@@ -280,4 +330,63 @@ func describe(tr *session.Tracker, id wire.ID) string {
 		s += " " + req.Target
 	}
 	return termsafe.Line(s) + " (id " + termsafe.Line(id.String()) + ")"
+}
+
+// injected records what a rule did: the cancel inflight sent upstream
+// (the tracker follows it as the user's cancel, so the server's answer
+// after it is judged as after any cancel), the answer it gave the host,
+// and a line saying what was done, in the trace and on stderr.
+func (r *recorder) injected(at time.Time, in *injection) {
+	if in.cancel != nil {
+		if ch, err := r.tr.RequestCancel(in.id, in.reason, session.CauseUser, at); err == nil {
+			for _, tw := range r.tws {
+				_ = tw.Changes(r.tr, []session.Change{ch})
+			}
+		}
+		out := event.Event{Kind: event.Sent, Time: at, Raw: in.cancel, RequestID: in.id, Internal: true}
+		if m, err := wire.DecodeOwned(in.cancel); err == nil {
+			out.Msg = m
+		}
+		r.tr.Observe(out)
+		r.writeAs(out, in.action)
+		sent := event.Event{Kind: event.CancelSent, Time: at, RequestID: in.id, Signal: event.SignalNotification,
+			Reason: in.reason, StreamEnd: in.serverSoFar}
+		changes := r.tr.Observe(sent)
+		r.writeAs(sent, in.action)
+		for _, tw := range r.tws {
+			_ = tw.Changes(r.tr, changes)
+		}
+	}
+	if in.onResponse {
+		if r.injectedOn == nil {
+			r.injectedOn = map[wire.ID]string{}
+		}
+		r.injectedOn[in.id] = in.action
+	}
+	id := in.id
+	text := in.text
+	if in.answer != nil {
+		// The answer the host got is inflight's, not the server's: it is
+		// said on this line, not as a message "in", which replay (and any
+		// reader of the trace) would take for the server's response.
+		text += ": " + string(in.answer)
+	}
+	rec := trace.Record{Dir: trace.DirLocal, Event: trace.EventInjected, ID: &id, Injected: in.action, Text: text}
+	for _, tw := range r.tws {
+		rec.MS = tw.Since(at)
+		_ = tw.Write(rec)
+	}
+	if !in.quiet {
+		r.say("injected " + in.action + ": " + in.text)
+	}
+}
+
+// writeAs writes a message or event inflight itself made (a rule's), "by"
+// inflight, with the action that made it.
+func (r *recorder) writeAs(ev event.Event, injected string) {
+	for _, tw := range r.tws {
+		rec := trace.FromEvent(ev, tw.Since(ev.Time))
+		rec.By, rec.Internal, rec.Injected = "inflight", false, injected
+		_ = tw.Write(rec)
+	}
 }

@@ -801,6 +801,10 @@ func describeMessage(rec *trace.Record, m wire.Message) string {
 	if rec.Violation != "" {
 		s += "  [VIOLATION " + rec.Violation + "]"
 	}
+	if rec.Injected != "" {
+		// A proxy's rule acted on it (held, dropped), or inflight sent it.
+		s += "  [injected " + rec.Injected + "]"
+	}
 	return s
 }
 

@@ -60,6 +60,7 @@ func appendRecord(b []byte, rec *Record) ([]byte, bool) {
 		b = appendFloat(b, rec.LastMS)
 	}
 	b = appendField(b, `,"verdict":`, rec.Verdict)
+	b = appendField(b, `,"injected":`, rec.Injected)
 	if rec.Parent != nil {
 		b = append(b, `,"parent":`...)
 		raw, _ := rec.Parent.MarshalJSON()

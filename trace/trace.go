@@ -48,6 +48,9 @@ const (
 	// EventFinding: a check battery finding (Code is the check's ID,
 	// Status its PASS/WARN/FAIL, Text its detail).
 	EventFinding = "finding"
+	// EventInjected: `inflight proxy` did something on purpose (a --rule):
+	// Injected names the action, Text says what was done.
+	EventInjected = "injected"
 )
 
 // Record is one line of a trace. Fields that do not apply are omitted.
@@ -125,6 +128,12 @@ type Record struct {
 	// (it may have been sent before the server saw the cancel) or "late".
 	// replay prints it as it is, and judges nothing itself.
 	Verdict string `json:"verdict,omitempty"`
+	// Injected, in a proxy's trace, names the rule's action ("delay 30s",
+	// "drop", "cancel 1s") that acted on this line: on an "injected" event,
+	// on the server's message it held or dropped (which the host got late
+	// or never), and on the messages inflight itself sent ("by":
+	// "inflight": the cancel upstream, the error answered to the host).
+	Injected string `json:"injected,omitempty"`
 	// Parent, on the state lines of a task's own requests (tasks/get,
 	// tasks/result, tasks/cancel), is the request whose task they serve;
 	// replay shows them in that request's table.

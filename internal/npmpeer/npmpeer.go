@@ -42,6 +42,8 @@ const (
 // Sets are the package sets the tests use, for warm to install ahead.
 var Sets = [][]string{
 	{Node, Everything},
+	// The TypeScript SDK's client as a host in front of inflight proxy.
+	{Node, SDK1},
 }
 
 // Install is an installed package set.

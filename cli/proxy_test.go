@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"inflight/exitcode"
+	"inflight/internal/testbin"
+	"inflight/mcpconfig"
+	"inflight/proxy"
+)
+
+// TestProxyWrapRunsThroughInflight: --wrap --write rewrites a Claude
+// Desktop config (backup kept, secret not shown), and the entry as
+// written is a working command line: a host that runs it talks to the
+// server through the proxy, whose --rule (carried into the entry) acts.
+func TestProxyWrapRunsThroughInflight(t *testing.T) {
+	demo := testbin.Build(t, "inflight")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "claude_desktop_config.json")
+	orig := `{
+  "mcpServers": {
+    // the demo, for trying inflight
+    "demo": {
+      "command": "` + demo + `",
+      "args": ["demo-server"],
+      "env": {"DEMO_TOKEN": "sekrit-token-123"}
+    }
+  }
+}
+`
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := inflight(t, "proxy", "--wrap", "--config", path, "--server", "demo", "--write",
+		"--rule", "tools/call slow: cancel 50ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, "sekrit") || !strings.Contains(stdout, `"DEMO_TOKEN": "[redacted]"`) {
+		t.Errorf("the printed entry shows the secret, or no env:\n%s", stdout)
+	}
+	if b, _ := os.ReadFile(path + ".inflight-backup"); string(b) != orig {
+		t.Errorf("the backup is not the original")
+	}
+	if !strings.Contains(stderr, "wrote "+path) || !strings.Contains(stderr, "inflight attach demo") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	written, _ := os.ReadFile(path)
+	if !strings.Contains(string(written), "// the demo, for trying inflight") || !strings.Contains(string(written), "sekrit-token-123") {
+		t.Errorf("the file lost its comment or its env:\n%s", written)
+	}
+	srv, err := mcpconfig.Parse(written, path, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	want := []string{"proxy", "--name", "demo", "--rule", "tools/call slow: cancel 50ms", "--", demo, "demo-server"}
+	if srv.Command != exe || strings.Join(srv.Args, "|") != strings.Join(want, "|") {
+		t.Fatalf("wrapped entry: %s %q", srv.Command, srv.Args)
+	}
+
+	// Run the entry as a host would (this test binary is inflight when
+	// childEnv is set).
+	cmd := exec.Command(srv.Command, srv.Args...)
+	cmd.Env = append(append(os.Environ(), childEnv+"=1"), srv.Env...)
+	cmd.Dir = dir
+	errBuf := newSyncBuffer()
+	cmd.Stderr = errBuf
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 2, "steps": 2}})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != proxy.CodeCancelledByProxy {
+		t.Errorf("the call through the wrapped entry ended with %v, want the rule's cancel", err)
+	}
+	_ = cs.Close()
+	errBuf.waitFor(t, regexp.MustCompile(`inflight proxy demo: injected cancel 50ms: sent the server notifications/cancelled for tools/call slow`))
+}
+
+func TestProxyUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy", "--rule", "tools/call slow: wait", "--", "true"}, `--rule "tools/call slow: wait": unknown action "wait"`},
+		{[]string{"proxy", "--rule", "initialize: cancel", "--", "true"}, "initialize must never be cancelled"},
+		{[]string{"proxy", "--wrap"}, "--wrap needs --config FILE"},
+		{[]string{"proxy", "--wrap", "--config", "x.json", "--", "node", "s.js"}, "--wrap takes the server from --config"},
+		{[]string{"proxy", "--config", "x.json", "--", "node"}, "--config, --server and --write go with --wrap"},
+		{[]string{"proxy", "--wrap", "--config", filepath.Join("..", "mcpconfig", "testdata", "wrap", "vscode_mcp.json"), "--server", "github"}, "HTTP entries cannot be wrapped yet"},
+	} {
+		code, _, stderr := inflight(t, tc.args...)
+		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want usage and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
