@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"inflight/event"
+	"inflight/internal/pipeinq"
 	"inflight/wire"
 )
 
@@ -202,7 +203,7 @@ func (t *stdioTransport) outputSoFar() int64 {
 	if lr == nil {
 		return 0
 	}
-	return lr.ReadSoFar() + pipePending(t.stdout)
+	return lr.ReadSoFar() + pipeinq.Pending(t.stdout)
 }
 
 func (t *stdioTransport) readStderr() {

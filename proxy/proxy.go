@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"inflight/event"
+	"inflight/internal/pipeinq"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
@@ -175,7 +176,7 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 	go rec.run()
 
 	var serverRead atomic.Int64
-	serverSoFar := func() int64 { return serverRead.Load() + pipePending(srv.stdout) }
+	serverSoFar := func() int64 { return serverRead.Load() + pipeinq.Pending(srv.stdout) }
 	hostOutGone := make(chan struct{})
 	var goneOnce sync.Once
 	hostGone := func() { goneOnce.Do(func() { close(hostOutGone) }) }

@@ -810,16 +810,6 @@ func describeMessage(rec *trace.Record, m wire.Message) string {
 
 func safeLine(s string) string { return termsafe.Line(s) }
 
-func quoteClip(s string, n int) string { return fmt.Sprintf("%q", safeLine(clipText(s, n))) }
+func quoteClip(s string, n int) string { return msgtext.Quote(s, n) }
 
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !isRuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+func clipText(s string, n int) string { return msgtext.Clip(s, n) }
