@@ -890,26 +890,7 @@ func (t *httpTransport) cancel(id wire.ID, reason string) (event.CancelSignal, e
 		t.c.emit(event.Event{Kind: event.CancelSent, Time: time.Now(), RequestID: id, Signal: event.SignalStreamClosed, Reason: reason})
 		return event.SignalStreamClosed, nil
 	}
-	raw := wire.Notification(wire.NotifyCancelled, wire.CancelledParams(id, reason))
-	info := t.c.Info()
-	// The cancel leaves when the POST starts. The event can only be sent
-	// once the POST is over (it carries the POST's error), but it is
-	// stamped with the start: a response read during a slow POST came after
-	// the cancel had left, and is judged against that moment.
-	at := time.Now()
-	// Said before the POST, so that what the stream brings during a slow
-	// POST is judged against the moment the cancel left (found in review:
-	// it was all taken for crossed until the POST's end).
-	t.c.emit(event.Event{Kind: event.CancelLeaving, Time: at, RequestID: id, Signal: event.SignalNotification})
-	t.c.emitOwnSent(id, raw, at)
-	// The POST's status is reported after the cancel, which it answers.
-	var status *event.Event
-	_, err := t.postOneWay(t.ctx, outgoing{method: wire.NotifyCancelled, raw: raw, version: info.ProtocolVersion,
-		status: func(ev event.Event) { status = &ev }})
-	t.c.emit(event.Event{Kind: event.CancelSent, Time: at, RequestID: id, Signal: event.SignalNotification, Reason: reason, Err: err})
-	if status != nil {
-		t.c.emit(*status)
-	}
+	err := t.c.postCancel(t.ctx, id, reason, t.postOneWay)
 	// Keep reading the stream for the late window to see what the server
 	// still sends, then close it.
 	st.closeAfter(st.lateWindow)

@@ -336,23 +336,8 @@ func (t *sseTransport) post(ctx context.Context, out outgoing) (int, error) {
 // on the shared stream, and the tracker judges it and settles the request
 // after its late window, as on stdio.
 func (t *sseTransport) cancel(id wire.ID, reason string) (event.CancelSignal, error) {
-	raw := wire.Notification(wire.NotifyCancelled, wire.CancelledParams(id, reason))
-	info := t.c.Info()
-	// As for legacy Streamable HTTP: the signal leaves when the POST
-	// starts, said before it, so that what the stream brings during a slow
-	// POST is judged against that moment; the POST's status follows the
-	// cancel it answers.
-	at := time.Now()
-	t.c.emit(event.Event{Kind: event.CancelLeaving, Time: at, RequestID: id, Signal: event.SignalNotification})
-	t.c.emitOwnSent(id, raw, at)
-	var status *event.Event
-	_, err := t.post(t.ctx, outgoing{method: wire.NotifyCancelled, raw: raw, version: info.ProtocolVersion,
-		status: func(ev event.Event) { status = &ev }})
-	t.c.emit(event.Event{Kind: event.CancelSent, Time: at, RequestID: id, Signal: event.SignalNotification, Reason: reason, Err: err})
-	if status != nil {
-		t.c.emit(*status)
-	}
-	return event.SignalNotification, err
+	// As for legacy Streamable HTTP (postCancel).
+	return event.SignalNotification, t.c.postCancel(t.ctx, id, reason, t.post)
 }
 
 // close ends the stream and every POST. HTTP+SSE has no session to end: the
