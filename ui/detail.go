@@ -263,9 +263,9 @@ func wrapLines(s string, width int) []string {
 			out = append(out, line)
 			continue
 		}
-		for i := 0; i < w; i += width {
-			out = append(out, ansi.Cut(line, i, i+width))
-		}
+		// One pass over the line (cutting it piece by piece rescans it
+		// from the start for every piece: quadratic in a long line).
+		out = append(out, strings.Split(ansi.Hardwrap(line, width, true), "\n")...)
 	}
 	return out
 }
