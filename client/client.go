@@ -783,7 +783,7 @@ func (c *Client) receiveAt(line []byte, truncated int, at time.Time, owner wire.
 			c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: msg.ID, Raw: raw, Msg: msg})
 			return false
 		}
-		c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: msg.ID, Owner: owner, Raw: raw, Msg: msg, Internal: true})
 		c.handleServerRequest(msg, raw, at)
 	case wire.KindNotification:
 		internal := false

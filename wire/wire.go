@@ -70,6 +70,8 @@ const (
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 	MetaProgressToken      = "progressToken"
 	MetaRelatedTask        = "io.modelcontextprotocol/related-task"
+	// MetaLogLevel asks for a request's log lines (modern era, logging.mdx).
+	MetaLogLevel = "io.modelcontextprotocol/logLevel"
 	// ExtensionTasks names the modern tasks extension in clientCapabilities.extensions.
 	ExtensionTasks = "io.modelcontextprotocol/tasks"
 )
@@ -84,6 +86,9 @@ const (
 	CodeHeaderMismatch             = -32020
 	CodeMissingClientCapability    = -32021
 	CodeUnsupportedProtocolVersion = -32022
+	// CodeUserRejected is the sampling page's "User rejected sampling
+	// request" (legacy).
+	CodeUserRejected = -1
 )
 
 // IsModernErrorCode reports whether code is one of the errors only a modern
