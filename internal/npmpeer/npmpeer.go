@@ -42,6 +42,7 @@ const (
 // Sets are the package sets the tests use, for warm to install ahead.
 var Sets = [][]string{
 	{Node, Everything},
+	{Node, Conform},
 }
 
 // Install is an installed package set.
