@@ -45,6 +45,7 @@ const (
 	MethodRootsList           = "roots/list"
 	MethodSamplingCreate      = "sampling/createMessage"
 	MethodElicitationCreate   = "elicitation/create"
+	MethodLoggingSetLevel     = "logging/setLevel" // legacy only
 	MethodTasksGet            = "tasks/get"
 	MethodTasksResult         = "tasks/result" // legacy only
 	MethodTasksList           = "tasks/list"   // legacy only
