@@ -590,7 +590,7 @@ func inputRequiredMessage(result json.RawMessage) string {
 	if r.RequestState != nil {
 		msg += "; it gave a requestState to echo on the retry"
 	}
-	return msg + "; inflight call cannot provide it or retry, so the request ends here"
+	return msg + "; inflight call answers only from --answer-file, --decline and --root, so the request ends here"
 }
 
 func nonNull(raw json.RawMessage) json.RawMessage {

@@ -386,7 +386,13 @@ func (t *Tracker) dropConversation(r *Request, reason string, cause CancelCause,
 
 // roundEnded records the final answer of the current round.
 func (t *Tracker) roundEnded(r *Request, now time.Time) {
-	if r.Conv == nil || len(r.Conv.Rounds) == 0 {
+	if r.Conv == nil {
+		return
+	}
+	if r.State.IsFinal() && len(r.Conv.ServerRequests) > 0 {
+		t.serversAbandoned(r, now)
+	}
+	if len(r.Conv.Rounds) == 0 {
 		return
 	}
 	rd := &r.Conv.Rounds[len(r.Conv.Rounds)-1]

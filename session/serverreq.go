@@ -42,6 +42,11 @@ const (
 	ServerWithdrawn
 	// ServerLost: the connection closed before it was answered.
 	ServerLost
+	// ServerAbandoned: the request it arrived during ended (the server
+	// answered it) before this was answered or withdrawn. It is not known
+	// to be over: a notifications/cancelled that follows still makes it
+	// withdrawn, and an answer may still be sent.
+	ServerAbandoned
 )
 
 var serverRequestStateNames = [...]string{
@@ -52,6 +57,7 @@ var serverRequestStateNames = [...]string{
 	ServerRefused:   "refused",
 	ServerWithdrawn: "withdrawn",
 	ServerLost:      "connection_lost",
+	ServerAbandoned: "abandoned",
 }
 
 // String is the state's snake_case name, as JSON output uses it.
@@ -245,7 +251,9 @@ func (t *Tracker) serverAnswered(ev *event.Event) {
 func (t *Tracker) serverWithdrew(id wire.ID, ev *event.Event) bool {
 	s := t.serverOpen[id]
 	if s == nil {
-		return false
+		if s = t.abandoned(id); s == nil {
+			return false
+		}
 	}
 	delete(t.serverOpen, id)
 	s.State, s.Ended = ServerWithdrawn, ev.Time
@@ -297,3 +305,24 @@ func (t *Tracker) onLog(ev *event.Event) {
 // LogsUnattributed counts notifications/message lines that belonged to no
 // request the tracker could name.
 func (t *Tracker) LogsUnattributed() int { return t.logsUnattributed }
+
+// abandoned finds a server request left abandoned under id, newest first.
+func (t *Tracker) abandoned(id wire.ID) *ServerRequest {
+	for i := len(t.serverReqs) - 1; i >= 0 && i >= len(t.serverReqs)-64; i-- {
+		if s := t.serverReqs[i]; s.ID == id && s.State == ServerAbandoned {
+			return s
+		}
+	}
+	return nil
+}
+
+// serversAbandoned marks the server requests still open that arrived
+// during r, which just ended.
+func (t *Tracker) serversAbandoned(r *Request, at time.Time) {
+	for _, s := range r.Conv.ServerRequests {
+		if s.Open() && t.serverOpen[s.ID] == s {
+			delete(t.serverOpen, s.ID)
+			s.State, s.Ended = ServerAbandoned, at
+		}
+	}
+}

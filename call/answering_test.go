@@ -1,0 +1,254 @@
+package call
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"inflight/client"
+	"inflight/exitcode"
+	"inflight/internal/testserver"
+	"inflight/runner"
+	"inflight/session"
+	"inflight/wire"
+)
+
+func answerFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "answers.json")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The demo's questions answered from a file, in both eras on both
+// transports: modern as input_required rounds retried under new IDs,
+// legacy as the server's own requests answered while the call runs.
+func TestCallAnswers(t *testing.T) {
+	file := `{"name":{"name":"Grace"},"colour":{"colour":"blue"},"confirm":{"confirm":true},
+		"elicitation/create":{},"sampling/createMessage":"Paris."}`
+	tests := []struct {
+		tool    string
+		decline bool
+		roots   []string
+		want    string // in the result
+		legacy  string // in the legacy result, when it differs: the legacy server asks by method only
+		rounds  int    // modern
+		asked   int    // legacy server requests
+	}{
+		{tool: "confirm", want: "deleted 3 files", legacy: "the form said no", rounds: 2, asked: 1},
+		{tool: "confirm", decline: true, want: "deleted 3 files", legacy: "the form said no", rounds: 2, asked: 1},
+		{tool: "two_rounds", want: "likes", rounds: 3, asked: 2},
+		{tool: "sample", want: "the model says: Paris.", rounds: 2, asked: 1},
+		{tool: "roots", roots: []string{"/tmp"}, want: "file:///tmp", rounds: 2, asked: 1},
+	}
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
+		path := answerFile(t, file)
+		for _, c := range tests {
+			rep, code, stderr := runCall(t, Options{Target: tc.Target(t, e), Method: "tools/call",
+				Params: testserver.ToolParams(t, c.tool, `{}`), AnswerFile: path, Decline: c.decline, Roots: c.roots})
+			if e == testserver.Legacy && c.legacy != "" {
+				c.want = c.legacy
+			}
+			if code != exitcode.Completed || !strings.Contains(string(rep.Result), c.want) {
+				t.Fatalf("%s: exit %d state %s result %s error %+v, want %q\n%s", c.tool, code, rep.State, rep.Result, rep.Error, c.want, stderr)
+			}
+			if len(rep.Violations) != 0 {
+				t.Errorf("%s: violations %+v", c.tool, rep.Violations)
+			}
+			if e == testserver.Modern {
+				if len(rep.Rounds) != c.rounds || len(rep.ServerRequests) != 0 {
+					t.Fatalf("%s: %d rounds, %d server requests; want %d rounds", c.tool, len(rep.Rounds), len(rep.ServerRequests), c.rounds)
+				}
+				for i, rd := range rep.Rounds {
+					if rd.ID.String() != rep.Rounds[0].ID.String() && i == 0 || (i > 0 && rd.ID == rep.Rounds[i-1].ID) {
+						t.Errorf("%s: round %d reuses ID %s", c.tool, i+1, rd.ID)
+					}
+					last := i == len(rep.Rounds)-1
+					if want := map[bool]string{true: "completed", false: "input_required"}[last]; rd.Outcome != want {
+						t.Errorf("%s: round %d outcome %s, want %s", c.tool, i+1, rd.Outcome, want)
+					}
+					if !last && (len(rd.Asked) == 0 || len(rd.Answered) != len(rd.Asked)) {
+						t.Errorf("%s: round %d asked %+v answered %v", c.tool, i+1, rd.Asked, rd.Answered)
+					}
+				}
+				if rep.ID.String() != rep.Rounds[len(rep.Rounds)-1].ID.String() {
+					t.Errorf("%s: report id %s, want the last round's", c.tool, rep.ID)
+				}
+				continue
+			}
+			if len(rep.ServerRequests) != c.asked || len(rep.Rounds) != 0 {
+				t.Fatalf("%s: %d server requests %+v, %d rounds; want %d server requests", c.tool, len(rep.ServerRequests), rep.ServerRequests, len(rep.Rounds), c.asked)
+			}
+			for _, sr := range rep.ServerRequests {
+				wantTie := "only_request_in_flight"
+				if tc.Name == "http" {
+					wantTie = "stream"
+				}
+				if sr.State != "answered" || sr.TiedBy != wantTie {
+					t.Errorf("%s: server request %+v, want answered, tied by %s", c.tool, sr, wantTie)
+				}
+			}
+		}
+	})
+}
+
+// TestCallRequestStateEchoed: the retry carries requestState byte for byte
+// (the demo's two_rounds verifies its own base64 state and fails
+// otherwise), and the report shows each round's state as it came.
+func TestCallRequestStateEchoed(t *testing.T) {
+	rep, code, _ := runCall(t, Options{Target: testserver.Stdio(t, testserver.Modern), Method: "tools/call",
+		Params: testserver.ToolParams(t, "two_rounds", `{}`), AnswerFile: answerFile(t, `{"name":{"name":"A&<b>"},"colour":{"colour":"red"}}`)})
+	if code != exitcode.Completed || !strings.Contains(string(rep.Result), `A\u0026\u003cb\u003e likes red`) && !strings.Contains(string(rep.Result), "A&<b> likes red") {
+		t.Fatalf("exit %d result %s", code, rep.Result)
+	}
+	if got := string(rep.Rounds[1].RequestState); !strings.HasPrefix(got, `"r2:`) {
+		t.Errorf("round 2 requestState %s", got)
+	}
+}
+
+func TestCallRoundCapAndNoAnswers(t *testing.T) {
+	t.Run("cap", func(t *testing.T) {
+		rep, code, _ := runCall(t, Options{Target: testserver.Stdio(t, testserver.Modern), Method: "tools/call",
+			Params: testserver.ToolParams(t, "never_done", `{}`), AnswerFile: answerFile(t, `{"again":{}}`), MaxRounds: 3})
+		if code != exitcode.Failed || rep.State != "input_required" || len(rep.Rounds) != 3 {
+			t.Fatalf("exit %d state %s rounds %d", code, rep.State, len(rep.Rounds))
+		}
+		if rep.Error == nil || !strings.Contains(rep.Error.Message, "gave up after 3 rounds") {
+			t.Errorf("error %+v, want gave up after 3 rounds", rep.Error)
+		}
+	})
+	t.Run("default cap", func(t *testing.T) {
+		rep, _, _ := runCall(t, Options{Target: testserver.Stdio(t, testserver.Modern), Method: "tools/call",
+			Params: testserver.ToolParams(t, "never_done", `{}`), Decline: true})
+		if len(rep.Rounds) != session.DefaultMaxRounds || !strings.Contains(rep.Error.Message, "gave up after 10 rounds") {
+			t.Errorf("rounds %d error %+v, want gave up after 10 rounds", len(rep.Rounds), rep.Error)
+		}
+	})
+	t.Run("no answer for it", func(t *testing.T) {
+		rep, code, _ := runCall(t, Options{Target: testserver.Stdio(t, testserver.Modern), Method: "tools/call",
+			Params: testserver.ToolParams(t, "sample", `{}`), AnswerFile: answerFile(t, `{"confirm":{}}`)})
+		if code != exitcode.Failed || rep.State != "input_required" || len(rep.Rounds) != 1 {
+			t.Fatalf("exit %d state %s rounds %d", code, rep.State, len(rep.Rounds))
+		}
+		if !strings.Contains(rep.Error.Message, "inflight call has no answer for capital (sampling/createMessage)") {
+			t.Errorf("error %q", rep.Error.Message)
+		}
+	})
+	t.Run("sampling declined: not retried", func(t *testing.T) {
+		rep, _, _ := runCall(t, Options{Target: testserver.Stdio(t, testserver.Modern), Method: "tools/call",
+			Params: testserver.ToolParams(t, "sample", `{}`), Decline: true})
+		if rep.State != "input_required" || len(rep.Rounds) != 1 || !strings.Contains(rep.Error.Message, "declined capital (sampling/createMessage); not retried") {
+			t.Errorf("state %s rounds %d error %+v", rep.State, len(rep.Rounds), rep.Error)
+		}
+	})
+	t.Run("nothing given: as before, listing what was asked", func(t *testing.T) {
+		rep, code, _ := runCall(t, Options{Target: testserver.Stdio(t, testserver.Modern), Method: "tools/call",
+			Params: testserver.ToolParams(t, "confirm", `{}`)})
+		if code != exitcode.Failed || rep.State != "input_required" || len(rep.Rounds) != 1 || len(rep.Rounds[0].Asked) != 1 {
+			t.Fatalf("exit %d state %s rounds %+v", code, rep.State, rep.Rounds)
+		}
+		if !strings.Contains(rep.Error.Message, "confirm (elicitation/create)") {
+			t.Errorf("error %q", rep.Error.Message)
+		}
+	})
+	t.Run("legacy, nothing given: nothing declared, so nothing asked", func(t *testing.T) {
+		// Without answers inflight declares no elicitation capability,
+		// and go-sdk's server then does not ask.
+		rep, _, _ := runCall(t, Options{Target: testserver.Stdio(t, testserver.Legacy), Method: "tools/call",
+			Params: testserver.ToolParams(t, "confirm", `{}`)})
+		if len(rep.ServerRequests) != 0 || !rep.ToolError || !strings.Contains(string(rep.Result), "client does not support elicitation") {
+			t.Errorf("server requests %+v result %s, want none and the server's refusal to ask", rep.ServerRequests, rep.Result)
+		}
+	})
+}
+
+func TestCallLogs(t *testing.T) {
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
+		rep, code, _ := runCall(t, Options{Target: tc.Target(t, e), Method: "tools/call",
+			Params: testserver.ToolParams(t, "chatty", `{"steps":2,"seconds":0.05}`), LogLevel: "info"})
+		if code != exitcode.Completed || rep.Logs == nil || rep.Logs.Count != 2 {
+			t.Fatalf("exit %d logs %+v", code, rep.Logs)
+		}
+		var d map[string]any
+		if err := json.Unmarshal(rep.Logs.Lines[0].Data, &d); err != nil || rep.Logs.Lines[0].Level != "info" || d["step"] != 1.0 {
+			t.Errorf("first line %+v", rep.Logs.Lines[0])
+		}
+		// Without --log-level the server sends none.
+		rep, _, _ = runCall(t, Options{Target: tc.Target(t, e), Method: "tools/call",
+			Params: testserver.ToolParams(t, "chatty", `{"steps":2,"seconds":0.05}`)})
+		if rep.Logs != nil {
+			t.Errorf("logs %+v without --log-level", rep.Logs)
+		}
+	})
+}
+
+// TestServerWithdrawsItsQuestion: a legacy server that cancels its own
+// elicitation/create with notifications/cancelled closes it; the handler
+// answering it sees its ctx end, and no answer is sent.
+func TestServerWithdrawsItsQuestion(t *testing.T) {
+	for _, tc := range testserver.Transports {
+		t.Run(tc.Name, func(t *testing.T) {
+			ctx := context.Background()
+			asked := make(chan struct{}, 1)
+			cn, err := runner.Dial(ctx, tc.Target(t, testserver.Legacy), runner.Options{
+				Timeout: 10 * time.Second, MaxTimeout: time.Minute, LateWindow: testserver.Late,
+				Answers: client.Answers{Elicitation: true},
+				ServerRequests: func(ctx context.Context, method string, _ json.RawMessage) (json.RawMessage, *wire.Error) {
+					asked <- struct{}{}
+					<-ctx.Done() // a person who never answers
+					return nil, &wire.Error{Code: -32603, Message: "too late"}
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cn.Close()
+			r, err := cn.Begin(ctx, wire.MethodToolsCall, testserver.ToolParams(t, "withdrawn", `{"seconds":0.2}`), session.RequestOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cn.Wait(ctx, func() bool { return r.State.IsFinal() }, time.Now().Add(10*time.Second))
+			<-asked
+			if r.State != session.StateCompleted {
+				t.Fatalf("call %s", r.State)
+			}
+			if raw, _ := cn.Tracker().RawResponse(r.ID); !strings.Contains(string(raw), "the server withdrew its question") {
+				t.Errorf("result %s", raw)
+			}
+			srs := cn.Tracker().ServerRequests()
+			// go-sdk may send its notifications/cancelled after the result.
+			watch := 5 * time.Second
+			if tc.Name == "http" {
+				watch = 300 * time.Millisecond
+			}
+			cn.Wait(ctx, func() bool { return len(srs) == 1 && srs[0].State == session.ServerWithdrawn }, time.Now().Add(watch))
+			if testing.Verbose() {
+				for i := 0; i < cn.Tracker().Log().Len(); i++ {
+					e := cn.Tracker().Log().At(i)
+					t.Logf("%s %s %s %s", e.Time.Format("05.000"), e.Dir, e.Method, e.Raw)
+				}
+			}
+			want := session.ServerWithdrawn
+			if tc.Name == "http" {
+				// go-sdk sends no notifications/cancelled for it on legacy
+				// HTTP: what is seen is the call answered first.
+				want = session.ServerAbandoned
+			}
+			if len(srs) != 1 || srs[0].State != want || srs[0].During != r.ID {
+				t.Fatalf("server requests %+v, want one withdrawn, tied to %s", *srs[0], r.ID)
+			}
+			for i := 0; i < cn.Tracker().Log().Len(); i++ {
+				e := cn.Tracker().Log().At(i)
+				if e.Dir == session.DirOut && strings.Contains(string(e.Raw), "too late") {
+					t.Errorf("inflight answered a withdrawn question: %s", e.Raw)
+				}
+			}
+		})
+	}
+}
