@@ -102,8 +102,21 @@ func TestCallAnswers(t *testing.T) {
 // (the demo's two_rounds verifies its own base64 state and fails
 // otherwise), and the report shows each round's state as it came.
 func TestCallRequestStateEchoed(t *testing.T) {
-	rep, code, _ := runCall(t, Options{Target: testserver.Stdio(t, testserver.Modern), Method: "tools/call",
+	tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+	rep, code, _ := runCall(t, Options{Target: testserver.Stdio(t, testserver.Modern), Method: "tools/call", TracePath: tracePath,
 		Params: testserver.ToolParams(t, "two_rounds", `{}`), AnswerFile: answerFile(t, `{"name":{"name":"A&<b>"},"colour":{"colour":"red"}}`)})
+	// The trace has every round: its request, its answer, and a state line
+	// that ties it to the first.
+	tr, err := os.ReadFile(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"id":1,"msg":{"jsonrpc":"2.0","id":1,"method":"tools/call"`, `"id":3,"msg":{"jsonrpc":"2.0","id":3,"method":"tools/call"`,
+		`"state":"waiting_input","from":"pending"`, `"round":2,"conversation":1`, `"round":3,"conversation":1`, `"inputResponses":{"colour"`} {
+		if !strings.Contains(string(tr), want) {
+			t.Errorf("the trace lacks %s", want)
+		}
+	}
 	if code != exitcode.Completed || !strings.Contains(string(rep.Result), `A\u0026\u003cb\u003e likes red`) && !strings.Contains(string(rep.Result), "A&<b> likes red") {
 		t.Fatalf("exit %d result %s", code, rep.Result)
 	}
