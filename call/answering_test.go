@@ -1,11 +1,16 @@
 package call
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +19,7 @@ import (
 	"inflight/internal/testserver"
 	"inflight/runner"
 	"inflight/session"
+	"inflight/target"
 	"inflight/wire"
 )
 
@@ -264,4 +270,77 @@ func TestServerWithdrawsItsQuestion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rawRounds is a raw modern Streamable HTTP peer: every tools/call without
+// the expected requestState is answered input_required with state (and
+// one elicitation), and one that echoes it exactly completes, unless
+// never is set.
+func rawRounds(t *testing.T, state string, never bool, bodies *[]string) target.Target {
+	t.Helper()
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		m, err := wire.Decode(body)
+		if err != nil || m.Kind != wire.KindRequest {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		result := `{"resultType":"input_required","inputRequests":{"ok":{"method":"elicitation/create","params":{"message":"OK?","requestedSchema":{"type":"object"}}}},"requestState":` + state + `}`
+		switch {
+		case m.Method == wire.MethodDiscover:
+			result = `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"rounds","version":"1"}}}`
+		case !never && bytes.Contains(body, []byte(`"requestState":`+state)):
+			result = `{"resultType":"complete","content":[{"type":"text","text":"state came back exactly"}]}`
+		}
+		if m.Method == wire.MethodToolsCall {
+			mu.Lock()
+			*bodies = append(*bodies, string(body))
+			mu.Unlock()
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(wire.ResultResponse(m.ID, json.RawMessage(result)))
+	}))
+	t.Cleanup(srv.Close)
+	return target.Target{URL: srv.URL}
+}
+
+func TestCallRawPeerRounds(t *testing.T) {
+	// Bytes encoding/json would rewrite, escapes it would decode.
+	const state = `"a<b>&\u00e9\"q\/"`
+	t.Run("requestState echoed byte for byte", func(t *testing.T) {
+		var bodies []string
+		rep, code, _ := runCall(t, Options{Target: rawRounds(t, state, false, &bodies), Method: "tools/call",
+			Params: testserver.ToolParams(t, "x", `{}`), Decline: true})
+		if code != exitcode.Completed || len(bodies) != 2 {
+			t.Fatalf("exit %d state %s, %d tools/call; bodies %q", code, rep.State, len(bodies), bodies)
+		}
+		if strings.Contains(bodies[0], "requestState") || strings.Contains(bodies[0], "inputResponses") {
+			t.Errorf("the first round carried a requestState or inputResponses: %s", bodies[0])
+		}
+		if !strings.Contains(bodies[1], `"inputResponses":{"ok":{"action":"decline"}}`) {
+			t.Errorf("the retry lacks the declined answer: %s", bodies[1])
+		}
+		if got := string(rep.Rounds[0].RequestState); got != state {
+			t.Errorf("report requestState %s, want %s", got, state)
+		}
+	})
+	t.Run("a server that never completes meets the cap", func(t *testing.T) {
+		var bodies []string
+		rep, code, _ := runCall(t, Options{Target: rawRounds(t, state, true, &bodies), Method: "tools/call",
+			Params: testserver.ToolParams(t, "x", `{}`), Decline: true, MaxRounds: 4})
+		if code != exitcode.Failed || rep.State != "input_required" || len(bodies) != 4 || len(rep.Rounds) != 4 {
+			t.Fatalf("exit %d state %s, %d sent, %d rounds", code, rep.State, len(bodies), len(rep.Rounds))
+		}
+		ids := map[string]bool{}
+		for _, rd := range rep.Rounds {
+			ids[rd.ID.String()] = true
+		}
+		if len(ids) != 4 {
+			t.Errorf("round IDs %v, want 4 different", ids)
+		}
+		if !strings.Contains(rep.Error.Message, "gave up after 4 rounds") {
+			t.Errorf("error %+v", rep.Error)
+		}
+	})
 }
