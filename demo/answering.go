@@ -57,19 +57,19 @@ type withdrawnArgs struct {
 
 func (s *Server) addAnswering() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: toolConfirm, InputSchema: emptySchema,
-		Description: "Asks one question before it acts: an elicitation \"Confirm deletion of 3 files?\" (modern: one input_required round; legacy: elicitation/create). Accept, decline and cancel each give a different result."}, s.confirm)
+		Description: "Demonstrates a question before an action: an elicitation to confirm the deletion of 3 files (modern: one input_required round; legacy: elicitation/create), whose accept, decline and cancel give different results."}, s.confirm)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: toolTwoRounds, InputSchema: emptySchema,
-		Description: "Asks two questions one after the other, threading what it learnt through requestState (modern: two input_required rounds, then the result; legacy: two elicitation/create requests)."}, s.twoRounds)
+		Description: "Demonstrates two questions in a row, the first answer carried to the second round in requestState (modern: two input_required rounds; legacy: two elicitation/create requests)."}, s.twoRounds)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: toolSample, InputSchema: emptySchema,
-		Description: "Asks the client's model a question (sampling/createMessage, embedded in an input_required round or, legacy, sent as a request) and returns the reply."}, s.sample)
+		Description: "Demonstrates a sampling request (sampling/createMessage, in an input_required round or, legacy, sent by the server) whose reply the tool returns."}, s.sample)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: toolRoots, InputSchema: emptySchema,
-		Description: "Asks the client for its roots (roots/list) and returns them."}, s.roots)
+		Description: "Demonstrates a roots/list request (in an input_required round or, legacy, sent by the server) whose roots the tool returns."}, s.roots)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: toolNeverDone, InputSchema: emptySchema,
-		Description: "Never completes: every answer brings another question (modern: another input_required round, for the client's round cap; legacy: another elicitation/create, every 100ms)."}, s.neverDone)
+		Description: "Demonstrates a server that never completes: every answer brings another question (modern: another input_required round, until the client's round cap; legacy: another elicitation/create every 100ms)."}, s.neverDone)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: toolChatty, InputSchema: chattySchema,
-		Description: "Logs at every step (notifications/message at debug and info), when the request asked for logs (modern: _meta io.modelcontextprotocol/logLevel; legacy: logging/setLevel)."}, s.chatty)
+		Description: "Demonstrates request-scoped logging: a notifications/message at debug and info for every step, sent only when the request asked (modern: _meta io.modelcontextprotocol/logLevel; legacy: logging/setLevel)."}, s.chatty)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: toolWithdrawn, InputSchema: withdrawnSchema,
-		Description: "Legacy: asks a question (elicitation/create) and withdraws it with notifications/cancelled after seconds unless answered first. Modern: one input_required round (a server cannot withdraw a question the client holds)."}, s.withdrawn)
+		Description: "Demonstrates a server withdrawing its question: in the legacy era it cancels its elicitation/create with notifications/cancelled after seconds unless answered first (modern: a plain input_required round, since the client holds the question)."}, s.withdrawn)
 }
 
 // modernSession reports whether the request speaks the modern era, where
