@@ -139,7 +139,7 @@ func TestCheckUnusableTool(t *testing.T) {
 	for _, tc := range []struct {
 		tool, args, want string
 	}{
-		{"nope", `{}`, `tools/list lists no tool "nope" (its tools: end_subscriptions, fail, flood, silent, slow, stubborn)`},
+		{"nope", `{}`, `tools/list lists no tool "nope" (its tools: chatty, confirm, end_subscriptions, fail, flood, never_done, roots, sample, silent, slow, stubborn, two_rounds, withdrawn)`},
 		{"fail", `{"message":"broken"}`, "calling fail failed (failed: a tool error result)"},
 		{"fail", `{"rpc":true}`, "calling fail failed (failed: JSON-RPC error"},
 	} {
