@@ -157,7 +157,9 @@ func (run *callRun) withLogLevel(ctx context.Context, level string, params json.
 	}
 	run.cn.Wait(ctx, func() bool { return r.State.IsFinal() }, time.Time{})
 	if r.State != session.StateCompleted {
-		run.live.line("  logging/setLevel %s ended %s; the call goes on without it", level, r.State)
+		run.live.line("  logging/setLevel %s ended %s; the call goes on without it", run.live.safe(level), r.State)
+	} else {
+		run.live.line("  logging/setLevel %s: %s", run.live.safe(level), r.State)
 	}
 	return params, nil
 }
@@ -204,7 +206,11 @@ func (run *callRun) answerRound(ctx context.Context, b *answer.Book) {
 	}
 	// The round's response is the one that counts from now on.
 	run.haveResponse = false
-	run.live.line("  ↺ round %d: answered %s; retried as %s #%s", rt.Round, run.live.safe(strings.Join(keys, ", ")), rt.Method, rt.ID)
+	what := "nothing (the server asked for none)"
+	if len(keys) > 0 {
+		what = strings.Join(keys, ", ")
+	}
+	run.live.line("%s", run.live.safe(fmt.Sprintf("  ↺ round %d: answered %s; retried as %s #%s", rt.Round, what, rt.Method, rt.ID)))
 }
 
 // printConversation prints the rounds, the server's own requests and the
@@ -269,4 +275,31 @@ func askMessage(q AskedReport) string {
 		return p.Message[:80] + "…"
 	}
 	return p.Message
+}
+
+// serverTraffic shows a legacy server's own requests as they come and go:
+// the question, then inflight's answer (or the server withdrawing it).
+func (run *callRun) serverTraffic(ev event.Event) {
+	if !ev.Internal || run.cn.Info().Era == event.EraModern {
+		return
+	}
+	m := ev.Msg
+	switch {
+	case ev.Kind == event.Received && m.Kind == wire.KindRequest && m.Method != wire.MethodPing:
+		s := fmt.Sprintf("  ↘ the server asks %s (its #%s)", m.Method, m.ID)
+		if msg := askMessage(AskedReport{Params: m.Params}); msg != "" {
+			s += " " + strconv.Quote(msg)
+		}
+		run.live.line("%s", run.live.safe(s))
+	case ev.Kind == event.Sent && (m.Kind == wire.KindResult || m.Kind == wire.KindError):
+		for _, s := range run.cn.Tracker().ServerRequests() {
+			if s.ID == m.ID && !s.Ended.IsZero() && s.Ended.Equal(ev.Time) {
+				run.live.line("%s", run.live.safe(fmt.Sprintf("  ↗ %s #%s: %s", s.Method, s.ID, s.State)))
+			}
+		}
+	case ev.Kind == event.Received && m.Method == wire.NotifyCancelled:
+		if c, err := wire.DecodeCancelled(m.Params); err == nil {
+			run.live.line("%s", run.live.safe(fmt.Sprintf("  ↘ the server withdrew its question #%s", c.RequestID)))
+		}
+	}
 }

@@ -392,6 +392,7 @@ func (run *callRun) observe(ev event.Event, changes []session.Change) {
 	if r == nil {
 		return
 	}
+	run.serverTraffic(ev) // answering.go
 	if ev.Kind == event.Received && ev.Msg.IsResponse() && ev.Msg.ID == r.ID && !run.haveResponse {
 		run.response, run.haveResponse = ev.Msg, true
 	}
