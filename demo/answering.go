@@ -110,8 +110,32 @@ func (a asker) answer(key string) (mcp.InputResponse, bool) {
 	return r, ok && r != nil
 }
 
-// inputRequired is the modern result that asks for key.
-func inputRequired(key string, ir mcp.InputRequest, state string) *mcp.CallToolResult {
+// inputRequired is the modern result that asks for key, or, when the
+// request's clientCapabilities did not declare what ir needs, a tool error
+// saying so: "Servers MUST NOT send an inputRequests that the client has
+// not declared support for" (mrtr.mdx).
+func (a asker) inputRequired(key string, ir mcp.InputRequest, state string) *mcp.CallToolResult {
+	caps := a.req.ClientCapabilities()
+	var need string
+	switch ir.(type) {
+	case *mcp.ElicitParams:
+		if caps == nil || caps.Elicitation == nil {
+			need = "elicitation"
+		}
+	case *mcp.CreateMessageParams:
+		if caps == nil || caps.Sampling == nil {
+			need = "sampling"
+		}
+	case *mcp.ListRootsParams:
+		if caps == nil || caps.RootsV2 == nil {
+			need = "roots"
+		}
+	}
+	if need != "" {
+		r := text("the client did not declare %s in its clientCapabilities, so this server may not ask it", need)
+		r.IsError = true
+		return r
+	}
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{key: ir}, RequestState: state}
 }
 
@@ -128,7 +152,7 @@ func (a asker) elicit(ctx context.Context, key string, ep *mcp.ElicitParams, sta
 		}
 		return nil, nil, fmt.Errorf("the answer to %q is not an ElicitResult", key)
 	}
-	return nil, inputRequired(key, ep, state), nil
+	return nil, a.inputRequired(key, ep, state), nil
 }
 
 func text(format string, args ...any) *mcp.CallToolResult {
@@ -189,7 +213,7 @@ func (s *Server) twoRounds(ctx context.Context, req *mcp.CallToolRequest, _ stru
 		if a.modern {
 			// Round 2: ask the colour, carrying the name.
 			st := "r2:" + base64.StdEncoding.EncodeToString([]byte("name="+name))
-			return inputRequired("colour", colourQ(name), st), nil, nil
+			return a.inputRequired("colour", colourQ(name), st), nil, nil
 		}
 	}
 	res, ask, err := a.elicit(ctx, "colour", colourQ(name), a.state())
@@ -219,7 +243,7 @@ func (s *Server) sample(ctx context.Context, req *mcp.CallToolRequest, _ struct{
 	} else {
 		r, ok := a.answer("capital")
 		if !ok {
-			return inputRequired("capital", q, ""), nil, nil
+			return a.inputRequired("capital", q, ""), nil, nil
 		}
 		switch v := r.(type) {
 		case *mcp.CreateMessageResult:
@@ -248,7 +272,7 @@ func (s *Server) roots(ctx context.Context, req *mcp.CallToolRequest, _ struct{}
 	} else {
 		r, ok := a.answer("roots")
 		if !ok {
-			return inputRequired("roots", &mcp.ListRootsParams{}, ""), nil, nil
+			return a.inputRequired("roots", &mcp.ListRootsParams{}, ""), nil, nil
 		}
 		lr, ok := r.(*mcp.ListRootsResult)
 		if !ok {
@@ -274,7 +298,7 @@ func (s *Server) neverDone(ctx context.Context, req *mcp.CallToolRequest, _ stru
 	}
 	if a.modern {
 		n, _ := strconv.Atoi(strings.TrimPrefix(a.state(), "n="))
-		return inputRequired("again", q(n+1), "n="+strconv.Itoa(n+1)), nil, nil
+		return a.inputRequired("again", q(n+1), "n="+strconv.Itoa(n+1)), nil, nil
 	}
 	for n := 1; ; n++ {
 		res, err := req.Session.Elicit(ctx, q(n))

@@ -230,6 +230,7 @@ func (t *Tracker) inputRequired(r *Request, ev *event.Event) bool {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	declared := t.declaredCaps(rd.ID)
 	for _, k := range keys {
 		var q struct {
 			Method string          `json:"method"`
@@ -244,6 +245,10 @@ func (t *Tracker) inputRequired(r *Request, ev *event.Event) bool {
 		default:
 			t.violate(ViolationInputRequestMethod, "input request "+strconv.Quote(clip(k, 64))+" is "+strconv.Quote(clip(q.Method, 64))+
 				"; an input request MUST be elicitation/create, sampling/createMessage or roots/list", r, r.ID, ev)
+		}
+		if need := capabilityFor(q.Method); need != "" && declared != nil && !declared[need] {
+			t.violate(ViolationInputRequestUndeclared, "input request "+strconv.Quote(clip(k, 64))+" is "+q.Method+
+				", but the request's clientCapabilities did not declare "+need+"; a server MUST NOT ask what the client did not declare", r, r.ID, ev)
 		}
 		p := q.Params
 		if len(p) > maxAskedBytes {
@@ -271,6 +276,46 @@ func (t *Tracker) inputRequired(r *Request, ev *event.Event) bool {
 	}
 	t.setState(r, StateWaitingInput, ev.Time)
 	return true
+}
+
+// capabilityFor is the client capability an input request needs.
+func capabilityFor(method string) string {
+	switch method {
+	case wire.MethodElicitationCreate:
+		return "elicitation"
+	case wire.MethodSamplingCreate:
+		return "sampling"
+	case wire.MethodRootsList:
+		return "roots"
+	}
+	return ""
+}
+
+// declaredCaps is the set of capabilities the round's request, as sent,
+// declared in its clientCapabilities; nil when the bytes sent are no
+// longer kept or carry none to read (then nothing is judged).
+func (t *Tracker) declaredCaps(id wire.ID) map[string]bool {
+	raw, ok := t.raw.get(rawKey{id, rawRequest})
+	if !ok {
+		return nil
+	}
+	msg, err := wire.Decode(raw)
+	if err != nil || msg.Kind != wire.KindRequest {
+		return nil
+	}
+	caps, ok := wire.MetaValue(msg.Params, wire.MetaClientCapabilities)
+	if !ok {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(caps, &m) != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for k, v := range m {
+		out[k] = len(v) > 0 && string(v) != "null"
+	}
+	return out
 }
 
 // Asked returns what the server asks of a request waiting for an answer
@@ -525,4 +570,8 @@ const (
 	// MUST NOT emit notifications/message for a request that does not
 	// include this field").
 	ViolationLogNotRequested = "log_not_requested"
+	// ViolationInputRequestUndeclared: an input request the round's
+	// clientCapabilities did not declare ("Servers MUST NOT send an
+	// inputRequests that the client has not declared support for").
+	ViolationInputRequestUndeclared = "input_request_undeclared"
 )

@@ -386,3 +386,23 @@ func TestRequestLogs(t *testing.T) {
 	h.recv(10, logLine("info"))
 	expect(t, "unattributed", h.tr.LogsUnattributed(), 1)
 }
+
+// TestInputRequestUndeclared: the round's request, as sent, says what the
+// client declared; asking anything else is the server's violation.
+func TestInputRequestUndeclared(t *testing.T) {
+	for _, tc := range []struct {
+		caps string
+		want int
+	}{
+		{`{"elicitation":{"form":{}}}`, 0},
+		{`{"sampling":{}}`, 1},
+		{`{}`, 1},
+	} {
+		h := converse(t, 0)
+		r := h.tr.Begin(wire.MethodToolsCall, json.RawMessage(`{"name":"x"}`), RequestOptions{}, ms(0))
+		params := `{"name":"x","_meta":{"io.modelcontextprotocol/clientCapabilities":` + tc.caps + `}}`
+		h.apply(msgEvent(t, event.Sent, 0, string(wire.Request(r.ID, r.Method, json.RawMessage(params)))))
+		h.recv(10, result(1, confirm))
+		expect(t, tc.caps, h.tr.Violations().Count(ViolationInputRequestUndeclared), tc.want)
+	}
+}
