@@ -406,3 +406,17 @@ func TestInputRequestUndeclared(t *testing.T) {
 		expect(t, tc.caps, h.tr.Violations().Count(ViolationInputRequestUndeclared), tc.want)
 	}
 }
+
+// TestServerRequestRelatedTask: a legacy server's request whose _meta
+// names a task (io.modelcontextprotocol/related-task) belongs to that
+// task's request, even with other requests in flight.
+func TestServerRequestRelatedTask(t *testing.T) {
+	h := newTaskHarness(t, event.EraLegacy)
+	r := h.call(0, true)
+	h.handle(10, r, "t-1")
+	h.begin(20, wire.MethodToolsCall, `{"name":"other"}`)
+	h.apply(serverReq(30, 7, wire.MethodElicitationCreate, `{"message":"?","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-1"}}}`, wire.ID{}))
+	s := h.tr.ServerRequests()[0]
+	expect(t, "tied by", s.TiedBy, TiedTask)
+	expect(t, "during", s.During, r.ID)
+}
