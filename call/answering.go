@@ -271,8 +271,8 @@ func askMessage(q AskedReport) string {
 		Message string `json:"message"`
 	}
 	_ = json.Unmarshal(q.Params, &p)
-	if len(p.Message) > 80 {
-		return p.Message[:80] + "…"
+	if r := []rune(p.Message); len(r) > 80 {
+		return string(r[:80]) + "…"
 	}
 	return p.Message
 }
