@@ -376,6 +376,12 @@ func (t *Tracker) onProgress(ev *event.Event) {
 	}
 	// The progress token is the request's ID (see Begin).
 	r := t.byToken(p.Token)
+	if r == nil && t.roundOf[p.Token] != nil {
+		// An earlier round of a conversation, answered already.
+		old := t.roundOf[p.Token]
+		t.violate(ViolationProgressAfterCompletion, "progress for "+p.Token.String()+", an earlier round of request "+old.ID.String()+", after its answer", old, old.ID, ev)
+		return
+	}
 	if r == nil {
 		if !t.wasEvicted(p.Token) {
 			t.violate(ViolationUnknownProgressToken, "progress for token "+p.Token.String()+", which no request carried", nil, wire.ID{}, ev)

@@ -93,6 +93,9 @@ func TestConversationRounds(t *testing.T) {
 	expect(t, "in flight", h.tr.Counts().InFlight, 0)
 	expect(t, "done", h.tr.Counts().Done, 1)
 
+	// Progress for round 1 after its answer is after completion.
+	h.recv(5_900, progress(1, 50))
+	expect(t, "progress after round 1", h.tr.Violations().Count(ViolationProgressAfterCompletion), 1)
 	// A second answer to round 1 is a duplicate, not round 2's.
 	h.recv(6_000, result(1, `{"resultType":"complete","content":[]}`))
 	expect(t, "duplicate flagged", h.tr.Violations().Count(ViolationDuplicateResponse), 1)
