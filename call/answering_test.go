@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"inflight/client"
+	"inflight/event"
 	"inflight/exitcode"
 	"inflight/internal/testserver"
 	"inflight/runner"
@@ -343,4 +344,43 @@ func TestCallRawPeerRounds(t *testing.T) {
 			t.Errorf("error %+v", rep.Error)
 		}
 	})
+}
+
+// TestCancelWhileWaiting: a conversation waiting for its answer has
+// nothing on the wire, so its cancel sends nothing and ends it at once.
+func TestCancelWhileWaiting(t *testing.T) {
+	for _, tc := range testserver.Transports {
+		t.Run(tc.Name, func(t *testing.T) {
+			ctx := context.Background()
+			cn, err := runner.Dial(ctx, tc.Target(t, testserver.Modern), runner.Options{
+				Timeout: 10 * time.Second, MaxTimeout: time.Minute, LateWindow: testserver.Late,
+				Converse: true, Answers: client.Answers{Elicitation: true},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cn.Close()
+			r, err := cn.Begin(ctx, wire.MethodToolsCall, testserver.ToolParams(t, "confirm", `{}`), session.RequestOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := r.ID
+			cn.Wait(ctx, func() bool { return r.State == session.StateWaitingInput || r.State.IsFinal() }, time.Now().Add(5*time.Second))
+			if r.State != session.StateWaitingInput {
+				t.Fatalf("state %s, want waiting_input", r.State)
+			}
+			if err := cn.Cancel(first, "the user walked away", session.CauseUser); err != nil {
+				t.Fatal(err)
+			}
+			cn.Watch(100 * time.Millisecond)
+			if r.State != session.StateCancelled || r.Cancel.Signal != event.SignalNone || r.Conv.Stopped != "no request in flight; the conversation was dropped" {
+				t.Errorf("state %s, cancel %+v, stopped %q", r.State, r.Cancel, r.Conv.Stopped)
+			}
+			for i := 0; i < cn.Tracker().Log().Len(); i++ {
+				if e := cn.Tracker().Log().At(i); e.Dir == session.DirOut && strings.Contains(string(e.Raw), wire.NotifyCancelled) {
+					t.Errorf("a cancel went out for a conversation with nothing in flight: %s", e.Raw)
+				}
+			}
+		})
+	}
 }
