@@ -65,6 +65,20 @@ type Options struct {
 	Task    bool
 	TaskTTL time.Duration
 
+	// AnswerFile, Decline and Roots answer the server's questions
+	// (package answer): a modern request's input requests, retried round
+	// after round up to MaxRounds, and a legacy server's own requests.
+	// With none of them the request ends input_required, and the legacy
+	// server's requests are refused, as before.
+	AnswerFile string
+	Decline    bool
+	Roots      []string
+	MaxRounds  int
+	// LogLevel asks for the server's log lines: the modern per-request
+	// _meta io.modelcontextprotocol/logLevel, or a logging/setLevel first
+	// in the legacy era ("" asks for none).
+	LogLevel string
+
 	// JSON prints exactly one JSON object (a Report) on stdout at the end.
 	JSON bool
 	// TracePath, when set, receives a trace of the run (JSON Lines).
@@ -128,8 +142,14 @@ type Report struct {
 	Task *TaskReport `json:"task,omitempty"`
 	// Error is the JSON-RPC error of a timely response, or a failure
 	// inflight saw itself (local: true), else null.
-	Error      *ErrorReport       `json:"error"`
-	Violations []report.Violation `json:"violations"`
+	Error *ErrorReport `json:"error"`
+	// Rounds is every round of a multi round-trip request (rounds.go),
+	// ServerRequests the legacy server's own requests during it, Logs its
+	// notifications/message lines (omitted when there were none).
+	Rounds         []RoundReport         `json:"rounds,omitempty"`
+	ServerRequests []ServerRequestReport `json:"serverRequests,omitempty"`
+	Logs           *LogsReport           `json:"logs,omitempty"`
+	Violations     []report.Violation    `json:"violations"`
 }
 
 // ProgressReport summarises the progress notifications of a request.
@@ -248,10 +268,16 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		defer tw.Flush()
 	}
 	live := newLiveView(o.Live, o.Bar, red)
-	cn, err := runner.Dial(ctx, o.Target, runner.Options{
+	book, err := o.book()
+	if err != nil {
+		return fail(exitcode.Usage, err)
+	}
+	ro := runner.Options{
 		Timeout: o.Timeout, MaxTimeout: o.MaxTimeout, ResetOnProgress: o.ResetOnProgress,
 		LateWindow: o.LateWindow, Grace: o.Grace, Trace: tw, Redactor: red,
-	})
+	}
+	runnerAnswers(&ro, book, o.MaxRounds)
+	cn, err := runner.Dial(ctx, o.Target, ro)
 	if err != nil {
 		return fail(exitcode.Usage, err)
 	}
@@ -268,6 +294,10 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 			return fail(exitcode.Usage, err)
 		}
 	}
+	if params, err = run.withLogLevel(ctx, o.LogLevel, params); err != nil {
+		cn.Close()
+		return fail(exitcode.Usage, err)
+	}
 	req, err := cn.Begin(ctx, o.Method, params, session.RequestOptions{})
 	run.req = req
 	if err == nil {
@@ -278,12 +308,22 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	if o.CancelAfter > 0 {
 		cancelAt = req.Created.Add(o.CancelAfter)
 	}
-	final := func() bool { return req.State.IsFinal() }
-	switch cn.Wait(ctx, final, cancelAt) {
-	case runner.WaitDeadline:
-		run.cancel(fmt.Sprintf("cancelled by inflight call --cancel-after %s", o.CancelAfter), session.CauseUser)
-	case runner.WaitInterrupted:
-		run.cancel(runner.InterruptReason(ctx), session.CauseInterrupted)
+	// A multi round-trip request stops the wait at each input_required
+	// (waiting_input), is answered from the book, and goes on.
+	final := func() bool { return req.State.IsFinal() || req.State == session.StateWaitingInput }
+	for {
+		res := cn.Wait(ctx, final, cancelAt)
+		if res == runner.WaitDone && req.State == session.StateWaitingInput {
+			run.answerRound(ctx, book)
+			continue
+		}
+		switch res {
+		case runner.WaitDeadline:
+			run.cancel(fmt.Sprintf("cancelled by inflight call --cancel-after %s", o.CancelAfter), session.CauseUser)
+		case runner.WaitInterrupted:
+			run.cancel(runner.InterruptReason(ctx), session.CauseInterrupted)
+		}
+		break
 	}
 	if !req.State.IsFinal() {
 		// A cancel is pending: the tracker settles it when the stream
@@ -363,6 +403,7 @@ func (run *callRun) observe(ev event.Event, changes []session.Change) {
 	if r == nil {
 		return
 	}
+	run.serverTraffic(ev) // answering.go
 	if ev.Kind == event.Received && ev.Msg.IsResponse() && ev.Msg.ID == r.ID && !run.haveResponse {
 		run.response, run.haveResponse = ev.Msg, true
 	}
@@ -533,6 +574,7 @@ func ReportOf(info event.ConnInfo, tr *session.Tracker, r *session.Request, resp
 		rep.Error = &ErrorReport{Message: inputRequiredMessage(response.Result), Local: true}
 	}
 	taskReport(&rep, tr, r)
+	conversationReport(&rep, r)
 	rep.Violations = report.Violations(tr.Violations())
 	return rep
 }
@@ -560,7 +602,7 @@ func inputRequiredMessage(result json.RawMessage) string {
 	if r.RequestState != nil {
 		msg += "; it gave a requestState to echo on the retry"
 	}
-	return msg + "; inflight call cannot provide it or retry, so the request ends here"
+	return msg + "; inflight call answers only from --answer-file, --decline and --root, so the request ends here"
 }
 
 func nonNull(raw json.RawMessage) json.RawMessage {
@@ -626,6 +668,7 @@ func printCallSummary(w io.Writer, rep Report, red *redact.Redactor) {
 	if l := rep.Late; l != nil {
 		printLate(row, rep, l, safe)
 	}
+	printConversation(row, rep, safe)
 	if len(rep.Violations) == 0 {
 		row("violations", "none")
 	}

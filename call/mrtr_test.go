@@ -68,5 +68,5 @@ func TestCallInputRequired(t *testing.T) {
 	testserver.MustContain(t, out, "input_required (exit 1)")
 	testserver.MustContain(t, out, "the server needs more input to finish this request")
 	testserver.MustContain(t, out, "capital (sampling/createMessage), github_login (elicitation/create)")
-	testserver.MustContain(t, out, "inflight call cannot provide it")
+	testserver.MustContain(t, out, "inflight call answers only from --answer-file, --decline and --root")
 }

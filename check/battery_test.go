@@ -143,7 +143,7 @@ func TestCheckUnusableTool(t *testing.T) {
 	for _, tc := range []struct {
 		tool, args, want string
 	}{
-		{"nope", `{}`, `tools/list lists no tool "nope" (its tools: end_subscriptions, fail, flood, silent, slow, stubborn, task_flip, task_input, task_job, task_stubborn)`},
+		{"nope", `{}`, `tools/list lists no tool "nope" (its tools: chatty, confirm, end_subscriptions, fail, flood, never_done, roots, sample, silent, slow, stubborn, task_flip, task_input, task_job, task_stubborn, two_rounds, withdrawn)`},
 		{"fail", `{"message":"broken"}`, "calling fail failed (failed: a tool error result)"},
 		{"fail", `{"rpc":true}`, "calling fail failed (failed: JSON-RPC error"},
 	} {

@@ -8,6 +8,7 @@ import (
 	"inflight/exitcode"
 	"inflight/redact"
 	"inflight/runner"
+	"inflight/session"
 	"inflight/target"
 
 	"github.com/spf13/cobra"
@@ -110,6 +111,11 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 	durationVar(fs, &o.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
 	fs.BoolVar(&o.Task, "task", false, "ask for a task (legacy era: the tools/call task field; modern servers decide themselves)")
 	durationVar(fs, &o.TaskTTL, "task-ttl", 0, "the time to live --task asks for (0: the server's default)", false)
+	fs.StringVar(&o.AnswerFile, "answer-file", "", "answer the server's questions from `FILE`, a JSON object mapping input-request keys or methods (elicitation/create, sampling/createMessage, roots/list) to responses")
+	fs.BoolVar(&o.Decline, "decline", false, "decline every question the answer file does not answer")
+	fs.StringArrayVar(&o.Roots, "root", nil, "answer roots/list with `DIR` (repeatable; default: no roots)")
+	fs.IntVar(&o.MaxRounds, "max-rounds", session.DefaultMaxRounds, "give up on a multi round-trip request after `N` rounds")
+	fs.StringVar(&o.LogLevel, "log-level", "", "ask for the server's log lines at `LEVEL` (debug, info, notice, warning, error, …): per request in the modern era, logging/setLevel in the legacy one")
 	fs.BoolVar(&o.JSON, "json", false, "print exactly one JSON object at the end (see README)")
 	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the run to `FILE` (JSON Lines)")
 	return cmd

@@ -93,7 +93,38 @@ type Config struct {
 	// answered. ctx ends when the server cancels the request or the
 	// connection ends, and the handler must return then: Close waits for
 	// it (a handler that ignores ctx holds Close up).
+	//
+	// To decline, return what the spec calls declining: the ElicitResult
+	// {"action":"decline"} for elicitation/create, the error -1 ("User
+	// rejected sampling request") for sampling/createMessage (package
+	// answer does both).
 	ServerRequests func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *wire.Error)
+	// Answers declares the server's questions the caller answers: the
+	// elicitation, sampling and roots capabilities, in the legacy
+	// initialize and in every modern request's clientCapabilities (a
+	// server must not ask what the client did not declare). By default
+	// none is declared.
+	Answers Answers
+}
+
+// Answers are the client capabilities for the server's questions.
+type Answers struct {
+	Elicitation, Sampling, Roots bool
+}
+
+// add puts the declared capabilities into caps.
+func (a Answers) add(caps map[string]any) {
+	if a.Elicitation {
+		// Form mode only: a URL is never opened for the user unasked, and
+		// nothing here shows one yet.
+		caps["elicitation"] = map[string]any{"form": map[string]any{}}
+	}
+	if a.Sampling {
+		caps["sampling"] = map[string]any{}
+	}
+	if a.Roots {
+		caps["roots"] = map[string]any{}
+	}
 }
 
 // Pipes are the three standard streams of a stdio server, seen from the
@@ -809,7 +840,7 @@ func (c *Client) receiveAt(line []byte, truncated int, at time.Time, owner wire.
 			c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: msg.ID, Raw: raw, Msg: msg})
 			return false
 		}
-		c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: msg.ID, Owner: owner, Raw: raw, Msg: msg, Internal: true})
 		c.handleServerRequest(msg, raw, at)
 	case wire.KindNotification:
 		internal := false
@@ -1178,6 +1209,7 @@ func (c *Client) modernParams(params json.RawMessage, method, version string, to
 		// (-32021) to a client that does not declare it.
 		caps["extensions"] = map[string]any{wire.ExtensionTasks: map[string]any{}}
 	}
+	c.cfg.Answers.add(caps)
 	meta := map[string]any{
 		wire.MetaProtocolVersion:    version,
 		wire.MetaClientCapabilities: caps,

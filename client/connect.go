@@ -269,6 +269,7 @@ func (c *Client) initialize(ctx context.Context, version string) (event.ConnInfo
 		// request types are listed).
 		caps["tasks"] = map[string]any{}
 	}
+	c.cfg.Answers.add(caps)
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": version,
 		"capabilities":    caps,

@@ -66,8 +66,10 @@ func TestInputRequired(t *testing.T) {
 			if raw, ok := tr.RawResponse(id); !ok || !strings.Contains(string(raw), "opaque-blob") {
 				t.Errorf("the InputRequiredResult was not kept: %s", raw)
 			}
-			if v := tr.Violations(); v.Total() != 0 {
-				t.Errorf("violations %v", v.Counts())
+			// The peer asks an elicitation of a client that declared none
+			// (no answers configured): that is the server's violation.
+			if v := tr.Violations(); v.Total() != 1 || v.Count(session.ViolationInputRequestUndeclared) != 1 {
+				t.Errorf("violations %v, want one %s", v.Counts(), session.ViolationInputRequestUndeclared)
 			}
 			// It is final: there is nothing left to cancel.
 			if _, err := tr.RequestCancel(id, "x", session.CauseUser, time.Now()); err == nil {

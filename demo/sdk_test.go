@@ -156,7 +156,7 @@ func exerciseTools(t *testing.T, cs *mcp.ClientSession, rec *sdkClient) {
 			t.Errorf("%s: description %q is not one sentence saying what it demonstrates", tool.Name, d)
 		}
 	}
-	if got, want := strings.Join(names, ","), "end_subscriptions,fail,flood,silent,slow,stubborn,task_flip,task_input,task_job,task_stubborn"; got != want {
+	if got, want := strings.Join(names, ","), "chatty,confirm,end_subscriptions,fail,flood,never_done,roots,sample,silent,slow,stubborn,task_flip,task_input,task_job,task_stubborn,two_rounds,withdrawn"; got != want {
 		t.Errorf("tools = %s, want %s", got, want)
 	}
 

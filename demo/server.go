@@ -110,16 +110,19 @@ func New(opts Options) *Server {
 		SubscribeHandler:   s.subscribed,
 		UnsubscribeHandler: s.unsubscribed,
 		// Capabilities are spelled out so the demo does not advertise the
-		// deprecated logging capability it never uses.
+		// deprecated logging capability beyond the one tool that logs.
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			// The chatty tool logs (answering.go).
+			Logging: &mcp.LoggingCapabilities{},
 		},
 	})
 	s.mcp.AddReceivingMiddleware(s.guardMiddleware, s.listenMiddleware)
 	s.mcp.AddSendingMiddleware(s.subscriptionOrderMiddleware)
 	s.addTools()
+	s.addAnswering()
 	s.addClock()
 	s.addPrompt()
 	s.http = s.newRouter()

@@ -295,6 +295,11 @@ type Event struct {
 	RTT time.Duration
 	// Info is set on Connected.
 	Info *ConnInfo
+	// Owner is, for a request the server sent on an HTTP response stream,
+	// the request whose stream carried it (zero on stdio and GET streams):
+	// the server asked it while working on that request. RequestID is the
+	// server's own ID for it.
+	Owner wire.ID
 	// Internal marks traffic of the client's own housekeeping (the era probe,
 	// initialize, answers to server pings and server-to-client requests).
 	// It belongs in the protocol log but not in the request tracker.

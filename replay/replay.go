@@ -198,6 +198,9 @@ type replay struct {
 	// notifications to the request it continues (task.go).
 	children  map[wire.ID]*taskChild
 	taskOwner map[string]wire.ID
+	// rounds sends a multi round-trip request's later rounds to its first
+	// round's table: one conversation, one section.
+	rounds map[wire.ID]wire.ID
 	// judged: the trace carries the tracker's verdicts (a round trip was
 	// timed, or a verdict seen), so a message after a cancel without one
 	// was timely.
@@ -236,6 +239,15 @@ func (rp *replay) add(rec *trace.Record) {
 	if !ok || rec.Internal && !isCancelOut(rec) {
 		rp.other.add(rec)
 		return
+	}
+	if rec.Conversation != nil {
+		if rp.rounds == nil {
+			rp.rounds = map[wire.ID]wire.ID{}
+		}
+		rp.rounds[id] = *rec.Conversation
+	}
+	if first, ok := rp.rounds[id]; ok {
+		id = first
 	}
 	rq := rp.byID[id]
 	if rq == nil && (!opensRequest(rec) || len(rp.order) >= maxRequests) {
@@ -363,6 +375,10 @@ func (rq *replayRequest) add(rec *trace.Record) {
 	rq.table.add(rec)
 	if rec.Method != "" && rq.method == "" {
 		rq.method, rq.target = rec.Method, rec.Target
+	}
+	if rec.State == "waiting_input" {
+		// A round answered input_required: the request goes on.
+		rq.endMS = -1
 	}
 	if rec.State != "" {
 		rq.state = rec.State
@@ -718,6 +734,9 @@ func describeRecord(rec *trace.Record) string {
 	switch rec.Event {
 	case trace.EventState:
 		s = "state " + rec.State
+		if id, ok := rec.RequestID(); ok && rec.Round > 1 {
+			s += fmt.Sprintf(" · round %d, #%s", rec.Round, id)
+		}
 		if rec.Reason != "" {
 			s += fmt.Sprintf(" (%q)", safeLine(rec.Reason))
 		}

@@ -41,6 +41,15 @@ type Options struct {
 	Trace *trace.Writer
 	// Redactor hides the target's secrets in errors.
 	Redactor *redact.Redactor
+
+	// Converse keeps a modern request answered input_required waiting for
+	// Answer (session.Config.Converse); MaxRounds caps its rounds.
+	Converse  bool
+	MaxRounds int
+	// ServerRequests answers a legacy server's own requests and Answers
+	// declares what it answers (client.Config); nil refuses them.
+	ServerRequests func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *wire.Error)
+	Answers        client.Answers
 }
 
 // Conn is one headless connection: the client, the tracker that follows its
@@ -123,6 +132,10 @@ func Dial(ctx context.Context, t target.Target, opts Options) (*Conn, error) {
 // dial is Dial with the client's configuration made.
 func dial(ctx context.Context, cfg client.Config, opts Options) (*Conn, error) {
 	cfg.LateWindow = opts.LateWindow
+	if opts.ServerRequests != nil {
+		cfg.ServerRequests = opts.ServerRequests
+	}
+	cfg.Answers = opts.Answers
 	c, err := client.New(cfg)
 	if err != nil {
 		return nil, &errConnect{err}
@@ -136,6 +149,8 @@ func dial(ctx context.Context, cfg client.Config, opts Options) (*Conn, error) {
 			ResetOnProgress: &reset,
 			LateWindow:      opts.LateWindow,
 			Grace:           opts.Grace,
+			Converse:        opts.Converse,
+			MaxRounds:       opts.MaxRounds,
 		}),
 		trace: opts.Trace,
 		red:   opts.Redactor,
@@ -280,15 +295,50 @@ func (cn *Conn) Cancel(id wire.ID, reason string, cause session.CancelCause) err
 		return err
 	}
 	cn.changed([]session.Change{ch})
+	if ch.To.IsFinal() {
+		// A conversation waiting for an answer: nothing was in flight, so
+		// nothing is sent.
+		return nil
+	}
 	if r, ok := cn.tr.Get(id); ok && r.IsTask() {
 		// A task's cancel is tasks/cancel, never the transport's signal.
 		cn.taskWork(now)
 		return nil
 	}
+	if r, ok := cn.tr.Get(id); ok {
+		id = r.ID // a conversation's current round
+	}
 	if err := cn.send(id, reason); err != nil && !errors.Is(err, client.ErrNotInFlight) {
 		return err
 	}
 	return nil
+}
+
+// Answer answers a request waiting for input (session.Tracker.Answer)
+// and sends its next round, which it returns.
+func (cn *Conn) Answer(ctx context.Context, id wire.ID, answers map[string]json.RawMessage) (session.Retry, error) {
+	now := time.Now()
+	rt, err := cn.tr.Answer(id, answers, now)
+	if err != nil {
+		return rt, err
+	}
+	cn.changed([]session.Change{rt.Change})
+	err = cn.c.Send(ctx, client.Request{ID: rt.ID, Method: rt.Method, Params: rt.Params, ProgressToken: rt.ProgressToken})
+	if err != nil {
+		cn.apply(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: rt.ID, Err: err,
+			LostConnection: errors.Is(err, client.ErrClosed)})
+	}
+	return rt, err
+}
+
+// EndConversation ends a request waiting for input as input_required
+// (session.Tracker.EndConversation): the run has no answer for it.
+func (cn *Conn) EndConversation(id wire.ID, why string) error {
+	ch, err := cn.tr.EndConversation(id, why, time.Now())
+	if err == nil {
+		cn.changed([]session.Change{ch})
+	}
+	return err
 }
 
 // taskWork sends the task requests the tracker has due (polls, tasks/result,

@@ -56,7 +56,9 @@ func (t *Tracker) Apply(ev event.Event) []Change {
 	case event.ServerRequestRefused: // see client_faults.go
 		t.onServerRequestRefused(&ev)
 	}
-	if !ev.Internal {
+	if ev.Internal {
+		t.onInternal(&ev) // the server's own requests (serverreq.go)
+	} else {
 		switch ev.Kind {
 		case event.Sent:
 			t.onSent(&ev)
@@ -135,6 +137,7 @@ func (t *Tracker) onTransportClosed(ev *event.Event) {
 	// restarted server) measures its own before its Connected. It still
 	// stands for what this connection's reports say.
 	t.rtts.stale = true
+	t.serversLost(ev.Time)
 	text := "connection closed"
 	if ev.Err != nil {
 		text = clip("connection closed: "+ev.Err.Error(), maxErrorBytes)
@@ -222,6 +225,9 @@ func (t *Tracker) onResponse(ev *event.Event) {
 		id = ev.Msg.ID
 	}
 	r := t.byID[id]
+	if r == nil && t.staleRound(id, ev) {
+		return
+	}
 	if r == nil {
 		// A null ID is a server saying it could not read some request's ID:
 		// legal, unattributable, and visible in the log.
@@ -300,6 +306,9 @@ func (t *Tracker) answer(r *Request, ev *event.Event) {
 			t.violate(ViolationMissingResultType, "result without resultType (treated as complete)", r, r.ID, ev)
 		case rt == wire.ResultComplete:
 		case rt == wire.ResultInputRequired && !r.listen:
+			if t.inputRequired(r, ev) {
+				return // waiting for an answer, or given up (rounds.go)
+			}
 			state = StateInputRequired
 		default:
 			t.violate(ViolationUnknownResultType, "result with unrecognised resultType "+strconv.Quote(clip(rt, 64)), r, r.ID, ev)
@@ -367,6 +376,12 @@ func (t *Tracker) onProgress(ev *event.Event) {
 	}
 	// The progress token is the request's ID (see Begin).
 	r := t.byToken(p.Token)
+	if r == nil && t.roundOf[p.Token] != nil {
+		// An earlier round of a conversation, answered already.
+		old := t.roundOf[p.Token]
+		t.violate(ViolationProgressAfterCompletion, "progress for "+p.Token.String()+", an earlier round of request "+old.ID.String()+", after its answer", old, old.ID, ev)
+		return
+	}
 	if r == nil {
 		if !t.wasEvicted(p.Token) {
 			t.violate(ViolationUnknownProgressToken, "progress for token "+p.Token.String()+", which no request carried", nil, wire.ID{}, ev)
@@ -470,6 +485,9 @@ func (t *Tracker) onServerCancelled(ev *event.Event) {
 		}
 		return
 	}
+	if t.conn.Era != event.EraModern && t.serverWithdrew(c.RequestID, ev) {
+		return // the server withdrew one of its own requests (serverreq.go)
+	}
 	if t.conn.Era == event.EraModern {
 		t.violate(ViolationServerCancelNotListen, "server sent notifications/cancelled for "+c.RequestID.String()+", which is not a subscriptions/listen request", r, c.RequestID, ev)
 	}
@@ -514,6 +532,10 @@ func (t *Tracker) onAck(ev *event.Event) {
 // onNotification counts notifications delivered on a subscription. Other
 // notifications (logging, list changes in the legacy era) are only logged.
 func (t *Tracker) onNotification(ev *event.Event) {
+	if ev.Msg.Method == wire.NotifyMessage {
+		t.onLog(ev) // serverreq.go
+		return
+	}
 	sid, ok := wire.SubscriptionID(ev.Msg.Params)
 	if !ok {
 		return

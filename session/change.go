@@ -150,6 +150,8 @@ func (r *Refused) Error() string {
 		}
 	case RefusedNotCancelling:
 		why = "not being cancelled, so there is no late window to stop watching"
+	case RefusedNotWaiting:
+		why = r.State.String() + ", not waiting for an answer"
 	default:
 		why = "refused"
 	}

@@ -68,6 +68,15 @@ type Config struct {
 	// PollTimeout the timeout of each tasks/get.
 	PollInterval time.Duration
 	PollTimeout  time.Duration
+	// Converse holds a request answered input_required (modern multi
+	// round-trip requests) as waiting_input for the caller to answer
+	// (Tracker.Answer) or end (EndConversation). Off, such a request ends
+	// input_required at once, for a caller that cannot answer.
+	Converse bool
+	// MaxRounds caps the rounds of one conversation: a server still asking
+	// for input after that many ends the request ("gave up after N
+	// rounds"), flagged. Default DefaultMaxRounds.
+	MaxRounds int
 }
 
 // DefaultConfig returns the documented defaults with every field set, for
@@ -87,6 +96,7 @@ func DefaultConfig() Config {
 		Violations:      DefaultViolations,
 		PollInterval:    DefaultPollInterval,
 		PollTimeout:     DefaultPollTimeout,
+		MaxRounds:       DefaultMaxRounds,
 	}
 }
 
@@ -95,6 +105,9 @@ func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	if c.DefaultTimeout <= 0 {
 		c.DefaultTimeout = d.DefaultTimeout
+	}
+	if c.MaxRounds <= 0 {
+		c.MaxRounds = d.MaxRounds
 	}
 	if c.ResetOnProgress == nil {
 		c.ResetOnProgress = d.ResetOnProgress

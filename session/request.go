@@ -89,6 +89,11 @@ type Request struct {
 	Parent wire.ID
 	Role   TaskRole
 
+	// Conv is what passed between the server and the user around the
+	// request (rounds, the server's own requests, log lines); nil when
+	// nothing did (rounds.go).
+	Conv *Conversation
+
 	// LateWindow is how long after its cancel this request waits for news
 	// before it settles (Config.LateWindow unless the request set its own).
 	LateWindow time.Duration

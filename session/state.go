@@ -16,6 +16,11 @@ const (
 	// StateTask: the server answered with a task handle and the task has
 	// not reached a terminal status; Request.Task follows it.
 	StateTask
+	// StateWaitingInput: a multi round-trip request whose last round was
+	// answered input_required, waiting for the caller's answer
+	// (Tracker.Answer) before its next round; nothing is on the wire and
+	// no timer runs (see rounds.go).
+	StateWaitingInput
 	// StateCancelRequested: the user or a timeout cancelled it and the outcome
 	// is not known yet (a response may still cross the cancel).
 	StateCancelRequested
@@ -48,6 +53,7 @@ var stateNames = [numStates]string{
 	StateRunning:         "running",
 	StateListening:       "listening",
 	StateTask:            "task",
+	StateWaitingInput:    "waiting_input",
 	StateCancelRequested: "cancel_requested",
 	StateCompleted:       "completed",
 	StateFailed:          "failed",

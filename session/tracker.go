@@ -108,6 +108,15 @@ type Tracker struct {
 	observing      bool
 	tokens         map[wire.ID]*Request
 	hostEvictedMax int64
+
+	// roundOf finds a conversation by an earlier round's ID (rounds.go);
+	// serverOpen and serverReqs are the server's own requests waiting and
+	// kept (serverreq.go); logsUnattributed counts log lines no request
+	// could be named for.
+	roundOf          map[wire.ID]*Request
+	serverOpen       map[wire.ID]*ServerRequest
+	serverReqs       []*ServerRequest
+	logsUnattributed int
 }
 
 // NewTracker returns an empty tracker. Zero Config fields take defaults.
@@ -187,6 +196,7 @@ func (t *Tracker) Begin(method string, params json.RawMessage, opts RequestOptio
 	if len(params) > 0 {
 		t.raw.put(rawKey{id, rawRequest}, bytes.Clone(params))
 	}
+	t.begun(r, params)
 	t.evict()
 	return r
 }
@@ -200,9 +210,13 @@ func (t *Tracker) Begin(method string, params json.RawMessage, opts RequestOptio
 // records the signal actually sent.
 func (t *Tracker) RequestCancel(id wire.ID, reason string, cause CancelCause, now time.Time) (Change, error) {
 	t.changes.reset()
-	r := t.byID[id]
+	r := t.lookup(id)
 	if err := t.refuse(id, r); err != nil {
 		return Change{}, err
+	}
+	if r.State == StateWaitingInput {
+		// Nothing in flight on the wire: cancelled at once, no signal.
+		return t.dropConversation(r, reason, cause, now), nil
 	}
 	if r.Method == wire.MethodInitialize {
 		// "The initialize request MUST NOT be cancelled by clients"
@@ -384,14 +398,14 @@ func (t *Tracker) At(i int) *Request { return t.hist[i] }
 
 // Get returns the request with the ID, if it is in history.
 func (t *Tracker) Get(id wire.ID) (*Request, bool) {
-	r, ok := t.byID[id]
-	return r, ok
+	r := t.lookup(id)
+	return r, r != nil
 }
 
 // Index returns the position of a request in history (for At).
 func (t *Tracker) Index(id wire.ID) (int, bool) {
-	r, ok := t.byID[id]
-	if !ok {
+	r := t.lookup(id)
+	if r == nil {
 		return 0, false
 	}
 	i := sort.Search(len(t.hist), func(i int) bool { return t.hist[i].seq >= r.seq })
@@ -443,7 +457,7 @@ func (t *Tracker) wasEvicted(id wire.ID) bool {
 		return false
 	}
 	_, kept := t.byID[id]
-	return !kept
+	return !kept && t.roundOf[id] == nil
 }
 
 // setState moves r to state s, keeping the counts and the active set right.
@@ -482,6 +496,7 @@ func (t *Tracker) count(s State, d int) {
 func (t *Tracker) finish(r *Request, s State, now time.Time) {
 	r.Ended = now
 	t.setState(r, s, now)
+	t.roundEnded(r, now)
 	if r.Role != RoleNone {
 		t.childEnded(r, now)
 	}
@@ -560,6 +575,7 @@ func (t *Tracker) evict() {
 // forget drops an evicted request and everything kept for it.
 func (t *Tracker) forget(r *Request) {
 	delete(t.byID, r.ID)
+	t.forgetRounds(r)
 	if r.Task != nil && t.tasks[r.Task.ID] == r {
 		delete(t.tasks, r.Task.ID)
 	}

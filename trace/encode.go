@@ -66,6 +66,12 @@ func appendRecord(b []byte, rec *Record) ([]byte, bool) {
 		raw, _ := rec.Parent.MarshalJSON()
 		b = append(b, raw...)
 	}
+	b = appendInt(b, `,"round":`, rec.Round)
+	if rec.Conversation != nil {
+		b = append(b, `,"conversation":`...)
+		raw, _ := rec.Conversation.MarshalJSON()
+		b = append(b, raw...)
+	}
 	return append(b, '}'), true
 }
 

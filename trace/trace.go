@@ -138,6 +138,11 @@ type Record struct {
 	// tasks/result, tasks/cancel), is the request whose task they serve;
 	// replay shows them in that request's table.
 	Parent *wire.ID `json:"parent,omitempty"`
+	// Round and Conversation, on the state line of a multi round-trip
+	// request's later round, are its number (from 2) and the first
+	// round's ID: the rounds of one conversation, under their own IDs.
+	Round        int      `json:"round,omitempty"`
+	Conversation *wire.ID `json:"conversation,omitempty"`
 }
 
 // Message decodes the record's message, if it has one.

@@ -278,6 +278,10 @@ func (w *Writer) State(at time.Time, r *session.Request, from, to session.State)
 		p := r.Parent
 		rec.Parent = &p
 	}
+	if n := r.Round(); n > 1 {
+		first := r.Conv.Rounds[0].ID
+		rec.Round, rec.Conversation = n, &first
+	}
 	switch {
 	case r.LocalError != "" && to.IsFinal():
 		rec.Error = r.LocalError

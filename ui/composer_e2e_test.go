@@ -28,7 +28,7 @@ func TestEndToEndComposerOnTheDemoServer(t *testing.T) {
 			tm.Send(keyMsg(string(r)))
 		}
 	}
-	scr.waitFor(t, "10 tools", 5*time.Second)
+	scr.waitFor(t, "17 tools", 5*time.Second)
 
 	// A resource from resources/list.
 	tm.Send(keyMsg("n"))

@@ -148,7 +148,7 @@ func TestEndToEndCancelOnTheDemoServer(t *testing.T) {
 	// The composer lists the tools once tools/list is answered. Each wait
 	// below is for text only the awaited state shows: the empty screen
 	// already says "slow", and the pick step shows the schema's "seconds".
-	waitScreen(t, tm, "10 tools", 5*time.Second)
+	waitScreen(t, tm, "17 tools", 5*time.Second)
 
 	// slow: n, enter (slow is preselected), fill seconds and steps, send.
 	tm.Send(keyMsg("n"))

@@ -384,10 +384,24 @@ func SetMeta(params json.RawMessage, kv map[string]any) (json.RawMessage, error)
 		}
 		meta[k] = b
 	}
-	mb, err := json.Marshal(meta)
+	mb, err := marshalExact(meta)
 	if err != nil {
 		return nil, err
 	}
 	obj["_meta"] = mb
-	return json.Marshal(obj)
+	return marshalExact(obj)
+}
+
+// marshalExact is json.Marshal without its HTML escaping, so that the
+// members SetMeta keeps go back as they came: a multi round-trip retry's
+// requestState must be echoed exactly, and json.Marshal would turn its
+// "<", ">" and "&" into \u escapes.
+func marshalExact(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -48,6 +48,7 @@ const (
 	MethodRootsList           = "roots/list"
 	MethodSamplingCreate      = "sampling/createMessage"
 	MethodElicitationCreate   = "elicitation/create"
+	MethodLoggingSetLevel     = "logging/setLevel" // legacy only
 	MethodTasksGet            = "tasks/get"
 	MethodTasksResult         = "tasks/result" // legacy only
 	MethodTasksList           = "tasks/list"   // legacy only
@@ -73,6 +74,8 @@ const (
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 	MetaProgressToken      = "progressToken"
 	MetaRelatedTask        = "io.modelcontextprotocol/related-task"
+	// MetaLogLevel asks for a request's log lines (modern era, logging.mdx).
+	MetaLogLevel = "io.modelcontextprotocol/logLevel"
 	// ExtensionTasks names the modern tasks extension in clientCapabilities.extensions.
 	ExtensionTasks = "io.modelcontextprotocol/tasks"
 )
@@ -87,6 +90,9 @@ const (
 	CodeHeaderMismatch             = -32020
 	CodeMissingClientCapability    = -32021
 	CodeUnsupportedProtocolVersion = -32022
+	// CodeUserRejected is the sampling page's "User rejected sampling
+	// request" (legacy).
+	CodeUserRejected = -1
 )
 
 // IsModernErrorCode reports whether code is one of the errors only a modern

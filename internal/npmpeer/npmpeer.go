@@ -44,6 +44,7 @@ var Sets = [][]string{
 	{Node, Everything},
 	// The TypeScript SDK's client as a host in front of inflight proxy.
 	{Node, SDK1},
+	{Node, Conform},
 }
 
 // Install is an installed package set.

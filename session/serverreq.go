@@ -1,0 +1,328 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"inflight/event"
+	"inflight/wire"
+)
+
+// A legacy server asks its questions with requests of its own
+// (elicitation/create, sampling/createMessage, roots/list), which the
+// client answers (client.Config.ServerRequests) or refuses, and which the
+// server may withdraw with notifications/cancelled. The client marks that
+// traffic Internal; the tracker follows it here, as ServerRequests tied to
+// the client request they belong to. Their IDs are the server's, a
+// namespace of their own: they never name a Request.
+
+// ServerRequestState is where one of the server's requests is.
+type ServerRequestState uint8
+
+// The states of a server request.
+const (
+	// ServerWaiting: asked, not answered yet.
+	ServerWaiting ServerRequestState = iota
+	// ServerAnswered: answered with a result (an elicitation accepted, a
+	// sampling reply, the roots).
+	ServerAnswered
+	// ServerDeclined: answered, declined (an ElicitResult "decline", or
+	// the error -1 for sampling).
+	ServerDeclined
+	// ServerDismissed: answered with an ElicitResult "cancel" (dismissed
+	// without a choice).
+	ServerDismissed
+	// ServerRefused: answered with an error (inflight's default, -32601,
+	// when nothing answers that method).
+	ServerRefused
+	// ServerWithdrawn: the server cancelled it with notifications/cancelled
+	// before it was answered.
+	ServerWithdrawn
+	// ServerLost: the connection closed before it was answered.
+	ServerLost
+	// ServerAbandoned: the request it arrived during ended (the server
+	// answered it) before this was answered or withdrawn. It is not known
+	// to be over: a notifications/cancelled that follows still makes it
+	// withdrawn, and an answer may still be sent.
+	ServerAbandoned
+)
+
+var serverRequestStateNames = [...]string{
+	ServerWaiting:   "waiting",
+	ServerAnswered:  "answered",
+	ServerDeclined:  "declined",
+	ServerDismissed: "dismissed",
+	ServerRefused:   "refused",
+	ServerWithdrawn: "withdrawn",
+	ServerLost:      "connection_lost",
+	ServerAbandoned: "abandoned",
+}
+
+// String is the state's snake_case name, as JSON output uses it.
+func (s ServerRequestState) String() string {
+	if int(s) < len(serverRequestStateNames) {
+		return serverRequestStateNames[s]
+	}
+	return "unknown"
+}
+
+// MarshalText makes a ServerRequestState encode as its name.
+func (s ServerRequestState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// TiedBy says how the tracker knew which request a server request
+// belongs to.
+type TiedBy uint8
+
+// The ways.
+const (
+	// TiedNone: it could not tell (several requests were in flight on
+	// stdio, or none).
+	TiedNone TiedBy = iota
+	// TiedStream: it came on that request's HTTP response stream.
+	TiedStream
+	// TiedTask: its _meta named that request's task
+	// (io.modelcontextprotocol/related-task).
+	TiedTask
+	// TiedOnly: it arrived while that request was the only one in flight.
+	TiedOnly
+)
+
+func (b TiedBy) String() string {
+	switch b {
+	case TiedStream:
+		return "stream"
+	case TiedTask:
+		return "related_task"
+	case TiedOnly:
+		return "only_request_in_flight"
+	}
+	return "none"
+}
+
+// MarshalText makes a TiedBy encode as its name.
+func (b TiedBy) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// ServerRequest is one request a legacy server sent inflight.
+type ServerRequest struct {
+	// ID is the server's ID for it (the server's namespace, not inflight's).
+	ID     wire.ID
+	Method string
+	// Params are its params (clipped; raw, sanitise before display).
+	Params json.RawMessage
+	// At is when it arrived; Ended when it was answered, withdrawn or lost.
+	At, Ended time.Time
+	State     ServerRequestState
+	// During is the inflight request it belongs to (its ID then), and
+	// TiedBy how that was known; zero and TiedNone when it could not be.
+	During wire.ID
+	TiedBy TiedBy
+	// Answer is the result inflight sent (clipped), Error the error.
+	Answer json.RawMessage
+	Error  *wire.Error
+}
+
+// Open reports whether it still waits for an answer.
+func (s *ServerRequest) Open() bool { return s.State == ServerWaiting }
+
+// ServerRequests returns the server's requests the tracker keeps (the
+// last 1000), oldest first. Read-only.
+func (t *Tracker) ServerRequests() []*ServerRequest { return t.serverReqs }
+
+// ServerRequest finds one of the server's requests still waiting by its
+// ID.
+func (t *Tracker) ServerRequest(id wire.ID) (*ServerRequest, bool) {
+	s, ok := t.serverOpen[id]
+	return s, ok
+}
+
+// onInternal follows the client's own traffic that concerns the server's
+// requests: the request, inflight's answer, and the server withdrawing it.
+func (t *Tracker) onInternal(ev *event.Event) {
+	if t.conn.Era == event.EraModern {
+		return
+	}
+	switch {
+	case ev.Kind == event.Received && ev.Msg.Kind == wire.KindRequest && ev.Msg.Method != wire.MethodPing:
+		t.serverAsked(ev)
+	case ev.Kind == event.Sent && (ev.Msg.Kind == wire.KindResult || ev.Msg.Kind == wire.KindError):
+		t.serverAnswered(ev)
+	case ev.Kind == event.Received && ev.Msg.Kind == wire.KindNotification && ev.Msg.Method == wire.NotifyCancelled:
+		if c, err := wire.DecodeCancelled(ev.Msg.Params); err == nil {
+			t.serverWithdrew(c.RequestID, ev)
+		}
+	}
+}
+
+func (t *Tracker) serverAsked(ev *event.Event) {
+	if t.serverOpen == nil {
+		t.serverOpen = map[wire.ID]*ServerRequest{}
+	}
+	p := ev.Msg.Params
+	if len(p) > maxAskedBytes {
+		p = nil
+	}
+	s := &ServerRequest{ID: ev.Msg.ID, Method: clip(ev.Msg.Method, 64), Params: bytes.Clone(p), At: ev.Time}
+	var r *Request
+	switch {
+	case !ev.Owner.IsZero():
+		r, s.TiedBy = t.lookup(ev.Owner), TiedStream
+	default:
+		if id, ok := wire.RelatedTask(ev.Msg.Params); ok && t.tasks[id] != nil {
+			r, s.TiedBy = t.tasks[id], TiedTask
+		} else if only := t.onlyInFlight(); only != nil {
+			r, s.TiedBy = only, TiedOnly
+		}
+	}
+	if r != nil {
+		s.During = r.ID
+		r.conv().ServerRequests = append(r.conv().ServerRequests, s)
+	} else {
+		s.TiedBy = TiedNone
+	}
+	if old := t.serverOpen[s.ID]; old != nil {
+		// The server reused an ID still waiting for inflight's answer.
+		t.violate(ViolationServerRequestReusedID, "the server sent "+strconv.Quote(s.Method)+" under ID "+s.ID.String()+
+			", which its "+strconv.Quote(old.Method)+" still waiting for an answer has", r, wire.ID{}, ev)
+	}
+	t.serverOpen[s.ID] = s
+	t.serverReqs = append(t.serverReqs, s)
+	if len(t.serverReqs) > maxServerRequestsKept {
+		drop := len(t.serverReqs) - maxServerRequestsKept
+		clear(t.serverReqs[:drop])
+		t.serverReqs = t.serverReqs[drop:]
+	}
+}
+
+// onlyInFlight is the one user request in flight, or nil when there are
+// none or several (then a server request arriving on stdio could belong
+// to any, and the tracker does not guess).
+func (t *Tracker) onlyInFlight() *Request {
+	var only *Request
+	for _, r := range t.active {
+		if r.Role != RoleNone || r.listen || r.ByHost {
+			continue
+		}
+		if only != nil {
+			return nil
+		}
+		only = r
+	}
+	return only
+}
+
+func (t *Tracker) serverAnswered(ev *event.Event) {
+	s := t.serverOpen[ev.Msg.ID]
+	if s == nil {
+		return
+	}
+	delete(t.serverOpen, s.ID)
+	s.Ended = ev.Time
+	if ev.Msg.Kind == wire.KindError {
+		s.Error = clipError(ev.Msg.Error)
+		s.State = ServerRefused
+		if ev.Msg.Error.Code == wire.CodeUserRejected {
+			s.State = ServerDeclined
+		}
+		return
+	}
+	res := ev.Msg.Result
+	if len(res) <= maxMessageBytes*16 {
+		s.Answer = bytes.Clone(res)
+	}
+	s.State = ServerAnswered
+	if s.Method == wire.MethodElicitationCreate {
+		var a struct {
+			Action string `json:"action"`
+		}
+		_ = json.Unmarshal(res, &a)
+		switch a.Action {
+		case "decline":
+			s.State = ServerDeclined
+		case "cancel":
+			s.State = ServerDismissed
+		}
+	}
+}
+
+// serverWithdrew applies the server's notifications/cancelled of one of
+// its own requests, and reports whether id named one still waiting.
+func (t *Tracker) serverWithdrew(id wire.ID, ev *event.Event) bool {
+	s := t.serverOpen[id]
+	if s == nil {
+		if s = t.abandoned(id); s == nil {
+			return false
+		}
+	}
+	delete(t.serverOpen, id)
+	s.State, s.Ended = ServerWithdrawn, ev.Time
+	return true
+}
+
+// serversLost ends the server's requests still waiting when the
+// connection closed.
+func (t *Tracker) serversLost(at time.Time) {
+	for id, s := range t.serverOpen {
+		s.State, s.Ended = ServerLost, at
+		delete(t.serverOpen, id)
+	}
+}
+
+// onLog applies a notifications/message: a line of the request it belongs
+// to (the request whose HTTP stream carried it; on stdio, the only request
+// in flight). A modern server may log only for a request that asked with
+// io.modelcontextprotocol/logLevel.
+func (t *Tracker) onLog(ev *event.Event) {
+	var r *Request
+	if !ev.RequestID.IsZero() {
+		r = t.lookup(ev.RequestID)
+	} else {
+		r = t.onlyInFlight()
+	}
+	if r == nil {
+		t.logsUnattributed++
+		return
+	}
+	t.log.ring.buf[t.curLog].ID = r.ID
+	var m struct {
+		Level  string          `json:"level"`
+		Logger string          `json:"logger"`
+		Data   json.RawMessage `json:"data"`
+	}
+	_ = json.Unmarshal(ev.Msg.Params, &m)
+	c := r.conv()
+	if t.conn.Era == event.EraModern && c.LogLevel == "" && !ev.RequestID.IsZero() {
+		t.violate(ViolationLogNotRequested, "notifications/message for request "+r.ID.String()+
+			", which carried no "+wire.MetaLogLevel+"; the server MUST NOT log for a request that did not ask", r, r.ID, ev)
+	}
+	c.LogCount++
+	if len(c.Logs) < MaxLogLines {
+		c.Logs = append(c.Logs, LogLine{At: ev.Time, Level: clip(m.Level, 32), Logger: clip(m.Logger, 128), Data: clip(string(m.Data), maxMessageBytes)})
+	}
+}
+
+// LogsUnattributed counts notifications/message lines that belonged to no
+// request the tracker could name.
+func (t *Tracker) LogsUnattributed() int { return t.logsUnattributed }
+
+// abandoned finds a server request left abandoned under id, newest first.
+func (t *Tracker) abandoned(id wire.ID) *ServerRequest {
+	for i := len(t.serverReqs) - 1; i >= 0 && i >= len(t.serverReqs)-64; i-- {
+		if s := t.serverReqs[i]; s.ID == id && s.State == ServerAbandoned {
+			return s
+		}
+	}
+	return nil
+}
+
+// serversAbandoned marks the server requests still open that arrived
+// during r, which just ended.
+func (t *Tracker) serversAbandoned(r *Request, at time.Time) {
+	for _, s := range r.Conv.ServerRequests {
+		if s.Open() && t.serverOpen[s.ID] == s {
+			delete(t.serverOpen, s.ID)
+			s.State, s.Ended = ServerAbandoned, at
+		}
+	}
+}
