@@ -348,7 +348,7 @@ func (cn *Conn) taskWork(now time.Time) {
 		if cn.trace != nil {
 			_ = cn.trace.State(now, r, r.State, r.State)
 		}
-		err := cn.c.Send(context.Background(), client.Request{ID: r.ID, Method: r.Method, Params: wire.TaskParams(r.Target)})
+		err := cn.c.Send(context.Background(), client.Request{ID: r.ID, Method: r.Method, Params: r.ChildParams})
 		if err != nil {
 			cn.apply(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: r.ID, Err: err,
 				LostConnection: errors.Is(err, client.ErrClosed)})

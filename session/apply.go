@@ -526,6 +526,9 @@ func (t *Tracker) onAck(ev *event.Event) {
 		if r.State == StatePending || r.State == StateRunning {
 			t.setState(r, StateListening, ev.Time)
 		}
+		if r.Role == RoleListen {
+			t.taskListenAcked(r, ev, ev.Time)
+		}
 	}
 }
 

@@ -68,6 +68,9 @@ type Config struct {
 	// PollTimeout the timeout of each tasks/get.
 	PollInterval time.Duration
 	PollTimeout  time.Duration
+	// NoTaskListen: do not ask a modern server for a task's
+	// notifications/tasks with subscriptions/listen (polling only).
+	NoTaskListen bool
 	// Converse holds a request answered input_required (modern multi
 	// round-trip requests) as waiting_input for the caller to answer
 	// (Tracker.Answer) or end (EndConversation). Off, such a request ends

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"time"
 
 	"inflight/event"
@@ -88,6 +89,9 @@ type Request struct {
 	// the task's timeline, not as rows of their own.
 	Parent wire.ID
 	Role   TaskRole
+	// ChildParams are the params a task's own request is sent with (nil
+	// for every other request, whose params are the caller's).
+	ChildParams json.RawMessage
 
 	// Conv is what passed between the server and the user around the
 	// request (rounds, the server's own requests, log lines); nil when
@@ -108,6 +112,9 @@ type Request struct {
 	// takes a task for it (legacy: a task member; modern: the extension in
 	// its clientCapabilities).
 	taskDeclared bool
+	// closeDue: a task's listen to close at the next Expire (its task
+	// ended, or the server offers no notifications for it).
+	closeDue bool
 	// logProgress counts the progress entries logged one by one;
 	// coalesceAt is the log position (ProtocolLog.Total after its append)
 	// of the entry later ones are merged into, 0 before there is one.

@@ -34,6 +34,7 @@ const (
 	RolePoll            // tasks/get
 	RoleResult          // tasks/result (legacy): the underlying request's outcome
 	RoleCancel          // tasks/cancel
+	RoleListen          // subscriptions/listen for the task's notifications/tasks (modern)
 )
 
 func (r TaskRole) String() string {
@@ -44,6 +45,8 @@ func (r TaskRole) String() string {
 		return "result"
 	case RoleCancel:
 		return "cancel"
+	case RoleListen:
+		return "listen"
 	}
 	return ""
 }
@@ -134,6 +137,12 @@ type Task struct {
 	polling    wire.ID // the tasks/get in flight
 	fetching   wire.ID // the tasks/result in flight
 	cancelling wire.ID // the tasks/cancel in flight
+	// listen is the subscriptions/listen asking for the task's
+	// notifications/tasks (modern; zero: none yet); listenDue says one is
+	// to begin, Listening that the server's acknowledgement lists the task.
+	listen    wire.ID
+	listenDue bool
+	Listening bool
 }
 
 // Pending reports task requests still to send or still unanswered: a
@@ -217,6 +226,13 @@ func (t *Tracker) taskHandle(r *Request, ev *event.Event) bool {
 	t.applyTask(r, ts, ViaHandle, ev)
 	if r.State == StateTask {
 		tk.NextPollAt = ev.Time.Add(t.pollInterval(tk))
+		if modern && !t.cfg.NoTaskListen {
+			// The extension's notifications/tasks come on a
+			// subscriptions/listen naming the task, where the server
+			// offers them (its acknowledgement says); polling goes on.
+			tk.listenDue = true
+			t.due(ev.Time)
+		}
 	}
 	return true
 }
@@ -339,6 +355,12 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 		tk.fetching = c.ID
 		out = append(out, c)
 	}
+	if tk.listenDue && r.State.IsActive() {
+		tk.listenDue = false
+		c := t.beginChild(r, wire.MethodSubscriptionsListen, RoleListen, now)
+		tk.listen = c.ID
+		out = append(out, c)
+	}
 	if r.State.IsActive() && tk.polling.IsZero() && !tk.NextPollAt.IsZero() && !now.Before(tk.NextPollAt) {
 		c := t.beginChild(r, wire.MethodTasksGet, RolePoll, now)
 		tk.polling = c.ID
@@ -349,8 +371,12 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 }
 
 func (t *Tracker) beginChild(parent *Request, method string, role TaskRole, now time.Time) *Request {
-	c := t.Begin(method, wire.TaskParams(parent.Task.ID), RequestOptions{Timeout: t.cfg.PollTimeout}, now)
-	c.Parent, c.Role = parent.ID, role
+	params := wire.TaskParams(parent.Task.ID)
+	if role == RoleListen {
+		params = listenParams(parent.Task.ID)
+	}
+	c := t.Begin(method, params, RequestOptions{Timeout: t.cfg.PollTimeout}, now)
+	c.Parent, c.Role, c.ChildParams = parent.ID, role, params
 	t.taskChildren++
 	c.ProgressToken = wire.ID{}
 	// The task's own requests are not the user's: the header counts the
@@ -641,4 +667,44 @@ func (t *Tracker) childEnded(c *Request, now time.Time) {
 	case c.Role == RoleCancel && tk.cancelling == c.ID:
 		tk.cancelling = wire.ID{}
 	}
+}
+
+// listenParams asks a modern server for a task's notifications/tasks.
+func listenParams(taskID string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"notifications": map[string]any{"taskIds": []string{taskID}}})
+	return b
+}
+
+// taskListenAcked applies the acknowledgement of a task's listen: the
+// server lists the task IDs it will send notifications/tasks for. One
+// that does not list this task offers none, and the listen is closed.
+func (t *Tracker) taskListenAcked(c *Request, ev *event.Event, now time.Time) {
+	p := t.byID[c.Parent]
+	if p == nil || p.Task == nil {
+		return
+	}
+	var ack struct {
+		Notifications struct {
+			TaskIDs []string `json:"taskIds"`
+		} `json:"notifications"`
+	}
+	_ = json.Unmarshal(ev.Msg.Params, &ack)
+	for _, id := range ack.Notifications.TaskIDs {
+		if id == p.Task.ID {
+			p.Task.Listening = true
+			return
+		}
+	}
+	t.closeTaskListen(c, now)
+}
+
+// closeTaskListen cancels a task's listen (its task ended, or the server
+// offers no notifications for it); Expire returns it for the caller to
+// send the transport's cancel, as for a timeout.
+func (t *Tracker) closeTaskListen(c *Request, now time.Time) {
+	if c.State.IsFinal() || c.State == StateCancelRequested || c.closeDue {
+		return
+	}
+	c.closeDue = true
+	t.due(now)
 }

@@ -21,7 +21,8 @@ type taskHarness struct {
 }
 
 func newTaskHarness(t *testing.T, era event.Era) *taskHarness {
-	return &taskHarness{harness: newHarness(t, Config{PollInterval: 500 * time.Millisecond}, era, event.TransportStdio), modern: era == event.EraModern}
+	// Polling alone; the listen for notifications/tasks is tested on its own.
+	return &taskHarness{harness: newHarness(t, Config{PollInterval: 500 * time.Millisecond, NoTaskListen: true}, era, event.TransportStdio), modern: era == event.EraModern}
 }
 
 // call begins a tools/call that declares task support (or not) and sends it.
@@ -73,7 +74,7 @@ func (h *taskHarness) due(at int) []*Request {
 	h.t.Helper()
 	reqs := h.tr.TaskRequests(ms(at))
 	for _, c := range reqs {
-		h.sendRaw(at, c, string(wire.TaskParams(c.Target)))
+		h.sendRaw(at, c, string(c.ChildParams))
 	}
 	return reqs
 }
@@ -375,5 +376,50 @@ func TestTaskHandleAfterTransportCancel(t *testing.T) {
 	}
 	if got := h.due(5000); len(got) != 0 {
 		t.Fatalf("more work: %v", methods(got))
+	}
+}
+
+// A modern task is also asked for on subscriptions/listen: kept where the
+// server's acknowledgement lists it, closed where it does not, and closed
+// when the task ends; its notifications/tasks update the task.
+func TestTaskListen(t *testing.T) {
+	for _, offers := range []bool{true, false} {
+		t.Run(fmt.Sprintf("offered=%v", offers), func(t *testing.T) {
+			h := &taskHarness{harness: newHarness(t, Config{PollInterval: 500 * time.Millisecond}, event.EraModern, event.TransportStdio), modern: true}
+			r := h.call(0, true)
+			h.handle(10, r, "t-1")
+			got := h.due(10)
+			if len(got) != 1 || got[0].Method != wire.MethodSubscriptionsListen || got[0].Role != RoleListen ||
+				!strings.Contains(string(got[0].ChildParams), `"taskIds":["t-1"]`) {
+				t.Fatalf("due after a modern handle: %v %s", methods(got), got[0].ChildParams)
+			}
+			l := got[0]
+			lid, _ := l.ID.Int()
+			agreed := `[]`
+			if offers {
+				agreed = `["t-1"]`
+			}
+			h.recv(20, string(wire.Notification(wire.NotifySubscriptionAck, json.RawMessage(fmt.Sprintf(
+				`{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},"notifications":{"taskIds":%s}}`, lid, agreed)))))
+			if r.Task.Listening != offers {
+				t.Fatalf("Listening = %v after an acknowledgement listing %s", r.Task.Listening, agreed)
+			}
+			exp, _ := h.tr.Expire(ms(30))
+			closed := len(exp) == 1 && exp[0].ID == l.ID && !exp[0].Task
+			if closed == offers {
+				t.Fatalf("Expire %+v: the listen must be closed exactly when the server offers nothing (offered %v)", exp, offers)
+			}
+			if !offers {
+				return
+			}
+			h.recv(400, string(wire.Notification(wire.NotifyTasks, json.RawMessage(`{`+h.task("t-1", wire.TaskCompleted, `"result":{"content":[]}`)+`}`))))
+			if r.State != StateCompleted || r.Task.History[len(r.Task.History)-1].Via != ViaNotification {
+				t.Fatalf("after notifications/tasks: %v %+v", r.State, r.Task.History)
+			}
+			exp, _ = h.tr.Expire(ms(410))
+			if len(exp) != 1 || exp[0].ID != l.ID {
+				t.Fatalf("the task ended but its listen was not closed: %+v", exp)
+			}
+		})
 	}
 }

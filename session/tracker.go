@@ -319,6 +319,16 @@ func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
 	// set, which only moves an already visited request into slot i.
 	for i := len(t.active) - 1; i >= 0; i-- {
 		r := t.active[i]
+		if r.closeDue {
+			// A task's listen whose task ended (or that the server
+			// offers nothing on): cancelled with the transport's signal.
+			r.closeDue = false
+			if r.State.IsActive() && r.State != StateCancelRequested {
+				t.beginCancel(r, "the task's notifications are no longer needed", CauseUser, now)
+				out = append(out, Expiry{ID: r.ID, Reason: r.Cancel.Reason, Change: t.changes.buf[len(t.changes.buf)-1]})
+			}
+			continue
+		}
 		switch r.State {
 		case StatePending, StateRunning:
 			d, limit := r.deadline()
@@ -499,6 +509,12 @@ func (t *Tracker) finish(r *Request, s State, now time.Time) {
 	t.roundEnded(r, now)
 	if r.Role != RoleNone {
 		t.childEnded(r, now)
+	}
+	if r.Task != nil && !r.Task.listen.IsZero() {
+		// The task is over: so is the listen for its notifications.
+		if c := t.byID[r.Task.listen]; c != nil {
+			t.closeTaskListen(c, now)
+		}
 	}
 }
 

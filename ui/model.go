@@ -1282,7 +1282,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 		// Tasks get their tasks/cancel (the polls due now are not sent).
 		for _, r := range m.tracker.TaskRequests(m.now()) {
 			if r.Method == wire.MethodTasksCancel {
-				taskCancels = append(taskCancels, client.Request{ID: r.ID, Method: r.Method, Params: wire.TaskParams(r.Target)})
+				taskCancels = append(taskCancels, client.Request{ID: r.ID, Method: r.Method, Params: r.ChildParams})
 			}
 		}
 	}

@@ -26,7 +26,7 @@ func (m *Model) taskWork(now time.Time) []tea.Cmd {
 			_ = tw.State(r.Created, r, r.State, r.State)
 		}
 		conn, gen := m.conn, m.connGen
-		req := client.Request{ID: r.ID, Method: r.Method, Params: wire.TaskParams(r.Target)}
+		req := client.Request{ID: r.ID, Method: r.Method, Params: r.ChildParams}
 		cmds = append(cmds, func() tea.Msg {
 			if err := conn.Send(context.Background(), req); err != nil {
 				return sendFailedMsg{gen: gen, id: req.ID, err: err}
