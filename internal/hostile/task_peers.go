@@ -392,5 +392,57 @@ var (
 // TaskPeers lists the task peers.
 func TaskPeers() []Stdio {
 	return []Stdio{TaskFlip, TaskCancelledNotification, TaskCancelAcceptsTerminal, TaskCancelNotCancelled, TaskUndeclared,
-		TaskNotDurable, TaskForPrompt, TaskRateLimited, TaskRateLimitedUnguided}
+		TaskNotDurable, TaskForPrompt, TaskRateLimited, TaskRateLimitedUnguided, TaskListen, TaskListenBeforeAck}
 }
+
+// TaskListenPollMs is the poll interval TaskListen gives: long, so that
+// nothing but its notifications/tasks can end the task during a test.
+const TaskListenPollMs = 60000
+
+// taskListen answers a modern subscriptions/listen whose notifications
+// name taskIds: it acknowledges them (unless beforeAck: then only after
+// the notification), and sends each task's completion as
+// notifications/tasks on the stream (_meta subscriptionId: the listen's
+// ID). The stream stays open until the client ends it.
+func taskListen(name string, beforeAck bool) Stdio {
+	return TaskScript{Name: name, PollMs: TaskListenPollMs, Work: 1000,
+		Other: func(s *Session, req Request) bool {
+			if req.Method != wire.MethodSubscriptionsListen {
+				return false
+			}
+			var p struct {
+				Notifications struct {
+					TaskIDs []string `json:"taskIds"`
+				} `json:"notifications"`
+			}
+			_ = json.Unmarshal(req.Params, &p)
+			ids, _ := json.Marshal(p.Notifications.TaskIDs)
+			ack := wire.Notification(wire.NotifySubscriptionAck, json.RawMessage(fmt.Sprintf(`{"_meta":{%q:%s},"notifications":{"taskIds":%s}}`,
+				wire.MetaSubscriptionID, req.ID.Raw(), ids)))
+			if !beforeAck {
+				_ = s.Send(ack)
+			}
+			for _, id := range p.Notifications.TaskIDs {
+				var done PeerTask
+				if s.withTask(wire.TaskParams(id), func(tk *PeerTask) { tk.Status = wire.TaskCompleted; done = *tk }) {
+					_ = s.Send(TaskNotification(done, TaskListenPollMs, false, req.ID))
+				}
+			}
+			if beforeAck {
+				_ = s.Send(ack)
+			}
+			select {
+			case <-s.CancelledCh(req.ID):
+			case <-s.Done():
+			}
+			return true
+		}}.Peer()
+}
+
+// TaskListen delivers its tasks' completion as notifications/tasks on a
+// subscriptions/listen; TaskListenBeforeAck does so before it
+// acknowledges the subscription.
+var (
+	TaskListen          = taskListen("task-listen", false)
+	TaskListenBeforeAck = taskListen("task-listen-before-ack", true)
+)
