@@ -9,6 +9,7 @@ import (
 
 	"inflight/internal/hostile"
 	"inflight/internal/testserver"
+	"inflight/target"
 )
 
 // Every task violation set off by a misbehaving task peer of ours (package
@@ -163,3 +164,31 @@ func TestCallTaskPeerAsProcess(t *testing.T) {
 	}
 }
 
+
+// Over Streamable HTTP, a poll refused with HTTP 429 though inflight kept
+// to the server's interval is the same violation; the poll failed, the
+// next one completed the task.
+func TestCallTaskRateLimitedHTTP(t *testing.T) {
+	for _, e := range testserver.Eras {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			h := &hostile.TaskRateLimitedHTTP{}
+			ts := hostile.NewServer(h, false)
+			t.Cleanup(ts.Close)
+			rep, _, _ := runCall(t, Options{Target: target.Target{URL: ts.URL + "/mcp", ProtocolVersion: e.Version}, Method: "tools/call", Task: true,
+				Params: testserver.ToolParams(t, hostile.ToolName, `{}`)})
+			if rep.State != "completed" || rep.Task == nil || rep.Task.Status != "completed" {
+				t.Errorf("state %s task %+v", rep.State, rep.Task)
+			}
+			if len(rep.Violations) != 1 || rep.Violations[0].Code != "task_poll_rate_limited" ||
+				!strings.Contains(rep.Violations[0].Detail, "(HTTP 429), though inflight had waited") {
+				t.Errorf("violations %+v", rep.Violations)
+			}
+			if e == testserver.Modern {
+				if got := h.McpNames(); len(got) != 2 || got[0] != "task-1" || got[1] != "task-1" {
+					t.Errorf("Mcp-Name of the polls %q, want the task's ID", got)
+				}
+			}
+		})
+	}
+}
