@@ -164,7 +164,6 @@ func TestCallTaskPeerAsProcess(t *testing.T) {
 	}
 }
 
-
 // Over Streamable HTTP, a poll refused with HTTP 429 though inflight kept
 // to the server's interval is the same violation; the poll failed, the
 // next one completed the task.
