@@ -141,3 +141,34 @@ func TestSDK2ModernTask(t *testing.T) {
 		t.Fatalf("want the task cancelled with tasks/cancel, acknowledged, then polled cancelled: state %s cancel %+v task %+v", r.State, r.Cancel, r.Task)
 	}
 }
+
+// check's tasks group on the same server. The 2026-07-28 wire has no
+// execution.taskSupport (the SDK drops it from tools/list, as the
+// extension defines none), so the task tool is named with --task-tool.
+func TestSDK2ModernTaskCheck(t *testing.T) {
+	t.Parallel()
+	in := npmpeer.Need(t, npmpeer.Node, npmpeer.SDK2Server)
+	server := in.Script(t, "sdk2-tasks.mjs", sdk2TaskServer)
+	args := []string{"check", "--tool", "sdk2_task", "--args", `{"ms":600}`, "--task-tool", "sdk2_task", "--task-args", `{"ms":300}`,
+		"--protocol-version", "2026-07-28", "--cancel-after", "200ms", "--late-window", "500ms", "--json", "--"}
+	out := runInflight(t, append(args, server...)...)
+	var rep struct {
+		Findings []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+			Detail string `json:"detail"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := map[string]string{}
+	for _, f := range rep.Findings {
+		got[f.ID] = f.Status + " " + f.Detail
+	}
+	for _, id := range []string{"tasks.terminal_immutable", "tasks.cancel", "tasks.unknown_id", "tasks.no_notifications_cancelled"} {
+		if !strings.HasPrefix(got[id], "PASS ") {
+			t.Errorf("%s: %q, want a pass", id, got[id])
+		}
+	}
+}
