@@ -69,7 +69,7 @@ func taskPeerCases() []taskPeerCase {
 				}
 			}},
 		taskPeerCase{name: "cancel-accepts-terminal/legacy", peer: hostile.TaskCancelAcceptsTerminal, era: testserver.Legacy,
-			opts: func(o *Options) { o.CancelAfter = 120 * time.Millisecond },
+			opts: func(o *Options) { o.CancelAfter = 250 * time.Millisecond },
 			code: "task_cancel_terminal_accepted", says: `already completed, was acknowledged instead of refused with -32602`,
 			check: func(t *testing.T, rep Report) {
 				if rep.Task == nil || rep.Task.Cancel == nil || rep.Task.Cancel.AckAtMs == nil {

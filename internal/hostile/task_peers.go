@@ -303,18 +303,18 @@ var TaskCancelledNotification = TaskScript{Name: "task-cancelled-notification", 
 		_ = s.Send(wire.Notification(wire.NotifyCancelled, json.RawMessage(params)))
 	}}.Peer()
 
-// TaskResultDelay is how long TaskCancelAcceptsTerminal takes to answer
-// tasks/result.
-const TaskResultDelay = 300 * time.Millisecond
+// TaskResultDelay bounds how long TaskCancelAcceptsTerminal holds its
+// answer to tasks/result.
+const TaskResultDelay = 600 * time.Millisecond
 
-// TaskCancelAcceptsTerminal (legacy) completes at the first poll, takes
-// TaskResultDelay to answer tasks/result, and acknowledges tasks/cancel of
-// the completed task with success instead of -32602.
+// TaskCancelAcceptsTerminal (legacy) completes at the first poll, holds its
+// answer to tasks/result until the client sent tasks/cancel (at most
+// TaskResultDelay), and acknowledges tasks/cancel of the completed task
+// with success instead of -32602.
 var TaskCancelAcceptsTerminal = TaskScript{Name: "task-cancel-accepts-terminal", PollMs: TaskPollMs,
 	Result: func(s *Session, tk PeerTask, req Request) {
-		if s.Sleep(TaskResultDelay) {
-			_ = s.Reply(req.ID, textResult("the work of "+tk.ID+" is done"))
-		}
+		s.WaitReceived(`"method":"tasks/cancel"`, TaskResultDelay)
+		_ = s.Reply(req.ID, textResult("the work of "+tk.ID+" is done"))
 	},
 	Cancel: func(s *Session, tk *PeerTask, req Request) bool {
 		if !wire.IsTerminalTaskStatus(tk.Status) {
