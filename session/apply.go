@@ -72,6 +72,8 @@ func (t *Tracker) Apply(ev event.Event) []Change {
 			t.onStreamClosed(&ev)
 		case event.RequestFailed:
 			t.onRequestFailed(&ev)
+		case event.HTTPStatus:
+			t.onPollHTTPStatus(&ev) // task_limits.go
 		}
 	}
 	t.curLog = -1
@@ -204,6 +206,7 @@ func (t *Tracker) onReceived(ev *event.Event) {
 		case wire.NotifySubscriptionAck:
 			t.onAck(ev)
 		case wire.NotifyTaskStatus, wire.NotifyTasks:
+			t.onTasksOnListen(ev) // task_limits.go
 			t.onTaskNotification(ev)
 		default:
 			t.onNotification(ev)

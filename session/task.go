@@ -132,11 +132,15 @@ type Task struct {
 	AfterCancelHandle bool
 
 	modern     bool
-	cancelDue  bool    // a tasks/cancel is to begin
-	resultDue  bool    // a tasks/result is to begin (legacy, terminal seen)
-	polling    wire.ID // the tasks/get in flight
-	fetching   wire.ID // the tasks/result in flight
-	cancelling wire.ID // the tasks/cancel in flight
+	pollBase   time.Time     // the handle or the last poll's end
+	pollWait   time.Duration // how long after pollBase the poll in flight began
+	pollFirst  bool          // pollWait is counted from the handle
+	rateJudged wire.ID       // the poll already judged rate-limited
+	cancelDue  bool          // a tasks/cancel is to begin
+	resultDue  bool          // a tasks/result is to begin (legacy, terminal seen)
+	polling    wire.ID       // the tasks/get in flight
+	fetching   wire.ID       // the tasks/result in flight
+	cancelling wire.ID       // the tasks/cancel in flight
 	// listen is the subscriptions/listen asking for the task's
 	// notifications/tasks (modern; zero: none yet); listenDue says one is
 	// to begin, Listening that the server's acknowledgement lists the task.
@@ -170,6 +174,10 @@ func (t *Tracker) TaskRequestsBegun() int { return t.taskChildren }
 
 // TaskRequestsKept counts the task requests in history (not evicted).
 func (t *Tracker) TaskRequestsKept() int { return t.taskChildren - t.taskChildrenEvicted }
+
+// ListenID is the subscriptions/listen inflight opened for the task's
+// notifications/tasks (modern; zero: none).
+func (tk *Task) ListenID() wire.ID { return tk.listen }
 
 // IsTask reports whether the request continues as a task.
 func (r *Request) IsTask() bool { return r.Task != nil }
@@ -234,6 +242,7 @@ func (t *Tracker) taskHandle(r *Request, ev *event.Event) bool {
 			t.due(ev.Time)
 		}
 	}
+	tk.pollBase = ev.Time
 	return true
 }
 
@@ -364,6 +373,7 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 	if r.State.IsActive() && tk.polling.IsZero() && !tk.NextPollAt.IsZero() && !now.Before(tk.NextPollAt) {
 		c := t.beginChild(r, wire.MethodTasksGet, RolePoll, now)
 		tk.polling = c.ID
+		tk.pollWait, tk.pollFirst = now.Sub(tk.pollBase), tk.pollBase.Equal(tk.HandleAt)
 		tk.NextPollAt = time.Time{}
 		out = append(out, c)
 	}
@@ -415,6 +425,7 @@ func (t *Tracker) childAnswered(c *Request, ev *event.Event) {
 		tk.polling = wire.ID{}
 		if msg.Kind == wire.KindError {
 			tk.LastPollError = clipError(msg.Error)
+			t.pollRefused(p, c, ev, 0)
 			if tk.Polls == 0 && msg.Error.Code == wire.CodeInvalidParams && !tk.Terminal() {
 				t.violate(ViolationTaskNotDurable, "the first tasks/get of task "+strconv.Quote(clip(tk.ID, 128))+
 					" was refused with -32602 (no such task), though the server had returned its handle", p, c.ID, ev)
@@ -659,6 +670,7 @@ func (t *Tracker) childEnded(c *Request, now time.Time) {
 		if p.State.IsActive() {
 			tk.NextPollAt = now.Add(t.pollInterval(tk))
 		}
+		tk.pollBase = now
 	case c.Role == RoleResult && tk.fetching == c.ID && !c.responded:
 		// The result never came: ask again at the next poll's time.
 		tk.fetching = wire.ID{}

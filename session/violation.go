@@ -96,6 +96,13 @@ const (
 	// that does not support tasks, which "MUST" be interpreted "as an
 	// invalid response".
 	ViolationTaskUnsupportedMethod = "task_unsupported_method"
+	// ViolationTaskPollRateLimited: a tasks/get refused as rate-limited
+	// (HTTP 429, or a JSON-RPC error that says it is a rate limit) though
+	// the server had given no poll interval for the task, or inflight had
+	// waited the whole interval it gave ("Servers MAY rate-limit clients
+	// polling more frequently than the recorded pollIntervalMs": only
+	// those): polling guidance ignored by the server.
+	ViolationTaskPollRateLimited = "task_poll_rate_limited"
 )
 
 // violationRawBytes bounds the raw bytes copied into a Violation.

@@ -57,6 +57,15 @@ type Stdio struct {
 	// Stubborn peers ignore the end of their stdin and, as a process,
 	// SIGTERM: only SIGKILL (or, in-process, Served.Stop) ends them.
 	Stubborn bool
+	// Tasks makes the peer declare task support (legacy
+	// capabilities.tasks, the modern tasks extension) and list its tool
+	// with execution.taskSupport "optional".
+	Tasks bool
+	// Handle runs in its own goroutine for each request that is neither
+	// set-up nor tools/call (tasks/get, prompts/get, …) and reports whether
+	// it answered; when it did not, the peer answers -32601. It must
+	// return once s.Done() is closed.
+	Handle func(s *Session, req Request) bool
 }
 
 // Request is a request a peer received.
@@ -97,6 +106,12 @@ type Session struct {
 	record io.Writer
 	// stderr is the process's stderr for a child; nil in-process.
 	stderr io.Writer
+
+	// legacy is set once the client sent initialize: it speaks the
+	// legacy era.
+	legacy bool
+	// book holds a task peer's tasks.
+	book taskBook
 }
 
 func newSession(peer string, out io.Writer, closeOut func() error) *Session {
@@ -327,15 +342,30 @@ func (p Stdio) handle(s *Session, line []byte) {
 			}
 		}
 	case wire.KindRequest:
-		if reply, ok := setUpReply(p.Name, msg); ok {
+		if msg.Method == wire.MethodInitialize {
+			s.rmu.Lock()
+			s.legacy = true
+			s.rmu.Unlock()
+		}
+		if reply, ok := setUpReplyOf(p.Name, msg, p.Tasks); ok {
 			_ = s.Send(reply)
+			return
+		}
+		req := Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Token: progressToken(msg.Params)}
+		if msg.Method != wire.MethodToolsCall && p.Handle != nil {
+			s.calls.Add(1)
+			go func() {
+				defer s.calls.Done()
+				if !p.Handle(s, req) {
+					_ = s.Send(wire.ErrorResponse(msg.ID, wire.CodeMethodNotFound, "hostile peer: method not found"))
+				}
+			}()
 			return
 		}
 		if msg.Method != wire.MethodToolsCall || p.Call == nil {
 			_ = s.Send(wire.ErrorResponse(msg.ID, wire.CodeMethodNotFound, "hostile peer: method not found"))
 			return
 		}
-		req := Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Token: progressToken(msg.Params)}
 		s.calls.Add(1)
 		go func() {
 			defer s.calls.Done()
@@ -361,6 +391,21 @@ func progressToken(params json.RawMessage) wire.ID {
 // handshake of either era, ping and tools/list. It reports false for
 // anything else.
 func setUpReply(peer string, msg wire.Message) ([]byte, bool) {
+	return setUpReplyOf(peer, msg, false)
+}
+
+// setUpReplyOf is setUpReply for a peer that declares task support or not.
+func setUpReplyOf(peer string, msg wire.Message, tasks bool) ([]byte, bool) {
+	if tasks {
+		switch msg.Method {
+		case wire.MethodDiscover:
+			return wire.ResultResponse(msg.ID, json.RawMessage(taskDiscoverResult(peer))), true
+		case wire.MethodInitialize:
+			return wire.ResultResponse(msg.ID, json.RawMessage(taskInitializeResult(peer))), true
+		case wire.MethodToolsList:
+			return wire.ResultResponse(msg.ID, json.RawMessage(taskToolsListResult)), true
+		}
+	}
 	switch msg.Method {
 	case wire.MethodDiscover:
 		return wire.ResultResponse(msg.ID, json.RawMessage(discoverResult(peer))), true

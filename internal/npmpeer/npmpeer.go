@@ -45,6 +45,9 @@ var Sets = [][]string{
 	// The TypeScript SDK's client as a host in front of inflight proxy.
 	{Node, SDK1},
 	{Node, Conform},
+	// The TypeScript SDK 2.x's server, serving the modern tasks extension
+	// through its hooks (sdk2_task_test.go).
+	{Node, SDK2Server},
 }
 
 // Install is an installed package set.
@@ -61,6 +64,23 @@ func (in Install) NodePath() string {
 // Module is the directory of an installed package (name without version).
 func (in Install) Module(name string) string {
 	return filepath.Join(in.Dir, "node_modules", filepath.FromSlash(name))
+}
+
+// Script writes a Node.js ES module into a new temporary directory whose
+// node_modules is this install's, so that its imports resolve to the
+// installed packages, and returns the command line that runs it under
+// Node 22.
+func (in Install) Script(t testing.TB, name, source string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(in.Dir, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{in.NodePath(), path}
 }
 
 // EverythingCommand is the command line that runs the reference server on

@@ -1,0 +1,44 @@
+package check
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"inflight/internal/hostile"
+	"inflight/internal/testserver"
+)
+
+// The tasks group against misbehaving task peers of ours (package hostile,
+// task_peers.go): each check of the group that a peer breaks fails, with
+// a detail that says what the server did.
+
+func TestCheckTaskPeers(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		peer  hostile.Stdio
+		era   testserver.Era
+		check string
+		says  string
+	}{
+		{"flip/modern", hostile.TaskFlip, testserver.Modern, CheckTaskTerminal, `was completed; a tasks/get after that said working`},
+		{"flip/legacy", hostile.TaskFlip, testserver.Legacy, CheckTaskTerminal, `task "task-1" said another status after it was completed`},
+		{"cancelled-notification/modern", hostile.TaskCancelledNotification, testserver.Modern, CheckTaskNoCancelled, "the server sent notifications/cancelled for a task"},
+		{"cancelled-notification/legacy", hostile.TaskCancelledNotification, testserver.Legacy, CheckTaskNoCancelled, "the server sent notifications/cancelled for a task"},
+		{"cancel-accepts-terminal/legacy", hostile.TaskCancelAcceptsTerminal, testserver.Legacy, CheckTaskCancelTerminal, "tasks/cancel of the completed task ended completed instead of an error"},
+		{"cancel-not-cancelled/legacy", hostile.TaskCancelNotCancelled, testserver.Legacy, CheckTaskCancel, "then ended completed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rep, _ := runCheck(t, Options{Target: testserver.InProcess(tc.peer, tc.era.Version)(t), Tool: hostile.ToolName,
+				CancelAfter: 100 * time.Millisecond, LateWindow: 300 * time.Millisecond, Timeout: 2 * time.Second})
+			f, ok := findingsByID(rep)[tc.check]
+			if !ok {
+				t.Fatalf("no %s finding; findings %+v skipped %+v", tc.check, rep.Findings, rep.Skipped)
+			}
+			if f.Status != StatusFail || !strings.Contains(f.Detail, tc.says) {
+				t.Errorf("%s: %s %q, want FAIL saying %q", tc.check, f.Status, f.Detail, tc.says)
+			}
+		})
+	}
+}
