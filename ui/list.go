@@ -465,6 +465,14 @@ func (m *Model) countdown(r *session.Request, now time.Time) string {
 		if m.width >= 100 {
 			// The TIMEOUT column is wide enough to say which limit.
 			text = "ttl " + text
+		} else {
+			// Seven cells: the task's mark (STATE's "⧗ task") says it is
+			// the task's TTL, not a timeout; the space goes first.
+			if lipgloss.Width(text)+2 <= 7 {
+				text = "⧗ " + text
+			} else {
+				text = "⧗" + text
+			}
 		}
 	}
 	total := r.Timeout.Timeout

@@ -196,3 +196,43 @@ func TestComposerSendsTasks(t *testing.T) {
 		t.Errorf("ctrl+t on a plain tool does not say why it did nothing:\n%s", scr)
 	}
 }
+
+// The server's status message gets the row's width before the poll
+// timing, which changes every second and matters less; at 80 columns the
+// TIMEOUT column marks a task's TTL with the task's ⧗, so that it does
+// not read as a timeout.
+func TestTaskRowMessageBeforePollTiming(t *testing.T) {
+	const msg = "Synthesizing findings from 12 sources"
+	for _, w := range []int{120, 80} {
+		h := newHarness(t, w, 35)
+		h.connect()
+		h.taskCall("t-1", 1000)
+		h.advance(time.Second)
+		h.answerTaskPoll("t-1", "working", `,"statusMessage":"`+msg+`"`)
+		h.advance(200 * time.Millisecond)
+		var row string
+		for _, l := range strings.Split(h.screen(), "\n") {
+			if strings.Contains(l, "⧗ task") {
+				row = l
+			}
+		}
+		switch {
+		case row == "":
+			t.Fatalf("at %d no task row:\n%s", w, h.screen())
+		case w == 120 && !strings.Contains(row, `"`+msg+`"`):
+			t.Errorf("at %d the message is cut: %q", w, row)
+		case w == 80 && !strings.Contains(row, `"Synthesizing findings`):
+			t.Errorf("at %d the message gives way to poll timing: %q", w, row)
+		}
+		if strings.Contains(row, "next in") && !strings.Contains(row, `"`+msg+`"`) {
+			t.Errorf("at %d poll timing shows while the message is cut: %q", w, row)
+		}
+		ttl := "ttl 58.8s"
+		if w < 100 {
+			ttl = "⧗ 58.8s"
+		}
+		if !strings.Contains(row, ttl) {
+			t.Errorf("at %d the TTL does not read as one (want %q): %q", w, ttl, row)
+		}
+	}
+}
