@@ -315,6 +315,7 @@ func briefParams(params json.RawMessage, hasTarget bool) string {
 	if hasTarget {
 		delete(m, "name")
 		delete(m, "uri")
+		delete(m, "taskId") // tasks/get, tasks/cancel: the target is the task
 	}
 	if len(m) == 0 {
 		return ""

@@ -71,6 +71,7 @@ func TestRawTasks(t *testing.T) {
 			`task t-1 input_required`},
 		{"hostile task message", `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t-\u001b[2J","status":"working","statusMessage":"\u001b]52;c;aGk=\u0007"}}`, "",
 			`task t-␛[2J working "␛]52;c;aGk=␇"`},
+		{"tasks/get request", `{"jsonrpc":"2.0","id":12,"method":"tasks/get","params":{"taskId":"t-1"}}`, "", `tasks/get t-1`},
 		{"tasks/get error stays an error", `{"jsonrpc":"2.0","id":12,"error":{"code":-32602,"message":"unknown task"}}`, "tasks/get", `error -32602 unknown task`},
 		{"a tool result mentioning tasks is no handle", `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"\"task\": 3 tasks done"}]}}`, "tools/call", `result "\"task\": 3 tasks done"`},
 	} {

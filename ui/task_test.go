@@ -135,6 +135,27 @@ func TestGoldenTaskViews(t *testing.T) {
 			h.advance(800 * time.Millisecond)
 			h.golden()
 		})
+		t.Run("task-log-"+suffix, func(t *testing.T) {
+			// The log words the task's traffic: the handle, each poll's
+			// status and message, the tasks/cancel and its answer.
+			h := newHarness(t, size.w, size.h)
+			h.connect()
+			h.taskCall("7f3e9c2a-research", 1000)
+			h.advance(time.Second)
+			h.answerTaskPoll("7f3e9c2a-research", "working", `,"statusMessage":"fetching page 3 of 9"`)
+			h.key("c")
+			cid, method, _ := h.lastSent()
+			raw := wire.Request(cid, method, wire.TaskParams("7f3e9c2a-research"))
+			msg, _ := wire.Decode(raw)
+			h.events(event.Event{Kind: event.Sent, RequestID: cid, Raw: raw, Msg: msg})
+			h.advance(100 * time.Millisecond)
+			n, _ := cid.Int()
+			h.answer(n, `{"resultType":"complete"}`)
+			h.advance(900 * time.Millisecond)
+			h.answerTaskPoll("7f3e9c2a-research", "cancelled", `,"statusMessage":"stopped at page 4"`)
+			h.key("l")
+			h.golden()
+		})
 		t.Run("task-detail-"+suffix, func(t *testing.T) {
 			h := newHarness(t, size.w, size.h)
 			h.connect()
