@@ -257,3 +257,34 @@ func TestTaskRowMessageBeforePollTiming(t *testing.T) {
 		}
 	}
 }
+
+// The timeline of a task marks its polls (·) and the changes of its
+// status or message (◆) at their times, with a label for each change of
+// status and one for the polls.
+func TestTaskTimelineMarksPollsAndChanges(t *testing.T) {
+	for _, w := range []int{120, 80} {
+		h := newHarness(t, w, 35)
+		h.connect()
+		h.taskCall("t-1", 1000)
+		for i, status := range []string{"working", "input_required", "working", "working"} {
+			h.advance(time.Second)
+			h.answerTaskPoll("t-1", status, fmt.Sprintf(`,"statusMessage":"step %d"`, i+2))
+		}
+		h.key("enter")
+		var bar, labels string
+		lines := strings.Split(h.screen(), "\n")
+		for i, l := range lines {
+			if strings.Contains(l, "●─") {
+				bar, labels = l, strings.Join(lines[i+1:i+4], "\n")
+			}
+		}
+		if strings.Count(bar, "◆") < 3 {
+			t.Errorf("at %d the bar does not mark the task's changes: %q", w, bar)
+		}
+		for _, want := range []string{"· 4 polls +1.0s…+4.0s", "◆ input_required +2.0s", "◆ working +3.0s"} {
+			if !strings.Contains(labels, want) {
+				t.Errorf("at %d the timeline lacks %q:\n%s\n%s", w, want, bar, labels)
+			}
+		}
+	}
+}
