@@ -50,6 +50,9 @@ func Of(m wire.Message, method string) string {
 		if method == "" {
 			method = m.Method
 		}
+		if s, ok := taskResult(method, m.Result); ok {
+			return s
+		}
 		return "result " + Result(method, m.Result)
 	case wire.KindError:
 		return Error(m.Error)
@@ -123,6 +126,10 @@ func notification(m wire.Message) string {
 			s += " " + Quote(c.Reason, textClip/5*4)
 		}
 		return s
+	case wire.NotifyTaskStatus, wire.NotifyTasks:
+		if ts, err := wire.DecodeTask(m.Params); err == nil {
+			return "task " + taskID(ts.ID) + " " + taskWords(ts)
+		}
 	case wire.NotifySubscriptionAck:
 		return "subscription acknowledged"
 	case wire.NotifyResourceUpdated:
@@ -152,6 +159,61 @@ func notification(m wire.Message) string {
 	s := termsafe.Line(m.Method)
 	if args := briefParams(m.Params, false); args != "" {
 		s += " " + args
+	}
+	return s
+}
+
+// taskResult words a result about a task: a task handle (either era's
+// CreateTaskResult, whatever request it answers) as `task handle t-1
+// working`, a tasks/get result as `task working "page 3 of 9"` (the
+// request names the task), a tasks/cancel result as `task t-1 cancelled
+// "…"`, or `acknowledged` when it carries no task (the modern era's empty
+// answer). ok is false for any other result.
+func taskResult(method string, result json.RawMessage) (string, bool) {
+	for _, modern := range []bool{true, false} {
+		if ts, ok := wire.TaskHandle(result, modern); ok {
+			return "task handle " + taskID(ts.ID) + " " + taskWords(ts), true
+		}
+	}
+	switch method {
+	case wire.MethodTasksGet:
+		if ts, err := wire.DecodeTask(result); err == nil {
+			return "task " + taskWords(ts), true
+		}
+	case wire.MethodTasksCancel:
+		ts, err := wire.DecodeTask(result)
+		if err == nil {
+			return "task " + taskID(ts.ID) + " " + taskWords(ts), true
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(result, &obj) == nil {
+			return "acknowledged", true
+		}
+	}
+	return "", false
+}
+
+// taskID is a task's ID as the summaries show it: made inert and clipped
+// (servers use 32-digit IDs, and the status after it is what changes).
+func taskID(id string) string { return termsafe.Line(Clip(id, 40)) }
+
+// taskWords are a task's status, its message quoted, and the outcome a
+// terminal task carries inline (the modern era): `working "page 3 of 9"`,
+// `completed · "9 pages fetched"`, `failed · error -32000 quota`.
+func taskWords(ts wire.TaskState) string {
+	status := ts.Status
+	if status == "" {
+		status = "(no status)"
+	}
+	s := termsafe.Line(Clip(status, 32))
+	if ts.Message != "" {
+		s += " " + Quote(ts.Message, textClip/5*4)
+	}
+	switch {
+	case ts.Error != nil:
+		s += " · " + Error(ts.Error)
+	case len(ts.Result) > 0 && string(ts.Result) != "null":
+		s += " · " + Result(wire.MethodToolsCall, ts.Result)
 	}
 	return s
 }
@@ -253,6 +315,7 @@ func briefParams(params json.RawMessage, hasTarget bool) string {
 	if hasTarget {
 		delete(m, "name")
 		delete(m, "uri")
+		delete(m, "taskId") // tasks/get, tasks/cancel: the target is the task
 	}
 	if len(m) == 0 {
 		return ""

@@ -45,3 +45,40 @@ func TestRawIsBounded(t *testing.T) {
 		t.Errorf("Raw of 1 MB of garbage is %d bytes", len(got))
 	}
 }
+
+// Task traffic is worded, in both eras' shapes: the status and the
+// message are what one reads the log for, never cut off behind createdAt.
+func TestRawTasks(t *testing.T) {
+	for _, c := range []struct {
+		name, raw, method, want string
+	}{
+		{"legacy handle", `{"jsonrpc":"2.0","id":2,"result":{"task":{"taskId":"t-1","status":"working","createdAt":"2026-12-01T10:37:56Z","ttl":60000,"pollInterval":1000}}}`, "tools/call",
+			`task handle t-1 working`},
+		{"modern handle", `{"jsonrpc":"2.0","id":2,"result":{"resultType":"task","taskId":"t-1","status":"working","statusMessage":"fetching page 1 of 9","createdAt":"x","ttlMs":60000}}`, "tools/call",
+			`task handle t-1 working "fetching page 1 of 9"`},
+		{"legacy tasks/get", `{"jsonrpc":"2.0","id":12,"result":{"createdAt":"2026-12-01T10:37:56.54Z","lastUpdatedAt":"x","pollInterval":1000,"status":"working","statusMessage":"page 3 of 9","taskId":"t-1","ttl":60000}}`, "tasks/get",
+			`task working "page 3 of 9"`},
+		{"modern tasks/get, completed inline", `{"jsonrpc":"2.0","id":12,"result":{"resultType":"complete","taskId":"t-1","status":"completed","createdAt":"x","result":{"content":[{"type":"text","text":"9 pages fetched"}]}}}`, "tasks/get",
+			`task completed · "9 pages fetched"`},
+		{"modern tasks/get, failed inline", `{"jsonrpc":"2.0","id":12,"result":{"resultType":"complete","taskId":"t-1","status":"failed","createdAt":"x","error":{"code":-32000,"message":"quota"}}}`, "tasks/get",
+			`task failed · error -32000 quota`},
+		{"legacy tasks/cancel", `{"jsonrpc":"2.0","id":15,"result":{"createdAt":"x","status":"cancelled","statusMessage":"stopped by the client","taskId":"t-1","ttl":60000}}`, "tasks/cancel",
+			`task t-1 cancelled "stopped by the client"`},
+		{"modern tasks/cancel ack", `{"jsonrpc":"2.0","id":15,"result":{"resultType":"complete"}}`, "tasks/cancel", `acknowledged`},
+		{"legacy status notification", `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"createdAt":"x","status":"working","statusMessage":"Synthesizing findings","taskId":"88b492c1a407751fea2213b8553c6613","ttl":60000}}`, "",
+			`task 88b492c1a407751fea2213b8553c6613 working "Synthesizing findings"`},
+		{"modern notification", `{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"t-1","status":"input_required","createdAt":"x"}}`, "",
+			`task t-1 input_required`},
+		{"hostile task message", `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t-\u001b[2J","status":"working","statusMessage":"\u001b]52;c;aGk=\u0007"}}`, "",
+			`task t-␛[2J working "␛]52;c;aGk=␇"`},
+		{"tasks/get request", `{"jsonrpc":"2.0","id":12,"method":"tasks/get","params":{"taskId":"t-1"}}`, "", `tasks/get t-1`},
+		{"tasks/get error stays an error", `{"jsonrpc":"2.0","id":12,"error":{"code":-32602,"message":"unknown task"}}`, "tasks/get", `error -32602 unknown task`},
+		{"a tool result mentioning tasks is no handle", `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"\"task\": 3 tasks done"}]}}`, "tools/call", `result "\"task\": 3 tasks done"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Raw([]byte(c.raw), c.method); got != c.want {
+				t.Errorf("Raw = %s\nwant  %s", got, c.want)
+			}
+		})
+	}
+}

@@ -363,3 +363,61 @@ func TestReplayTaskPollsCompactly(t *testing.T) {
 		t.Errorf("a task's poll replayed as a request of its own:\n%s", got)
 	}
 }
+
+// A legacy tasks/cancel result carries the task's status: the summary's
+// last status is that one (cancelled), not the poll's before it.
+func TestReplayTaskLastStatusFromCancelResult(t *testing.T) {
+	tr := session.NewTracker(session.Config{PollInterval: 100 * time.Millisecond})
+	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	tr.Apply(event.Event{Kind: event.Connected, Time: start, Info: &event.ConnInfo{Era: event.EraLegacy, Transport: event.TransportStdio}})
+	apply := func(kind event.Event, raw []byte, ms int) {
+		msg, _ := wire.Decode(raw)
+		kind.Raw, kind.Msg, kind.Time = raw, msg, at(ms)
+		if msg.IsResponse() {
+			kind.RequestID = msg.ID
+		}
+		tr.Apply(kind)
+	}
+	params := json.RawMessage(`{"name":"job","arguments":{},"task":{"ttl":60000}}`)
+	r := tr.Begin(wire.MethodToolsCall, params, session.RequestOptions{}, start)
+	apply(event.Event{Kind: event.Sent, RequestID: r.ID}, wire.Request(r.ID, wire.MethodToolsCall, params), 0)
+	task := func(status string) string {
+		return `{"taskId":"t-1","status":"` + status + `","statusMessage":"step","createdAt":"x","lastUpdatedAt":"y","ttl":60000,"pollInterval":100}`
+	}
+	apply(event.Event{Kind: event.Received}, wire.ResultResponse(r.ID, json.RawMessage(`{"task":`+task("working")+`}`)), 5)
+	ms := 5
+	var afterCancel bool
+	step := func() {
+		ms += 102
+		for _, c := range tr.TaskRequests(at(ms)) {
+			apply(event.Event{Kind: event.Sent, RequestID: c.ID}, wire.Request(c.ID, c.Method, wire.TaskParams("t-1")), ms)
+			status := "working"
+			if c.Method == wire.MethodTasksCancel {
+				status = "cancelled"
+			} else if afterCancel {
+				continue // the poll sent with the cancel is never answered
+			}
+			apply(event.Event{Kind: event.Received}, wire.ResultResponse(c.ID, json.RawMessage(task(status))), ms+1)
+		}
+	}
+	step()
+	tr.RequestCancel(r.ID, "user", session.CauseUser, at(ms+10))
+	afterCancel = true
+	step()
+
+	var file bytes.Buffer
+	if err := trace.WriteLog(&file, tr.Log(), start, redact.New(nil, nil, "")); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := Reader(&file, "task.jsonl", Options{}, &out, io.Discard); code != 0 && code != 4 {
+		t.Fatalf("replay exit %d:\n%s", code, out.String())
+	}
+	got := out.String()
+	testserver.MustContain(t, got, `task t-1 cancelled "step"`)
+	testserver.MustContain(t, got, `last status cancelled`)
+	if strings.Contains(got, "last status working") {
+		t.Errorf("a task cancelled by its tasks/cancel result reads as working:\n%s", got)
+	}
+}

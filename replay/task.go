@@ -85,6 +85,9 @@ func (rp *replay) noteHandle(rec *trace.Record, id wire.ID) {
 		rp.taskOwner[ts.ID] = id
 		if rq := rp.byID[id]; rq != nil {
 			rq.taskID = ts.ID
+			if rq.taskStatus == "" {
+				rq.taskStatus = ts.Status // until a poll says otherwise
+			}
 		}
 	}
 }
@@ -104,7 +107,21 @@ func (rq *replayRequest) addTaskLine(rec *trace.Record, c *taskChild) {
 		return
 	}
 	if c.method != wire.MethodTasksGet {
+		if rec.Method == "" && c.method != "" {
+			// Its answer is worded for what it answers (`task t-1
+			// cancelled`), not as bare JSON.
+			cp := *rec
+			cp.Method = c.method
+			rec = &cp
+		}
 		rq.table.add(rec)
+		if c.method == wire.MethodTasksCancel && rec.Dir == trace.DirIn && m.Kind == wire.KindResult {
+			// A legacy tasks/cancel result is the task as it now stands
+			// (cancelled, most often): the last status the server gave.
+			if ts, err := wire.DecodeTask(m.Result); err == nil && ts.Status != "" {
+				rq.taskStatus = ts.Status
+			}
+		}
 		if c.method == wire.MethodTasksCancel && rec.Dir == trace.DirOut && rq.cancelMS < 0 {
 			rq.cancelMS = rec.MS
 		}

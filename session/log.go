@@ -108,6 +108,9 @@ type LogEntry struct {
 	// the request was given up, when it was given up without a cancel).
 	Verdict     string
 	AfterCancel time.Duration
+	// RTT is the measured round trip of an event.RoundTrip (Text names
+	// what was timed).
+	RTT time.Duration
 }
 
 // LogProgressPerRequest is how many timely progress notifications of one
@@ -171,6 +174,7 @@ func (l *ProtocolLog) entry(ev *event.Event) LogEntry {
 		Truncated: ev.Truncated,
 		ByClient:  ev.ByClient,
 		Info:      ev.Info,
+		RTT:       ev.RTT,
 	}
 	if e.ID.IsZero() {
 		e.ID = ev.Msg.ID

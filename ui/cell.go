@@ -34,6 +34,10 @@ const (
 	prioSignal         // the cancel signal and its age, the outcome itself
 	prioWatch          // the late window running out, crossed traffic
 	prioRepeats        // words the STATE or TIMEOUT column already says
+	// prioTiming: ages that change every second (a task's last and next
+	// poll). They get only what the server's own words leave: the status
+	// message says what the task is doing, the poll timing matters less.
+	prioTiming
 )
 
 // cellSep separates the parts of a cell.

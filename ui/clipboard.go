@@ -157,7 +157,7 @@ func (m *Model) entryPayload(abs int64) (copyable, bool) {
 
 // entryFacts is an entry without bytes as one line of text.
 func entryFacts(e session.LogEntry) string {
-	facts := []string{e.Time.Format("15:04:05.000000"), e.Dir.String()}
+	facts := []string{e.Time.Format("15:04:05.000000"), logDir(e).String()}
 	switch {
 	case e.IsState:
 		facts = append(facts, "state "+e.From.String()+" → "+e.State.String())

@@ -200,8 +200,14 @@ func (c *composer) loadDefaults(m *Model) {
 
 // open starts composing, on the kind's list when it has one, else in the
 // first field of its form.
+//
+// It always opens on the tool call, whatever kind was sent last: what the
+// user types next goes into the first field, and a tool's name typed into
+// the raw kind's method field would be sent as a request of that method.
+// Repeating the last request of another kind is r or E.
 func (c *composer) open(m *Model) tea.Cmd {
 	c.loadDefaults(m)
+	c.kind = kindTool
 	c.saved = [numKinds]*formState{}
 	c.note = ""
 	for k := range c.pickers {

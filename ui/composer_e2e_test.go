@@ -40,8 +40,11 @@ func TestEndToEndComposerOnTheDemoServer(t *testing.T) {
 	tm.Send(keyMsg("enter"))
 	scr.waitFor(t, "4 done", 3*time.Second)
 
-	// A prompt from prompts/list, its argument a field.
+	// A prompt from prompts/list, its argument a field. n opens on the
+	// tool call again, whatever was sent last.
 	tm.Send(keyMsg("n"))
+	scr.waitFor(t, "↑/↓ tool · ←/→ kind", 2*time.Second)
+	tm.Send(keyMsg("right"))
 	tm.Send(keyMsg("right"))
 	scr.waitFor(t, "explain_cancellation  args transport", 5*time.Second)
 	tm.Send(keyMsg("enter"))
@@ -52,9 +55,8 @@ func TestEndToEndComposerOnTheDemoServer(t *testing.T) {
 
 	// The raw request: the focus is in the method field.
 	tm.Send(keyMsg("n"))
-	scr.waitFor(t, "↑/↓ prompt", 2*time.Second)
-	tm.Send(keyMsg("right"))
-	tm.Send(keyMsg("right"))
+	scr.waitFor(t, "↑/↓ tool", 2*time.Second)
+	tm.Send(keyMsg("left"))
 	scr.waitFor(t, "any JSON-RPC method", 2*time.Second)
 	typeIn("tools/call")
 	tm.Send(keyMsg("tab"))

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
+	"inflight/keymap"
 )
 
 // composerText is everything typed into the composer, and what it says
@@ -98,5 +100,36 @@ func TestComposerFocusStartsInTheFirstField(t *testing.T) {
 	h.typeText("!")
 	if c.kindRow || c.fields[0].input.Value() != "tools/xxca!" {
 		t.Fatalf("typed on the row of kinds: row %v, method %q", c.kindRow, c.fields[0].input.Value())
+	}
+}
+
+// After a raw request, n opens on the tool call again, and the kind being
+// composed reads in words on an uncoloured screen: a tool's name typed
+// next filters the tools and is never sent as a method.
+func TestComposerOpensOnToolCallAfterARawRequest(t *testing.T) {
+	for _, w := range []int{120, 80} {
+		h := newHarness(t, w, 35)
+		h.connect()
+		h.key("n", "left") // raw
+		if !strings.Contains(h.screen(), "[raw]") && !strings.Contains(h.screen(), "[raw request]") {
+			t.Fatalf("at %d the raw kind is not marked in words:\n%s", w, h.screen())
+		}
+		h.typeText("ping")
+		h.key("enter")
+		if sent, _ := h.fake.calls(); sent == 0 || h.m.mode == keymap.ModeComposer {
+			t.Fatalf("at %d the raw ping was not sent (sent %d, mode %v)", w, sent, h.m.mode)
+		}
+		h.key("n")
+		c := &h.m.composer
+		if c.kind != kindTool {
+			t.Fatalf("at %d n reopened on kind %v after a raw request", w, c.kind)
+		}
+		tab := "[tool call]"
+		if w < 100 {
+			tab = "[tool]"
+		}
+		if s := h.screen(); !strings.Contains(s, tab) || strings.Contains(s, "[raw") {
+			t.Fatalf("at %d the tool kind is not marked %s:\n%s", w, tab, s)
+		}
 	}
 }

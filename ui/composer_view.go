@@ -17,11 +17,16 @@ func (c *composer) view(m *Model, height int) string {
 	// Kind tabs.
 	var tabs []string
 	for k := composeKind(0); k < numKinds; k++ {
-		name := " " + kindNames[k] + " "
+		label := kindNames[k]
 		if m.width < 100 {
-			name = " " + kindShort[k] + " "
+			label = kindShort[k]
 		}
+		name := " " + label + " "
 		if k == c.kind {
+			// Brackets in place of the spaces: the kind being composed
+			// reads in words without colour (NO_COLOR, a plain capture),
+			// and the row keeps its width.
+			name = "[" + label + "]"
 			tabs = append(tabs, st.Selected.Inherit(st.Bold).Render(name))
 		} else {
 			tabs = append(tabs, st.Dim.Render(name))

@@ -54,6 +54,10 @@ type trail struct {
 	updatesSeen int
 	// ackAt is when the subscription was acknowledged (zero: not seen).
 	ackAt time.Time
+	// polls are when a task's tasks/get went out, the last
+	// maxTrailUpdates of them; pollsSeen counts them all.
+	polls     []time.Time
+	pollsSeen int
 }
 
 // arrival is one message of a trail.
@@ -207,6 +211,15 @@ func (m *Model) readTrail(r *session.Request) {
 	}
 	for abs := max(tr.scanned, first); abs < lg.Total(); abs++ {
 		e := lg.At(int(abs - first))
+		if e.Kind == event.Sent && e.Parent == r.ID && e.Method == wire.MethodTasksGet {
+			tr.pollsSeen++
+			if len(tr.polls) == maxTrailUpdates {
+				copy(tr.polls, tr.polls[1:])
+				tr.polls = tr.polls[:maxTrailUpdates-1]
+			}
+			tr.polls = append(tr.polls, e.Time)
+			continue
+		}
 		if e.ID != r.ID || e.Kind != event.Received {
 			continue
 		}
@@ -498,7 +511,7 @@ type mark struct {
 
 // Glyphs of the timeline, least telling first: where two fall on one
 // cell, the later in this list shows.
-var timelineGlyphs = []string{"■", "▶", "●", "x", "✕", "*", "!"}
+var timelineGlyphs = []string{"·", "◆", "■", "▶", "●", "x", "✕", "*", "!"}
 
 // timeline draws the request's life as a horizontal bar: sent, each
 // progress, the cancel, late traffic and the end, at their relative times.
@@ -616,6 +629,43 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 			lbl += "…" + fmtAgo(lastAt.Sub(start))
 		}
 		groups = append(groups, mark{firstAt, kind.glyph, lbl})
+	}
+	// A task's polls (·) and the changes of its status or message (◆),
+	// each at its time; a label for each change of status and one for
+	// the polls, as for late progress.
+	if tk := r.Task; tk != nil {
+		polls := map[int]int{}
+		var firstPoll, lastPoll time.Time
+		if m.detail.trail.id == r.ID {
+			for _, at := range m.detail.trail.polls {
+				polls[col(at)]++
+				if firstPoll.IsZero() {
+					firstPoll = at
+				}
+				lastPoll = at
+			}
+		}
+		if n := m.detail.trail.pollsSeen; n > 0 && m.detail.trail.id == r.ID {
+			lbl := fmt.Sprintf("· %d %s %s", n, countNoun(n, "poll", "polls"), fmtAgo(firstPoll.Sub(start)))
+			if lastPoll.After(firstPoll) {
+				lbl += "…" + fmtAgo(lastPoll.Sub(start))
+			}
+			groups = append(groups, mark{firstPoll, "·", lbl})
+		}
+		cells["·"] = polls
+		changes := map[int]int{}
+		prev := ""
+		for _, ch := range tk.History {
+			changes[col(ch.At)]++
+			if ch.Status != prev && ch.Via != session.ViaHandle && !(ch.At.Equal(r.Ended) && !r.IsActive()) {
+				// The handle's status is the task's start (the TASK
+				// table lists it); the end's ■ says a terminal status
+				// seen at its instant.
+				groups = append(groups, mark{ch.At, "◆", "◆ " + m.line(clipRunes(ch.Status, 20)) + " " + fmtAgo(ch.At.Sub(start))})
+			}
+			prev = ch.Status
+		}
+		cells["◆"] = changes
 	}
 	for _, g := range timelineGlyphs {
 		if c, ok := cells[g]; ok {

@@ -2,7 +2,9 @@ package ui
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -230,7 +232,18 @@ type columns struct {
 // minOutcome is the least the PROGRESS / OUTCOME column keeps before the
 // REQUEST column may grow: it is where the cancel and the late flags are
 // told.
-func minOutcome(width int) int { return max(35, width*2/5) }
+//
+// Below 100 columns it keeps less (29 cells at 80), so that the REQUEST
+// column shows 16 cells of a long tool name: at 10, rows of different
+// tools read the same ("simulate-…", "trigger-l…"). The outcome's parts
+// are laid out by priority (buildCell), so a narrower column loses the
+// words that matter least first.
+func minOutcome(width int) int {
+	if width < 100 {
+		return max(29, width*2/5-3)
+	}
+	return max(35, width*2/5)
+}
 
 // maxRequestColumn bounds the REQUEST column on wide terminals.
 const maxRequestColumn = 48
@@ -465,6 +478,14 @@ func (m *Model) countdown(r *session.Request, now time.Time) string {
 		if m.width >= 100 {
 			// The TIMEOUT column is wide enough to say which limit.
 			text = "ttl " + text
+		} else {
+			// Seven cells: the task's mark (STATE's "⧗ task") says it is
+			// the task's TTL, not a timeout; the space goes first.
+			if lipgloss.Width(text)+2 <= 7 {
+				text = "⧗ " + text
+			} else {
+				text = "⧗" + text
+			}
 		}
 	}
 	total := r.Timeout.Timeout
@@ -573,7 +594,14 @@ func (m *Model) cancellingParts(r *session.Request, c columns, now time.Time) []
 		if cn.Signal == event.SignalStreamClosed {
 			short = "closed " + ago
 		}
-		parts = append(parts, cellPart{variants: []string{signalText(cn.Signal) + " " + ago, short}, style: st.Cancelling, prio: prioSignal})
+		// "sent 1.2s ago" last, in a narrow column (29 cells at 80): next
+		// to "⊘ cancelling" it can only be the cancel, and it keeps the
+		// signal ahead of the watch there.
+		variants := []string{signalText(cn.Signal) + " " + ago, short}
+		if cn.Signal != event.SignalStreamClosed && c.detail < 35 {
+			variants = append(variants, "sent "+ago)
+		}
+		parts = append(parts, cellPart{variants: variants, style: st.Cancelling, prio: prioSignal})
 	}
 	if left, ok := lateWindowLeft(r, now); ok {
 		l := fmtDur(left)
@@ -665,11 +693,15 @@ func (m *Model) outcomeParts(r *session.Request) []cellPart {
 			add(st.Flag, prioFlag, "still sending when the watch ended", "still sending")
 		}
 	case session.StateFailed:
-		text := m.failureText(r)
-		if r.ToolError {
-			text += ": " + m.resultSummary(r)
+		// The code, then why: the why keeps 16 cells before the code gets
+		// its longer wording, and takes what is left after it.
+		label, why := m.failureText(r)
+		if why == "" {
+			addCut(st.Failed, label[0], 0)
+			break
 		}
-		addCut(st.Failed, text, 0)
+		parts = append(parts, cellPart{variants: label, style: st.Failed, prio: prioSignal},
+			cellPart{variants: []string{why}, style: st.Failed, prio: prioSignal, cut: true, keep: 16})
 	case session.StateConnectionLost:
 		addCut(st.Lost, m.line(r.LocalError), 0)
 	case session.StateInputRequired:
@@ -683,16 +715,59 @@ func (m *Model) outcomeParts(r *session.Request) []cellPart {
 	return parts
 }
 
-func (m *Model) failureText(r *session.Request) string {
+// failureText says why a request failed: a label (the kind of failure
+// and its code, longest wording first) and why, in the server's words
+// less what repeats the row (see whyFirst); why is "" when there are no
+// such words.
+func (m *Model) failureText(r *session.Request) (label []string, why string) {
 	switch {
 	case r.ToolError:
-		return "tool error"
+		s := m.resultSummary(r)
+		inner, quoted := strings.CutPrefix(s, "“")
+		if !quoted {
+			return []string{strings.TrimSpace("tool error " + s)}, ""
+		}
+		code, w := whyFirst(strings.TrimSuffix(inner, "”"), r.Target)
+		if code == "" {
+			return []string{"tool error"}, "“" + w + "”"
+		}
+		return []string{"tool error " + code, code}, "“" + w + "”"
 	case r.Error != nil:
-		return fmt.Sprintf("error %d: %s", r.Error.Code, m.line(r.Error.Message))
+		msg := m.line(r.Error.Message)
+		if code, w := whyFirst(msg, r.Target); code == "" || code == strconv.Itoa(r.Error.Code) {
+			msg = w
+		}
+		code := strconv.Itoa(r.Error.Code)
+		if msg == "" {
+			return []string{"error " + code}, ""
+		}
+		return []string{"error " + code, code}, msg
 	case r.LocalError != "":
-		return m.line(r.LocalError)
+		return []string{m.line(r.LocalError)}, ""
 	}
-	return "failed"
+	return []string{"failed"}, ""
+}
+
+// mcpErrorPrefix is what the TypeScript SDK puts before an error's
+// message ("MCP error -32601: Tool x requires task augmentation").
+var mcpErrorPrefix = regexp.MustCompile(`^MCP error (-?[0-9]+): *`)
+
+// whyFirst takes from a failure's message what the row repeats, so that
+// the words that say why are what its width is spent on: a leading "MCP
+// error -32601: " (its code is returned, for the label) and a "Tool NAME "
+// naming the row's own tool (shown as "…"). The detail shows the message
+// whole.
+func whyFirst(msg, tool string) (code, why string) {
+	why = msg
+	if sm := mcpErrorPrefix.FindStringSubmatch(why); sm != nil {
+		code, why = sm[1], why[len(sm[0]):]
+	}
+	if tool != "" {
+		if rest, ok := strings.CutPrefix(why, "Tool "+tool+" "); ok && rest != "" {
+			why = "…" + rest
+		}
+	}
+	return code, why
 }
 
 // viewEmpty tells a newcomer what to do first.

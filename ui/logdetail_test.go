@@ -381,3 +381,30 @@ func BenchmarkLogFilterNewNeedle(b *testing.B) {
 		h.m.refreshMatches()
 	}
 }
+
+// The log draws inflight's note of a cancel as local (the
+// notifications/cancelled it sent is the → out row before it), without
+// repeating the reason that row carries, and a round trip row shows what
+// was timed and how long it took.
+func TestLogCancelNoteAndRoundTrip(t *testing.T) {
+	for _, w := range []int{120, 80} {
+		h, _ := stubbornScene(t, w, 35)
+		h.events(event.Event{Kind: event.RoundTrip, Internal: true, RTT: 3200 * time.Microsecond, Text: "server/discover"})
+		h.key("l")
+		var cancelRow, rttRow string
+		for _, l := range strings.Split(h.screen(), "\n") {
+			switch {
+			case strings.Contains(l, " cancel ") && !strings.Contains(l, "notifications/cancelled 2"):
+				cancelRow = l
+			case strings.Contains(l, "round trip"):
+				rttRow = l
+			}
+		}
+		if !strings.Contains(cancelRow, "· loc") || !strings.Contains(cancelRow, "notifications/cancelled sent") || strings.Contains(cancelRow, "…") {
+			t.Errorf("at %d the cancel note: %q", w, cancelRow)
+		}
+		if !strings.Contains(rttRow, "3.2ms for server/d") {
+			t.Errorf("at %d the round trip row shows no value: %q\n%s", w, rttRow, h.screen())
+		}
+	}
+}

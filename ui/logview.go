@@ -172,7 +172,7 @@ func (m *Model) entryText(abs int64) string {
 	var b strings.Builder
 	// The facts are sanitised before the violation's styling is added:
 	// sanitising styled text would draw our own escapes as ␛.
-	facts := []string{e.Time.Format("15:04:05.000000"), e.Dir.String(), m.line(what)}
+	facts := []string{e.Time.Format("15:04:05.000000"), logDir(e).String(), m.line(what)}
 	if id := logID(e.ID); id != "" {
 		facts = append(facts, "id "+m.line(id))
 	}
@@ -578,7 +578,7 @@ func (m *Model) rowOf(e session.LogEntry) logRow {
 		msg = fmt.Sprintf("HTTP %d %s", e.Status, msg)
 	}
 	row := logRow{time: e.Time.Format("15:04:05.000"), what: m.line(what), id: m.line(logID(e.ID)), msg: m.line(msg)}
-	switch e.Dir {
+	switch logDir(e) {
 	case session.DirOut:
 		row.dir = "→ out"
 	case session.DirIn:
@@ -611,7 +611,7 @@ func (m *Model) logLine(e session.LogEntry, whatW, idW int) string {
 	st := m.styles
 	r := m.rowOf(e)
 	var dir string
-	switch e.Dir {
+	switch logDir(e) {
 	case session.DirOut:
 		dir = st.Out.Render(r.dir)
 	case session.DirIn:
@@ -678,6 +678,17 @@ func logColumns(width int) (what, id int) {
 	return 22, 3
 }
 
+// logDir is the direction the log draws an entry with: as the trace
+// records it, except that a cancel event is inflight's own note (the
+// notifications/cancelled or tasks/cancel it sent is a → out row of its
+// own, and a closed stream sends nothing), so it is drawn local.
+func logDir(e session.LogEntry) session.Direction {
+	if e.Kind == event.CancelSent {
+		return session.DirLocal
+	}
+	return e.Dir
+}
+
 // logID is an ID as the log shows it: the client's own housekeeping IDs
 // ("inflight-3") are shortened to i3 so they do not crowd the message.
 func logID(id wire.ID) string {
@@ -721,7 +732,21 @@ func describeEntry(e session.LogEntry) (what, msg string) {
 		// Why it was rejected first: the raw bytes are often just noise.
 		what, msg = "malformed", e.Text+" · "+msgtext.Clip(string(e.Raw), 200)
 	case event.CancelSent:
-		what = "cancel: " + signalText(e.Signal)
+		// inflight noting its cancel: the signal's own message, if it has
+		// one, is the → out row before this one.
+		what, msg = "cancel", signalText(e.Signal)
+		if e.Text != "" && e.Signal != event.SignalNotification {
+			// notifications/cancelled carries the reason, on its own row;
+			// a closed stream or tasks/cancel does not.
+			msg += " · " + msgtext.Quote(e.Text, 80)
+		}
+	case event.RoundTrip:
+		// The client's own timed request: one sample of the round trip the
+		// crossing window is judged by.
+		what, msg = "round trip", fmtFine(e.RTT)
+		if e.Text != "" {
+			msg += " for " + e.Text // the value first: it is what is cut last
+		}
 	case event.StreamClosed:
 		what = "stream closed"
 		if e.ByClient {

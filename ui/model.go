@@ -455,7 +455,7 @@ const coalesceWindow = 5 * time.Millisecond
 // read (layout), and schedules the clock.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
-	selected := m.list.selected
+	selected, shown := m.list.selected, m.shownDetail()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -504,7 +504,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.layout()
-	m.statusFollowsSelection(selected)
+	m.statusFollowsSelection(selected, shown)
 	m.syncKeys()
 	return m, tea.Batch(cmd, m.schedule())
 }
@@ -716,7 +716,15 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 		// have learnt of the cancel; this is the status line's word of it.
 		m.setStatus(levelError, fmt.Sprintf("cancel #%s failed: %v", msg.id, msg.err))
 	case !msg.quiet:
-		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — %s", msg.id, signalText(msg.signal)))
+		// Who cancelled: a timeout is not the user asking.
+		what := "cancellation requested"
+		if r, ok := m.tracker.Get(msg.id); ok && r.Cancel != nil && r.Cancel.Cause == session.CauseTimeout {
+			what = "timeout reached"
+			if r.Cancel.Limit == session.LimitMax {
+				what = "maximum timeout reached"
+			}
+		}
+		m.setStatus(levelInfo, fmt.Sprintf("#%s: %s — %s", msg.id, what, signalText(msg.signal)))
 		m.status.about = msg.id
 		// On modern HTTP the closed stream may have settled the request
 		// before this acknowledgement came back.
@@ -735,6 +743,9 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	expired, changes := m.tracker.Expire(now)
 	m.changed(changes)
+	// A watch that ended settles its request here, not on an event: the
+	// status line about it ("cancellation requested") goes with it.
+	m.settledStatus(changes)
 	for _, ex := range expired {
 		if !ex.Task {
 			cmds = append(cmds, cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false))

@@ -42,7 +42,8 @@ func (m *Model) taskWork(now time.Time) []tea.Cmd {
 func isTaskRequest(r *session.Request) bool { return r.Role != session.RoleNone }
 
 // taskParts tell a task at work: its status and message, when it was
-// polled and when it is polled next.
+// polled and when it is polled next. The message takes the width before
+// the poll timing (prioTiming): it is what the server says it is doing.
 func (m *Model) taskParts(r *session.Request, now time.Time) []cellPart {
 	st := m.styles
 	tk := r.Task
@@ -56,12 +57,12 @@ func (m *Model) taskParts(r *session.Request, now time.Time) []cellPart {
 		parts = append(parts, cellPart{variants: []string{fmt.Sprintf("%q", m.line(tk.Message))}, style: st.Running, prio: prioSignal, cut: true, keep: 8})
 	}
 	if !tk.LastPollAt.IsZero() {
-		parts = append(parts, cellPart{variants: []string{"polled " + fmtDur(now.Sub(tk.LastPollAt)) + " ago"}, style: st.Dim, prio: prioWatch})
+		parts = append(parts, cellPart{variants: []string{"polled " + fmtDur(now.Sub(tk.LastPollAt)) + " ago"}, style: st.Dim, prio: prioTiming})
 	}
 	if !tk.NextPollAt.IsZero() {
-		parts = append(parts, cellPart{variants: []string{"next in " + fmtDur(max(0, tk.NextPollAt.Sub(now)))}, style: st.Dim, prio: prioWatch})
+		parts = append(parts, cellPart{variants: []string{"next in " + fmtDur(max(0, tk.NextPollAt.Sub(now)))}, style: st.Dim, prio: prioTiming})
 	} else if tk.Polls > 0 || !tk.LastPollAt.IsZero() {
-		parts = append(parts, cellPart{variants: []string{"polling…"}, style: st.Dim, prio: prioWatch})
+		parts = append(parts, cellPart{variants: []string{"polling…"}, style: st.Dim, prio: prioTiming})
 	}
 	return parts
 }

@@ -135,6 +135,27 @@ func TestGoldenTaskViews(t *testing.T) {
 			h.advance(800 * time.Millisecond)
 			h.golden()
 		})
+		t.Run("task-log-"+suffix, func(t *testing.T) {
+			// The log words the task's traffic: the handle, each poll's
+			// status and message, the tasks/cancel and its answer.
+			h := newHarness(t, size.w, size.h)
+			h.connect()
+			h.taskCall("7f3e9c2a-research", 1000)
+			h.advance(time.Second)
+			h.answerTaskPoll("7f3e9c2a-research", "working", `,"statusMessage":"fetching page 3 of 9"`)
+			h.key("c")
+			cid, method, _ := h.lastSent()
+			raw := wire.Request(cid, method, wire.TaskParams("7f3e9c2a-research"))
+			msg, _ := wire.Decode(raw)
+			h.events(event.Event{Kind: event.Sent, RequestID: cid, Raw: raw, Msg: msg})
+			h.advance(100 * time.Millisecond)
+			n, _ := cid.Int()
+			h.answer(n, `{"resultType":"complete"}`)
+			h.advance(900 * time.Millisecond)
+			h.answerTaskPoll("7f3e9c2a-research", "cancelled", `,"statusMessage":"stopped at page 4"`)
+			h.key("l")
+			h.golden()
+		})
 		t.Run("task-detail-"+suffix, func(t *testing.T) {
 			h := newHarness(t, size.w, size.h)
 			h.connect()
@@ -194,5 +215,76 @@ func TestComposerSendsTasks(t *testing.T) {
 	h.key("ctrl+t")
 	if scr := h.screen(); !strings.Contains(scr, "does not support tasks") {
 		t.Errorf("ctrl+t on a plain tool does not say why it did nothing:\n%s", scr)
+	}
+}
+
+// The server's status message gets the row's width before the poll
+// timing, which changes every second and matters less; at 80 columns the
+// TIMEOUT column marks a task's TTL with the task's ⧗, so that it does
+// not read as a timeout.
+func TestTaskRowMessageBeforePollTiming(t *testing.T) {
+	const msg = "Synthesizing findings from 12 sources"
+	for _, w := range []int{120, 80} {
+		h := newHarness(t, w, 35)
+		h.connect()
+		h.taskCall("t-1", 1000)
+		h.advance(time.Second)
+		h.answerTaskPoll("t-1", "working", `,"statusMessage":"`+msg+`"`)
+		h.advance(200 * time.Millisecond)
+		var row string
+		for _, l := range strings.Split(h.screen(), "\n") {
+			if strings.Contains(l, "⧗ task") {
+				row = l
+			}
+		}
+		switch {
+		case row == "":
+			t.Fatalf("at %d no task row:\n%s", w, h.screen())
+		case w == 120 && !strings.Contains(row, `"`+msg+`"`):
+			t.Errorf("at %d the message is cut: %q", w, row)
+		case w == 80 && !strings.Contains(row, `"Synthesizing findings`):
+			t.Errorf("at %d the message gives way to poll timing: %q", w, row)
+		}
+		if strings.Contains(row, "next in") && !strings.Contains(row, `"`+msg+`"`) {
+			t.Errorf("at %d poll timing shows while the message is cut: %q", w, row)
+		}
+		ttl := "ttl 58.8s"
+		if w < 100 {
+			ttl = "⧗ 58.8s"
+		}
+		if !strings.Contains(row, ttl) {
+			t.Errorf("at %d the TTL does not read as one (want %q): %q", w, ttl, row)
+		}
+	}
+}
+
+// The timeline of a task marks its polls (·) and the changes of its
+// status or message (◆) at their times, with a label for each change of
+// status and one for the polls.
+func TestTaskTimelineMarksPollsAndChanges(t *testing.T) {
+	for _, w := range []int{120, 80} {
+		h := newHarness(t, w, 35)
+		h.connect()
+		h.taskCall("t-1", 1000)
+		for i, status := range []string{"working", "input_required", "working", "working"} {
+			h.advance(time.Second)
+			h.answerTaskPoll("t-1", status, fmt.Sprintf(`,"statusMessage":"step %d"`, i+2))
+		}
+		h.key("enter")
+		var bar, labels string
+		lines := strings.Split(h.screen(), "\n")
+		for i, l := range lines {
+			if strings.Contains(l, "●─") {
+				bar, labels = l, strings.Join(lines[i+1:i+4], "\n")
+			}
+		}
+		if strings.Count(bar, "◆") < 3 {
+			t.Errorf("at %d the bar does not mark the task's changes: %q", w, bar)
+		}
+		for _, want := range []string{"· 4 polls +1.0s…+4.0s", "◆ input_required +2.0s", "◆ working +3.0s"} {
+			if !strings.Contains(labels, want) {
+				t.Errorf("at %d the timeline lacks %q:\n%s\n%s", w, want, bar, labels)
+			}
+		}
 	}
 }
