@@ -49,8 +49,10 @@ func (s *Session) Legacy() bool {
 	return s.legacy
 }
 
-// newTask records a working task for call id.
-func (s *Session) newTask(call wire.ID) *PeerTask {
+// newTask records a working task for call id and returns a copy of it as
+// created: the book's task is changed only under its lock (a tasks/cancel
+// may come while the handle is written).
+func (s *Session) newTask(call wire.ID) PeerTask {
 	b := &s.book
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -60,7 +62,7 @@ func (s *Session) newTask(call wire.ID) *PeerTask {
 	b.n++
 	tk := &PeerTask{ID: fmt.Sprintf("task-%d", b.n), CallID: call, Status: wire.TaskWorking}
 	b.tasks[tk.ID] = tk
-	return tk
+	return *tk
 }
 
 // withTask runs fn on the task params name, under the book's lock; it
@@ -118,9 +120,9 @@ func (ts TaskScript) call(s *Session, req Request) {
 		return
 	}
 	tk := s.newTask(req.ID)
-	_ = s.Reply(req.ID, TaskHandleResult(*tk, ts.PollMs, legacy))
+	_ = s.Reply(req.ID, TaskHandleResult(tk, ts.PollMs, legacy))
 	if ts.AfterHandle != nil {
-		ts.AfterHandle(s, *tk)
+		ts.AfterHandle(s, tk)
 	}
 }
 
@@ -361,7 +363,7 @@ var TaskForPrompt = TaskScript{Name: "task-for-prompt", PollMs: TaskPollMs, Work
 			return false
 		}
 		tk := s.newTask(req.ID)
-		_ = s.Reply(req.ID, TaskHandleResult(*tk, TaskPollMs, s.Legacy()))
+		_ = s.Reply(req.ID, TaskHandleResult(tk, TaskPollMs, s.Legacy()))
 		return true
 	}}.Peer()
 
