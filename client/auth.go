@@ -53,8 +53,11 @@ func AuthText(s event.AuthStep) string {
 	if s.Status != 0 {
 		fmt.Fprintf(&b, " → %d", s.Status)
 	}
-	if s.Duration > 0 {
+	switch {
+	case s.Duration >= time.Millisecond:
 		fmt.Fprintf(&b, " (%v)", s.Duration.Round(time.Millisecond))
+	case s.Duration > 0:
+		b.WriteString(" (<1ms)")
 	}
 	if s.Text != "" {
 		b.WriteString("; " + s.Text)
