@@ -266,4 +266,3 @@ func (c *cli) authLogoutCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&all, "all", false, "forget every token kept")
 	return cmd
 }
-
