@@ -41,6 +41,9 @@ const DefaultCallbackPort = 33418
 // back with the code.
 var DefaultCallbackURL = fmt.Sprintf("http://127.0.0.1:%d/callback", DefaultCallbackPort)
 
+// DefaultBrowserTimeout bounds the wait for the browser step's callback.
+const DefaultBrowserTimeout = 5 * time.Minute
+
 // Config says how to authorize.
 type Config struct {
 	// Server is the MCP endpoint: the resource, and the key tokens are
@@ -154,7 +157,7 @@ func New(cfg Config, base http.RoundTripper, observe func(event.AuthStep)) (*Tra
 		cfg.CallbackURL = DefaultCallbackURL
 	}
 	if cfg.BrowserTimeout <= 0 {
-		cfg.BrowserTimeout = 5 * time.Minute
+		cfg.BrowserTimeout = DefaultBrowserTimeout
 	}
 	if cfg.MaxRounds <= 0 {
 		cfg.MaxRounds = 3
@@ -287,6 +290,14 @@ func (t *Transport) Kept() *Entry {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.stored
+}
+
+// CloseIdleConnections closes the idle connections of the transport
+// underneath, as http.Client.CloseIdleConnections asks.
+func (t *Transport) CloseIdleConnections() {
+	if ci, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
 }
 
 // RoundTrip sends req with the current token; on a 401 (or a 403
