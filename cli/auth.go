@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -82,11 +83,12 @@ The authorization URL is printed and opened with $BROWSER (else the system's ope
 			if t.Auth.Store == nil {
 				return errors.New("no user config directory to keep the token in")
 			}
-			t.Auth.Interactive, t.Auth.Prompt = true, c.stderr
+			out := &lockedWriter{w: c.stderr}
+			t.Auth.Interactive, t.Auth.Prompt = true, out
 			if timeout > 0 {
 				t.Auth.BrowserTimeout = timeout
 			}
-			c.code = c.login(cmd.Context(), t)
+			c.code = c.login(cmd.Context(), t, out)
 			return nil
 		},
 	}
@@ -97,7 +99,7 @@ The authorization URL is printed and opened with $BROWSER (else the system's ope
 
 // login connects to the server, which runs the authorization when the
 // server asks for one, and says what it did.
-func (c *cli) login(ctx context.Context, t target.Target) int {
+func (c *cli) login(ctx context.Context, t target.Target, stderr io.Writer) int {
 	red := t.Redactor()
 	cfg, err := t.ClientConfig(ctx)
 	if err != nil {
@@ -128,7 +130,7 @@ func (c *cli) login(ctx context.Context, t target.Target) int {
 			if s.Kind == event.AuthBrowser && s.Err == "" && s.Text != "callback received" {
 				continue // the prompt said it, with the URL
 			}
-			fmt.Fprintf(c.stderr, "  %s\n", termsafe.Line(red.String(client.AuthText(*s))))
+			fmt.Fprintf(stderr, "  %s\n", termsafe.Line(red.String(client.AuthText(*s))))
 		}
 	}()
 	_, err = cl.Connect(ctx)
@@ -265,4 +267,17 @@ func (c *cli) authLogoutCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "forget every token kept")
 	return cmd
+}
+
+// lockedWriter lets the browser step's prompt and the steps printed as
+// they come share stderr.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -107,11 +107,23 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 	}
 	var openErr error
 	if !t.cfg.NoBrowser {
-		open := t.cfg.OpenBrowser
-		if open == nil {
-			open = OpenBrowser
+		if open := t.cfg.OpenBrowser; open != nil {
+			openErr = open(ctx, args.URL)
+		} else {
+			var exited <-chan struct{}
+			exited, openErr = openBrowser(args.URL)
+			if openErr == nil {
+				// A scripted browser (curl, a test's) is done once the
+				// callback came; give it a moment to exit, never more.
+				defer func() {
+					select {
+					case <-exited:
+					case <-time.After(2 * time.Second):
+					}
+				}()
+			}
 		}
-		if openErr = open(ctx, args.URL); openErr == nil {
+		if openErr == nil {
 			how = "opened in the browser"
 		}
 	}
@@ -172,6 +184,12 @@ func page(w http.ResponseWriter, title, text string) {
 // appended) until one starts, else the platform's opener. It does not wait
 // for the browser.
 func OpenBrowser(ctx context.Context, u string) error {
+	_, err := openBrowser(u)
+	return err
+}
+
+// openBrowser is OpenBrowser; the channel is closed when the opener exits.
+func openBrowser(u string) (<-chan struct{}, error) {
 	if b := os.Getenv("BROWSER"); b != "" {
 		var errs []error
 		for _, entry := range strings.Split(b, string(os.PathListSeparator)) {
@@ -188,13 +206,14 @@ func OpenBrowser(ctx context.Context, u string) error {
 			if !subst {
 				fields = append(fields, u)
 			}
-			if err := start(fields[0], fields[1:]...); err != nil {
+			exited, err := start(fields[0], fields[1:]...)
+			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			return nil
+			return exited, nil
 		}
-		return fmt.Errorf("$BROWSER: %w", errors.Join(errs...))
+		return nil, fmt.Errorf("$BROWSER: %w", errors.Join(errs...))
 	}
 	switch runtime.GOOS {
 	case "darwin":
@@ -206,11 +225,15 @@ func OpenBrowser(ctx context.Context, u string) error {
 	}
 }
 
-func start(name string, args ...string) error {
+func start(name string, args ...string) (<-chan struct{}, error) {
 	cmd := exec.Command(name, args...)
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
-	go cmd.Wait() // reaped, never waited for
-	return nil
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // reaped; the caller waits for it a moment at most
+		close(exited)
+	}()
+	return exited, nil
 }

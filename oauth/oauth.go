@@ -126,6 +126,44 @@ type Transport struct {
 	preClientID string
 	// prmURLs are the resource_metadata URLs challenges named.
 	prmURLs map[string]bool
+	// override is a token source refreshed after a 401 (the handler's own
+	// cannot be replaced); nil after the handler authorizes again.
+	override oauth2.TokenSource
+}
+
+// tokenSource is the source of the token to send.
+func (t *Transport) tokenSource(ctx context.Context) oauth2.TokenSource {
+	t.mu.Lock()
+	o := t.override
+	t.mu.Unlock()
+	if o != nil {
+		return o
+	}
+	ts, err := t.handler.TokenSource(ctx)
+	if err != nil {
+		return nil
+	}
+	return ts
+}
+
+// refresh uses the refresh token of the current token after the server
+// refused it (revoked, or expired before the time it was given): the
+// refresh comes before asking the user again. It reports whether a new
+// token came.
+func (t *Transport) refresh() bool {
+	e := t.Kept()
+	if e == nil || e.Token == nil || e.Token.RefreshToken == "" || e.TokenURL == "" {
+		return false
+	}
+	ts := t.keeping(e.Config().TokenSource(t.refreshContext(), &oauth2.Token{RefreshToken: e.Token.RefreshToken}), e)
+	tok, err := ts.Token()
+	if err != nil || tok == nil {
+		return false
+	}
+	t.mu.Lock()
+	t.override = ts
+	t.mu.Unlock()
+	return true
 }
 
 func (t *Transport) isResourceMetadataURL(u *url.URL) bool {
@@ -278,9 +316,9 @@ func (t *Transport) refreshContext() context.Context {
 // Token is the current token, refreshed if need be (nil when there is
 // none yet). For `inflight auth login` and status; never print it.
 func (t *Transport) Token(ctx context.Context) (*oauth2.Token, error) {
-	ts, err := t.handler.TokenSource(ctx)
-	if err != nil || ts == nil {
-		return nil, err
+	ts := t.tokenSource(ctx)
+	if ts == nil {
+		return nil, nil
 	}
 	return ts.Token()
 }
@@ -306,6 +344,7 @@ func (t *Transport) CloseIdleConnections() {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	t.announce()
+	refreshed := false
 	for round := 0; ; round++ {
 		gen := t.gen.Load()
 		r := req.Clone(ctx)
@@ -345,7 +384,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.emit(event.AuthStep{Kind: event.AuthFailed, Start: time.Now(), Status: resp.StatusCode, Text: t.loginHint()})
 			return nil, &Error{Step: event.AuthChallenge, Err: fmt.Errorf("%w (HTTP %d): %s", ErrLoginNeeded, resp.StatusCode, t.loginHint())}
 		}
-		if err := t.authorize(ctx, gen, r, resp); err != nil {
+		if err := t.authorize(ctx, gen, r, resp, &refreshed); err != nil {
 			return nil, err
 		}
 		t.emit(event.AuthStep{Kind: event.AuthRetry, Method: req.Method, URL: stripQuery(req.URL), Start: time.Now(),
@@ -396,7 +435,7 @@ func drain(resp *http.Response) {
 
 // authorize runs the handler's flow, one at a time: a request that waited
 // while another one authorized is sent again with the token it got.
-func (t *Transport) authorize(ctx context.Context, gen uint64, req *http.Request, resp *http.Response) error {
+func (t *Transport) authorize(ctx context.Context, gen uint64, req *http.Request, resp *http.Response, refreshed *bool) error {
 	select {
 	case t.gate <- struct{}{}:
 	case <-ctx.Done():
@@ -408,6 +447,16 @@ func (t *Transport) authorize(ctx context.Context, gen uint64, req *http.Request
 		drain(resp)
 		return nil
 	}
+	if resp.StatusCode == http.StatusUnauthorized && !*refreshed {
+		// Once per request: a refreshed token refused too means the
+		// grant itself is gone.
+		*refreshed = true
+		if t.refresh() {
+			t.gen.Add(1)
+			drain(resp)
+			return nil
+		}
+	}
 	start := time.Now()
 	if err := t.handler.Authorize(ctx, req, resp); err != nil {
 		if ctx.Err() != nil {
@@ -417,6 +466,9 @@ func (t *Transport) authorize(ctx context.Context, gen uint64, req *http.Request
 		t.emit(event.AuthStep{Kind: event.AuthFailed, Start: start, Duration: time.Since(start), Err: ae.Err.Error()})
 		return ae
 	}
+	t.mu.Lock()
+	t.override = nil // the handler's token is the newest now
+	t.mu.Unlock()
 	t.gen.Add(1)
 	if tok, err := t.Token(ctx); err == nil && tok != nil {
 		t.emit(event.AuthStep{Kind: event.AuthToken, Start: start, Duration: time.Since(start), Scopes: tokenScopes(tok),
@@ -460,8 +512,8 @@ func explain(err error) error {
 // when it has expired. A token source that cannot give one (the refresh
 // refused) sends none: the server's 401 starts a new authorization.
 func (t *Transport) currentToken(ctx context.Context) string {
-	ts, err := t.handler.TokenSource(ctx)
-	if err != nil || ts == nil {
+	ts := t.tokenSource(ctx)
+	if ts == nil {
 		return ""
 	}
 	tok, err := ts.Token()

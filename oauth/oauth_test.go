@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -206,9 +207,10 @@ func TestDynamicRegistrationPKCEAndKeptToken(t *testing.T) {
 		t.Fatalf("authorize %d register %d", w.as.Count("authorize"), w.as.Count("register"))
 	}
 
-	// When the server forgets the token, the next login reuses the
-	// registered client.
+	// When the server forgets the token and its refresh token, the next
+	// login reuses the registered client.
 	w.as.Revoke()
+	w.as.RevokeRefresh()
 	cfg3 := w.config()
 	cfg3.CallbackURL = cfg.CallbackURL // the registered redirect URI
 	cfg3.Store = cfg.Store
@@ -305,7 +307,9 @@ func TestStepUpAndItsBound(t *testing.T) {
 		t.Fatalf("authorize %d, want 2 (login, step-up)\n%s", w.as.Count("authorize"), w.dump())
 	}
 	tok, _ := tr.Token(context.Background())
-	if got := fmt.Sprint(tok.Extra("scope")); got != "read write" {
+	got := strings.Fields(fmt.Sprint(tok.Extra("scope")))
+	slices.Sort(got)
+	if strings.Join(got, " ") != "read write" {
 		t.Fatalf("scopes after step-up %q, want the union", got)
 	}
 	before := w.as.Count("authorize")
@@ -435,5 +439,35 @@ func TestCallbackURLMustBeLoopback(t *testing.T) {
 		if _, err := oauth.New(oauth.Config{Server: "http://x/mcp", CallbackURL: u}, nil, nil); err == nil {
 			t.Errorf("%s accepted", u)
 		}
+	}
+}
+
+// A token the server stops accepting before its time (revoked, or the
+// server's clock) is refreshed before the user is asked again; requests
+// in flight meanwhile are sent again, not lost.
+func TestRefusedTokenRefreshedBeforeAskingAgain(t *testing.T) {
+	w := newWorld(t, oauthas.Config{Dynamic: true}, oauthas.Resource{})
+	cfg := w.config()
+	tr := w.transport(cfg)
+	w.mustOK(tr)
+	w.as.Revoke()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.mustOK(tr)
+		}()
+	}
+	wg.Wait()
+	if w.as.Count("authorize") != 1 || w.as.Count("refresh_token") != 1 {
+		t.Fatalf("authorize %d refresh %d, want 1 and 1\n%s", w.as.Count("authorize"), w.as.Count("refresh_token"), w.dump())
+	}
+	// When the refresh token is gone too, the user is asked again.
+	w.as.Revoke()
+	w.as.RevokeRefresh()
+	w.mustOK(tr)
+	if w.as.Count("authorize") != 2 {
+		t.Fatalf("authorize %d, want 2", w.as.Count("authorize"))
 	}
 }

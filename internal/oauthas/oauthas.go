@@ -370,6 +370,13 @@ func (s *Server) Revoke() {
 	s.mu.Unlock()
 }
 
+// RevokeRefresh forgets every refresh token.
+func (s *Server) RevokeRefresh() {
+	s.mu.Lock()
+	s.refresh = map[string]grant{}
+	s.mu.Unlock()
+}
+
 // Resource protects an MCP endpoint with tokens of this server.
 type Resource struct {
 	AS *Server
