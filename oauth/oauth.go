@@ -403,7 +403,23 @@ func (t *Transport) loginHint() string {
 func needsAuthorization(resp *http.Response) bool {
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
-		return true
+		// A bearer challenge, or none at all (a 2025-03-26 server, whose
+		// metadata is found by the fallbacks); a challenge of another
+		// scheme only (Basic) is no OAuth server's.
+		vs := resp.Header.Values("WWW-Authenticate")
+		if len(vs) == 0 {
+			return true
+		}
+		cs, err := oauthex.ParseWWWAuthenticate(vs)
+		if err != nil {
+			return false
+		}
+		for _, c := range cs {
+			if c.Scheme == "bearer" {
+				return true
+			}
+		}
+		return false
 	case http.StatusForbidden:
 		cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 		if err != nil {

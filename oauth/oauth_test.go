@@ -471,3 +471,24 @@ func TestRefusedTokenRefreshedBeforeAskingAgain(t *testing.T) {
 		t.Fatalf("authorize %d, want 2", w.as.Count("authorize"))
 	}
 }
+
+func TestBasicChallengeIsNotOAuth(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("WWW-Authenticate", `Basic realm="x"`)
+		http.Error(rw, "who are you", http.StatusUnauthorized)
+	}))
+	t.Cleanup(srv.Close)
+	tr, err := oauth.New(oauth.Config{Server: srv.URL, Interactive: true, CallbackURL: freeCallback(t),
+		OpenBrowser: func(context.Context, string) error { t.Error("browser opened for a Basic challenge"); return nil }}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: tr}).Post(srv.URL, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
