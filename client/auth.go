@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"inflight/event"
 	"inflight/oauth"
+	"inflight/wire"
 )
 
 // withAuth puts the OAuth authorization (package oauth, on the go-sdk's
@@ -35,8 +37,28 @@ func (c *Client) withAuth(hc *http.Client, endpoint string) error {
 	return nil
 }
 
-func (c *Client) emitAuth(s event.AuthStep) {
-	c.emit(event.Event{Kind: event.Auth, Time: time.Now(), AuthStep: &s, Text: AuthText(s)})
+// requestKey carries, in an HTTP request's context, the JSON-RPC request
+// it carries, so that the steps of the authorization it caused name it.
+type requestKey struct{}
+
+func withRequest(ctx context.Context, out outgoing) context.Context {
+	if out.id.IsZero() {
+		return ctx
+	}
+	return context.WithValue(ctx, requestKey{}, requestRef{id: out.id, internal: out.internal})
+}
+
+type requestRef struct {
+	id       wire.ID
+	internal bool
+}
+
+func (c *Client) emitAuth(ctx context.Context, s event.AuthStep) {
+	ev := event.Event{Kind: event.Auth, Time: time.Now(), AuthStep: &s, Text: AuthText(s)}
+	if ref, ok := ctx.Value(requestKey{}).(requestRef); ok {
+		ev.RequestID, ev.Internal = ref.id, ref.internal
+	}
+	c.emit(ev)
 }
 
 // AuthText is an authorization step in one line, for the protocol log and

@@ -127,3 +127,29 @@ func TestOAuthNotInteractiveSaysToLogIn(t *testing.T) {
 		t.Fatal("registered")
 	}
 }
+
+// A token the server stops accepting mid-session: the request in flight
+// keeps its stream, the next one is refused, refreshed and sent again —
+// answered, not lost — and the steps name it.
+func TestOAuthTokenRefusedMidSession(t *testing.T) {
+	mcpURL, _, as := protectedDemo(t, oauthas.Config{Dynamic: true, Scopes: []string{"mcp"}})
+	c, rec, _ := connectClient(t, client.Config{URL: mcpURL, ProtocolVersion: wire.Version20251125,
+		Auth: &oauth.Config{Interactive: true, CallbackURL: loopbackCallback(t), OpenBrowser: followRedirects, BrowserTimeout: 5 * time.Second}})
+	slow := send(t, c, 1, wire.MethodToolsCall, toolCall("slow", map[string]any{"seconds": 0.3, "steps": 2}))
+	as.Revoke()
+	list := send(t, c, 2, wire.MethodToolsList, nil)
+	rec.wait(t, "tools/list answer", responseTo(list))
+	rec.wait(t, "slow answer", responseTo(slow))
+	if as.Count("authorize") != 1 || as.Count("refresh_token") != 1 {
+		t.Fatalf("authorize %d refresh %d", as.Count("authorize"), as.Count("refresh_token"))
+	}
+	retried := rec.count(func(ev event.Event) bool {
+		return ev.Kind == event.Auth && ev.AuthStep.Kind == event.AuthRetry && ev.RequestID == list
+	})
+	if retried != 1 {
+		t.Fatalf("%d retry steps naming request 2\n%s", retried, rec.dump())
+	}
+	if n := rec.count(failed(list)); n != 0 {
+		t.Fatalf("request 2 failed\n%s", rec.dump())
+	}
+}

@@ -313,7 +313,7 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		t.c.endFlight(out.id, out.flight)
 	}()
 	id := out.id
-	req, err := t.newPost(ctx, out)
+	req, err := t.newPost(withRequest(ctx, out), out)
 	if err != nil {
 		t.c.failCall(id, err, true)
 		return

@@ -58,7 +58,7 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 	ln, err := net.Listen("tcp", cb.Host)
 	if err != nil {
 		err = fmt.Errorf("cannot listen for the callback on %s (%v): stop what listens there, or give another loopback port with --callback-url http://127.0.0.1:PORT/callback (a pre-registered client must allow that redirect URI)", cb.Host, err)
-		t.emit(event.AuthStep{Kind: event.AuthBrowser, Start: start, URL: t.cfg.CallbackURL, Err: err.Error()})
+		t.emit(ctx, event.AuthStep{Kind: event.AuthBrowser, Start: start, URL: t.cfg.CallbackURL, Err: err.Error()})
 		return nil, err
 	}
 	results := make(chan callbackResult, 1)
@@ -136,7 +136,7 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 			fmt.Fprintf(t.cfg.Prompt, "(could not open a browser: %v)\n", openErr)
 		}
 	}
-	t.emit(step)
+	t.emit(ctx, step)
 
 	timer := time.NewTimer(t.cfg.BrowserTimeout)
 	defer timer.Stop()
@@ -146,21 +146,21 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 		done.Duration = time.Since(start)
 		if r.err != nil {
 			done.Err = r.err.Error()
-			t.emit(done)
+			t.emit(ctx, done)
 			return nil, r.err
 		}
 		done.Text = "callback received"
-		t.emit(done)
+		t.emit(ctx, done)
 		return r.res, nil
 	case <-timer.C:
 		err := fmt.Errorf("the browser step timed out: no callback on %s within %v; log in again (`inflight auth login %s`)",
 			t.cfg.CallbackURL, t.cfg.BrowserTimeout, ServerKey(t.cfg.Server))
 		done.Duration, done.Err = time.Since(start), err.Error()
-		t.emit(done)
+		t.emit(ctx, done)
 		return nil, err
 	case <-ctx.Done():
 		done.Duration, done.Err = time.Since(start), "cancelled while waiting for the callback"
-		t.emit(done)
+		t.emit(ctx, done)
 		return nil, ctx.Err()
 	}
 }

@@ -108,7 +108,7 @@ var ErrLoginNeeded = errors.New("the server asks for an OAuth login")
 type Transport struct {
 	cfg      Config
 	base     http.RoundTripper
-	observe  func(event.AuthStep)
+	observe  func(context.Context, event.AuthStep)
 	hc       *http.Client // the handlers' client, through the observer
 	handler  auth.OAuthHandler
 	codeFlow bool
@@ -186,8 +186,10 @@ func (t *Transport) noteChallenge(resp *http.Response) {
 }
 
 // New makes the Transport for cfg over base (nil: http.DefaultTransport).
-// observe, if set, receives every step; it must not block.
-func New(cfg Config, base http.RoundTripper, observe func(event.AuthStep)) (*Transport, error) {
+// observe, if set, receives every step with the context of the request
+// it is part of (the request that was refused, whose authorization it is);
+// it must not block.
+func New(cfg Config, base http.RoundTripper, observe func(context.Context, event.AuthStep)) (*Transport, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -297,9 +299,9 @@ func New(cfg Config, base http.RoundTripper, observe func(event.AuthStep)) (*Tra
 	return t, nil
 }
 
-func (t *Transport) emit(s event.AuthStep) {
+func (t *Transport) emit(ctx context.Context, s event.AuthStep) {
 	if t.observe != nil {
-		t.observe(s)
+		t.observe(ctx, s)
 	}
 }
 
@@ -343,7 +345,7 @@ func (t *Transport) CloseIdleConnections() {
 // most MaxRounds times.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	t.announce()
+	t.announce(ctx)
 	refreshed := false
 	for round := 0; ; round++ {
 		gen := t.gen.Load()
@@ -372,22 +374,22 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		challenge := strings.Join(resp.Header.Values("WWW-Authenticate"), ", ")
 		t.noteChallenge(resp)
-		t.emit(event.AuthStep{Kind: event.AuthChallenge, Method: req.Method, URL: stripQuery(req.URL), Status: resp.StatusCode,
+		t.emit(ctx, event.AuthStep{Kind: event.AuthChallenge, Method: req.Method, URL: stripQuery(req.URL), Status: resp.StatusCode,
 			Start: time.Now(), Scopes: challengeScopes(resp), Text: challenge})
 		if round >= t.cfg.MaxRounds {
-			t.emit(event.AuthStep{Kind: event.AuthFailed, Start: time.Now(), Status: resp.StatusCode,
+			t.emit(ctx, event.AuthStep{Kind: event.AuthFailed, Start: time.Now(), Status: resp.StatusCode,
 				Text: fmt.Sprintf("still refused after %d authorizations: inflight stops asking; the account may lack the scope (see the challenge)", round)})
 			return resp, nil
 		}
 		if t.codeFlow && !t.cfg.Interactive {
 			drain(resp)
-			t.emit(event.AuthStep{Kind: event.AuthFailed, Start: time.Now(), Status: resp.StatusCode, Text: t.loginHint()})
+			t.emit(ctx, event.AuthStep{Kind: event.AuthFailed, Start: time.Now(), Status: resp.StatusCode, Text: t.loginHint()})
 			return nil, &Error{Step: event.AuthChallenge, Err: fmt.Errorf("%w (HTTP %d): %s", ErrLoginNeeded, resp.StatusCode, t.loginHint())}
 		}
 		if err := t.authorize(ctx, gen, r, resp, &refreshed); err != nil {
 			return nil, err
 		}
-		t.emit(event.AuthStep{Kind: event.AuthRetry, Method: req.Method, URL: stripQuery(req.URL), Start: time.Now(),
+		t.emit(ctx, event.AuthStep{Kind: event.AuthRetry, Method: req.Method, URL: stripQuery(req.URL), Start: time.Now(),
 			Text: "sending the refused request again with the new token"})
 	}
 }
@@ -479,7 +481,7 @@ func (t *Transport) authorize(ctx context.Context, gen uint64, req *http.Request
 			return ctx.Err()
 		}
 		ae := &Error{Step: event.AuthFailed, Err: explain(err)}
-		t.emit(event.AuthStep{Kind: event.AuthFailed, Start: start, Duration: time.Since(start), Err: ae.Err.Error()})
+		t.emit(ctx, event.AuthStep{Kind: event.AuthFailed, Start: start, Duration: time.Since(start), Err: ae.Err.Error()})
 		return ae
 	}
 	t.mu.Lock()
@@ -487,7 +489,7 @@ func (t *Transport) authorize(ctx context.Context, gen uint64, req *http.Request
 	t.mu.Unlock()
 	t.gen.Add(1)
 	if tok, err := t.Token(ctx); err == nil && tok != nil {
-		t.emit(event.AuthStep{Kind: event.AuthToken, Start: start, Duration: time.Since(start), Scopes: tokenScopes(tok),
+		t.emit(ctx, event.AuthStep{Kind: event.AuthToken, Start: start, Duration: time.Since(start), Scopes: tokenScopes(tok),
 			Expires: tok.Expiry, Issuer: t.issuerNow(), Text: "authorized"})
 	}
 	return nil
@@ -540,7 +542,7 @@ func (t *Transport) currentToken(ctx context.Context) string {
 }
 
 // announce reports, once, that a kept token is in use.
-func (t *Transport) announce() {
+func (t *Transport) announce(ctx context.Context) {
 	t.mu.Lock()
 	e := t.stored
 	done := t.announced
@@ -549,7 +551,7 @@ func (t *Transport) announce() {
 	if done || e == nil {
 		return
 	}
-	t.emit(event.AuthStep{Kind: event.AuthStored, Start: time.Now(), Issuer: e.Issuer, ClientID: e.ClientID, Scopes: e.Scopes,
+	t.emit(ctx, event.AuthStep{Kind: event.AuthStored, Start: time.Now(), Issuer: e.Issuer, ClientID: e.ClientID, Scopes: e.Scopes,
 		Expires: e.Token.Expiry, Text: "using the token kept from " + e.Saved.Local().Format(time.DateTime)})
 }
 
@@ -579,7 +581,8 @@ func (t *Transport) save(e *Entry) {
 	if err := t.cfg.Store.Save(e); err != nil {
 		step.Text, step.Err = "the token could not be kept", err.Error()
 	}
-	t.emit(step)
+	// Not tied to a request: a refresh happens inside the token source.
+	t.emit(context.Background(), step)
 }
 
 // keeping wraps ts so that a refreshed token is kept too.

@@ -82,7 +82,7 @@ func (w *world) config() oauth.Config {
 
 func (w *world) transport(cfg oauth.Config) *oauth.Transport {
 	w.t.Helper()
-	tr, err := oauth.New(cfg, nil, func(s event.AuthStep) {
+	tr, err := oauth.New(cfg, nil, func(_ context.Context, s event.AuthStep) {
 		w.mu.Lock()
 		w.steps = append(w.steps, s)
 		w.mu.Unlock()
@@ -490,5 +490,37 @@ func TestBasicChallengeIsNotOAuth(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// $BROWSER as other tools read it: colon-separated commands tried in turn,
+// %s replaced by the URL (else the URL appended).
+func TestOpenBrowserHonoursBROWSER(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "args")
+	t.Setenv(browserOut, out)
+	for _, tc := range []struct{ browser, want string }{
+		{"/nonexistent/browser:" + os.Args[0] + " --new-window %s", "--new-window http://127.0.0.1:1/authorize?x=1"},
+		{os.Args[0], "http://127.0.0.1:1/authorize?x=1"},
+	} {
+		os.Remove(out)
+		t.Setenv("BROWSER", tc.browser)
+		if err := oauth.OpenBrowser(context.Background(), "http://127.0.0.1:1/authorize?x=1"); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		var got []byte
+		for time.Now().Before(deadline) {
+			if got, _ = os.ReadFile(out); len(got) > 0 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if string(got) != tc.want {
+			t.Errorf("BROWSER=%q: args %q, want %q", tc.browser, got, tc.want)
+		}
+	}
+	t.Setenv("BROWSER", "/nonexistent/a:/nonexistent/b")
+	if err := oauth.OpenBrowser(context.Background(), "http://x"); err == nil || !strings.Contains(err.Error(), "$BROWSER") {
+		t.Fatalf("err %v", err)
 	}
 }

@@ -65,7 +65,7 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	step.Duration = time.Since(step.Start)
 	if err != nil {
 		step.Err = plainErr(err).Error()
-		o.t.emit(step)
+		o.t.emit(req.Context(), step)
 		return nil, err
 	}
 	step.Status = resp.StatusCode
@@ -169,7 +169,7 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 			step.Err = oauthError(m.Error, m.Desc, resp.Status)
 		}
 	}
-	o.t.emit(step)
+	o.t.emit(req.Context(), step)
 	return resp, nil
 }
 
