@@ -153,8 +153,8 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 		t.emit(ctx, done)
 		return r.res, nil
 	case <-timer.C:
-		err := fmt.Errorf("the browser step timed out: no callback on %s within %v; log in again (`inflight auth login %s`)",
-			t.cfg.CallbackURL, t.cfg.BrowserTimeout, ServerKey(t.cfg.Server))
+		err := fmt.Errorf("the browser step timed out: no callback on %s within %v; log in again (`inflight auth login %s`)%s",
+			t.cfg.CallbackURL, t.cfg.BrowserTimeout, ServerKey(t.cfg.Server), t.timeoutHint())
 		done.Duration, done.Err = time.Since(start), err.Error()
 		t.emit(ctx, done)
 		return nil, err
@@ -163,6 +163,17 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 		t.emit(ctx, done)
 		return nil, ctx.Err()
 	}
+}
+
+// timeoutHint: with a pre-registered client, the usual reason no callback
+// comes is a redirect URI the authorization server does not know, which it
+// shows in the browser, not to inflight.
+func (t *Transport) timeoutHint() string {
+	if t.preClientID == "" {
+		return ""
+	}
+	return fmt.Sprintf("; if the browser showed a redirect_uri error, the client %s is registered with another redirect URI than %s (localhost and 127.0.0.1 differ, and so do ports): give the registered one with --callback-url",
+		t.preClientID, t.cfg.CallbackURL)
 }
 
 // redirectHint adds what to do about a refused redirect URI, the usual

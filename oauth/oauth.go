@@ -126,6 +126,10 @@ type Transport struct {
 	preClientID string
 	// prmURLs are the resource_metadata URLs challenges named.
 	prmURLs map[string]bool
+	// tried are the metadata documents fetched during the authorization
+	// under way, for an error that says where inflight looked.
+	tried    []string
+	asmFound bool
 	// override is a token source refreshed after a 401 (the handler's own
 	// cannot be replaced); nil after the handler authorizes again.
 	override oauth2.TokenSource
@@ -164,6 +168,21 @@ func (t *Transport) refresh() bool {
 	t.override = ts
 	t.mu.Unlock()
 	return true
+}
+
+func (t *Transport) noteTried(s event.AuthStep) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s.Kind == event.AuthServerMetadata && !s.FellBack && s.Status == http.StatusOK {
+		t.asmFound = true
+	}
+	what := fmt.Sprint(s.Status)
+	if s.Status == 0 {
+		what = "no answer"
+	} else if s.Status == http.StatusOK && s.FellBack {
+		what = "200, not usable"
+	}
+	t.tried = append(t.tried, s.URL+" ("+what+")")
 }
 
 func (t *Transport) isResourceMetadataURL(u *url.URL) bool {
@@ -476,11 +495,26 @@ func (t *Transport) authorize(ctx context.Context, gen uint64, req *http.Request
 		}
 	}
 	start := time.Now()
+	t.mu.Lock()
+	t.tried, t.asmFound = nil, false
+	t.mu.Unlock()
 	if err := t.handler.Authorize(ctx, req, resp); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		ae := &Error{Step: event.AuthFailed, Err: explain(err)}
+		t.mu.Lock()
+		tried, found := t.tried, t.asmFound
+		t.mu.Unlock()
+		if !found && len(tried) > 0 {
+			err = fmt.Errorf("no authorization server metadata found, and the 2025-03-26 default endpoints did not work either: %w", err)
+		} else {
+			err = explain(err)
+		}
+		if len(tried) > 0 {
+			err = fmt.Errorf("%w [metadata tried: %s]", err, strings.Join(tried, ", "))
+		}
+		err = oneLine{err}
+		ae := &Error{Step: event.AuthFailed, Err: err}
 		t.emit(ctx, event.AuthStep{Kind: event.AuthFailed, Start: start, Duration: time.Since(start), Err: ae.Err.Error()})
 		return ae
 	}
@@ -628,3 +662,10 @@ func origin(u string) string {
 	}
 	return u
 }
+
+// oneLine is an error whose text is one line (a server's error body may
+// end in a newline, or hold several).
+type oneLine struct{ err error }
+
+func (e oneLine) Error() string { return strings.Join(strings.Fields(e.err.Error()), " ") }
+func (e oneLine) Unwrap() error { return e.err }

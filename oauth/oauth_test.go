@@ -269,7 +269,7 @@ func TestRedirectURIMismatchSaysSo(t *testing.T) {
 	_, err := w.post(w.transport(cfg))
 	// The server refuses to redirect to an unregistered URI, so no
 	// callback comes: the browser step times out and says so.
-	if err == nil || !strings.Contains(err.Error(), "timed out") {
+	if err == nil || !strings.Contains(err.Error(), "timed out") || !strings.Contains(err.Error(), "localhost and 127.0.0.1 differ") {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -521,6 +521,41 @@ func TestOpenBrowserHonoursBROWSER(t *testing.T) {
 	}
 	t.Setenv("BROWSER", "/nonexistent/a:/nonexistent/b")
 	if err := oauth.OpenBrowser(context.Background(), "http://x"); err == nil || !strings.Contains(err.Error(), "$BROWSER") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestNoPKCERefused(t *testing.T) {
+	w := newWorld(t, oauthas.Config{Dynamic: true, NoPKCE: true}, oauthas.Resource{})
+	_, err := w.post(w.transport(w.config()))
+	if err == nil || !strings.Contains(err.Error(), "only with PKCE") {
+		t.Fatalf("err %v", err)
+	}
+	if w.as.Count("authorize") != 0 {
+		t.Fatal("authorized without PKCE")
+	}
+}
+
+func TestRegistrationRefusedSaysWhatToDo(t *testing.T) {
+	w := newWorld(t, oauthas.Config{Dynamic: true, RefuseRegistration: true}, oauthas.Resource{})
+	_, err := w.post(w.transport(w.config()))
+	if err == nil || !strings.Contains(err.Error(), "--client-id") || !strings.Contains(err.Error(), "registration is closed") {
+		t.Fatalf("err %v", err)
+	}
+	if k := w.kinds(); !has(k, "registration", "failed") {
+		t.Fatalf("steps %v", k)
+	}
+}
+
+func TestNoMetadataSaysWhereItLooked(t *testing.T) {
+	// No resource metadata, no authorization server metadata, and no
+	// registration at the default endpoint.
+	w := newWorld(t, oauthas.Config{Metadata: "none"}, oauthas.Resource{PRM: "none"})
+	_, err := w.post(w.transport(w.config()))
+	t.Log(err)
+	if err == nil || !strings.Contains(err.Error(), "no authorization server metadata found") || !strings.Contains(err.Error(), "metadata tried: ") ||
+		!strings.Contains(err.Error(), w.srv.URL+"/.well-known/oauth-protected-resource/mcp (404)") ||
+		!strings.Contains(err.Error(), w.srv.URL+"/.well-known/openid-configuration (404)") {
 		t.Fatalf("err %v", err)
 	}
 }

@@ -65,6 +65,9 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	step.Duration = time.Since(step.Start)
 	if err != nil {
 		step.Err = plainErr(err).Error()
+		if kind == event.AuthResourceMetadata || kind == event.AuthServerMetadata {
+			o.t.noteTried(step)
+		}
 		o.t.emit(req.Context(), step)
 		return nil, err
 	}
@@ -168,6 +171,9 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 		} else {
 			step.Err = oauthError(m.Error, m.Desc, resp.Status)
 		}
+	}
+	if kind == event.AuthResourceMetadata || kind == event.AuthServerMetadata {
+		o.t.noteTried(step)
 	}
 	o.t.emit(req.Context(), step)
 	return resp, nil

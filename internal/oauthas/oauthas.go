@@ -54,6 +54,10 @@ type Config struct {
 	// Withhold are scopes the server never grants (a step-up that cannot
 	// succeed).
 	Withhold []string
+	// NoPKCE leaves code_challenge_methods_supported out of the metadata.
+	NoPKCE bool
+	// RefuseRegistration answers every registration with an error.
+	RefuseRegistration bool
 }
 
 // Server is the authorization server. Mount Handler at the root of Issuer.
@@ -129,6 +133,9 @@ func (s *Server) Metadata() map[string]any {
 	if len(s.cfg.Scopes) > 0 {
 		m["scopes_supported"] = s.cfg.Scopes
 	}
+	if s.cfg.NoPKCE {
+		delete(m, "code_challenge_methods_supported")
+	}
 	if s.cfg.Dynamic {
 		m["registration_endpoint"] = s.Issuer + "/register"
 	}
@@ -175,6 +182,10 @@ func oauthErr(w http.ResponseWriter, status int, code, desc string) {
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	s.count("register")
+	if s.cfg.RefuseRegistration {
+		oauthErr(w, http.StatusForbidden, "access_denied", "registration is closed to new clients")
+		return
+	}
 	var m struct {
 		RedirectURIs []string `json:"redirect_uris"`
 		AuthMethod   string   `json:"token_endpoint_auth_method"`
