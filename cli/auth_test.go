@@ -116,6 +116,9 @@ func TestAuthFlagsUsage(t *testing.T) {
 		{[]string{"call", "ping", "--client-id", "x", "--", "srv"}, "apply to a URL server"},
 		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-credentials"}, "needs --client-id and --client-secret"},
 		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "-H", "Authorization: Bearer abc", "--client-id", "x"}, "goes with no OAuth flag"},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--callback-url", "http://example.com:8/cb"}, "a loopback address"},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-metadata-url", "http://example.com/c.json"}, "want an HTTPS URL with a path"},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-metadata-url", "https://example.com/"}, "want an HTTPS URL with a path"},
 		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-id", "x", "--client-secret", "hunter22"}, ""},
 	} {
 		code, stdout, stderr := inflight(t, tc.args...)

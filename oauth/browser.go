@@ -19,10 +19,10 @@ import (
 	"inflight/event"
 )
 
-// checkCallback accepts only a plain-http loopback redirect URI with a
+// CheckCallback accepts only a plain-http loopback redirect URI with a
 // port: the authorization pages ask native clients for loopback
 // redirects, and inflight listens there itself.
-func checkCallback(raw string) error {
+func CheckCallback(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("--callback-url %q: %w", raw, err)

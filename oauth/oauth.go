@@ -221,7 +221,7 @@ func New(cfg Config, base http.RoundTripper, observe func(context.Context, event
 	if cfg.MaxRounds <= 0 {
 		cfg.MaxRounds = 3
 	}
-	if err := checkCallback(cfg.CallbackURL); err != nil {
+	if err := CheckCallback(cfg.CallbackURL); err != nil {
 		return nil, err
 	}
 	t := &Transport{cfg: cfg, base: base, observe: observe, gate: make(chan struct{}, 1), prmURLs: map[string]bool{}}

@@ -559,3 +559,27 @@ func TestNoMetadataSaysWhereItLooked(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// A client ID metadata document: the client_id is the document's HTTPS URL,
+// which the authorization server fetches; no registration.
+func TestClientIDMetadataDocument(t *testing.T) {
+	cb := freeCallback(t)
+	var docURL string
+	doc := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(rw, `{"client_id":%q,"client_name":"inflight","redirect_uris":[%q],"token_endpoint_auth_method":"none"}`, docURL, cb)
+	}))
+	t.Cleanup(doc.Close)
+	docURL = doc.URL + "/inflight/client.json"
+	w := newWorld(t, oauthas.Config{Dynamic: true, CIMD: true, CIMDClient: doc.Client()}, oauthas.Resource{})
+	cfg := w.config()
+	cfg.CallbackURL, cfg.ClientMetadataURL = cb, docURL
+	cfg.Store = &oauth.Store{Dir: t.TempDir()}
+	w.mustOK(w.transport(cfg))
+	if w.as.Count("cimd") != 1 || w.as.Count("register") != 0 || w.as.Count("authorization_code") != 1 {
+		t.Fatalf("cimd %d register %d code %d", w.as.Count("cimd"), w.as.Count("register"), w.as.Count("authorization_code"))
+	}
+	if e, _ := cfg.Store.Load(w.url); e == nil || e.ClientID != docURL || e.Registered {
+		t.Fatalf("kept %+v", e)
+	}
+}

@@ -58,6 +58,11 @@ type Config struct {
 	NoPKCE bool
 	// RefuseRegistration answers every registration with an error.
 	RefuseRegistration bool
+	// CIMD accepts client ID metadata documents: a client_id that is an
+	// HTTPS URL is fetched (with CIMDClient, default http.DefaultClient)
+	// and its redirect_uris used.
+	CIMD       bool
+	CIMDClient *http.Client
 }
 
 // Server is the authorization server. Mount Handler at the root of Issuer.
@@ -142,6 +147,9 @@ func (s *Server) Metadata() map[string]any {
 	if !s.cfg.NoIss {
 		m["authorization_response_iss_parameter_supported"] = true
 	}
+	if s.cfg.CIMD {
+		m["client_id_metadata_document_supported"] = true
+	}
 	return m
 }
 
@@ -213,6 +221,12 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	s.count("authorize")
 	q := r.URL.Query()
+	if s.cfg.CIMD && strings.HasPrefix(q.Get("client_id"), "https://") {
+		if err := s.fetchClientMetadata(q.Get("client_id")); err != nil {
+			http.Error(w, "client ID metadata document: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
 	s.mu.Lock()
 	c, ok := s.clients[q.Get("client_id")]
 	s.mu.Unlock()
@@ -255,6 +269,38 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	back.RawQuery = bq.Encode()
 	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+// fetchClientMetadata fetches a client ID metadata document and takes the
+// client it describes (a public client) as known.
+func (s *Server) fetchClientMetadata(id string) error {
+	hc := s.cfg.CIMDClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	s.count("cimd")
+	resp, err := hc.Get(id)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	var doc struct {
+		ClientID     string   `json:"client_id"`
+		RedirectURIs []string `json:"redirect_uris"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		return err
+	}
+	if doc.ClientID != id {
+		return fmt.Errorf("the document's client_id %q is not its URL", doc.ClientID)
+	}
+	s.mu.Lock()
+	s.clients[id] = Client{RedirectURIs: doc.RedirectURIs}
+	s.mu.Unlock()
+	return nil
 }
 
 // clientAuth checks the client's credentials (basic or post).
