@@ -397,13 +397,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			Start: time.Now(), Scopes: challengeScopes(resp), Text: challenge})
 		if round >= t.cfg.MaxRounds {
 			t.emit(ctx, event.AuthStep{Kind: event.AuthFailed, Start: time.Now(), Status: resp.StatusCode,
-				Text: fmt.Sprintf("still refused after %d authorizations: inflight stops asking; the account may lack the scope (see the challenge)", round)})
+				Text: fmt.Sprintf("still refused after %d tries with new tokens: inflight stops asking; the account may lack the scope (see the challenge)", round)})
 			return resp, nil
-		}
-		if t.codeFlow && !t.cfg.Interactive {
-			drain(resp)
-			t.emit(ctx, event.AuthStep{Kind: event.AuthFailed, Start: time.Now(), Status: resp.StatusCode, Text: t.loginHint()})
-			return nil, &Error{Step: event.AuthChallenge, Err: fmt.Errorf("%w (HTTP %d): %s", ErrLoginNeeded, resp.StatusCode, t.loginHint())}
 		}
 		if err := t.authorize(ctx, gen, r, resp, &refreshed); err != nil {
 			return nil, err
@@ -493,6 +488,13 @@ func (t *Transport) authorize(ctx context.Context, gen uint64, req *http.Request
 			drain(resp)
 			return nil
 		}
+	}
+	if t.codeFlow && !t.cfg.Interactive {
+		// No one to open a browser for: say what to run, and register
+		// nothing that could not be used.
+		drain(resp)
+		t.emit(ctx, event.AuthStep{Kind: event.AuthFailed, Start: time.Now(), Status: resp.StatusCode, Text: t.loginHint()})
+		return &Error{Step: event.AuthChallenge, Err: fmt.Errorf("%w (HTTP %d): %s", ErrLoginNeeded, resp.StatusCode, t.loginHint())}
 	}
 	start := time.Now()
 	t.mu.Lock()

@@ -583,3 +583,26 @@ func TestClientIDMetadataDocument(t *testing.T) {
 		t.Fatalf("kept %+v", e)
 	}
 }
+
+// Headless (no browser step possible), a kept token the server refuses is
+// still refreshed; only when that fails is the user told to log in.
+func TestNotInteractiveRefreshesKeptToken(t *testing.T) {
+	w := newWorld(t, oauthas.Config{Dynamic: true}, oauthas.Resource{})
+	store := &oauth.Store{Dir: t.TempDir()}
+	cfg := w.config()
+	cfg.Store = store
+	w.mustOK(w.transport(cfg))
+	w.as.Revoke()
+	headless := w.config()
+	headless.Store, headless.Interactive = store, false
+	w.mustOK(w.transport(headless))
+	if w.as.Count("refresh_token") != 1 || w.as.Count("authorize") != 1 {
+		t.Fatalf("refresh %d authorize %d", w.as.Count("refresh_token"), w.as.Count("authorize"))
+	}
+	w.as.Revoke()
+	w.as.RevokeRefresh()
+	_, err := w.post(w.transport(headless))
+	if !errors.Is(err, oauth.ErrLoginNeeded) {
+		t.Fatalf("err %v", err)
+	}
+}
