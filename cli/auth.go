@@ -53,7 +53,7 @@ func (c *cli) authLoginCommand() *cobra.Command {
 	c.targets = append(c.targets, &tf)
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "login URL [flags]",
+		Use:   "login [URL] [flags]",
 		Short: "Authorize inflight for a server (the browser step) and keep the token",
 		Long: `Authorize inflight for a server: discovery, registration, the browser step and the token
 exchange, each step printed as it happens; then the token is kept for the next runs.
@@ -63,11 +63,18 @@ The authorization URL is printed and opened with $BROWSER (else the system's ope
 		Example: `  inflight auth login https://example.com/mcp
   inflight auth login https://example.com/mcp --client-id ID --client-secret SECRET
   inflight auth login https://example.com/mcp --no-browser`,
-		Args:          cobra.ExactArgs(1),
+		Args:          cobra.MaximumNArgs(1),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := tf.Resolve(nil, args[0])
+			bare := ""
+			if len(args) == 1 {
+				bare = args[0]
+			}
+			if bare == "" && !cmd.Flags().Changed("url") && !cmd.Flags().Changed("config") {
+				return errors.New("give the server: auth login URL (or --config FILE --server NAME)")
+			}
+			t, err := tf.Resolve(nil, bare)
 			if err != nil {
 				return err
 			}
