@@ -606,3 +606,22 @@ func TestNotInteractiveRefreshesKeptToken(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// The token endpoint's auth method is the one the server supports.
+func TestTokenEndpointAuthMethodChosen(t *testing.T) {
+	for _, method := range []string{"client_secret_post", "client_secret_basic"} {
+		t.Run(method, func(t *testing.T) {
+			cb := freeCallback(t)
+			w := newWorld(t, oauthas.Config{AuthMethods: []string{method},
+				Clients: map[string]oauthas.Client{"pre": {Secret: "s3cret-value", RedirectURIs: []string{cb}}}}, oauthas.Resource{})
+			cfg := w.config()
+			cfg.CallbackURL, cfg.ClientID, cfg.ClientSecret = cb, "pre", "s3cret-value"
+			w.mustOK(w.transport(cfg))
+			// One exchange: the method was chosen, not found by trying
+			// (golang.org/x/oauth2's auto-detection tries basic, then post).
+			if n := w.as.Count("authorization_code"); n != 1 {
+				t.Fatalf("%d token requests", n)
+			}
+		})
+	}
+}

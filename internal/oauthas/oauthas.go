@@ -63,6 +63,11 @@ type Config struct {
 	// and its redirect_uris used.
 	CIMD       bool
 	CIMDClient *http.Client
+	// AuthMethods, when set, are the token endpoint auth methods the
+	// server advertises and accepts (client_secret_basic,
+	// client_secret_post, none); a client authenticating otherwise is
+	// refused.
+	AuthMethods []string
 }
 
 // Server is the authorization server. Mount Handler at the root of Issuer.
@@ -134,6 +139,9 @@ func (s *Server) Metadata() map[string]any {
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_post", "client_secret_basic"},
+	}
+	if len(s.cfg.AuthMethods) > 0 {
+		m["token_endpoint_auth_methods_supported"] = s.cfg.AuthMethods
 	}
 	if len(s.cfg.Scopes) > 0 {
 		m["scopes_supported"] = s.cfg.Scopes
@@ -306,11 +314,19 @@ func (s *Server) fetchClientMetadata(id string) error {
 // clientAuth checks the client's credentials (basic or post).
 func (s *Server) clientAuth(r *http.Request) (string, Client, bool) {
 	id, secret, basic := r.BasicAuth()
+	method := "client_secret_basic"
 	if basic {
 		id, _ = url.QueryUnescape(id)
 		secret, _ = url.QueryUnescape(secret)
 	} else {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+		method = "client_secret_post"
+		if secret == "" {
+			method = "none"
+		}
+	}
+	if len(s.cfg.AuthMethods) > 0 && !slices.Contains(s.cfg.AuthMethods, method) {
+		return id, Client{}, false
 	}
 	s.mu.Lock()
 	c, ok := s.clients[id]
