@@ -176,6 +176,11 @@ func TestDynamicRegistrationPKCEAndKeptToken(t *testing.T) {
 	if w.as.Count("authorize") != 1 {
 		t.Fatalf("authorized again: %d", w.as.Count("authorize"))
 	}
+	// The resource parameter named the server.
+	tok, _ := tr.Token(context.Background())
+	if g, ok := w.as.Lookup(tok.AccessToken); !ok || g.Resource != w.url || !slices.Equal(g.Scopes, []string{"mcp"}) {
+		t.Fatalf("grant %+v %v, want resource %s and scope mcp", g, ok, w.url)
+	}
 	w.noSecrets()
 
 	fi, err := os.Stat(cfg.Store.Dir)
