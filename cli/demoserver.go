@@ -15,7 +15,8 @@ import (
 func (c *cli) demoServerCommand() *cobra.Command {
 	var addr, sseAddr string
 	var tick time.Duration
-	var useHTTP bool
+	var useHTTP, withAuth bool
+	var tokenLifetime time.Duration
 	cmd := &cobra.Command{
 		Use:   "demo-server [--http ADDR | --sse ADDR]",
 		Short: "Serve the embedded demo MCP server (stdio, or Streamable HTTP at /mcp and HTTP+SSE at /sse)",
@@ -40,7 +41,13 @@ end_subscriptions; resource demo://clock; prompt explain_cancellation.`,
 				if useSSE {
 					addr = sseAddr
 				}
-				err := demo.ServeHTTP(ctx, addr, opts, func(url string) {
+				serve := demo.ServeHTTP
+				if withAuth {
+					serve = func(ctx context.Context, addr string, opts demo.Options, ready func(string)) error {
+						return demo.ServeHTTPAuth(ctx, addr, opts, demo.AuthOptions{TokenLifetime: tokenLifetime}, ready)
+					}
+				}
+				err := serve(ctx, addr, opts, func(url string) {
 					if useSSE {
 						// The same server, named by its HTTP+SSE stream.
 						url = strings.TrimSuffix(url, "/mcp") + "/sse"
@@ -52,6 +59,9 @@ end_subscriptions; resource demo://clock; prompt explain_cancellation.`,
 					c.code = 1
 				}
 				return nil
+			}
+			if withAuth {
+				return errors.New("--auth goes with --http or --sse: OAuth protects HTTP servers")
 			}
 			opts.NoTimestamps = true // the client stamps the stderr lines it reads
 			srv := demo.New(opts)
@@ -66,5 +76,7 @@ end_subscriptions; resource demo://clock; prompt explain_cancellation.`,
 	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:0", "serve Streamable HTTP on `ADDR` instead of stdio")
 	cmd.Flags().StringVar(&sseAddr, "sse", "127.0.0.1:0", "the same as --http, but print the URL of the deprecated HTTP+SSE transport (/sse) served beside it")
 	cmd.Flags().DurationVar(&tick, "tick", 0, "how often demo://clock changes (default 3s)")
+	cmd.Flags().BoolVar(&withAuth, "auth", false, "serve behind OAuth: a local authorization server on the same address, and /mcp and /sse accept only its tokens")
+	cmd.Flags().DurationVar(&tokenLifetime, "token-lifetime", time.Hour, "with --auth, how long an access token lives (short ones show the refresh)")
 	return cmd
 }

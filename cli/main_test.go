@@ -32,6 +32,7 @@ const childEnv = "INFLIGHT_MAIN_TEST_CHILD"
 func TestMain(m *testing.M) {
 	// The exit-path tests re-execute this binary as a hostile server too.
 	hostile.RunFromEnv()
+	runTestBrowser() // $BROWSER of the auth tests (auth_test.go)
 	if os.Getenv(childEnv) == "1" {
 		os.Exit(Execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}

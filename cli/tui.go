@@ -111,6 +111,11 @@ Servers:
 			if err != nil {
 				return err
 			}
+			if target.Auth != nil {
+				// Not on the terminal the TUI draws on: its protocol log
+				// shows each authorization step, the URL among them.
+				target.Auth.Prompt = nil
+			}
 			for _, call := range callFlags {
 				_, params, err := ParseCallFlag(call)
 				if err != nil {
@@ -133,7 +138,7 @@ Servers:
 	durationVar(fs, &opts.LateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after a cancel", true)
 	fs.StringVar(&opts.TracePath, "trace", "", "record the session from the start to `FILE` (JSON Lines, as call and check write; replay reads it)")
 	durationVar(fs, &opts.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
-	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand(), c.proxyCommand(), c.attachCommand())
+	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand(), c.proxyCommand(), c.attachCommand(), c.authCommand())
 	return root
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"inflight/event"
+	"inflight/oauth"
 	"inflight/wire"
 )
 
@@ -37,6 +38,10 @@ type Config struct {
 	Headers http.Header
 	// HTTPClient replaces the default HTTP client (tests).
 	HTTPClient *http.Client
+	// Auth, when set, authorizes the HTTP requests with OAuth (package
+	// oauth): a 401 with a bearer challenge runs the flow, and each step
+	// is reported as event.Auth. Nil: a 401 or 403 is a refusal.
+	Auth *oauth.Config
 	// SSE says URL is the stream of the deprecated HTTP+SSE transport
 	// (protocol 2024-11-05): a GET whose endpoint event names where
 	// messages are POSTed. Legacy era only.

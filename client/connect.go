@@ -22,6 +22,8 @@ type HTTPStatusError struct {
 	ContentType string
 	// Body is the start of the body, for display.
 	Body string
+	// Hint says what to do about it (a 401 asking for OAuth: log in).
+	Hint string
 }
 
 func (e *HTTPStatusError) Error() string {
@@ -31,12 +33,12 @@ func (e *HTTPStatusError) Error() string {
 	}
 	body := e.describeBody()
 	if body == "" || strings.EqualFold(body, http.StatusText(e.Status)) {
-		return head
+		return head + e.Hint
 	}
 	if r := []rune(body); len(r) > maxStatusBody {
 		body = string(r[:maxStatusBody]) + "…"
 	}
-	return head + ": " + body
+	return head + ": " + body + e.Hint
 }
 
 // describeBody is the body in one line; a web server's HTML error page is
@@ -65,7 +67,7 @@ func (c *Client) Connect(ctx context.Context) (event.ConnInfo, error) {
 		return c.Info(), err
 	}
 	defer c.leave()
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.HandshakeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.handshakeTimeout())
 	defer cancel()
 	c.lifeMu.Lock()
 	switch {

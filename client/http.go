@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"inflight/event"
+	"inflight/oauth"
 	"inflight/wire"
 )
 
@@ -119,8 +120,20 @@ func newHTTPTransport(c *Client) (*httpTransport, error) {
 		}
 		return nil
 	}
+	if err := c.withAuth(&hc, u.String()); err != nil {
+		return nil, err
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &httpTransport{c: c, endpoint: u, hc: &hc, ctx: ctx, stop: stop, streams: map[wire.ID]*httpStream{}}, nil
+}
+
+// loginHint: for a 401 or 403 when no authorization is configured, what
+// to run.
+func (t *httpTransport) loginHint(resp *http.Response) string {
+	if t.c.cfg.Auth != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+		return ""
+	}
+	return loginHint(resp, t.endpoint.String())
 }
 
 // redirectError is a redirect inflight refused to follow. The request was
@@ -300,7 +313,7 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		t.c.endFlight(out.id, out.flight)
 	}()
 	id := out.id
-	req, err := t.newPost(ctx, out)
+	req, err := t.newPost(withRequest(ctx, out), out)
 	if err != nil {
 		t.c.failCall(id, err, true)
 		return
@@ -319,6 +332,12 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 			return
 		}
 		if t.isClosing() && !out.internal {
+			return
+		}
+		var ae *oauth.Error
+		if errors.As(err, &ae) {
+			// Refused for want of an authorization: answered, not lost.
+			t.c.failCall(id, fmt.Errorf("POST %s: %w", out.method, ae), false)
 			return
 		}
 		var re *redirectError
@@ -381,7 +400,7 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 				if msg.Error != nil {
 					text = msg.Error.Message
 				}
-				t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, Body: text}, false)
+				t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, Body: text + t.loginHint(resp)}, false)
 				return
 			default:
 				// A JSON-RPC error in the body answers the request.
@@ -389,7 +408,7 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 				return
 			}
 		}
-		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, ContentType: ct, Body: string(body)}, false)
+		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, ContentType: ct, Body: string(body), Hint: t.loginHint(resp)}, false)
 	case resp.StatusCode == http.StatusAccepted:
 		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
 		t.c.failCall(id, errors.New("HTTP 202 Accepted for a request: the server will send no response"), true)
@@ -966,8 +985,8 @@ func (t *httpTransport) close() error {
 			}
 		}
 	}
-	if tr, ok := t.hc.Transport.(*http.Transport); ok && t.c.cfg.HTTPClient == nil {
-		tr.CloseIdleConnections()
+	if t.c.cfg.HTTPClient == nil {
+		t.hc.CloseIdleConnections()
 	}
 	return nil
 }

@@ -351,8 +351,8 @@ func (t *sseTransport) close() error {
 	t.closing = true
 	t.mu.Unlock()
 	t.stop()
-	if tr, ok := t.hc.Transport.(*http.Transport); ok && t.c.cfg.HTTPClient == nil {
-		tr.CloseIdleConnections()
+	if t.c.cfg.HTTPClient == nil {
+		t.hc.CloseIdleConnections()
 	}
 	return nil
 }

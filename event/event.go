@@ -78,6 +78,11 @@ const (
 	// why. It is Internal (the server's request is no request of ours); the
 	// client only reports the fact, and the session judges it.
 	ServerRequestRefused
+	// Auth: a step of the OAuth authorization of an HTTP connection (the
+	// challenge, a metadata document fetched, the registration, the browser
+	// step, the token exchange or refresh). Auth holds it; it never carries
+	// a token or a secret.
+	Auth
 )
 
 var kindNames = map[Kind]string{
@@ -97,6 +102,7 @@ var kindNames = map[Kind]string{
 	CancelLeaving:   "cancel_leaving",
 
 	ServerRequestRefused: "server_request_refused",
+	Auth:                 "auth",
 }
 
 func (k Kind) String() string {
@@ -300,6 +306,8 @@ type Event struct {
 	// the server asked it while working on that request. RequestID is the
 	// server's own ID for it.
 	Owner wire.ID
+	// AuthStep is set on Auth.
+	AuthStep *AuthStep
 	// Internal marks traffic of the client's own housekeeping (the era probe,
 	// initialize, answers to server pings and server-to-client requests).
 	// It belongs in the protocol log but not in the request tracker.

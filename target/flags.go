@@ -24,6 +24,7 @@ type Flags struct {
 	server          string
 	protocolVersion string
 	transport       string
+	auth            authFlags
 }
 
 // Add defines the flags on fs.
@@ -38,6 +39,7 @@ func (f *Flags) Add(fs *pflag.FlagSet) {
 		wire.VersionModern+" (modern) or "+strings.Join(wire.LegacyVersions, ", ")+" (legacy; "+wire.Version20241105+" over --transport sse)")
 	fs.StringVar(&f.transport, "transport", "", "a URL's transport `T`: http (Streamable HTTP only), sse (the deprecated HTTP+SSE, the URL being its stream); "+
 		"by default Streamable HTTP, and HTTP+SSE when the server refuses its POST and offers the stream")
+	f.auth.add(fs)
 }
 
 // Resolve turns the flags, the command after a literal "--" and a bare URL
@@ -125,6 +127,9 @@ func (f *Flags) Resolve(command []string, bareURL string) (Target, error) {
 		t.SSE, t.NoSSEFallback = false, true
 	}
 	t.ProtocolVersion = f.protocolVersion
+	if err := f.auth.resolve(&t); err != nil {
+		return Target{}, err
+	}
 	if err := t.Validate(); err != nil {
 		return Target{}, err
 	}
@@ -144,6 +149,7 @@ func (f *Flags) AddSecrets(b *redact.Builder) {
 		}
 	}
 	b.AddEnv(f.env)
+	f.auth.addSecrets(b)
 	if f.url != "" {
 		b.AddURL(f.url)
 	}

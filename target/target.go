@@ -18,6 +18,7 @@ import (
 
 	"inflight/client"
 	"inflight/mcpconfig"
+	"inflight/oauth"
 	"inflight/redact"
 	"inflight/termsafe"
 	"inflight/version"
@@ -63,6 +64,10 @@ type Target struct {
 
 	// HTTPClient replaces the default HTTP client (tests).
 	HTTPClient *http.Client
+
+	// Auth authorizes a URL server with OAuth (see package oauth); nil
+	// when -H gives the credentials or --no-auth says not to.
+	Auth *oauth.Config
 
 	// unresolved lists the ${input:…} variables of a VS Code config that
 	// inflight cannot prompt for, by the env key or header name holding
@@ -295,7 +300,16 @@ func ParseEnv(s string) (string, error) {
 // Redactor returns the redactor for the target's secrets: its secret
 // headers, secret-named environment entries and URL credentials.
 func (t Target) Redactor() *redact.Redactor {
-	return redact.New(t.Headers, t.Env, t.URL, t.Args...)
+	if t.Auth == nil || t.Auth.ClientSecret == "" {
+		return redact.New(t.Headers, t.Env, t.URL, t.Args...)
+	}
+	var b redact.Builder
+	b.AddHeaders(t.Headers)
+	b.AddEnv(t.Env)
+	b.AddArgs(t.Args)
+	b.AddURL(t.URL)
+	b.AddValue(t.Auth.ClientSecret)
+	return b.Build()
 }
 
 // Describe is the target in one line for people, with secrets redacted
@@ -355,6 +369,10 @@ func (t Target) ClientConfig(ctx context.Context) (client.Config, error) {
 		cfg.URL = t.URL
 		cfg.Headers = t.Headers.Clone()
 		cfg.SSE, cfg.NoSSEFallback = t.SSE, t.NoSSEFallback
+		if t.Auth != nil {
+			a := *t.Auth
+			cfg.Auth = &a
+		}
 	case t.Command != "":
 		cfg.Command = t.Command
 		cfg.Args = append([]string(nil), t.Args...)

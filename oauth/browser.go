@@ -1,0 +1,250 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"inflight/event"
+)
+
+// CheckCallback accepts only a plain-http loopback redirect URI with a
+// port: the authorization pages ask native clients for loopback
+// redirects, and inflight listens there itself.
+func CheckCallback(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("--callback-url %q: %w", raw, err)
+	}
+	host := u.Hostname()
+	ip := net.ParseIP(host)
+	if u.Scheme != "http" || (host != "localhost" && (ip == nil || !ip.IsLoopback())) || u.Port() == "" {
+		return fmt.Errorf("--callback-url %q: want http://127.0.0.1:PORT/PATH (a loopback address inflight listens on)", raw)
+	}
+	return nil
+}
+
+type callbackResult struct {
+	res *auth.AuthorizationResult
+	err error
+}
+
+// fetchCode is the browser step: listen on the callback, print the
+// authorization URL and open it, and wait for the authorization server to
+// send the browser back. The listener closes when it returns.
+func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	if !t.cfg.Interactive {
+		return nil, fmt.Errorf("%w: %s", ErrLoginNeeded, t.loginHint())
+	}
+	authURL, err := url.Parse(args.URL)
+	if err != nil {
+		return nil, err
+	}
+	q := authURL.Query()
+	state := q.Get("state")
+	cb, _ := url.Parse(t.cfg.CallbackURL)
+	start := time.Now()
+	ln, err := net.Listen("tcp", cb.Host)
+	if err != nil {
+		err = fmt.Errorf("cannot listen for the callback on %s (%v): stop what listens there, or give another loopback port with --callback-url http://127.0.0.1:PORT/callback (a pre-registered client must allow that redirect URI)", cb.Host, err)
+		t.emit(ctx, event.AuthStep{Kind: event.AuthBrowser, Start: start, URL: t.cfg.CallbackURL, Err: err.Error()})
+		return nil, err
+	}
+	results := make(chan callbackResult, 1)
+	deliver := func(r callbackResult) {
+		select {
+		case results <- r:
+		default:
+		}
+	}
+	path := cb.Path
+	if path == "" {
+		path = "/"
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Query()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		switch {
+		case p.Get("error") != "":
+			msg := oauthError(p.Get("error"), p.Get("error_description"), "")
+			w.WriteHeader(http.StatusBadRequest)
+			page(w, "Authorization refused", "The authorization server said: "+msg+". Return to inflight.")
+			deliver(callbackResult{err: fmt.Errorf("the authorization server refused the authorization: %s%s", msg, redirectHint(msg))})
+		case p.Get("state") != state:
+			w.WriteHeader(http.StatusBadRequest)
+			page(w, "State mismatch", "This callback does not carry the state inflight sent; it was refused.")
+			deliver(callbackResult{err: errors.New("state mismatch: the callback did not carry the state inflight sent (a stale tab or a forged redirect): refused; log in again")})
+		case p.Get("code") == "":
+			w.WriteHeader(http.StatusBadRequest)
+			page(w, "No code", "The callback carries no authorization code.")
+			deliver(callbackResult{err: errors.New("the callback carried no authorization code")})
+		default:
+			page(w, "Authorized", "inflight has the authorization; you can close this tab.")
+			deliver(callbackResult{res: &auth.AuthorizationResult{Code: p.Get("code"), State: p.Get("state"), Iss: p.Get("iss")}})
+		}
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	how := "printed"
+	if t.cfg.Prompt != nil {
+		fmt.Fprintf(t.cfg.Prompt, "To authorize inflight for %s, open this URL in a browser:\n\n  %s\n\nWaiting for the callback on %s …\n",
+			ServerKey(t.cfg.Server), args.URL, t.cfg.CallbackURL)
+	}
+	var openErr error
+	if !t.cfg.NoBrowser {
+		if open := t.cfg.OpenBrowser; open != nil {
+			openErr = open(ctx, args.URL)
+		} else {
+			var exited <-chan struct{}
+			exited, openErr = openBrowser(args.URL)
+			if openErr == nil {
+				// A scripted browser (curl, a test's) is done once the
+				// callback came; give it a moment to exit, never more.
+				defer func() {
+					select {
+					case <-exited:
+					case <-time.After(2 * time.Second):
+					}
+				}()
+			}
+		}
+		if openErr == nil {
+			how = "opened in the browser"
+		}
+	}
+	step := event.AuthStep{Kind: event.AuthBrowser, Method: http.MethodGet, URL: stripQuery(authURL), Start: start,
+		Scopes: strings.Fields(q.Get("scope")), ClientID: q.Get("client_id"),
+		Text: "authorization URL " + how + ": " + args.URL + "; waiting for the callback on " + t.cfg.CallbackURL}
+	if openErr != nil {
+		step.Err = "could not open a browser (" + openErr.Error() + "): open the URL yourself"
+		if t.cfg.Prompt != nil {
+			fmt.Fprintf(t.cfg.Prompt, "(could not open a browser: %v)\n", openErr)
+		}
+	}
+	t.emit(ctx, step)
+
+	timer := time.NewTimer(t.cfg.BrowserTimeout)
+	defer timer.Stop()
+	done := event.AuthStep{Kind: event.AuthBrowser, URL: t.cfg.CallbackURL, Start: start}
+	select {
+	case r := <-results:
+		done.Duration = time.Since(start)
+		if r.err != nil {
+			done.Err = r.err.Error()
+			t.emit(ctx, done)
+			return nil, r.err
+		}
+		done.Text = "callback received"
+		t.emit(ctx, done)
+		return r.res, nil
+	case <-timer.C:
+		err := fmt.Errorf("the browser step timed out: no callback on %s within %v; log in again (`inflight auth login %s`)%s",
+			t.cfg.CallbackURL, t.cfg.BrowserTimeout, ServerKey(t.cfg.Server), t.timeoutHint())
+		done.Duration, done.Err = time.Since(start), err.Error()
+		t.emit(ctx, done)
+		return nil, err
+	case <-ctx.Done():
+		done.Duration, done.Err = time.Since(start), "cancelled while waiting for the callback"
+		t.emit(ctx, done)
+		return nil, ctx.Err()
+	}
+}
+
+// timeoutHint: with a pre-registered client, the usual reason no callback
+// comes is a redirect URI the authorization server does not know, which it
+// shows in the browser, not to inflight.
+func (t *Transport) timeoutHint() string {
+	if t.preClientID == "" {
+		return ""
+	}
+	return fmt.Sprintf("; if the browser showed a redirect_uri error, the client %s is registered with another redirect URI than %s (localhost and 127.0.0.1 differ, and so do ports): give the registered one with --callback-url",
+		t.preClientID, t.cfg.CallbackURL)
+}
+
+// redirectHint adds what to do about a refused redirect URI, the usual
+// localhost-against-127.0.0.1 mismatch among them.
+func redirectHint(msg string) string {
+	if !strings.Contains(strings.ToLower(msg), "redirect") {
+		return ""
+	}
+	return " (the redirect URI must match the registered one exactly: localhost and 127.0.0.1 differ, and so do ports; give the registered one with --callback-url)"
+}
+
+func page(w http.ResponseWriter, title, text string) {
+	fmt.Fprintf(w, "<!doctype html><title>inflight: %s</title><h1>%s</h1><p>%s</p>\n",
+		html.EscapeString(title), html.EscapeString(title), html.EscapeString(text))
+}
+
+// OpenBrowser opens url as command-line tools do: each command of
+// $BROWSER (colon-separated; %s is replaced by the URL, else the URL is
+// appended) until one starts, else the platform's opener. It does not wait
+// for the browser.
+func OpenBrowser(ctx context.Context, u string) error {
+	_, err := openBrowser(u)
+	return err
+}
+
+// openBrowser is OpenBrowser; the channel is closed when the opener exits.
+func openBrowser(u string) (<-chan struct{}, error) {
+	if b := os.Getenv("BROWSER"); b != "" {
+		var errs []error
+		for _, entry := range strings.Split(b, string(os.PathListSeparator)) {
+			fields := strings.Fields(entry)
+			if len(fields) == 0 {
+				continue
+			}
+			subst := false
+			for i, f := range fields {
+				if strings.Contains(f, "%s") {
+					fields[i], subst = strings.ReplaceAll(f, "%s", u), true
+				}
+			}
+			if !subst {
+				fields = append(fields, u)
+			}
+			exited, err := start(fields[0], fields[1:]...)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			return exited, nil
+		}
+		return nil, fmt.Errorf("$BROWSER: %w", errors.Join(errs...))
+	}
+	switch runtime.GOOS {
+	case "darwin":
+		return start("open", u)
+	case "windows":
+		return start("rundll32", "url.dll,FileProtocolHandler", u)
+	default:
+		return start("xdg-open", u)
+	}
+}
+
+func start(name string, args ...string) (<-chan struct{}, error) {
+	cmd := exec.Command(name, args...)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // reaped; the caller waits for it a moment at most
+		close(exited)
+	}()
+	return exited, nil
+}

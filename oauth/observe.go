@@ -1,0 +1,199 @@
+package oauth
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"inflight/event"
+)
+
+// observer is the http.RoundTripper under the go-sdk's authorization
+// handlers: every request they make (metadata, registration, token,
+// refresh) passes through it and is reported as an AuthStep, with what its
+// answer said — never a token, a code or a secret.
+type observer struct {
+	base http.RoundTripper
+	t    *Transport
+}
+
+func stripQuery(u *url.URL) string {
+	cp := *u
+	cp.User, cp.RawQuery, cp.Fragment = nil, "", ""
+	return cp.String()
+}
+
+// classify says which step a request of the handlers is.
+func (o *observer) classify(req *http.Request) (event.AuthStepKind, string) {
+	p := req.URL.Path
+	switch {
+	case strings.Contains(p, "/.well-known/oauth-protected-resource"), o.t.isResourceMetadataURL(req.URL):
+		return event.AuthResourceMetadata, ""
+	case strings.Contains(p, "/.well-known/oauth-authorization-server"), strings.Contains(p, "/.well-known/openid-configuration"):
+		return event.AuthServerMetadata, ""
+	}
+	if req.Method == http.MethodPost && req.GetBody != nil {
+		ct := req.Header.Get("Content-Type")
+		if strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+			if b, err := req.GetBody(); err == nil {
+				data, _ := io.ReadAll(io.LimitReader(b, 64<<10))
+				b.Close()
+				if form, err := url.ParseQuery(string(data)); err == nil {
+					grant := form.Get("grant_type")
+					if grant == "refresh_token" {
+						return event.AuthRefresh, grant
+					}
+					return event.AuthToken, grant
+				}
+			}
+		}
+		if strings.HasPrefix(ct, "application/json") {
+			return event.AuthRegistration, ""
+		}
+	}
+	return event.AuthHTTP, ""
+}
+
+func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
+	kind, grant := o.classify(req)
+	step := event.AuthStep{Kind: kind, Method: req.Method, URL: stripQuery(req.URL), Start: time.Now()}
+	resp, err := o.base.RoundTrip(req)
+	step.Duration = time.Since(step.Start)
+	if err != nil {
+		step.Err = plainErr(err).Error()
+		if kind == event.AuthResourceMetadata || kind == event.AuthServerMetadata {
+			o.t.noteTried(step)
+		}
+		o.t.emit(req.Context(), step)
+		return nil, err
+	}
+	step.Status = resp.StatusCode
+	var body []byte
+	switch kind {
+	case event.AuthResourceMetadata, event.AuthServerMetadata, event.AuthToken, event.AuthRefresh, event.AuthRegistration:
+		body, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	ok := resp.StatusCode/100 == 2
+	switch kind {
+	case event.AuthResourceMetadata:
+		var m struct {
+			Resource   string   `json:"resource"`
+			Servers    []string `json:"authorization_servers"`
+			Scopes     []string `json:"scopes_supported"`
+			BearerHows []string `json:"bearer_methods_supported"`
+		}
+		if ok && json.Unmarshal(body, &m) == nil {
+			step.Scopes = m.Scopes
+			step.Text = "resource " + m.Resource + "; authorization servers: " + strings.Join(m.Servers, ", ")
+			if len(m.Servers) > 0 {
+				step.Issuer = m.Servers[0]
+			}
+		} else {
+			step.FellBack = true
+			step.Text = "no usable protected resource metadata here; the next location is tried"
+		}
+	case event.AuthServerMetadata:
+		var m struct {
+			Issuer       string   `json:"issuer"`
+			Registration string   `json:"registration_endpoint"`
+			Scopes       []string `json:"scopes_supported"`
+			CIMD         bool     `json:"client_id_metadata_document_supported"`
+			PKCE         []string `json:"code_challenge_methods_supported"`
+			AuthMethods  []string `json:"token_endpoint_auth_methods_supported"`
+		}
+		if ok && json.Unmarshal(body, &m) == nil {
+			step.Issuer, step.Scopes = m.Issuer, m.Scopes
+			var parts []string
+			if m.Registration != "" {
+				parts = append(parts, "dynamic registration")
+			}
+			if m.CIMD {
+				parts = append(parts, "client ID metadata documents")
+			}
+			if len(m.PKCE) > 0 {
+				parts = append(parts, "PKCE "+strings.Join(m.PKCE, " "))
+			} else {
+				parts = append(parts, "no PKCE advertised")
+			}
+			if len(m.AuthMethods) > 0 {
+				parts = append(parts, "token auth "+strings.Join(m.AuthMethods, " "))
+			}
+			step.Text = "issuer " + m.Issuer + "; " + strings.Join(parts, ", ")
+			o.t.setIssuer(m.Issuer)
+		} else {
+			step.FellBack = true
+			step.Text = "no authorization server metadata here; the next location is tried"
+		}
+	case event.AuthRegistration:
+		var m struct {
+			ClientID   string `json:"client_id"`
+			AuthMethod string `json:"token_endpoint_auth_method"`
+			Error      string `json:"error"`
+			Desc       string `json:"error_description"`
+		}
+		_ = json.Unmarshal(body, &m)
+		if ok {
+			step.ClientID = m.ClientID
+			step.Text = "dynamic client registration"
+			if m.AuthMethod != "" {
+				step.Text += "; token endpoint auth " + m.AuthMethod
+			}
+		} else {
+			step.Text = "registration refused"
+			step.Err = oauthError(m.Error, m.Desc, resp.Status)
+		}
+	case event.AuthToken, event.AuthRefresh:
+		var m struct {
+			Type    string `json:"token_type"`
+			Expires int64  `json:"expires_in"`
+			Scope   string `json:"scope"`
+			Refresh string `json:"refresh_token"`
+			Error   string `json:"error"`
+			Desc    string `json:"error_description"`
+		}
+		_ = json.Unmarshal(body, &m)
+		step.Text = grant
+		if ok {
+			step.Scopes = strings.Fields(m.Scope)
+			if m.Expires > 0 {
+				step.Expires = time.Now().Add(time.Duration(m.Expires) * time.Second)
+			}
+			step.Text += ": " + m.Type + " token"
+			if m.Refresh != "" {
+				step.Text += " and a refresh token"
+			}
+		} else {
+			step.Err = oauthError(m.Error, m.Desc, resp.Status)
+		}
+	}
+	if kind == event.AuthResourceMetadata || kind == event.AuthServerMetadata {
+		o.t.noteTried(step)
+	}
+	o.t.emit(req.Context(), step)
+	return resp, nil
+}
+
+// oauthError words an OAuth error response (RFC 6749 §5.2).
+func oauthError(code, desc, status string) string {
+	switch {
+	case code != "" && desc != "":
+		return code + ": " + desc
+	case code != "":
+		return code
+	}
+	return status
+}
+
+// plainErr strips net/http's "Get <url>:" wrapper, keeping the cause.
+func plainErr(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,118 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/pflag"
+
+	"inflight/oauth"
+	"inflight/redact"
+)
+
+// authFlags are the OAuth flags every command that talks to a server
+// shares.
+type authFlags struct {
+	clientID          string
+	clientSecret      string
+	clientCredentials bool
+	scopes            []string
+	callbackURL       string
+	clientMetadataURL string
+	noBrowser         bool
+	noAuth            bool
+}
+
+func (a *authFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&a.clientID, "client-id", "", "OAuth: a pre-registered client `ID` (without one inflight registers itself)")
+	fs.StringVar(&a.clientSecret, "client-secret", "", "OAuth: the pre-registered client's `SECRET`")
+	fs.BoolVar(&a.clientCredentials, "client-credentials", false, "OAuth: the client credentials grant with --client-id and --client-secret (machine to machine, no browser)")
+	fs.StringArrayVar(&a.scopes, "scope", nil, "OAuth: ask for `SCOPE` instead of the discovered scopes (repeatable)")
+	fs.StringVar(&a.clientMetadataURL, "client-metadata-url", "", "OAuth: the HTTPS `URL` of a client ID metadata document describing inflight (its client_id), used where the server supports them")
+	fs.StringVar(&a.callbackURL, "callback-url", "", "OAuth: the loopback redirect `URL` the browser step listens on (default "+oauth.DefaultCallbackURL+")")
+	fs.BoolVar(&a.noBrowser, "no-browser", false, "OAuth: only print the authorization URL, open no browser (SSH sessions)")
+	fs.BoolVar(&a.noAuth, "no-auth", false, "OAuth: never authorize; a 401 ends the connection")
+}
+
+func (a *authFlags) addSecrets(b *redact.Builder) {
+	b.AddValue(a.clientSecret)
+}
+
+// resolve sets t.Auth for a URL target: OAuth runs unless -H gives an
+// Authorization header or --no-auth says not to. The browser step may
+// happen when stdin is a terminal (a person is there); otherwise only a
+// kept token, its refresh, or client credentials are used.
+func (a *authFlags) resolve(t *Target) error {
+	set := a.clientID != "" || a.clientSecret != "" || a.clientCredentials || len(a.scopes) > 0 || a.callbackURL != "" || a.noBrowser || a.clientMetadataURL != ""
+	if t.URL == "" {
+		if set {
+			return errors.New("the OAuth flags (--client-id, --client-secret, --client-credentials, --client-metadata-url, --scope, --callback-url, --no-browser) apply to a URL server")
+		}
+		return nil
+	}
+	if a.noAuth {
+		if set {
+			return errors.New("--no-auth goes with no other OAuth flag")
+		}
+		t.Auth = nil
+		return nil
+	}
+	if t.Headers.Get("Authorization") != "" {
+		if set {
+			return errors.New("-H 'Authorization: …' gives the credentials itself; it goes with no OAuth flag")
+		}
+		t.Auth = nil
+		return nil
+	}
+	if a.clientCredentials && (a.clientID == "" || a.clientSecret == "") {
+		return errors.New("--client-credentials needs --client-id and --client-secret")
+	}
+	if a.clientSecret != "" && a.clientID == "" {
+		return errors.New("--client-secret goes with --client-id")
+	}
+	if a.callbackURL != "" {
+		if err := oauth.CheckCallback(a.callbackURL); err != nil {
+			return err
+		}
+	}
+	if raw := a.clientMetadataURL; raw != "" {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" {
+			return fmt.Errorf("--client-metadata-url %q: want an HTTPS URL with a path (the document's own URL is the client_id)", raw)
+		}
+	}
+	cfg := t.Auth
+	if cfg == nil {
+		cfg = &oauth.Config{}
+	}
+	if a.clientID != "" {
+		cfg.ClientID, cfg.ClientSecret = a.clientID, a.clientSecret
+	}
+	if len(a.scopes) > 0 {
+		var scopes []string
+		for _, s := range a.scopes {
+			scopes = append(scopes, strings.Fields(s)...)
+		}
+		cfg.Scopes = scopes
+	}
+	cfg.Server = t.URL
+	cfg.ClientCredentials = a.clientCredentials
+	cfg.CallbackURL = a.callbackURL
+	if a.clientMetadataURL != "" {
+		cfg.ClientMetadataURL = a.clientMetadataURL
+	}
+	cfg.NoBrowser = a.noBrowser
+	cfg.Interactive = term.IsTerminal(os.Stdin.Fd())
+	cfg.Prompt = os.Stderr
+	if cfg.Store == nil {
+		if s, err := oauth.DefaultStore(); err == nil {
+			cfg.Store = s
+		}
+	}
+	t.Auth = cfg
+	return nil
+}
