@@ -340,7 +340,11 @@ func (m *Model) viewDetail(height int) string {
 func (m *Model) detailFacts(r *session.Request, now time.Time) string {
 	st := m.styles
 	if r.Task != nil {
-		return st.Dim.Render("sent "+r.Sent.Format("15:04:05.000")+" · ") + m.taskFacts(r, now)
+		sent := "sent " + r.Sent.Format("15:04:05.000") + " · "
+		if m.width < 100 {
+			sent = "" // the timeline says when it was sent
+		}
+		return st.Dim.Render(sent) + m.taskFacts(r, now, m.width-len(sent))
 	}
 	var parts []string
 	if !r.Sent.IsZero() {

@@ -96,37 +96,39 @@ func (m *Model) taskCancelParts(r *session.Request, now time.Time) []cellPart {
 }
 
 // taskFacts is the detail header's line about the task.
-func (m *Model) taskFacts(r *session.Request, now time.Time) string {
+func (m *Model) taskFacts(r *session.Request, now time.Time, width int) string {
+	st := m.styles
 	tk := r.Task
-	parts := []string{fmt.Sprintf("task %s %s", m.line(clipRunes(tk.ID, 40)), m.line(tk.Status))}
+	id := m.line(clipRunes(tk.ID, 40))
+	parts := []cellPart{{variants: []string{"task " + id + " " + m.line(tk.Status), m.line(tk.Status)}, style: st.Running, prio: prioSignal}}
 	if tk.Message != "" {
-		parts[0] += fmt.Sprintf(" %q", m.line(tk.Message))
+		parts = append(parts, cellPart{variants: []string{fmt.Sprintf("%q", m.line(tk.Message))}, style: st.Running, prio: prioSignal, cut: true, keep: 10})
 	}
-	poll := fmt.Sprintf("%d %s", tk.Polls, countNoun(tk.Polls, "poll", "polls"))
+	polls := fmt.Sprintf("%d %s", tk.Polls, countNoun(tk.Polls, "poll", "polls"))
+	long := polls
 	if !tk.LastPollAt.IsZero() {
-		poll += ", last " + fmtDur(now.Sub(tk.LastPollAt)) + " ago"
+		long += ", last " + fmtDur(now.Sub(tk.LastPollAt)) + " ago"
 	}
 	if !tk.NextPollAt.IsZero() && r.IsActive() {
-		poll += ", next in " + fmtDur(max(0, tk.NextPollAt.Sub(now)))
+		long += ", next in " + fmtDur(max(0, tk.NextPollAt.Sub(now)))
 	}
+	interval := fmt.Sprintf(" (no interval from the server: every %s)", fmtDur(m.tracker.Config().PollInterval))
 	if tk.PollInterval > 0 {
-		poll += fmt.Sprintf(" (the server's interval %s)", fmtDur(tk.PollInterval))
-	} else {
-		poll += fmt.Sprintf(" (no interval from the server: every %s)", fmtDur(m.tracker.Config().PollInterval))
+		interval = fmt.Sprintf(" (the server's interval %s)", fmtDur(tk.PollInterval))
 	}
-	parts = append(parts, poll)
+	parts = append(parts, cellPart{variants: []string{long + interval, long, polls}, style: st.Dim, prio: prioWatch})
 	switch left, ok := r.TTLLeft(now); {
 	case ok && r.IsActive():
-		parts = append(parts, fmt.Sprintf("ttl %s, %s left", fmtDur(tk.TTL), fmtDur(left)))
+		parts = append(parts, cellPart{variants: []string{fmt.Sprintf("ttl %s, %s left", fmtDur(tk.TTL), fmtDur(left)), "ttl " + fmtDur(left) + " left"}, style: st.Dim, prio: prioSignal})
 	case ok:
-		parts = append(parts, "ttl "+fmtDur(tk.TTL))
+		parts = append(parts, cellPart{variants: []string{"ttl " + fmtDur(tk.TTL)}, style: st.Dim, prio: prioWatch})
 	case tk.TTLUnlimited:
-		parts = append(parts, "ttl unlimited")
+		parts = append(parts, cellPart{variants: []string{"ttl unlimited"}, style: st.Dim, prio: prioWatch})
 	}
 	if r.IsActive() {
-		parts = append(parts, "no response timeout (max "+fmtDur(r.Timeout.Max)+")")
+		parts = append(parts, cellPart{variants: []string{"no response timeout (max " + fmtDur(r.Timeout.Max) + ")", "max " + fmtDur(r.Timeout.Max)}, style: st.Dim, prio: prioRepeats})
 	}
-	return m.styles.Running.Render(strings.Join(parts, " · "))
+	return buildCell(parts, width)
 }
 
 // writeTask is the detail body's TASK section: every status change, where
