@@ -135,9 +135,17 @@ func (m *Model) viewHeader() string {
 	if avail := room - rest; lipgloss.Width(target) > avail && avail >= minHeaderTarget {
 		target = middleEllipsis(target, avail)
 	}
+	// Without the server's name (which the server says of itself), the
+	// target (which says where inflight is connected) has more room.
+	target2 := m.line(m.opts.Target)
+	rest2 := lipgloss.Width(strings.Join([]string{"inflight", proto, ""}, " · "))
+	if avail := room - rest2; lipgloss.Width(target2) > avail && avail >= minHeaderTarget {
+		target2 = middleEllipsis(target2, avail)
+	}
 	var left string
 	for _, parts := range [][]string{
 		{st.Title.Render("inflight"), target, proto, server},
+		{st.Title.Render("inflight"), target2, proto},
 		{st.Title.Render("inflight"), proto, server},
 		{st.Title.Render("inflight"), proto},
 	} {
