@@ -30,6 +30,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"inflight/event"
+	"inflight/redact"
 )
 
 // DefaultCallbackPort is the loopback port of the browser step's callback
@@ -574,7 +575,18 @@ func (t *Transport) currentToken(ctx context.Context) string {
 	if err != nil || tok == nil {
 		return ""
 	}
+	keepSecret(tok)
 	return tok.AccessToken
+}
+
+// keepSecret has every Redactor mask a token from now on: one a server
+// echoes back is never shown, logged or traced.
+func keepSecret(tok *oauth2.Token) {
+	if tok == nil {
+		return
+	}
+	redact.AddRuntime(tok.AccessToken)
+	redact.AddRuntime(tok.RefreshToken)
 }
 
 // announce reports, once, that a kept token is in use.
@@ -609,6 +621,7 @@ func (t *Transport) newTokenSource(ctx context.Context, cfg *oauth2.Config, tok 
 }
 
 func (t *Transport) save(e *Entry) {
+	keepSecret(e.Token)
 	if t.cfg.Store == nil {
 		return
 	}
@@ -641,6 +654,7 @@ func (k *keepingSource) Token() (*oauth2.Token, error) {
 	if err != nil {
 		return nil, err
 	}
+	keepSecret(tok)
 	if tok.AccessToken != k.last {
 		k.last = tok.AccessToken
 		cp := *k.e

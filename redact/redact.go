@@ -380,13 +380,24 @@ func New(headers http.Header, env []string, rawURL string, args ...string) *Reda
 	return b.Build()
 }
 
-// Empty reports whether the Redactor knows no secrets.
-func (r *Redactor) Empty() bool { return r == nil || r.replacer == nil }
+// Empty reports whether the Redactor knows no secrets (its own, or the
+// run's, see AddRuntime).
+func (r *Redactor) Empty() bool { return r.ownEmpty() && runtimeSecrets() == nil }
+
+func (r *Redactor) ownEmpty() bool { return r == nil || r.replacer == nil }
 
 // String returns s with every secret value replaced by Placeholder,
-// however it is spelled in JSON (see Bytes).
+// however it is spelled in JSON (see Bytes), the run's secrets included.
 func (r *Redactor) String(s string) string {
-	if r.Empty() {
+	s = r.ownString(s)
+	if rt := runtimeSecrets(); rt != nil && rt != r {
+		s = rt.ownString(s)
+	}
+	return s
+}
+
+func (r *Redactor) ownString(s string) string {
+	if r.ownEmpty() {
 		return s
 	}
 	if r.mayContain(s) {
@@ -412,7 +423,15 @@ func (r *Redactor) String(s string) string {
 // server sent. Text with neither a backslash nor a secret in it, which is
 // nearly every message, costs a scan and is returned as it is.
 func (r *Redactor) Bytes(b []byte) []byte {
-	if r.Empty() {
+	b = r.ownBytes(b)
+	if rt := runtimeSecrets(); rt != nil && rt != r {
+		b = rt.ownBytes(b)
+	}
+	return b
+}
+
+func (r *Redactor) ownBytes(b []byte) []byte {
+	if r.ownEmpty() {
 		return b
 	}
 	literal := false

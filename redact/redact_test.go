@@ -198,3 +198,22 @@ func TestArgsSecrets(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// A secret learnt at run time (an OAuth token) is masked by every
+// Redactor, also those built before it.
+func TestRuntimeSecretsReachEveryRedactor(t *testing.T) {
+	before := New(nil, nil, "")
+	AddRuntime("tok-learnt-at-run-time-1234")
+	after := New(nil, []string{"API_KEY=abc12345678"}, "")
+	for _, r := range []*Redactor{before, after, nil} {
+		if got := r.String(`{"echo":"tok-learnt-at-run-time-1234"}`); strings.Contains(got, "tok-learnt") {
+			t.Errorf("String kept the runtime secret: %s", got)
+		}
+		if got := string(r.Bytes([]byte(`Bearer tok-learnt-at-run-time-1234`))); strings.Contains(got, "tok-learnt") {
+			t.Errorf("Bytes kept the runtime secret: %s", got)
+		}
+	}
+	if got := after.String("abc12345678"); strings.Contains(got, "abc12345678") {
+		t.Errorf("a Redactor's own secrets are no longer masked: %s", got)
+	}
+}
