@@ -68,7 +68,7 @@ func taskPeerCases() []taskPeerCase {
 					t.Errorf("task %+v result %s", rep.Task, rep.Result)
 				}
 			}},
-		taskPeerCase{name: "cancel-accepts-terminal/legacy", peer: hostile.TaskCancelAcceptsTerminal, era: testserver.Legacy,
+		taskPeerCase{name: "cancel-accepts-terminal/legacy", peer: hostile.TaskCancelAcknowledgesCompleted, era: testserver.Legacy,
 			opts: func(o *Options) { o.CancelAfter = 250 * time.Millisecond },
 			code: "task_cancel_terminal_accepted", says: `already completed, was acknowledged instead of refused with -32602`,
 			check: func(t *testing.T, rep Report) {

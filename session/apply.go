@@ -140,6 +140,11 @@ func (t *Tracker) onTransportClosed(ev *event.Event) {
 	// stands for what this connection's reports say.
 	t.rtts.stale = true
 	t.serversLost(ev.Time)
+	for _, r := range t.tasks {
+		// The tasks of a closed connection get nothing more from it:
+		// no tasks/cancel or tasks/result is sent on the next one.
+		r.Task.cancelDue, r.Task.resultDue, r.Task.listenDue = false, false, false
+	}
 	text := "connection closed"
 	if ev.Err != nil {
 		text = clip("connection closed: "+ev.Err.Error(), maxErrorBytes)

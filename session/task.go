@@ -147,6 +147,9 @@ type Task struct {
 	listen    wire.ID
 	listenDue bool
 	Listening bool
+	// resultAt is when a tasks/result due may begin (after a failed one,
+	// a poll interval later).
+	resultAt time.Time
 }
 
 // Pending reports task requests still to send or still unanswered: a
@@ -230,6 +233,17 @@ func (t *Tracker) taskHandle(r *Request, ev *event.Event) bool {
 		t.violate(ViolationTaskUndeclared, "request "+r.ID.String()+" "+what+", yet the server answered with task "+strconv.Quote(clip(ts.ID, 128)), r, r.ID, ev)
 	}
 	tk := t.newTask(r, ts, modern, ev.Time)
+	if r.State == StateCancelRequested {
+		// The handle was read before the cancel was asked for, and applied
+		// after it: the cancel is the task's now, and goes out as
+		// tasks/cancel (the transport's signal found nothing in flight).
+		t.recordStatus(tk, ts, ViaHandle, ev.Time)
+		tk.cancelDue = true
+		tk.NextPollAt = ev.Time.Add(t.pollInterval(tk))
+		tk.pollBase = ev.Time
+		t.due(ev.Time)
+		return true
+	}
 	t.setState(r, StateTask, ev.Time)
 	t.applyTask(r, ts, ViaHandle, ev)
 	if r.State == StateTask {
@@ -318,6 +332,9 @@ func (r *Request) nextTaskWork() (time.Time, bool) {
 	if tk == nil {
 		return time.Time{}, false
 	}
+	if tk.resultDue && tk.fetching.IsZero() && !tk.resultAt.IsZero() {
+		return tk.resultAt, true
+	}
 	if r.State.IsActive() && tk.polling.IsZero() && !tk.NextPollAt.IsZero() {
 		return tk.NextPollAt, true
 	}
@@ -358,7 +375,10 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 		tk.CancelID, tk.cancelling = c.ID, c.ID
 		out = append(out, c)
 	}
-	if tk.resultDue && tk.fetching.IsZero() {
+	if tk.resultDue && tk.fetching.IsZero() && now.Before(tk.resultAt) {
+		t.due(tk.resultAt) // TaskRequests cleared it: still to do
+	}
+	if tk.resultDue && tk.fetching.IsZero() && !now.Before(tk.resultAt) {
 		tk.resultDue = false
 		c := t.beginChild(r, wire.MethodTasksResult, RoleResult, now)
 		tk.fetching = c.ID
@@ -422,6 +442,11 @@ func (t *Tracker) childAnswered(c *Request, ev *event.Event) {
 	msg := &ev.Msg
 	switch c.Role {
 	case RolePoll:
+		if tk.polling != c.ID {
+			// An answer to a poll given up on (it timed out): another is
+			// in flight or due, and this one's status is older than it.
+			return
+		}
 		tk.polling = wire.ID{}
 		if msg.Kind == wire.KindError {
 			tk.LastPollError = clipError(msg.Error)
@@ -429,6 +454,16 @@ func (t *Tracker) childAnswered(c *Request, ev *event.Event) {
 			if tk.Polls == 0 && msg.Error.Code == wire.CodeInvalidParams && !tk.Terminal() {
 				t.violate(ViolationTaskNotDurable, "the first tasks/get of task "+strconv.Quote(clip(tk.ID, 128))+
 					" was refused with -32602 (no such task), though the server had returned its handle", p, c.ID, ev)
+			} else if msg.Error.Code == wire.CodeInvalidParams && !tk.Terminal() && p.State.IsActive() {
+				// The server no longer knows the task (it expired, or was
+				// deleted): nothing more will come of it.
+				p.LocalError = "the server no longer knows the task (tasks/get: " + clip(msg.Error.Message, 256) + ")"
+				if p.State == StateCancelRequested {
+					t.settle(p, ev.Time)
+				} else {
+					t.finish(p, StateFailed, ev.Time)
+				}
+				return
 			}
 		} else if ts, err := wire.DecodeTask(msg.Result); err == nil {
 			tk.Polls++
@@ -450,17 +485,26 @@ func (t *Tracker) childAnswered(c *Request, ev *event.Event) {
 			return
 		}
 		tk.CancelAckAt = ev.Time
+		ts, tsErr := wire.DecodeTask(msg.Result)
+		// Terminal before the cancel: as inflight knew it, or as the
+		// server's own answer says (a status other than cancelled that
+		// ends the task).
 		wasTerminal := tk.Terminal() && tk.TerminalAt.Before(c.Created)
-		if !tk.modern && wasTerminal {
+		endedBefore := tsErr == nil && wire.IsTerminalTaskStatus(ts.Status) && ts.Status != wire.TaskCancelled
+		if !tk.modern && (wasTerminal || endedBefore) {
+			status := tk.Status
+			if endedBefore {
+				status = clip(ts.Status, 64)
+			}
 			t.violate(ViolationTaskCancelTerminalAccepted, "tasks/cancel of task "+strconv.Quote(clip(tk.ID, 128))+
-				", already "+tk.Status+", was acknowledged instead of refused with -32602", p, c.ID, ev)
+				", already "+status+", was acknowledged instead of refused with -32602", p, c.ID, ev)
 		}
 		if p.State == StateCancelRequested {
 			// Watch for the task's fate for the late window after the ack.
 			p.Cancel.SettleBy = ev.Time.Add(p.LateWindow)
 		}
-		if ts, err := wire.DecodeTask(msg.Result); err == nil {
-			if !tk.modern && !wasTerminal && ts.Status != wire.TaskCancelled {
+		if tsErr == nil {
+			if !tk.modern && !wasTerminal && !endedBefore && ts.Status != wire.TaskCancelled {
 				t.violate(ViolationTaskCancelNotCancelled, "tasks/cancel of task "+strconv.Quote(clip(tk.ID, 128))+
 					" was answered with status "+strconv.Quote(clip(ts.Status, 64))+", not cancelled", p, c.ID, ev)
 			}
@@ -617,7 +661,7 @@ func (t *Tracker) taskOutcome(r *Request, ev *event.Event) {
 	} else {
 		t.raw.put(rawKey{r.ID, rawTaskOutcome}, bytes.Clone(msg.Result))
 	}
-	if r.State != StateTask {
+	if r.State != StateTask && !endedBeforeCancel(r) {
 		// After tasks/cancel (or the task's end was already applied): a
 		// late result, kept, not folded into success.
 		if msg.Kind == wire.KindError {
@@ -634,7 +678,7 @@ func (t *Tracker) taskOutcome(r *Request, ev *event.Event) {
 
 // endTask ends a task request that was not cancelled with its outcome.
 func (t *Tracker) endTask(r *Request, result json.RawMessage, rpcErr *wire.Error, at time.Time) {
-	if r.State != StateTask {
+	if r.State != StateTask && !endedBeforeCancel(r) {
 		return
 	}
 	switch {
@@ -665,17 +709,23 @@ func (t *Tracker) childEnded(c *Request, now time.Time) {
 	}
 	tk := p.Task
 	switch {
-	case c.Role == RolePoll && tk.polling == c.ID:
+	case c.Role == RolePoll && tk.polling == c.ID && !c.responded:
+		// Given up on without an answer (childAnswered handles one).
 		tk.polling = wire.ID{}
 		if p.State.IsActive() {
 			tk.NextPollAt = now.Add(t.pollInterval(tk))
 		}
 		tk.pollBase = now
 	case c.Role == RoleResult && tk.fetching == c.ID && !c.responded:
-		// The result never came: ask again at the next poll's time.
+		// The result never came: ask again a poll interval later (not at
+		// once: a failing server would be asked in a loop), unless the
+		// connection is gone.
 		tk.fetching = wire.ID{}
-		tk.resultDue = true
-		t.due(now)
+		if !t.closed {
+			tk.resultDue = true
+			tk.resultAt = now.Add(t.pollInterval(tk))
+			t.due(tk.resultAt)
+		}
 	case c.Role == RoleCancel && tk.cancelling == c.ID:
 		tk.cancelling = wire.ID{}
 	}
@@ -718,5 +768,19 @@ func (t *Tracker) closeTaskListen(c *Request, now time.Time) {
 		return
 	}
 	c.closeDue = true
-	t.due(now)
+	if t.closeDueAt.IsZero() || now.Before(t.closeDueAt) {
+		// Expire closes it; TaskRequests (which clears taskDue) must not
+		// lose it from NextDeadline.
+		t.closeDueAt = now
+	}
+}
+
+// endedBeforeCancel reports a task request cancelled after its task had
+// already reached its terminal status (a legacy task whose tasks/result
+// was on its way): the cancel came too late to matter, and the outcome is
+// the request's, as for an answer read before a cancel.
+func endedBeforeCancel(r *Request) bool {
+	tk := r.Task
+	return r.State == StateCancelRequested && tk != nil && tk.Terminal() && r.Cancel != nil &&
+		!tk.TerminalAt.IsZero() && tk.TerminalAt.Before(r.Cancel.At)
 }

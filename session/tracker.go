@@ -101,6 +101,9 @@ type Tracker struct {
 	tasks                             map[string]*Request
 	taskDue                           time.Time
 	taskChildren, taskChildrenEvicted int
+	// closeDueAt is when a task's listen is to be closed by Expire (zero:
+	// none).
+	closeDueAt time.Time
 
 	// observing: the requests are a host's, seen by a proxy (observe.go).
 	// tokens finds a host request by a progress token that is not its ID;
@@ -245,9 +248,10 @@ func (t *Tracker) refuse(id wire.ID, r *Request) error {
 // beginCancel moves an active request to cancel_requested.
 func (t *Tracker) beginCancel(r *Request, reason string, cause CancelCause, now time.Time) {
 	r.Cancel = &Cancel{At: now, SettleBy: now.Add(r.LateWindow), Reason: reason, Cause: cause}
-	if r.Task != nil {
+	if r.Task != nil && !r.Task.Terminal() {
 		// A task is cancelled with tasks/cancel (TaskRequests begins it),
-		// never with the transport's signal.
+		// never with the transport's signal. One already ended has
+		// nothing to cancel: its outcome is on its way (tasks/result).
 		r.Task.cancelDue = true
 		t.due(now)
 	}
@@ -315,6 +319,9 @@ func (t *Tracker) AdjustTimeout(id wire.ID, delta time.Duration, now time.Time) 
 // news settle as cancelled or timed_out. changes is every transition made.
 func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
 	t.changes.reset()
+	if !t.closeDueAt.IsZero() && !now.Before(t.closeDueAt) {
+		t.closeDueAt = time.Time{} // the walk below closes them
+	}
 	// Walk backwards: finishing a request swap-removes it from the active
 	// set, which only moves an already visited request into slot i.
 	for i := len(t.active) - 1; i >= 0; i-- {
@@ -377,6 +384,9 @@ func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
 // requests, so it stays cheap however long the history is.
 func (t *Tracker) NextDeadline() (time.Time, bool) {
 	next, found := t.taskDue, !t.taskDue.IsZero()
+	if c := t.closeDueAt; !c.IsZero() && (!found || c.Before(next)) {
+		next, found = c, true
+	}
 	for _, r := range t.active {
 		var d time.Time
 		switch r.State {
@@ -530,6 +540,11 @@ func (t *Tracker) settle(r *Request, now time.Time) {
 
 // flag marks r as worth a look.
 func (t *Tracker) flag(r *Request) {
+	if r.Role != RoleNone {
+		// A task's own request is no row: what matters of it is flagged
+		// on the task's request, where it is judged (task.go).
+		return
+	}
 	if !r.flagged {
 		r.flagged = true
 		t.counts.Flagged++
@@ -576,7 +591,7 @@ func (t *Tracker) evict() {
 	drop := min(final, over+max(1, t.cfg.HistoryLimit/16)-1)
 	n := 0
 	for _, r := range t.hist {
-		if drop > 0 && r.State.IsFinal() {
+		if drop > 0 && r.State.IsFinal() && (r.Task == nil || !r.Task.Pending()) {
 			drop--
 			t.forget(r)
 			continue
