@@ -141,7 +141,7 @@ func (r *recorder) recordAll(ls []line) {
 func (r *recorder) record(l *line) {
 	switch l.ctl {
 	case ctlHostGone:
-		r.report(event.Event{Kind: event.Note, Time: l.at, Text: "the host closed its end (stdin)"}, r.tr.HostGone(l.at))
+		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostClosed}, r.tr.HostGone(l.at))
 		return
 	case ctlClosed:
 		ev := event.Event{Kind: event.TransportClosed, Time: l.at, Err: l.err}
@@ -269,7 +269,7 @@ func (r *recorder) expire(now time.Time) {
 	}
 	_, changes := r.tr.Expire(now)
 	if len(changes) > 0 {
-		r.report(event.Event{Kind: event.Note, Time: now, Text: "late window over"}, changes)
+		r.report(event.Event{Kind: event.Note, Time: now, Text: trace.NoteLateWindowOver}, changes)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"inflight/session"
 	"inflight/termsafe"
 )
 
@@ -34,6 +35,44 @@ type Hello struct {
 	PID     int       `json:"pid"`
 	Command string    `json:"command"`
 	Started time.Time `json:"started"`
+	// LateWindow is how long the proxy's tracker watches for late traffic
+	// after a host's cancel (--late-window): a viewer that judges the
+	// stream again must watch as long.
+	LateWindow Duration `json:"lateWindow,omitempty"`
+}
+
+// Duration is a time.Duration written as its text ("5s").
+type Duration time.Duration
+
+// MarshalText writes d as time.Duration's String.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads what MarshalText wrote.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
+// lateWindowOf is the late window a tracker of cfg watches for.
+func lateWindowOf(cfg session.Config) time.Duration {
+	if cfg.LateWindow > 0 {
+		return cfg.LateWindow
+	}
+	return session.DefaultLateWindow
+}
+
+// ReadHello reads a proxy's Hello, the first line of its stream.
+func ReadHello(r *bufio.Reader) (Hello, error) {
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return Hello{}, fmt.Errorf("read the proxy's hello: %w", err)
+	}
+	var h Hello
+	if err := json.Unmarshal(line, &h); err != nil {
+		return Hello{}, fmt.Errorf("the proxy's hello: %w", err)
+	}
+	return h, nil
 }
 
 // Running is a proxy found in the socket directory.

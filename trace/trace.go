@@ -53,6 +53,17 @@ const (
 	EventInjected = "injected"
 )
 
+// The notes of a proxy's trace that say what its tracker did outside a
+// message (proxy/recorder.go writes them; `inflight attach` reads them to
+// do the same at the same time).
+const (
+	// NoteHostClosed: the host closed the proxy's stdin (Tracker.HostGone).
+	NoteHostClosed = "the host closed its end (stdin)"
+	// NoteLateWindowOver: the late window of a host's cancel passed
+	// (Tracker.Expire at the note's time).
+	NoteLateWindowOver = "late window over"
+)
+
 // Record is one line of a trace. Fields that do not apply are omitted.
 type Record struct {
 	// MS is the time since the trace started, in milliseconds (with

@@ -136,11 +136,15 @@ func (m *Model) viewHeader() string {
 		target = middleEllipsis(target, avail)
 	}
 	var left string
-	for _, parts := range [][]string{
+	choices := [][]string{
 		{st.Title.Render("inflight"), target, proto, server},
 		{st.Title.Render("inflight"), proto, server},
 		{st.Title.Render("inflight"), proto},
-	} {
+	}
+	if m.attaching() {
+		choices = m.attachHeaderParts(st.Title.Render("inflight"), proto, server, room)
+	}
+	for _, parts := range choices {
 		var keep []string
 		for _, p := range parts {
 			if p != "" {
@@ -204,6 +208,9 @@ func middleEllipsis(s string, w int) string {
 
 // viewBanner says the connection is gone and what to do.
 func (m *Model) viewBanner() string {
+	if m.attaching() {
+		return m.attachBanner()
+	}
 	head := "↯ connection lost"
 	switch {
 	case !m.everConnected:
