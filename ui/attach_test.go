@@ -3,6 +3,7 @@ package ui
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -124,7 +125,7 @@ func TestAttachRecordedStubborn(t *testing.T) {
 		if size.w == 120 && !strings.Contains(screen, "host cancelled 1.1s ago") {
 			t.Errorf("the row does not say the host cancelled:\n%s", screen)
 		}
-		t.Run("cancelling", func(t *testing.T) { h.t = t; h.golden() })
+		t.Run(fmt.Sprintf("cancelling_%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
 		h.t = t
 
 		h.feedUntil(hello.Started, rest, -1)
@@ -142,7 +143,7 @@ func TestAttachRecordedStubborn(t *testing.T) {
 				t.Errorf("%dx%d at the end: the screen lacks %q:\n%s", size.w, size.h, want, screen)
 			}
 		}
-		t.Run("ended", func(t *testing.T) { h.t = t; h.golden() })
+		t.Run(fmt.Sprintf("ended_%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
 		h.t = t
 
 		// Read-only: c is refused with why, nothing else happens; the
