@@ -195,3 +195,47 @@ func TestAttachViewOnRealProxy(t *testing.T) {
 	}
 	m2.Stop()
 }
+
+// TestAttachViewAgreesOnAFlood: the host gives up on the demo's flood of
+// progress after 20 ms, and hundreds of progress notifications follow its
+// cancel; the proxy judges each, the view judges each again from the
+// stream, and they reach the same verdict on every one. (The stream
+// carries the proxy's positions in the server's output too, so that a
+// line written before the cancel and read after it would be judged
+// crossed alike; on loopback the proxy reads too fast for one here.)
+func TestAttachViewAgreesOnAFlood(t *testing.T) {
+	bin := testbin.Build(t, "inflight")
+	runDir := t.TempDir()
+	cmd := exec.Command(bin, "proxy", "--name", "flood", "--late-window", "300ms", "--", bin, "demo-server")
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runDir)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "sdk-host", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	m, conn := attachTo(t, filepath.Join(runDir, "inflight"), "flood")
+	defer conn.Close()
+	d := newAttachDriver(t, m)
+	callCtx, callCancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	_, err = cs.CallTool(callCtx, &mcp.CallToolParams{Name: "flood", Arguments: map[string]any{"count": 20000},
+		Meta: mcp.Meta{"progressToken": "flood-1"}})
+	callCancel()
+	if err == nil {
+		t.Skip("the flood ended before the host's 20 ms timeout: nothing crossed")
+	}
+	d.until("the flood's fate", func() bool {
+		r := d.request(wire.MethodToolsCall)
+		return r != nil && r.State.IsFinal()
+	})
+	r := d.request(wire.MethodToolsCall)
+	t.Logf("flood: %s, %d progress, %d crossed, %d after the cancel; late %+v", r.State, r.Progress.Count, r.Late.ProgressCrossed, r.Late.ProgressAfterCancel, r.Late)
+	if r.Cancel == nil || r.Cancel.Cause != session.CauseHost {
+		t.Fatalf("the flood was not cancelled by the host: %+v", r.Cancel)
+	}
+	if n := m.Disagreements(); n != 0 {
+		t.Errorf("the view disagrees with the proxy %d times:\n%s", n, d.screen())
+	}
+	m.Stop()
+}

@@ -171,6 +171,7 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 				LateWindow: Duration(lateWindowOf(opts.Tracker))})
 			tw := trace.NewWriter(bc, start, opts.Redactor)
 			tw.SetSenders("host", "server")
+			tw.SetPositions(true)
 			rec.tws = append(rec.tws, tw)
 		}
 	}

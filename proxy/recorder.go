@@ -237,6 +237,9 @@ func (r *recorder) reportInjected(ev event.Event, changes []session.Change, inje
 		} else {
 			rec := trace.FromEvent(ev, tw.Since(ev.Time))
 			rec.Verdict, rec.Injected = verdict, injected
+			if tw.Positions() {
+				rec.End = int(ev.StreamEnd)
+			}
 			_ = tw.Write(rec)
 		}
 		_ = tw.Changes(r.tr, changes)
@@ -387,6 +390,9 @@ func (r *recorder) writeAs(ev event.Event, injected string) {
 	for _, tw := range r.tws {
 		rec := trace.FromEvent(ev, tw.Since(ev.Time))
 		rec.By, rec.Internal, rec.Injected = "inflight", false, injected
+		if tw.Positions() {
+			rec.End = int(ev.StreamEnd)
+		}
 		_ = tw.Write(rec)
 	}
 }

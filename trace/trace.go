@@ -154,6 +154,13 @@ type Record struct {
 	// round's ID: the rounds of one conversation, under their own IDs.
 	Round        int      `json:"round,omitempty"`
 	Conversation *wire.ID `json:"conversation,omitempty"`
+	// End, in the stream a proxy sends `inflight attach` (Writer.
+	// SetPositions), is where a server's message ends in its stdout, or,
+	// on the host's notifications/cancelled and on a cancel a rule sent,
+	// how much the server had written when it passed: the positions the
+	// proxy's tracker judged crossings by (session/crossing.go), so that
+	// the view judges with the same facts.
+	End int `json:"end,omitempty"`
 }
 
 // Message decodes the record's message, if it has one.

@@ -291,7 +291,7 @@ func (m *Model) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 		raw := []byte(rec.Msg)
 		switch rec.Dir {
 		case trace.DirOut:
-			ev := event.Event{Kind: event.Sent, Time: at, Raw: raw, Truncated: rec.Truncated, Internal: rec.By == "inflight"}
+			ev := event.Event{Kind: event.Sent, Time: at, Raw: raw, Truncated: rec.Truncated, Internal: rec.By == "inflight", StreamEnd: int64(rec.End)}
 			if msg, err := wire.DecodeOwned(raw); err == nil {
 				ev.Msg = msg
 			}
@@ -302,7 +302,7 @@ func (m *Model) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 			}
 			return ev, true
 		case trace.DirIn:
-			ev := event.Event{Kind: event.Received, Time: at, Raw: raw}
+			ev := event.Event{Kind: event.Received, Time: at, Raw: raw, StreamEnd: int64(rec.End)}
 			msg, p, err := wire.DecodeLine(raw)
 			if err != nil {
 				ev.Kind, ev.Err = event.Malformed, err
@@ -333,7 +333,7 @@ func (m *Model) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 		if rec.Signal == event.SignalStreamClosed.String() {
 			sig = event.SignalStreamClosed
 		}
-		return event.Event{Kind: event.CancelSent, Time: at, RequestID: idOf(rec), Signal: sig, Reason: rec.Reason, Err: errorOf(rec.Error, "")}, true
+		return event.Event{Kind: event.CancelSent, Time: at, RequestID: idOf(rec), Signal: sig, Reason: rec.Reason, Err: errorOf(rec.Error, ""), StreamEnd: int64(rec.End)}, true
 	}
 	return event.Event{}, false
 }
