@@ -109,6 +109,9 @@ func (m *Model) viewHeader() string {
 		state = st.Good.Render("● connected")
 	case connLost:
 		state = st.Error.Render("↯ disconnected")
+		if m.attaching() {
+			state = st.Error.Render("↯ proxy ended")
+		}
 	}
 	// What matters most comes first; on a narrow terminal the target, then
 	// the server's name, give way so the era and version stay readable.
