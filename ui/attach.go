@@ -127,6 +127,9 @@ func (m *Model) initAttach() tea.Cmd {
 	if m.attach.wait == nil {
 		m.attach.wait = waitRecords
 	}
+	// The model's own copy of the key map: q and ctrl+c only detach here.
+	m.keys.Quit.SetHelp("q", "detach")
+	m.keys.Interrupt.SetHelp("ctrl+c", "detach")
 	return tea.Batch(tea.RequestBackgroundColor, m.attach.wait(m.opts.Attach.Records))
 }
 
@@ -428,6 +431,19 @@ func (m *Model) attachKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, false
 	}
 	return nil, true
+}
+
+// attachHelpIntro is the help screen's first lines on a proxy.
+func (m *Model) attachHelpIntro() []string {
+	st := m.styles
+	return []string{
+		st.Title.Render("inflight") + " watches the proxy " + m.line(m.opts.Attach.Name) + ": the host's requests, marked ⇄.",
+		"  On stdio the host cancels with notifications/cancelled. " + st.Flag.Render("⚑ flagged") + ":",
+		"  a cancel of an unknown ID or of initialize, a request the host left in",
+		"  flight when it went, and what the server sends after the host's cancel.",
+		"  This view sends nothing: q or ctrl+c detaches; the proxy runs on.",
+		"",
+	}
 }
 
 // attachKeyState turns off the keys that would send or cancel.

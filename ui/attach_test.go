@@ -240,3 +240,20 @@ func TestAttachDetachCancelsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestAttachHelp: the help screen on a proxy says what the view does and
+// that q and ctrl+c detach.
+func TestAttachHelp(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{120, 35}, {80, 24}} {
+		hello := attachHello{Proxy: "demo", Command: "inflight demo-server", Started: t0, LateWindow: "5s"}
+		h := newAttachHarness(t, size.w, size.h, hello, t0.Add(time.Second))
+		h.key("?")
+		s := h.screen()
+		for _, want := range []string{"watches the proxy demo", "q      detach", "ctrl+c detach"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%dx%d help lacks %q:\n%s", size.w, size.h, want, s)
+			}
+		}
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
+	}
+}

@@ -275,6 +275,9 @@ func (m *Model) viewHelp(height int) string {
 		"  whatever the server sends after that is " + st.Flag.Render("⚑ flagged") + " and ignored.",
 		"",
 	}
+	if m.attaching() {
+		intro = m.attachHelpIntro()
+	}
 	// Help lists only the keys that act on the screen you came from.
 	keys := m.keys
 	keys.SetState(m.keyState(m.prev))
