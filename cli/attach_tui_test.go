@@ -182,6 +182,21 @@ func TestAttachViewOnRealProxy(t *testing.T) {
 		return r != nil && r.State == session.StateCompleted
 	})
 
+	// Printing as before: with --plain, and when stdout is not a terminal.
+	var printers []*exec.Cmd
+	var outs []*strings.Builder
+	for _, args := range [][]string{{"attach", "--plain", "e2e"}, {"attach", "e2e"}} {
+		p := exec.Command(bin, args...)
+		p.Env = cmd.Env
+		out := &strings.Builder{}
+		p.Stdout = out
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		printers, outs = append(printers, p), append(outs, out)
+	}
+	time.Sleep(200 * time.Millisecond) // both connected: they print until the proxy ends
+
 	// The host goes; the proxy ends; the view stays with what it saw.
 	if err := cs.Close(); err != nil {
 		t.Logf("close: %v", err)
@@ -194,6 +209,15 @@ func TestAttachViewOnRealProxy(t *testing.T) {
 		t.Errorf("the second view disagrees with the proxy %d times:\n%s", n, d2.screen())
 	}
 	m2.Stop()
+	for i, p := range printers {
+		if err := p.Wait(); err != nil {
+			t.Errorf("%v: %v", p.Args, err)
+		}
+		if out := outs[i].String(); !strings.HasPrefix(out, `{"stream":"trace","proxy":"e2e"`) || !strings.Contains(out, `"dir":"out","by":"host"`) ||
+			!strings.Contains(out, `"verdict":"late"`) {
+			t.Errorf("%v printed:\n%.2000s", p.Args, out)
+		}
+	}
 }
 
 // TestAttachViewAgreesOnAFlood: the host gives up on the demo's flood of
