@@ -98,6 +98,9 @@ type attachState struct {
 	// ended: the stream is over (the proxy ended, or its socket closed).
 	ended  bool
 	endErr error
+	// serverGone: the proxy streamed the end of its server's connection
+	// (transport_closed), which is the last thing a proxy that ends says.
+	serverGone bool
 	// localViolations and proxyViolations count the flags each side
 	// raised, by code, to compare them.
 	localViolations, proxyViolations map[string]int
@@ -201,6 +204,8 @@ func (m *Model) record(rec *trace.Record) {
 			m.attach.localViolations[rec.Code]++ // said once
 		}
 		return
+	case trace.EventTransportClosed:
+		m.attach.serverGone = true
 	case trace.EventInjected:
 		m.observe(event.Event{Kind: event.Note, Time: at, RequestID: idOf(rec), Text: "injected " + rec.Injected + ": " + rec.Text})
 		return
@@ -456,6 +461,11 @@ func attachKeyState(st keymap.State) keymap.State {
 // attachBanner says the proxy is gone, and that what it saw stays.
 func (m *Model) attachBanner() string {
 	text := "↯ the proxy ended — what it recorded stays here; q to leave"
+	if !m.attach.serverGone {
+		// A proxy that ends says its server's end first: without it, the
+		// stream stopped short, and only that was seen.
+		text = "↯ the proxy's stream stopped before the proxy's end (it was killed, or dropped this view for falling behind) — q to leave"
+	}
 	if err := m.attach.endErr; err != nil {
 		text = "↯ the proxy's stream broke (" + m.line(err.Error()) + ") — what came before stays here; q to leave"
 	}

@@ -220,6 +220,12 @@ func TestAttachHostFaults(t *testing.T) {
 	if h.m.Disagreements() != 2 {
 		t.Errorf("a verdict the view did not reach: disagreements %d", h.m.Disagreements())
 	}
+	// The stream stops with no word of the server's end: the view says
+	// only that, not that the proxy ended.
+	h.send(attachMsg{closed: true})
+	if s := h.screen(); !strings.Contains(s, "stream stopped before the proxy's end") || strings.Contains(s, "the proxy ended") {
+		t.Errorf("a stream cut short:\n%s", s)
+	}
 }
 
 // TestAttachDetachCancelsNothing: Ctrl+C and the program's shutdown
