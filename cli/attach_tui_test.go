@@ -263,3 +263,42 @@ func TestAttachViewAgreesOnAFlood(t *testing.T) {
 	}
 	m.Stop()
 }
+
+// TestAttachViewFollowsARuleCancel: a --rule cancels the host's call
+// upstream on the host's behalf; the view follows inflight's cancel as the
+// proxy's tracker does (the user's cause, the server's answer after it
+// late) and agrees with the proxy on everything.
+func TestAttachViewFollowsARuleCancel(t *testing.T) {
+	bin := testbin.Build(t, "inflight")
+	runDir := t.TempDir()
+	cmd := exec.Command(bin, "proxy", "--name", "rule", "--late-window", "2s", "--rule", "tools/call stubborn: cancel 100ms", "--", bin, "demo-server")
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runDir)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "sdk-host", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	m, conn := attachTo(t, filepath.Join(runDir, "inflight"), "rule")
+	defer conn.Close()
+	d := newAttachDriver(t, m)
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "stubborn", Arguments: map[string]any{"seconds": 0.4, "steps": 2}}); err == nil {
+		t.Fatal("the rule's cancel did not answer the host with an error")
+	}
+	d.until("the server's answer after inflight's cancel", func() bool {
+		r := d.request(wire.MethodToolsCall)
+		return r != nil && r.Late.Response
+	})
+	r := d.request(wire.MethodToolsCall)
+	if r.Cancel == nil || r.Cancel.Cause != session.CauseUser || r.Late.Crossed || r.State != session.StateCancelled {
+		t.Errorf("the host's call: state %s cancel %+v late %+v; want inflight's cancel, answered late", r.State, r.Cancel, r.Late)
+	}
+	if s := d.screen(); !strings.Contains(s, "⇄ stubborn") || !strings.Contains(s, "⚑ late response") {
+		t.Errorf("the screen:\n%s", s)
+	}
+	if n := m.Disagreements(); n != 0 {
+		t.Errorf("the view disagrees with the proxy %d times:\n%s", n, d.screen())
+	}
+	m.Stop()
+}
