@@ -116,8 +116,9 @@ func newAttachModel(hello proxy.Hello, r io.Reader) (*ui.Model, error) {
 	return ui.New(ui.Options{
 		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,
 		Transport: "stdio",
-		Attach:    &ui.Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, Records: recs, Ended: ended},
-		Tracker:   session.Config{LateWindow: time.Duration(hello.LateWindow)},
+		Attach: &ui.Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, Records: recs, Ended: ended,
+			HistoryCut: hello.HistoryCut},
+		Tracker: session.Config{LateWindow: time.Duration(hello.LateWindow)},
 		Export: func(path string, snap ui.Snapshot) (string, error) {
 			return writeTrace(path, snap, nil)
 		},

@@ -39,6 +39,10 @@ type Hello struct {
 	// after a host's cancel (--late-window): a viewer that judges the
 	// stream again must watch as long.
 	LateWindow Duration `json:"lateWindow,omitempty"`
+	// HistoryCut: the recent lines that follow do not reach back to the
+	// trace's start (the history keeps historyBytes): requests they name
+	// may have begun before them.
+	HistoryCut bool `json:"historyCut,omitempty"`
 }
 
 // Duration is a time.Duration written as its text ("5s").
@@ -251,8 +255,11 @@ const historyBytes = 4 << 20
 // of what the trace writer writes, dropping (disconnecting) any that
 // falls viewerChunks behind.
 type broadcast struct {
-	l     *net.UnixListener
-	hello []byte
+	l *net.UnixListener
+	// hello is the Hello line; cutHello the same with HistoryCut, for
+	// viewers that come once the history was cut.
+	hello, cutHello []byte
+	cut             bool
 	mu    sync.Mutex
 	subs  map[*viewer]struct{}
 	// history is the stream's latest bytes, starting at a line's start,
@@ -272,6 +279,9 @@ func newBroadcast(l *net.UnixListener, h Hello) *broadcast {
 	b.hello, _ = json.Marshal(h)
 	// Inert on a terminal, as every trace line is (attach prints them).
 	b.hello = append(termsafe.EscapeJSON(b.hello), '\n')
+	h.HistoryCut = true
+	b.cutHello, _ = json.Marshal(h)
+	b.cutHello = append(termsafe.EscapeJSON(b.cutHello), '\n')
 	b.wg.Add(1)
 	go b.accept()
 	return b
@@ -285,12 +295,16 @@ func (b *broadcast) accept() {
 			return
 		}
 		v := &viewer{conn: c, ch: make(chan []byte, viewerChunks)}
-		v.ch <- b.hello
 		b.mu.Lock()
 		if b.subs == nil { // closed
 			b.mu.Unlock()
 			c.Close()
 			return
+		}
+		if b.cut {
+			v.ch <- b.cutHello
+		} else {
+			v.ch <- b.hello
 		}
 		// The history and then what follows it, under one lock: the
 		// viewer's stream is the trace's, contiguous.
@@ -355,6 +369,7 @@ func (b *broadcast) remember(p []byte) {
 	if over <= 0 {
 		return
 	}
+	b.cut = true
 	i := bytes.IndexByte(b.history[over:], '\n')
 	if i < 0 {
 		b.history = b.history[:0]

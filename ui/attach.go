@@ -51,6 +51,9 @@ type Attach struct {
 	// Ended says why the stream ended, once Records is closed (nil: the
 	// proxy closed it).
 	Ended func() error
+	// HistoryCut: the proxy's recent lines do not reach back to its start
+	// (its hello says so), so they may name requests begun before them.
+	HistoryCut bool
 }
 
 // ReadRecords reads trace lines from r (a proxy's stream after its hello)
@@ -130,6 +133,9 @@ func (m *Model) initAttach() tea.Cmd {
 	if m.attach.wait == nil {
 		m.attach.wait = waitRecords
 	}
+	if m.opts.Attach.HistoryCut {
+		m.setStatus(levelInfo, "the proxy keeps only its latest "+historyWords+": requests begun before them are not shown")
+	}
 	// The model's own copy of the key map: q and ctrl+c only detach here.
 	m.keys.Quit.SetHelp("q", "detach")
 	m.keys.Interrupt.SetHelp("ctrl+c", "detach")
@@ -198,6 +204,12 @@ func (m *Model) record(rec *trace.Record) {
 		}
 		return
 	case trace.EventViolation:
+		if m.opts.Attach.HistoryCut && (rec.Code == session.ViolationUnknownResponseID || rec.Code == session.ViolationUnknownProgressToken ||
+			rec.Code == session.ViolationHostCancelledUnknown) {
+			// beforeHistory left such messages out: whether they named a
+			// request of the cut part cannot be told.
+			return
+		}
 		m.attach.proxyViolations[rec.Code]++
 		if m.attach.localViolations[rec.Code] < m.attach.proxyViolations[rec.Code] {
 			m.disagree(fmt.Sprintf("the proxy flagged %s and this view did not", rec.Code))
@@ -224,7 +236,7 @@ func (m *Model) record(rec *trace.Record) {
 		}
 	}
 	ev, ok := m.eventOf(rec, at)
-	if !ok {
+	if !ok || m.beforeHistory(&ev) {
 		return
 	}
 	if rec.By == "inflight" && ev.Kind == event.Sent && ev.Msg.Method == wire.NotifyCancelled {
@@ -244,6 +256,41 @@ func (m *Model) record(rec *trace.Record) {
 			m.disagree(fmt.Sprintf("#%s: the proxy judged %q, this view %q", ev.RequestID, rec.Verdict, mine))
 		}
 	}
+}
+
+// historyWords names how much a proxy keeps for a viewer that attaches
+// late (proxy/socket.go historyBytes).
+const historyWords = "4 MiB of trace"
+
+// beforeHistory reports a server message about a request the view never
+// saw begin, when the proxy's history was cut: the request most likely
+// began in the part cut away, so the message is left out rather than
+// flagged as naming no request.
+func (m *Model) beforeHistory(ev *event.Event) bool {
+	if !m.opts.Attach.HistoryCut {
+		return false
+	}
+	if ev.Kind == event.Sent && ev.Msg.Method == wire.NotifyCancelled {
+		// The host's cancel of a request of the cut part.
+		c, err := wire.DecodeCancelled(ev.Msg.Params)
+		if err != nil {
+			return false
+		}
+		_, known := m.tracker.Get(c.RequestID)
+		return !known
+	}
+	if ev.Kind != event.Received {
+		return false
+	}
+	switch {
+	case ev.Progress != nil:
+		_, known := m.tracker.ByProgressToken(ev.Progress.Token)
+		return !known
+	case ev.Msg.IsResponse():
+		_, known := m.tracker.Get(ev.RequestID)
+		return !known
+	}
+	return false
 }
 
 // observe applies ev as the proxy's recorder did, and returns its changes.

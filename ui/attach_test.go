@@ -263,3 +263,40 @@ func TestAttachHelp(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
 	}
 }
+
+// TestAttachHistoryCut: a proxy whose history was cut streams answers to
+// requests begun before it; the view leaves them out (and the proxy's
+// flags about unknown IDs uncompared), says why, and shows the rest.
+func TestAttachHistoryCut(t *testing.T) {
+	hello := attachHello{Proxy: "cut", Command: "server", Started: t0, LateWindow: "5s"}
+	hs := &harness{t: t, now: t0.Add(time.Minute)}
+	m, err := New(Options{Target: "attach cut", Transport: "stdio", Now: func() time.Time { return hs.now }, Dark: true,
+		Attach: &Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, HistoryCut: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	m.attach.wait = func(<-chan trace.Record) tea.Cmd { return nil }
+	hs.m = m
+	hs.run(m.Init())
+	hs.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if !strings.Contains(m.status.text, "requests begun before them are not shown") {
+		t.Errorf("status %q", m.status.text)
+	}
+	hs.send(attachMsg{recs: []trace.Record{
+		hostRecord(50000, trace.DirIn, "server", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"old","progress":5}}`),
+		hostRecord(50001, trace.DirIn, "server", `{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`),
+		hostRecord(50001, trace.DirOut, "host", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`),
+		hostRecord(50002, trace.DirOut, "host", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","arguments":{}}}`),
+		hostRecord(50003, trace.DirIn, "server", `{"jsonrpc":"2.0","id":4,"result":{"content":[]}}`),
+	}})
+	if n := m.tracker.Violations().Total(); n != 0 {
+		t.Errorf("%d violations for answers to requests of the cut history", n)
+	}
+	if r := hs.request(4); r.State != session.StateCompleted {
+		t.Errorf("the request within the history: %s", r.State)
+	}
+	if m.Disagreements() != 0 {
+		t.Errorf("disagreements: %s", m.attach.lastDisagreement)
+	}
+}
