@@ -1,26 +1,41 @@
 package cli
 
 import (
+	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"os"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"inflight/exitcode"
 	"inflight/proxy"
+	"inflight/session"
 	"inflight/termsafe"
+	"inflight/ui"
 )
 
 func (c *cli) attachCommand() *cobra.Command {
+	var plain bool
 	cmd := &cobra.Command{
 		Use:   "attach [NAME]",
-		Short: "List the running proxies, or follow what one records",
+		Short: "List the running proxies, or watch what one sees",
 		Long: `With no NAME, list the proxies running for you (inflight proxy), with their
-process, command and start. With NAME, follow what that proxy records, as
-trace lines (JSON, the format replay reads): its recent lines, then the new
-ones until the proxy ends; Ctrl+C stops following and leaves the proxy
-running. (The interactive view on a proxy is still to come.)`,
+process, command and start. With NAME, open the interactive view on that
+proxy: the host's requests (marked ⇄) in the list, with their states, timers,
+progress and flags — the host's cancels judged, late answers flagged — the
+detail and the protocol log. The view only watches: it sends nothing, and
+q or Ctrl+C detaches, leaving the proxy and the host running.
+
+With --plain (or when stdout is not a terminal), follow what the proxy
+records as trace lines instead (JSON, the format replay reads): its hello,
+its recent lines, then the new ones until the proxy ends.`,
 		Args:          cobra.MaximumNArgs(1),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -53,6 +68,10 @@ running. (The interactive view on a proxy is still to come.)`,
 				c.code = exitcode.Usage
 				return nil
 			}
+			if !plain && term.IsTerminal(os.Stdin.Fd()) && term.IsTerminal(os.Stdout.Fd()) {
+				c.code = c.attachView(cmd.Context(), conn)
+				return nil
+			}
 			go func() {
 				<-cmd.Context().Done()
 				conn.Close() // Ctrl+C: stop following; the proxy runs on
@@ -64,5 +83,45 @@ running. (The interactive view on a proxy is still to come.)`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&plain, "plain", false, "print the proxy's trace lines instead of opening the interactive view")
 	return cmd
+}
+
+// attachView opens the TUI on a proxy's stream and returns the exit code:
+// 0 when the user detached (q, Ctrl+C), 1 when the view failed.
+func (c *cli) attachView(ctx context.Context, conn net.Conn) int {
+	defer conn.Close()
+	br := bufio.NewReaderSize(conn, 64<<10)
+	hello, err := proxy.ReadHello(br)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "inflight attach: %s\n", termsafe.Line(err.Error()))
+		return 1
+	}
+	m, err := newAttachModel(hello, br)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "inflight attach: %s\n", termsafe.Line(err.Error()))
+		return 1
+	}
+	if err := runProgram(ctx, m, m); err != nil && !errors.Is(err, tea.ErrInterrupted) && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(c.stderr, "inflight attach: %s\n", termsafe.Line(err.Error()))
+		return 1
+	}
+	return exitcode.Completed
+}
+
+// newAttachModel is the TUI's model on a proxy whose stream, after its
+// hello, r reads.
+func newAttachModel(hello proxy.Hello, r io.Reader) (*ui.Model, error) {
+	recs, ended := ui.ReadRecords(r)
+	return ui.New(ui.Options{
+		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,
+		Transport: "stdio",
+		Attach: &ui.Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, Records: recs, Ended: ended,
+			HistoryCut: hello.HistoryCut},
+		Tracker: session.Config{LateWindow: time.Duration(hello.LateWindow)},
+		Export: func(path string, snap ui.Snapshot) (string, error) {
+			return writeTrace(path, snap, nil)
+		},
+		Dark: true,
+	})
 }

@@ -167,9 +167,11 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 		} else {
 			res.Socket = path
 			bc = newBroadcast(l, Hello{Stream: "trace", Proxy: opts.Name, PID: os.Getpid(),
-				Command: opts.Redactor.String(termsafe.CommandLine(command, args)), Started: start})
+				Command: opts.Redactor.String(termsafe.CommandLine(command, args)), Started: start,
+				LateWindow: Duration(lateWindowOf(opts.Tracker))})
 			tw := trace.NewWriter(bc, start, opts.Redactor)
 			tw.SetSenders("host", "server")
+			tw.SetPositions(true)
 			rec.tws = append(rec.tws, tw)
 		}
 	}

@@ -141,7 +141,7 @@ func (r *recorder) recordAll(ls []line) {
 func (r *recorder) record(l *line) {
 	switch l.ctl {
 	case ctlHostGone:
-		r.report(event.Event{Kind: event.Note, Time: l.at, Text: "the host closed its end (stdin)"}, r.tr.HostGone(l.at))
+		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostClosed}, r.tr.HostGone(l.at))
 		return
 	case ctlClosed:
 		ev := event.Event{Kind: event.TransportClosed, Time: l.at, Err: l.err}
@@ -237,6 +237,9 @@ func (r *recorder) reportInjected(ev event.Event, changes []session.Change, inje
 		} else {
 			rec := trace.FromEvent(ev, tw.Since(ev.Time))
 			rec.Verdict, rec.Injected = verdict, injected
+			if tw.Positions() {
+				rec.End = int(ev.StreamEnd)
+			}
 			_ = tw.Write(rec)
 		}
 		_ = tw.Changes(r.tr, changes)
@@ -269,7 +272,7 @@ func (r *recorder) expire(now time.Time) {
 	}
 	_, changes := r.tr.Expire(now)
 	if len(changes) > 0 {
-		r.report(event.Event{Kind: event.Note, Time: now, Text: "late window over"}, changes)
+		r.report(event.Event{Kind: event.Note, Time: now, Text: trace.NoteLateWindowOver}, changes)
 	}
 }
 
@@ -387,6 +390,9 @@ func (r *recorder) writeAs(ev event.Event, injected string) {
 	for _, tw := range r.tws {
 		rec := trace.FromEvent(ev, tw.Since(ev.Time))
 		rec.By, rec.Internal, rec.Injected = "inflight", false, injected
+		if tw.Positions() {
+			rec.End = int(ev.StreamEnd)
+		}
 		_ = tw.Write(rec)
 	}
 }

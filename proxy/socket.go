@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"inflight/session"
 	"inflight/termsafe"
 )
 
@@ -34,6 +35,48 @@ type Hello struct {
 	PID     int       `json:"pid"`
 	Command string    `json:"command"`
 	Started time.Time `json:"started"`
+	// LateWindow is how long the proxy's tracker watches for late traffic
+	// after a host's cancel (--late-window): a viewer that judges the
+	// stream again must watch as long.
+	LateWindow Duration `json:"lateWindow,omitempty"`
+	// HistoryCut: the recent lines that follow do not reach back to the
+	// trace's start (the history keeps historyBytes): requests they name
+	// may have begun before them.
+	HistoryCut bool `json:"historyCut,omitempty"`
+}
+
+// Duration is a time.Duration written as its text ("5s").
+type Duration time.Duration
+
+// MarshalText writes d as time.Duration's String.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads what MarshalText wrote.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
+// lateWindowOf is the late window a tracker of cfg watches for.
+func lateWindowOf(cfg session.Config) time.Duration {
+	if cfg.LateWindow > 0 {
+		return cfg.LateWindow
+	}
+	return session.DefaultLateWindow
+}
+
+// ReadHello reads a proxy's Hello, the first line of its stream.
+func ReadHello(r *bufio.Reader) (Hello, error) {
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return Hello{}, fmt.Errorf("read the proxy's hello: %w", err)
+	}
+	var h Hello
+	if err := json.Unmarshal(line, &h); err != nil {
+		return Hello{}, fmt.Errorf("the proxy's hello: %w", err)
+	}
+	return h, nil
 }
 
 // Running is a proxy found in the socket directory.
@@ -212,8 +255,11 @@ const historyBytes = 4 << 20
 // of what the trace writer writes, dropping (disconnecting) any that
 // falls viewerChunks behind.
 type broadcast struct {
-	l     *net.UnixListener
-	hello []byte
+	l *net.UnixListener
+	// hello is the Hello line; cutHello the same with HistoryCut, for
+	// viewers that come once the history was cut.
+	hello, cutHello []byte
+	cut             bool
 	mu    sync.Mutex
 	subs  map[*viewer]struct{}
 	// history is the stream's latest bytes, starting at a line's start,
@@ -233,6 +279,9 @@ func newBroadcast(l *net.UnixListener, h Hello) *broadcast {
 	b.hello, _ = json.Marshal(h)
 	// Inert on a terminal, as every trace line is (attach prints them).
 	b.hello = append(termsafe.EscapeJSON(b.hello), '\n')
+	h.HistoryCut = true
+	b.cutHello, _ = json.Marshal(h)
+	b.cutHello = append(termsafe.EscapeJSON(b.cutHello), '\n')
 	b.wg.Add(1)
 	go b.accept()
 	return b
@@ -246,12 +295,16 @@ func (b *broadcast) accept() {
 			return
 		}
 		v := &viewer{conn: c, ch: make(chan []byte, viewerChunks)}
-		v.ch <- b.hello
 		b.mu.Lock()
 		if b.subs == nil { // closed
 			b.mu.Unlock()
 			c.Close()
 			return
+		}
+		if b.cut {
+			v.ch <- b.cutHello
+		} else {
+			v.ch <- b.hello
 		}
 		// The history and then what follows it, under one lock: the
 		// viewer's stream is the trace's, contiguous.
@@ -316,6 +369,7 @@ func (b *broadcast) remember(p []byte) {
 	if over <= 0 {
 		return
 	}
+	b.cut = true
 	i := bytes.IndexByte(b.history[over:], '\n')
 	if i < 0 {
 		b.history = b.history[:0]

@@ -211,6 +211,12 @@ func TestHistoryStaysBounded(t *testing.T) {
 	b := &broadcast{limit: 1000}
 	for i := range 500 {
 		fmt.Fprintf(b, `{"ms":%d,"dir":"in"}`+"\n", i)
+		if i == 0 && b.cut {
+			t.Error("a history within its limit is said to be cut")
+		}
+	}
+	if !b.cut {
+		t.Error("the history was cut and viewers would not be told (Hello.HistoryCut)")
 	}
 	if len(b.history) > 1000 || len(b.history) < 900 || !strings.HasPrefix(string(b.history), `{"ms":`) ||
 		!strings.HasSuffix(string(b.history), `{"ms":499,"dir":"in"}`+"\n") {

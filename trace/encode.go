@@ -72,6 +72,7 @@ func appendRecord(b []byte, rec *Record) ([]byte, bool) {
 		raw, _ := rec.Conversation.MarshalJSON()
 		b = append(b, raw...)
 	}
+	b = appendInt(b, `,"end":`, rec.End)
 	return append(b, '}'), true
 }
 

@@ -53,6 +53,17 @@ const (
 	EventInjected = "injected"
 )
 
+// The notes of a proxy's trace that say what its tracker did outside a
+// message (proxy/recorder.go writes them; `inflight attach` reads them to
+// do the same at the same time).
+const (
+	// NoteHostClosed: the host closed the proxy's stdin (Tracker.HostGone).
+	NoteHostClosed = "the host closed its end (stdin)"
+	// NoteLateWindowOver: the late window of a host's cancel passed
+	// (Tracker.Expire at the note's time).
+	NoteLateWindowOver = "late window over"
+)
+
 // Record is one line of a trace. Fields that do not apply are omitted.
 type Record struct {
 	// MS is the time since the trace started, in milliseconds (with
@@ -143,6 +154,13 @@ type Record struct {
 	// round's ID: the rounds of one conversation, under their own IDs.
 	Round        int      `json:"round,omitempty"`
 	Conversation *wire.ID `json:"conversation,omitempty"`
+	// End, in the stream a proxy sends `inflight attach` (Writer.
+	// SetPositions), is where a server's message ends in its stdout, or,
+	// on the host's notifications/cancelled and on a cancel a rule sent,
+	// how much the server had written when it passed: the positions the
+	// proxy's tracker judged crossings by (session/crossing.go), so that
+	// the view judges with the same facts.
+	End int `json:"end,omitempty"`
 }
 
 // Message decodes the record's message, if it has one.

@@ -43,6 +43,25 @@ type Writer struct {
 	now func() time.Time
 	// sentBy and receivedBy name who sent "out" and "in" (SetSenders).
 	sentBy, receivedBy string
+	// positions: Judged writes an event's StreamEnd as "end"
+	// (SetPositions).
+	positions bool
+}
+
+// SetPositions makes Judged write where each message stands in the
+// server's output ("end"), for a reader that judges the trace again with
+// the same facts (`inflight attach` reading a proxy's stream).
+func (w *Writer) SetPositions(on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.positions = on
+}
+
+// Positions reports whether SetPositions is on.
+func (w *Writer) Positions() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.positions
 }
 
 // SetSenders names who sent what in a trace of traffic inflight only
@@ -258,6 +277,9 @@ func (w *Writer) Judged(ev event.Event, verdict string) error {
 	// event's bytes instead of copying them.
 	rec := fromEvent(&ev, w.Since(ev.Time), false)
 	rec.Verdict = verdict
+	if w.Positions() {
+		rec.End = int(ev.StreamEnd)
+	}
 	return w.Write(rec)
 }
 

@@ -387,6 +387,12 @@ func (m *Model) detailFacts(r *session.Request, now time.Time) string {
 		parts = append(parts, fmt.Sprintf("times out in %s (timeout %s%s; max %s)", fmtDur(rem), fmtDur(r.Timeout.Timeout), reset, fmtDur(r.Timeout.Max)))
 	case session.LimitMax:
 		parts = append(parts, fmt.Sprintf("maximum reached in %s (max %s, never reset)", fmtDur(rem), fmtDur(r.Timeout.Max)))
+	case session.LimitNone:
+		if r.ByHost {
+			parts = append(parts, hostTimeoutText)
+			break
+		}
+		fallthrough
 	default:
 		parts = append(parts, fmt.Sprintf("timeout %s · max %s", fmtDur(r.Timeout.Timeout), fmtDur(r.Timeout.Max)))
 	}

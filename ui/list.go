@@ -417,7 +417,7 @@ func (m *Model) row(r *session.Request, c columns, selected bool, now time.Time)
 	stateCell := look.style(st).Render(fit(icon+" "+look.word, c.state))
 	parts := []string{
 		marker + fitLeft(r.ID.String(), c.id),
-		fit(m.requestLabel(r, c.method), c.request),
+		fit(hostMark(r)+m.requestLabel(r, c.method), c.request),
 		stateCell,
 	}
 	if c.elapsed > 0 {
@@ -512,6 +512,9 @@ func (m *Model) countdown(r *session.Request, now time.Time) string {
 func (m *Model) detailCell(r *session.Request, c columns, now time.Time) string {
 	st := m.styles
 	w := c.detail
+	if cell, ok := m.hostActiveCell(r, w, now); ok {
+		return cell
+	}
 	switch r.State {
 	case session.StatePending:
 		if r.Sent.IsZero() {
@@ -542,7 +545,7 @@ func (m *Model) detailCell(r *session.Request, c columns, now time.Time) string 
 // neutral colour, never flagged).
 func (m *Model) lateParts(r *session.Request) []cellPart {
 	st := m.styles
-	var parts []cellPart
+	parts := m.hostParts(r)
 	if tk := r.Task; tk != nil && tk.EndedAfterCancel != "" {
 		ago := fmtAgo(tk.AfterCancel)
 		parts = append(parts, cellPart{variants: []string{"⚑ " + m.line(tk.EndedAfterCancel) + " after tasks/cancel (" + ago + ")", "⚑ " + m.line(tk.EndedAfterCancel) + " after cancel"}, style: st.Flag, prio: prioFlag})
@@ -600,6 +603,9 @@ func (m *Model) cancellingParts(r *session.Request, c columns, now time.Time) []
 		variants := []string{signalText(cn.Signal) + " " + ago, short}
 		if cn.Signal != event.SignalStreamClosed && c.detail < 35 {
 			variants = append(variants, "sent "+ago)
+		}
+		if cn.Cause == session.CauseHost {
+			variants = hostCancelVariants(cn, ago)
 		}
 		parts = append(parts, cellPart{variants: variants, style: st.Cancelling, prio: prioSignal})
 	}

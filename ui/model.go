@@ -97,6 +97,9 @@ type Options struct {
 	// escaped a secret (redact.Redactor.Bytes). It must return its
 	// argument when nothing changed. Nil derives it from Redact.
 	RedactBytes func([]byte) []byte
+	// Attach, when set, makes the UI a read-only view on a running proxy
+	// (attach.go) instead of a client: Dial is not used.
+	Attach *Attach
 }
 
 // Snapshot is a copy of the protocol log taken for an export; it shares no
@@ -196,6 +199,8 @@ type Model struct {
 	// goroutine and a timer alive after it.
 	stop     chan struct{}
 	stopOnce sync.Once
+	// attach is the view on a proxy's stream (Options.Attach).
+	attach attachState
 }
 
 // stoppableTick is tea.Tick that gives up when the program ends: tea.Tick
@@ -308,7 +313,7 @@ const maxBatch = 2048
 
 // New returns the root model. The connection is dialled in Init.
 func New(opts Options) (*Model, error) {
-	if opts.Dial == nil {
+	if opts.Dial == nil && opts.Attach == nil {
 		return nil, errors.New("ui: Options.Dial is required")
 	}
 	if opts.Now == nil {
@@ -365,6 +370,9 @@ func (m *Model) Conn() Client { return m.conn }
 
 // Init dials, connects and starts listening for events.
 func (m *Model) Init() tea.Cmd {
+	if m.attaching() {
+		return m.initAttach()
+	}
 	conn, err := m.opts.Dial()
 	if err != nil {
 		m.state = connLost
@@ -464,6 +472,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.setStyles(msg.IsDark())
 	case eventsMsg:
 		cmd = m.handleEvents(msg)
+	case attachMsg:
+		cmd = m.handleAttach(msg)
 	case connectedMsg:
 		cmd = m.handleConnected(msg)
 	case tickMsg:
@@ -741,7 +751,7 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	m.tickAt = time.Time{}
 	now := m.now()
 	var cmds []tea.Cmd
-	expired, changes := m.tracker.Expire(now)
+	expired, changes := m.expire(now)
 	m.changed(changes)
 	// A watch that ended settles its request here, not on an event: the
 	// status line about it ("cancellation requested") goes with it.
@@ -751,7 +761,9 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 			cmds = append(cmds, cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false))
 		}
 	}
-	cmds = append(cmds, m.taskWork(now)...)
+	if !m.attaching() {
+		cmds = append(cmds, m.taskWork(now)...)
+	}
 	if !m.status.until.IsZero() && !now.Before(m.status.until) {
 		m.status = statusLine{}
 	}
@@ -903,6 +915,9 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		_, limit := r.Remaining(m.now())
 		st.SelectedTimed = st.SelectedActive && limit != session.LimitNone
 	}
+	if m.attaching() {
+		st = attachKeyState(st)
+	}
 	if m.prompt.kind != promptNone {
 		st.Mode = keymap.ModePrompt
 	}
@@ -927,6 +942,11 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 
 // handleKey dispatches a key press by screen.
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	if m.attaching() {
+		if cmd, handled := m.attachKey(msg); handled {
+			return cmd
+		}
+	}
 	if key.Matches(msg, m.keys.Interrupt) {
 		return m.interrupt()
 	}
@@ -1274,8 +1294,8 @@ func (m *Model) interrupt() tea.Cmd {
 const quitCancelWait = 3 * time.Second
 
 func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
-	if m.quitting {
-		return m.exit()
+	if m.quitting || m.attaching() {
+		return m.exit() // a view on a proxy detaches: the host's requests are not its own
 	}
 	m.quitting = true
 	m.interrupted = cause == session.CauseInterrupted

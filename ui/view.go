@@ -109,6 +109,9 @@ func (m *Model) viewHeader() string {
 		state = st.Good.Render("● connected")
 	case connLost:
 		state = st.Error.Render("↯ disconnected")
+		if m.attaching() {
+			state = st.Error.Render("↯ proxy ended")
+		}
 	}
 	// What matters most comes first; on a narrow terminal the target, then
 	// the server's name, give way so the era and version stay readable.
@@ -143,12 +146,16 @@ func (m *Model) viewHeader() string {
 		target2 = middleEllipsis(target2, avail)
 	}
 	var left string
-	for _, parts := range [][]string{
+	choices := [][]string{
 		{st.Title.Render("inflight"), target, proto, server},
 		{st.Title.Render("inflight"), target2, proto},
 		{st.Title.Render("inflight"), proto, server},
 		{st.Title.Render("inflight"), proto},
-	} {
+	}
+	if m.attaching() {
+		choices = m.attachHeaderParts(st.Title.Render("inflight"), proto, server, room)
+	}
+	for _, parts := range choices {
 		var keep []string
 		for _, p := range parts {
 			if p != "" {
@@ -212,6 +219,9 @@ func middleEllipsis(s string, w int) string {
 
 // viewBanner says the connection is gone and what to do.
 func (m *Model) viewBanner() string {
+	if m.attaching() {
+		return m.attachBanner()
+	}
 	head := "↯ connection lost"
 	switch {
 	case !m.everConnected:
@@ -272,6 +282,9 @@ func (m *Model) viewHelp(height int) string {
 		"  A cancelled request shows " + st.Cancelling.Render("cancelling") + " until its fate is known;",
 		"  whatever the server sends after that is " + st.Flag.Render("⚑ flagged") + " and ignored.",
 		"",
+	}
+	if m.attaching() {
+		intro = m.attachHelpIntro()
 	}
 	// Help lists only the keys that act on the screen you came from.
 	keys := m.keys

@@ -1,0 +1,618 @@
+package ui
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"inflight/client"
+	"inflight/event"
+	"inflight/keymap"
+	"inflight/session"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+// This file is the TUI on a running proxy (`inflight attach NAME`): a
+// read-only view of the host's requests. The proxy streams its trace (its
+// events, each with the verdict of its tracker, then the state changes and
+// violations that event caused); the view rebuilds the events from the
+// trace lines and feeds them to its own tracker in observe mode, the same
+// Tracker.Observe the proxy's recorder calls. So the rows, states and flags
+// are session's, decided once by one piece of code on the same events at
+// the same times — and the view checks that it agrees: a message line
+// carries the proxy's verdict (late, crossed), a violation line the
+// proxy's flag, and any difference is counted and said (Disagreements).
+// Streaming the proxy's events in a format of their own would have needed
+// a second encoding of every event; the trace already is that encoding,
+// and `attach --plain` and `replay` read the same lines.
+
+// Attach makes the UI a view on a proxy instead of a client of a server.
+type Attach struct {
+	// Name is the proxy's name, Command the server command it runs (as its
+	// hello said it, redacted).
+	Name, Command string
+	// Start is when the proxy's trace starts (its hello's "started"): a
+	// line's "ms" counts from it.
+	Start time.Time
+	// Records are the proxy's trace lines after its hello, in order; the
+	// channel is closed when the stream ends (ReadRecords makes one).
+	Records <-chan trace.Record
+	// Ended says why the stream ended, once Records is closed (nil: the
+	// proxy closed it).
+	Ended func() error
+	// HistoryCut: the proxy's recent lines do not reach back to its start
+	// (its hello says so), so they may name requests begun before them.
+	HistoryCut bool
+}
+
+// ReadRecords reads trace lines from r (a proxy's stream after its hello)
+// into a channel, closed when r ends; the returned function says why it
+// ended. A line that is not a trace record is skipped.
+func ReadRecords(r io.Reader) (<-chan trace.Record, func() error) {
+	ch := make(chan trace.Record, 1024)
+	var mu sync.Mutex
+	var end error
+	go func() {
+		defer close(ch)
+		tr := trace.NewReader(bufio.NewReaderSize(r, 64<<10))
+		for {
+			rec, err := tr.Next()
+			var le *trace.LineError
+			switch {
+			case errors.As(err, &le):
+				continue
+			case errors.Is(err, io.EOF):
+				return
+			case err != nil:
+				mu.Lock()
+				end = err
+				mu.Unlock()
+				return
+			}
+			ch <- rec
+		}
+	}()
+	return ch, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return end
+	}
+}
+
+// attachMsg carries a batch of the proxy's trace lines.
+type attachMsg struct {
+	recs   []trace.Record
+	closed bool
+}
+
+// attachState is what the view keeps of the proxy's stream.
+type attachState struct {
+	// ended: the stream is over (the proxy ended, or its socket closed).
+	ended  bool
+	endErr error
+	// serverGone: the proxy streamed the end of its server's connection
+	// (transport_closed), which is the last thing a proxy that ends says.
+	serverGone bool
+	// localViolations and proxyViolations count the flags each side
+	// raised, by code, to compare them.
+	localViolations, proxyViolations map[string]int
+	// disagreements counts the lines where the view judged otherwise than
+	// the proxy; lastDisagreement says the latest.
+	disagreements    int
+	lastDisagreement string
+	// wait makes the pump's command (waitRecords; tests replace it so
+	// that no command blocks).
+	wait func(<-chan trace.Record) tea.Cmd
+}
+
+// Disagreements reports how many of the proxy's verdicts and flags the view
+// did not reach itself (0 when it agrees with the proxy on everything).
+func (m *Model) Disagreements() int { return m.attach.disagreements }
+
+// attaching reports whether the UI is a view on a proxy.
+func (m *Model) attaching() bool { return m.opts.Attach != nil }
+
+// initAttach starts reading the proxy's stream.
+func (m *Model) initAttach() tea.Cmd {
+	m.conn = readOnlyConn{}
+	m.state = connUp
+	m.everConnected = true
+	m.attach.localViolations = map[string]int{}
+	m.attach.proxyViolations = map[string]int{}
+	if m.attach.wait == nil {
+		m.attach.wait = waitRecords
+	}
+	if m.opts.Attach.HistoryCut {
+		m.setStatus(levelInfo, "the proxy keeps only its latest "+historyWords+": requests begun before them are not shown")
+	}
+	// The model's own copy of the key map: q and ctrl+c only detach here.
+	m.keys.Quit.SetHelp("q", "detach")
+	m.keys.Interrupt.SetHelp("ctrl+c", "detach")
+	return tea.Batch(tea.RequestBackgroundColor, m.attach.wait(m.opts.Attach.Records))
+}
+
+// waitRecords blocks for the next line, then takes what else is ready (up
+// to maxBatch), so that a burst is one Update.
+func waitRecords(ch <-chan trace.Record) tea.Cmd {
+	return func() tea.Msg {
+		rec, ok := <-ch
+		if !ok {
+			return attachMsg{closed: true}
+		}
+		recs := []trace.Record{rec}
+		for len(recs) < maxBatch {
+			select {
+			case rec, ok := <-ch:
+				if !ok {
+					return attachMsg{recs: recs, closed: true}
+				}
+				recs = append(recs, rec)
+				continue
+			default:
+			}
+			return attachMsg{recs: recs}
+		}
+		return attachMsg{recs: recs}
+	}
+}
+
+// handleAttach applies a batch of the proxy's lines.
+func (m *Model) handleAttach(msg attachMsg) tea.Cmd {
+	for i := range msg.recs {
+		m.record(&msg.recs[i])
+	}
+	if len(msg.recs) > 0 {
+		m.afterChange()
+	}
+	if msg.closed {
+		m.attach.ended = true
+		if m.opts.Attach.Ended != nil {
+			m.attach.endErr = m.opts.Attach.Ended()
+		}
+		m.state = connLost
+		m.checkViolationsAgree()
+		return nil
+	}
+	return m.attach.wait(m.opts.Attach.Records)
+}
+
+// at is the time a line's "ms" stands for.
+func (m *Model) at(rec *trace.Record) time.Time {
+	return m.opts.Attach.Start.Add(time.Duration(math.Round(rec.MS*1000)) * time.Microsecond)
+}
+
+// record applies one of the proxy's lines to the view's tracker.
+func (m *Model) record(rec *trace.Record) {
+	at := m.at(rec)
+	switch rec.Event {
+	case trace.EventState:
+		// The proxy's tracker's; the view's made its own, which must be
+		// the same where the proxy's says a request ended.
+		if r, ok := m.tracker.Get(idOf(rec)); ok && isFinalName(rec.State) && rec.State != r.State.String() {
+			m.disagree(fmt.Sprintf("#%s: the proxy says %s, this view %s", m.line(r.ID.String()), rec.State, r.State))
+		}
+		return
+	case trace.EventViolation:
+		if m.opts.Attach.HistoryCut && (rec.Code == session.ViolationUnknownResponseID || rec.Code == session.ViolationUnknownProgressToken ||
+			rec.Code == session.ViolationHostCancelledUnknown) {
+			// beforeHistory left such messages out: whether they named a
+			// request of the cut part cannot be told.
+			return
+		}
+		m.attach.proxyViolations[rec.Code]++
+		if m.attach.localViolations[rec.Code] < m.attach.proxyViolations[rec.Code] {
+			m.disagree(fmt.Sprintf("the proxy flagged %s and this view did not", rec.Code))
+			m.attach.localViolations[rec.Code]++ // said once
+		}
+		return
+	case trace.EventTransportClosed:
+		m.attach.serverGone = true
+	case trace.EventInjected:
+		m.observe(event.Event{Kind: event.Note, Time: at, RequestID: idOf(rec), Text: "injected " + rec.Injected + ": " + rec.Text})
+		return
+	case trace.EventNote:
+		switch rec.Text {
+		case trace.NoteHostClosed:
+			m.observe(event.Event{Kind: event.Note, Time: at, Text: rec.Text})
+			m.observed(m.tracker.HostGone(at))
+			return
+		case trace.NoteLateWindowOver:
+			// The view's clock for the host's cancels is the proxy's: a
+			// late window ends when the proxy's ended (expire).
+			_, changes := m.tracker.Expire(at)
+			m.observed(changes)
+			return
+		}
+	}
+	ev, ok := m.eventOf(rec, at)
+	if !ok || m.beforeHistory(&ev) {
+		return
+	}
+	if rec.By == "inflight" && ev.Kind == event.Sent && ev.Msg.Method == wire.NotifyCancelled {
+		// A rule's cancel upstream: the recorder follows it as the user's
+		// cancel, so the server's answer after it is judged as after any.
+		reason := ""
+		if c, err := wire.DecodeCancelled(ev.Msg.Params); err == nil {
+			reason = c.Reason
+		}
+		if ch, err := m.tracker.RequestCancel(ev.RequestID, reason, session.CauseUser, at); err == nil {
+			m.observed([]session.Change{ch})
+		}
+	}
+	changes := m.observe(ev)
+	if rec.Msg != nil && ev.Kind == event.Received {
+		if mine := session.Verdict(ev.Kind, changes); mine != rec.Verdict {
+			m.disagree(fmt.Sprintf("#%s: the proxy judged %q, this view %q", ev.RequestID, rec.Verdict, mine))
+		}
+	}
+}
+
+// historyWords names how much a proxy keeps for a viewer that attaches
+// late (proxy/socket.go historyBytes).
+const historyWords = "4 MiB of trace"
+
+// beforeHistory reports a server message about a request the view never
+// saw begin, when the proxy's history was cut: the request most likely
+// began in the part cut away, so the message is left out rather than
+// flagged as naming no request.
+func (m *Model) beforeHistory(ev *event.Event) bool {
+	if !m.opts.Attach.HistoryCut {
+		return false
+	}
+	if ev.Kind == event.Sent && ev.Msg.Method == wire.NotifyCancelled {
+		// The host's cancel of a request of the cut part.
+		c, err := wire.DecodeCancelled(ev.Msg.Params)
+		if err != nil {
+			return false
+		}
+		_, known := m.tracker.Get(c.RequestID)
+		return !known
+	}
+	if ev.Kind != event.Received {
+		return false
+	}
+	switch {
+	case ev.Progress != nil:
+		_, known := m.tracker.ByProgressToken(ev.Progress.Token)
+		return !known
+	case ev.Msg.IsResponse():
+		_, known := m.tracker.Get(ev.RequestID)
+		return !known
+	}
+	return false
+}
+
+// observe applies ev as the proxy's recorder did, and returns its changes.
+func (m *Model) observe(ev event.Event) []session.Change {
+	m.redactEvent(&ev)
+	changes := m.tracker.Observe(ev)
+	m.observed(changes)
+	return changes
+}
+
+// observed counts the view's flags, says the host's faults that have no
+// row of their own on the status line, and clears a settled status.
+func (m *Model) observed(changes []session.Change) {
+	for _, ch := range changes {
+		if ch.Kind != session.ChangeViolation {
+			continue
+		}
+		v := ch.Violation
+		m.attach.localViolations[v.Code]++
+		switch v.Code {
+		case session.ViolationHostCancelledUnknown:
+			m.setStatus(levelWarn, "⚑ host cancelled an unknown ID ("+m.line(v.RequestID.String())+")")
+		case session.ViolationHostCancelledInitialize:
+			m.setStatus(levelWarn, "⚑ host cancelled initialize (#"+m.line(v.RequestID.String())+")")
+		case session.ViolationHostDuplicateID:
+			m.setStatus(levelWarn, "⚑ host reused request ID "+m.line(v.RequestID.String()))
+		}
+	}
+	m.settledStatus(changes)
+}
+
+// disagree records that the view judged a line otherwise than the proxy.
+func (m *Model) disagree(text string) {
+	m.attach.disagreements++
+	m.attach.lastDisagreement = text
+	m.setStatus(levelError, "this view disagrees with the proxy: "+m.line(text))
+}
+
+// checkViolationsAgree compares, once the stream is over, the flags the
+// view raised with the proxy's.
+func (m *Model) checkViolationsAgree() {
+	for code, n := range m.attach.localViolations {
+		if p := m.attach.proxyViolations[code]; n > p {
+			m.disagree(fmt.Sprintf("this view flagged %s %d times, the proxy %d", code, n, p))
+		}
+	}
+}
+
+// eventOf rebuilds the event a proxy's line records, as its recorder made
+// it (proxy/recorder.go); ok is false for a line that records none.
+func (m *Model) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
+	if len(rec.Msg) > 0 {
+		raw := []byte(rec.Msg)
+		switch rec.Dir {
+		case trace.DirOut:
+			ev := event.Event{Kind: event.Sent, Time: at, Raw: raw, Truncated: rec.Truncated, Internal: rec.By == "inflight", StreamEnd: int64(rec.End)}
+			if msg, err := wire.DecodeOwned(raw); err == nil {
+				ev.Msg = msg
+			}
+			if ev.Msg.Kind != wire.KindNotification {
+				ev.RequestID = ev.Msg.ID
+			} else if id := idOf(rec); !id.IsZero() {
+				ev.RequestID = id
+			}
+			return ev, true
+		case trace.DirIn:
+			ev := event.Event{Kind: event.Received, Time: at, Raw: raw, StreamEnd: int64(rec.End)}
+			msg, p, err := wire.DecodeLine(raw)
+			if err != nil {
+				ev.Kind, ev.Err = event.Malformed, err
+				return ev, true
+			}
+			ev.Msg, ev.Progress = msg, p
+			if msg.Kind != wire.KindNotification {
+				ev.RequestID = msg.ID
+			}
+			return ev, true
+		}
+		return event.Event{}, false
+	}
+	switch rec.Event {
+	case trace.EventStderr:
+		return event.Event{Kind: event.Stderr, Time: at, Text: rec.Text, Truncated: rec.Truncated}, true
+	case trace.EventMalformed:
+		return event.Event{Kind: event.Malformed, Time: at, Raw: []byte(rec.Raw), Truncated: rec.Truncated, Err: errorOf(rec.Error, "not a JSON-RPC message")}, true
+	case trace.EventNote:
+		return event.Event{Kind: event.Note, Time: at, Text: rec.Text}, true
+	case trace.EventConnected:
+		info := event.ConnInfo{Transport: transportOf(rec.Transport), Era: eraOf(rec.Era), ProtocolVersion: rec.ProtocolVersion, ServerName: rec.Server}
+		return event.Event{Kind: event.Connected, Time: at, Info: &info}, true
+	case trace.EventTransportClosed:
+		return event.Event{Kind: event.TransportClosed, Time: at, Err: errorOf(rec.Error, "")}, true
+	case trace.EventCancelSent:
+		sig := event.SignalNotification
+		if rec.Signal == event.SignalStreamClosed.String() {
+			sig = event.SignalStreamClosed
+		}
+		return event.Event{Kind: event.CancelSent, Time: at, RequestID: idOf(rec), Signal: sig, Reason: rec.Reason, Err: errorOf(rec.Error, ""), StreamEnd: int64(rec.End)}, true
+	}
+	return event.Event{}, false
+}
+
+func idOf(rec *trace.Record) wire.ID {
+	if rec.ID == nil {
+		return wire.ID{}
+	}
+	return *rec.ID
+}
+
+func errorOf(s, otherwise string) error {
+	switch {
+	case s != "":
+		return errors.New(s)
+	case otherwise != "":
+		return errors.New(otherwise)
+	}
+	return nil
+}
+
+func transportOf(s string) event.TransportKind {
+	for _, t := range []event.TransportKind{event.TransportStdio, event.TransportHTTP, event.TransportSSE} {
+		if t.String() == s {
+			return t
+		}
+	}
+	return event.TransportStdio
+}
+
+func eraOf(s string) event.Era {
+	for _, e := range []event.Era{event.EraModern, event.EraLegacy} {
+		if e.String() == s {
+			return e
+		}
+	}
+	return event.EraUnknown
+}
+
+// isFinalName reports whether a trace's state name is a final state's.
+func isFinalName(name string) bool {
+	for s := session.StatePending; s.String() != "unknown"; s++ {
+		if s.String() == name {
+			return s.IsFinal()
+		}
+	}
+	return false
+}
+
+// expire is the tick's expiry. A view on a proxy expires nothing itself:
+// the host's requests have no deadline of inflight's, and their cancels'
+// late windows end when the proxy says they did (NoteLateWindowOver).
+func (m *Model) expire(now time.Time) ([]session.Expiry, []session.Change) {
+	if m.attaching() {
+		return nil, nil
+	}
+	return m.tracker.Expire(now)
+}
+
+// attachKey handles the keys a view on a proxy answers differently: it
+// sends nothing, so the keys that would are refused with why, and quitting
+// only detaches (the proxy and the host's requests go on).
+func (m *Model) attachKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := &m.keys
+	if key.Matches(msg, k.Interrupt) || (m.prompt.kind == promptNone && m.mode != keymap.ModeHelp && pressed(msg, k.Quit) && !(m.mode == keymap.ModeLog && m.logv.filter.Focused())) {
+		return m.exit(), true
+	}
+	if m.prompt.kind != promptNone || m.mode == keymap.ModeHelp || (m.mode == keymap.ModeLog && m.logv.filter.Focused()) {
+		return nil, false
+	}
+	if m.mode != keymap.ModeList && m.mode != keymap.ModeDetail && m.mode != keymap.ModeLog {
+		return nil, false
+	}
+	switch {
+	case pressed(msg, k.Cancel), pressed(msg, k.CancelReason):
+		if r, ok := m.selectedRequest(); ok && r.ByHost {
+			m.setStatus(levelInfo, fmt.Sprintf("#%s is the host's request: this view only watches it (it cannot cancel it yet)", m.line(r.ID.String())))
+		} else {
+			m.setStatus(levelInfo, "this view only watches the proxy: it cannot cancel")
+		}
+	case pressed(msg, k.CancelAll), pressed(msg, k.StopWatching), pressed(msg, k.Longer), pressed(msg, k.Shorter):
+		m.setStatus(levelInfo, "this view only watches the proxy: the host's requests are the host's to cancel and time out")
+	case pressed(msg, k.New), pressed(msg, k.Reissue), pressed(msg, k.Edit):
+		m.setStatus(levelInfo, "this view only watches the proxy: it sends no requests")
+	case pressed(msg, k.Reconnect):
+		if m.attach.ended {
+			m.setStatus(levelInfo, "the proxy ended: run inflight attach again once it runs")
+		} else {
+			m.setStatus(levelInfo, "this view is attached to the proxy: there is nothing to reconnect")
+		}
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// attachHelpIntro is the help screen's first lines on a proxy.
+func (m *Model) attachHelpIntro() []string {
+	st := m.styles
+	return []string{
+		st.Title.Render("inflight") + " watches the proxy " + m.line(m.opts.Attach.Name) + ": the host's requests, marked ⇄.",
+		"  On stdio the host cancels with notifications/cancelled. " + st.Flag.Render("⚑ flagged") + ":",
+		"  a cancel of an unknown ID or of initialize, a request the host left in",
+		"  flight when it went, and what the server sends after the host's cancel.",
+		"  This view sends nothing: q or ctrl+c detaches; the proxy runs on.",
+		"",
+	}
+}
+
+// attachKeyState turns off the keys that would send or cancel.
+func attachKeyState(st keymap.State) keymap.State {
+	st.Connected, st.Lost = false, false
+	st.AnyActive, st.SelectedActive, st.SelectedTimed, st.SelectedCancelling = false, false, false, false
+	return st
+}
+
+// attachBanner says the proxy is gone, and that what it saw stays.
+func (m *Model) attachBanner() string {
+	text := "↯ the proxy ended — what it recorded stays here; q to leave"
+	if !m.attach.serverGone {
+		// A proxy that ends says its server's end first: without it, the
+		// stream stopped short, and only that was seen.
+		text = "↯ the proxy's stream stopped before the proxy's end (it was killed, or dropped this view for falling behind) — q to leave"
+	}
+	if err := m.attach.endErr; err != nil {
+		text = "↯ the proxy's stream broke (" + m.line(err.Error()) + ") — what came before stays here; q to leave"
+	}
+	return m.styles.Banner.Render(fit(text, m.width-2))
+}
+
+// hostMark is the REQUEST column's mark of a host's request.
+func hostMark(r *session.Request) string {
+	if r.ByHost {
+		return "⇄ "
+	}
+	return ""
+}
+
+// hostParts are the flags a host's request earns by the host's conduct.
+func (m *Model) hostParts(r *session.Request) []cellPart {
+	if !r.ByHost || r.Violations == 0 {
+		return nil
+	}
+	var parts []cellPart
+	for _, v := range m.tracker.Violations().ForRequest(r.ID) {
+		switch v.Code {
+		case session.ViolationHostAbandoned:
+			parts = append(parts, cellPart{variants: []string{"⚑ host gave up without cancelling", "⚑ host gave up"}, style: m.styles.Flag, prio: prioFlag})
+		case session.ViolationHostCancelledInitialize:
+			parts = append(parts, cellPart{variants: []string{"⚑ host cancelled initialize", "⚑ cancelled initialize"}, style: m.styles.Flag, prio: prioFlag})
+		}
+	}
+	return parts
+}
+
+// hostTimeoutText is the detail's word on a host request's timeout: the
+// host keeps it, and nothing on the wire says what it is.
+const hostTimeoutText = "timeout: the host's own"
+
+// hostCancelVariants say a host's cancel in the list, widest first.
+func hostCancelVariants(cn *session.Cancel, ago string) []string {
+	return []string{"host sent " + signalText(cn.Signal) + " " + ago, "host cancelled " + ago, "by host " + ago}
+}
+
+// hostActiveCell is the PROGRESS / OUTCOME cell of a host's request still
+// pending or running that the host gave up on: the flag, then what the
+// cell would say without it.
+func (m *Model) hostActiveCell(r *session.Request, w int, now time.Time) (string, bool) {
+	if r.State != session.StatePending && r.State != session.StateRunning {
+		return "", false
+	}
+	parts := m.hostParts(r)
+	if len(parts) == 0 {
+		return "", false
+	}
+	rest := "waiting for the server…"
+	if r.State == session.StateRunning {
+		rest = fmt.Sprintf("%d progress", r.Progress.Count)
+		if p := r.Progress; p.HasTotal && p.Total > 0 {
+			rest = fmt.Sprintf("%d progress, last %g/%g", p.Count, p.Value, p.Total)
+		}
+	}
+	parts = append(parts, cellPart{variants: []string{rest}, style: m.styles.Dim, prio: prioRepeats})
+	return buildCell(parts, w), true
+}
+
+// attachHeaderParts are the header's choices on a proxy, widest first,
+// for room cells: "attach NAME · host <-> CMD" keeps its place longest
+// (the command losing its middle first), then the proxy's name alone,
+// since it is what the view is on.
+func (m *Model) attachHeaderParts(title, proto, server string, room int) [][]string {
+	name := "attach " + m.line(m.opts.Attach.Name)
+	prefix := name + " · host <-> "
+	cmd := m.line(m.opts.Attach.Command)
+	var choices [][]string
+	era := proto // "stdio · modern 2026-07-28" without its version
+	if i := strings.LastIndexByte(proto, ' '); i > 0 && strings.Count(proto, " ") > 2 {
+		era = proto[:i]
+	}
+	for _, rest := range [][]string{{proto, server}, {proto}, {era}} {
+		parts := append([]string{title, ""}, rest...)
+		fixed := lipgloss.Width(strings.Join(parts, " · "))
+		avail := room - fixed - lipgloss.Width(prefix)
+		if avail >= lipgloss.Width(cmd) || avail >= minHeaderTarget {
+			parts[1] = prefix + middleEllipsis(cmd, avail)
+			choices = append(choices, parts)
+		}
+	}
+	return append(choices, []string{title, name, proto, server}, []string{title, name, proto}, []string{title, name})
+}
+
+// readOnlyConn is the connection of a view on a proxy: it has none. Any
+// path that would still reach it gets an error, never a nil pointer.
+type readOnlyConn struct{}
+
+var errReadOnly = errors.New("this view only watches a proxy: it sends nothing")
+
+func (readOnlyConn) Connect(context.Context) (event.ConnInfo, error) {
+	return event.ConnInfo{}, errReadOnly
+}
+func (readOnlyConn) Send(context.Context, client.Request) error { return errReadOnly }
+func (readOnlyConn) Cancel(wire.ID, string) (event.CancelSignal, error) {
+	return event.SignalNone, errReadOnly
+}
+func (readOnlyConn) CancelAll([]wire.ID, string, time.Duration) {}
+func (readOnlyConn) Events() <-chan event.Event                 { return nil }
+func (readOnlyConn) Close() error                               { return nil }

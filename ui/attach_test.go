@@ -1,0 +1,302 @@
+package ui
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"inflight/event"
+	"inflight/session"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+// attachHello is the part of a proxy's hello line the tests read (the
+// proxy package's Hello; ui does not import proxy).
+type attachHello struct {
+	Proxy      string    `json:"proxy"`
+	Command    string    `json:"command"`
+	Started    time.Time `json:"started"`
+	LateWindow string    `json:"lateWindow"`
+}
+
+// recordedStream reads a stream `inflight attach --plain` recorded: its
+// hello and its trace lines.
+func recordedStream(t *testing.T, path string) (attachHello, []trace.Record) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h attachHello
+	if err := json.Unmarshal(line, &h); err != nil {
+		t.Fatal(err)
+	}
+	var recs []trace.Record
+	r := trace.NewReader(br)
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		recs = append(recs, rec)
+	}
+	return h, recs
+}
+
+// newAttachHarness is a harness whose model is a view on a proxy; the
+// test hands it the proxy's lines (attachMsg) itself.
+func newAttachHarness(t *testing.T, w, hgt int, hello attachHello, now time.Time) *harness {
+	t.Helper()
+	hs := &harness{t: t, now: now}
+	lw, _ := time.ParseDuration(hello.LateWindow)
+	m, err := New(Options{
+		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,
+		Transport: "stdio",
+		Attach:    &Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started},
+		Tracker:   session.Config{LateWindow: lw},
+		Now:       func() time.Time { return hs.now },
+		Dark:      true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+		hs.ticks = append(hs.ticks, d)
+		return nil
+	}
+	m.attach.wait = func(<-chan trace.Record) tea.Cmd { return nil }
+	hs.m = m
+	hs.run(m.Init())
+	hs.send(tea.WindowSizeMsg{Width: w, Height: hgt})
+	return hs
+}
+
+// feedUntil hands the model the lines up to ms (all of them when ms < 0),
+// and moves the clock there.
+func (h *harness) feedUntil(start time.Time, recs []trace.Record, ms float64) []trace.Record {
+	h.t.Helper()
+	n := 0
+	for n < len(recs) && (ms < 0 || recs[n].MS <= ms) {
+		n++
+	}
+	if ms >= 0 {
+		h.now = start.Add(time.Duration(ms * float64(time.Millisecond)))
+	}
+	h.send(attachMsg{recs: recs[:n]})
+	return recs[n:]
+}
+
+// TestAttachRecordedStubborn feeds the view what a real proxy streamed
+// (recorded with `inflight attach --plain`): inflight call as the host,
+// timing out after 1s on the demo's stubborn tool (3s, cancels ignored),
+// so the host's cancel goes through and the server answers late.
+func TestAttachRecordedStubborn(t *testing.T) {
+	hello, recs := recordedStream(t, "testdata/attach/stubborn.jsonl")
+	for _, size := range []struct{ w, h int }{{120, 35}, {80, 24}} {
+		h := newAttachHarness(t, size.w, size.h, hello, hello.Started)
+		rest := h.feedUntil(hello.Started, recs, 2100)
+		call := h.request(1)
+		if !call.ByHost || call.State != session.StateCancelRequested || call.Cancel == nil || call.Cancel.Cause != session.CauseHost ||
+			call.Cancel.Signal != event.SignalNotification {
+			t.Fatalf("mid-way: state %s cancel %+v; want the host's notifications/cancelled, waiting for the fate", call.State, call.Cancel)
+		}
+		if call.Late.ProgressAfterCancel != 1 {
+			t.Errorf("mid-way: %d progress after the cancel, want 1", call.Late.ProgressAfterCancel)
+		}
+		screen := h.screen()
+		for _, want := range []string{"attach rec · host <-> ", "⇄ stubborn", "cancelling", "host"} {
+			if !strings.Contains(screen, want) {
+				t.Errorf("%dx%d mid-way: the screen lacks %q:\n%s", size.w, size.h, want, screen)
+			}
+		}
+		if size.w == 120 && !strings.Contains(screen, "host cancelled 1.1s ago") {
+			t.Errorf("the row does not say the host cancelled:\n%s", screen)
+		}
+		t.Run(fmt.Sprintf("cancelling_%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
+		h.t = t
+
+		h.feedUntil(hello.Started, rest, -1)
+		h.now = hello.Started.Add(3100 * time.Millisecond)
+		h.send(attachMsg{closed: true})
+		if !call.Late.Response || call.Late.Crossed || call.State != session.StateCancelled || call.Late.ProgressAfterCancel != 2 {
+			t.Errorf("at the end: state %s late %+v; want cancelled with a late (not crossed) response and 2 late progress", call.State, call.Late)
+		}
+		if n := h.m.Disagreements(); n != 0 {
+			t.Errorf("the view disagrees with the proxy %d times: %s", n, h.m.attach.lastDisagreement)
+		}
+		screen = h.screen()
+		for _, want := range []string{"⚑ late response", "the proxy ended"} {
+			if !strings.Contains(screen, want) {
+				t.Errorf("%dx%d at the end: the screen lacks %q:\n%s", size.w, size.h, want, screen)
+			}
+		}
+		t.Run(fmt.Sprintf("ended_%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
+		h.t = t
+
+		// Read-only: c is refused with why, nothing else happens; the
+		// detail and the log work on the host's request.
+		h.key("c")
+		if !strings.Contains(h.m.status.text, "is the host's request: this view only watches it") {
+			t.Errorf("c on a host request: status %q", h.m.status.text)
+		}
+		h.key("n")
+		if h.m.mode != 0 || !strings.Contains(h.m.status.text, "sends no requests") {
+			t.Errorf("n: mode %v status %q; want the list and a refusal", h.m.mode, h.m.status.text)
+		}
+		h.key("enter")
+		if s := h.screen(); !strings.Contains(s, "cancel (host)") || !strings.Contains(s, hostTimeoutText) {
+			t.Errorf("the detail of the host's request:\n%s", s)
+		}
+		h.key("l")
+		if s := h.screen(); !strings.Contains(s, "⚑ late") || !strings.Contains(s, "the host closed its end") {
+			t.Errorf("the protocol log:\n%s", s)
+		}
+		h.key("q")
+		if !h.quit {
+			t.Error("q did not detach")
+		}
+	}
+}
+
+// hostRecord is a line of a proxy's stream.
+func hostRecord(ms float64, dir, by string, msg string) trace.Record {
+	return trace.Record{MS: ms, Dir: dir, By: by, Msg: json.RawMessage(msg)}
+}
+
+// TestAttachHostFaults: the host cancels an ID it never sent, goes away
+// with a request in flight; the view flags both as the proxy did, and says
+// so when the proxy flagged what it did not.
+func TestAttachHostFaults(t *testing.T) {
+	hello := attachHello{Proxy: "faults", Command: "server", Started: t0, LateWindow: "5s"}
+	h := newAttachHarness(t, 120, 35, hello, t0.Add(time.Second))
+	unknown := wire.IntID(99)
+	gone := wire.IntID(7)
+	h.send(attachMsg{recs: []trace.Record{
+		{MS: 1, Dir: trace.DirLocal, Event: trace.EventConnected, Transport: "stdio", Era: "legacy", ProtocolVersion: "2025-11-25"},
+		hostRecord(2, trace.DirOut, "host", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{}}}`),
+		hostRecord(3, trace.DirOut, "host", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`),
+		{MS: 3, Dir: trace.DirLocal, Event: trace.EventViolation, ID: &unknown, Code: session.ViolationHostCancelledUnknown},
+	}})
+	if !strings.Contains(h.m.status.text, "⚑ host cancelled an unknown ID (99)") {
+		t.Errorf("status %q; want the unknown ID flagged", h.m.status.text)
+	}
+	h.send(attachMsg{recs: []trace.Record{
+		{MS: 500, Dir: trace.DirLocal, Event: trace.EventNote, Text: trace.NoteHostClosed},
+		{MS: 500, Dir: trace.DirLocal, Event: trace.EventViolation, ID: &gone, Code: session.ViolationHostAbandoned},
+	}})
+	if s := h.screen(); !strings.Contains(s, "⚑ host gave up without cancelling") || !strings.Contains(s, "⇄ slow") {
+		t.Errorf("the abandoned request's row:\n%s", s)
+	}
+	if n := h.m.Disagreements(); n != 0 {
+		t.Fatalf("disagreements %d: %s", n, h.m.attach.lastDisagreement)
+	}
+	t.Run("abandoned", func(t *testing.T) { h.t = t; h.golden() })
+	h.t = t
+
+	// A flag the view did not raise itself, and a verdict it did not
+	// reach: both said, not hidden.
+	h.send(attachMsg{recs: []trace.Record{
+		{MS: 600, Dir: trace.DirLocal, Event: trace.EventViolation, ID: &gone, Code: session.ViolationHostDuplicateID},
+	}})
+	if h.m.Disagreements() != 1 || !strings.Contains(h.m.status.text, "this view disagrees with the proxy") {
+		t.Errorf("disagreements %d, status %q", h.m.Disagreements(), h.m.status.text)
+	}
+	late := hostRecord(700, trace.DirIn, "server", `{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`)
+	late.Verdict = session.VerdictLate
+	h.send(attachMsg{recs: []trace.Record{late}})
+	if h.m.Disagreements() != 2 {
+		t.Errorf("a verdict the view did not reach: disagreements %d", h.m.Disagreements())
+	}
+	// The stream stops with no word of the server's end: the view says
+	// only that, not that the proxy ended.
+	h.send(attachMsg{closed: true})
+	if s := h.screen(); !strings.Contains(s, "stream stopped before the proxy's end") || strings.Contains(s, "the proxy ended") {
+		t.Errorf("a stream cut short:\n%s", s)
+	}
+}
+
+// TestAttachDetachCancelsNothing: Ctrl+C and the program's shutdown
+// detach at once; the host's requests are not the view's to cancel.
+func TestAttachDetachCancelsNothing(t *testing.T) {
+	hello := attachHello{Proxy: "p", Command: "server", Started: t0, LateWindow: "5s"}
+	for _, msg := range []tea.Msg{keyMsg("ctrl+c"), ShutdownMsg{Reason: "interrupted"}} {
+		h := newAttachHarness(t, 80, 24, hello, t0.Add(time.Second))
+		h.send(attachMsg{recs: []trace.Record{
+			hostRecord(2, trace.DirOut, "host", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}`),
+		}})
+		h.send(msg)
+		if !h.quit {
+			t.Errorf("%T: the view did not detach", msg)
+		}
+		if r := h.request(1); r.State != session.StatePending || r.Cancel != nil {
+			t.Errorf("%T: the host's request is %s, cancel %+v; the view must leave it alone", msg, r.State, r.Cancel)
+		}
+	}
+}
+
+// TestAttachHelp: the help screen on a proxy says what the view does and
+// that q and ctrl+c detach.
+func TestAttachHelp(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{120, 35}, {80, 24}} {
+		hello := attachHello{Proxy: "demo", Command: "inflight demo-server", Started: t0, LateWindow: "5s"}
+		h := newAttachHarness(t, size.w, size.h, hello, t0.Add(time.Second))
+		h.key("?")
+		s := h.screen()
+		for _, want := range []string{"watches the proxy demo", "q      detach", "ctrl+c detach"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%dx%d help lacks %q:\n%s", size.w, size.h, want, s)
+			}
+		}
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
+	}
+}
+
+// TestAttachHistoryCut: a proxy whose history was cut streams answers to
+// requests begun before it; the view leaves them out (and the proxy's
+// flags about unknown IDs uncompared), says why, and shows the rest.
+func TestAttachHistoryCut(t *testing.T) {
+	hello := attachHello{Proxy: "cut", Command: "server", Started: t0, LateWindow: "5s"}
+	hs := &harness{t: t, now: t0.Add(time.Minute)}
+	m, err := New(Options{Target: "attach cut", Transport: "stdio", Now: func() time.Time { return hs.now }, Dark: true,
+		Attach: &Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, HistoryCut: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	m.attach.wait = func(<-chan trace.Record) tea.Cmd { return nil }
+	hs.m = m
+	hs.run(m.Init())
+	hs.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if !strings.Contains(m.status.text, "requests begun before them are not shown") {
+		t.Errorf("status %q", m.status.text)
+	}
+	hs.send(attachMsg{recs: []trace.Record{
+		hostRecord(50000, trace.DirIn, "server", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"old","progress":5}}`),
+		hostRecord(50001, trace.DirIn, "server", `{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`),
+		hostRecord(50001, trace.DirOut, "host", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`),
+		hostRecord(50002, trace.DirOut, "host", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","arguments":{}}}`),
+		hostRecord(50003, trace.DirIn, "server", `{"jsonrpc":"2.0","id":4,"result":{"content":[]}}`),
+	}})
+	if n := m.tracker.Violations().Total(); n != 0 {
+		t.Errorf("%d violations for answers to requests of the cut history", n)
+	}
+	if r := hs.request(4); r.State != session.StateCompleted {
+		t.Errorf("the request within the history: %s", r.State)
+	}
+	if m.Disagreements() != 0 {
+		t.Errorf("disagreements: %s", m.attach.lastDisagreement)
+	}
+}
