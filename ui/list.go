@@ -513,12 +513,20 @@ func (m *Model) detailCell(r *session.Request, c columns, now time.Time) string 
 	st := m.styles
 	w := c.detail
 	switch r.State {
+	case session.StateWaitingInput:
+		return buildCell(m.waitingParts(r), w)
 	case session.StatePending:
+		if s := m.serverAskCell(r, w); s != "" {
+			return s
+		}
 		if r.Sent.IsZero() {
 			return st.Dim.Render("sending…")
 		}
 		return st.Dim.Render("waiting for the server…")
 	case session.StateRunning:
+		if s := m.serverAskCell(r, w); s != "" {
+			return s
+		}
 		return m.progressCell(r, w, now)
 	case session.StateListening:
 		s := fmt.Sprintf("%d %s", r.Notifications, countNoun(r.Notifications, "update", "updates"))
@@ -668,6 +676,11 @@ func (m *Model) outcomeParts(r *session.Request) []cellPart {
 				// limit is not (ELAPSED runs on through the late window).
 				add(st.Dim, prioSignal, "timeout "+fmtDur(r.Timeout.Timeout)+" reached", "timeout "+fmtDur(r.Timeout.Timeout))
 			}
+		}
+		if r.Conv != nil && r.Conv.Stopped != "" && r.Cancel != nil && r.Cancel.Signal == event.SignalNone {
+			// Cancelled while it waited for the user: nothing was sent.
+			add(st.Dim, prioSignal, m.line(r.Conv.Stopped), "conversation dropped, nothing sent")
+			break
 		}
 		if !r.Flagged() && r.Cancel != nil && !r.Late.Response && r.Late.ProgressCrossed == 0 {
 			if tk := r.Task; tk != nil {
