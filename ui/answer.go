@@ -313,11 +313,6 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage) tea.
 		return nil
 	}
 	m.changed([]session.Change{rt.Change})
-	if tw := m.opts.Trace; tw != nil {
-		if r, ok := m.tracker.Get(rt.ID); ok {
-			_ = tw.State(m.now(), r, session.StateWaitingInput, r.State)
-		}
-	}
 	m.setStatus(levelInfo, fmt.Sprintf("#%s: answered — round %d sent", rt.ID, rt.Round))
 	m.status.about = rt.ID
 	m.afterChange()
