@@ -170,6 +170,21 @@ func TestAnswerDeclineAndCancelAreDistinct(t *testing.T) {
 	}
 }
 
+func TestAnswerDetailShowsEveryRound(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraModern)
+	id := h.waitingConfirm()
+	h.key("a", "ctrl+d")
+	nid, _ := h.lastRound()
+	h.key("enter")
+	scr := h.screen()
+	for _, want := range []string{"CONVERSATION (2 rounds)", fmt.Sprintf("round 1  #%d", id), "round 2  #" + nid.String(),
+		"requestState: 22 opaque bytes", "confirm decline"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the detail lacks %q:\n%s", want, scr)
+		}
+	}
+}
+
 func TestAnswerEscLeavesItWaiting(t *testing.T) {
 	h := newAnswerHarness(t, 80, 24, event.EraModern)
 	id := h.waitingConfirm()
@@ -460,6 +475,19 @@ func TestGoldenViewsAnswer(t *testing.T) {
 			h := newAnswerHarness(t, size.w, size.h, event.EraModern)
 			h.waitingConfirm()
 			h.key("c")
+			h.golden()
+		})
+		t.Run("detail-conversation-"+suffix, func(t *testing.T) {
+			h := newAnswerHarness(t, size.w, size.h, event.EraModern)
+			h.waitingConfirm()
+			h.advance(2 * time.Second)
+			h.key("a", "space", "enter")
+			nid, _ := h.lastRound()
+			n, _ := nid.Int()
+			h.sentEvent(n)
+			h.advance(300 * time.Millisecond)
+			h.answer(n, `{"resultType":"complete","content":[{"type":"text","text":"deleted 3 files"}]}`)
+			h.key("enter")
 			h.golden()
 		})
 		t.Run("legacy-row-"+suffix, func(t *testing.T) {
