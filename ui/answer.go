@@ -1010,3 +1010,17 @@ func answerWord(raw json.RawMessage) string {
 	}
 	return "answered"
 }
+
+// inputRequiredParts say why a request ended input_required: the round
+// cap (flagged), how the conversation was stopped, or a request begun
+// where nobody could answer.
+func (m *Model) inputRequiredParts(r *session.Request) []cellPart {
+	st := m.styles
+	switch c := r.Conv; {
+	case c != nil && c.GaveUp:
+		return []cellPart{{variants: []string{"⚑ " + m.line(c.Stopped)}, style: st.Flag, prio: prioFlag}}
+	case c != nil && c.Stopped != "":
+		return []cellPart{{variants: []string{m.line(c.Stopped)}, style: st.Warn, prio: prioSignal, cut: true, keep: minCut}}
+	}
+	return []cellPart{{variants: []string{"the server needs input (MRTR): not answered here", "needs input: not answered"}, style: st.Warn, prio: prioSignal}}
+}

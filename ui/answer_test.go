@@ -505,3 +505,25 @@ func TestGoldenViewsAnswer(t *testing.T) {
 		})
 	}
 }
+
+func TestAnswerRoundCapIsFlaggedOnTheRow(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraModern)
+	id := h.sendTool("never_done")
+	cur := id
+	for round := 1; round <= session.DefaultMaxRounds; round++ {
+		h.answer(cur, fmt.Sprintf(`{"resultType":"input_required","inputRequests":{"again":{"method":"elicitation/create","params":{"message":"Question %d: one more?","requestedSchema":{"type":"object","properties":{}}}}}}`, round))
+		if round == session.DefaultMaxRounds {
+			break
+		}
+		h.key("a", "ctrl+x")
+		nid, _ := h.lastRound()
+		cur, _ = nid.Int()
+	}
+	r := h.request(id)
+	if r.State != session.StateInputRequired || !r.Conv.GaveUp {
+		t.Fatalf("state %s, gave up %v", r.State, r.Conv.GaveUp)
+	}
+	if scr := h.screen(); !strings.Contains(scr, "⚑ gave up after 10 rounds") {
+		t.Errorf("the row does not flag the round cap:\n%s", scr)
+	}
+}

@@ -718,7 +718,7 @@ func (m *Model) outcomeParts(r *session.Request) []cellPart {
 	case session.StateConnectionLost:
 		addCut(st.Lost, m.line(r.LocalError), 0)
 	case session.StateInputRequired:
-		add(st.Warn, prioSignal, "the server needs input (MRTR): not supported here", "needs input: not supported")
+		parts = append(parts, m.inputRequiredParts(r)...)
 	case session.StateEndedByServer:
 		n := fmt.Sprintf("%d %s", r.Notifications, countNoun(r.Notifications, "update", "updates"))
 		add(st.Dim, prioSignal, "server ended it after "+n, "ended after "+n)
