@@ -214,6 +214,10 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 	case questionWithdrawn, questionExpired:
 		m.dropQuestion(msg.q)
 		text := "the server withdrew this question"
+		if closed, _ := m.tracker.TransportClosed(); m.serverRequestState(msg.q) == session.ServerLost || (closed || m.state == connLost) && m.serverRequestState(msg.q) != session.ServerWithdrawn {
+			// Serve's ctx ends with the connection too.
+			text = "the connection closed before this question was answered"
+		}
 		if msg.kind == questionExpired {
 			text = "nobody answered within " + fmtDur(m.opts.Questions.wait) + ": inflight refused the question"
 		}
@@ -225,6 +229,18 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 		}
 	}
 	return again
+}
+
+// serverRequestState is where the tracker has a legacy question, newest
+// record first (ServerWaiting when it has none).
+func (m *Model) serverRequestState(q *serverQuestion) session.ServerRequestState {
+	all := m.tracker.ServerRequests()
+	for i := len(all) - 1; i >= 0 && i >= len(all)-64; i-- {
+		if all[i].ID == q.id && all[i].Method == q.method {
+			return all[i].State
+		}
+	}
+	return session.ServerWaiting
 }
 
 func (m *Model) dropQuestion(q *serverQuestion) {

@@ -371,6 +371,12 @@ func TestAnswerLegacyWithdrawnClosesTheForm(t *testing.T) {
 	if h.m.mode != keymap.ModeAnswer {
 		t.Fatal("form not open")
 	}
+	raw := wire.Notification(wire.NotifyCancelled, json.RawMessage(`{"requestId":9,"reason":"no answer within 3s"}`))
+	msg, _ := wire.Decode(raw)
+	h.events(event.Event{Kind: event.Received, Raw: raw, Msg: msg, Internal: true})
+	if st := h.m.serverRequestState(q); st != session.ServerWithdrawn {
+		t.Fatalf("the tracker has the question %s", st)
+	}
 	h.m.Update(questionMsg{kind: questionWithdrawn, q: q})
 	if h.m.mode == keymap.ModeAnswer || len(h.m.questions) != 0 {
 		t.Fatalf("the form stayed open: mode %v", h.m.mode)
@@ -525,5 +531,20 @@ func TestAnswerRoundCapIsFlaggedOnTheRow(t *testing.T) {
 	}
 	if scr := h.screen(); !strings.Contains(scr, "⚑ gave up after 10 rounds") {
 		t.Errorf("the row does not flag the round cap:\n%s", scr)
+	}
+}
+
+func TestAnswerLegacyQuestionLostWithTheConnection(t *testing.T) {
+	h := newAnswerHarness(t, 80, 24, event.EraLegacy)
+	h.sendTool("confirm")
+	q := h.legacyAsk(wire.IntID(9), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a")
+	h.events(event.Event{Kind: event.TransportClosed})
+	h.m.Update(questionMsg{kind: questionWithdrawn, q: q})
+	if h.m.mode == keymap.ModeAnswer {
+		t.Fatal("the form stayed open")
+	}
+	if scr := h.screen(); !strings.Contains(scr, "the connection closed before this question was answered") || strings.Contains(scr, "withdrew") {
+		t.Errorf("status:\n%s", scr)
 	}
 }
