@@ -156,6 +156,9 @@ type answerForm struct {
 	err     string
 }
 
+// anyway ends a schema objection the form says before sending.
+const anyway = " (enter again sends it anyway)"
+
 // answerKeys are the form's keys (shown in its hint line).
 var (
 	answerDecline = key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "decline"))
@@ -589,6 +592,14 @@ func (m *Model) answerWith(action string) tea.Cmd {
 		if err != nil {
 			f.err = err.Error()
 			return nil
+		}
+		if err := f.schema.validate(content); err != nil {
+			// Said once; enter again sends it anyway (a fair probe of
+			// the server's own checks).
+			if msg := err.Error() + anyway; f.err != msg {
+				f.err = msg
+				return nil
+			}
 		}
 		result = mustJSON(map[string]any{"action": "accept", "content": content})
 	default:

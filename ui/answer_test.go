@@ -548,3 +548,21 @@ func TestAnswerLegacyQuestionLostWithTheConnection(t *testing.T) {
 		t.Errorf("status:\n%s", scr)
 	}
 }
+
+func TestAnswerSchemaObjectionThenSendAnyway(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraModern)
+	id := h.sendTool("confirm")
+	h.answer(id, `{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"Colour?","requestedSchema":{"type":"object","properties":{"colour":{"type":"string","enum":["red","green"]}},"required":["colour"]}}}}}`)
+	before := h.sentCount()
+	h.key("a")
+	h.typeText("blue")
+	h.key("enter")
+	if h.sentCount() != before || !strings.Contains(h.screen(), "enter again sends it anyway") {
+		t.Fatalf("no objection to a value outside the enum:\n%s", h.screen())
+	}
+	h.key("enter")
+	_, p := h.lastRound()
+	if h.sentCount() != before+1 || string(p["inputResponses"]) != `{"q":{"action":"accept","content":{"colour":"blue"}}}` {
+		t.Errorf("sent %d: %s", h.sentCount()-before, p["inputResponses"])
+	}
+}
