@@ -831,8 +831,18 @@ func (m *Model) viewAnswer(height int) string {
 		about = "↘ " + about + " from the server (its ID " + m.line(f.legacy.id.String()) + ")"
 	} else {
 		about += fmt.Sprintf(" · %s", m.line(f.asked[f.cur].Key))
-		if n := len(f.asked); n > 1 {
-			about += fmt.Sprintf(" · question %d of %d", f.cur+1, n)
+		// Roots are answered without a prompt: not counted.
+		n, at := 0, 0
+		for i, q := range f.asked {
+			if q.Method != wire.MethodRootsList {
+				n++
+				if i <= f.cur {
+					at++
+				}
+			}
+		}
+		if n > 1 {
+			about += fmt.Sprintf(" · question %d of %d", at, n)
 		}
 	}
 	if !f.id.IsZero() {

@@ -566,3 +566,26 @@ func TestAnswerSchemaObjectionThenSendAnyway(t *testing.T) {
 		t.Errorf("sent %d: %s", h.sentCount()-before, p["inputResponses"])
 	}
 }
+
+func TestAnswerTwoQuestionsInOneRoundGoInOneRetry(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraModern)
+	id := h.sendTool("two")
+	h.answer(id, `{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"message":"First?","requestedSchema":{"type":"object","properties":{}}}},"b":{"method":"elicitation/create","params":{"message":"Second?","requestedSchema":{"type":"object","properties":{}}}}}}`)
+	if !strings.Contains(h.screen(), "+1 more") {
+		t.Errorf("the row hides the second question:\n%s", h.screen())
+	}
+	before := h.sentCount()
+	h.key("a")
+	if !strings.Contains(h.screen(), "question 1 of 2") || !strings.Contains(h.screen(), "First?") {
+		t.Fatalf("form:\n%s", h.screen())
+	}
+	h.key("enter")
+	if h.sentCount() != before || !strings.Contains(h.screen(), "question 2 of 2") || !strings.Contains(h.screen(), "Second?") {
+		t.Fatalf("after the first answer, sent %d:\n%s", h.sentCount()-before, h.screen())
+	}
+	h.key("ctrl+d")
+	_, p := h.lastRound()
+	if h.sentCount() != before+1 || string(p["inputResponses"]) != `{"a":{"action":"accept","content":{}},"b":{"action":"decline"}}` {
+		t.Errorf("sent %d: %s", h.sentCount()-before, p["inputResponses"])
+	}
+}
