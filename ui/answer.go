@@ -228,7 +228,7 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 			m.closeAnswer()
 			m.setStatus(levelWarn, m.line(msg.q.method)+": "+text)
 		} else {
-			m.setStatus(levelInfo, m.line(msg.q.method)+" "+msg.q.id.String()+": "+text)
+			m.setStatus(levelInfo, m.line(msg.q.method)+" "+m.line(msg.q.id.String())+": "+text)
 		}
 	}
 	return again
@@ -609,7 +609,7 @@ func (m *Model) answerWith(action string) tea.Cmd {
 		q.reply <- serverReply{result: result, err: rpcErr}
 		m.dropQuestion(q)
 		m.closeAnswer()
-		m.setStatus(levelInfo, fmt.Sprintf("%s %s: %s", m.line(q.method), q.id, answeredWord(action, q.method)))
+		m.setStatus(levelInfo, fmt.Sprintf("%s %s: %s", m.line(q.method), m.line(q.id.String()), answeredWord(action, q.method)))
 		return nil
 	}
 	key := f.asked[f.cur].Key

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"inflight/event"
 	"inflight/keymap"
@@ -587,5 +588,21 @@ func TestAnswerTwoQuestionsInOneRoundGoInOneRetry(t *testing.T) {
 	_, p := h.lastRound()
 	if h.sentCount() != before+1 || string(p["inputResponses"]) != `{"a":{"action":"accept","content":{}},"b":{"action":"decline"}}` {
 		t.Errorf("sent %d: %s", h.sentCount()-before, p["inputResponses"])
+	}
+}
+
+func TestAnswerFormServerTextIsInert(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraModern)
+	id := h.sendTool("confirm")
+	h.answer(id, `{"resultType":"input_required","inputRequests":{"k\u001b[2J":{"method":"elicitation/create","params":{"message":"Delete?\u001b]52;c;ZXZpbA==\u0007 \u001b[31mred","requestedSchema":{"type":"object","properties":{"n\u001b[6n":{"type":"string","description":"\u202eevil","default":"\u001b[?1049lx"}}}}}}}`)
+	for _, scr := range []string{h.m.View().Content, func() string { h.key("a"); return h.m.View().Content }()} {
+		for _, bad := range []string{"\x1b]52", "\x1b[2J", "\x1b[6n", "\x1b[?1049l", "\u202e", "\a"} {
+			if strings.Contains(scr, bad) {
+				t.Errorf("%q reached the terminal", bad)
+			}
+		}
+		if !strings.Contains(ansi.Strip(scr), "␛") {
+			t.Errorf("no visible placeholder for the escapes:\n%s", ansi.Strip(scr))
+		}
 	}
 }
