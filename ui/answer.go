@@ -163,6 +163,9 @@ const anyway = " (enter again sends it anyway)"
 var (
 	answerDecline = key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "decline"))
 	answerDismiss = key.NewBinding(key.WithKeys("ctrl+x"), key.WithHelp("ctrl+x", "cancel"))
+	// answerDetails leaves the form, unanswered, for the request's detail
+	// (enter on a waiting row opens the form, not the detail).
+	answerDetails = key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "details"))
 )
 
 // asks reports whether r waits for the user: a modern round's input
@@ -533,6 +536,15 @@ func (m *Model) answerKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.closeAnswer()
 		m.setStatus(levelInfo, "not answered yet: a opens the form again")
 		return nil
+	case key.Matches(msg, answerDetails):
+		id := f.id
+		m.closeAnswer()
+		if r, ok := m.tracker.Get(id); ok && !id.IsZero() {
+			m.list.selected = r.ID
+			m.openDetail()
+			m.setStatus(levelInfo, "not answered yet: a opens the form again")
+		}
+		return nil
 	case msg.String() == "enter":
 		return m.answerWith("accept")
 	case key.Matches(msg, answerDecline):
@@ -855,12 +867,12 @@ func (m *Model) viewAnswer(height int) string {
 		}
 	}
 	b.WriteString(fit("  "+st.Title.Render(title)+st.Dim.Render(about), m.width) + "\n")
-	hint := "tab/↓ next field · enter accept · ctrl+d decline · ctrl+x cancel · esc back (answer later)"
-	if m.width < 100 {
-		hint = "tab next · enter accept · ctrl+d decline · ctrl+x cancel · esc later"
+	hint := "tab/↓ next field · enter accept · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc back (answer later)"
+	if m.width < 110 {
+		hint = "enter accept · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc later"
 	}
 	if f.method == wire.MethodSamplingCreate {
-		hint = "enter send the reply · ctrl+d decline · esc back (answer later)"
+		hint = "enter send the reply · ctrl+d decline · ctrl+o details · esc back (answer later)"
 	}
 	b.WriteString(st.Dim.Render(fit("  "+hint, m.width)) + "\n\n")
 	if f.message != "" {

@@ -606,3 +606,23 @@ func TestAnswerFormServerTextIsInert(t *testing.T) {
 		}
 	}
 }
+
+func TestAnswerFormToDetailAndBack(t *testing.T) {
+	h := newAnswerHarness(t, 80, 24, event.EraModern)
+	id := h.waitingConfirm()
+	h.key("enter", "ctrl+o")
+	if h.m.mode != keymap.ModeDetail || h.m.detail.id != wire.IntID(id) {
+		t.Fatalf("ctrl+o: mode %v, detail %s", h.m.mode, h.m.detail.id)
+	}
+	if !strings.Contains(h.screen(), "CONVERSATION (1 round)") {
+		t.Errorf("detail:\n%s", h.screen())
+	}
+	h.key("a")
+	if h.m.mode != keymap.ModeAnswer {
+		t.Fatal("a in the detail does not open the form")
+	}
+	h.key("esc")
+	if h.m.mode != keymap.ModeDetail {
+		t.Errorf("esc from a form opened in the detail goes to %v", h.m.mode)
+	}
+}
