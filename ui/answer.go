@@ -354,6 +354,12 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage) tea.
 func (m *Model) autoAnswer(changes []session.Change) tea.Cmd {
 	var cmds []tea.Cmd
 	for _, ch := range changes {
+		if ch.Kind == session.ChangeState && m.mode == keymap.ModeAnswer && m.answer.legacy == nil && ch.ID == m.answer.id && ch.To != session.StateWaitingInput {
+			// The request left waiting under the form (the connection
+			// was lost): there is nothing to answer any more.
+			m.closeAnswer()
+			m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: its question can no longer be answered", ch.ID, stateName(ch.To)))
+		}
 		if ch.Kind != session.ChangeState || ch.To != session.StateWaitingInput {
 			continue
 		}

@@ -626,3 +626,16 @@ func TestAnswerFormToDetailAndBack(t *testing.T) {
 		t.Errorf("esc from a form opened in the detail goes to %v", h.m.mode)
 	}
 }
+
+func TestAnswerFormClosesWhenTheRequestIsLost(t *testing.T) {
+	h := newAnswerHarness(t, 80, 24, event.EraModern)
+	id := h.waitingConfirm()
+	h.key("a")
+	h.events(event.Event{Kind: event.TransportClosed})
+	if r := h.request(id); r.State == session.StateWaitingInput {
+		t.Fatalf("the request still waits after the transport closed")
+	}
+	if h.m.mode == keymap.ModeAnswer || !strings.Contains(h.screen(), "can no longer be answered") {
+		t.Errorf("mode %v:\n%s", h.m.mode, h.screen())
+	}
+}
