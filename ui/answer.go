@@ -156,8 +156,8 @@ type answerForm struct {
 	err     string
 }
 
-// anyway ends a schema objection the form says before sending.
-const anyway = " (enter again sends it anyway)"
+// anyway begins a schema objection the form says before sending.
+const anyway = "enter again sends it anyway: "
 
 // answerKeys are the form's keys (shown in its hint line).
 var (
@@ -614,7 +614,7 @@ func (m *Model) answerWith(action string) tea.Cmd {
 		if err := f.schema.validate(content); err != nil {
 			// Said once; enter again sends it anyway (a fair probe of
 			// the server's own checks).
-			if msg := err.Error() + anyway; f.err != msg {
+			if msg := anyway + strings.ReplaceAll(err.Error(), "the tool's schema", "the requested schema"); f.err != msg {
 				f.err = msg
 				return nil
 			}
