@@ -717,6 +717,14 @@ func (m *Model) cancelWaiting(id wire.ID, reason string, cause session.CancelCau
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: no request in flight; the conversation was dropped (nothing sent)", id))
 		return nil, true, nil
 	}
+	return nil, false, m.takeQuestions(id)
+}
+
+// takeQuestions removes the legacy questions waiting that belong to the
+// request id (closing the form on one), for the caller to decline once
+// the request's cancel is out.
+func (m *Model) takeQuestions(id wire.ID) []*serverQuestion {
+	var qs []*serverQuestion
 	for {
 		q := m.questionFor(id)
 		if q == nil {
@@ -726,13 +734,14 @@ func (m *Model) cancelWaiting(id wire.ID, reason string, cause session.CancelCau
 		if s == nil || s.During.IsZero() {
 			break // not this request's
 		}
-		declines = append(declines, q)
+		qs = append(qs, q)
 		m.dropQuestion(q)
 		if m.answer.legacy == q {
 			m.closeAnswer()
+			m.setStatus(levelWarn, fmt.Sprintf("#%s is being cancelled: the server's question is declined", id))
 		}
 	}
-	return nil, false, declines
+	return qs
 }
 
 // declineAfter runs cancel (the request's notifications/cancelled), then

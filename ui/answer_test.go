@@ -639,3 +639,22 @@ func TestAnswerFormClosesWhenTheRequestIsLost(t *testing.T) {
 		t.Errorf("mode %v:\n%s", h.m.mode, h.screen())
 	}
 }
+
+func TestAnswerLegacyTimeoutDeclinesTheOpenQuestion(t *testing.T) {
+	h := newAnswerHarness(t, 80, 24, event.EraLegacy)
+	h.sendTool("confirm")
+	q := h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a")
+	h.advance(61 * time.Second) // past the default 60s timeout
+	select {
+	case r := <-q.reply:
+		if string(r.result) != `{"action":"decline"}` {
+			t.Errorf("reply %s", r.result)
+		}
+	default:
+		t.Fatal("the question of a timed-out request was left open")
+	}
+	if h.m.mode == keymap.ModeAnswer {
+		t.Error("the form stayed open")
+	}
+}

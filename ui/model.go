@@ -776,7 +776,8 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	m.settledStatus(changes)
 	for _, ex := range expired {
 		if !ex.Task {
-			cmds = append(cmds, cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false))
+			// A legacy server's question open on it is declined after the cancel.
+			cmds = append(cmds, declineAfter(cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false), m.takeQuestions(ex.ID)))
 		}
 	}
 	cmds = append(cmds, m.taskWork(now)...)
