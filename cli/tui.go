@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"inflight/answer"
 	"inflight/client"
 	"inflight/exitcode"
 	"inflight/redact"
@@ -45,6 +46,9 @@ type InteractiveOptions struct {
 	Grace time.Duration
 	// TracePath, when set, records the session from the start (--trace).
 	TracePath string
+	// Roots are the directories a server's roots/list is answered with,
+	// without a prompt (--root, repeatable; default none).
+	Roots []string
 	// Stderr is where errors that end the TUI before or after it ran are
 	// written (os.Stderr when nil).
 	Stderr io.Writer
@@ -136,6 +140,7 @@ Servers:
 	durationVar(fs, &opts.MaxTimeout, "max-timeout", session.DefaultMaxTimeout, "maximum timeout, which progress never pushes back", true)
 	fs.BoolVar(&opts.ResetOnProgress, "reset-on-progress", true, "restart a request's timeout on each progress notification")
 	durationVar(fs, &opts.LateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after a cancel", true)
+	fs.StringArrayVar(&opts.Roots, "root", nil, "answer the server's roots/list with `DIR` (repeatable; default: no roots)")
 	fs.StringVar(&opts.TracePath, "trace", "", "record the session from the start to `FILE` (JSON Lines, as call and check write; replay reads it)")
 	durationVar(fs, &opts.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
 	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand(), c.proxyCommand(), c.attachCommand(), c.authCommand())
@@ -216,7 +221,20 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 		trackerCfg.LateWindow = opts.LateWindow
 	}
 	trackerCfg.Grace = opts.Grace
+	// The server's questions are answered in the TUI: a modern round
+	// waits for the user (Converse), a legacy server's own requests go to
+	// the UI (roots/list from --root at once).
+	trackerCfg.Converse = true
+	roots, err := rootsResult(opts.Roots)
+	if err != nil {
+		return nil, err
+	}
+	questions := ui.NewQuestions(roots, 0)
+	cfg.Answers = client.Answers{Elicitation: true, Sampling: true, Roots: true}
+	cfg.ServerRequests = questions.Serve
 	return ui.New(ui.Options{
+		Questions: questions,
+		Roots:     roots,
 		Target:    headerTarget(target),
 		Transport: target.Transport(),
 		// Every dial is a new connection; for stdio that restarts the
@@ -237,6 +255,20 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 		Redact: red.String,
 		Dark:   true,
 	})
+}
+
+// rootsResult is the roots/list result for --root directories (an empty
+// list for none).
+func rootsResult(dirs []string) (json.RawMessage, error) {
+	if len(dirs) == 0 {
+		return json.RawMessage(`{"roots":[]}`), nil
+	}
+	book, err := answer.New(nil, false, dirs)
+	if err != nil {
+		return nil, err
+	}
+	res, _ := book.Input(wire.MethodRootsList, wire.MethodRootsList, nil)
+	return res, nil
 }
 
 // runProgram runs the TUI until it ends and returns why it ended. model is

@@ -983,7 +983,7 @@ func (c *Client) handleServerRequest(msg wire.Message, raw []byte, at time.Time)
 	if !job.refuse {
 		c.answering++
 		if msg.Method != wire.MethodPing && c.cfg.ServerRequests != nil {
-			job.ctx, job.cancel = context.WithCancel(context.Background())
+			job.ctx, job.cancel = context.WithCancel(context.WithValue(context.Background(), serverRequestIDKey{}, msg.ID))
 			c.serverCalls[msg.ID] = job.cancel
 		}
 	}
@@ -999,6 +999,19 @@ func (c *Client) handleServerRequest(msg wire.Message, raw []byte, at time.Time)
 	case <-c.dead:
 		c.jobDone(job)
 	}
+}
+
+// serverRequestIDKey keys the server's ID for its request in a
+// ServerRequests handler's ctx.
+type serverRequestIDKey struct{}
+
+// ServerRequestID is the server's JSON-RPC ID of the request a
+// Config.ServerRequests handler answers, read from the handler's ctx: a
+// handler that hands the question on (the TUI) names it with this, as the
+// tracker does (session.ServerRequest.ID).
+func ServerRequestID(ctx context.Context) (wire.ID, bool) {
+	id, ok := ctx.Value(serverRequestIDKey{}).(wire.ID)
+	return id, ok
 }
 
 // jobDone ends a job's accounting.

@@ -18,6 +18,10 @@ const (
 	ModeHelp
 	// ModePrompt covers the small dialogs: a confirmation or a cancel reason.
 	ModePrompt
+	// ModeAnswer is the answer form: the server's question (an
+	// elicitation, a sampling request) answered by the user. Its keys type
+	// text, like the composer's.
+	ModeAnswer
 )
 
 // State is what the key map needs to know to enable the right keys.
@@ -51,6 +55,11 @@ type State struct {
 	Chopped bool
 	// HasEntry: the log shows an entry to copy or open (y, o, O).
 	HasEntry bool
+	// SelectedAsks: the selected request waits for the user's answer (a
+	// modern round's input requests, or a legacy server's own request
+	// that arrived during it), or the server asks something tied to no
+	// request (a).
+	SelectedAsks bool
 }
 
 // KeyMap is every binding of the main screens. The composer has its own
@@ -62,6 +71,8 @@ type KeyMap struct {
 	StopWatching                    key.Binding
 	Longer, Shorter                 key.Binding
 	New, Reissue, Edit              key.Binding
+	// Answer opens the answer form of the server's question.
+	Answer key.Binding
 
 	Detail, Open, Back  key.Binding
 	Log, Stderr         key.Binding
@@ -100,6 +111,7 @@ func Default() KeyMap {
 		New:          key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new request")),
 		Reissue:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "re-issue")),
 		Edit:         key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "edit and re-issue")),
+		Answer:       key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer")),
 
 		Detail:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details")),
 		Open:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open entry")),
@@ -150,6 +162,7 @@ func (k *KeyMap) SetState(s State) {
 	k.Cancel.SetEnabled(onSelected && s.SelectedActive)
 	k.CancelReason.SetEnabled(onSelected && s.SelectedActive)
 	k.StopWatching.SetEnabled(onSelected && s.SelectedCancelling)
+	k.Answer.SetEnabled(onSelected && s.SelectedAsks)
 	k.Longer.SetEnabled(onSelected && s.SelectedTimed)
 	k.Shorter.SetEnabled(onSelected && s.SelectedTimed)
 	k.CancelAll.SetEnabled((main || s.Mode == ModeLog) && s.AnyActive)
@@ -180,28 +193,28 @@ func (k *KeyMap) SetState(s State) {
 	k.Copy.SetEnabled(copyable)
 	k.Pager.SetEnabled(copyable)
 	k.Editor.SetEnabled(copyable)
-	k.Help.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
-	k.Quit.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && !s.Filtering)
+	k.Help.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && s.Mode != ModeAnswer && !s.Filtering)
+	k.Quit.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && s.Mode != ModeAnswer && !s.Filtering)
 	k.Interrupt.SetEnabled(true)
 }
 
 // ShortHelp is the one-line help at the bottom of the screen: the keys a
 // person needs most, and only those that act now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.New, k.Cancel, k.StopWatching, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Log, k.Reconnect, k.Help, k.Quit}
+	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Log, k.Reconnect, k.Help, k.Quit}
 }
 
 // EssentialHelp is ShortHelp for a narrow terminal: the keys without
 // which a person is stuck.
 func (k KeyMap) EssentialHelp() []key.Binding {
-	return []key.Binding{k.New, k.Cancel, k.StopWatching, k.Back, k.Reconnect, k.Help, k.Quit}
+	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Back, k.Reconnect, k.Help, k.Quit}
 }
 
 // FullHelp is the help screen, in columns.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Wrap, k.Left, k.Right},
-		{k.New, k.Reissue, k.Edit, k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter},
+		{k.New, k.Reissue, k.Edit, k.Answer, k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter},
 		{k.Detail, k.Open, k.FilterList, k.ClearFinished, k.Log, k.Stderr, k.Filter, k.Export, k.Reconnect, k.Back},
 		{k.Copy, k.Pager, k.Editor, k.Help, k.Quit, k.Interrupt},
 	}
@@ -212,7 +225,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 func (k KeyMap) All() []key.Binding {
 	return []key.Binding{
 		k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom,
-		k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter, k.New, k.Reissue, k.Edit,
+		k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter, k.New, k.Reissue, k.Edit, k.Answer,
 		k.Detail, k.Open, k.Back, k.Log, k.Stderr, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
 		k.Wrap, k.Left, k.Right, k.FilterList, k.ClearFinished,
 		k.Copy, k.Pager, k.Editor,

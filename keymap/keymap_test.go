@@ -9,9 +9,9 @@ import (
 // TestNoTwoActiveBindingsShareAKey checks every screen: a key must mean one
 // thing wherever it is enabled.
 func TestNoTwoActiveBindingsShareAKey(t *testing.T) {
-	for _, mode := range []Mode{ModeList, ModeDetail, ModeLog, ModeStderr, ModeHelp, ModePrompt, ModeComposer} {
+	for _, mode := range []Mode{ModeList, ModeDetail, ModeLog, ModeStderr, ModeHelp, ModePrompt, ModeComposer, ModeAnswer} {
 		k := Default()
-		k.SetState(State{Mode: mode, HasSelection: true, SelectedActive: true, SelectedTimed: true, SelectedCancelling: true, HasRequests: true, AnyActive: true, Connected: true, Lost: true, HasStderr: true})
+		k.SetState(State{Mode: mode, HasSelection: true, SelectedActive: true, SelectedTimed: true, SelectedCancelling: true, HasRequests: true, AnyActive: true, Connected: true, Lost: true, HasStderr: true, SelectedAsks: true})
 		seen := map[string]string{}
 		for _, b := range k.All() {
 			if !b.Enabled() {
@@ -61,5 +61,23 @@ func TestHelpListsOnlyEnabledKeys(t *testing.T) {
 		if b.Enabled() && b.Help().Key == "" {
 			t.Errorf("enabled binding without help text: %v", b.Keys())
 		}
+	}
+}
+
+// TestAnswerKeyFollowsState: a answers only what waits for the user, and
+// the answer form types text (q and ? are letters there).
+func TestAnswerKeyFollowsState(t *testing.T) {
+	k := Default()
+	k.SetState(State{Mode: ModeList, HasSelection: true, SelectedActive: true, Connected: true})
+	if k.Answer.Enabled() {
+		t.Error("a enabled on a request that asks nothing")
+	}
+	k.SetState(State{Mode: ModeList, HasSelection: true, SelectedActive: true, Connected: true, SelectedAsks: true})
+	if !k.Answer.Enabled() {
+		t.Error("a disabled on a request waiting for the user")
+	}
+	k.SetState(State{Mode: ModeAnswer, HasSelection: true, SelectedAsks: true})
+	if k.Quit.Enabled() || k.Help.Enabled() || k.Answer.Enabled() || !k.Back.Enabled() {
+		t.Error("in the answer form only esc (and ctrl+c) of the main keys act")
 	}
 }

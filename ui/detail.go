@@ -96,7 +96,9 @@ type detailSource struct {
 	// updates counts the subscription updates the body lists.
 	updates int
 	// task is what the body's TASK section shows of the request's task.
-	task  taskSig
+	task taskSig
+	// conv is what the CONVERSATION section shows (answer.go).
+	conv  convSig
 	valid bool // false: nothing built yet
 }
 
@@ -114,6 +116,7 @@ func (m *Model) sourceOf(r *session.Request) detailSource {
 	if m.detail.trail.id == r.ID {
 		src.updates = m.detail.trail.updatesSeen
 	}
+	src.conv = convSigOf(r)
 	if tk := r.Task; tk != nil {
 		_, _, outcome := m.tracker.TaskOutcome(r.ID)
 		src.task = taskSig{changes: len(tk.History) + tk.HistoryDropped, polls: tk.Polls, sent: !tk.CancelSentAt.IsZero(),
@@ -125,7 +128,7 @@ func (m *Model) sourceOf(r *session.Request) detailSource {
 // same reports whether a body built from a is the body built from b.
 func (a *detailSource) same(b *detailSource) bool {
 	return a.valid && b.valid && a.id == b.id && a.late == b.late && a.crossed == b.crossed &&
-		a.localError == b.localError && a.violations == b.violations && a.kept == b.kept && a.dark == b.dark && a.updates == b.updates && a.task == b.task &&
+		a.localError == b.localError && a.violations == b.violations && a.kept == b.kept && a.dark == b.dark && a.updates == b.updates && a.task == b.task && a.conv == b.conv &&
 		a.haveRequest == b.haveRequest && a.haveResp == b.haveResp &&
 		sameBytes(a.request, b.request) && sameBytes(a.response, b.response)
 }
@@ -769,6 +772,10 @@ func (m *Model) detailBody(r *session.Request) string {
 	if r.Task != nil {
 		// The task is what the request became: first.
 		m.writeTask(&b, r)
+		b.WriteString("\n")
+	}
+	if r.Conv != nil && (len(r.Conv.Rounds) > 0 || len(r.Conv.ServerRequests) > 0) {
+		m.writeConversation(&b, r)
 		b.WriteString("\n")
 	}
 	section("REQUEST")

@@ -65,6 +65,7 @@ var stateLooks = map[session.State]stateLook{
 	session.StateCompleted:       {"✓", "completed", func(s Styles) lipgloss.Style { return s.Completed }},
 	session.StateFailed:          {"✗", "failed", func(s Styles) lipgloss.Style { return s.Failed }},
 	session.StateInputRequired:   {"?", "input req.", func(s Styles) lipgloss.Style { return s.Warn }},
+	session.StateWaitingInput:    {"?", "waiting", func(s Styles) lipgloss.Style { return s.Warn }},
 	session.StateCancelled:       {"⊗", "cancelled", func(s Styles) lipgloss.Style { return s.Cancelled }},
 	session.StateTimedOut:        {"◷", "timed out", func(s Styles) lipgloss.Style { return s.TimedOut }},
 	session.StateEndedByServer:   {"■", "ended", func(s Styles) lipgloss.Style { return s.Completed }},

@@ -516,12 +516,20 @@ func (m *Model) detailCell(r *session.Request, c columns, now time.Time) string 
 		return cell
 	}
 	switch r.State {
+	case session.StateWaitingInput:
+		return buildCell(m.waitingParts(r), w)
 	case session.StatePending:
+		if s := m.serverAskCell(r, w); s != "" {
+			return s
+		}
 		if r.Sent.IsZero() {
 			return st.Dim.Render("sending…")
 		}
 		return st.Dim.Render("waiting for the server…")
 	case session.StateRunning:
+		if s := m.serverAskCell(r, w); s != "" {
+			return s
+		}
 		return m.progressCell(r, w, now)
 	case session.StateListening:
 		s := fmt.Sprintf("%d %s", r.Notifications, countNoun(r.Notifications, "update", "updates"))
@@ -675,6 +683,11 @@ func (m *Model) outcomeParts(r *session.Request) []cellPart {
 				add(st.Dim, prioSignal, "timeout "+fmtDur(r.Timeout.Timeout)+" reached", "timeout "+fmtDur(r.Timeout.Timeout))
 			}
 		}
+		if r.Conv != nil && r.Conv.Stopped != "" && r.Cancel != nil && r.Cancel.Signal == event.SignalNone {
+			// Cancelled while it waited for the user: nothing was sent.
+			add(st.Dim, prioSignal, m.line(r.Conv.Stopped), "conversation dropped, nothing sent")
+			break
+		}
 		if !r.Flagged() && r.Cancel != nil && !r.Late.Response && r.Late.ProgressCrossed == 0 {
 			if tk := r.Task; tk != nil {
 				if tk.Status == wire.TaskCancelled {
@@ -711,7 +724,7 @@ func (m *Model) outcomeParts(r *session.Request) []cellPart {
 	case session.StateConnectionLost:
 		addCut(st.Lost, m.line(r.LocalError), 0)
 	case session.StateInputRequired:
-		add(st.Warn, prioSignal, "the server needs input (MRTR): not supported here", "needs input: not supported")
+		parts = append(parts, m.inputRequiredParts(r)...)
 	case session.StateEndedByServer:
 		n := fmt.Sprintf("%d %s", r.Notifications, countNoun(r.Notifications, "update", "updates"))
 		add(st.Dim, prioSignal, "server ended it after "+n, "ended after "+n)

@@ -100,6 +100,12 @@ type Options struct {
 	// Attach, when set, makes the UI a read-only view on a running proxy
 	// (attach.go) instead of a client: Dial is not used.
 	Attach *Attach
+	// Questions hands a legacy server's own requests to the UI to answer
+	// (its Serve is the client's ServerRequests); nil: the UI answers none.
+	Questions *Questions
+	// Roots is the roots/list result a modern round's roots question is
+	// answered with, without a prompt (--root; nil: no roots).
+	Roots json.RawMessage
 }
 
 // Snapshot is a copy of the protocol log taken for an export; it shares no
@@ -201,6 +207,12 @@ type Model struct {
 	stopOnce sync.Once
 	// attach is the view on a proxy's stream (Options.Attach).
 	attach attachState
+
+	// The server's questions (answer.go): the legacy ones waiting for
+	// the user, the open answer form, and the screen it was opened from.
+	questions  []*serverQuestion
+	answer     answerForm
+	prevAnswer mode
 }
 
 // stoppableTick is tea.Tick that gives up when the program ends: tea.Tick
@@ -380,7 +392,11 @@ func (m *Model) Init() tea.Cmd {
 		return tea.RequestBackgroundColor
 	}
 	m.conn = conn
-	return tea.Batch(tea.RequestBackgroundColor, m.startConn())
+	var asked tea.Cmd
+	if m.opts.Questions != nil {
+		asked = waitQuestion(m.opts.Questions, m.stop)
+	}
+	return tea.Batch(tea.RequestBackgroundColor, m.startConn(), asked)
 }
 
 // startConn returns the commands that connect m.conn and pump its events.
@@ -490,6 +506,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case redialMsg:
 		cmd = m.handleRedial(msg)
+	case questionMsg:
+		cmd = m.handleQuestion(msg)
 	case viewerDoneMsg:
 		m.handleViewerDone(msg)
 	case quitReadyMsg:
@@ -507,6 +525,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	default:
 		if m.mode == keymap.ModeComposer {
 			cmd = m.composer.update(m, msg)
+		} else if m.mode == keymap.ModeAnswer {
+			cmd = m.answer.toInput(msg)
 		} else if m.prompt.kind == promptReason {
 			var c tea.Cmd
 			m.prompt.input, c = m.prompt.input.Update(msg)
@@ -531,7 +551,11 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	for i := range msg.events {
 		ev := &msg.events[i]
 		m.redactEvent(ev)
-		m.settledStatus(m.applied(*ev, m.tracker.Apply(*ev)))
+		changes := m.applied(*ev, m.tracker.Apply(*ev))
+		m.settledStatus(changes)
+		if cmd := m.autoAnswer(changes); cmd != nil {
+			listed = append(listed, cmd)
+		}
 		switch ev.Kind {
 		case event.Connected:
 			m.connectedSeen = true
@@ -687,10 +711,14 @@ func (m *Model) handleSendFailed(msg sendFailedMsg) {
 
 // cancel records the intent and returns the command that sends the signal.
 func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea.Cmd {
+	cmd, done, declines := m.cancelWaiting(id, reason, cause)
+	if done {
+		return cmd
+	}
 	ch, err := m.tracker.RequestCancel(id, reason, cause, m.now())
 	if err != nil {
 		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, refusalText(err, m.now())))
-		return nil
+		return declineCmd(declines)
 	}
 	m.changed([]session.Change{ch})
 	m.afterChange()
@@ -699,9 +727,9 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 		// signal (which would reach nothing: its request was answered).
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.line(clipRunes(r.Task.ID, 40))))
 		m.status.about = id
-		return tea.Batch(m.taskWork(m.now())...)
+		return tea.Batch(append(m.taskWork(m.now()), declineCmd(declines))...)
 	}
-	return cancelCmd(m.conn, m.connGen, id, reason, false)
+	return declineAfter(cancelCmd(m.conn, m.connGen, id, reason, false), declines)
 }
 
 func cancelCmd(conn Client, gen int, id wire.ID, reason string, quiet bool) tea.Cmd {
@@ -758,7 +786,8 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	m.settledStatus(changes)
 	for _, ex := range expired {
 		if !ex.Task {
-			cmds = append(cmds, cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false))
+			// A legacy server's question open on it is declined after the cancel.
+			cmds = append(cmds, declineAfter(cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false), m.takeQuestions(ex.ID)))
 		}
 	}
 	if !m.attaching() {
@@ -914,6 +943,10 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		st.SelectedCancelling = r.State == session.StateCancelRequested
 		_, limit := r.Remaining(m.now())
 		st.SelectedTimed = st.SelectedActive && limit != session.LimitNone
+		st.SelectedAsks = m.asks(r)
+	}
+	if !ok && len(m.questions) > 0 {
+		st.SelectedAsks = m.questionFor(wire.ID{}) != nil
 	}
 	if m.attaching() {
 		st = attachKeyState(st)
@@ -928,6 +961,8 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	switch {
 	case m.mode == keymap.ModeComposer:
 		return m.composer.update(m, msg)
+	case m.mode == keymap.ModeAnswer:
+		return m.answer.toInput(msg)
 	case m.prompt.kind == promptReason:
 		var cmd tea.Cmd
 		m.prompt.input, cmd = m.prompt.input.Update(msg)
@@ -953,9 +988,14 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.prompt.kind != promptNone {
 		return m.handlePromptKey(msg)
 	}
+	if cmd, ok := m.answerIntercept(msg); ok {
+		return cmd
+	}
 	switch m.mode {
 	case keymap.ModeComposer:
 		return m.composer.update(m, msg)
+	case keymap.ModeAnswer:
+		return m.answerKey(msg)
 	case keymap.ModeHelp:
 		// esc or ? close help; q quits, as the bottom bar says.
 		if key.Matches(msg, m.keys.Help, m.keys.Back) {

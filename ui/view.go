@@ -64,6 +64,8 @@ func (m *Model) frame() string {
 		body = m.viewStderr(h)
 	case keymap.ModeComposer:
 		body = m.composer.view(m, h)
+	case keymap.ModeAnswer:
+		body = m.viewAnswer(h)
 	case keymap.ModeHelp:
 		body = m.viewHelp(h)
 	default:
