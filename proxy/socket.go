@@ -260,8 +260,8 @@ type broadcast struct {
 	// viewers that come once the history was cut.
 	hello, cutHello []byte
 	cut             bool
-	mu    sync.Mutex
-	subs  map[*viewer]struct{}
+	mu              sync.Mutex
+	subs            map[*viewer]struct{}
 	// history is the stream's latest bytes, starting at a line's start,
 	// at most limit (historyBytes) of them.
 	history []byte
