@@ -42,6 +42,9 @@ type authState struct {
 	// token, retry or failure followed it yet (see pending).
 	challenged time.Time
 	open       bool
+	// named are the requests the steps of the authorization in progress
+	// named (the refused ones).
+	named map[wire.ID]bool
 	// retried are the requests sent again with a new token (the retry step
 	// names them).
 	retried map[wire.ID]bool
@@ -74,9 +77,21 @@ func (m *Model) recordAuth(ev *event.Event) {
 		a.dropped++
 	}
 	a.steps = append(a.steps, s)
+	defer func() {
+		if a.open && !s.req.IsZero() {
+			if a.named == nil {
+				a.named = map[wire.ID]bool{}
+			}
+			a.named[s.req] = true
+		}
+	}()
 	switch st := s.step; st.Kind {
 	case event.AuthChallenge:
-		a.challenged, a.open = ev.Time, true
+		if !a.open {
+			// A second request refused meanwhile waits for the same
+			// authorization: it began at the first challenge.
+			a.challenged, a.open, a.named = ev.Time, true, nil
+		}
 	case event.AuthToken, event.AuthRefresh, event.AuthStored:
 		if st.Err == "" {
 			a.open = false
@@ -109,19 +124,7 @@ func (m *Model) waitingAuth(r *session.Request) bool {
 	if !ok || r.State != session.StatePending {
 		return false
 	}
-	if !r.Created.Before(since) {
-		return true
-	}
-	for i := len(m.auth.steps) - 1; i >= 0; i-- {
-		s := m.auth.steps[i]
-		if s.at.Before(since) && s.step.Kind != event.AuthChallenge {
-			break
-		}
-		if s.req == r.ID && !r.ID.IsZero() {
-			return true
-		}
-	}
-	return false
+	return !r.Created.Before(since) || m.auth.named[r.ID]
 }
 
 // authCell is the row's last column, with what the authorization did to

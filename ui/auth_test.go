@@ -150,3 +150,25 @@ func TestGoldenAuthViews(t *testing.T) {
 		})
 	}
 }
+
+// Two requests sent before the authorization, each refused in turn: both
+// wait for the one authorization, which began at the first challenge.
+func TestAuthTwoRefused(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	a, b := h.sendTool("slow"), h.sendTool("stubborn")
+	h.advance(100 * time.Millisecond)
+	for _, id := range []int64{a, b} {
+		s := event.AuthStep{Kind: event.AuthChallenge, Method: "POST", URL: "http://127.0.0.1:8080/mcp", Status: 401, Start: h.now}
+		h.events(event.Event{Kind: event.Auth, RequestID: wire.IntID(id), AuthStep: &s})
+		h.advance(50 * time.Millisecond)
+	}
+	if n := strings.Count(h.screen(), "⧗ waiting for authorization · 0.1s"); n != 2 {
+		t.Fatalf("want both waiting since the first challenge, got %d:\n%s", n, h.screen())
+	}
+	fail := event.AuthStep{Kind: event.AuthFailed, Start: h.now, Text: "the browser step timed out"}
+	h.events(event.Event{Kind: event.Auth, AuthStep: &fail})
+	if strings.Contains(h.screen(), "waiting for authorization") {
+		t.Errorf("still waiting after the authorization failed:\n%s", h.screen())
+	}
+}
