@@ -58,8 +58,8 @@ type authState struct {
 // The judgement of "pending" is the UI's, and small: an authorization is
 // in progress from a challenge (a 401, or a 403 asking for more scope)
 // until a token is obtained or kept (token, refresh, stored without an
-// error), the refused request is sent again (retry), or the authorization
-// fails.
+// error), the refused request is sent again (retry), the browser step
+// ends in an error (cancelled or timed out), or the authorization fails.
 func (m *Model) recordAuth(ev *event.Event) {
 	if ev.AuthStep == nil {
 		return
@@ -98,6 +98,12 @@ func (m *Model) recordAuth(ev *event.Event) {
 		}
 	case event.AuthFailed:
 		a.open = false
+	case event.AuthBrowser:
+		// The browser step cancelled (the request that waited for it gave
+		// up) or timed out: no token is coming from it.
+		if st.Err != "" {
+			a.open = false
+		}
 	case event.AuthRetry:
 		a.open = false
 		if !ev.RequestID.IsZero() {

@@ -125,6 +125,12 @@ func TestAuthWaitingTimesOut(t *testing.T) {
 	if _, cancels := h.fake.calls(); cancels == 0 {
 		t.Fatalf("the timeout did not cancel the waiting request (state %v)", h.request(id).State)
 	}
+	// The request's context went with it, and the browser step with that.
+	s := event.AuthStep{Kind: event.AuthBrowser, Start: h.now, Err: "cancelled while waiting for the callback"}
+	h.events(event.Event{Kind: event.Auth, RequestID: wire.IntID(id), AuthStep: &s})
+	if _, ok := h.m.authPending(); ok {
+		t.Errorf("the authorization is still in progress after its browser step was cancelled")
+	}
 	if strings.Contains(h.screen(), "waiting for authorization") {
 		t.Errorf("a timed out request still waits:\n%s", h.screen())
 	}
