@@ -281,25 +281,35 @@ func (m *Model) handleAuthKey(msg tea.KeyPressMsg) bool {
 	page := max(1, m.bodyHeight()-2)
 	switch {
 	case key.Matches(msg, k.Up):
-		a.top, a.follow = a.top-1, false
+		m.scrollAuth(-1)
 	case key.Matches(msg, k.Down):
-		a.top++
+		m.scrollAuth(1)
 	case key.Matches(msg, k.PageUp):
-		a.top, a.follow = a.top-page, false
+		m.scrollAuth(-page)
 	case key.Matches(msg, k.PageDown):
-		a.top += page
+		m.scrollAuth(page)
 	case key.Matches(msg, k.Top):
 		a.top, a.follow = 0, false
+		m.scrollAuth(0)
 	case key.Matches(msg, k.Bottom):
 		a.follow = true
 	default:
 		return false
 	}
-	lines := len(m.authLines(m.width))
-	last := max(0, lines-max(1, m.bodyHeight()-1))
-	a.top = min(max(a.top, 0), last)
-	if a.top == last {
-		a.follow = true
-	}
 	return true
+}
+
+// scrollAuth moves the auth view by d lines (the keys, the mouse wheel);
+// at the bottom it follows the new steps again.
+func (m *Model) scrollAuth(d int) {
+	a := &m.auth
+	if d < 0 {
+		a.follow = false
+	}
+	last := max(0, len(m.authLines(m.width))-max(1, m.bodyHeight()-1))
+	if a.follow {
+		a.top = last
+	}
+	a.top = min(max(a.top+d, 0), last)
+	a.follow = a.top == last
 }

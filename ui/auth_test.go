@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"inflight/event"
 	"inflight/wire"
 )
@@ -176,5 +178,31 @@ func TestAuthTwoRefused(t *testing.T) {
 	h.events(event.Event{Kind: event.Auth, AuthStep: &fail})
 	if strings.Contains(h.screen(), "waiting for authorization") {
 		t.Errorf("still waiting after the authorization failed:\n%s", h.screen())
+	}
+}
+
+// The auth view follows the newest steps; ↑ (or the wheel) scrolls back
+// and stops following, G follows again.
+func TestAuthViewScroll(t *testing.T) {
+	h, _ := authHarness(t, 80, 24)
+	h.key("A")
+	if !strings.Contains(h.screen(), "scopes asked mcp:tools") || !strings.Contains(h.screen(), "↑ more") {
+		t.Fatalf("the view does not show the newest step:\n%s", h.screen())
+	}
+	h.key("g")
+	if !strings.Contains(h.screen(), "challenge → 401") || strings.Contains(h.screen(), "↑ more") {
+		t.Fatalf("g does not show the first step:\n%s", h.screen())
+	}
+	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	if h.m.auth.top != wheelRows {
+		t.Errorf("the wheel scrolled to %d", h.m.auth.top)
+	}
+	finishAuth(h, 2)
+	if strings.Contains(h.screen(), "retry") {
+		t.Errorf("scrolled back, the view jumped to the new steps:\n%s", h.screen())
+	}
+	h.key("G")
+	if !strings.Contains(h.screen(), "retry") {
+		t.Errorf("G does not show the newest step:\n%s", h.screen())
 	}
 }
