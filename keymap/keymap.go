@@ -22,6 +22,9 @@ const (
 	// elicitation, a sampling request) answered by the user. Its keys type
 	// text, like the composer's.
 	ModeAnswer
+	// ModeAuth is the auth view: the steps of the connection's OAuth
+	// authorization, as they happened.
+	ModeAuth
 )
 
 // State is what the key map needs to know to enable the right keys.
@@ -60,6 +63,8 @@ type State struct {
 	// that arrived during it), or the server asks something tied to no
 	// request (a).
 	SelectedAsks bool
+	// HasAuth: the connection went through OAuth steps (A shows them).
+	HasAuth bool
 }
 
 // KeyMap is every binding of the main screens. The composer has its own
@@ -74,8 +79,10 @@ type KeyMap struct {
 	// Answer opens the answer form of the server's question.
 	Answer key.Binding
 
-	Detail, Open, Back  key.Binding
-	Log, Stderr         key.Binding
+	Detail, Open, Back key.Binding
+	Log, Stderr        key.Binding
+	// Auth opens the auth view (the OAuth steps of the connection).
+	Auth                key.Binding
 	Filter, ClearFilter key.Binding
 	Export, Reconnect   key.Binding
 	// Wrap toggles wrapping long lines in the payload views (the log
@@ -118,6 +125,7 @@ func Default() KeyMap {
 		Back:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		Log:         key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "protocol log")),
 		Stderr:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "server stderr")),
+		Auth:        key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "auth steps")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		Export:      key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export trace")),
@@ -142,7 +150,7 @@ func Default() KeyMap {
 // SetState enables exactly the bindings that act in state s.
 func (k *KeyMap) SetState(s State) {
 	main := s.Mode == ModeList
-	scrolling := s.Mode == ModeList || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr
+	scrolling := s.Mode == ModeList || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr || s.Mode == ModeAuth
 	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
 		b.SetEnabled(scrolling && !s.Filtering)
 	}
@@ -174,6 +182,7 @@ func (k *KeyMap) SetState(s State) {
 	k.Back.SetEnabled(!main && !s.Filtering && s.Mode != ModePrompt)
 	k.Log.SetEnabled(main || s.Mode == ModeDetail || s.Mode == ModeStderr)
 	k.Stderr.SetEnabled(s.HasStderr && (main || s.Mode == ModeDetail || s.Mode == ModeLog))
+	k.Auth.SetEnabled(s.HasAuth && (main || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr) && !s.Filtering)
 	k.Filter.SetEnabled(s.Mode == ModeLog && !s.Filtering && !s.EntryOpen)
 	k.ClearFilter.SetEnabled(s.Mode == ModeLog && s.Filtering)
 	payload := s.Mode == ModeDetail || s.Mode == ModeStderr || (s.Mode == ModeLog && s.EntryOpen)
@@ -201,13 +210,13 @@ func (k *KeyMap) SetState(s State) {
 // ShortHelp is the one-line help at the bottom of the screen: the keys a
 // person needs most, and only those that act now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Log, k.Reconnect, k.Help, k.Quit}
+	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Log, k.Auth, k.Reconnect, k.Help, k.Quit}
 }
 
 // EssentialHelp is ShortHelp for a narrow terminal: the keys without
 // which a person is stuck.
 func (k KeyMap) EssentialHelp() []key.Binding {
-	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Back, k.Reconnect, k.Help, k.Quit}
+	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Back, k.Auth, k.Reconnect, k.Help, k.Quit}
 }
 
 // FullHelp is the help screen, in columns.
@@ -215,7 +224,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Wrap, k.Left, k.Right},
 		{k.New, k.Reissue, k.Edit, k.Answer, k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter},
-		{k.Detail, k.Open, k.FilterList, k.ClearFinished, k.Log, k.Stderr, k.Filter, k.Export, k.Reconnect, k.Back},
+		{k.Detail, k.Open, k.FilterList, k.ClearFinished, k.Log, k.Stderr, k.Auth, k.Filter, k.Export, k.Reconnect, k.Back},
 		{k.Copy, k.Pager, k.Editor, k.Help, k.Quit, k.Interrupt},
 	}
 }
@@ -226,7 +235,7 @@ func (k KeyMap) All() []key.Binding {
 	return []key.Binding{
 		k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom,
 		k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter, k.New, k.Reissue, k.Edit, k.Answer,
-		k.Detail, k.Open, k.Back, k.Log, k.Stderr, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
+		k.Detail, k.Open, k.Back, k.Log, k.Stderr, k.Auth, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
 		k.Wrap, k.Left, k.Right, k.FilterList, k.ClearFinished,
 		k.Copy, k.Pager, k.Editor,
 		k.Help, k.Quit, k.Interrupt,

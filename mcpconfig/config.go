@@ -39,10 +39,27 @@ type Server struct {
 	// SSE says URL is the stream of the deprecated HTTP+SSE transport
 	// ("type": "sse").
 	SSE bool
+	// OAuth is the OAuth client an entry of a URL server names, for the
+	// formats that have one (nil: none).
+	OAuth *OAuth
 	// Unresolved lists the ${input:…} variables of a VS Code config that
 	// inflight cannot prompt for, by the field holding them ("env KEY",
 	// "header Name", "url", …).
 	Unresolved map[string]string
+}
+
+// OAuth is a URL server entry's OAuth client: what Cursor's "auth" object
+// ({"CLIENT_ID", "CLIENT_SECRET", "scopes": [...]}) and Claude Code's
+// "oauth" object ({"clientId", "scopes": "a b", "callbackPort"}; its
+// secret is kept in the keychain, never in the file) hold. VS Code and
+// Claude Desktop entries have no such fields.
+type OAuth struct {
+	ClientID     string
+	ClientSecret string
+	Scopes       []string
+	// CallbackPort is Claude Code's fixed callback port: the redirect URI
+	// it registers is http://localhost:PORT/callback (0: not given).
+	CallbackPort int
 }
 
 // configEntry is one server in a config file, in the union of the formats
@@ -50,7 +67,9 @@ type Server struct {
 //
 //   - Claude Desktop (claude_desktop_config.json) and Claude Code (.mcp.json):
 //     {"mcpServers": {NAME: {"command", "args", "env"} | {"type": "http" | "sse", "url", "headers"}}}
-//   - Cursor (.cursor/mcp.json): {"mcpServers": {NAME: {"command", "args", "env", "envFile"} | {"url", "headers"}}}
+//     Claude Code's URL entries may carry "oauth": {"clientId", "scopes", "callbackPort"}.
+//   - Cursor (.cursor/mcp.json): {"mcpServers": {NAME: {"command", "args", "env", "envFile"} | {"url", "headers", "auth"}}},
+//     "auth": {"CLIENT_ID", "CLIENT_SECRET", "scopes"} being a static OAuth client.
 //   - VS Code (.vscode/mcp.json): {"servers": {NAME: {"type": "stdio", "command", "args", "env", "envFile", "cwd"} | {"type": "http", "url", "headers"}}, "inputs": […]}
 //     and the "mcp" object of VS Code's settings.json.
 //
@@ -67,6 +86,18 @@ type configEntry struct {
 	HTTPURL   string            `json:"httpUrl"`
 	Headers   map[string]any    `json:"headers"`
 	Disabled  bool              `json:"disabled"`
+	// Cursor's static OAuth client.
+	Auth *struct {
+		ClientID     string   `json:"CLIENT_ID"`
+		ClientSecret string   `json:"CLIENT_SECRET"`
+		Scopes       []string `json:"scopes"`
+	} `json:"auth"`
+	// Claude Code's pre-configured OAuth client.
+	OAuth *struct {
+		ClientID     string `json:"clientId"`
+		Scopes       string `json:"scopes"`
+		CallbackPort int    `json:"callbackPort"`
+	} `json:"oauth"`
 }
 
 // configFile is the top level of the three formats.
@@ -204,6 +235,7 @@ func (e configEntry) server(x *expander) (Server, error) {
 			}
 			t.Headers.Set(name, x.expand(s, "header "+http.CanonicalHeaderKey(name)))
 		}
+		t.OAuth = e.oauth(x)
 		t.Unresolved = x.unresolved
 		return t, nil
 	}
@@ -253,6 +285,31 @@ func (e configEntry) server(x *expander) (Server, error) {
 	}
 	t.Unresolved = x.unresolved
 	return t, nil
+}
+
+// oauth is the entry's OAuth client, its variables expanded (nil: none).
+func (e configEntry) oauth(x *expander) *OAuth {
+	var o OAuth
+	if a := e.Auth; a != nil {
+		o.ClientID = x.expand(a.ClientID, "auth CLIENT_ID")
+		o.ClientSecret = x.expand(a.ClientSecret, "auth CLIENT_SECRET")
+		for _, sc := range a.Scopes {
+			o.Scopes = append(o.Scopes, strings.Fields(x.expand(sc, "auth scopes"))...)
+		}
+	}
+	if c := e.OAuth; c != nil {
+		if c.ClientID != "" {
+			o.ClientID = x.expand(c.ClientID, "oauth clientId")
+		}
+		if c.Scopes != "" {
+			o.Scopes = strings.Fields(x.expand(c.Scopes, "oauth scopes"))
+		}
+		o.CallbackPort = c.CallbackPort
+	}
+	if o.ClientID == "" && o.ClientSecret == "" && len(o.Scopes) == 0 && o.CallbackPort == 0 {
+		return nil
+	}
+	return &o
 }
 
 // scalar turns a JSON string, number or boolean into its text.

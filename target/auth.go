@@ -68,8 +68,14 @@ func (a *authFlags) resolve(t *Target) error {
 		t.Auth = nil
 		return nil
 	}
-	if a.clientCredentials && (a.clientID == "" || a.clientSecret == "") {
-		return errors.New("--client-credentials needs --client-id and --client-secret")
+	// A config entry's OAuth client (FromConfig) stands unless a flag
+	// names another.
+	id, secret := a.clientID, a.clientSecret
+	if id == "" && t.Auth != nil {
+		id, secret = t.Auth.ClientID, t.Auth.ClientSecret
+	}
+	if a.clientCredentials && (id == "" || secret == "") {
+		return errors.New("--client-credentials needs --client-id and --client-secret (or a config entry's client ID and secret)")
 	}
 	if a.clientSecret != "" && a.clientID == "" {
 		return errors.New("--client-secret goes with --client-id")
@@ -77,6 +83,10 @@ func (a *authFlags) resolve(t *Target) error {
 	if a.callbackURL != "" {
 		if err := oauth.CheckCallback(a.callbackURL); err != nil {
 			return err
+		}
+	} else if t.Auth != nil && t.Auth.CallbackURL != "" {
+		if err := oauth.CheckCallback(t.Auth.CallbackURL); err != nil {
+			return fmt.Errorf("the config entry's oauth.callbackPort: %w", err)
 		}
 	}
 	if raw := a.clientMetadataURL; raw != "" {
@@ -101,7 +111,9 @@ func (a *authFlags) resolve(t *Target) error {
 	}
 	cfg.Server = t.URL
 	cfg.ClientCredentials = a.clientCredentials
-	cfg.CallbackURL = a.callbackURL
+	if a.callbackURL != "" {
+		cfg.CallbackURL = a.callbackURL
+	}
 	if a.clientMetadataURL != "" {
 		cfg.ClientMetadataURL = a.clientMetadataURL
 	}

@@ -421,6 +421,15 @@ func LoadConfigFile(path, name string) (Target, error) {
 
 // FromConfig is the target of a config file's server entry.
 func FromConfig(s mcpconfig.Server) Target {
-	return Target{Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir, URL: s.URL, Headers: s.Headers, SSE: s.SSE,
+	t := Target{Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir, URL: s.URL, Headers: s.Headers, SSE: s.SSE,
 		Name: s.Name, unresolved: s.Unresolved}
+	if o := s.OAuth; o != nil && s.URL != "" {
+		// The entry's OAuth client (Cursor's "auth", Claude Code's
+		// "oauth"); the OAuth flags override it (authFlags.resolve).
+		t.Auth = &oauth.Config{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes}
+		if o.CallbackPort != 0 {
+			t.Auth.CallbackURL = fmt.Sprintf("http://localhost:%d/callback", o.CallbackPort)
+		}
+	}
+	return t
 }

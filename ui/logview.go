@@ -480,6 +480,8 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		}
 	case keymap.ModeDetail:
 		m.detail.vp, cmd = m.detail.vp.Update(msg)
+	case keymap.ModeAuth:
+		m.scrollAuth(d)
 	case keymap.ModeStderr:
 		switch {
 		case d != 0:

@@ -213,6 +213,10 @@ type Model struct {
 	questions  []*serverQuestion
 	answer     answerForm
 	prevAnswer mode
+
+	// auth is the connection's OAuth authorization as its steps told it
+	// (auth.go).
+	auth authState
 }
 
 // stoppableTick is tea.Tick that gives up when the program ends: tea.Tick
@@ -559,6 +563,8 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		switch ev.Kind {
 		case event.Connected:
 			m.connectedSeen = true
+		case event.Auth:
+			m.recordAuth(ev)
 		case event.TransportClosed:
 			if !m.quitting {
 				m.state = connLost
@@ -931,6 +937,7 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		EntryOpen:    mode == keymap.ModeLog && m.logv.open,
 		Chopped:      m.pager.chop,
 		HasRequests:  m.tracker.Len() > 0,
+		HasAuth:      len(m.auth.steps) > 0,
 	}
 	if mode == keymap.ModeLog {
 		// Not selectedEntry: with a filter it reads the whole log, and
@@ -1022,6 +1029,10 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		if m.handleDetailKey(msg) {
 			return nil
 		}
+	case keymap.ModeAuth:
+		if m.handleAuthKey(msg) {
+			return nil
+		}
 	case keymap.ModeList:
 		if m.handleListKey(msg) {
 			return nil
@@ -1071,6 +1082,8 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.mode = keymap.ModeLog
 	case key.Matches(msg, k.Stderr):
 		m.mode = keymap.ModeStderr
+	case key.Matches(msg, k.Auth):
+		m.mode = keymap.ModeAuth
 	case key.Matches(msg, k.Export):
 		return m.export()
 	case key.Matches(msg, k.Reconnect):

@@ -62,6 +62,8 @@ func (m *Model) frame() string {
 		body = m.viewLog(h)
 	case keymap.ModeStderr:
 		body = m.viewStderr(h)
+	case keymap.ModeAuth:
+		body = m.viewAuth(h)
 	case keymap.ModeComposer:
 		body = m.composer.view(m, h)
 	case keymap.ModeAnswer:
