@@ -1,0 +1,322 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"inflight/event"
+	"inflight/internal/testbin"
+	"inflight/session"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+// demoHTTP starts `inflight demo-server --http 127.0.0.1:0` and returns its
+// /mcp URL.
+func demoHTTP(t *testing.T) string {
+	t.Helper()
+	inflight := testbin.Build(t, "inflight")
+	cmd := exec.Command(inflight, "demo-server", "--http", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "inflight demo server: "); ok {
+				urls <- u
+			}
+		}
+	}()
+	select {
+	case u := <-urls:
+		return u
+	case <-time.After(10 * time.Second):
+		t.Fatal("the demo server printed no URL")
+		return ""
+	}
+}
+
+// httpProxy starts RunHTTP in front of upstream; it returns the proxy's
+// URL and a stop that ends it and returns its tracker.
+type runningHTTP struct {
+	url     string
+	stderr  *syncBuffer
+	trace   *syncBuffer
+	mu      sync.Mutex
+	tr      *session.Tracker
+	changes []session.Change
+	stop    func() Result
+}
+
+func startHTTPProxy(t *testing.T, upstream string) *runningHTTP {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := &runningHTTP{url: "http://" + l.Addr().String() + "/mcp", stderr: &syncBuffer{}, trace: &syncBuffer{}}
+	tw := trace.NewWriter(rp.trace, time.Now(), nil)
+	tw.SetSenders("host", "server")
+	opts := Options{Name: "demo-http", Stderr: rp.stderr, Trace: tw, ShutdownWait: time.Second,
+		OnEvent: func(ev event.Event, changes []session.Change, tr *session.Tracker) {
+			rp.mu.Lock()
+			rp.tr = tr
+			rp.changes = append(rp.changes, changes...)
+			rp.mu.Unlock()
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result, 1)
+	go func() {
+		res, err := RunHTTP(ctx, l, upstream, opts)
+		if err != nil {
+			t.Errorf("RunHTTP: %v", err)
+		}
+		_ = tw.Close()
+		done <- res
+	}()
+	var once sync.Once
+	var res Result
+	rp.stop = func() Result {
+		once.Do(func() {
+			cancel()
+			res = <-done
+		})
+		return res
+	}
+	t.Cleanup(func() { rp.stop() })
+	return rp
+}
+
+// call finds the host's last request of method (after stop).
+func (rp *runningHTTP) request(method string) *session.Request {
+	var found *session.Request
+	for i := 0; i < rp.tr.Len(); i++ {
+		if r := rp.tr.At(i); r.Method == method {
+			found = r
+		}
+	}
+	return found
+}
+
+// timedOutCall connects go-sdk's client through the proxy (version "":
+// its latest, the modern era) and calls stubborn with a timeout shorter
+// than the tool.
+func timedOutCall(t *testing.T, rp *runningHTTP, version string) {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "sdk-http-host", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: rp.url, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect through the proxy: %v", err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatalf("tools/list through the proxy: %v", err)
+	}
+	callCtx, callCancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	_, err = cs.CallTool(callCtx, &mcp.CallToolParams{Name: "stubborn", Arguments: map[string]any{"seconds": 0.6, "steps": 6},
+		Meta: mcp.Meta{"progressToken": "http-1"}})
+	callCancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the host's call ended with %v, want its own timeout", err)
+	}
+	// Long enough for the stubborn tool to finish after the cancel.
+	time.Sleep(700 * time.Millisecond)
+}
+
+// TestHTTPProxyModernHostCancel: go-sdk's client in the modern era times
+// out on a tool slower than its timeout; it closes the request's stream,
+// which is its cancel there, and the proxy judges it so.
+func TestHTTPProxyModernHostCancel(t *testing.T) {
+	rp := startHTTPProxy(t, demoHTTP(t))
+	timedOutCall(t, rp, "")
+	rp.stop()
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if info, _ := rp.tr.Conn(); info.Era != event.EraModern || info.Transport != event.TransportHTTP {
+		t.Errorf("connection %+v: want modern HTTP", info)
+	}
+	if r := rp.request(wire.MethodToolsList); r == nil || r.State != session.StateCompleted || !r.ByHost {
+		t.Fatalf("tools/list: %+v, want the host's, completed", r)
+	}
+	call := rp.request(wire.MethodToolsCall)
+	if call == nil {
+		t.Fatal("the host's tools/call was not tracked")
+	}
+	if call.State != session.StateCancelled || call.Cancel == nil || call.Cancel.Cause != session.CauseHost ||
+		call.Cancel.Signal != event.SignalStreamClosed {
+		t.Errorf("tools/call: state %s, cancel %+v; want cancelled by the host closing its stream", call.State, call.Cancel)
+	}
+	if call.Progress.Count == 0 {
+		t.Errorf("no progress recorded from the SSE stream before the cancel")
+	}
+	for i := 0; i < rp.tr.Violations().Len(); i++ {
+		if v := rp.tr.Violations().At(i); strings.HasPrefix(v.Code, "host_") {
+			t.Errorf("go-sdk's modern host flagged: %s %s", v.Code, v.Detail)
+		}
+	}
+	if !strings.Contains(rp.trace.String(), `"by":"host"`) || !strings.Contains(rp.trace.String(), `"by":"server"`) {
+		t.Errorf("the trace does not say who sent what:\n%s", rp.trace.String())
+	}
+}
+
+// TestHTTPProxyLegacyHostCancel: go-sdk's client at 2025-11-25 (a legacy
+// session: initialize, Mcp-Session-Id, the GET stream) times out; its
+// notifications/cancelled goes through and is judged, the server's answer
+// after it is late.
+func TestHTTPProxyLegacyHostCancel(t *testing.T) {
+	rp := startHTTPProxy(t, demoHTTP(t))
+	timedOutCall(t, rp, "2025-11-25")
+	rp.stop()
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if info, _ := rp.tr.Conn(); info.Era != event.EraLegacy || info.ProtocolVersion != "2025-11-25" {
+		t.Errorf("connection %+v: want legacy 2025-11-25", info)
+	}
+	call := rp.request(wire.MethodToolsCall)
+	if call == nil {
+		t.Fatal("the host's tools/call was not tracked")
+	}
+	if call.Cancel == nil || call.Cancel.Cause != session.CauseHost || call.Cancel.Signal != event.SignalNotification {
+		t.Errorf("tools/call: state %s, cancel %+v; want the host's notifications/cancelled", call.State, call.Cancel)
+	}
+	for i := 0; i < rp.tr.Violations().Len(); i++ {
+		if v := rp.tr.Violations().At(i); strings.HasPrefix(v.Code, "host_") {
+			t.Errorf("go-sdk's legacy host flagged: %s %s", v.Code, v.Detail)
+		}
+	}
+}
+
+// TestHTTPProxyByteExact: what the host gets from the proxy is what the
+// upstream sent, body and headers, an SSE stream event by event as it is
+// written; what the upstream gets is what the host sent.
+func TestHTTPProxyByteExact(t *testing.T) {
+	var gotBody []byte
+	var gotHeader http.Header
+	step := make(chan struct{})
+	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotBody, _ = io.ReadAll(r.Body)
+		gotHeader = r.Header.Clone()
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Mcp-Session-Id", "s-1")
+		w.WriteHeader(200)
+		_, _ = io.WriteString(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n")
+		w.(http.Flusher).Flush()
+		<-step
+		_, _ = io.WriteString(w, "id: 2\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\r\ndata: \"result\":{}}\r\n\r\n")
+	})}
+	ul, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = up.Serve(ul) }()
+	t.Cleanup(func() { up.Close() })
+	rp := startHTTPProxy(t, "http://"+ul.Addr().String()+"/mcp")
+
+	body := []byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\",\"_meta\":{\"progressToken\":1}}}\n")
+	req, _ := http.NewRequest(http.MethodPost, rp.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", "s-1")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", "0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Mcp-Session-Id") != "s-1" || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("response headers %v", resp.Header)
+	}
+	// The first event arrives before the upstream writes the second.
+	first := make([]byte, 200)
+	n, err := io.ReadAtLeast(resp.Body, first, len("id: 1\ndata: "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(step)
+	rest, _ := io.ReadAll(resp.Body)
+	got := string(first[:n]) + string(rest)
+	want := "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n" +
+		"id: 2\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\r\ndata: \"result\":{}}\r\n\r\n"
+	if got != want {
+		t.Errorf("the host got\n%q\nwant\n%q", got, want)
+	}
+	if !bytes.Equal(gotBody, body) {
+		t.Errorf("the upstream got %q, want %q", gotBody, body)
+	}
+	for _, h := range []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Content-Type", "Accept"} {
+		if gotHeader.Get(h) != req.Header.Get(h) {
+			t.Errorf("upstream header %s = %q, want %q", h, gotHeader.Get(h), req.Header.Get(h))
+		}
+	}
+	rp.stop()
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	call := rp.request(wire.MethodToolsCall)
+	if call == nil || call.State != session.StateCompleted || call.Progress.Count != 1 {
+		t.Errorf("tools/call recorded as %+v: want completed from the SSE events, with one progress", call)
+	}
+}
+
+// TestHTTPProxyRefusesForeignOrigin: a request from a web page elsewhere
+// never reaches the upstream.
+func TestHTTPProxyRefusesForeignOrigin(t *testing.T) {
+	reached := make(chan struct{}, 1)
+	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached <- struct{}{} })}
+	ul, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = up.Serve(ul) }()
+	t.Cleanup(func() { up.Close() })
+	rp := startHTTPProxy(t, "http://"+ul.Addr().String()+"/mcp")
+	for origin, want := range map[string]int{"https://evil.example": 403, "http://localhost:3000": 200, "http://127.0.0.1": 200} {
+		req, _ := http.NewRequest(http.MethodGet, rp.url, nil)
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Origin %s: status %d, want %d", origin, resp.StatusCode, want)
+		}
+		if want == 403 {
+			select {
+			case <-reached:
+				t.Errorf("Origin %s reached the upstream", origin)
+			default:
+			}
+		} else {
+			<-reached
+		}
+	}
+	if !strings.Contains(rp.stderr.String(), `refused GET with a foreign Origin "https://evil.example"`) {
+		t.Errorf("stderr: %s", rp.stderr.String())
+	}
+}
