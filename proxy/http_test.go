@@ -79,7 +79,7 @@ func startHTTPProxy(t *testing.T, upstream string) *runningHTTP {
 	rp := &runningHTTP{url: "http://" + l.Addr().String() + "/mcp", stderr: &syncBuffer{}, trace: &syncBuffer{}}
 	tw := trace.NewWriter(rp.trace, time.Now(), nil)
 	tw.SetSenders("host", "server")
-	opts := Options{Name: "demo-http", Stderr: rp.stderr, Trace: tw, ShutdownWait: time.Second,
+	opts := Options{Name: "demo-http", Stderr: rp.stderr, Trace: tw, ShutdownWait: 300 * time.Millisecond,
 		OnEvent: func(ev event.Event, changes []session.Change, tr *session.Tracker) {
 			rp.mu.Lock()
 			rp.tr = tr
@@ -144,8 +144,8 @@ func timedOutCall(t *testing.T, rp *runningHTTP, version string) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("the host's call ended with %v, want its own timeout", err)
 	}
-	// Long enough for the stubborn tool to finish after the cancel.
-	time.Sleep(700 * time.Millisecond)
+	// Long enough for the host's cancel to be judged.
+	time.Sleep(CancelGrace + 100*time.Millisecond)
 }
 
 // TestHTTPProxyModernHostCancel: go-sdk's client in the modern era times
@@ -318,5 +318,63 @@ func TestHTTPProxyRefusesForeignOrigin(t *testing.T) {
 	}
 	if !strings.Contains(rp.stderr.String(), `refused GET with a foreign Origin "https://evil.example"`) {
 		t.Errorf("stderr: %s", rp.stderr.String())
+	}
+}
+
+// TestHTTPProxyLegacyStreamClosedFlagged: a legacy host that closes its
+// request's stream and sends no notifications/cancelled is flagged; the
+// request stays in flight (the server was not told).
+func TestHTTPProxyLegacyStreamClosedFlagged(t *testing.T) {
+	rp := startHTTPProxy(t, demoHTTP(t))
+	post := func(ctx context.Context, session, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rp.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	ctx := context.Background()
+	resp := post(ctx, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	_, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("no Mcp-Session-Id passed through: %v", resp.Header)
+	}
+	resp = post(ctx, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+	callCtx, hangUp := context.WithCancel(ctx)
+	resp = post(callCtx, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stubborn","arguments":{"seconds":0.6,"steps":6},"_meta":{"progressToken":"p"}}}`)
+	if _, err := resp.Body.Read(make([]byte, 64)); err != nil {
+		t.Fatalf("no stream: %v", err)
+	}
+	hangUp()
+	resp.Body.Close()
+	time.Sleep(CancelGrace + 150*time.Millisecond)
+	rp.stop()
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	flagged := false
+	for i := 0; i < rp.tr.Violations().Len(); i++ {
+		if v := rp.tr.Violations().At(i); v.Code == session.ViolationHostClosedStreamLegacy {
+			flagged = true
+		}
+	}
+	if !flagged {
+		t.Errorf("the legacy stream closure was not flagged")
+	}
+	if !strings.Contains(rp.stderr.String(), "⚑ host closed the stream on legacy HTTP: not a cancel there (tools/call stubborn (id 2))") {
+		t.Errorf("stderr:\n%s", rp.stderr.String())
+	}
+	if call := rp.request(wire.MethodToolsCall); call == nil || call.Cancel != nil {
+		t.Errorf("tools/call %+v: want it in flight, not cancelled", call)
 	}
 }
