@@ -100,6 +100,7 @@ the proxy speaks only stdio so far.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if wrapping {
 				wrap.rules, wrap.trace, wrap.lateWindow, wrap.name = ruleTexts, tracePath, lateWindow, name
+				wrap.listen = listenAddr
 				if name != "" && !proxy.ValidName(name) {
 					return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name)
 				}
