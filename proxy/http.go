@@ -295,7 +295,10 @@ type bodyTap struct {
 	from  Source
 	buf   []byte
 	total int
-	once  sync.Once
+	// read is when the last of the body was read: when the host's
+	// message was sent on, which the record's time is.
+	read time.Time
+	once sync.Once
 	// id is the request's ID when the body was a request.
 	id wire.ID
 }
@@ -303,6 +306,7 @@ type bodyTap struct {
 func (b *bodyTap) Read(p []byte) (int, error) {
 	n, err := b.src.Read(p)
 	b.keep(p[:n])
+	b.read = time.Now()
 	return n, err
 }
 
@@ -326,7 +330,11 @@ func (b *bodyTap) finish() {
 				b.id = m.ID
 			}
 		}
-		b.q.push([]line{{from: b.from, at: time.Now(), raw: raw, total: total}})
+		at := b.read
+		if at.IsZero() || b.src == nil {
+			at = time.Now()
+		}
+		b.q.push([]line{{from: b.from, at: at, raw: raw, total: total}})
 	})
 }
 
