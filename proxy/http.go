@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"inflight/event"
+	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
@@ -133,7 +134,7 @@ func RunHTTP(ctx context.Context, l net.Listener, upstream string, opts Options)
 	tp.DisableCompression = true // the body goes on as the upstream encoded it
 	hp := &httpProxy{up: up, client: &http.Client{Transport: tp,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		q: q, maxBody: min(opts.MaxLineBytes, DefaultMaxHTTPBody), say: rec.say}
+		q: q, maxBody: min(opts.MaxLineBytes, DefaultMaxHTTPBody), say: rec.say, red: opts.Redactor}
 	srv := &http.Server{Handler: hp, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
@@ -168,6 +169,7 @@ type httpProxy struct {
 	q       *queue
 	maxBody int
 	say     func(string)
+	red     *redact.Redactor
 	wg      sync.WaitGroup
 }
 
@@ -194,7 +196,7 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
 	if err != nil {
-		writeJSONError(w, http.StatusBadGateway, "inflight proxy: "+err.Error())
+		writeJSONError(w, http.StatusBadGateway, "inflight proxy: "+p.red.Error(err))
 		return
 	}
 	out.ContentLength = r.ContentLength
@@ -214,8 +216,10 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.hostClosed(tap)
 			return
 		}
-		p.say(fmt.Sprintf("%s to the upstream failed: %v", r.Method, err))
-		writeJSONError(w, http.StatusBadGateway, "inflight proxy: the upstream did not answer: "+err.Error())
+		// The error names the upstream's URL: what it carries is masked.
+		msg := p.red.Error(err)
+		p.say(fmt.Sprintf("%s to the upstream failed: %s", r.Method, msg))
+		writeJSONError(w, http.StatusBadGateway, "inflight proxy: the upstream did not answer: "+msg)
 		return
 	}
 	defer resp.Body.Close()
