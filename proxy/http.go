@@ -345,16 +345,20 @@ func (b *bodyTap) finish() {
 // sseSplitter cuts an SSE stream into its events' data, one line each for
 // the recorder (the stream itself is forwarded as it came).
 type sseSplitter struct {
-	max     int
-	partial []byte // an unfinished line of the stream
-	data    []byte // the event's data so far
-	total   int
-	hasData bool
-	lastCR  bool
+	max int
+	// partial is an unfinished line of the stream (its first max+64
+	// bytes), partialLen its whole length so far.
+	partial    []byte
+	partialLen int
+	data       []byte // the event's data so far (its first max bytes)
+	total      int    // the event's data's whole length
+	hasData    bool
+	lastCR     bool
 }
 
 func (s *sseSplitter) feed(chunk []byte, at time.Time) []line {
 	var out []line
+	keep := s.max + 64
 	for len(chunk) > 0 {
 		if s.lastCR && chunk[0] == '\n' {
 			chunk = chunk[1:]
@@ -364,29 +368,29 @@ func (s *sseSplitter) feed(chunk []byte, at time.Time) []line {
 		s.lastCR = false
 		i := bytes.IndexAny(chunk, "\r\n")
 		if i < 0 {
-			if len(s.partial) < s.max+16 {
-				s.partial = append(s.partial, chunk[:min(len(chunk), s.max+16-len(s.partial))]...)
-			}
+			s.partial = append(s.partial, chunk[:min(len(chunk), max(keep-len(s.partial), 0))]...)
+			s.partialLen += len(chunk)
 			return out
 		}
 		s.lastCR = chunk[i] == '\r'
-		ln := chunk[:i]
-		if len(s.partial) > 0 {
-			s.partial = append(s.partial, ln...)
-			ln = s.partial
+		ln, lnLen := chunk[:i], i
+		if s.partialLen > 0 {
+			s.partial = append(s.partial, ln[:min(len(ln), max(keep-len(s.partial), 0))]...)
+			ln, lnLen = s.partial, s.partialLen+i
 		}
 		chunk = chunk[i+1:]
-		if l, ok := s.line(ln, at); ok {
+		if l, ok := s.line(ln, lnLen, at); ok {
 			out = append(out, l)
 		}
-		s.partial = s.partial[:0]
+		s.partial, s.partialLen = s.partial[:0], 0
 	}
 	return out
 }
 
-// line takes one line of the stream; a blank one ends an event.
-func (s *sseSplitter) line(ln []byte, at time.Time) (line, bool) {
-	if len(ln) == 0 {
+// line takes one line of the stream (ln its first bytes, lnLen its whole
+// length); a blank one ends an event.
+func (s *sseSplitter) line(ln []byte, lnLen int, at time.Time) (line, bool) {
+	if lnLen == 0 {
 		if !s.hasData {
 			return line{}, false
 		}
@@ -399,6 +403,7 @@ func (s *sseSplitter) line(ln []byte, at time.Time) (line, bool) {
 		return line{}, false
 	}
 	value = bytes.TrimPrefix(value, []byte(" "))
+	valueLen := lnLen - (len(ln) - len(value))
 	if s.hasData {
 		s.total++
 		if len(s.data) < s.max {
@@ -406,7 +411,7 @@ func (s *sseSplitter) line(ln []byte, at time.Time) (line, bool) {
 		}
 	}
 	s.hasData = true
-	s.total += len(value)
+	s.total += valueLen
 	if room := s.max - len(s.data); room > 0 {
 		s.data = append(s.data, value[:min(room, len(value))]...)
 	}

@@ -378,3 +378,32 @@ func TestHTTPProxyLegacyStreamClosedFlagged(t *testing.T) {
 		t.Errorf("tools/call %+v: want it in flight, not cancelled", call)
 	}
 }
+
+// TestSSESplitter cuts a stream into its events' data however the reads
+// fall (LF, CRLF, CR; multi-line data; comments and other fields), and
+// keeps at most max bytes of one, its whole length said.
+func TestSSESplitter(t *testing.T) {
+	stream := ": hi\nevent: message\nid: 1\ndata: {\"a\":1}\n\n" +
+		"data: {\"b\":\r\ndata: 2}\r\n\r\n" + "retry: 10\rdata:{\"c\":3}\r\r" +
+		"data: " + strings.Repeat("x", 100) + "\n\n"
+	for _, size := range []int{1, 3, 7, len(stream)} {
+		s := &sseSplitter{max: 40}
+		var got []line
+		for b := []byte(stream); len(b) > 0; {
+			n := min(size, len(b))
+			got = append(got, s.feed(b[:n], time.Time{})...)
+			b = b[n:]
+		}
+		if len(got) != 4 {
+			t.Fatalf("reads of %d: %d events, want 4", size, len(got))
+		}
+		for i, want := range []string{`{"a":1}`, "{\"b\":\n2}", `{"c":3}`, strings.Repeat("x", 40)} {
+			if string(got[i].raw) != want {
+				t.Errorf("reads of %d: event %d %q, want %q", size, i, got[i].raw, want)
+			}
+		}
+		if got[3].total != 100 || got[1].total != len("{\"b\":\n2}") {
+			t.Errorf("reads of %d: totals %d, %d; want 100 and %d", size, got[3].total, got[1].total, len("{\"b\":\n2}"))
+		}
+	}
+}
