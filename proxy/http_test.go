@@ -70,7 +70,7 @@ type runningHTTP struct {
 	stop    func() Result
 }
 
-func startHTTPProxy(t *testing.T, upstream string) *runningHTTP {
+func startHTTPProxy(t *testing.T, upstream string, with ...func(*Options)) *runningHTTP {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -86,6 +86,9 @@ func startHTTPProxy(t *testing.T, upstream string) *runningHTTP {
 			rp.changes = append(rp.changes, changes...)
 			rp.mu.Unlock()
 		}}
+	for _, f := range with {
+		f(&opts)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Result, 1)
 	go func() {
@@ -404,6 +407,49 @@ func TestSSESplitter(t *testing.T) {
 		}
 		if got[3].total != 100 || got[1].total != len("{\"b\":\n2}") {
 			t.Errorf("reads of %d: totals %d, %d; want 100 and %d", size, got[3].total, got[1].total, len("{\"b\":\n2}"))
+		}
+	}
+}
+
+// TestHTTPProxyAttachSocket: the HTTP proxy streams its record on the
+// attach socket as the stdio one does, the host's stream closure in it.
+func TestHTTPProxyAttachSocket(t *testing.T) {
+	dir := privateTemp(t)
+	rp := startHTTPProxy(t, demoHTTP(t), func(o *Options) { o.SocketDir = dir })
+	var conn net.Conn
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		c, err := Attach(dir, "demo-http")
+		if err == nil {
+			conn = c
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("attach: %v", err)
+		}
+	}
+	defer conn.Close()
+	lines := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(conn)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	timedOutCall(t, rp, "")
+	rp.stop()
+	var all []string
+	for l := range lines {
+		all = append(all, l)
+	}
+	text := strings.Join(all, "\n")
+	if len(all) == 0 || !strings.Contains(all[0], `"proxy":"demo-http"`) {
+		t.Fatalf("no hello: %q", text)
+	}
+	for _, want := range []string{`"event":"stream_closed","byClient":true`, `"state":"cancelled"`, `"by":"host"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the socket's stream lacks %s:\n%s", want, text)
 		}
 	}
 }
