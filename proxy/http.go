@@ -302,6 +302,9 @@ type bodyTap struct {
 	// read is when the last of the body was read: when the host's
 	// message was sent on, which the record's time is.
 	read time.Time
+	// mu: the transport may still read the body (Read) when the upstream
+	// answered early and the handler records it (finish).
+	mu   sync.Mutex
 	once sync.Once
 	// id is the request's ID when the body was a request.
 	id wire.ID
@@ -309,8 +312,10 @@ type bodyTap struct {
 
 func (b *bodyTap) Read(p []byte) (int, error) {
 	n, err := b.src.Read(p)
+	b.mu.Lock()
 	b.keep(p[:n])
 	b.read = time.Now()
+	b.mu.Unlock()
 	return n, err
 }
 
@@ -324,7 +329,9 @@ func (b *bodyTap) keep(p []byte) {
 // finish hands the body to the recorder, once.
 func (b *bodyTap) finish() {
 	b.once.Do(func() {
-		raw := bytes.TrimSpace(b.buf)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		raw := bytes.Clone(bytes.TrimSpace(b.buf))
 		if len(raw) == 0 {
 			return
 		}
