@@ -19,13 +19,14 @@ import (
 )
 
 func (c *cli) proxyCommand() *cobra.Command {
-	var name, tracePath string
+	var name, tracePath, listenAddr, upstream string
 	var ruleTexts []string
 	var lateWindow time.Duration
 	var wrap wrapOptions
 	var wrapping bool
 	cmd := &cobra.Command{
 		Use: `proxy [--name NAME] [--trace FILE] [--rule RULE]… -- CMD [ARGS…]
+  inflight proxy [--name NAME] [--trace FILE] [--listen 127.0.0.1:PORT] --url UPSTREAM
   inflight proxy --wrap --config FILE [--server NAME] [--write] [--rule RULE]…`,
 		Short: "Stand between a host and a stdio server: forward every byte, record the host's requests",
 		Long: `Run what a host (Claude Desktop, Cursor, an SDK's client) would run as its
@@ -39,6 +40,18 @@ reads it. The proxy also streams what it records on a Unix socket, NAME.sock,
 in a directory of yours alone; inflight attach lists the running proxies and
 attaches to one. When the host closes stdin the proxy stops the server (close
 its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.
+
+With --url UPSTREAM the proxy is a Streamable HTTP reverse proxy instead: it
+serves on --listen (a loopback address, 127.0.0.1:0 by default: a free port;
+the URL to give the host is printed on stderr) and forwards every request to
+UPSTREAM, headers and body as they come and the upstream's answer as it
+streams (SSE events flushed as they arrive). A request with a foreign Origin
+(not loopback) is refused with 403. Both eras pass through: legacy sessions
+(Mcp-Session-Id), GET streams and resumption (Last-Event-ID); modern
+per-request streams. A host closing a request's stream is judged: the cancel
+on modern HTTP; on legacy HTTP, without notifications/cancelled, it is
+flagged. --trace and the attach socket work as on stdio; --rule does not
+yet. Ctrl+C (or SIGTERM) stops it.
 
 --rule makes the hard cases happen on purpose, on the host's requests it
 matches (repeatable; the first rule that matches a request acts on it):
@@ -71,6 +84,15 @@ the proxy speaks only stdio so far.`,
 			if wrap.config != "" || wrap.server != "" || wrap.write {
 				return errors.New("--config, --server and --write go with --wrap")
 			}
+			if upstream != "" {
+				if len(args) > 0 {
+					return fmt.Errorf("--url proxies an HTTP server: give no command (got %q)", args[0])
+				}
+				return nil
+			}
+			if listenAddr != "" {
+				return errors.New("--listen goes with --url UPSTREAM (the Streamable HTTP server to proxy)")
+			}
 			return cobra.MinimumNArgs(1)(cmd, args)
 		},
 		SilenceErrors: true,
@@ -78,10 +100,14 @@ the proxy speaks only stdio so far.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if wrapping {
 				wrap.rules, wrap.trace, wrap.lateWindow, wrap.name = ruleTexts, tracePath, lateWindow, name
+				wrap.listen = listenAddr
 				if name != "" && !proxy.ValidName(name) {
 					return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name)
 				}
 				return c.proxyWrap(wrap)
+			}
+			if upstream != "" {
+				return c.proxyHTTP(cmd.Context(), name, listenAddr, upstream, tracePath, ruleTexts, lateWindow)
 			}
 			red := redact.New(nil, nil, "", args...)
 			switch {
@@ -142,6 +168,8 @@ the proxy speaks only stdio so far.`,
 	fs.StringVar(&name, "name", "", "name of this proxy in its messages and its attach socket (default: CMD's base name)")
 	fs.StringArrayVar(&ruleTexts, "rule", nil, "make something happen to the host's requests a `RULE` matches (see above; repeatable)")
 	fs.StringVar(&tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
+	fs.StringVar(&upstream, "url", "", "proxy the Streamable HTTP server at `UPSTREAM` instead of running a command")
+	fs.StringVar(&listenAddr, "listen", "", "with --url: serve the proxy on `ADDR`, a loopback address (default 127.0.0.1:0, a free port)")
 	fs.BoolVar(&wrapping, "wrap", false, "print the --config entry rewritten to run through inflight proxy (see above)")
 	fs.StringVar(&wrap.config, "config", "", "with --wrap: the host's MCP config `FILE`")
 	fs.StringVar(&wrap.server, "server", "", "with --wrap: the `NAME` of the server in --config (default: its only one)")

@@ -102,11 +102,32 @@ func TestProxyUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--wrap"}, "--wrap needs --config FILE"},
 		{[]string{"proxy", "--wrap", "--config", "x.json", "--", "node", "s.js"}, "--wrap takes the server from --config"},
 		{[]string{"proxy", "--config", "x.json", "--", "node"}, "--config, --server and --write go with --wrap"},
-		{[]string{"proxy", "--wrap", "--config", filepath.Join("..", "mcpconfig", "testdata", "wrap", "vscode_mcp.json"), "--server", "github"}, "HTTP entries cannot be wrapped yet"},
+		{[]string{"proxy", "--wrap", "--config", filepath.Join("..", "mcpconfig", "testdata", "wrap", "vscode_mcp.json"), "--server", "github", "--rule", "*: drop"}, "--rule works on stdio only so far"},
+		{[]string{"proxy", "--url", "http://127.0.0.1:1/mcp", "--listen", "0.0.0.0:0"}, "serves only on a loopback address"},
+		{[]string{"proxy", "--listen", "127.0.0.1:0", "--", "true"}, "--listen goes with --url"},
 	} {
 		code, _, stderr := inflight(t, tc.args...)
 		if code != exitcode.Usage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want usage and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestProxyWrapHTTP: --wrap on an HTTP entry prints it with the proxy's
+// local URL and the command that runs the proxy in front of the original.
+func TestProxyWrapHTTP(t *testing.T) {
+	path := filepath.Join("..", "mcpconfig", "testdata", "wrap", "vscode_mcp.json")
+	code, stdout, stderr := inflight(t, "proxy", "--wrap", "--config", path, "--server", "github", "--listen", "127.0.0.1:7002")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`"url": "http://127.0.0.1:7002/mcp/"`,
+		"run the proxy (before the host connects): inflight proxy --name github --listen 127.0.0.1:7002 --url https://api.githubcopilot.com/mcp/"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "is unchanged") {
+		t.Errorf("stderr: %s", stderr)
 	}
 }

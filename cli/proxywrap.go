@@ -25,6 +25,8 @@ type wrapOptions struct {
 	trace          string
 	lateWindow     time.Duration
 	name           string
+	// listen is --listen, for an HTTP entry ("": a free loopback port).
+	listen string
 }
 
 // proxyWrap is `inflight proxy --wrap`: a config file's stdio entry
@@ -33,9 +35,6 @@ type wrapOptions struct {
 func (c *cli) proxyWrap(o wrapOptions) error {
 	fail := func(err error) error {
 		fmt.Fprintf(c.stderr, "inflight proxy --wrap: %s\n", termsafe.Line(err.Error()))
-		if errors.Is(err, mcpconfig.ErrHTTPEntry) {
-			fmt.Fprintln(c.stderr, "  (proxying Streamable HTTP, with --listen and --url, is still to come; the entry is left as it is)")
-		}
 		c.code = exitcode.Usage
 		return nil
 	}
@@ -68,6 +67,9 @@ func (c *cli) proxyWrap(o wrapOptions) error {
 	name := o.name
 	if name == "" {
 		name = proxy.CleanName(probe.Name)
+	}
+	if probe.URL != "" {
+		return c.proxyWrapHTTP(o, name, fail)
 	}
 	prefix := []string{"proxy", "--name", name}
 	for _, r := range o.rules {

@@ -32,7 +32,7 @@ type Wrapped struct {
 }
 
 // ErrHTTPEntry is Wrap's refusal of a Streamable HTTP entry.
-var ErrHTTPEntry = errors.New("it is a Streamable HTTP server, and inflight proxy speaks only stdio so far: HTTP entries cannot be wrapped yet")
+var ErrHTTPEntry = errors.New("it is a Streamable HTTP server: its URL is rewritten by WrapHTTP, not its command")
 
 // ErrWrapped is Wrap's refusal of an entry that already runs through the
 // wrapper.
@@ -158,11 +158,16 @@ func dedent(b []byte) []byte {
 // and returns the backup's path. The new file keeps the original's mode
 // and is renamed into place, so that a host never reads half a file.
 func WrapFile(path, name, exe string, prefix []string, write bool) (w Wrapped, backup string, err error) {
+	return wrapFileWith(path, write, func(data []byte) (Wrapped, error) { return Wrap(data, path, name, exe, prefix) })
+}
+
+// wrapFileWith is WrapFile with the rewrite given.
+func wrapFileWith(path string, write bool, wrap func([]byte) (Wrapped, error)) (w Wrapped, backup string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Wrapped{}, "", fmt.Errorf("config file: %w", err)
 	}
-	w, err = Wrap(data, path, name, exe, prefix)
+	w, err = wrap(data)
 	if err != nil || !write {
 		return w, "", err
 	}

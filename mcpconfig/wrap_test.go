@@ -114,7 +114,7 @@ func TestWrapEntryAlone(t *testing.T) {
 func TestWrapRefuses(t *testing.T) {
 	for _, tc := range []struct{ file, server, want string }{
 		{"claude_code_mcp.json", "api-server", "is a Streamable HTTP server"},
-		{"vscode_mcp.json", "github", "HTTP entries cannot be wrapped yet"},
+		{"vscode_mcp.json", "github", "its URL is rewritten by WrapHTTP"},
 		{"vscode_mcp.json", "nope", `has no server "nope"; it has 2 servers: "Perplexity", "github"`},
 		{"cursor_mcp.json", "", "choose one with --server NAME"},
 	} {

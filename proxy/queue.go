@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"sync"
 	"time"
+
+	"inflight/wire"
 )
 
 // Source says who wrote a line.
@@ -41,6 +43,8 @@ type line struct {
 	ctl control
 	err error
 	inj *injection
+	// id is the request a ctlStreamClosed line is about.
+	id wire.ID
 }
 
 // gap counts lines forwarded but not recorded, because the recorder was

@@ -24,6 +24,9 @@ const (
 	ctlClosed
 	// ctlInjected: a rule did something (line.inj says what).
 	ctlInjected
+	// ctlStreamClosed: the host closed the HTTP response stream of its
+	// request line.id before it ended (http.go).
+	ctlStreamClosed
 )
 
 // injection is what a rule did, for the record.
@@ -74,6 +77,8 @@ type recorder struct {
 	// injectedOn names the action a rule took on the server's response to
 	// an ID, for that response's line.
 	injectedOn map[wire.ID]string
+	// transport is what the proxied connection is (zero: stdio).
+	transport event.TransportKind
 }
 
 // run records until the queue is closed and empty.
@@ -150,6 +155,10 @@ func (r *recorder) record(l *line) {
 	case ctlInjected:
 		r.injected(l.at, l.inj)
 		return
+	case ctlStreamClosed:
+		ev := event.Event{Kind: event.StreamClosed, Time: l.at, RequestID: l.id, ByClient: true}
+		r.report(ev, r.tr.HostClosedStream(l.id, l.at))
+		return
 	}
 	if len(l.raw) == 0 && l.total == 0 {
 		return
@@ -216,6 +225,9 @@ func (r *recorder) record(l *line) {
 		// answer): say so as a connection would.
 		r.era, r.server = info.Era, info.ServerName
 		info.Transport = event.TransportStdio
+		if r.transport != 0 {
+			info.Transport = r.transport
+		}
 		c := event.Event{Kind: event.Connected, Time: ev.Time, Info: &info}
 		r.report(c, r.tr.Apply(c))
 	}
@@ -305,6 +317,8 @@ func flagText(ch session.Change, tr *session.Tracker) (string, bool) {
 			return "⚑ host cancelled an unknown ID (" + termsafe.Line(v.RequestID.String()) + ")", true
 		case session.ViolationHostAbandoned:
 			return "⚑ host gave up without cancelling " + describe(tr, v.RequestID), true
+		case session.ViolationHostClosedStreamLegacy:
+			return "⚑ host closed the stream on legacy HTTP: not a cancel there (" + describe(tr, v.RequestID) + ")", true
 		case session.ViolationHostDuplicateID:
 			return "⚑ host reused request ID " + termsafe.Line(v.RequestID.String()), true
 		}

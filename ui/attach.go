@@ -216,6 +216,13 @@ func (m *Model) record(rec *trace.Record) {
 			m.attach.localViolations[rec.Code]++ // said once
 		}
 		return
+	case trace.EventStreamClosed:
+		if rec.ByClient {
+			// The host closed its request's HTTP stream (proxy/http.go):
+			// judged as the proxy judged it (Tracker.HostClosedStream).
+			m.observed(m.tracker.HostClosedStream(idOf(rec), at))
+			return
+		}
 	case trace.EventTransportClosed:
 		m.attach.serverGone = true
 	case trace.EventInjected:

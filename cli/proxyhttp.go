@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"inflight/exitcode"
+	"inflight/proxy"
+	"inflight/redact"
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/trace"
+)
+
+// proxyHTTP is `inflight proxy --url UPSTREAM [--listen ADDR]`: the
+// Streamable HTTP reverse proxy, until the context ends (Ctrl+C, SIGTERM).
+func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePath string, rules []string, lateWindow time.Duration) error {
+	red := redact.New(nil, nil, upstream)
+	fail := func(err error) error {
+		fmt.Fprintf(c.stderr, "inflight proxy: %s\n", termsafe.Line(red.Error(err)))
+		c.code = exitcode.Usage
+		return nil
+	}
+	if len(rules) > 0 {
+		return fail(fmt.Errorf("--rule works on stdio only so far: the HTTP proxy forwards and records, it does not act on requests yet"))
+	}
+	up, err := url.Parse(upstream)
+	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
+		return fail(fmt.Errorf("--url %q: want an http:// or https:// URL", upstream))
+	}
+	if listenAddr == "" {
+		listenAddr = "127.0.0.1:0"
+	}
+	if !proxy.LoopbackAddr(listenAddr) {
+		return fail(fmt.Errorf("--listen %q: the proxy serves only on a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT), so that nothing off this machine reaches the server through it", listenAddr))
+	}
+	switch {
+	case name == "":
+		name = proxy.CleanName(up.Hostname() + "-" + up.Port())
+	case !proxy.ValidName(name):
+		return fail(fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name))
+	}
+	l, err := net.Listen("tcp", listenAddr)
+	if err != nil {
+		return fail(fmt.Errorf("--listen: %w", err))
+	}
+	opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow},
+		SocketDir: proxy.SocketDir(), Redactor: red}
+	if tracePath != "" {
+		f, err := os.Create(tracePath)
+		if err != nil {
+			l.Close()
+			return fail(fmt.Errorf("--trace: %w", err))
+		}
+		defer f.Close()
+		tw := trace.NewWriter(f, time.Now(), red)
+		tw.SetSenders("host", "server")
+		defer tw.Close()
+		opts.Trace = tw
+	}
+	local := url.URL{Scheme: "http", Host: l.Addr().String(), Path: up.Path}
+	fmt.Fprintf(c.stderr, "inflight proxy %s: listening on %s → %s\n", termsafe.Line(name), local.String(),
+		termsafe.Line(red.String(up.Redacted())))
+	res, err := proxy.RunHTTP(ctx, l, upstream, opts)
+	if err != nil {
+		return fail(err)
+	}
+	if res.End == proxy.EndInterrupted {
+		c.code = exitcode.Cancelled
+	}
+	return nil
+}

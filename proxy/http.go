@@ -1,0 +1,449 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"inflight/event"
+	"inflight/redact"
+	"inflight/session"
+	"inflight/termsafe"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+// This file is `inflight proxy --listen ADDR --url UPSTREAM`: a reverse
+// proxy for Streamable HTTP. Every request the host makes (POST, GET,
+// DELETE) goes to UPSTREAM with its headers and body as they come, and
+// the upstream's status, headers and body go back the same way: a body is
+// forwarded as it is read (an SSE stream flushed after every read, which
+// the upstream makes at least once an event), never held whole. A copy of
+// each message — the host's POST body, each SSE event's data, a JSON
+// response — goes to the same bounded queue and recorder as on stdio: the
+// wire never waits for the record.
+//
+// The host closing a request's response stream before it ended is
+// reported to the tracker (Tracker.HostClosedStream), which judges it: on
+// modern HTTP it is the host's cancel; on legacy HTTP it is not one, and
+// flagged. The upstream request is cancelled with it, so the upstream sees
+// the same closure.
+
+// CancelGrace is how long after the host closed a request's stream the
+// proxy waits before telling the tracker: a legacy host (go-sdk's client)
+// closes the stream and posts notifications/cancelled at the same moment,
+// and the POST may well be read second. A cancel read within it counts as
+// sent with the closure; the closure keeps its own time.
+const CancelGrace = 250 * time.Millisecond
+
+// DefaultMaxHTTPBody bounds what of one HTTP message body the recorder
+// keeps (the body itself is forwarded whole).
+const DefaultMaxHTTPBody = 4 << 20
+
+// hopHeaders are the hop-by-hop headers a proxy must not pass on.
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// LoopbackAddr reports whether a listen address's host is loopback
+// (localhost, 127.0.0.0/8, ::1).
+func LoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	return isLoopbackHost(host)
+}
+
+// originAllowed accepts no Origin (a host that is not a browser) or a
+// loopback one, as the demo's HTTP server does: a web page elsewhere must
+// not reach a local server through the proxy (DNS rebinding).
+func originAllowed(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return isLoopbackHost(u.Hostname())
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// RunHTTP serves the reverse proxy on l, forwarding to upstream (an http
+// or https URL), until ctx ends; then it stops serving (streams still open
+// are closed after opts.ShutdownWait) and returns once the record is
+// complete.
+func RunHTTP(ctx context.Context, l net.Listener, upstream string, opts Options) (Result, error) {
+	opts = opts.withDefaults()
+	up, err := url.Parse(upstream)
+	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
+		l.Close()
+		return Result{}, fmt.Errorf("--url %q: want an http:// or https:// URL", opts.Redactor.String(upstream))
+	}
+	start := time.Now()
+	q := newQueue(opts.QueueBytes)
+	tr := session.NewTracker(opts.Tracker)
+	rec := &recorder{q: q, tr: tr, stderr: opts.Stderr, name: opts.Name, onEvent: opts.OnEvent,
+		maxLine: opts.MaxLineBytes, done: make(chan struct{}), transport: event.TransportHTTP}
+	if opts.Trace != nil {
+		rec.tws = append(rec.tws, opts.Trace)
+	}
+	shown := opts.Redactor.String(up.Redacted())
+	rec.report(event.Event{Kind: event.Note, Time: start,
+		Text: "proxy " + opts.Name + ": http://" + l.Addr().String() + " → " + shown}, nil)
+	var res Result
+	var bc *broadcast
+	if opts.SocketDir != "" {
+		sl, path, err := listen(opts.SocketDir, opts.Name)
+		if err != nil {
+			rec.say("no attach socket: " + err.Error())
+		} else {
+			res.Socket = path
+			bc = newBroadcast(sl, Hello{Stream: "trace", Proxy: opts.Name, PID: os.Getpid(),
+				Command: termsafe.Line("http://" + l.Addr().String() + " → " + shown), Started: start,
+				LateWindow: Duration(lateWindowOf(opts.Tracker))})
+			tw := trace.NewWriter(bc, start, opts.Redactor)
+			tw.SetSenders("host", "server")
+			tw.SetPositions(true)
+			rec.tws = append(rec.tws, tw)
+		}
+	}
+	go rec.run()
+
+	tp := http.DefaultTransport.(*http.Transport).Clone()
+	tp.Proxy = nil               // loopback upstreams stay direct
+	tp.DisableCompression = true // the body goes on as the upstream encoded it
+	hp := &httpProxy{up: up, client: &http.Client{Transport: tp,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		q: q, maxBody: min(opts.MaxLineBytes, DefaultMaxHTTPBody), say: rec.say, red: opts.Redactor}
+	srv := &http.Server{Handler: hp, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	select {
+	case <-ctx.Done():
+		res.End = EndInterrupted
+	case err := <-served:
+		res.End = EndServerExited
+		res.Err = err
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), opts.ShutdownWait)
+	if srv.Shutdown(sctx) != nil {
+		srv.Close()
+	}
+	cancel()
+	hp.wg.Wait()
+	tp.CloseIdleConnections()
+	q.pushControl(line{ctl: ctlClosed, at: time.Now(), err: res.Err})
+	q.close()
+	<-rec.done
+	if bc != nil {
+		bc.close()
+	}
+	res.PeakQueueBytes = q.peakBytes()
+	return res, nil
+}
+
+// httpProxy is the reverse proxy's handler.
+type httpProxy struct {
+	up      *url.URL
+	client  *http.Client
+	q       *queue
+	maxBody int
+	say     func(string)
+	red     *redact.Redactor
+	wg      sync.WaitGroup
+}
+
+func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.wg.Add(1)
+	defer p.wg.Done()
+	if origin := r.Header.Get("Origin"); !originAllowed(origin) {
+		p.say(fmt.Sprintf("refused %s with a foreign Origin %q", r.Method, origin))
+		writeJSONError(w, http.StatusForbidden, "Forbidden: Origin is not a loopback origin (inflight proxy)")
+		return
+	}
+	target := *p.up
+	if r.URL.RawQuery != "" {
+		if target.RawQuery != "" {
+			target.RawQuery += "&"
+		}
+		target.RawQuery += r.URL.RawQuery
+	}
+	var tap *bodyTap
+	var body io.Reader = http.NoBody
+	if r.Body != nil && r.Method == http.MethodPost {
+		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q}
+		body = tap
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
+	if err != nil {
+		writeJSONError(w, http.StatusBadGateway, "inflight proxy: "+p.red.Error(err))
+		return
+	}
+	out.ContentLength = r.ContentLength
+	if r.ContentLength == 0 && tap != nil {
+		out.Body = http.NoBody
+	}
+	copyHeader(out.Header, r.Header)
+	if _, ok := r.Header["User-Agent"]; !ok {
+		out.Header["User-Agent"] = nil // Go's client adds none then
+	}
+	resp, err := p.client.Do(out)
+	if tap != nil {
+		tap.finish() // the host's message is recorded before any answer to it
+	}
+	if err != nil {
+		if r.Context().Err() != nil {
+			p.hostClosed(tap)
+			return
+		}
+		// The error names the upstream's URL: what it carries is masked.
+		msg := p.red.Error(err)
+		p.say(fmt.Sprintf("%s to the upstream failed: %s", r.Method, msg))
+		writeJSONError(w, http.StatusBadGateway, "inflight proxy: the upstream did not answer: "+msg)
+		return
+	}
+	defer resp.Body.Close()
+	copyHeader(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	sse := mt == "text/event-stream"
+	var events *sseSplitter
+	var whole *bodyTap
+	switch {
+	case sse:
+		events = &sseSplitter{max: p.maxBody}
+		_ = rc.Flush() // the host sees the stream open at once
+	case mt == "application/json":
+		whole = &bodyTap{max: p.maxBody, q: p.q, from: FromServer}
+	}
+	buf := make([]byte, 32<<10)
+	var readErr error
+	hostGone := false
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			at := time.Now()
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				hostGone = true
+			} else if sse {
+				if rc.Flush() != nil {
+					hostGone = true
+				}
+			}
+			switch {
+			case events != nil:
+				p.q.push(events.feed(buf[:n], at))
+			case whole != nil:
+				whole.keep(buf[:n])
+			}
+		}
+		if hostGone {
+			break
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				readErr = err
+			}
+			break
+		}
+	}
+	if whole != nil && !hostGone {
+		whole.finish()
+	}
+	if hostGone || (readErr != nil && r.Context().Err() != nil) {
+		p.hostClosed(tap)
+	}
+}
+
+// hostClosed reports that the host closed the response stream of the
+// request its POST carried (nothing for a GET stream or a notification),
+// CancelGrace after it did. It runs on the handler's goroutine, whose host
+// is gone: nothing waits for it but the proxy's shutdown.
+func (p *httpProxy) hostClosed(tap *bodyTap) {
+	if tap == nil || tap.id.IsZero() {
+		return
+	}
+	at := time.Now()
+	time.Sleep(CancelGrace)
+	p.q.pushControl(line{ctl: ctlStreamClosed, at: at, id: tap.id})
+}
+
+// bodyTap keeps the first max bytes of a body for the recorder as it is
+// forwarded (src set: it reads through), and hands them over as one line
+// at its end.
+type bodyTap struct {
+	src   io.Reader
+	max   int
+	q     *queue
+	from  Source
+	buf   []byte
+	total int
+	// read is when the last of the body was read: when the host's
+	// message was sent on, which the record's time is.
+	read time.Time
+	// mu: the transport may still read the body (Read) when the upstream
+	// answered early and the handler records it (finish).
+	mu   sync.Mutex
+	once sync.Once
+	// id is the request's ID when the body was a request.
+	id wire.ID
+}
+
+func (b *bodyTap) Read(p []byte) (int, error) {
+	n, err := b.src.Read(p)
+	b.mu.Lock()
+	b.keep(p[:n])
+	b.read = time.Now()
+	b.mu.Unlock()
+	return n, err
+}
+
+func (b *bodyTap) keep(p []byte) {
+	b.total += len(p)
+	if room := b.max - len(b.buf); room > 0 {
+		b.buf = append(b.buf, p[:min(room, len(p))]...)
+	}
+}
+
+// finish hands the body to the recorder, once.
+func (b *bodyTap) finish() {
+	b.once.Do(func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		raw := bytes.Clone(bytes.TrimSpace(b.buf))
+		if len(raw) == 0 {
+			return
+		}
+		total := len(raw) + (b.total - len(b.buf))
+		if b.from == FromHost && len(raw) == total {
+			if m, err := wire.Decode(raw); err == nil && m.Kind == wire.KindRequest {
+				b.id = m.ID
+			}
+		}
+		at := b.read
+		if at.IsZero() || b.src == nil {
+			at = time.Now()
+		}
+		b.q.push([]line{{from: b.from, at: at, raw: raw, total: total}})
+	})
+}
+
+// sseSplitter cuts an SSE stream into its events' data, one line each for
+// the recorder (the stream itself is forwarded as it came).
+type sseSplitter struct {
+	max int
+	// partial is an unfinished line of the stream (its first max+64
+	// bytes), partialLen its whole length so far.
+	partial    []byte
+	partialLen int
+	data       []byte // the event's data so far (its first max bytes)
+	total      int    // the event's data's whole length
+	hasData    bool
+	lastCR     bool
+}
+
+func (s *sseSplitter) feed(chunk []byte, at time.Time) []line {
+	var out []line
+	keep := s.max + 64
+	for len(chunk) > 0 {
+		if s.lastCR && chunk[0] == '\n' {
+			chunk = chunk[1:]
+			s.lastCR = false
+			continue
+		}
+		s.lastCR = false
+		i := bytes.IndexAny(chunk, "\r\n")
+		if i < 0 {
+			s.partial = append(s.partial, chunk[:min(len(chunk), max(keep-len(s.partial), 0))]...)
+			s.partialLen += len(chunk)
+			return out
+		}
+		s.lastCR = chunk[i] == '\r'
+		ln, lnLen := chunk[:i], i
+		if s.partialLen > 0 {
+			s.partial = append(s.partial, ln[:min(len(ln), max(keep-len(s.partial), 0))]...)
+			ln, lnLen = s.partial, s.partialLen+i
+		}
+		chunk = chunk[i+1:]
+		if l, ok := s.line(ln, lnLen, at); ok {
+			out = append(out, l)
+		}
+		s.partial, s.partialLen = s.partial[:0], 0
+	}
+	return out
+}
+
+// line takes one line of the stream (ln its first bytes, lnLen its whole
+// length); a blank one ends an event.
+func (s *sseSplitter) line(ln []byte, lnLen int, at time.Time) (line, bool) {
+	if lnLen == 0 {
+		if !s.hasData {
+			return line{}, false
+		}
+		l := line{from: FromServer, at: at, raw: bytes.Clone(s.data), total: s.total}
+		s.data, s.total, s.hasData = s.data[:0], 0, false
+		return l, len(bytes.TrimSpace(l.raw)) > 0
+	}
+	field, value, _ := bytes.Cut(ln, []byte(":"))
+	if string(field) != "data" {
+		return line{}, false
+	}
+	value = bytes.TrimPrefix(value, []byte(" "))
+	valueLen := lnLen - (len(ln) - len(value))
+	if s.hasData {
+		s.total++
+		if len(s.data) < s.max {
+			s.data = append(s.data, '\n')
+		}
+	}
+	s.hasData = true
+	s.total += valueLen
+	if room := s.max - len(s.data); room > 0 {
+		s.data = append(s.data, value[:min(room, len(value))]...)
+	}
+	return line{}, false
+}
+
+func copyHeader(dst, src http.Header) {
+	for k, vs := range src {
+		dst[k] = append([]string(nil), vs...)
+	}
+	for _, h := range hopHeaders {
+		dst.Del(h)
+	}
+	if c := src.Get("Connection"); c != "" {
+		for _, f := range strings.Split(c, ",") {
+			dst.Del(strings.TrimSpace(f))
+		}
+	}
+}
+
+// writeJSONError answers with a JSON-RPC error without an id.
+func writeJSONError(w http.ResponseWriter, status int, message string) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0",
+		"error": map[string]any{"code": -32000, "message": message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

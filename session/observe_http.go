@@ -1,0 +1,64 @@
+package session
+
+import (
+	"time"
+
+	"inflight/event"
+	"inflight/wire"
+)
+
+// ViolationHostClosedStreamLegacy: on legacy Streamable HTTP the host closed
+// a request's response stream without sending notifications/cancelled.
+// There, "disconnection SHOULD NOT be interpreted as the client cancelling
+// its request": the server was never told, and may answer on a resumed
+// stream.
+const ViolationHostClosedStreamLegacy = "host_closed_stream_legacy"
+
+// HostClosedStream records that the host closed the HTTP response stream
+// of its request id at now, before that stream ended. In the modern era
+// closing a request's stream is its cancel, so the request is cancelled by
+// the host with that signal (and, the stream being gone, nothing more can
+// arrive for it on the wire: it settles at once, as inflight's own modern
+// cancel does); a notifications/cancelled the host sent with it changes
+// nothing of that but the cancel's time, the earlier of the two. In the
+// legacy era it is not a cancel: the request stays in flight and the host
+// is flagged, unless it sent notifications/cancelled (the proxy reports a
+// closure CancelGrace late so that a cancel posted with it is seen first).
+// A request already over changes nothing; nor does an unknown era (nothing
+// said yet which rule applies).
+func (t *Tracker) HostClosedStream(id wire.ID, now time.Time) []Change {
+	t.changes.reset()
+	r := t.byID[id]
+	if r == nil || !r.ByHost || !r.State.IsActive() {
+		return t.changes.buf
+	}
+	switch t.conn.Era {
+	case event.EraModern:
+		if r.State == StateCancelRequested {
+			if r.Cancel == nil || r.Cancel.Cause != CauseHost {
+				return t.changes.buf
+			}
+			// The host also sent notifications/cancelled (go-sdk's client
+			// does), "not required or expected" here: the closure is the
+			// signal, and the earlier of the two the cancel's time.
+			if now.Before(r.Cancel.At) {
+				r.Cancel.At = now
+			}
+			now = r.Cancel.At
+		} else {
+			t.beginCancel(r, "the host closed the stream", CauseHost, now)
+		}
+		r.Cancel.Signal = event.SignalStreamClosed
+		r.Cancel.SignalAt = now
+		r.Cancel.SignalStreamEnd = 0
+		t.settle(r, now)
+	case event.EraLegacy:
+		if r.State == StateCancelRequested || r.Method == wire.MethodInitialize {
+			return t.changes.buf
+		}
+		ev := event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, ByClient: true}
+		t.violate(ViolationHostClosedStreamLegacy, "the host closed the stream of "+r.Method+" "+id.String()+
+			" on legacy HTTP without notifications/cancelled, which is not a cancel there: the server was not told", r, id, &ev)
+	}
+	return t.changes.buf
+}
