@@ -73,6 +73,10 @@ type Options struct {
 	Tracker session.Config
 	// Calls are sent right after connecting.
 	Calls []Call
+	// LogLevel is the level requests ask the server to log at until the
+	// composer says otherwise (--log-level; "" asks for no logs): per
+	// request in the modern era, with logging/setLevel in the legacy one.
+	LogLevel string
 	// Export writes the session's trace; path is chosen by the UI. Nil
 	// disables export.
 	// It returns the path it actually wrote (it may differ when a file of
@@ -147,6 +151,10 @@ type Model struct {
 	connGen int // events and replies of older connections are ignored
 	state   connState
 	connErr error
+
+	// legacyLogLevel is the level last asked for with logging/setLevel on
+	// this connection (legacy era; "" none yet).
+	legacyLogLevel string
 
 	keys   keymap.KeyMap
 	help   help.Model
@@ -671,11 +679,19 @@ func (m *Model) start() tea.Cmd {
 	// Ask for the tools right away so the composer is ready; it is a real
 	// request and shows in the list like any other.
 	cmds = append(cmds, m.send(wire.MethodToolsList, nil, session.RequestOptions{}))
+	// A legacy server logs at the connection's level: ask for it at once,
+	// before the --call requests (the composer may change it later).
+	m.legacyLogLevel = ""
+	var set tea.Cmd
+	if info, ok := m.tracker.Conn(); ok && info.Era != event.EraModern {
+		_, set = m.withLogLevel(wire.MethodToolsCall, nil, m.composerLogLevel())
+	}
 	for _, c := range m.opts.Calls {
-		cmds = append(cmds, m.send(c.Method, c.Params, session.RequestOptions{}))
+		params, _ := m.withLogLevel(c.Method, c.Params, m.composerLogLevel())
+		cmds = append(cmds, m.send(c.Method, params, session.RequestOptions{}))
 	}
 	m.opts.Calls = nil
-	return tea.Batch(cmds...)
+	return inOrder(set, tea.Batch(cmds...))
 }
 
 // send records a new request in the tracker and returns the command that
