@@ -1291,25 +1291,46 @@ func (m *Model) handlePromptKey(msg tea.KeyPressMsg) tea.Cmd {
 // cancelAll cancels every request in flight.
 func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 	var cmds []tea.Cmd
+	n := 0
 	for _, id := range m.activeIDs() {
-		if cmd := m.cancelQuiet(id, reason, cause); cmd != nil {
+		cmd, ok := m.cancelQuiet(id, reason, cause)
+		if ok {
+			n++
+		}
+		if cmd != nil {
 			cmds = append(cmds, cmd)
 		}
 	}
-	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d requests", len(cmds)))
+	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d requests", n))
+	if qs := m.takeAllQuestions(); len(qs) > 0 {
+		m.setStatus(levelInfo, fmt.Sprintf("cancelling %d requests; %d %s of the server declined", n, len(qs), countNoun(len(qs), "question", "questions")))
+		return declineAfterAll(cmds, qs)
+	}
 	return tea.Batch(cmds...)
 }
 
-func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause) tea.Cmd {
+// cancelQuiet cancels id as X does, as c would: a conversation waiting
+// for the user is dropped (nothing is on the wire), a legacy server's
+// questions open on the request are declined after its cancel.
+func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause) (tea.Cmd, bool) {
+	r, _ := m.tracker.Get(id)
+	waiting := r != nil && r.State == session.StateWaitingInput
 	ch, err := m.tracker.RequestCancel(id, reason, cause, m.now())
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	m.changed([]session.Change{ch})
-	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
-		return tea.Batch(m.taskWork(m.now())...)
+	if waiting {
+		if m.answer.id == id {
+			m.closeAnswer()
+		}
+		return nil, true
 	}
-	return cancelCmd(m.conn, m.connGen, id, reason, true)
+	qs := m.takeQuestions(id)
+	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
+		return tea.Batch(append(m.taskWork(m.now()), declineCmd(qs))...), true
+	}
+	return declineAfter(cancelCmd(m.conn, m.connGen, id, reason, true), qs), true
 }
 
 // activeIDs lists requests still in flight (not already cancelling).
