@@ -427,7 +427,7 @@ func (m *Model) row(r *session.Request, c columns, selected bool, now time.Time)
 		parts = append(parts, fitLeft(m.countdown(r, now), c.timeout))
 	}
 	if c.detail > 0 {
-		parts = append(parts, fit(m.withLogs(r, m.detailCell(r, c, now), c.detail), c.detail))
+		parts = append(parts, fit(m.detailCellWithLogs(r, c, now), c.detail))
 	}
 	line := fit(strings.Join(parts, " "), m.width)
 	if selected {

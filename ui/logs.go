@@ -113,6 +113,31 @@ func inOrder(a, b tea.Cmd) tea.Cmd {
 	}
 }
 
+// logsReserve is the width the last column must keep for everything else
+// before the log count is given room of its own.
+const logsReserve = 40
+
+// detailCellWithLogs is the row's last column with its log count: on a
+// wide column the count has its own room at the end (a result cut short
+// to make it); on a narrow one it is added only when what the column says
+// leaves room for it.
+func (m *Model) detailCellWithLogs(r *session.Request, c columns, now time.Time) string {
+	if r.Conv == nil || r.Conv.LogCount == 0 {
+		return m.detailCell(r, c, now)
+	}
+	n := r.Conv.LogCount
+	count := fmt.Sprintf("%d %s", n, countNoun(n, "log", "logs"))
+	if w := c.detail - ansi.StringWidth(cellSep+count); w >= logsReserve {
+		c.detail = w
+		cell := m.detailCell(r, c, now)
+		if ansi.StringWidth(cell) == 0 {
+			return m.styles.Dim.Render(count)
+		}
+		return cell + m.styles.Dim.Render(cellSep+count)
+	}
+	return m.withLogs(r, m.detailCell(r, c, now), c.detail)
+}
+
 // withLogs adds the count of the request's log lines to its row's last
 // column, when there is room left for it: it matters less than anything
 // else the column says.

@@ -274,3 +274,30 @@ func TestGoldenViewsLogs(t *testing.T) {
 		})
 	}
 }
+
+// A long result is cut short for the count on a wide row; a narrow row
+// keeps the result.
+func TestLogsCountBesideALongResult(t *testing.T) {
+	for _, w := range []int{120, 80} {
+		h := newLogHarness(t, w, 24, event.EraModern, "info", `{}`)
+		h.connect()
+		composeSlow(h, "")
+		id, _ := h.m.list.selected.Int()
+		h.sentEvent(id)
+		h.logLine(id, "info", "", `"one"`)
+		h.logLine(id, "info", "", `"two"`)
+		h.answer(id, `{"resultType":"complete","content":[{"type":"text","text":"`+strings.Repeat("a long result ", 20)+`"}]}`)
+		row := ""
+		for _, l := range strings.Split(h.screen(), "\n") {
+			if strings.Contains(l, "slow ") {
+				row = l
+			}
+		}
+		if has := strings.Contains(row, "2 logs"); has != (w == 120) {
+			t.Errorf("at %d columns the row says %q", w, row)
+		}
+		if !strings.Contains(row, "a long result") {
+			t.Errorf("at %d columns the result is gone: %q", w, row)
+		}
+	}
+}
