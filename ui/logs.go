@@ -197,8 +197,9 @@ func (m *Model) writeLogs(b *strings.Builder, r *session.Request) {
 }
 
 // conversationMarks puts a request's log lines (≡, counted per cell, one
-// label for them all) and its rounds (↻ each retry sent under its new
-// ID, ? each input_required answer) on its timeline.
+// label for them all), its rounds (↻ each retry sent under its new ID,
+// ? each input_required answer) and a legacy server's requests during it
+// (↘ came, ↗ ended) on its timeline.
 func (m *Model) conversationMarks(r *session.Request, start time.Time, col func(time.Time) int, cells map[string]map[int]int, marks, groups *[]mark) {
 	c := r.Conv
 	if c == nil {
@@ -216,6 +217,15 @@ func (m *Model) conversationMarks(r *session.Request, start time.Time, col func(
 			lbl += "…" + fmtAgo(last.Sub(start))
 		}
 		*groups = append(*groups, mark{first, "≡", lbl})
+	}
+	for _, sr := range c.ServerRequests {
+		// A legacy server's own request during this one: ↘ when it came,
+		// ↗ when it was answered (or withdrawn, or lost).
+		method := m.line(clipRunes(strings.TrimSuffix(strings.TrimSuffix(sr.Method, "/create"), "/createMessage"), 20))
+		*marks = append(*marks, mark{sr.At, "↘", fmt.Sprintf("↘ %s %s", method, fmtAgo(sr.At.Sub(start)))})
+		if !sr.Open() && !sr.Ended.IsZero() {
+			*marks = append(*marks, mark{sr.Ended, "↗", fmt.Sprintf("↗ %s %s", strings.ReplaceAll(sr.State.String(), "_", " "), fmtAgo(sr.Ended.Sub(start)))})
+		}
 	}
 	for i, rd := range c.Rounds {
 		if i > 0 && !rd.Began.IsZero() {

@@ -301,3 +301,31 @@ func TestLogsCountBesideALongResult(t *testing.T) {
 		}
 	}
 }
+
+func TestGoldenViewsLegacyTimeline(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{80, 24}, {120, 35}} {
+		t.Run(fmt.Sprintf("detail-%dx%d", size.w, size.h), func(t *testing.T) {
+			h := newAnswerHarness(t, size.w, size.h, event.EraLegacy)
+			id := h.sendTool("confirm")
+			h.advance(300 * time.Millisecond)
+			h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
+			h.advance(2 * time.Second)
+			h.key("enter", "space", "enter")
+			raw := wire.ResultResponse(wire.IntID(7), json.RawMessage(`{"action":"accept","content":{"confirm":true}}`))
+			msg, _ := wire.Decode(raw)
+			h.events(event.Event{Kind: event.Sent, RequestID: wire.IntID(7), Raw: raw, Msg: msg, Internal: true})
+			h.advance(500 * time.Millisecond)
+			h.logLine(0, "info", "confirm", `"deleted 3 files"`)
+			h.advance(200 * time.Millisecond)
+			h.answer(id, `{"content":[{"type":"text","text":"deleted 3 files"}]}`)
+			h.key("enter")
+			s := h.screen()
+			for _, want := range []string{"↘ elicitation +0.3s", "↗ answered +2.3s", "≡ 1 log +2.8s"} {
+				if !strings.Contains(s, want) {
+					t.Errorf("the timeline lacks %q", want)
+				}
+			}
+			h.golden()
+		})
+	}
+}
