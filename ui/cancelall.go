@@ -1,6 +1,10 @@
 package ui
 
-import tea "charm.land/bubbletea/v2"
+import (
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+)
 
 // takeAllQuestions removes every legacy question still open (those X's
 // cancels did not already take: asked while several requests were in
@@ -38,4 +42,14 @@ func declineAfterAll(cancels []tea.Cmd, qs []*serverQuestion) tea.Cmd {
 		}
 		return out
 	}
+}
+
+// cancelAllStatus says what X did: n requests cancelled, declined of the
+// server's questions declined.
+func cancelAllStatus(n, declined int) string {
+	s := fmt.Sprintf("cancelling %d %s", n, countNoun(n, "request", "requests"))
+	if declined > 0 {
+		s += fmt.Sprintf("; %d %s of the server declined", declined, countNoun(declined, "question", "questions"))
+	}
+	return s
 }

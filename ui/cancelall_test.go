@@ -68,7 +68,7 @@ func TestCancelAllDropsAWaitingConversation(t *testing.T) {
 	if r := h.request(id); r.State != session.StateCancelled {
 		t.Fatalf("state %s, want cancelled", r.State)
 	}
-	if !strings.Contains(h.screen(), "cancelling 1 requests") && !strings.Contains(h.screen(), "conversation dropped") {
+	if !strings.Contains(h.screen(), "cancelling 1 request") {
 		t.Fatalf("the screen does not say what X did:\n%s", h.screen())
 	}
 }
@@ -96,5 +96,8 @@ func TestCancelAllDeclinesATiedQuestion(t *testing.T) {
 	}
 	if h.fake.cancels[len(h.fake.cancels)-1] != wire.IntID(id) {
 		t.Fatal("the request was not cancelled")
+	}
+	if !strings.Contains(h.screen(), "cancelling 1 request; 1 question of the server declined") {
+		t.Fatalf("the status does not say what X did:\n%s", h.screen())
 	}
 }

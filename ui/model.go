@@ -1291,7 +1291,7 @@ func (m *Model) handlePromptKey(msg tea.KeyPressMsg) tea.Cmd {
 // cancelAll cancels every request in flight.
 func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 	var cmds []tea.Cmd
-	n := 0
+	n, asked := 0, len(m.questions)
 	for _, id := range m.activeIDs() {
 		cmd, ok := m.cancelQuiet(id, reason, cause)
 		if ok {
@@ -1301,12 +1301,9 @@ func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 			cmds = append(cmds, cmd)
 		}
 	}
-	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d requests", n))
-	if qs := m.takeAllQuestions(); len(qs) > 0 {
-		m.setStatus(levelInfo, fmt.Sprintf("cancelling %d requests; %d %s of the server declined", n, len(qs), countNoun(len(qs), "question", "questions")))
-		return declineAfterAll(cmds, qs)
-	}
-	return tea.Batch(cmds...)
+	qs := m.takeAllQuestions()
+	m.setStatus(levelInfo, cancelAllStatus(n, asked))
+	return declineAfterAll(cmds, qs)
 }
 
 // cancelQuiet cancels id as X does, as c would: a conversation waiting
