@@ -184,7 +184,7 @@ func (m *Model) writeLogs(b *strings.Builder, r *session.Request) {
 		loggers = max(loggers, ansi.StringWidth(m.line(clipRunes(l.Logger, 24))))
 	}
 	for _, l := range c.Logs {
-		line := fmt.Sprintf("  %-7s %-8s", fmtAgo(l.At.Sub(r.Created)), m.line(clipRunes(l.Level, 9)))
+		line := fmt.Sprintf("  %-7s %-9s", fmtAgo(l.At.Sub(r.Created)), m.line(clipRunes(l.Level, 9)))
 		if loggers > 0 {
 			lg := m.line(clipRunes(l.Logger, 24))
 			line += " " + lg + strings.Repeat(" ", loggers-ansi.StringWidth(lg))

@@ -185,7 +185,7 @@ func TestLogsCountedOnTheRowAndListedInTheDetail(t *testing.T) {
 	}
 	h.key("enter")
 	s := h.screen()
-	for _, want := range []string{"LOGS (3 lines, asked at info)", "+0.1s   info     slow  \"step 1\"", "debug", `{"e":"boom`, "≡ 3 logs +0.1s…+0.2s"} {
+	for _, want := range []string{"LOGS (3 lines, asked at info)", "+0.1s   info      slow  \"step 1\"", "debug", `{"e":"boom`, "≡ 3 logs +0.1s…+0.2s"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("the detail lacks %q:\n%s", want, s)
 		}
