@@ -49,6 +49,9 @@ type InteractiveOptions struct {
 	// Roots are the directories a server's roots/list is answered with,
 	// without a prompt (--root, repeatable; default none).
 	Roots []string
+	// LogLevel is the level requests ask the server to log at (--log-level,
+	// default info; "none" asks for none).
+	LogLevel string
 	// Stderr is where errors that end the TUI before or after it ran are
 	// written (os.Stderr when nil).
 	Stderr io.Writer
@@ -140,6 +143,7 @@ Servers:
 	durationVar(fs, &opts.MaxTimeout, "max-timeout", session.DefaultMaxTimeout, "maximum timeout, which progress never pushes back", true)
 	fs.BoolVar(&opts.ResetOnProgress, "reset-on-progress", true, "restart a request's timeout on each progress notification")
 	durationVar(fs, &opts.LateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after a cancel", true)
+	fs.StringVar(&opts.LogLevel, "log-level", "info", "ask for the server's log lines at `LEVEL` (debug, info, notice, warning, error, …, or none): per request in the modern era, logging/setLevel in the legacy one; the composer can change it")
 	fs.StringArrayVar(&opts.Roots, "root", nil, "answer the server's roots/list with `DIR` (repeatable; default: no roots)")
 	fs.StringVar(&opts.TracePath, "trace", "", "record the session from the start to `FILE` (JSON Lines, as call and check write; replay reads it)")
 	durationVar(fs, &opts.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
@@ -229,6 +233,10 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 	if err != nil {
 		return nil, err
 	}
+	logLevel, err := ui.ParseLogLevel(opts.LogLevel)
+	if err != nil {
+		return nil, fmt.Errorf("--%w", err)
+	}
 	questions := ui.NewQuestions(roots, 0)
 	cfg.Answers = client.Answers{Elicitation: true, Sampling: true, Roots: true}
 	cfg.ServerRequests = questions.Serve
@@ -246,9 +254,10 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 			}
 			return c, nil
 		},
-		Tracker: trackerCfg,
-		Trace:   tw,
-		Calls:   opts.Calls,
+		Tracker:  trackerCfg,
+		Trace:    tw,
+		Calls:    opts.Calls,
+		LogLevel: logLevel,
 		Export: func(path string, snap ui.Snapshot) (string, error) {
 			return writeTrace(path, snap, red)
 		},

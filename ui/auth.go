@@ -145,7 +145,7 @@ func (m *Model) authCell(r *session.Request, c columns, now time.Time) string {
 		}
 		return st.Warn.Render(s)
 	}
-	cell := m.detailCell(r, c, now)
+	cell := m.detailCellWithLogs(r, c, now)
 	if m.auth.retried[r.ID] {
 		mark := "↻ retried · "
 		if c.detail < 30 {

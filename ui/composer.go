@@ -150,6 +150,9 @@ type composer struct {
 	// Defaults for the next requests; a sent request's settings become them.
 	timeout, maxTimeout, lateWindow time.Duration
 	reset                           bool
+	// logLevel is the level the next request asks the server to log at
+	// ("": no logs asked for).
+	logLevel string
 	// asTask: run the tool call as a task (legacy era, a tool whose
 	// taskSupport is optional; required ones always are); legacy says the
 	// connection's era, read when the form is built.
@@ -193,6 +196,7 @@ func (c *composer) loadDefaults(m *Model) {
 	}
 	cfg := m.tracker.Config()
 	c.timeout, c.maxTimeout, c.lateWindow = cfg.DefaultTimeout, cfg.MaxTimeout, cfg.LateWindow
+	c.logLevel = m.opts.LogLevel
 	if cfg.ResetOnProgress != nil {
 		c.reset = *cfg.ResetOnProgress
 	}
@@ -249,7 +253,7 @@ func (c *composer) toKindRow() {
 }
 
 // settingFields are the timeout settings every form ends with.
-const settingFields = 4
+const settingFields = 5
 
 // buildForm lays out the form for the current kind (and its choice).
 func (c *composer) buildForm(m *Model) tea.Cmd {
@@ -324,6 +328,7 @@ func (c *composer) buildForm(m *Model) tea.Cmd {
 		textField("late window", "duration", false, fmtSetting(c.lateWindow), "how long to watch for late traffic after a cancel"),
 		boolField("reset timeout on progress", c.reset),
 		textField("max timeout", "duration", false, fmtSetting(c.maxTimeout), "never exceeded, whatever the progress"),
+		textField("log level", "string", false, fmtLogLevel(c.logLevel), "the server's log lines for this request: debug…emergency, or none"),
 	)
 	c.checkArgs()
 	return c.focusField(0)
@@ -849,6 +854,13 @@ func (c *composer) settings() (session.RequestOptions, error) {
 	if timeout > maxTimeout {
 		return session.RequestOptions{}, fmt.Errorf("the timeout (%s) exceeds the max timeout (%s)", timeout, maxTimeout)
 	}
+	level := c.logLevel
+	if v := c.fields[i+4].input.Value(); strings.TrimSpace(v) != "" {
+		if level, err = parseLogLevel(v); err != nil {
+			return session.RequestOptions{}, err
+		}
+	}
+	c.logLevel = level
 	reset := c.fields[i+2].on
 	c.timeout, c.maxTimeout, c.lateWindow, c.reset = timeout, maxTimeout, late, reset
 	return session.RequestOptions{Timeout: timeout, MaxTimeout: maxTimeout, ResetOnProgress: &reset, LateWindow: late}, nil
@@ -868,7 +880,7 @@ func (c *composer) send(m *Model) tea.Cmd {
 	}
 	m.mode = keymap.ModeList
 	m.list.follow = true
-	cmd := m.send(method, params, opts)
+	cmd := m.sendLogged(method, params, opts, c.logLevel)
 	if c.kind == kindTool && c.warn != "" {
 		// The schema's objection goes with it: the answer may be about it.
 		m.setStatus(levelWarn, fmt.Sprintf("sent #%s %s although %s — press c to cancel it", m.list.selected, method, c.warn))

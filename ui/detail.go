@@ -524,7 +524,7 @@ type mark struct {
 
 // Glyphs of the timeline, least telling first: where two fall on one
 // cell, the later in this list shows.
-var timelineGlyphs = []string{"·", "◆", "■", "▶", "●", "x", "✕", "*", "!"}
+var timelineGlyphs = []string{"·", "≡", "◆", "↗", "↘", "?", "↻", "■", "▶", "●", "x", "✕", "*", "!"}
 
 // timeline draws the request's life as a horizontal bar: sent, each
 // progress, the cancel, late traffic and the end, at their relative times.
@@ -534,6 +534,11 @@ var timelineGlyphs = []string{"·", "◆", "■", "▶", "●", "x", "✕", "*",
 func (m *Model) timeline(r *session.Request, width int, now time.Time) []string {
 	st := m.styles
 	start := startOf(r)
+	if c := r.Conv; c != nil && len(c.Rounds) > 1 && c.Rounds[0].Began.Before(start) {
+		// A conversation's timeline starts at its first round, as its
+		// ELAPSED does; later rounds are marks on it.
+		start = c.Rounds[0].Began
+	}
 	end := now
 	if !r.IsActive() && !r.Ended.IsZero() {
 		end = r.Ended
@@ -680,6 +685,7 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 		}
 		cells["◆"] = changes
 	}
+	m.conversationMarks(r, start, col, cells, &marks, &groups)
 	for _, g := range timelineGlyphs {
 		if c, ok := cells[g]; ok {
 			for i, n := range c {
@@ -776,6 +782,10 @@ func (m *Model) detailBody(r *session.Request) string {
 	}
 	if r.Conv != nil && (len(r.Conv.Rounds) > 0 || len(r.Conv.ServerRequests) > 0) {
 		m.writeConversation(&b, r)
+		b.WriteString("\n")
+	}
+	if r.Conv != nil && (r.Conv.LogCount > 0 || r.Conv.LogLevel != "") {
+		m.writeLogs(&b, r)
 		b.WriteString("\n")
 	}
 	section("REQUEST")

@@ -73,6 +73,10 @@ type Options struct {
 	Tracker session.Config
 	// Calls are sent right after connecting.
 	Calls []Call
+	// LogLevel is the level requests ask the server to log at until the
+	// composer says otherwise (--log-level; "" asks for no logs): per
+	// request in the modern era, with logging/setLevel in the legacy one.
+	LogLevel string
 	// Export writes the session's trace; path is chosen by the UI. Nil
 	// disables export.
 	// It returns the path it actually wrote (it may differ when a file of
@@ -147,6 +151,10 @@ type Model struct {
 	connGen int // events and replies of older connections are ignored
 	state   connState
 	connErr error
+
+	// legacyLogLevel is the level last asked for with logging/setLevel on
+	// this connection (legacy era; "" none yet).
+	legacyLogLevel string
 
 	keys   keymap.KeyMap
 	help   help.Model
@@ -677,11 +685,19 @@ func (m *Model) start() tea.Cmd {
 	// Ask for the tools right away so the composer is ready; it is a real
 	// request and shows in the list like any other.
 	cmds = append(cmds, m.send(wire.MethodToolsList, nil, session.RequestOptions{}))
+	// A legacy server logs at the connection's level: ask for it at once,
+	// before the --call requests (the composer may change it later).
+	m.legacyLogLevel = ""
+	var set tea.Cmd
+	if info, ok := m.tracker.Conn(); ok && info.Era != event.EraModern {
+		_, set = m.withLogLevel(wire.MethodToolsCall, nil, m.composerLogLevel())
+	}
 	for _, c := range m.opts.Calls {
-		cmds = append(cmds, m.send(c.Method, c.Params, session.RequestOptions{}))
+		params, _ := m.withLogLevel(c.Method, c.Params, m.composerLogLevel())
+		cmds = append(cmds, m.send(c.Method, params, session.RequestOptions{}))
 	}
 	m.opts.Calls = nil
-	return tea.Batch(cmds...)
+	return inOrder(set, tea.Batch(cmds...))
 }
 
 // send records a new request in the tracker and returns the command that
@@ -1288,25 +1304,43 @@ func (m *Model) handlePromptKey(msg tea.KeyPressMsg) tea.Cmd {
 // cancelAll cancels every request in flight.
 func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 	var cmds []tea.Cmd
+	n, asked := 0, len(m.questions)
 	for _, id := range m.activeIDs() {
-		if cmd := m.cancelQuiet(id, reason, cause); cmd != nil {
+		cmd, ok := m.cancelQuiet(id, reason, cause)
+		if ok {
+			n++
+		}
+		if cmd != nil {
 			cmds = append(cmds, cmd)
 		}
 	}
-	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d requests", len(cmds)))
-	return tea.Batch(cmds...)
+	qs := m.takeAllQuestions()
+	m.setStatus(levelInfo, cancelAllStatus(n, asked))
+	return declineAfterAll(cmds, qs)
 }
 
-func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause) tea.Cmd {
+// cancelQuiet cancels id as X does, as c would: a conversation waiting
+// for the user is dropped (nothing is on the wire), a legacy server's
+// questions open on the request are declined after its cancel.
+func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause) (tea.Cmd, bool) {
+	r, _ := m.tracker.Get(id)
+	waiting := r != nil && r.State == session.StateWaitingInput
 	ch, err := m.tracker.RequestCancel(id, reason, cause, m.now())
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	m.changed([]session.Change{ch})
-	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
-		return tea.Batch(m.taskWork(m.now())...)
+	if waiting {
+		if m.answer.id == id {
+			m.closeAnswer()
+		}
+		return nil, true
 	}
-	return cancelCmd(m.conn, m.connGen, id, reason, true)
+	qs := m.takeQuestions(id)
+	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
+		return tea.Batch(append(m.taskWork(m.now()), declineCmd(qs))...), true
+	}
+	return declineAfter(cancelCmd(m.conn, m.connGen, id, reason, true), qs), true
 }
 
 // activeIDs lists requests still in flight (not already cancelling).

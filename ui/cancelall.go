@@ -1,0 +1,55 @@
+package ui
+
+import (
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// takeAllQuestions removes every legacy question still open (those X's
+// cancels did not already take: asked while several requests were in
+// flight, the server's question is tied to none of them), closing the
+// form on one, for the caller to decline.
+func (m *Model) takeAllQuestions() []*serverQuestion {
+	qs := m.questions
+	m.questions = nil
+	for _, q := range qs {
+		if m.answer.legacy == q {
+			m.closeAnswer()
+		}
+	}
+	return qs
+}
+
+// declineAfterAll runs cancels one after another, then declines qs: as
+// for c, the server learns that its calls are abandoned before it reads
+// the declines. Their messages are delivered as a batch.
+func declineAfterAll(cancels []tea.Cmd, qs []*serverQuestion) tea.Cmd {
+	if len(qs) == 0 {
+		return tea.Batch(cancels...)
+	}
+	decline := declineCmd(qs)
+	return func() tea.Msg {
+		var out tea.BatchMsg
+		for _, c := range cancels {
+			if msg := c(); msg != nil {
+				out = append(out, func() tea.Msg { return msg })
+			}
+		}
+		decline()
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+}
+
+// cancelAllStatus says what X did: n requests cancelled, declined of the
+// server's questions declined.
+func cancelAllStatus(n, declined int) string {
+	s := fmt.Sprintf("cancelling %d %s", n, countNoun(n, "request", "requests"))
+	if declined > 0 {
+		s += fmt.Sprintf("; %d %s of the server declined", declined, countNoun(declined, "question", "questions"))
+	}
+	return s
+}
