@@ -52,6 +52,9 @@ type InteractiveOptions struct {
 	// LogLevel is the level requests ask the server to log at (--log-level,
 	// default info; "none" asks for none).
 	LogLevel string
+	// MaxRounds caps a conversation's rounds (--max-rounds; session's
+	// default when 0).
+	MaxRounds int
 	// Stderr is where errors that end the TUI before or after it ran are
 	// written (os.Stderr when nil).
 	Stderr io.Writer
@@ -145,6 +148,7 @@ Servers:
 	durationVar(fs, &opts.LateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after a cancel", true)
 	fs.StringVar(&opts.LogLevel, "log-level", "info", "ask for the server's log lines at `LEVEL` (debug, info, notice, warning, error, …, or none): per request in the modern era, logging/setLevel in the legacy one; the composer can change it")
 	fs.StringArrayVar(&opts.Roots, "root", nil, "answer the server's roots/list with `DIR` (repeatable; default: no roots)")
+	fs.IntVar(&opts.MaxRounds, "max-rounds", session.DefaultMaxRounds, "give up on a multi round-trip request after `N` rounds")
 	fs.StringVar(&opts.TracePath, "trace", "", "record the session from the start to `FILE` (JSON Lines, as call and check write; replay reads it)")
 	durationVar(fs, &opts.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
 	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand(), c.proxyCommand(), c.attachCommand(), c.authCommand())
@@ -229,6 +233,9 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 	// waits for the user (Converse), a legacy server's own requests go to
 	// the UI (roots/list from --root at once).
 	trackerCfg.Converse = true
+	if opts.MaxRounds > 0 {
+		trackerCfg.MaxRounds = opts.MaxRounds
+	}
 	roots, err := rootsResult(opts.Roots)
 	if err != nil {
 		return nil, err
