@@ -236,6 +236,9 @@ func withDefaults(obj map[string]json.RawMessage, params json.RawMessage) {
 	if c, ok := obj["content"]; ok && json.Unmarshal(c, &content) != nil {
 		return
 	}
+	if content == nil {
+		content = map[string]json.RawMessage{} // "content": null (found in review)
+	}
 	names := make([]string, 0, len(p.Schema.Properties))
 	for name := range p.Schema.Properties {
 		names = append(names, name)

@@ -654,6 +654,13 @@ func (t *Tracker) onStreamClosed(ev *event.Event) {
 	if r == nil {
 		return
 	}
+	if ev.RequestID != r.ID || r.Task != nil || r.State == StateWaitingInput {
+		// The stream of an earlier round, of a task's handle, or of a
+		// round already answered (input_required): its answer is in, so
+		// its closing (the client does so after the late window, when the
+		// server keeps it open) cancels nothing. Found in review.
+		return
+	}
 	switch {
 	case r.State == StateCancelRequested:
 		t.settle(r, ev.Time)

@@ -300,10 +300,16 @@ func (r *Request) deadline() (time.Time, Limit) {
 // timeoutBase is the instant the per-request timeout counts from: the last
 // progress when progress resets it, else creation.
 func (r *Request) timeoutBase() time.Time {
-	if r.Timeout.ResetOnProgress && r.Progress.Count > 0 {
+	base := r.Created
+	if c := r.Conv; c != nil && len(c.Rounds) > 0 {
+		// A later round's timeout counts from when it began (Answer),
+		// not from the conversation's first round. Found in review.
+		base = c.Rounds[len(c.Rounds)-1].Began
+	}
+	if r.Timeout.ResetOnProgress && r.Progress.Count > 0 && r.Progress.Last.After(base) {
 		return r.Progress.Last
 	}
-	return r.Created
+	return base
 }
 
 // addSample appends a progress sample to the timeline, keeping at most
