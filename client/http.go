@@ -105,10 +105,15 @@ func newHTTPTransport(c *Client) (*httpTransport, error) {
 			IdleConnTimeout:     90 * time.Second,
 		}
 	}
-	origin := u.Host
+	origin, scheme := u.Host, u.Scheme
 	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if req.URL.Host != origin {
 			return &redirectError{fmt.Sprintf("redirect to another host (%s) refused", req.URL.Host)}
+		}
+		if req.URL.Scheme != scheme {
+			// https → http would send credentials (a bearer token added
+			// below the http.Client) in clear text. Found in review.
+			return &redirectError{fmt.Sprintf("redirect from %s to %s refused", scheme, req.URL.Scheme)}
 		}
 		if req.Method != via[0].Method {
 			// net/http turns a POST into a bodiless GET on 301, 302 and 303;

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"html"
@@ -12,11 +13,13 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"inflight/event"
+	"inflight/termsafe"
 )
 
 // CheckCallback accepts only a plain-http loopback redirect URI with a
@@ -51,6 +54,12 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 	if err != nil {
 		return nil, err
 	}
+	if err := openable(authURL); err != nil {
+		// Never handed to a browser opener (a file: URL to an executable
+		// runs it on some systems): found in review.
+		t.emit(ctx, event.AuthStep{Kind: event.AuthBrowser, Start: time.Now(), URL: stripQuery(authURL), Err: err.Error()})
+		return nil, err
+	}
 	q := authURL.Query()
 	state := q.Get("state")
 	cb, _ := url.Parse(t.cfg.CallbackURL)
@@ -62,6 +71,7 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 		return nil, err
 	}
 	results := make(chan callbackResult, 1)
+	var ignored atomic.Int32 // callbacks without inflight's state
 	deliver := func(r callbackResult) {
 		select {
 		case results <- r:
@@ -77,16 +87,22 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 		p := r.URL.Query()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
+		// The state first, compared in constant time: a callback without
+		// inflight's state (a forged redirect, a stale tab) is refused and
+		// changes nothing — it neither ends nor fails the login. Found in
+		// review.
+		if subtle.ConstantTimeCompare([]byte(p.Get("state")), []byte(state)) != 1 {
+			ignored.Add(1)
+			w.WriteHeader(http.StatusBadRequest)
+			page(w, "State mismatch", "This callback does not carry the state inflight sent; it was ignored.")
+			return
+		}
 		switch {
 		case p.Get("error") != "":
 			msg := oauthError(p.Get("error"), p.Get("error_description"), "")
 			w.WriteHeader(http.StatusBadRequest)
 			page(w, "Authorization refused", "The authorization server said: "+msg+". Return to inflight.")
 			deliver(callbackResult{err: fmt.Errorf("the authorization server refused the authorization: %s%s", msg, redirectHint(msg))})
-		case p.Get("state") != state:
-			w.WriteHeader(http.StatusBadRequest)
-			page(w, "State mismatch", "This callback does not carry the state inflight sent; it was refused.")
-			deliver(callbackResult{err: errors.New("state mismatch: the callback did not carry the state inflight sent (a stale tab or a forged redirect): refused; log in again")})
 		case p.Get("code") == "":
 			w.WriteHeader(http.StatusBadRequest)
 			page(w, "No code", "The callback carries no authorization code.")
@@ -102,8 +118,9 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 
 	how := "printed"
 	if t.cfg.Prompt != nil {
+		// Server text, made inert before the terminal sees it.
 		fmt.Fprintf(t.cfg.Prompt, "To authorize inflight for %s, open this URL in a browser:\n\n  %s\n\nWaiting for the callback on %s …\n",
-			ServerKey(t.cfg.Server), args.URL, t.cfg.CallbackURL)
+			termsafe.Line(ServerKey(t.cfg.Server)), termsafe.Line(args.URL), termsafe.Line(t.cfg.CallbackURL))
 	}
 	var openErr error
 	if !t.cfg.NoBrowser {
@@ -153,8 +170,12 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 		t.emit(ctx, done)
 		return r.res, nil
 	case <-timer.C:
-		err := fmt.Errorf("the browser step timed out: no callback on %s within %v; log in again (`inflight auth login %s`)%s",
-			t.cfg.CallbackURL, t.cfg.BrowserTimeout, ServerKey(t.cfg.Server), t.timeoutHint())
+		stateNote := ""
+		if n := ignored.Load(); n > 0 {
+			stateNote = fmt.Sprintf("; %d callback(s) without the state inflight sent were ignored (a stale tab or a forged redirect: state mismatch)", n)
+		}
+		err := fmt.Errorf("the browser step timed out: no callback on %s within %v%s; log in again (`inflight auth login %s`)%s",
+			t.cfg.CallbackURL, t.cfg.BrowserTimeout, stateNote, ServerKey(t.cfg.Server), t.timeoutHint())
 		done.Duration, done.Err = time.Since(start), err.Error()
 		t.emit(ctx, done)
 		return nil, err
@@ -247,4 +268,21 @@ func start(name string, args ...string) (<-chan struct{}, error) {
 		close(exited)
 	}()
 	return exited, nil
+}
+
+// openable reports an authorization URL inflight may open in a browser:
+// https, or http to a loopback host (a local authorization server).
+// Anything else — file:, a custom scheme — comes from a server and is
+// refused: the URL could name something a browser opener runs.
+func openable(u *url.URL) error {
+	switch {
+	case u.Scheme == "https" && u.Host != "":
+		return nil
+	case u.Scheme == "http":
+		host := u.Hostname()
+		if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the authorization URL %q is neither https nor http to a loopback host: inflight opens no such URL", termsafe.Line(stripQuery(u)))
 }

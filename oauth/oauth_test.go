@@ -279,11 +279,16 @@ func TestRedirectURIMismatchSaysSo(t *testing.T) {
 	}
 }
 
+// A callback without inflight's state is ignored, not taken: it neither
+// ends nor fails the login (a forged redirect could otherwise abort one),
+// and the timed-out browser step says it came.
 func TestStateMismatchRefused(t *testing.T) {
 	w := newWorld(t, oauthas.Config{Dynamic: true, WrongState: true}, oauthas.Resource{})
-	_, err := w.post(w.transport(w.config()))
+	cfg := w.config()
+	cfg.BrowserTimeout = 500 * time.Millisecond
+	_, err := w.post(w.transport(cfg))
 	var ae *oauth.Error
-	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "state") {
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "state mismatch") || !strings.Contains(err.Error(), "ignored") {
 		t.Fatalf("err %v", err)
 	}
 	if w.as.Count("authorization_code") != 0 {

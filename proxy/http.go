@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"inflight/event"
@@ -145,6 +146,7 @@ func RunHTTP(ctx context.Context, l net.Listener, upstream string, opts Options)
 		res.End = EndServerExited
 		res.Err = err
 	}
+	hp.closing.Store(true)
 	sctx, cancel := context.WithTimeout(context.Background(), opts.ShutdownWait)
 	if srv.Shutdown(sctx) != nil {
 		srv.Close()
@@ -171,6 +173,9 @@ type httpProxy struct {
 	say     func(string)
 	red     *redact.Redactor
 	wg      sync.WaitGroup
+	// closing: the proxy is shutting down, so streams it cuts are not
+	// the host's cancels (found in review).
+	closing atomic.Bool
 }
 
 func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -188,10 +193,22 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		target.RawQuery += r.URL.RawQuery
 	}
+	// The host's credentials are secrets for everything inflight shows
+	// or writes, like those on its own command line (found in review).
+	for name, vals := range r.Header {
+		if redact.IsSecretName(name) || strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Cookie") {
+			for _, v := range vals {
+				redact.AddRuntime(v)
+				if i := strings.IndexByte(v, ' '); i > 0 && len(v)-i > 8 {
+					redact.AddRuntime(strings.TrimSpace(v[i+1:])) // "Bearer <token>"
+				}
+			}
+		}
+	}
 	var tap *bodyTap
 	var body io.Reader = http.NoBody
 	if r.Body != nil && r.Method == http.MethodPost {
-		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q}
+		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q, want: r.ContentLength}
 		body = tap
 	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
@@ -273,6 +290,13 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if hostGone || (readErr != nil && r.Context().Err() != nil) {
 		p.hostClosed(tap)
+		return
+	}
+	if readErr != nil {
+		// The upstream broke off: say so, and let the host see the broken
+		// response rather than a clean end (found in review).
+		p.say(fmt.Sprintf("%s: the upstream's response broke off: %s", r.Method, p.red.Error(readErr)))
+		panic(http.ErrAbortHandler)
 	}
 }
 
@@ -281,7 +305,7 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // CancelGrace after it did. It runs on the handler's goroutine, whose host
 // is gone: nothing waits for it but the proxy's shutdown.
 func (p *httpProxy) hostClosed(tap *bodyTap) {
-	if tap == nil || tap.id.IsZero() {
+	if tap == nil || tap.id.IsZero() || p.closing.Load() {
 		return
 	}
 	at := time.Now()
@@ -308,6 +332,8 @@ type bodyTap struct {
 	once sync.Once
 	// id is the request's ID when the body was a request.
 	id wire.ID
+	// want is the body's Content-Length (0: unknown).
+	want int64
 }
 
 func (b *bodyTap) Read(p []byte) (int, error) {
@@ -315,7 +341,14 @@ func (b *bodyTap) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	b.keep(p[:n])
 	b.read = time.Now()
+	whole := err == io.EOF || (b.want > 0 && int64(b.total) >= b.want)
 	b.mu.Unlock()
+	if whole {
+		// Recorded as soon as it is sent on, not when the upstream answers
+		// (a slow tools/call would show as nothing in flight): found in
+		// review.
+		b.finish()
+	}
 	return n, err
 }
 

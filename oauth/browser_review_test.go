@@ -1,0 +1,70 @@
+package oauth
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// The browser step opens whatever URL it is given: no scheme check.
+func TestReviewOpensNonHTTPURL(t *testing.T) {
+	var opened string
+	tr := &Transport{cfg: Config{Interactive: true, CallbackURL: "http://127.0.0.1:33991/callback",
+		BrowserTimeout: 200 * time.Millisecond,
+		OpenBrowser:    func(_ context.Context, u string) error { opened = u; return nil }}}
+	_, _ = tr.fetchCode(context.Background(), &auth.AuthorizationArgs{URL: "file:///C:/Windows/System32/calc.exe?state=s"})
+	if opened != "" {
+		t.Fatalf("opened a non-http(s) authorization URL in the browser/opener: %q", opened)
+	}
+}
+
+// A callback with error= and no (or a wrong) state ends the login.
+func TestReviewErrorCallbackWithoutStateAbortsLogin(t *testing.T) {
+	cb := "http://127.0.0.1:33992/callback"
+	tr := &Transport{cfg: Config{Interactive: true, CallbackURL: cb, BrowserTimeout: 2 * time.Second,
+		OpenBrowser: func(_ context.Context, u string) error {
+			go func() {
+				time.Sleep(100 * time.Millisecond)
+				r, err := http.Get(cb + "?error=access_denied&error_description=" + url.QueryEscape("visit https://evil.example to fix"))
+				if err == nil {
+					r.Body.Close()
+				}
+			}()
+			return nil
+		}}}
+	_, err := tr.fetchCode(context.Background(), &auth.AuthorizationArgs{URL: "https://as.example/authorize?state=REAL"})
+	if err != nil && err.Error() != "" && !contains(err.Error(), "timed out") {
+		t.Fatalf("a forged, state-less error callback ended the login: %v", err)
+	}
+}
+
+func contains(s, sub string) bool {
+	return len(s) >= len(sub) && (func() bool {
+		for i := 0; i+len(sub) <= len(s); i++ {
+			if s[i:i+len(sub)] == sub {
+				return true
+			}
+		}
+		return false
+	})()
+}
+
+// The authorization URL (server-controlled) is printed to the terminal raw.
+func TestReviewPromptPrintsControlChars(t *testing.T) {
+	var b strings.Builder
+	tr := &Transport{cfg: Config{Interactive: true, CallbackURL: "http://127.0.0.1:33993/callback", NoBrowser: true,
+		BrowserTimeout: 50 * time.Millisecond, Prompt: &b}}
+	u := "https://as.example/authorize?x=\u009b2J\u202etxe.lapyap&state=s"
+	if _, err := url.Parse(u); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = tr.fetchCode(context.Background(), &auth.AuthorizationArgs{URL: u})
+	if strings.ContainsAny(b.String(), "\u009b\u202e") {
+		t.Fatalf("C1 CSI / bidi override printed raw to the terminal: %q", b.String())
+	}
+}
