@@ -658,3 +658,13 @@ func TestAnswerLegacyTimeoutDeclinesTheOpenQuestion(t *testing.T) {
 		t.Error("the form stayed open")
 	}
 }
+
+// A re-issue of a conversation starts it again: a later round's answers
+// and requestState never go out with a new request (found in review).
+func TestReissueDropsRoundState(t *testing.T) {
+	raw := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"confirm","arguments":{},"inputResponses":{"confirm":{"action":"accept"}},"requestState":"opaque-bytes"}}`)
+	got := string(paramsForReissue(raw))
+	if strings.Contains(got, "inputResponses") || strings.Contains(got, "requestState") || !strings.Contains(got, `"name":"confirm"`) {
+		t.Fatalf("re-issue params %s", got)
+	}
+}

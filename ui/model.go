@@ -1209,9 +1209,30 @@ func paramsForReissue(raw []byte) json.RawMessage {
 	if msg, err := wire.Decode(raw); err == nil && msg.Kind == wire.KindRequest {
 		params = msg.Params
 	}
-	out := withoutProtocolMeta(params)
+	out := withoutRoundState(withoutProtocolMeta(params))
 	if string(out) == "{}" {
 		return nil
+	}
+	return out
+}
+
+// withoutRoundState drops a later round's inputResponses and requestState
+// (multi round-trip requests): they answer one server's question in one
+// conversation and must not go out with another request. A re-issue of a
+// conversation starts it again. Found in review.
+func withoutRoundState(obj json.RawMessage) json.RawMessage {
+	if !bytes.Contains(obj, []byte(`"inputResponses"`)) && !bytes.Contains(obj, []byte(`"requestState"`)) {
+		return obj
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return obj
+	}
+	delete(m, "inputResponses")
+	delete(m, "requestState")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return obj
 	}
 	return out
 }
