@@ -622,6 +622,7 @@ func (t *Transport) newTokenSource(ctx context.Context, cfg *oauth2.Config, tok 
 
 func (t *Transport) save(e *Entry) {
 	keepSecret(e.Token)
+	redact.AddRuntime(e.ClientSecret) // a registered client's secret too (found in review)
 	if t.cfg.Store == nil {
 		return
 	}

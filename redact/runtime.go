@@ -16,12 +16,17 @@ var (
 	runtimeRed atomic.Pointer[Redactor]
 )
 
+// minRuntimeSecret is the shortest runtime secret masked.
+const minRuntimeSecret = 8
+
 // AddRuntime marks v as secret for every Redactor from now on. It is
 // cheap to call again with a value already known.
 func AddRuntime(v string) {
 	runtimeMu.Lock()
 	defer runtimeMu.Unlock()
-	if v == "" || runtimeSet.set[v] {
+	if len(v) < minRuntimeSecret || runtimeSet.set[v] {
+		// Too short to be a credential: masking it would mask that text
+		// everywhere (found in review).
 		return
 	}
 	runtimeSet.AddValue(v)
