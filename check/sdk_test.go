@@ -33,11 +33,26 @@ func TestCheckSDKServersThatAnswerACancel(t *testing.T) {
 			t.Run(name+"/"+era.name, func(t *testing.T) {
 				t.Parallel()
 				tg := target.Target{Command: bin, ProtocolVersion: era.version}
-				rep, _ := runCheck(t, Options{Target: tg, Tool: sdkpeer.Tool, Args: json.RawMessage(sdkpeer.DefaultArgs),
-					CancelAfter: 2 * time.Second, LateWindow: 600 * time.Millisecond})
-				f, ok := findingsByID(rep)[CheckCancelNoResponse]
-				if !ok {
-					t.Fatalf("no %s finding: %+v", CheckCancelNoResponse, rep.Findings)
+				// The window is half the quickest round trip measured, a
+				// bound: on a loaded machine (CI runs packages side by side
+				// under -race) every ping may be slowed while the reaction is
+				// not, and the reaction then falls inside the window —
+				// judged crossed, the lenient way. So a crossed verdict is
+				// tried again, at most twice; a reaction is never judged
+				// crossed three times running.
+				var rep Report
+				var f Finding
+				for attempt := 1; ; attempt++ {
+					rep, _ = runCheck(t, Options{Target: tg, Tool: sdkpeer.Tool, Args: json.RawMessage(sdkpeer.DefaultArgs),
+						CancelAfter: 2 * time.Second, LateWindow: 600 * time.Millisecond, NoTasks: true})
+					var ok bool
+					if f, ok = findingsByID(rep)[CheckCancelNoResponse]; !ok {
+						t.Fatalf("no %s finding: %+v", CheckCancelNoResponse, rep.Findings)
+					}
+					if !strings.Contains(f.Detail, "crossed the cancel") || attempt == 3 {
+						break
+					}
+					t.Logf("attempt %d judged the reaction crossed (a loaded machine's round trips): %s", attempt, f.Detail)
 				}
 				if f.Status != era.want || !strings.Contains(f.Detail, "late response") || !strings.Contains(f.Detail, "round trip measured") {
 					t.Fatalf("%s = %s (%s), want %s naming the late response and the round trip it was judged by", f.ID, f.Status, f.Detail, era.want)
