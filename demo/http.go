@@ -189,6 +189,20 @@ func writeForbidden(w http.ResponseWriter, message string) {
 // with the endpoint's full URL (for example "http://127.0.0.1:PORT/mcp") once
 // the listener is open.
 func ServeHTTP(ctx context.Context, addr string, opts Options, ready func(url string)) error {
+	return serveDemo(ctx, addr, opts, ready, "call the demo tools", func(s *Server, _ string) (http.Handler, string) {
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", s.HTTPHandler())
+		mux.Handle("/sse", s.SSEHandler()) // the deprecated HTTP+SSE transport (sse.go)
+		return mux, ""
+	})
+}
+
+// serveDemo runs a demo server on addr with the handler routes builds for
+// it (given the listener's base URL, and returning a note for the log)
+// until ctx is done, then shuts down gracefully. who says what anyone who
+// can reach a non-loopback address can do.
+func serveDemo(ctx context.Context, addr string, opts Options, ready func(url string), who string,
+	routes func(s *Server, base string) (http.Handler, string)) error {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
@@ -202,21 +216,20 @@ func ServeHTTP(ctx context.Context, addr string, opts Options, ready func(url st
 	s := New(opts)
 	defer s.Close()
 	if !isLoopbackHost(host) {
-		s.logf("warning: listening on non-loopback address %s: anyone who can reach it can call the demo tools", host)
+		s.logf("warning: listening on non-loopback address %s: anyone who can reach it can %s", host, who)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		return fmt.Errorf("demo http: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.HTTPHandler())
-	mux.Handle("/sse", s.SSEHandler()) // the deprecated HTTP+SSE transport (sse.go)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	base := "http://" + ln.Addr().String()
+	handler, note := routes(s, base)
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	endpoint := "http://" + ln.Addr().String() + "/mcp"
-	s.logf("http: serving %s (HTTP+SSE at /sse)", endpoint)
+	endpoint := base + "/mcp"
+	s.logf("http: serving %s (HTTP+SSE at /sse)%s", endpoint, note)
 	if ready != nil {
 		ready(endpoint)
 	}
