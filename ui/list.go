@@ -38,6 +38,11 @@ type listView struct {
 	// positions are tracker indices). layoutList rebuilds it.
 	shown    []int
 	filtered bool
+	// onlyTasksKey is the history (its length and evictions) shown was
+	// built for when only a task's own requests are hidden: then the rows
+	// change only with the history, and layout need not walk it on every
+	// Update (zero: not built that way).
+	onlyTasksKey [2]int
 	// hiddenByClear counts the rows x hid that the filter would show.
 	hiddenByClear int
 	// labelW is the widest request label seen on screen, without [0] and
@@ -53,6 +58,15 @@ func (m *Model) refreshShown() {
 	// A task's own requests are never rows, so a session with tasks
 	// always picks its rows.
 	l.filtered = l.filter != filterAll || !l.clearedAt.IsZero() || m.tracker.TaskRequestsBegun() > 0
+	onlyTasks := l.filter == filterAll && l.clearedAt.IsZero() && l.filtered
+	key := [2]int{m.tracker.Len(), m.tracker.Counts().Evicted}
+	if onlyTasks && l.onlyTasksKey == key {
+		return // the same history: the same rows
+	}
+	l.onlyTasksKey = [2]int{}
+	if onlyTasks {
+		l.onlyTasksKey = key
+	}
 	l.shown, l.hiddenByClear = l.shown[:0], 0
 	if !l.filtered {
 		l.shown = nil
