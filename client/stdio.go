@@ -1,7 +1,9 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -394,7 +396,7 @@ func (t *stdioTransport) writeFrom(ctx context.Context, raw []byte, starting fun
 	if starting != nil {
 		starting()
 	}
-	t.wbuf = append(append(t.wbuf[:0], raw...), '\n')
+	t.wbuf = appendLine(t.wbuf[:0], raw)
 	size := len(t.wbuf)
 	if dl, ok := t.stdin.(interface{ SetWriteDeadline(time.Time) error }); ok {
 		if ctx.Done() == nil && dl.SetWriteDeadline(time.Now().Add(t.c.cfg.WriteTimeout)) == nil {
@@ -436,6 +438,25 @@ func (t *stdioTransport) writeFrom(ctx context.Context, raw []byte, starting fun
 	// Written whole, even if the watchdog fired in the same instant: the
 	// message is out (though the connection is now closed).
 	return nil
+}
+
+// appendLine appends raw to dst as one line. Messages on stdio are
+// delimited by newlines and must not contain embedded ones, yet a message
+// may carry JSON as a person wrote it (an answer file's pretty-printed
+// response, which made the reference server wait forever on the half it
+// could not parse): valid JSON with line breaks is compacted — JSON
+// escapes a newline inside a string, so those outside are whitespace.
+// Anything else goes as given (SendRaw's malformed messages are meant).
+func appendLine(dst, raw []byte) []byte {
+	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return append(append(dst, raw...), '\n')
+	}
+	b := bytes.NewBuffer(dst)
+	if err := json.Compact(b, raw); err != nil {
+		b.Truncate(len(dst))
+		b.Write(raw)
+	}
+	return append(b.Bytes(), '\n')
 }
 
 // waitTurn waits for the write semaphore while another write holds it,
