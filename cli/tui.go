@@ -245,7 +245,7 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 		return nil, fmt.Errorf("--%w", err)
 	}
 	questions := ui.NewQuestions(roots, 0)
-	cfg.Answers = client.Answers{Elicitation: true, Sampling: true, Roots: true}
+	cfg.Answers = client.Answers{Elicitation: true, ElicitationURL: true, Sampling: true, Roots: true}
 	cfg.ServerRequests = questions.Serve
 	return ui.New(ui.Options{
 		Questions: questions,

@@ -115,13 +115,20 @@ type Config struct {
 // Answers are the client capabilities for the server's questions.
 type Answers struct {
 	Elicitation, Sampling, Roots bool
+	// ElicitationURL declares elicitation's URL mode as well as its form
+	// mode: for a caller that shows the URL to a person, who opens it (or
+	// not) themselves. inflight never opens one.
+	ElicitationURL bool
 }
 
 // add puts the declared capabilities into caps.
 func (a Answers) add(caps map[string]any) {
-	if a.Elicitation {
-		// Form mode only: a URL is never opened for the user unasked, and
-		// nothing here shows one yet.
+	switch {
+	case a.Elicitation && a.ElicitationURL:
+		caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
+	case a.Elicitation:
+		// Form mode only: a caller that cannot show a URL to a person
+		// (inflight call) must not be sent one.
 		caps["elicitation"] = map[string]any{"form": map[string]any{}}
 	}
 	if a.Sampling {

@@ -48,3 +48,23 @@ func mustMarshal(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// URL mode is declared only for a caller that shows the URL to a person
+// (the TUI); a headless one declares form mode alone, so that a server
+// never sends it a URL it cannot show.
+func TestAnswersDeclareURLModeOnlyWhenAsked(t *testing.T) {
+	for _, c := range []struct {
+		a    Answers
+		want string
+	}{
+		{Answers{Elicitation: true}, `{"elicitation":{"form":{}}}`},
+		{Answers{Elicitation: true, ElicitationURL: true}, `{"elicitation":{"form":{},"url":{}}}`},
+		{Answers{ElicitationURL: true}, `{}`},
+	} {
+		caps := map[string]any{}
+		c.a.add(caps)
+		if got := mustMarshal(t, caps); string(got) != c.want {
+			t.Errorf("%+v declares %s, want %s", c.a, got, c.want)
+		}
+	}
+}
