@@ -558,3 +558,159 @@ func waitForOr(t *testing.T, rh *ruleHTTP, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// jsonUpstream answers every request carrying an ID with a JSON body after
+// wait (unless its request is cancelled first), and keeps what it was sent.
+type jsonUpstream struct {
+	*httptest.Server
+	mu       sync.Mutex
+	cancels  []*http.Request // notifications/cancelled POSTs, their headers
+	bodies   []string
+	closedUp chan struct{} // a request's context ended before its answer
+}
+
+func newJSONUpstream(t *testing.T, wait time.Duration) *jsonUpstream {
+	u := &jsonUpstream{closedUp: make(chan struct{}, 4)}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		u.mu.Lock()
+		u.bodies = append(u.bodies, string(body))
+		if strings.Contains(string(body), wire.NotifyCancelled) {
+			u.cancels = append(u.cancels, r)
+		}
+		u.mu.Unlock()
+		m, err := wire.Decode(body)
+		if err != nil || m.Kind != wire.KindRequest {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		select {
+		case <-time.After(wait):
+		case <-r.Context().Done():
+			u.closedUp <- struct{}{}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Upstream", "yes")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+m.ID.String()+`,"result":{"ok":true}}`+"\n")
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+// post sends a host's POST and reads its whole answer.
+func post(t *testing.T, url, version, sid, body string) (*http.Response, []byte, time.Duration) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", version)
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, got, time.Since(start)
+}
+
+// TestHTTPRuleJSONBodies: a JSON answer is held whole, its status and
+// headers with it, and goes on byte for byte; a legacy cancel POSTs
+// notifications/cancelled with the host's session headers and answers the
+// host with a JSON -32800; a modern cancel closes the upstream request.
+func TestHTTPRuleJSONBodies(t *testing.T) {
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	up := newJSONUpstream(t, 150*time.Millisecond)
+	rules, _ := ParseRules([]string{"tools/call late: delay 200ms", "tools/call gone: cancel 50ms"})
+	rp := startHTTPProxy(t, up.URL, func(o *Options) { o.Rules = rules })
+
+	resp, got, took := post(t, rp.url, "2025-11-25", "s-1", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"late"}}`)
+	if string(got) != "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"ok\":true}}\n" || resp.Header.Get("X-Upstream") != "yes" || took < 350*time.Millisecond {
+		t.Errorf("delayed JSON: %q %v after %s", got, resp.Header, took)
+	}
+
+	resp, got, took = post(t, rp.url, "2025-11-25", "s-1", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"gone"}}`)
+	if resp.StatusCode != 200 || !strings.Contains(string(got), `"code":-32800`) || !strings.Contains(string(got), `"id":8`) || took > 140*time.Millisecond {
+		t.Errorf("legacy cancel: %d %q after %s", resp.StatusCode, got, took)
+	}
+	waitFor(t, "the upstream got the cancel", func() bool {
+		up.mu.Lock()
+		defer up.mu.Unlock()
+		return len(up.cancels) == 1
+	})
+	up.mu.Lock()
+	c := up.cancels[0]
+	if c.Header.Get("Mcp-Session-Id") != "s-1" || c.Header.Get("MCP-Protocol-Version") != "2025-11-25" {
+		t.Errorf("the cancel's headers: %v", c.Header)
+	}
+	up.mu.Unlock()
+
+	_, got, _ = post(t, rp.url, "2026-07-28", "", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gone","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	if !strings.Contains(string(got), `"code":-32800`) {
+		t.Errorf("modern cancel: %q", got)
+	}
+	select {
+	case <-up.closedUp:
+	case <-time.After(2 * time.Second):
+		t.Errorf("the modern cancel did not close the upstream request")
+	}
+	up.mu.Lock()
+	if len(up.cancels) != 1 {
+		t.Errorf("a modern cancel POSTed notifications/cancelled: %d", len(up.cancels))
+	}
+	up.mu.Unlock()
+	rp.stop()
+	tr := rp.trace.String()
+	if !traceHas(tr, `"dir":"in"`, `"id":7`, `"injected":"delay 200ms"`) ||
+		!traceHas(tr, `"event":"cancel_sent"`, `"id":8`, `"signal":"notifications/cancelled"`) ||
+		!traceHas(tr, `"event":"cancel_sent"`, `"id":9`, `"signal":"stream_closed"`) {
+		t.Errorf("trace:\n%s", tr)
+	}
+}
+
+// TestHTTPRuleHeldAtTheEnd: as the proxy ends, a held answer goes to its
+// host; a dropped one's host sees its connection end, not an answer.
+func TestHTTPRuleHeldAtTheEnd(t *testing.T) {
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	up := newJSONUpstream(t, 0)
+	rules, _ := ParseRules([]string{"tools/call kept: hold", "tools/call lost: drop"})
+	rp := startHTTPProxy(t, up.URL, func(o *Options) { o.Rules = rules })
+	type answer struct {
+		body []byte
+		err  error
+	}
+	ask := func(id, tool string) chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			resp, err := http.Post(rp.url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"`+tool+`"}}`))
+			if err != nil {
+				ch <- answer{err: err}
+				return
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			ch <- answer{b, err}
+		}()
+		return ch
+	}
+	kept, lost := ask("1", "kept"), ask("2", "lost")
+	waitFor(t, "both answered upstream", func() bool {
+		s := rp.stderr.String()
+		return strings.Contains(s, "holding the response to tools/call kept") && strings.Contains(s, "dropped the response to tools/call lost")
+	})
+	rp.stop()
+	if a := <-kept; a.err != nil || !strings.Contains(string(a.body), `"id":1`) {
+		t.Errorf("the held answer at the end: %q %v", a.body, a.err)
+	}
+	if a := <-lost; a.err == nil {
+		t.Errorf("the dropped request's host got %q, want its connection ended", a.body)
+	}
+	if !strings.Contains(rp.stderr.String(), "released the response to tools/call kept (id 1) as the proxy ends") {
+		t.Errorf("stderr:\n%s", rp.stderr.String())
+	}
+}
