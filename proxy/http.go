@@ -413,11 +413,20 @@ type bodyTap struct {
 	// onWhole, when set, sees the host's messages once they are recorded
 	// (http_inject.go), before the upstream has the body's end.
 	onWhole func(msgs []wire.Message, at time.Time)
-	// want is the body's Content-Length (0: unknown).
+	// want is the body's Content-Length (0: unknown); eof: its end was
+	// read (Read's goroutine only).
 	want int64
+	eof  bool
 }
 
 func (b *bodyTap) Read(p []byte) (int, error) {
+	if b.eof {
+		// Never the host's body again once its end was seen: the server
+		// closes it as soon as the answer's head is written, and the
+		// transport's last read (looking for bytes past Content-Length)
+		// would fail, and take the upstream connection with it.
+		return 0, io.EOF
+	}
 	n, err := b.src.Read(p)
 	b.mu.Lock()
 	b.keep(p[:n])
@@ -433,6 +442,9 @@ func (b *bodyTap) Read(p []byte) (int, error) {
 		if m, e := b.src.Read(one[:]); m == 0 && e == io.EOF {
 			err = io.EOF
 		}
+	}
+	if err == io.EOF {
+		b.eof = true
 	}
 	if whole {
 		// Recorded as soon as it is sent on, not when the upstream answers

@@ -498,14 +498,15 @@ func (in *httpInjector) responded(ex *exchange, id wire.ID, at time.Time) (*flig
 }
 
 // actOn applies r, from now on, to the host's request id while it is still
-// in flight (the host sent it, the host has no answer yet):
-// delay/hold/drop/race act on its response when it comes; cancel and
-// cancel-silent cancel it upstream r.After from now. With several
-// sessions, it picks the only request in flight with that ID, and is an
-// error when two sessions have one. It is an error too when no such
-// request is in flight, when it is answered already, and when a rule acts
-// on it. It is recorded as an injected line like a --rule's; r.Text says
-// where it came from.
+// in flight (the host sent it, the host has no answer yet): delay/hold/drop/race
+// act on its response when it comes (or on it if held already); cancel/cancel-silent
+// cancel upstream r.After from now. A clear error otherwise (no such request in
+// flight, answered already, a rule acts on it). Recorded as an injected line like a
+// --rule's; r.Text says where it came from.
+//
+// On HTTP, with several sessions, it picks the only request in flight with
+// that ID, and is an error when two sessions have one. A response held
+// already is a rule's, so acting on it is the error "a rule acts on it".
 func (in *httpInjector) actOn(id wire.ID, r *Rule, at time.Time) error {
 	in.mu.Lock()
 	if in.closed {
@@ -543,8 +544,8 @@ func (in *httpInjector) actOn(id wire.ID, r *Rule, at time.Time) error {
 	return nil
 }
 
-// releaseOne passes on id's held response now; an error when nothing of
-// id is held (or two sessions hold one of that ID).
+// releaseOne passes on id's held response now; an error when nothing of id is
+// held (or, on HTTP, when two sessions hold a response to that ID).
 func (in *httpInjector) releaseOne(id wire.ID, at time.Time) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -681,10 +682,10 @@ func (p *httpProxy) readUpstream(out *http.Request, tap *bodyTap, ex *exchange, 
 			return
 		}
 	}
+	buf := make([]byte, 32<<10)
 	for {
-		buf := make([]byte, 32<<10)
 		n, err := resp.Body.Read(buf)
-		if n > 0 && !send(upMsg{data: buf[:n]}) {
+		if n > 0 && !send(upMsg{data: bytes.Clone(buf[:n])}) {
 			return
 		}
 		if err != nil {
@@ -727,12 +728,19 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 			hostGone = true
 		}
 	}
-	write := func(b []byte) bool {
+	// put writes to the host; write flushes too.
+	put := func(b []byte) bool {
 		if hostGone || mute {
 			return false
 		}
 		if _, err := w.Write(b); err != nil {
 			hostGone = true
+			return false
+		}
+		return true
+	}
+	write := func(b []byte) bool {
+		if !put(b) {
 			return false
 		}
 		flush()
@@ -777,7 +785,7 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 				p.writeHead(w, u)
 				headersDone = true
 			}
-			write(u.raw)
+			put(u.raw) // flushed once the chunk is through
 			p.q.push(u.lines)
 			p.markDone(u.carries)
 		}
@@ -938,11 +946,17 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 					u.lines = expandBatch(line{from: FromServer, at: at, raw: bytes.Clone(raw), total: len(raw)})
 				}
 				decide(u, at)
+				if headersDone && !hostGone && !mute {
+					flush() // a flush before the head would send one of its own
+				}
 			case len(m.data) > 0:
 				switch {
 				case sse:
 					for _, ev := range fr.feed(m.data) {
 						decide(&heldUnit{raw: ev, lines: expandBatches(sp.feed(ev, at))}, at)
+					}
+					if headersDone && !hostGone && !mute {
+						flush()
 					}
 				default:
 					if !headersDone {
