@@ -716,11 +716,11 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 	}()
 
 	var (
-		headersDone, sse, judged, mute, upEnded, hostGone bool
-		fr                                                sseFramer
-		sp                                                = &sseSplitter{max: p.maxBody}
-		units                                             []*heldUnit
-		whole                                             *bodyTap
+		headersDone, sse, judged, mute, upEnded, hostGone, over bool
+		fr                                                      sseFramer
+		sp                                                      = &sseSplitter{max: p.maxBody}
+		units                                                   []*heldUnit
+		whole                                                   *bodyTap
 	)
 	closing := in.closing
 	flush := func() {
@@ -851,7 +851,10 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 			w.WriteHeader(http.StatusOK)
 			headersDone = true
 			ok = write(c.answer)
-			mute = true // whatever the upstream sends now has no place
+			// Whatever the upstream sends now has no place; and the host,
+			// its answer whole, may send its next request on this
+			// connection, which waits for the handler: it ends.
+			mute, over = true, true
 		case sse:
 			ok = write(sseEvent(c.answer))
 		}
@@ -893,8 +896,11 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 	}
 
 	for {
-		if upEnded && len(units) == 0 && !leftWaiting() {
+		if (upEnded || over) && len(units) == 0 && !leftWaiting() {
 			cmds() // a cancel's record that came with the end
+			if hostGone {
+				p.hostClosed(tap)
+			}
 			return
 		}
 		select {

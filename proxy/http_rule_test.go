@@ -569,7 +569,7 @@ type jsonUpstream struct {
 	closedUp chan struct{} // a request's context ended before its answer
 }
 
-func newJSONUpstream(t *testing.T, wait time.Duration) *jsonUpstream {
+func newJSONUpstream(t *testing.T, wait func(body string) time.Duration) *jsonUpstream {
 	u := &jsonUpstream{closedUp: make(chan struct{}, 4)}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -585,7 +585,7 @@ func newJSONUpstream(t *testing.T, wait time.Duration) *jsonUpstream {
 			return
 		}
 		select {
-		case <-time.After(wait):
+		case <-time.After(wait(string(body))):
 		case <-r.Context().Done():
 			u.closedUp <- struct{}{}
 			return
@@ -625,7 +625,14 @@ func post(t *testing.T, url, version, sid, body string) (*http.Response, []byte,
 // host with a JSON -32800; a modern cancel closes the upstream request.
 func TestHTTPRuleJSONBodies(t *testing.T) {
 	t.Cleanup(http.DefaultClient.CloseIdleConnections)
-	up := newJSONUpstream(t, 150*time.Millisecond)
+	// "gone" would take 2s: the host's next request on the same
+	// connection must not wait for it once inflight answered.
+	up := newJSONUpstream(t, func(body string) time.Duration {
+		if strings.Contains(body, `"gone"`) {
+			return 2 * time.Second
+		}
+		return 150 * time.Millisecond
+	})
 	rules, _ := ParseRules([]string{"tools/call late: delay 200ms", "tools/call gone: cancel 50ms"})
 	rp := startHTTPProxy(t, up.URL, func(o *Options) { o.Rules = rules })
 
@@ -650,9 +657,9 @@ func TestHTTPRuleJSONBodies(t *testing.T) {
 	}
 	up.mu.Unlock()
 
-	_, got, _ = post(t, rp.url, "2026-07-28", "", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gone","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
-	if !strings.Contains(string(got), `"code":-32800`) {
-		t.Errorf("modern cancel: %q", got)
+	_, got, took = post(t, rp.url, "2026-07-28", "", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gone","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	if !strings.Contains(string(got), `"code":-32800`) || took > time.Second {
+		t.Errorf("modern cancel: %q after %s", got, took)
 	}
 	select {
 	case <-up.closedUp:
@@ -677,7 +684,7 @@ func TestHTTPRuleJSONBodies(t *testing.T) {
 // host; a dropped one's host sees its connection end, not an answer.
 func TestHTTPRuleHeldAtTheEnd(t *testing.T) {
 	t.Cleanup(http.DefaultClient.CloseIdleConnections)
-	up := newJSONUpstream(t, 0)
+	up := newJSONUpstream(t, func(string) time.Duration { return 0 })
 	rules, _ := ParseRules([]string{"tools/call kept: hold", "tools/call lost: drop"})
 	rp := startHTTPProxy(t, up.URL, func(o *Options) { o.Rules = rules })
 	type answer struct {
