@@ -16,6 +16,7 @@ import (
 
 	"inflight/demo"
 	"inflight/event"
+	"inflight/replay"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -164,6 +165,7 @@ func TestHTTPRuleDelay(t *testing.T) {
 				!traceHas(tr, `"dir":"in"`, `"injected":"delay 250ms"`, `"result"`) {
 				t.Errorf("the trace does not mark the delay:\n%s", tr)
 			}
+			replayHas(t, tr, "injected: holding the response to tools/call slow", "[injected delay 250ms]")
 			if traceHas(tr, `"target":"stubborn"`, "injected") {
 				t.Errorf("the untouched call is marked injected:\n%s", tr)
 			}
@@ -203,6 +205,9 @@ func TestHTTPRuleCancel(t *testing.T) {
 				!traceHas(tr, `"event":"injected"`, "sent the upstream notifications/cancelled for tools/call slow", "answered the host with error -32800") {
 				t.Errorf("the trace lacks the legacy cancel:\n%s", tr)
 			}
+			sent := map[string]string{"modern": "cancel signal: stream_closed (inflight closed", "legacy": "[injected cancel 100ms]"}[era.name]
+			replayHas(t, tr, "injected: rule \"tools/call slow: cancel 100ms\" matches tools/call slow",
+				"answered the host with error -32800", sent)
 			q := rh.callRecord("slow")
 			want := map[string]any{"modern": "stream closed", "legacy": "notification"}[era.name]
 			if q == nil || q.Cancel == nil || q.Cancel.Cause != session.CauseUser {
@@ -719,5 +724,19 @@ func TestHTTPRuleHeldAtTheEnd(t *testing.T) {
 	}
 	if !strings.Contains(rp.stderr.String(), "released the response to tools/call kept (id 1) as the proxy ends") {
 		t.Errorf("stderr:\n%s", rp.stderr.String())
+	}
+}
+
+// replayHas replays a proxy's trace and wants each of parts in it.
+func replayHas(t *testing.T, tr string, parts ...string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := replay.Reader(strings.NewReader(tr), "proxy", replay.Options{}, &out, &errOut); code != 0 {
+		t.Fatalf("replay exit %d: %s", code, errOut.String())
+	}
+	for _, p := range parts {
+		if !strings.Contains(out.String(), p) {
+			t.Errorf("replay lacks %q:\n%s", p, out.String())
+		}
 	}
 }
