@@ -50,8 +50,12 @@ streams (SSE events flushed as they arrive). A request with a foreign Origin
 (Mcp-Session-Id), GET streams and resumption (Last-Event-ID); modern
 per-request streams. A host closing a request's stream is judged: the cancel
 on modern HTTP; on legacy HTTP, without notifications/cancelled, it is
-flagged. --trace and the attach socket work as on stdio; --rule does not
-yet. Ctrl+C (or SIGTERM) stops it.
+flagged. A request whose Host is not a loopback name is refused with 403
+too (DNS rebinding). --trace, the attach socket and --rule work as on stdio
+(a cancel rule's signal is the era's: notifications/cancelled POSTed with
+the host's session on legacy HTTP, closing the upstream request on modern
+HTTP, where a race has nothing to cross and says so). Ctrl+C (or SIGTERM)
+stops it.
 
 --rule makes the hard cases happen on purpose, on the host's requests it
 matches (repeatable; the first rule that matches a request acts on it):

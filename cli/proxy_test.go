@@ -102,7 +102,8 @@ func TestProxyUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--wrap"}, "--wrap needs --config FILE"},
 		{[]string{"proxy", "--wrap", "--config", "x.json", "--", "node", "s.js"}, "--wrap takes the server from --config"},
 		{[]string{"proxy", "--config", "x.json", "--", "node"}, "--config, --server and --write go with --wrap"},
-		{[]string{"proxy", "--wrap", "--config", filepath.Join("..", "mcpconfig", "testdata", "wrap", "vscode_mcp.json"), "--server", "github", "--rule", "*: drop"}, "--rule works on stdio only so far"},
+		{[]string{"proxy", "--wrap", "--config", filepath.Join("..", "mcpconfig", "testdata", "wrap", "vscode_mcp.json"), "--server", "github", "--rule", "*: wait"}, `unknown action "wait"`},
+		{[]string{"proxy", "--url", "http://127.0.0.1:1/mcp", "--rule", "tools/call: later"}, `unknown action "later"`},
 		{[]string{"proxy", "--url", "http://127.0.0.1:1/mcp", "--listen", "0.0.0.0:0"}, "serves only on a loopback address"},
 		{[]string{"proxy", "--listen", "127.0.0.1:0", "--", "true"}, "--listen goes with --url"},
 	} {
@@ -129,5 +130,10 @@ func TestProxyWrapHTTP(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "is unchanged") {
 		t.Errorf("stderr: %s", stderr)
+	}
+	// --rule goes along to the proxy's command.
+	code, stdout, stderr = inflight(t, "proxy", "--wrap", "--config", path, "--server", "github", "--listen", "127.0.0.1:7002", "--rule", "tools/call: delay 5s")
+	if want := "inflight proxy --name github --rule 'tools/call: delay 5s' --listen 127.0.0.1:7002 --url"; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, stdout lacks %q:\n%s%s", code, want, stdout, stderr)
 	}
 }

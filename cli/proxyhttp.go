@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"inflight/exitcode"
@@ -25,8 +26,14 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 		c.code = exitcode.Usage
 		return nil
 	}
-	if len(rules) > 0 {
-		return fail(fmt.Errorf("--rule works on stdio only so far: the HTTP proxy forwards and records, it does not act on requests yet"))
+	parsed, err := proxy.ParseRules(rules)
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(c.stderr, "inflight proxy: --%s\n", termsafe.Line(line))
+		}
+		fmt.Fprintf(c.stderr, "a rule is:\n  %s\n", strings.ReplaceAll(proxy.RuleGrammar, "\n", "\n  "))
+		c.code = exitcode.Usage
+		return nil
 	}
 	up, err := url.Parse(upstream)
 	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
@@ -49,7 +56,12 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 		return fail(fmt.Errorf("--listen: %w", err))
 	}
 	opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow},
-		SocketDir: proxy.SocketDir(), Redactor: red}
+		SocketDir: proxy.SocketDir(), Redactor: red, Rules: parsed}
+	if len(parsed) > 0 {
+		release, stop := proxy.NotifyRelease()
+		defer stop()
+		opts.Release = release
+	}
 	if tracePath != "" {
 		f, err := os.Create(tracePath)
 		if err != nil {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -20,9 +19,6 @@ import (
 // host launches a stdio server, but an HTTP proxy must be running before
 // the host connects).
 func (c *cli) proxyWrapHTTP(o wrapOptions, name string, fail func(error) error) error {
-	if len(o.rules) > 0 {
-		return fail(errors.New("--rule works on stdio only so far: the HTTP proxy forwards and records, it does not act on requests yet"))
-	}
 	listen := o.listen
 	if listen == "" {
 		// A port free now, so that the entry and the command agree.
@@ -52,6 +48,9 @@ func (c *cli) proxyWrapHTTP(o wrapOptions, name string, fail func(error) error) 
 	}
 	if o.lateWindow != session.DefaultLateWindow {
 		run = append(run, "--late-window", o.lateWindow.String())
+	}
+	for _, r := range o.rules {
+		run = append(run, "--rule", r)
 	}
 	run = append(run, "--listen", listen, "--url", upstream)
 	quoted := make([]string, len(run))

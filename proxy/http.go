@@ -81,6 +81,27 @@ func originAllowed(origin string) bool {
 	return isLoopbackHost(u.Hostname())
 }
 
+// hostAllowed is the check against DNS rebinding, as the demo's HTTP
+// server (and go-sdk's handler) make it: on a loopback listener the
+// request's Host must be a loopback name or address too, or a web page
+// whose name was made to resolve to 127.0.0.1 would reach the server
+// through the proxy.
+func hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return true
+	}
+	lh, _, err := net.SplitHostPort(local.String())
+	if err != nil || !isLoopbackHost(lh) {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return isLoopbackHost(host)
+}
+
 func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
@@ -136,6 +157,26 @@ func RunHTTP(ctx context.Context, l net.Listener, upstream string, opts Options)
 	hp := &httpProxy{up: up, client: &http.Client{Transport: tp,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		q: q, maxBody: min(opts.MaxLineBytes, DefaultMaxHTTPBody), say: rec.say, red: opts.Redactor}
+	if len(opts.Rules) > 0 {
+		hp.inj = newHTTPInjector(opts.Rules, q, hp.client, opts.Redactor)
+		if onHTTPInjector != nil {
+			onHTTPInjector(hp.inj)
+		}
+		if opts.Release != nil {
+			stopRelease := make(chan struct{})
+			defer close(stopRelease)
+			go func() {
+				for {
+					select {
+					case <-opts.Release:
+						hp.inj.releaseAll()
+					case <-stopRelease:
+						return
+					}
+				}
+			}()
+		}
+	}
 	srv := &http.Server{Handler: hp, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
@@ -147,12 +188,19 @@ func RunHTTP(ctx context.Context, l net.Listener, upstream string, opts Options)
 		res.Err = err
 	}
 	hp.closing.Store(true)
+	if hp.inj != nil {
+		// What the rules hold goes to the hosts before their streams end.
+		hp.inj.beginClose()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), opts.ShutdownWait)
 	if srv.Shutdown(sctx) != nil {
 		srv.Close()
 	}
 	cancel()
 	hp.wg.Wait()
+	if hp.inj != nil {
+		hp.inj.close(opts.ShutdownWait)
+	}
 	tp.CloseIdleConnections()
 	q.pushControl(line{ctl: ctlClosed, at: time.Now(), err: res.Err})
 	q.close()
@@ -163,6 +211,10 @@ func RunHTTP(ctx context.Context, l net.Listener, upstream string, opts Options)
 	res.PeakQueueBytes = q.peakBytes()
 	return res, nil
 }
+
+// onHTTPInjector, when set, is handed the injector RunHTTP makes (tests
+// call its actOn and releaseOne).
+var onHTTPInjector func(*httpInjector)
 
 // httpProxy is the reverse proxy's handler.
 type httpProxy struct {
@@ -176,6 +228,8 @@ type httpProxy struct {
 	// closing: the proxy is shutting down, so streams it cuts are not
 	// the host's cancels (found in review).
 	closing atomic.Bool
+	// inj, when rules may act (--rule), sees every POST (http_inject.go).
+	inj *httpInjector
 }
 
 func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -184,6 +238,11 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); !originAllowed(origin) {
 		p.say(fmt.Sprintf("refused %s with a foreign Origin %q", r.Method, origin))
 		writeJSONError(w, http.StatusForbidden, "Forbidden: Origin is not a loopback origin (inflight proxy)")
+		return
+	}
+	if !hostAllowed(r) {
+		p.say(fmt.Sprintf("refused %s with a foreign Host %q (the proxy listens on loopback)", r.Method, r.Host))
+		writeJSONError(w, http.StatusForbidden, "Forbidden: Host is not a loopback name or address (inflight proxy)")
 		return
 	}
 	target := *p.up
@@ -211,7 +270,18 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q, want: r.ContentLength}
 		body = tap
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), body)
+	ctx := r.Context()
+	var ex *exchange
+	if p.inj != nil && r.Method == http.MethodPost {
+		var upCancel context.CancelFunc
+		ctx, upCancel = context.WithCancel(ctx)
+		defer upCancel()
+		ex = p.inj.newExchange(r, target.String(), upCancel)
+		if tap != nil {
+			tap.onWhole = func(msgs []wire.Message, at time.Time) { p.inj.hostMessages(ex, msgs, at) }
+		}
+	}
+	out, err := http.NewRequestWithContext(ctx, r.Method, target.String(), body)
 	if err != nil {
 		writeJSONError(w, http.StatusBadGateway, "inflight proxy: "+p.red.Error(err))
 		return
@@ -223,6 +293,10 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	copyHeader(out.Header, r.Header)
 	if _, ok := r.Header["User-Agent"]; !ok {
 		out.Header["User-Agent"] = nil // Go's client adds none then
+	}
+	if ex != nil {
+		p.serveInjected(w, r, out, tap, ex)
+		return
 	}
 	resp, err := p.client.Do(out)
 	if tap != nil {
@@ -270,7 +344,7 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			switch {
 			case events != nil:
-				p.q.push(events.feed(buf[:n], at))
+				p.q.push(expandBatches(events.feed(buf[:n], at)))
 			case whole != nil:
 				whole.keep(buf[:n])
 			}
@@ -305,12 +379,14 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // CancelGrace after it did. It runs on the handler's goroutine, whose host
 // is gone: nothing waits for it but the proxy's shutdown.
 func (p *httpProxy) hostClosed(tap *bodyTap) {
-	if tap == nil || tap.id.IsZero() || p.closing.Load() {
+	if tap == nil || len(tap.ids) == 0 || p.closing.Load() {
 		return
 	}
 	at := time.Now()
 	time.Sleep(CancelGrace)
-	p.q.pushControl(line{ctl: ctlStreamClosed, at: at, id: tap.id})
+	for _, id := range tap.ids {
+		p.q.pushControl(line{ctl: ctlStreamClosed, at: at, id: id})
+	}
 }
 
 // bodyTap keeps the first max bytes of a body for the recorder as it is
@@ -330,19 +406,46 @@ type bodyTap struct {
 	// answered early and the handler records it (finish).
 	mu   sync.Mutex
 	once sync.Once
-	// id is the request's ID when the body was a request.
-	id wire.ID
-	// want is the body's Content-Length (0: unknown).
+	// ids are the IDs of the requests the body carried (one, or a
+	// batch's); msgs its messages, decoded (host bodies only).
+	ids  []wire.ID
+	msgs []wire.Message
+	// onWhole, when set, sees the host's messages once they are recorded
+	// (http_inject.go), before the upstream has the body's end.
+	onWhole func(msgs []wire.Message, at time.Time)
+	// want is the body's Content-Length (0: unknown); eof: its end was
+	// read (Read's goroutine only).
 	want int64
+	eof  bool
 }
 
 func (b *bodyTap) Read(p []byte) (int, error) {
+	if b.eof {
+		// Never the host's body again once its end was seen: the server
+		// closes it as soon as the answer's head is written, and the
+		// transport's last read (looking for bytes past Content-Length)
+		// would fail, and take the upstream connection with it.
+		return 0, io.EOF
+	}
 	n, err := b.src.Read(p)
 	b.mu.Lock()
 	b.keep(p[:n])
 	b.read = time.Now()
 	whole := err == io.EOF || (b.want > 0 && int64(b.total) >= b.want)
 	b.mu.Unlock()
+	if whole && err == nil {
+		// Read the host's body to its end, which the transport stops
+		// short of: only then does the server watch the host's connection,
+		// and see the host close it while the upstream is silent (or a
+		// rule holds the answer).
+		var one [1]byte
+		if m, e := b.src.Read(one[:]); m == 0 && e == io.EOF {
+			err = io.EOF
+		}
+	}
+	if err == io.EOF {
+		b.eof = true
+	}
 	if whole {
 		// Recorded as soon as it is sent on, not when the upstream answers
 		// (a slow tools/call would show as nothing in flight): found in
@@ -369,17 +472,64 @@ func (b *bodyTap) finish() {
 			return
 		}
 		total := len(raw) + (b.total - len(b.buf))
-		if b.from == FromHost && len(raw) == total {
-			if m, err := wire.Decode(raw); err == nil && m.Kind == wire.KindRequest {
-				b.id = m.ID
-			}
-		}
 		at := b.read
 		if at.IsZero() || b.src == nil {
 			at = time.Now()
 		}
-		b.q.push([]line{{from: b.from, at: at, raw: raw, total: total}})
+		ls := expandBatch(line{from: b.from, at: at, raw: raw, total: total})
+		if b.from == FromHost {
+			for _, l := range ls {
+				if l.total != len(l.raw) {
+					continue
+				}
+				if m, err := wire.Decode(l.raw); err == nil {
+					if m.Kind == wire.KindRequest {
+						b.ids = append(b.ids, m.ID)
+					}
+					b.msgs = append(b.msgs, m)
+				}
+			}
+		}
+		b.q.push(ls)
+		if b.onWhole != nil {
+			// After the push: the host's message is recorded before
+			// anything a rule does about it.
+			b.onWhole(b.msgs, at)
+		}
 	})
+}
+
+// expandBatch cuts a JSON-RPC batch (a JSON array of messages, which a
+// 2025-03-26 host may POST and a server answer with) into one line per
+// message, each its bytes as they stand in the array; anything else, and a
+// body recorded only in part, stays one line.
+func expandBatch(l line) []line {
+	if l.total != len(l.raw) || len(l.raw) < 2 || l.raw[0] != '[' {
+		return []line{l}
+	}
+	var elems []json.RawMessage
+	if json.Unmarshal(l.raw, &elems) != nil || len(elems) == 0 {
+		return []line{l}
+	}
+	out := make([]line, 0, len(elems))
+	for _, e := range elems {
+		out = append(out, line{from: l.from, at: l.at, raw: []byte(e), total: len(e), end: l.end})
+	}
+	return out
+}
+
+// expandBatches is expandBatch over lines.
+func expandBatches(ls []line) []line {
+	for i := range ls {
+		if len(ls[i].raw) > 0 && ls[i].raw[0] == '[' {
+			var out []line
+			for _, l := range ls {
+				out = append(out, expandBatch(l)...)
+			}
+			return out
+		}
+	}
+	return ls
 }
 
 // sseSplitter cuts an SSE stream into its events' data, one line each for

@@ -50,6 +50,9 @@ type injection struct {
 	reason         string
 	serverSoFar    int64
 	failed         bool
+	// closedUp: the cancel was closing the upstream request's stream (the
+	// modern HTTP cancel, http_inject.go); cancel is nil then.
+	closedUp bool
 }
 
 // recorder turns the lines the forwarders copied into events, applies them
@@ -354,24 +357,37 @@ func describe(tr *session.Tracker, id wire.ID) string {
 // after it is judged as after any cancel), the answer it gave the host,
 // and a line saying what was done, in the trace and on stderr.
 func (r *recorder) injected(at time.Time, in *injection) {
-	if in.cancel != nil {
+	if in.cancel != nil || in.closedUp {
 		if ch, err := r.tr.RequestCancel(in.id, in.reason, session.CauseUser, at); err == nil {
 			for _, tw := range r.tws {
 				_ = tw.Changes(r.tr, []session.Change{ch})
 			}
 		}
-		out := event.Event{Kind: event.Sent, Time: at, Raw: in.cancel, RequestID: in.id, Internal: true}
-		if m, err := wire.DecodeOwned(in.cancel); err == nil {
-			out.Msg = m
+		signal := event.SignalStreamClosed
+		if in.cancel != nil {
+			signal = event.SignalNotification
+			out := event.Event{Kind: event.Sent, Time: at, Raw: in.cancel, RequestID: in.id, Internal: true}
+			if m, err := wire.DecodeOwned(in.cancel); err == nil {
+				out.Msg = m
+			}
+			r.tr.Observe(out)
+			r.writeAs(out, in.action)
 		}
-		r.tr.Observe(out)
-		r.writeAs(out, in.action)
-		sent := event.Event{Kind: event.CancelSent, Time: at, RequestID: in.id, Signal: event.SignalNotification,
+		sent := event.Event{Kind: event.CancelSent, Time: at, RequestID: in.id, Signal: signal,
 			Reason: in.reason, StreamEnd: in.serverSoFar}
 		changes := r.tr.Observe(sent)
 		r.writeAs(sent, in.action)
 		for _, tw := range r.tws {
 			_ = tw.Changes(r.tr, changes)
+		}
+		if in.closedUp {
+			// Nothing more can come on the closed stream: the cancel settles.
+			closed := event.Event{Kind: event.StreamClosed, Time: at, RequestID: in.id, ByClient: true}
+			changes := r.tr.Observe(closed)
+			r.writeAs(closed, in.action)
+			for _, tw := range r.tws {
+				_ = tw.Changes(r.tr, changes)
+			}
 		}
 	}
 	if in.onResponse {

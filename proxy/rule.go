@@ -20,15 +20,17 @@ const RuleGrammar = `METHOD [NAME]: ACTION
                             proxy gets SIGUSR1) or the proxy ends
           drop              never pass the server's response on
           cancel [D]        D after the request reached the server (default:
-                            at once), send the server notifications/cancelled
-                            for it, and answer the host with JSON-RPC error
-                            -32800 "cancelled by inflight proxy"
+                            at once), cancel it there (notifications/cancelled;
+                            on modern HTTP, closing its request), and answer
+                            the host with JSON-RPC error -32800 "cancelled by
+                            inflight proxy"
           cancel-silent [D] the same cancel upstream, and no answer: the host
                             waits for its own timeout (the server's answer is
                             not passed on either)
           race              hold the server's response and pass it on the
                             instant the host's notifications/cancelled for it
-                            arrives: the two cross
+                            arrives: the two cross (not on modern HTTP, where
+                            the host's cancel closes the response's stream)
   D       a Go duration: 500ms, 30s, 1m30s`
 
 // Action is what a rule does to the requests it matches.

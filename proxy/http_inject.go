@@ -1,0 +1,1153 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"sync"
+	"time"
+
+	"inflight/redact"
+	"inflight/wire"
+)
+
+// This file is --rule on the Streamable HTTP proxy: the same actions, with
+// the same injected records, as on stdio (inject.go), with the signals of
+// HTTP's eras.
+//
+// A POST of the host's goes through serveInjected: the upstream's answer
+// is read on a goroutine of its own, and the handler waits on it, on the
+// rules' timers and releases, on the host and on the proxy's end, so that
+// it alone writes to the host. What is held is kept whole: a JSON body
+// with its status and headers, or the one SSE event that carries the
+// response (the events before it, and after it, pass on as they come). A
+// held response is recorded when it goes on to the host, after an
+// injected line that marks it: the record is what the host got, when it
+// got it, so a race's response lands after the host's cancel, where the
+// tracker judges it crossed (or late). A response the host never gets
+// (dropped, withheld after inflight's cancel) is recorded when the
+// upstream sent it, after the line that says so; one held when the host
+// closed its stream is not recorded as received at all, only said.
+//
+// While a response is held or dropped, the upstream's stream is read to
+// its end as ever (what it sends is recorded, and forwarded when it is not
+// the held event); the host's stream stays open, with nothing more, until
+// the release, the host giving up, or the proxy's end.
+//
+// The signals: a legacy cancel is notifications/cancelled POSTed to the
+// upstream with the host's headers (its Mcp-Session-Id, its
+// MCP-Protocol-Version, its credentials); a modern one is closing the
+// upstream request. A race holds the response until the host's
+// notifications/cancelled for it arrives, in the legacy era; in the
+// modern one the host's cancel is closing the very stream the response
+// would come on, so nothing can cross it: the record says so, and the
+// response goes on unheld.
+//
+// Requests are followed by (session, ID): legacy hosts' sessions are
+// their Mcp-Session-Id, and each modern POST is a session of its own (its
+// cancel is its own stream). The tracker, behind them, still follows one
+// request per ID.
+
+// flightKey names a host request among several sessions.
+type flightKey struct {
+	sid string
+	id  wire.ID
+}
+
+// flight is a host request the injector follows, from its POST until the
+// host has its answer (or gave up on it).
+type flight struct {
+	key            flightKey
+	ex             *exchange
+	method, target string
+	at             time.Time // when the host's request went on
+	rule           *Rule
+	// answered: the upstream's response came; held: it is kept back
+	// (heldAt since); cancelled: inflight's cancel went upstream;
+	// hostCancelled: the host's notifications/cancelled came; left: the
+	// host is left waiting (drop, cancel-silent); done: the host has its
+	// answer, or its stream is gone.
+	// cancelling: inflight's cancel is on its way, the handler not yet
+	// told what to do about it.
+	answered, held, cancelled, cancelling, hostCancelled, left, done bool
+
+	heldAt time.Time
+	timer  *time.Timer
+}
+
+func (f *flight) name() string {
+	s := f.method
+	if f.target != "" {
+		s += " " + f.target
+	}
+	return s + " (id " + f.key.id.String() + ")"
+}
+
+// note is a line for the recorder saying what f's rule did.
+func (f *flight) note(at time.Time, onResponse bool, format string, args ...any) line {
+	return line{ctl: ctlInjected, at: at, inj: &injection{id: f.key.id, action: f.rule.Does(), rule: f.rule.Text,
+		onResponse: onResponse, text: fmt.Sprintf(format, args...)}}
+}
+
+// httpInjector follows the host's requests in flight on the HTTP proxy
+// and applies the rules to them.
+type httpInjector struct {
+	rules  []Rule
+	q      *queue
+	client *http.Client
+	red    *redact.Redactor
+
+	mu      sync.Mutex
+	flights map[flightKey]*flight
+	seq     int
+	closed  bool
+	// closing is closed as the proxy begins to end: held responses go on.
+	closing   chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+}
+
+func newHTTPInjector(rules []Rule, q *queue, client *http.Client, red *redact.Redactor) *httpInjector {
+	return &httpInjector{rules: rules, q: q, client: client, red: red, flights: map[flightKey]*flight{},
+		closing: make(chan struct{})}
+}
+
+// exchange is one POST of the host's on its way through the injector.
+type exchange struct {
+	in     *httpInjector
+	target string      // the upstream URL it went to
+	header http.Header // the host's headers, for a legacy cancel's POST
+	sid    string      // the key's session
+	// upCancel closes the upstream request (the modern cancel).
+	upCancel context.CancelFunc
+
+	seq int
+	// resp is the upstream's response (the handler's own).
+	resp *http.Response
+
+	// Under in.mu: the era, whether the upstream has the whole request,
+	// the requests it carries.
+	modern  bool
+	wrote   bool
+	flights []*flight
+
+	mu    sync.Mutex
+	cmds  []exCmd
+	ended bool
+	wake  chan struct{}
+}
+
+// exCmd is something the handler must do, from a timer, a release or
+// another POST of the host's.
+type exCmd struct {
+	kind cmdKind
+	f    *flight
+	why  string
+	at   time.Time
+	// inj is a cancel's record, answer the host's answer (cmdAnswer).
+	inj    *injection
+	answer []byte
+}
+
+type cmdKind uint8
+
+const (
+	cmdRelease cmdKind = iota + 1
+	cmdRace
+	cmdAnswer
+	cmdLeave
+)
+
+// push hands c to the exchange's handler; false when it has ended.
+func (ex *exchange) push(c exCmd) bool {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.ended {
+		return false
+	}
+	ex.cmds = append(ex.cmds, c)
+	select {
+	case ex.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func (ex *exchange) take() []exCmd {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	c := ex.cmds
+	ex.cmds = nil
+	return c
+}
+
+// newExchange begins following a POST of the host's.
+func (in *httpInjector) newExchange(r *http.Request, target string, upCancel context.CancelFunc) *exchange {
+	ex := &exchange{in: in, target: target, header: r.Header.Clone(), upCancel: upCancel, wake: make(chan struct{}, 1),
+		modern: wire.IsModernVersion(r.Header.Get("MCP-Protocol-Version"))}
+	in.mu.Lock()
+	in.seq++
+	ex.seq = in.seq
+	if ex.modern {
+		ex.sid = "\x00" + strconv.Itoa(in.seq)
+	} else {
+		ex.sid = r.Header.Get("Mcp-Session-Id")
+	}
+	in.mu.Unlock()
+	return ex
+}
+
+// endExchange forgets an exchange whose handler returned.
+func (in *httpInjector) endExchange(ex *exchange) {
+	ex.mu.Lock()
+	ex.ended = true
+	ex.mu.Unlock()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, f := range ex.flights {
+		in.stopLocked(f)
+		f.done = true
+		if in.flights[f.key] == f {
+			delete(in.flights, f.key)
+		}
+	}
+}
+
+func (in *httpInjector) stopLocked(f *flight) {
+	if f.timer != nil && f.timer.Stop() {
+		in.wg.Done()
+	}
+	f.timer = nil
+}
+
+// hostMessages sees the host's messages of one POST, recorded already and
+// before the upstream has the body's end: a request is followed (and
+// marked when a rule matches it), and the host's cancel of a followed
+// request releases a race.
+func (in *httpInjector) hostMessages(ex *exchange, msgs []wire.Message, at time.Time) {
+	var notes []line
+	in.mu.Lock()
+	if in.closed {
+		in.mu.Unlock()
+		return
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		switch {
+		case m.Kind == wire.KindRequest:
+			if !ex.modern {
+				if raw, ok := wire.MetaValue(m.Params, wire.MetaProtocolVersion); ok && len(raw) > 2 &&
+					wire.IsModernVersion(string(bytes.Trim(raw, `"`))) {
+					ex.modern = true
+					ex.sid = "\x00" + strconv.Itoa(ex.seq)
+				}
+			}
+			key := flightKey{ex.sid, m.ID}
+			if _, dup := in.flights[key]; dup {
+				continue
+			}
+			f := &flight{key: key, ex: ex, method: m.Method, target: wire.Target(m.Method, m.Params), at: at}
+			r := match(in.rules, m.Method, f.target)
+			if len(in.flights) >= maxMarks {
+				if r != nil {
+					f.rule = r
+					notes = append(notes, f.note(at, false, "not acting on %s: the rules already follow %d requests still unanswered", f.name(), maxMarks))
+				}
+				continue
+			}
+			in.flights[key] = f
+			ex.flights = append(ex.flights, f)
+			if r != nil {
+				notes = append(notes, in.applyLocked(f, r, at, false)...)
+			}
+		case m.Kind == wire.KindNotification && m.Method == wire.NotifyCancelled:
+			c, err := wire.DecodeCancelled(m.Params)
+			if err != nil {
+				continue
+			}
+			if f := in.flights[flightKey{ex.sid, c.RequestID}]; f != nil {
+				notes = append(notes, in.hostCancelledLocked(f, at)...)
+			}
+		}
+	}
+	in.mu.Unlock()
+	for _, n := range notes {
+		in.q.pushControl(n)
+	}
+}
+
+// applyLocked sets f's rule, r, from at.
+func (in *httpInjector) applyLocked(f *flight, r *Rule, at time.Time, live bool) []line {
+	f.rule = r
+	var notes []line
+	if live {
+		notes = append(notes, f.note(at, false, "rule %q acts on %s from now, %s after it was sent", r.Text, f.name(),
+			at.Sub(f.at).Round(time.Millisecond)))
+	} else {
+		n := f.note(at, false, "rule %q matches %s", r.Text, f.name())
+		n.inj.quiet = true
+		notes = append(notes, n)
+	}
+	if r.Action == ActRace && f.ex.modern {
+		notes = append(notes, f.note(at, false, "nothing can cross on modern HTTP: the host's cancel is closing the stream the response to %s would come on, so its response is passed on unheld", f.name()))
+	}
+	if r.Action.cancels() && f.ex.wrote {
+		in.armLocked(f, r.After)
+	}
+	return notes
+}
+
+// armLocked makes f's cancel go d from now.
+func (in *httpInjector) armLocked(f *flight, d time.Duration) {
+	in.wg.Add(1)
+	f.timer = time.AfterFunc(d, func() {
+		defer in.wg.Done()
+		in.cancel(f)
+	})
+}
+
+// wrote is told when the upstream has the whole of ex's POST: a cancel
+// rule's time runs from then ("after the request reached the server").
+func (in *httpInjector) wrote(ex *exchange) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	ex.wrote = true
+	if in.closed {
+		return
+	}
+	for _, f := range ex.flights {
+		if f.rule != nil && f.rule.Action.cancels() && f.timer == nil && !f.answered && !f.hostCancelled && !f.done {
+			in.armLocked(f, f.rule.After)
+		}
+	}
+}
+
+// hostCancelledLocked handles the host's notifications/cancelled of f.
+func (in *httpInjector) hostCancelledLocked(f *flight, at time.Time) []line {
+	if f.hostCancelled || f.done {
+		return nil
+	}
+	f.hostCancelled = true
+	if f.rule == nil {
+		return nil
+	}
+	switch {
+	case f.rule.Action == ActRace && f.held:
+		// The response goes to the host at once: the host's cancel is on
+		// its way to the upstream meanwhile, and the two cross.
+		f.ex.push(exCmd{kind: cmdRace, f: f, at: at})
+	case f.rule.Action.cancels() && !f.cancelled && !f.answered:
+		in.stopLocked(f)
+		return []line{f.note(at, false, "the host cancelled %s itself first: inflight sends no cancel", f.name())}
+	}
+	return nil
+}
+
+// cancel cancels f upstream with its era's signal, on the host's behalf,
+// and has the handler answer the host (cancel) or leave it waiting
+// (cancel-silent).
+func (in *httpInjector) cancel(f *flight) {
+	in.mu.Lock()
+	if in.closed || f.answered || f.hostCancelled || f.cancelled || f.done {
+		in.mu.Unlock()
+		return
+	}
+	f.cancelled, f.cancelling = true, true
+	ex, modern, r := f.ex, f.ex.modern, f.rule
+	in.mu.Unlock()
+
+	reason := fmt.Sprintf("cancelled by inflight proxy (rule %q)", r.Text)
+	at := time.Now()
+	inj := &injection{id: f.key.id, action: r.Does(), rule: r.Text, reason: reason}
+	after := at.Sub(f.at).Round(time.Microsecond)
+	if modern {
+		inj.closedUp = true
+		inj.text = fmt.Sprintf("closed the upstream request of %s (the modern cancel), %s after it", f.name(), after)
+	} else {
+		msg := wire.Notification(wire.NotifyCancelled, wire.CancelledParams(f.key.id, reason))
+		if err := in.postCancel(ex, msg); err != nil {
+			in.mu.Lock()
+			f.cancelled, f.cancelling = false, false
+			in.mu.Unlock()
+			inj.failed = true
+			inj.text = fmt.Sprintf("could not send the upstream notifications/cancelled for %s: %s", f.name(), err)
+			in.q.pushControl(line{ctl: ctlInjected, at: at, inj: inj})
+			return
+		}
+		inj.cancel = msg
+		inj.text = fmt.Sprintf("sent the upstream notifications/cancelled for %s (POSTed with the host's session and protocol version), %s after it", f.name(), after)
+	}
+	c := exCmd{kind: cmdLeave, f: f, at: at, inj: inj}
+	if r.Action == ActCancelSilent {
+		inj.text += "; the host is not told and waits for its own timeout"
+	} else {
+		c.kind, c.answer = cmdAnswer, wire.ErrorResponse(f.key.id, CodeCancelledByProxy, reason)
+	}
+	// The handler has its orders before the upstream's end can reach it.
+	if !ex.push(c) {
+		inj.text += "; the host's stream had ended"
+		in.q.pushControl(line{ctl: ctlInjected, at: at, inj: inj})
+	}
+	if modern {
+		ex.upCancel()
+	}
+}
+
+// postCancel POSTs a legacy cancel to the upstream as the host would.
+func (in *httpInjector) postCancel(ex *exchange, msg []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ex.target, bytes.NewReader(msg))
+	if err != nil {
+		return errors.New(in.red.Error(err))
+	}
+	copyHeader(req.Header, ex.header)
+	for _, h := range []string{"Content-Length", "Last-Event-Id", "Accept-Encoding"} {
+		req.Header.Del(h)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := in.client.Do(req)
+	if err != nil {
+		return errors.New(in.red.Error(err))
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("the upstream answered the POST with %s", resp.Status)
+	}
+	return nil
+}
+
+// fate is what becomes of a response of the upstream's.
+type fate uint8
+
+const (
+	fatePass fate = iota
+	fateHold
+	// fateDrop: never passed on; the host is left waiting.
+	fateDrop
+	// fateWithheld: not passed on, after inflight's cancel.
+	fateWithheld
+)
+
+// responded decides the upstream's response to id, on ex, which came at.
+func (in *httpInjector) responded(ex *exchange, id wire.ID, at time.Time) (*flight, fate, []line) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var f *flight
+	for _, g := range ex.flights {
+		if g.key.id == id {
+			f = g
+		}
+	}
+	if f == nil || f.answered || in.closed {
+		return nil, fatePass, nil
+	}
+	f.answered = true
+	r := f.rule
+	if f.cancelled {
+		was := "answered already"
+		if r.Action == ActCancelSilent {
+			was = "left waiting"
+		}
+		return f, fateWithheld, []line{f.note(at, true, "the upstream answered %s after inflight's cancel: not passed on (the host was %s)", f.name(), was)}
+	}
+	if f.done {
+		return f, fatePass, nil
+	}
+	if r == nil {
+		return f, fatePass, nil
+	}
+	hold := func(format string, args ...any) (*flight, fate, []line) {
+		f.held, f.heldAt = true, at
+		return f, fateHold, []line{f.note(at, false, format, args...)}
+	}
+	switch r.Action {
+	case ActDrop:
+		f.left = true
+		return f, fateDrop, []line{f.note(at, true, "dropped the response to %s: the host never gets it (its stream stays open, with nothing more)", f.name())}
+	case ActCancel, ActCancelSilent:
+		in.stopLocked(f)
+		return f, fatePass, []line{f.note(at, false, "the upstream answered %s before the rule's cancel: passed on, nothing cancelled", f.name())}
+	case ActRace:
+		switch {
+		case ex.modern:
+			return f, fatePass, nil
+		case f.hostCancelled:
+			return f, fatePass, []line{f.note(at, false, "the host had cancelled %s before the upstream answered: nothing to race, passed on at once", f.name())}
+		}
+		return hold("holding the response to %s until the host cancels it", f.name())
+	case ActHold:
+		return hold("holding the response to %s until released (SIGUSR1) or the proxy ends", f.name())
+	case ActDelay:
+		in.wg.Add(1)
+		f.timer = time.AfterFunc(r.After, func() {
+			defer in.wg.Done()
+			ex.push(exCmd{kind: cmdRelease, f: f, why: "after " + r.After.String()})
+		})
+		return hold("holding the response to %s for %s", f.name(), r.After)
+	}
+	return f, fatePass, nil
+}
+
+// actOn applies r, from now on, to the host's request id while it is still
+// in flight (the host sent it, the host has no answer yet): delay/hold/drop/race
+// act on its response when it comes (or on it if held already); cancel/cancel-silent
+// cancel upstream r.After from now. A clear error otherwise (no such request in
+// flight, answered already, a rule acts on it). Recorded as an injected line like a
+// --rule's; r.Text says where it came from.
+//
+// On HTTP, with several sessions, it picks the only request in flight with
+// that ID, and is an error when two sessions have one. A response held
+// already is a rule's, so acting on it is the error "a rule acts on it".
+func (in *httpInjector) actOn(id wire.ID, r *Rule, at time.Time) error {
+	in.mu.Lock()
+	if in.closed {
+		in.mu.Unlock()
+		return errors.New("the proxy is ending")
+	}
+	var cands []*flight
+	for k, f := range in.flights {
+		if k.id == id && !f.done {
+			cands = append(cands, f)
+		}
+	}
+	var err error
+	switch {
+	case len(cands) == 0:
+		err = fmt.Errorf("no request %s of the host's is in flight", id)
+	case len(cands) > 1:
+		err = fmt.Errorf("%d host sessions have a request %s in flight: which one is not clear", len(cands), id)
+	case cands[0].rule != nil:
+		err = fmt.Errorf("rule %q acts on %s already", cands[0].rule.Text, cands[0].name())
+	case cands[0].answered:
+		err = fmt.Errorf("%s is answered already", cands[0].name())
+	case r.Action.cancels() && cands[0].method == wire.MethodInitialize:
+		err = errors.New("initialize must never be cancelled")
+	}
+	if err != nil {
+		in.mu.Unlock()
+		return err
+	}
+	notes := in.applyLocked(cands[0], r, at, true)
+	in.mu.Unlock()
+	for _, n := range notes {
+		in.q.pushControl(n)
+	}
+	return nil
+}
+
+// releaseOne passes on id's held response now; an error when nothing of id is
+// held (or, on HTTP, when two sessions hold a response to that ID).
+func (in *httpInjector) releaseOne(id wire.ID, at time.Time) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var held []*flight
+	for k, f := range in.flights {
+		if k.id == id && f.held && !f.done {
+			held = append(held, f)
+		}
+	}
+	switch len(held) {
+	case 0:
+		return fmt.Errorf("nothing of request %s is held", id)
+	case 1:
+	default:
+		return fmt.Errorf("%d host sessions have a response to %s held: which one is not clear", len(held), id)
+	}
+	f := held[0]
+	in.stopLocked(f)
+	if !f.ex.push(exCmd{kind: cmdRelease, f: f, at: at, why: "on request, held " + at.Sub(f.heldAt).Round(time.Millisecond).String()}) {
+		return fmt.Errorf("the host's stream of %s has ended", f.name())
+	}
+	return nil
+}
+
+// releaseAll passes on every response a rule holds now (Options.Release).
+func (in *httpInjector) releaseAll() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	now := time.Now()
+	for _, f := range in.flights {
+		if f.held && !f.done {
+			in.stopLocked(f)
+			f.ex.push(exCmd{kind: cmdRelease, f: f, at: now, why: "on request, held " + now.Sub(f.heldAt).Round(time.Millisecond).String()})
+		}
+	}
+}
+
+// beginClose tells the handlers the proxy is ending: what they hold goes
+// on now.
+func (in *httpInjector) beginClose() {
+	in.closeOnce.Do(func() { close(in.closing) })
+}
+
+// close ends the rules once the handlers are done: no timer fires any
+// more; it waits at most wait for those firing (a cancel's POST).
+func (in *httpInjector) close(wait time.Duration) {
+	in.beginClose()
+	in.mu.Lock()
+	in.closed = true
+	for _, f := range in.flights {
+		in.stopLocked(f)
+	}
+	in.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		in.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(wait):
+	}
+}
+
+// upMsg is what the upstream goroutine hands the handler: the response's
+// head (resp, or err), then a whole JSON body (whole), or a stream's
+// chunks and its end (end, err).
+type upMsg struct {
+	resp  *http.Response
+	data  []byte
+	whole bool
+	end   bool
+	err   error
+}
+
+// heldUnit is a piece of the upstream's answer kept back: a JSON body
+// (with its status and headers) or one SSE event, with its lines for the
+// recorder; it goes on when none of the responses it carries is held.
+type heldUnit struct {
+	raw     []byte
+	lines   []line
+	waiting []*flight
+	carries []*flight
+	json    bool
+	status  int
+	header  http.Header
+}
+
+// judgedJSON reports whether a response's body is judged whole (held with
+// its head) rather than forwarded as it comes.
+func judgedJSON(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "application/json"
+}
+
+func isSSE(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "text/event-stream"
+}
+
+// readUpstream makes the upstream request and hands what comes to the
+// handler, until the end or the handler's.
+func (p *httpProxy) readUpstream(out *http.Request, tap *bodyTap, ex *exchange, ch chan<- upMsg, quit <-chan struct{}) {
+	send := func(m upMsg) bool {
+		select {
+		case ch <- m:
+			return true
+		case <-quit:
+			return false
+		}
+	}
+	resp, err := p.client.Do(out)
+	if tap != nil {
+		tap.finish()
+	}
+	if !send(upMsg{resp: resp, err: err}) {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return
+	}
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if judgedJSON(resp) {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(p.maxBody)+1))
+		if len(body) <= p.maxBody || err != nil {
+			send(upMsg{data: body, whole: true, end: true, err: err})
+			return
+		}
+		// Too long to keep back: it goes on as it comes, unjudged.
+		if !send(upMsg{data: body}) {
+			return
+		}
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 && !send(upMsg{data: bytes.Clone(buf[:n])}) {
+			return
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			send(upMsg{end: true, err: err})
+			return
+		}
+	}
+}
+
+// serveInjected is the handler of a POST while rules may act: see the
+// file's comment.
+func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *http.Request, tap *bodyTap, ex *exchange) {
+	in := p.inj
+	rc := http.NewResponseController(w)
+	ups := make(chan upMsg)
+	quit := make(chan struct{})
+	out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { in.wrote(ex) },
+	}))
+	go p.readUpstream(out, tap, ex, ups, quit)
+	defer func() {
+		close(quit)
+		ex.upCancel()
+		in.endExchange(ex)
+	}()
+
+	var (
+		headersDone, sse, judged, mute, upEnded, hostGone, over bool
+		fr                                                      sseFramer
+		sp                                                      = &sseSplitter{max: p.maxBody}
+		units                                                   []*heldUnit
+		whole                                                   *bodyTap
+	)
+	closing := in.closing
+	flush := func() {
+		if rc.Flush() != nil {
+			hostGone = true
+		}
+	}
+	// put writes to the host; write flushes too.
+	put := func(b []byte) bool {
+		if hostGone || mute {
+			return false
+		}
+		if _, err := w.Write(b); err != nil {
+			hostGone = true
+			return false
+		}
+		return true
+	}
+	write := func(b []byte) bool {
+		if !put(b) {
+			return false
+		}
+		flush()
+		return !hostGone
+	}
+	// decide judges one unit of the upstream's answer (an SSE event or a
+	// JSON body): what goes on goes, what is held is kept.
+	decide := func(u *heldUnit, at time.Time) {
+		worst := fatePass
+		var notes []line
+		for _, l := range u.lines {
+			if l.total != len(l.raw) {
+				continue
+			}
+			m, err := wire.Decode(l.raw)
+			if err != nil || !m.IsResponse() {
+				continue
+			}
+			f, fa, ns := in.responded(ex, m.ID, at)
+			notes = append(notes, ns...)
+			if f == nil {
+				continue
+			}
+			u.carries = append(u.carries, f)
+			if fa == fateHold {
+				u.waiting = append(u.waiting, f)
+			}
+			worst = max(worst, fa)
+		}
+		for _, n := range notes {
+			p.q.pushControl(n)
+		}
+		switch {
+		case worst >= fateDrop:
+			// Recorded as the upstream sent it, never passed on.
+			p.q.push(u.lines)
+			p.markDone(u.carries)
+		case len(u.waiting) > 0:
+			units = append(units, u)
+		default:
+			if u.json && !headersDone {
+				p.writeHead(w, u)
+				headersDone = true
+			}
+			put(u.raw) // flushed once the chunk is through
+			p.q.push(u.lines)
+			p.markDone(u.carries)
+		}
+	}
+	// release lets f's held response go (why says why; race: the host's
+	// cancel came).
+	release := func(c exCmd) {
+		for i, u := range units {
+			k := -1
+			for j, g := range u.waiting {
+				if g == c.f {
+					k = j
+				}
+			}
+			if k < 0 {
+				continue
+			}
+			u.waiting = append(u.waiting[:k], u.waiting[k+1:]...)
+			at := time.Now()
+			in.mu.Lock()
+			c.f.held = false
+			in.stopLocked(c.f)
+			in.mu.Unlock()
+			held := at.Sub(c.f.heldAt).Round(time.Microsecond)
+			text := fmt.Sprintf("released the response to %s %s", c.f.name(), c.why)
+			if c.kind == cmdRace {
+				text = fmt.Sprintf("released the response to %s the instant the host's cancel arrived, held %s: it crosses the host's cancel", c.f.name(), held)
+			}
+			if len(u.waiting) > 0 {
+				p.q.pushControl(c.f.note(at, true, "%s; its body waits on another response held", text))
+				return
+			}
+			units = append(units[:i], units[i+1:]...)
+			if u.json && !headersDone && !hostGone {
+				p.writeHead(w, u)
+				headersDone = true
+			}
+			if !write(u.raw) {
+				text += "; the host had closed its stream: it never got it"
+			}
+			p.q.pushControl(c.f.note(at, true, "%s", text))
+			for k := range u.lines {
+				u.lines[k].at = at
+			}
+			p.q.push(u.lines)
+			p.markDone(u.carries)
+			return
+		}
+	}
+	answer := func(c exCmd) {
+		in.mu.Lock()
+		c.f.cancelling = false
+		in.mu.Unlock()
+		inj := c.inj
+		ok := false
+		switch {
+		case hostGone:
+			inj.text += "; the host's stream was gone, so it was not answered"
+		case !headersDone:
+			h := w.Header()
+			h.Set("Content-Type", "application/json")
+			h.Set("Content-Length", strconv.Itoa(len(c.answer)))
+			w.WriteHeader(http.StatusOK)
+			headersDone = true
+			ok = write(c.answer)
+			// Whatever the upstream sends now has no place; and the host,
+			// its answer whole, may send its next request on this
+			// connection, which waits for the handler: it ends.
+			mute, over = true, true
+		case sse:
+			ok = write(sseEvent(c.answer))
+		}
+		if ok {
+			inj.answer = c.answer
+			inj.text += fmt.Sprintf(", and answered the host with error %d", CodeCancelledByProxy)
+		} else if !hostGone {
+			inj.text += "; the host could not be answered on this response"
+		}
+		p.q.pushControl(line{ctl: ctlInjected, at: c.at, inj: inj})
+		p.markDone([]*flight{c.f})
+	}
+	// leftWaiting: the host's stream stays open for a request it is left
+	// waiting on, or whose cancel the handler has yet to hear of.
+	leftWaiting := func() bool {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		for _, f := range ex.flights {
+			if (f.left || f.cancelling) && !f.done {
+				return true
+			}
+		}
+		return false
+	}
+	cmds := func() {
+		for _, c := range ex.take() {
+			switch c.kind {
+			case cmdRelease, cmdRace:
+				release(c)
+			case cmdAnswer:
+				answer(c)
+			case cmdLeave:
+				in.mu.Lock()
+				c.f.left, c.f.cancelling = true, false
+				in.mu.Unlock()
+				p.q.pushControl(line{ctl: ctlInjected, at: c.at, inj: c.inj})
+			}
+		}
+	}
+
+	for {
+		if (upEnded || over) && len(units) == 0 && !leftWaiting() {
+			cmds() // a cancel's record that came with the end
+			if hostGone {
+				p.hostClosed(tap)
+			}
+			return
+		}
+		select {
+		case m := <-ups:
+			at := time.Now()
+			switch {
+			case m.resp == nil && m.err != nil && m.data == nil && !m.end:
+				// The upstream request failed.
+				upEnded = true
+				if r.Context().Err() != nil {
+					continue // the host's end is seen below
+				}
+				if ex.upCancelled() {
+					continue // inflight's own cancel: its command says what next
+				}
+				msg := p.red.Error(m.err)
+				p.say(fmt.Sprintf("%s to the upstream failed: %s", r.Method, msg))
+				writeJSONError(w, http.StatusBadGateway, "inflight proxy: the upstream did not answer: "+msg)
+				return
+			case m.resp != nil:
+				resp := m.resp
+				sse = isSSE(resp)
+				judged = sse || judgedJSON(resp)
+				switch {
+				case headersDone:
+					// Answered by inflight already.
+					mute = true
+				case sse || !judged:
+					copyHeader(w.Header(), resp.Header)
+					w.WriteHeader(resp.StatusCode)
+					headersDone = true
+					flush()
+				}
+				ex.resp = resp
+			case m.whole:
+				upEnded = true
+				if m.err != nil {
+					if r.Context().Err() == nil && !ex.upCancelled() {
+						p.say(fmt.Sprintf("%s: the upstream's response broke off: %s", r.Method, p.red.Error(m.err)))
+						if len(units) == 0 && !leftWaiting() && !headersDone {
+							panic(http.ErrAbortHandler)
+						}
+					}
+					continue
+				}
+				raw := bytes.TrimSpace(m.data)
+				u := &heldUnit{raw: m.data, json: true, status: ex.resp.StatusCode, header: ex.resp.Header}
+				if len(raw) > 0 {
+					u.lines = expandBatch(line{from: FromServer, at: at, raw: bytes.Clone(raw), total: len(raw)})
+				}
+				decide(u, at)
+				if headersDone && !hostGone && !mute {
+					flush() // a flush before the head would send one of its own
+				}
+			case len(m.data) > 0:
+				switch {
+				case sse:
+					for _, ev := range fr.feed(m.data) {
+						decide(&heldUnit{raw: ev, lines: expandBatches(sp.feed(ev, at))}, at)
+					}
+					if headersDone && !hostGone && !mute {
+						flush()
+					}
+				default:
+					if !headersDone {
+						// An oversized JSON body: on as it comes, unjudged.
+						copyHeader(w.Header(), ex.resp.Header)
+						w.WriteHeader(ex.resp.StatusCode)
+						headersDone = true
+					}
+					if whole == nil && judgedJSON(ex.resp) {
+						whole = &bodyTap{max: p.maxBody, q: p.q, from: FromServer}
+					}
+					if whole != nil {
+						whole.keep(m.data)
+					}
+					write(m.data)
+				}
+			case m.end:
+				upEnded = true
+				if rest := fr.rest(); len(rest) > 0 {
+					write(rest)
+				}
+				if whole != nil {
+					whole.finish()
+				}
+				if m.err != nil && r.Context().Err() == nil && !ex.upCancelled() {
+					p.say(fmt.Sprintf("%s: the upstream's response broke off: %s", r.Method, p.red.Error(m.err)))
+					if len(units) == 0 && !leftWaiting() {
+						panic(http.ErrAbortHandler)
+					}
+				}
+			}
+		case <-ex.wake:
+			cmds()
+		case <-r.Context().Done():
+			hostGone = true
+			at := time.Now()
+			cmds()
+			// A legacy host (go-sdk's client) closes its stream and posts
+			// its cancel at once, the cancel often second: a race held
+			// waits for it a while, and goes the instant it comes.
+			grace := time.NewTimer(CancelGrace)
+			for in.raceHeld(units) {
+				select {
+				case <-ex.wake:
+					cmds()
+					continue
+				case <-grace.C:
+				}
+				break
+			}
+			grace.Stop()
+			p.hostClosed(tap)
+			for _, u := range units {
+				for _, f := range u.waiting {
+					p.q.pushControl(f.note(at, false, "the host closed its stream with the response to %s held %s: not passed on",
+						f.name(), at.Sub(f.heldAt).Round(time.Millisecond)))
+				}
+			}
+			return
+		case <-closing:
+			closing = nil
+			for len(units) > 0 {
+				u := units[0]
+				f := u.waiting[0]
+				release(exCmd{kind: cmdRelease, f: f, why: "as the proxy ends, held " + time.Since(f.heldAt).Round(time.Millisecond).String()})
+			}
+			if leftWaiting() {
+				if !headersDone {
+					// Nothing was answered: the host sees the connection
+					// end, not an empty answer.
+					panic(http.ErrAbortHandler)
+				}
+				return
+			}
+		}
+	}
+}
+
+// raceHeld reports whether a race holds a response the host has not
+// cancelled yet.
+func (in *httpInjector) raceHeld(units []*heldUnit) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, u := range units {
+		for _, f := range u.waiting {
+			if f.rule.Action == ActRace && !f.hostCancelled {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// upCancelled reports whether inflight closed ex's upstream request.
+func (ex *exchange) upCancelled() bool {
+	ex.in.mu.Lock()
+	defer ex.in.mu.Unlock()
+	for _, f := range ex.flights {
+		if f.cancelled && ex.modern {
+			return true
+		}
+	}
+	return false
+}
+
+// markDone says the host has its answer to fs (or never will).
+func (p *httpProxy) markDone(fs []*flight) {
+	p.inj.mu.Lock()
+	defer p.inj.mu.Unlock()
+	for _, f := range fs {
+		if f.left {
+			continue
+		}
+		f.done = true
+		p.inj.stopLocked(f)
+		if p.inj.flights[f.key] == f {
+			delete(p.inj.flights, f.key)
+		}
+	}
+}
+
+// writeHead writes a held JSON body's status and headers.
+func (p *httpProxy) writeHead(w http.ResponseWriter, u *heldUnit) {
+	copyHeader(w.Header(), u.header)
+	w.WriteHeader(u.status)
+}
+
+// sseEvent is a message as an SSE event of inflight's.
+func sseEvent(msg []byte) []byte {
+	b := make([]byte, 0, len(msg)+24)
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, msg...)
+	return append(b, "\n\n"...)
+}
+
+// sseFramer cuts an SSE stream into its events' bytes, as they came: an
+// event ends with the blank line after it (its terminator included).
+type sseFramer struct {
+	buf []byte
+	// scan is where the scan stopped; lineStart whether that is the
+	// start of a line.
+	scan      int
+	lineStart bool
+	started   bool
+}
+
+func (f *sseFramer) feed(chunk []byte) [][]byte {
+	if !f.started {
+		f.started, f.lineStart = true, true
+	}
+	f.buf = append(f.buf, chunk...)
+	var out [][]byte
+	start := 0
+	i := f.scan
+	for i < len(f.buf) {
+		c := f.buf[i]
+		if c != '\r' && c != '\n' {
+			f.lineStart = false
+			i++
+			continue
+		}
+		end := i + 1
+		if c == '\r' {
+			if i+1 == len(f.buf) {
+				break // a CR at the end: its LF may follow
+			}
+			if f.buf[i+1] == '\n' {
+				end++
+			}
+		}
+		if f.lineStart {
+			out = append(out, bytes.Clone(f.buf[start:end]))
+			start = end
+		}
+		f.lineStart = true
+		i = end
+	}
+	f.buf = append(f.buf[:0], f.buf[start:]...)
+	f.scan = i - start
+	return out
+}
+
+// rest is what of the stream ended no event.
+func (f *sseFramer) rest() []byte {
+	b := f.buf
+	f.buf, f.scan = nil, 0
+	return b
+}
