@@ -76,8 +76,9 @@ FILE (Claude Desktop, Claude Code, Cursor, VS Code) rewritten so that its
 command is this inflight and its args "proxy --name NAME -- <the entry's
 command and args>" (env, envFile and cwd kept; --rule, --trace and
 --late-window go along); --write changes FILE in place, keeping the original
-as FILE.inflight-backup and every comment of FILE. HTTP entries are refused:
-the proxy speaks only stdio so far.`,
+as FILE.inflight-backup and every comment of FILE. An HTTP entry (a url) is
+rewritten to the local URL of a reverse proxy, and the command that runs that
+proxy is printed.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if wrapping {
 				if len(args) > 0 {

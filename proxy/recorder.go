@@ -261,7 +261,7 @@ func (r *recorder) reportInjected(ev event.Event, changes []session.Change, inje
 	}
 	if r.stderr != nil {
 		for _, ch := range changes {
-			if text, ok := flagText(ch, r.tr); ok {
+			if text, ok := flagText(ch, r.tr, r.transport); ok {
 				fmt.Fprintf(r.stderr, "inflight proxy %s: %s\n", termsafe.Line(r.name), text)
 			}
 		}
@@ -309,7 +309,7 @@ func (r *recorder) noteGap(g gap, now time.Time) {
 // faults and late answers, which a person reading a host's server log
 // should see. Late progress is in the trace, not here: a flood of it
 // would bury the log.
-func flagText(ch session.Change, tr *session.Tracker) (string, bool) {
+func flagText(ch session.Change, tr *session.Tracker, transport event.TransportKind) (string, bool) {
 	switch ch.Kind {
 	case session.ChangeViolation:
 		v := ch.Violation
@@ -333,8 +333,14 @@ func flagText(ch session.Change, tr *session.Tracker) (string, bool) {
 		if !ok || req.Cancel == nil || req.Cancel.Cause != session.CauseHost {
 			return "", false
 		}
-		return fmt.Sprintf("⚑ late response to %s, %s after the host's cancel (forwarded; the host must ignore it)",
-			describe(tr, ch.ID), req.Late.AfterCancel.Round(time.Millisecond)), true
+		// On HTTP the host may have closed the stream it would come on
+		// (a race's hold ends at its cancel): forwarded only where open.
+		fwd := "forwarded; the host must ignore it"
+		if transport == event.TransportHTTP {
+			fwd = "passed on if the host's stream was still open; the host must ignore it"
+		}
+		return fmt.Sprintf("⚑ late response to %s, %s after the host's cancel (%s)",
+			describe(tr, ch.ID), req.Late.AfterCancel.Round(time.Millisecond), fwd), true
 	}
 	return "", false
 }
