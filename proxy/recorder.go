@@ -50,6 +50,8 @@ type injection struct {
 	reason         string
 	serverSoFar    int64
 	failed         bool
+	// phase is what happened (inject.go's Phase…), the line's "code".
+	phase string
 }
 
 // recorder turns the lines the forwarders copied into events, applies them
@@ -388,7 +390,7 @@ func (r *recorder) injected(at time.Time, in *injection) {
 		// reader of the trace) would take for the server's response.
 		text += ": " + string(in.answer)
 	}
-	rec := trace.Record{Dir: trace.DirLocal, Event: trace.EventInjected, ID: &id, Injected: in.action, Text: text}
+	rec := trace.Record{Dir: trace.DirLocal, Event: trace.EventInjected, ID: &id, Injected: in.action, Text: text, Code: in.phase}
 	for _, tw := range r.tws {
 		rec.MS = tw.Since(at)
 		_ = tw.Write(rec)

@@ -15,8 +15,10 @@ import (
 	"sync"
 	"time"
 
+	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
+	"inflight/trace"
 )
 
 // A running proxy listens on a Unix socket, NAME.sock, in a directory of
@@ -25,6 +27,9 @@ import (
 // (up to historyBytes: a viewer that attaches late still sees the
 // requests in flight begin), then its lines as the recorder writes them. A viewer that cannot keep up is disconnected,
 // never waited for; a proxy with no one attached records all the same.
+// A viewer may write commands on its connection (act_command.go), read a
+// line at a time per viewer; each is answered on that connection alone,
+// between two of the stream's lines.
 
 // Hello is the first line a proxy's socket sends: which proxy this is.
 type Hello struct {
@@ -267,15 +272,48 @@ type broadcast struct {
 	history []byte
 	limit   int
 	wg      sync.WaitGroup
+	// mid: the stream's last write did not end a line, so a reply waits
+	// (viewer.replies) for the end of that line.
+	mid bool
+	// act carries out the viewers' commands; nil refuses them, saying
+	// refuse (takeCommands). red masks the replies' secrets.
+	act    actor
+	refuse string
+	red    *redact.Redactor
+	start  time.Time
 }
 
 type viewer struct {
-	conn net.Conn
-	ch   chan []byte
+	conn    net.Conn
+	ch      chan []byte
+	replies [][]byte
+}
+
+// refuseNoActor is why a proxy that cannot act refuses a command.
+const refuseNoActor = "this proxy does not act on the host's requests: it only forwards and records"
+
+// refuseReadOnly is why a --read-only proxy refuses one.
+const refuseReadOnly = "this proxy is read-only (--read-only): it takes no commands"
+
+// takeCommands makes the viewers' commands act through a (nil: they are
+// refused), unless opts.ReadOnly. b may be nil (no socket).
+func (b *broadcast) takeCommands(a actor, opts Options) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.red = opts.Redactor
+	switch {
+	case opts.ReadOnly:
+		b.act, b.refuse = nil, refuseReadOnly
+	default:
+		b.act = a
+	}
 }
 
 func newBroadcast(l *net.UnixListener, h Hello) *broadcast {
-	b := &broadcast{l: l, subs: map[*viewer]struct{}{}, limit: historyBytes}
+	b := &broadcast{l: l, subs: map[*viewer]struct{}{}, limit: historyBytes, refuse: refuseNoActor, start: h.Started}
 	b.hello, _ = json.Marshal(h)
 	// Inert on a terminal, as every trace line is (attach prints them).
 	b.hello = append(termsafe.EscapeJSON(b.hello), '\n')
@@ -313,8 +351,75 @@ func (b *broadcast) accept() {
 		}
 		b.subs[v] = struct{}{}
 		b.mu.Unlock()
-		b.wg.Add(1)
+		b.wg.Add(2)
 		go b.serve(v)
+		go b.commands(v)
+	}
+}
+
+// commands reads one viewer's command lines until its connection ends,
+// and answers each.
+func (b *broadcast) commands(v *viewer) {
+	defer b.wg.Done()
+	br := bufio.NewReaderSize(v.conn, maxCommandBytes)
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// Too long: refused, and the rest of it skipped.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			b.reply(v, reply(Command{}, fmt.Errorf("a command line longer than %d bytes: not read", maxCommandBytes), b.since(time.Now())))
+			if err != nil {
+				return
+			}
+			continue
+		}
+		if err != nil {
+			// The viewer went (or the proxy closed its connection). A last
+			// line without its newline is not a command.
+			return
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		b.mu.Lock()
+		act, refuse := b.act, b.refuse
+		b.mu.Unlock()
+		b.reply(v, runCommand(line, act, refuse, b.since))
+	}
+}
+
+func (b *broadcast) since(t time.Time) float64 {
+	return float64(t.Sub(b.start).Microseconds()) / 1000
+}
+
+// reply hands one viewer its reply, at the end of the stream's current
+// line: never inside one.
+func (b *broadcast) reply(v *viewer, rec trace.Record) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rec.Text = b.red.String(rec.Text)
+	line, _ := json.Marshal(rec)
+	line = append(termsafe.EscapeJSON(line), '\n')
+	if _, ok := b.subs[v]; !ok {
+		return
+	}
+	if b.mid {
+		v.replies = append(v.replies, line)
+		return
+	}
+	b.send(v, line)
+}
+
+// send hands v a chunk, dropping v when it has no room (under b.mu).
+func (b *broadcast) send(v *viewer, p []byte) {
+	select {
+	case v.ch <- p:
+	default:
+		delete(b.subs, v)
+		close(v.ch)
 	}
 }
 
@@ -350,12 +455,19 @@ func (b *broadcast) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.remember(p)
+	if len(p) > 0 {
+		b.mid = p[len(p)-1] != '\n'
+	}
 	for v := range b.subs {
-		select {
-		case v.ch <- bytes.Clone(p):
-		default:
-			delete(b.subs, v)
-			close(v.ch)
+		b.send(v, bytes.Clone(p))
+		if !b.mid && len(v.replies) > 0 {
+			for _, r := range v.replies {
+				if _, ok := b.subs[v]; !ok {
+					break // dropped: its channel is closed
+				}
+				b.send(v, r)
+			}
+			v.replies = nil
 		}
 	}
 	return len(p), nil
