@@ -18,7 +18,7 @@ import (
 
 // proxyHTTP is `inflight proxy --url UPSTREAM [--listen ADDR]`: the
 // Streamable HTTP reverse proxy, until the context ends (Ctrl+C, SIGTERM).
-func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePath string, rules []string, lateWindow time.Duration) error {
+func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePath string, rules []string, lateWindow time.Duration, hu httpUI) error {
 	red := redact.New(nil, nil, upstream)
 	fail := func(err error) error {
 		fmt.Fprintf(c.stderr, "inflight proxy: %s\n", termsafe.Line(red.Error(err)))
@@ -49,7 +49,7 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 		return fail(fmt.Errorf("--listen: %w", err))
 	}
 	opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow},
-		SocketDir: proxy.SocketDir(), Redactor: red}
+		SocketDir: proxy.SocketDir(), Redactor: red, ReadOnly: hu.readOnly}
 	if tracePath != "" {
 		f, err := os.Create(tracePath)
 		if err != nil {
@@ -65,7 +65,14 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 	local := url.URL{Scheme: "http", Host: l.Addr().String(), Path: up.Path}
 	fmt.Fprintf(c.stderr, "inflight proxy %s: listening on %s → %s\n", termsafe.Line(name), local.String(),
 		termsafe.Line(red.String(up.Redacted())))
-	res, err := proxy.RunHTTP(ctx, l, upstream, opts)
+	var res proxy.Result
+	if hu.tui() {
+		res, err = c.proxyHTTPWithView(ctx, name, opts, func(ctx context.Context, opts proxy.Options) (proxy.Result, error) {
+			return proxy.RunHTTP(ctx, l, upstream, opts)
+		})
+	} else {
+		res, err = proxy.RunHTTP(ctx, l, upstream, opts)
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -56,8 +56,9 @@ const (
 // skipped to its end.
 const maxCommandBytes = 4096
 
-// commandSource is what a command's rule says it came from (its Text).
-const commandSource = "a key in inflight attach"
+// CommandSource is what a command's rule says it came from (its Text):
+// the injected lines of a command name it (ui.AttachCommandSource).
+const CommandSource = "a key in inflight attach"
 
 // EncodeCommand is a command's line, terminated.
 func EncodeCommand(c Command) []byte {
@@ -92,7 +93,7 @@ func parseCommand(b []byte) (Command, *Rule, error) {
 	if !ok {
 		return c, nil, fmt.Errorf("unknown act %q (delay, hold, drop, cancel, cancel-silent, race, release, release-all)", c.Act)
 	}
-	r := &Rule{Method: "*", Action: a, Text: commandSource}
+	r := &Rule{Method: "*", Action: a, Text: CommandSource}
 	if c.After != "" {
 		if a != ActDelay && !a.cancels() {
 			return c, nil, fmt.Errorf("%s takes no after", a)

@@ -240,7 +240,9 @@ func TestActCancelUpstream(t *testing.T) {
 	id2 := r.sentID("slow")
 	for id2 == id {
 		time.Sleep(5 * time.Millisecond)
-		l, _ := r.wire.find(true, func(m wire.Message) bool { return m.Kind == wire.KindRequest && m.ID != id && m.Method == wire.MethodToolsCall })
+		l, _ := r.wire.find(true, func(m wire.Message) bool {
+			return m.Kind == wire.KindRequest && m.ID != id && m.Method == wire.MethodToolsCall
+		})
 		id2 = l.msg.ID
 	}
 	if rep := v.command(Command{Act: "cancel-silent", ID: &id2}); rep.Code != ReplyDone {

@@ -48,6 +48,10 @@ type Hello struct {
 	// trace's start (the history keeps historyBytes): requests they name
 	// may have begun before them.
 	HistoryCut bool `json:"historyCut,omitempty"`
+	// Acts: the proxy takes commands on this socket (act_command.go): a
+	// viewer may act on the host's requests. Absent when it is read-only
+	// or cannot act.
+	Acts bool `json:"acts,omitempty"`
 }
 
 // Duration is a time.Duration written as its text ("5s").
@@ -261,8 +265,9 @@ const historyBytes = 4 << 20
 // falls viewerChunks behind.
 type broadcast struct {
 	l *net.UnixListener
-	// hello is the Hello line; cutHello the same with HistoryCut, for
-	// viewers that come once the history was cut.
+	// hello is the Hello line (of h); cutHello the same with HistoryCut,
+	// for viewers that come once the history was cut.
+	h               Hello
 	hello, cutHello []byte
 	cut             bool
 	mu              sync.Mutex
@@ -310,16 +315,13 @@ func (b *broadcast) takeCommands(a actor, opts Options) {
 	default:
 		b.act = a
 	}
+	b.h.Acts = b.act != nil
+	b.setHello()
 }
 
 func newBroadcast(l *net.UnixListener, h Hello) *broadcast {
-	b := &broadcast{l: l, subs: map[*viewer]struct{}{}, limit: historyBytes, refuse: refuseNoActor, start: h.Started}
-	b.hello, _ = json.Marshal(h)
-	// Inert on a terminal, as every trace line is (attach prints them).
-	b.hello = append(termsafe.EscapeJSON(b.hello), '\n')
-	h.HistoryCut = true
-	b.cutHello, _ = json.Marshal(h)
-	b.cutHello = append(termsafe.EscapeJSON(b.cutHello), '\n')
+	b := &broadcast{l: l, subs: map[*viewer]struct{}{}, limit: historyBytes, refuse: refuseNoActor, start: h.Started, h: h}
+	b.setHello()
 	b.wg.Add(1)
 	go b.accept()
 	return b
@@ -411,6 +413,17 @@ func (b *broadcast) reply(v *viewer, rec trace.Record) {
 		return
 	}
 	b.send(v, line)
+}
+
+// setHello makes the hello lines of b.h.
+func (b *broadcast) setHello() {
+	h := b.h
+	b.hello, _ = json.Marshal(h)
+	// Inert on a terminal, as every trace line is (attach prints them).
+	b.hello = append(termsafe.EscapeJSON(b.hello), '\n')
+	h.HistoryCut = true
+	b.cutHello, _ = json.Marshal(h)
+	b.cutHello = append(termsafe.EscapeJSON(b.cutHello), '\n')
 }
 
 // send hands v a chunk, dropping v when it has no room (under b.mu).
