@@ -132,7 +132,7 @@ func newAttachModel(hello proxy.Hello, r io.Reader, w io.Writer, inProcess bool)
 		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,
 		Transport: "stdio",
 		Attach:    a,
-		Tracker: session.Config{LateWindow: time.Duration(hello.LateWindow)},
+		Tracker:   session.Config{LateWindow: time.Duration(hello.LateWindow)},
 		Export: func(path string, snap ui.Snapshot) (string, error) {
 			return writeTrace(path, snap, nil)
 		},

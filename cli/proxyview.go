@@ -188,4 +188,3 @@ func (h *heldWriter) release() {
 	_, _ = h.w.Write(h.buf.Bytes())
 	h.buf.Reset()
 }
-
