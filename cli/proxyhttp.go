@@ -67,7 +67,7 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 		termsafe.Line(red.String(up.Redacted())))
 	var res proxy.Result
 	if hu.tui() {
-		res, err = c.proxyHTTPWithView(ctx, name, opts, func(ctx context.Context, opts proxy.Options) (proxy.Result, error) {
+		res, err = c.proxyHTTPWithView(ctx, name, local.String(), opts, func(ctx context.Context, opts proxy.Options) (proxy.Result, error) {
 			return proxy.RunHTTP(ctx, l, upstream, opts)
 		})
 	} else {

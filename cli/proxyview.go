@@ -52,13 +52,15 @@ func (h httpUI) tui() bool {
 type viewRunner func(ctx context.Context, conn net.Conn, hello proxy.Hello, br *bufio.Reader) error
 
 // proxyHTTPWithView runs the proxy (run) with its view in this process,
-// until the view quits (which stops the proxy) or ctx ends.
-func (c *cli) proxyHTTPWithView(ctx context.Context, name string, opts proxy.Options,
+// until the view quits (which stops the proxy) or ctx ends. The view's
+// header names url, the URL to give the host (the proxy's own lines, which
+// say it too, wait for the view's end).
+func (c *cli) proxyHTTPWithView(ctx context.Context, name, url string, opts proxy.Options,
 	run func(context.Context, proxy.Options) (proxy.Result, error)) (proxy.Result, error) {
-	return c.proxyWithView(ctx, name, opts, run, c.runProxyView)
+	return c.proxyWithView(ctx, name, url, opts, run, c.runProxyView)
 }
 
-func (c *cli) proxyWithView(ctx context.Context, name string, opts proxy.Options,
+func (c *cli) proxyWithView(ctx context.Context, name, url string, opts proxy.Options,
 	run func(context.Context, proxy.Options) (proxy.Result, error), view viewRunner) (proxy.Result, error) {
 	held := &heldWriter{w: opts.Stderr, max: 256 << 10}
 	opts.Stderr = held
@@ -83,6 +85,9 @@ func (c *cli) proxyWithView(ctx context.Context, name string, opts proxy.Options
 			termsafe.Line(name), termsafe.Line(err.Error()))
 		r := <-done
 		return r.res, r.err
+	}
+	if url != "" {
+		hello.Command = termsafe.Line(opts.Redactor.String(url))
 	}
 	err = view(pctx, conn, hello, br)
 	conn.Close()

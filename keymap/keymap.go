@@ -236,6 +236,12 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // EssentialHelp is ShortHelp for a narrow terminal: the keys without
 // which a person is stuck.
 func (k KeyMap) EssentialHelp() []key.Binding {
+	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Back, k.Auth, k.Reconnect, k.Help, k.Quit}
+}
+
+// BareHelp is EssentialHelp when even that does not fit: without the keys
+// that act through a proxy (help lists them).
+func (k KeyMap) BareHelp() []key.Binding {
 	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Back, k.Auth, k.Reconnect, k.Help, k.Quit}
 }
 

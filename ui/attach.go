@@ -652,7 +652,18 @@ func (m *Model) attachHeaderParts(title, proto, server string, room int) [][]str
 	if i := strings.LastIndexByte(proto, ' '); i > 0 && strings.Count(proto, " ") > 2 {
 		era = proto[:i]
 	}
-	for _, rest := range [][]string{{proto, server}, {proto}, {era}} {
+	rests := [][]string{{proto, server}, {proto}, {era}}
+	if m.opts.Attach.InProcess {
+		// The command is the URL to give the host: it is shown whole
+		// while it fits, before the server's name and the era's version.
+		for _, rest := range rests {
+			parts := append([]string{title, prefix + cmd}, rest...)
+			if lipgloss.Width(strings.Join(parts, " · ")) <= room {
+				choices = append(choices, parts)
+			}
+		}
+	}
+	for _, rest := range rests {
 		parts := append([]string{title, ""}, rest...)
 		fixed := lipgloss.Width(strings.Join(parts, " · "))
 		avail := room - fixed - lipgloss.Width(prefix)

@@ -527,7 +527,7 @@ type mark struct {
 
 // Glyphs of the timeline, least telling first: where two fall on one
 // cell, the later in this list shows.
-var timelineGlyphs = []string{"·", "≡", "◆", "↗", "↘", "?", "↻", "■", "▶", "●", "x", "✕", "⚑", "*", "!"}
+var timelineGlyphs = []string{"·", "≡", "◆", "↗", "↘", "?", "↻", "⚑", "■", "▶", "●", "x", "✕", "*", "!"}
 
 // timeline draws the request's life as a horizontal bar: sent, each
 // progress, the cancel, late traffic and the end, at their relative times.

@@ -205,7 +205,10 @@ func (m *Model) footer() string {
 	if v := h.ShortHelpView(m.keys.ShortHelp()); lipgloss.Width(v) <= m.width {
 		return fit(v, m.width)
 	}
-	return fit(h.ShortHelpView(m.keys.EssentialHelp()), m.width)
+	if v := h.ShortHelpView(m.keys.EssentialHelp()); lipgloss.Width(v) <= m.width {
+		return fit(v, m.width)
+	}
+	return fit(h.ShortHelpView(m.keys.BareHelp()), m.width)
 }
 
 // minHeaderTarget is the narrowest a shortened target is still worth
