@@ -105,6 +105,17 @@ func (p *actProxy) call(tool string, seconds float64, steps int, timeout time.Du
 	return done
 }
 
+// waitStderr waits for the proxy's stderr (the server's, passed through)
+// to say s.
+func (p *actProxy) waitStderr(t *testing.T, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(p.stderr.String(), s); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr never said %q:\n%s", s, p.stderr.String())
+		}
+	}
+}
+
 // hostLine is the line the host read that answers id.
 func (p *actProxy) hostLine(id wire.ID) string {
 	for _, l := range strings.Split(p.got.String(), "\n") {
@@ -199,17 +210,16 @@ func TestAttachKeysActOnRealProxy(t *testing.T) {
 	// Cancel upstream: the host is answered -32800; the server is told.
 	done = p.call("slow", 5, 5, 20*time.Second)
 	call3 := d.waitNewCall(call2)
+	// Once the server runs it: a cancel that reaches go-sdk's server before
+	// its handler starts is dropped there, and the tool runs to its end.
+	p.waitStderr(t, "slow #3: started")
 	d.update(key("z"))
 	var rpcErr *jsonrpc.Error
 	if err := <-done; !errors.As(err, &rpcErr) || rpcErr.Code != proxy.CodeCancelledByProxy {
 		t.Fatalf("the call cancelled upstream ended with %v, want error %d", err, proxy.CodeCancelledByProxy)
 	}
 	d.until("the cancel on the row", func() bool { return strings.Contains(d.screen(), "⚑ cancelled upstream by you") })
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(p.stderr.String(), "slow #3: cancelled after"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server never said it was cancelled:\n%s", p.stderr.String())
-		}
-	}
+	p.waitStderr(t, "slow #3: cancelled after")
 	// The row is no longer in flight: a key on it is refused, saying why.
 	d.update(key("h"))
 	if s := d.screen(); !strings.Contains(s, "#"+call3.ID.String()+" is not in flight") {

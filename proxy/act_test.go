@@ -213,6 +213,9 @@ func TestActCancelUpstream(t *testing.T) {
 	r, v := startActable(t, nil)
 	done := r.hostCall("slow", 5, 5)
 	id := r.sentID("slow")
+	// Once the server runs it (go-sdk's server drops a cancel that comes
+	// before the handler starts).
+	r.waitStderr("slow #1: started")
 	if rep := v.command(Command{Act: "cancel", ID: &id}); rep.Code != ReplyDone {
 		t.Fatalf("cancel refused: %+v", rep)
 	}
