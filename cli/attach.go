@@ -128,9 +128,13 @@ func newAttachModel(hello proxy.Hello, r io.Reader, w io.Writer, inProcess bool)
 	if hello.Acts && w != nil {
 		a.Act = commandWriter(w)
 	}
+	transport := "stdio"
+	if inProcess {
+		transport = "http" // only the HTTP proxy has a view in its process
+	}
 	return ui.New(ui.Options{
 		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,
-		Transport: "stdio",
+		Transport: transport,
 		Attach:    a,
 		Tracker:   session.Config{LateWindow: time.Duration(hello.LateWindow)},
 		Export: func(path string, snap ui.Snapshot) (string, error) {

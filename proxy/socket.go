@@ -286,7 +286,17 @@ type broadcast struct {
 	refuse string
 	red    *redact.Redactor
 	start  time.Time
+	// decided is closed once takeCommands ran: the first viewer waits for
+	// it a moment (decideWait), so that its hello says whether the proxy
+	// acts even when it connects the instant the socket opens (the HTTP
+	// proxy's own view does).
+	decided     chan struct{}
+	decideOnce  sync.Once
+	decidedSeen bool
 }
+
+// decideWait bounds the first viewer's wait for takeCommands.
+const decideWait = 200 * time.Millisecond
 
 type viewer struct {
 	conn    net.Conn
@@ -302,10 +312,18 @@ const refuseReadOnly = "this proxy is read-only (--read-only): it takes no comma
 
 // takeCommands makes the viewers' commands act through a (nil: they are
 // refused), unless opts.ReadOnly. b may be nil (no socket).
+//
+// The stdio proxy calls it once its injector exists. HOOK for the HTTP
+// proxy (http.go, branch httprules): once RunHTTP has its injector, the one
+// line `bc.takeCommands(inj, opts)` after it makes the keys of inflight
+// attach (and of the proxy's own view) act on HTTP too; until then its
+// viewers' commands are refused (refuseNoActor) and its hello says it
+// does not act.
 func (b *broadcast) takeCommands(a actor, opts Options) {
 	if b == nil {
 		return
 	}
+	defer b.decideOnce.Do(func() { close(b.decided) })
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.red = opts.Redactor
@@ -320,7 +338,8 @@ func (b *broadcast) takeCommands(a actor, opts Options) {
 }
 
 func newBroadcast(l *net.UnixListener, h Hello) *broadcast {
-	b := &broadcast{l: l, subs: map[*viewer]struct{}{}, limit: historyBytes, refuse: refuseNoActor, start: h.Started, h: h}
+	b := &broadcast{l: l, subs: map[*viewer]struct{}{}, limit: historyBytes, refuse: refuseNoActor, start: h.Started, h: h,
+		decided: make(chan struct{})}
 	b.setHello()
 	b.wg.Add(1)
 	go b.accept()
@@ -335,6 +354,13 @@ func (b *broadcast) accept() {
 			return
 		}
 		v := &viewer{conn: c, ch: make(chan []byte, viewerChunks)}
+		if !b.decidedSeen {
+			b.decidedSeen = true
+			select {
+			case <-b.decided:
+			case <-time.After(decideWait):
+			}
+		}
 		b.mu.Lock()
 		if b.subs == nil { // closed
 			b.mu.Unlock()

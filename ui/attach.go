@@ -538,9 +538,9 @@ func (m *Model) attachHelpIntro() []string {
 	last := "  This view sends nothing: q or ctrl+c detaches; the proxy runs on."
 	switch {
 	case m.opts.Attach.InProcess && m.opts.Attach.Act != nil:
-		last = "  The keys below act through the proxy. This is the proxy's own process: q stops it."
+		last = "  The keys below act through the proxy; this is its own process: q stops it."
 	case m.opts.Attach.InProcess:
-		last = "  This view sends nothing. It is the proxy's own process: q or ctrl+c stops the proxy."
+		last = "  This view only watches. It is the proxy's own process: q or ctrl+c stops it."
 	case m.opts.Attach.Act != nil:
 		last = "  The keys below act through the proxy; q or ctrl+c detaches, the proxy runs on."
 	}
@@ -656,7 +656,7 @@ func (m *Model) attachHeaderParts(title, proto, server string, room int) [][]str
 	if m.opts.Attach.InProcess {
 		// The command is the URL to give the host: it is shown whole
 		// while it fits, before the server's name and the era's version.
-		for _, rest := range rests {
+		for _, rest := range append(rests, nil) {
 			parts := append([]string{title, prefix + cmd}, rest...)
 			if lipgloss.Width(strings.Join(parts, " · ")) <= room {
 				choices = append(choices, parts)

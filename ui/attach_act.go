@@ -255,7 +255,7 @@ func (m *Model) attachActKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, false
 	}
 	if m.opts.Attach.Act == nil {
-		m.setStatus(levelInfo, "this proxy takes no commands (it is read-only, or cannot act on its requests): this view only watches")
+		m.setStatus(levelInfo, "this proxy takes no commands (read-only, or it cannot act): the view only watches")
 		return nil, true
 	}
 	if m.attach.ended {

@@ -193,7 +193,7 @@ func TestAttachInProcessSaysQStops(t *testing.T) {
 		t.Errorf("the footer in the proxy's process:\n%s", s)
 	}
 	h.key("?")
-	if s := h.screen(); !strings.Contains(s, "This is the proxy's own process: q stops it.") || !strings.Contains(s, "ctrl+c stop proxy") {
+	if s := h.screen(); !strings.Contains(s, "this is its own process: q stops it.") || !strings.Contains(s, "ctrl+c stop proxy") {
 		t.Errorf("the help in the proxy's process:\n%s", s)
 	}
 }
