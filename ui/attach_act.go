@@ -211,6 +211,20 @@ func (m *Model) actFact(r *session.Request, now time.Time) string {
 	return p.variants[0]
 }
 
+// actTimes are when the proxy acted on r (the timeline reaches them: a
+// held response is released after the request ended for the server).
+func (m *Model) actTimes(r *session.Request) []time.Time {
+	a, ok := m.attach.acts[r.ID]
+	if !ok {
+		return nil
+	}
+	ts := make([]time.Time, len(a.history))
+	for i, s := range a.history {
+		ts[i] = s.at
+	}
+	return ts
+}
+
 // actMarks are the timeline's marks of what the proxy did.
 func (m *Model) actMarks(r *session.Request, start time.Time) []mark {
 	a, ok := m.attach.acts[r.ID]

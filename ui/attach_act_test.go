@@ -137,6 +137,17 @@ func TestAttachActKeys(t *testing.T) {
 			if s := h.screen(); !strings.Contains(s, "released after 4.2s") {
 				t.Errorf("after the release:\n%s", s)
 			}
+			// The detail's timeline marks each step, the release after the
+			// server's answer included.
+			h.key("enter")
+			for _, want := range []string{"⚑ hold +", "⚑ held +8.0s", "released +12.2s", "released after 4.2s (hold by you)"} {
+				if !strings.Contains(h.screen(), want) {
+					t.Errorf("the detail lacks %q:\n%s", want, h.screen())
+				}
+			}
+			t.Run("detail", func(t *testing.T) { h.t = t; h.golden() })
+			h.t = t
+			h.key("esc")
 			// Now nothing of it is in flight or held.
 			h.key("h")
 			if len(sent) != 2 || !strings.Contains(h.m.status.text, "#2 is not in flight") {

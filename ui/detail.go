@@ -550,7 +550,7 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	if m.detail.trail.id == r.ID {
 		after = m.detail.trail.after
 	}
-	for _, t := range []time.Time{r.Late.ResponseAt, r.Late.LastProgressAt, r.Late.LastAt} {
+	for _, t := range append([]time.Time{r.Late.ResponseAt, r.Late.LastProgressAt, r.Late.LastAt}, m.actTimes(r)...) {
 		if !t.IsZero() && t.After(end) {
 			end = t
 		}
