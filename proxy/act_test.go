@@ -315,3 +315,56 @@ func TestReplyWaitsForTheLineEnd(t *testing.T) {
 		t.Errorf("the stream: %q", got)
 	}
 }
+
+// TestActDropAndRace: drop keeps the response from the host for good (its
+// own timeout ends the call); race holds it and passes it on the instant
+// the host's cancel arrives; a held response can be acted on again.
+func TestActDropAndRace(t *testing.T) {
+	r, v := startActable(t, nil)
+	done := make(chan error, 1)
+	go func() { _, _, err := r.call("slow", 0.05, 1, 500*time.Millisecond); done <- err }()
+	id := r.sentID("slow")
+	if rep := v.command(Command{Act: "drop", ID: &id}); rep.Code != ReplyDone {
+		t.Fatalf("drop refused: %+v", rep)
+	}
+	if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the dropped call ended with %v, want the host's own timeout", err)
+	}
+	if _, ok := r.wire.find(false, isResponseTo(id)); ok {
+		t.Error("the host got the dropped response")
+	}
+	v.await("the dropped line", func(rec *trace.Record) bool { return rec.Event == trace.EventInjected && rec.Code == PhaseDropped })
+
+	// Race: the server answers at 50ms, the host gives up at 400ms; the
+	// answer goes on right after the host's cancel.
+	go func() { _, _, err := r.call("slow", 0.05, 1, 400*time.Millisecond); done <- err }()
+	id2 := r.wire.await(t, true, func(m wire.Message) bool {
+		return m.Kind == wire.KindRequest && m.Method == wire.MethodToolsCall && m.ID != id
+	}).msg.ID
+	if rep := v.command(Command{Act: "race", ID: &id2}); rep.Code != ReplyDone {
+		t.Fatalf("race refused: %+v", rep)
+	}
+	v.await("the held response", func(rec *trace.Record) bool {
+		return rec.Event == trace.EventInjected && rec.Code == PhaseHolding && rec.ID != nil && *rec.ID == id2
+	})
+	// Held already: a second act changes what is done with it; a cancel
+	// upstream is refused (the server has answered).
+	if rep := v.command(Command{Act: "cancel", ID: &id2}); rep.Code != ReplyRefused || !strings.Contains(rep.Text, "answered") {
+		t.Errorf("cancel on a held response: %+v", rep)
+	}
+	if rep := v.command(Command{Act: "race", ID: &id2}); rep.Code != ReplyDone {
+		t.Errorf("race again on the held response: %+v", rep)
+	}
+	<-done
+	cancel := r.wire.await(t, true, func(m wire.Message) bool {
+		c, err := wire.DecodeCancelled(m.Params)
+		return m.Method == wire.NotifyCancelled && err == nil && c.RequestID == id2
+	})
+	got := r.wire.await(t, false, isResponseTo(id2))
+	if got.at.Before(cancel.at) {
+		t.Errorf("the raced response reached the host before its cancel left")
+	}
+	v.await("the released line", func(rec *trace.Record) bool {
+		return rec.Event == trace.EventInjected && rec.Code == PhaseReleased && rec.ID != nil && *rec.ID == id2
+	})
+}
