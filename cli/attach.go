@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -19,6 +20,7 @@ import (
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/ui"
+	"inflight/wire"
 )
 
 func (c *cli) attachCommand() *cobra.Command {
@@ -30,8 +32,15 @@ func (c *cli) attachCommand() *cobra.Command {
 process, command and start. With NAME, open the interactive view on that
 proxy: the host's requests (marked ⇄) in the list, with their states, timers,
 progress and flags — the host's cancels judged, late answers flagged — the
-detail and the protocol log. The view only watches: it sends nothing, and
-q or Ctrl+C detaches, leaving the proxy and the host running.
+detail and the protocol log. On a selected host request, keys make things
+happen through the proxy: d delay its response (asks for how long, 30s by
+default), h hold it, u release a held one, D drop it, z cancel it upstream
+(the server gets notifications/cancelled, the host error -32800), Z the same
+cancel leaving the host waiting, t race (hold the response and pass it on
+the instant the host's cancel comes). The row says what the proxy did
+("⚑ held by you · 4.1s", "released after 4.1s"). A proxy started with
+--read-only takes no commands: the view only watches. q or Ctrl+C detaches,
+leaving the proxy and the host running.
 
 With --plain (or when stdout is not a terminal), follow what the proxy
 records as trace lines instead (JSON, the format replay reads): its hello,
@@ -97,7 +106,7 @@ func (c *cli) attachView(ctx context.Context, conn net.Conn) int {
 		fmt.Fprintf(c.stderr, "inflight attach: %s\n", termsafe.Line(err.Error()))
 		return 1
 	}
-	m, err := newAttachModel(hello, br)
+	m, err := newAttachModel(hello, br, conn, false)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "inflight attach: %s\n", termsafe.Line(err.Error()))
 		return 1
@@ -110,18 +119,50 @@ func (c *cli) attachView(ctx context.Context, conn net.Conn) int {
 }
 
 // newAttachModel is the TUI's model on a proxy whose stream, after its
-// hello, r reads.
-func newAttachModel(hello proxy.Hello, r io.Reader) (*ui.Model, error) {
+// hello, r reads; commands, when the proxy takes them, go to w (the same
+// connection). inProcess: the view runs in the proxy's own process.
+func newAttachModel(hello proxy.Hello, r io.Reader, w io.Writer, inProcess bool) (*ui.Model, error) {
 	recs, ended := ui.ReadRecords(r)
+	a := &ui.Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, Records: recs, Ended: ended,
+		HistoryCut: hello.HistoryCut, InProcess: inProcess}
+	if hello.Acts && w != nil {
+		a.Act = commandWriter(w)
+	}
+	transport := "stdio"
+	if inProcess {
+		transport = "http" // only the HTTP proxy has a view in its process
+	}
 	return ui.New(ui.Options{
 		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,
-		Transport: "stdio",
-		Attach: &ui.Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, Records: recs, Ended: ended,
-			HistoryCut: hello.HistoryCut},
-		Tracker: session.Config{LateWindow: time.Duration(hello.LateWindow)},
+		Transport: transport,
+		Attach:    a,
+		Tracker:   session.Config{LateWindow: time.Duration(hello.LateWindow)},
 		Export: func(path string, snap ui.Snapshot) (string, error) {
 			return writeTrace(path, snap, nil)
 		},
 		Dark: true,
 	})
+}
+
+// commandWriter writes the view's commands on the proxy's socket, one
+// line each, a line at a time (the view's commands run concurrently).
+func commandWriter(w io.Writer) func(act string, id wire.ID, after time.Duration) error {
+	var mu sync.Mutex
+	return func(act string, id wire.ID, after time.Duration) error {
+		c := proxy.Command{Act: act}
+		if act != proxy.ActReleaseAll {
+			c.ID = &id
+		}
+		if after > 0 {
+			c.After = after.String()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if d, ok := w.(interface{ SetWriteDeadline(time.Time) error }); ok {
+			// A proxy that stopped reading must not hang the view.
+			_ = d.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		}
+		_, err := w.Write(proxy.EncodeCommand(c))
+		return err
+	}
 }

@@ -109,7 +109,7 @@ func attachTo(t *testing.T, dir, name string) (*ui.Model, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := newAttachModel(hello, br)
+	m, err := newAttachModel(hello, br, conn, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func (c *cli) proxyCommand() *cobra.Command {
 	var ruleTexts []string
 	var lateWindow time.Duration
 	var wrap wrapOptions
-	var wrapping bool
+	var wrapping, readOnly, noTUI bool
 	cmd := &cobra.Command{
 		Use: `proxy [--name NAME] [--trace FILE] [--rule RULE]… -- CMD [ARGS…]
   inflight proxy [--name NAME] [--trace FILE] [--listen 127.0.0.1:PORT] --url UPSTREAM
@@ -55,7 +55,10 @@ too (DNS rebinding). --trace, the attach socket and --rule work as on stdio
 (a cancel rule's signal is the era's: notifications/cancelled POSTed with
 the host's session on legacy HTTP, closing the upstream request on modern
 HTTP, where a race has nothing to cross and says so). Ctrl+C (or SIGTERM)
-stops it.
+stops it. When its stdin and stdout are a terminal,
+the HTTP proxy opens the attach view in its own process (its header shows
+the URL to give the host; q or Ctrl+C there stops the proxy, and the proxy's
+own lines are printed once the view is gone); --no-tui keeps it headless.
 
 --rule makes the hard cases happen on purpose, on the host's requests it
 matches (repeatable; the first rule that matches a request acts on it):
@@ -64,6 +67,10 @@ matches (repeatable; the first rule that matches a request acts on it):
 
   inflight proxy --rule 'tools/call slow: delay 30s' -- node server.js
   inflight proxy --rule 'tools/call search: cancel 2s' --rule '*: race' -- ./srv
+
+The keys of inflight attach do the same to one request the user picks while
+it is in flight (the attach socket takes their commands); --read-only makes
+the proxy refuse them, so that a viewer can only watch.
 
 Everything a rule does is said on stderr ("injected delay 30s: …") and in the
 trace ("injected" lines, and "injected" on the lines acted on). What no rule
@@ -112,7 +119,7 @@ proxy is printed.`,
 				return c.proxyWrap(wrap)
 			}
 			if upstream != "" {
-				return c.proxyHTTP(cmd.Context(), name, listenAddr, upstream, tracePath, ruleTexts, lateWindow)
+				return c.proxyHTTP(cmd.Context(), name, listenAddr, upstream, tracePath, ruleTexts, lateWindow, httpUI{readOnly: readOnly, noTUI: noTUI})
 			}
 			red := redact.New(nil, nil, "", args...)
 			switch {
@@ -122,7 +129,7 @@ proxy is printed.`,
 				return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name)
 			}
 			opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow},
-				SocketDir: proxy.SocketDir(), Redactor: red}
+				SocketDir: proxy.SocketDir(), Redactor: red, ReadOnly: readOnly}
 			fail := func(err error) error {
 				fmt.Fprintf(c.stderr, "inflight proxy: %s\n", termsafe.Line(red.Error(err)))
 				c.code = exitcode.Usage
@@ -138,7 +145,7 @@ proxy is printed.`,
 				return nil
 			}
 			opts.Rules = rules
-			if len(rules) > 0 {
+			if len(rules) > 0 || !readOnly { // a key in attach may hold one too
 				release, stop := proxy.NotifyRelease()
 				defer stop()
 				opts.Release = release
@@ -175,6 +182,8 @@ proxy is printed.`,
 	fs.StringVar(&tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
 	fs.StringVar(&upstream, "url", "", "proxy the Streamable HTTP server at `UPSTREAM` instead of running a command")
 	fs.StringVar(&listenAddr, "listen", "", "with --url: serve the proxy on `ADDR`, a loopback address (default 127.0.0.1:0, a free port)")
+	fs.BoolVar(&readOnly, "read-only", false, "refuse the commands of inflight attach's keys (hold, delay, drop, cancel, race): viewers only watch")
+	fs.BoolVar(&noTUI, "no-tui", false, "with --url: run headless even when stdin and stdout are a terminal (no view in this process)")
 	fs.BoolVar(&wrapping, "wrap", false, "print the --config entry rewritten to run through inflight proxy (see above)")
 	fs.StringVar(&wrap.config, "config", "", "with --wrap: the host's MCP config `FILE`")
 	fs.StringVar(&wrap.server, "server", "", "with --wrap: the `NAME` of the server in --config (default: its only one)")

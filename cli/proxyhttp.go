@@ -19,7 +19,7 @@ import (
 
 // proxyHTTP is `inflight proxy --url UPSTREAM [--listen ADDR]`: the
 // Streamable HTTP reverse proxy, until the context ends (Ctrl+C, SIGTERM).
-func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePath string, rules []string, lateWindow time.Duration) error {
+func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePath string, rules []string, lateWindow time.Duration, hu httpUI) error {
 	red := redact.New(nil, nil, upstream)
 	fail := func(err error) error {
 		fmt.Fprintf(c.stderr, "inflight proxy: %s\n", termsafe.Line(red.Error(err)))
@@ -56,8 +56,9 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 		return fail(fmt.Errorf("--listen: %w", err))
 	}
 	opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow},
-		SocketDir: proxy.SocketDir(), Redactor: red, Rules: parsed}
-	if len(parsed) > 0 {
+		SocketDir: proxy.SocketDir(), Redactor: red, Rules: parsed,
+		ReadOnly: hu.readOnly}
+	if len(parsed) > 0 || !hu.readOnly { // a key in attach may hold one too
 		release, stop := proxy.NotifyRelease()
 		defer stop()
 		opts.Release = release
@@ -77,7 +78,14 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 	local := url.URL{Scheme: "http", Host: l.Addr().String(), Path: up.Path}
 	fmt.Fprintf(c.stderr, "inflight proxy %s: listening on %s → %s\n", termsafe.Line(name), local.String(),
 		termsafe.Line(red.String(up.Redacted())))
-	res, err := proxy.RunHTTP(ctx, l, upstream, opts)
+	var res proxy.Result
+	if hu.tui() {
+		res, err = c.proxyHTTPWithView(ctx, name, local.String(), opts, func(ctx context.Context, opts proxy.Options) (proxy.Result, error) {
+			return proxy.RunHTTP(ctx, l, upstream, opts)
+		})
+	} else {
+		res, err = proxy.RunHTTP(ctx, l, upstream, opts)
+	}
 	if err != nil {
 		return fail(err)
 	}

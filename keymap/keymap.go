@@ -65,6 +65,9 @@ type State struct {
 	SelectedAsks bool
 	// HasAuth: the connection went through OAuth steps (A shows them).
 	HasAuth bool
+	// Acting: a view on a proxy (inflight attach) that can act on the
+	// host's requests (delay, hold, release, drop, cancel upstream, race).
+	Acting bool
 }
 
 // KeyMap is every binding of the main screens. The composer has its own
@@ -95,6 +98,11 @@ type KeyMap struct {
 	// Copy, Pager and Editor act on the selected request's or entry's
 	// JSON: the clipboard (OSC 52), $PAGER, $EDITOR.
 	Copy, Pager, Editor key.Binding
+
+	// Delay, Hold, Release, Drop, CancelUp, CancelSilent and Race act on
+	// the selected host request through the proxy (inflight attach only).
+	Delay, Hold, Release, Drop   key.Binding
+	CancelUp, CancelSilent, Race key.Binding
 
 	Help, Quit, Interrupt key.Binding
 }
@@ -140,6 +148,14 @@ func Default() KeyMap {
 		Copy:   key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy JSON")),
 		Pager:  key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open in $PAGER")),
 		Editor: key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "open in $EDITOR")),
+
+		Delay:        key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "delay…")),
+		Hold:         key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "hold")),
+		Release:      key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "release")),
+		Drop:         key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "drop")),
+		CancelUp:     key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "cancel upstream")),
+		CancelSilent: key.NewBinding(key.WithKeys("Z"), key.WithHelp("Z", "cancel, host waits")),
+		Race:         key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "race")),
 
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -205,17 +221,27 @@ func (k *KeyMap) SetState(s State) {
 	k.Help.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && s.Mode != ModeAnswer && !s.Filtering)
 	k.Quit.SetEnabled(s.Mode != ModePrompt && s.Mode != ModeComposer && s.Mode != ModeAnswer && !s.Filtering)
 	k.Interrupt.SetEnabled(true)
+	acting := s.Acting && onSelected && s.HasSelection
+	for _, b := range []*key.Binding{&k.Delay, &k.Hold, &k.Release, &k.Drop, &k.CancelUp, &k.CancelSilent, &k.Race} {
+		b.SetEnabled(acting)
+	}
 }
 
 // ShortHelp is the one-line help at the bottom of the screen: the keys a
 // person needs most, and only those that act now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Log, k.Auth, k.Reconnect, k.Help, k.Quit}
+	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Race, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Log, k.Auth, k.Reconnect, k.Help, k.Quit}
 }
 
 // EssentialHelp is ShortHelp for a narrow terminal: the keys without
 // which a person is stuck.
 func (k KeyMap) EssentialHelp() []key.Binding {
+	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Back, k.Auth, k.Reconnect, k.Help, k.Quit}
+}
+
+// BareHelp is EssentialHelp when even that does not fit: without the keys
+// that act through a proxy (help lists them).
+func (k KeyMap) BareHelp() []key.Binding {
 	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Back, k.Auth, k.Reconnect, k.Help, k.Quit}
 }
 
@@ -226,6 +252,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.New, k.Reissue, k.Edit, k.Answer, k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter},
 		{k.Detail, k.Open, k.FilterList, k.ClearFinished, k.Log, k.Stderr, k.Auth, k.Filter, k.Export, k.Reconnect, k.Back},
 		{k.Copy, k.Pager, k.Editor, k.Help, k.Quit, k.Interrupt},
+		{k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.CancelSilent, k.Race},
 	}
 }
 
@@ -238,6 +265,7 @@ func (k KeyMap) All() []key.Binding {
 		k.Detail, k.Open, k.Back, k.Log, k.Stderr, k.Auth, k.Filter, k.ClearFilter, k.Export, k.Reconnect,
 		k.Wrap, k.Left, k.Right, k.FilterList, k.ClearFinished,
 		k.Copy, k.Pager, k.Editor,
+		k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.CancelSilent, k.Race,
 		k.Help, k.Quit, k.Interrupt,
 	}
 }

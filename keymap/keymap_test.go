@@ -27,6 +27,38 @@ func TestNoTwoActiveBindingsShareAKey(t *testing.T) {
 	}
 }
 
+// TestActingKeysClashWithNone: the keys of inflight attach that act
+// through the proxy share no key with any binding, whatever else is on.
+func TestActingKeysClashWithNone(t *testing.T) {
+	for _, mode := range []Mode{ModeList, ModeDetail, ModeLog} {
+		k := Default()
+		k.SetState(State{Mode: mode, Acting: true, HasSelection: true, SelectedActive: true, SelectedTimed: true, SelectedCancelling: true,
+			HasRequests: true, AnyActive: true, Connected: true, Lost: true, HasStderr: true, SelectedAsks: true, HasEntry: true})
+		seen := map[string]string{}
+		for _, b := range k.All() {
+			if !b.Enabled() {
+				continue
+			}
+			for _, name := range b.Keys() {
+				if other, dup := seen[name]; dup {
+					t.Errorf("mode %d: key %q is bound to both %q and %q", mode, name, other, b.Help().Desc)
+				}
+				seen[name] = b.Help().Desc
+			}
+		}
+		if on := k.Hold.Enabled(); on != (mode != ModeLog) {
+			t.Errorf("mode %d: hold enabled %v", mode, on)
+		}
+	}
+	k := Default()
+	k.SetState(State{Mode: ModeList, HasSelection: true, SelectedActive: true, Connected: true})
+	for _, b := range []key.Binding{k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.CancelSilent, k.Race} {
+		if b.Enabled() {
+			t.Errorf("%q enabled outside a view that acts through a proxy", b.Help().Desc)
+		}
+	}
+}
+
 func TestKeysFollowState(t *testing.T) {
 	k := Default()
 	k.SetState(State{Mode: ModeList, HasSelection: true, Connected: true})

@@ -108,10 +108,12 @@ func p50(ds []time.Duration) time.Duration {
 // straight to the server and through the proxy. A round trip is two
 // messages, so the proxy's cost per message is half the difference of the
 // medians.
-func BenchmarkStdioLatency(b *testing.B) {
+func BenchmarkStdioLatency(b *testing.B) { stdioLatency(b, Options{}) }
+
+func stdioLatency(b *testing.B, opts Options) {
 	d := direct(b, "pong")
 	defer d.close()
-	p := proxied(b, "pong", Options{})
+	p := proxied(b, "pong", opts)
 	defer p.close()
 	for i := range 200 {
 		d.roundTrip(b, i)
@@ -151,16 +153,22 @@ func BenchmarkProgressThroughputRuleWatching(b *testing.B) {
 }
 
 func progressThroughput(b *testing.B, rules []Rule) {
+	progressThroughputWith(b, Options{Rules: rules})
+}
+
+// progressThroughputWith is the flood through a proxy of opts.
+func progressThroughputWith(b *testing.B, opts Options) {
 	const n = 100000
 	env := fmt.Sprintf("N=%d", n)
 	d := direct(b, "progress-flood", env)
 	defer d.close()
 	var recorded atomic.Int64
-	p := proxied(b, "progress-flood", Options{Rules: rules, OnEvent: func(ev event.Event, _ []session.Change, _ *session.Tracker) {
+	opts.OnEvent = func(ev event.Event, _ []session.Change, _ *session.Tracker) {
 		if ev.Progress != nil {
 			recorded.Add(1)
 		}
-	}}, env)
+	}
+	p := proxied(b, "progress-flood", opts, env)
 	defer p.close()
 	flood := func(c *benchConn, id int) time.Duration {
 		req := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"flood","_meta":{"progressToken":1}}}`+"\n", id)

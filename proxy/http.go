@@ -157,11 +157,19 @@ func RunHTTP(ctx context.Context, l net.Listener, upstream string, opts Options)
 	hp := &httpProxy{up: up, client: &http.Client{Transport: tp,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		q: q, maxBody: min(opts.MaxLineBytes, DefaultMaxHTTPBody), say: rec.say, red: opts.Redactor}
-	if len(opts.Rules) > 0 {
+	// The injector follows every host request in flight, so that the
+	// attach view's keys can act on any of them (as on stdio);
+	// --read-only without rules is the plain copy.
+	if len(opts.Rules) > 0 || !opts.ReadOnly {
 		hp.inj = newHTTPInjector(opts.Rules, q, hp.client, opts.Redactor)
 		if onHTTPInjector != nil {
 			onHTTPInjector(hp.inj)
 		}
+	}
+	if hp.inj == nil {
+		bc.takeCommands(nil, opts) // a nil *httpInjector is no actor
+	} else {
+		bc.takeCommands(hp.inj, opts)
 		if opts.Release != nil {
 			stopRelease := make(chan struct{})
 			defer close(stopRelease)

@@ -90,9 +90,9 @@ func (f *flight) name() string {
 }
 
 // note is a line for the recorder saying what f's rule did.
-func (f *flight) note(at time.Time, onResponse bool, format string, args ...any) line {
+func (f *flight) note(at time.Time, onResponse bool, phase, format string, args ...any) line {
 	return line{ctl: ctlInjected, at: at, inj: &injection{id: f.key.id, action: f.rule.Does(), rule: f.rule.Text,
-		onResponse: onResponse, text: fmt.Sprintf(format, args...)}}
+		onResponse: onResponse, phase: phase, text: fmt.Sprintf(format, args...)}}
 }
 
 // httpInjector follows the host's requests in flight on the HTTP proxy
@@ -257,7 +257,7 @@ func (in *httpInjector) hostMessages(ex *exchange, msgs []wire.Message, at time.
 			if len(in.flights) >= maxMarks {
 				if r != nil {
 					f.rule = r
-					notes = append(notes, f.note(at, false, "not acting on %s: the rules already follow %d requests still unanswered", f.name(), maxMarks))
+					notes = append(notes, f.note(at, false, PhaseSkipped, "not acting on %s: the rules already follow %d requests still unanswered", f.name(), maxMarks))
 				}
 				continue
 			}
@@ -287,15 +287,15 @@ func (in *httpInjector) applyLocked(f *flight, r *Rule, at time.Time, live bool)
 	f.rule = r
 	var notes []line
 	if live {
-		notes = append(notes, f.note(at, false, "rule %q acts on %s from now, %s after it was sent", r.Text, f.name(),
+		notes = append(notes, f.note(at, false, PhaseActing, "rule %q acts on %s from now, %s after it was sent", r.Text, f.name(),
 			at.Sub(f.at).Round(time.Millisecond)))
 	} else {
-		n := f.note(at, false, "rule %q matches %s", r.Text, f.name())
+		n := f.note(at, false, PhaseMatched, "rule %q matches %s", r.Text, f.name())
 		n.inj.quiet = true
 		notes = append(notes, n)
 	}
 	if r.Action == ActRace && f.ex.modern {
-		notes = append(notes, f.note(at, false, "nothing can cross on modern HTTP: the host's cancel is closing the stream the response to %s would come on, so its response is passed on unheld", f.name()))
+		notes = append(notes, f.note(at, false, PhasePassed, "nothing can cross on modern HTTP: the host's cancel is closing the stream the response to %s would come on, so its response is passed on unheld", f.name()))
 	}
 	if r.Action.cancels() && f.ex.wrote {
 		in.armLocked(f, r.After)
@@ -344,7 +344,7 @@ func (in *httpInjector) hostCancelledLocked(f *flight, at time.Time) []line {
 		f.ex.push(exCmd{kind: cmdRace, f: f, at: at})
 	case f.rule.Action.cancels() && !f.cancelled && !f.answered:
 		in.stopLocked(f)
-		return []line{f.note(at, false, "the host cancelled %s itself first: inflight sends no cancel", f.name())}
+		return []line{f.note(at, false, PhasePassed, "the host cancelled %s itself first: inflight sends no cancel", f.name())}
 	}
 	return nil
 }
@@ -363,8 +363,11 @@ func (in *httpInjector) cancel(f *flight) {
 	in.mu.Unlock()
 
 	reason := fmt.Sprintf("cancelled by inflight proxy (rule %q)", r.Text)
+	if r.Text == CommandSource {
+		reason = "cancelled by inflight proxy (" + r.Text + ")"
+	}
 	at := time.Now()
-	inj := &injection{id: f.key.id, action: r.Does(), rule: r.Text, reason: reason}
+	inj := &injection{id: f.key.id, action: r.Does(), rule: r.Text, reason: reason, phase: PhaseCancel}
 	after := at.Sub(f.at).Round(time.Microsecond)
 	if modern {
 		inj.closedUp = true
@@ -375,7 +378,7 @@ func (in *httpInjector) cancel(f *flight) {
 			in.mu.Lock()
 			f.cancelled, f.cancelling = false, false
 			in.mu.Unlock()
-			inj.failed = true
+			inj.failed, inj.phase = true, PhaseFailed
 			inj.text = fmt.Sprintf("could not send the upstream notifications/cancelled for %s: %s", f.name(), err)
 			in.q.pushControl(line{ctl: ctlInjected, at: at, inj: inj})
 			return
@@ -457,7 +460,7 @@ func (in *httpInjector) responded(ex *exchange, id wire.ID, at time.Time) (*flig
 		if r.Action == ActCancelSilent {
 			was = "left waiting"
 		}
-		return f, fateWithheld, []line{f.note(at, true, "the upstream answered %s after inflight's cancel: not passed on (the host was %s)", f.name(), was)}
+		return f, fateWithheld, []line{f.note(at, true, PhaseKept, "the upstream answered %s after inflight's cancel: not passed on (the host was %s)", f.name(), was)}
 	}
 	if f.done {
 		return f, fatePass, nil
@@ -467,25 +470,25 @@ func (in *httpInjector) responded(ex *exchange, id wire.ID, at time.Time) (*flig
 	}
 	hold := func(format string, args ...any) (*flight, fate, []line) {
 		f.held, f.heldAt = true, at
-		return f, fateHold, []line{f.note(at, false, format, args...)}
+		return f, fateHold, []line{f.note(at, false, PhaseHolding, format, args...)}
 	}
 	switch r.Action {
 	case ActDrop:
 		f.left = true
-		return f, fateDrop, []line{f.note(at, true, "dropped the response to %s: the host never gets it (its stream stays open, with nothing more)", f.name())}
+		return f, fateDrop, []line{f.note(at, true, PhaseDropped, "dropped the response to %s: the host never gets it (its stream stays open, with nothing more)", f.name())}
 	case ActCancel, ActCancelSilent:
 		in.stopLocked(f)
-		return f, fatePass, []line{f.note(at, false, "the upstream answered %s before the rule's cancel: passed on, nothing cancelled", f.name())}
+		return f, fatePass, []line{f.note(at, false, PhasePassed, "the upstream answered %s before the rule's cancel: passed on, nothing cancelled", f.name())}
 	case ActRace:
 		switch {
 		case ex.modern:
 			return f, fatePass, nil
 		case f.hostCancelled:
-			return f, fatePass, []line{f.note(at, false, "the host had cancelled %s before the upstream answered: nothing to race, passed on at once", f.name())}
+			return f, fatePass, []line{f.note(at, false, PhasePassed, "the host had cancelled %s before the upstream answered: nothing to race, passed on at once", f.name())}
 		}
 		return hold("holding the response to %s until the host cancels it", f.name())
 	case ActHold:
-		return hold("holding the response to %s until released (SIGUSR1) or the proxy ends", f.name())
+		return hold("holding the response to %s until released (%s) or the proxy ends", f.name(), releaseWays)
 	case ActDelay:
 		in.wg.Add(1)
 		f.timer = time.AfterFunc(r.After, func() {
@@ -815,7 +818,7 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 				text = fmt.Sprintf("released the response to %s the instant the host's cancel arrived, held %s: it crosses the host's cancel", c.f.name(), held)
 			}
 			if len(u.waiting) > 0 {
-				p.q.pushControl(c.f.note(at, true, "%s; its body waits on another response held", text))
+				p.q.pushControl(c.f.note(at, true, PhaseHolding, "%s; its body waits on another response held", text))
 				return
 			}
 			units = append(units[:i], units[i+1:]...)
@@ -826,7 +829,7 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 			if !write(u.raw) {
 				text += "; the host had closed its stream: it never got it"
 			}
-			p.q.pushControl(c.f.note(at, true, "%s", text))
+			p.q.pushControl(c.f.note(at, true, PhaseReleased, "%s", text))
 			for k := range u.lines {
 				u.lines[k].at = at
 			}
@@ -1017,7 +1020,7 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 			p.hostClosed(tap)
 			for _, u := range units {
 				for _, f := range u.waiting {
-					p.q.pushControl(f.note(at, false, "the host closed its stream with the response to %s held %s: not passed on",
+					p.q.pushControl(f.note(at, false, PhaseDropped, "the host closed its stream with the response to %s held %s: not passed on",
 						f.name(), at.Sub(f.heldAt).Round(time.Millisecond)))
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"inflight/wire"
@@ -96,6 +97,17 @@ type marked struct {
 	// went to the server; hostCancelled: the host's did.
 	answered, cancelled, hostCancelled bool
 	timer                              *time.Timer
+	// byCommand: a command (a key in inflight attach) made this mark, not
+	// a --rule; rule.Text says where it came from.
+	byCommand bool
+}
+
+// whose names what acts on the request: "rule's" or "command's".
+func (m *marked) whose() string {
+	if m.byCommand {
+		return "command's"
+	}
+	return "rule's"
 }
 
 func (m *marked) name() string {
@@ -117,21 +129,52 @@ type injector struct {
 	// cancel's position, as for the host's).
 	serverSoFar func() int64
 
-	mu     sync.Mutex
-	marks  map[wire.ID]*marked
-	closed bool
-	wg     sync.WaitGroup
+	mu    sync.Mutex
+	marks map[wire.ID]*marked
+	// flights are the host's requests in flight (sent, no answer seen):
+	// what actOn may act on (act.go). watch mirrors "some request is in
+	// flight or marked", read by the gate without the lock.
+	flights map[wire.ID]stdioFlight
+	watch   atomic.Bool
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// stdioFlight is a host request the server has not answered yet.
+type stdioFlight struct {
+	method, target string
+	at             time.Time
 }
 
 func newInjector(rules []Rule, q *queue, toHost, toSrv *lineWriter, serverSoFar func() int64) *injector {
 	return &injector{rules: rules, q: q, toHost: toHost, toSrv: toSrv, serverSoFar: serverSoFar,
-		marks: map[wire.ID]*marked{}}
+		marks: map[wire.ID]*marked{}, flights: map[wire.ID]stdioFlight{}}
 }
 
+// synced updates watch after the maps changed (under in.mu).
+func (in *injector) synced() {
+	in.watch.Store(len(in.marks) > 0 || len(in.flights) > 0)
+}
+
+// The phases of an injected line (its "code" in the trace): what the line
+// says happened, for a view that marks the request's row.
+const (
+	PhaseMatched  = "matched"  // a rule matched the request (quiet)
+	PhaseActing   = "acting"   // a command's action was taken on it
+	PhaseHolding  = "holding"  // its response is held (hold, delay, race)
+	PhaseReleased = "released" // the held response went to the host
+	PhaseDropped  = "dropped"  // its response was dropped
+	PhaseCancel   = "cancelled"
+	PhaseKept     = "kept"   // the server's answer after inflight's cancel, not passed on
+	PhasePassed   = "passed" // nothing to do after all: passed on untouched
+	PhaseFailed   = "failed"
+	PhaseSkipped  = "skipped" // not acted on (too many followed)
+)
+
 // note is a line for the recorder saying what a rule did.
-func note(m *marked, at time.Time, onResponse bool, format string, args ...any) line {
+func note(m *marked, at time.Time, onResponse bool, phase, format string, args ...any) line {
 	return line{ctl: ctlInjected, at: at, inj: &injection{id: m.id, action: m.rule.Does(), rule: m.rule.Text,
-		onResponse: onResponse, text: fmt.Sprintf(format, args...)}}
+		onResponse: onResponse, phase: phase, text: fmt.Sprintf(format, args...)}}
 }
 
 // maxMarks bounds the requests the rules follow at once: a host whose
@@ -168,18 +211,25 @@ func (in *injector) hostLines(ls []line, at time.Time) (after func(), notes []li
 			if _, dup := in.marks[m.ID]; dup {
 				continue
 			}
+			if _, dup := in.flights[m.ID]; dup {
+				continue
+			}
 			target := wire.Target(m.Method, m.Params)
+			if len(in.flights) < maxFlights {
+				in.flights[m.ID] = stdioFlight{method: m.Method, target: target, at: at}
+				in.watch.Store(true)
+			}
 			r := match(in.rules, m.Method, target)
 			if r == nil {
 				continue
 			}
 			mk := &marked{id: m.ID, rule: r, method: m.Method, target: target, at: at}
 			if len(in.marks) >= maxMarks {
-				notes = append(notes, note(mk, at, false, "not acting on %s: the rules already follow %d requests still unanswered", mk.name(), maxMarks))
+				notes = append(notes, note(mk, at, false, PhaseSkipped, "not acting on %s: the rules already follow %d requests still unanswered", mk.name(), maxMarks))
 				continue
 			}
 			in.marks[m.ID] = mk
-			n := note(mk, at, false, "rule %q matches %s", r.Text, mk.name())
+			n := note(mk, at, false, PhaseMatched, "rule %q matches %s", r.Text, mk.name())
 			n.inj.quiet = true
 			notes = append(notes, n)
 			if r.Action.cancels() {
@@ -193,6 +243,9 @@ func (in *injector) hostLines(ls []line, at time.Time) (after func(), notes []li
 			if n, ok := in.hostCancelledLocked(c.RequestID, at); ok {
 				notes = append(notes, n)
 			}
+			// The host gave up on it: nothing is in flight for it to act on.
+			delete(in.flights, c.RequestID)
+			in.synced()
 		}
 	}
 	if len(arm) == 0 {
@@ -229,6 +282,7 @@ func (in *injector) hostCancelledLocked(id wire.ID, at time.Time) (line, bool) {
 		held := mk.held
 		mk.held = nil
 		delete(in.marks, id)
+		in.synced()
 		// The response goes to the host at once, from its own goroutine:
 		// the host's cancel is on its way to the server meanwhile, and the
 		// two cross. (A host that stopped reading blocks that goroutine,
@@ -238,14 +292,15 @@ func (in *injector) hostCancelledLocked(id wire.ID, at time.Time) (line, bool) {
 			defer in.wg.Done()
 			_ = in.toHost.inject(held)
 		}()
-		return note(mk, at, false, "released the response to %s the instant the host's cancel arrived, held %s: it crosses the host's cancel",
+		return note(mk, at, false, PhaseReleased, "released the response to %s the instant the host's cancel arrived, held %s: it crosses the host's cancel",
 			mk.name(), at.Sub(mk.heldAt).Round(time.Microsecond)), true
 	case mk.rule.Action.cancels() && !mk.cancelled && !mk.answered:
 		if mk.timer != nil && mk.timer.Stop() {
 			in.wg.Done()
 		}
 		delete(in.marks, id)
-		return note(mk, at, false, "the host cancelled %s itself first: inflight sends no cancel", mk.name()), true
+		in.synced()
+		return note(mk, at, false, PhasePassed, "the host cancelled %s itself first: inflight sends no cancel", mk.name()), true
 	}
 	return line{}, false
 }
@@ -260,18 +315,25 @@ func (in *injector) cancel(mk *marked) {
 	}
 	mk.cancelled = true
 	silent := mk.rule.Action == ActCancelSilent
+	// Cancelled on the host's behalf: nothing more of it is the host's to
+	// act on.
+	delete(in.flights, mk.id)
+	in.synced()
 	in.mu.Unlock()
 
 	reason := fmt.Sprintf("cancelled by inflight proxy (rule %q)", mk.rule.Text)
+	if mk.byCommand {
+		reason = "cancelled by inflight proxy (" + mk.rule.Text + ")"
+	}
 	cancelMsg := wire.Notification(wire.NotifyCancelled, wire.CancelledParams(mk.id, reason))
 	at := time.Now()
 	pos := in.serverSoFar()
 	err := in.toSrv.inject(append(cancelMsg, '\n'))
-	inj := &injection{id: mk.id, action: mk.rule.Does(), rule: mk.rule.Text, cancel: cancelMsg, reason: reason, serverSoFar: pos}
+	inj := &injection{id: mk.id, action: mk.rule.Does(), rule: mk.rule.Text, cancel: cancelMsg, reason: reason, serverSoFar: pos, phase: PhaseCancel}
 	switch {
 	case err != nil:
 		inj.text = fmt.Sprintf("could not send the server notifications/cancelled for %s: %v", mk.name(), err)
-		inj.cancel, inj.failed = nil, true
+		inj.cancel, inj.failed, inj.phase = nil, true, PhaseFailed
 	case silent:
 		inj.text = fmt.Sprintf("sent the server notifications/cancelled for %s, %s after it; the host is not told and waits for its own timeout",
 			mk.name(), at.Sub(mk.at).Round(time.Microsecond))
@@ -286,77 +348,101 @@ func (in *injector) cancel(mk *marked) {
 	in.q.pushControl(line{ctl: ctlInjected, at: at, inj: inj})
 }
 
-// watching reports whether a response may be caught: some marked request
-// is still unanswered.
-func (in *injector) watching() bool {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return len(in.marks) > 0
+// watching reports whether a response may be caught: some host request
+// is in flight, or marked and unanswered. It takes no lock: the gate asks
+// it for every line.
+func (in *injector) watching() bool { return in.watch.Load() }
+
+// maxFlights bounds the host requests followed in flight (for actOn): a
+// host whose requests are never answered must not grow the proxy without
+// end. Past it, a new request is forwarded and recorded as ever, and a
+// command on it is refused (it is not followed).
+const maxFlights = 1 << 16
+
+// mayBeResponse is the gate's cheap test before decoding a line: a
+// response has a "result" or an "error" member, written so or with an
+// escape (\u) in its name. A line with neither cannot be one, so a flood
+// of progress is never decoded.
+func mayBeResponse(b []byte) bool {
+	return bytes.Contains(b, []byte(`"result"`)) || bytes.Contains(b, []byte(`"error"`)) || bytes.Contains(b, []byte(`\u`))
 }
 
 // serverLine decides one complete line of the server's (terminator
 // included) before it would be written to the host: it reports true when
 // the line is the injector's now (held or dropped; it keeps a copy).
 func (in *injector) serverLine(b []byte, at time.Time) bool {
-	// Every line is decoded (the envelope's hand scanner, well under a
-	// microsecond for a progress notification): a cheaper test for
-	// "method" would pass on a response whose result holds that word.
+	if !mayBeResponse(b) {
+		return false
+	}
+	// The line is decoded (the envelope's hand scanner): a cheaper test
+	// for "method" would pass on a response whose result holds that word.
 	m, err := wire.Decode(bytes.TrimRight(b, "\r\n"))
 	if err != nil || !m.IsResponse() {
 		return false
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	defer in.synced()
+	delete(in.flights, m.ID)
 	mk := in.marks[m.ID]
 	if in.closed || mk == nil || mk.answered {
 		return false
 	}
 	mk.answered = true
-	push := func(onResponse bool, format string, args ...any) {
-		in.q.pushControl(note(mk, at, onResponse, format, args...))
+	push := func(onResponse bool, phase, format string, args ...any) {
+		in.q.pushControl(note(mk, at, onResponse, phase, format, args...))
 	}
 	r := mk.rule
 	switch r.Action {
 	case ActDrop:
 		delete(in.marks, m.ID)
-		push(true, "dropped the response to %s: the host never gets it", mk.name())
+		push(true, PhaseDropped, "dropped the response to %s: the host never gets it", mk.name())
 		return true
 	case ActCancel, ActCancelSilent:
 		delete(in.marks, m.ID)
 		if mk.cancelled {
-			push(true, "the server answered %s after inflight's cancel: not passed on (the host was %s)", mk.name(),
+			push(true, PhaseKept, "the server answered %s after inflight's cancel: not passed on (the host was %s)", mk.name(),
 				map[bool]string{true: "left waiting", false: "answered already"}[r.Action == ActCancelSilent])
 			return true
 		}
 		if mk.timer != nil && mk.timer.Stop() {
 			in.wg.Done()
 		}
-		push(false, "the server answered %s before the rule's cancel: passed on, nothing cancelled", mk.name())
+		push(false, PhasePassed, "the server answered %s before the %s cancel: passed on, nothing cancelled", mk.name(), mk.whose())
 		return false
 	case ActRace:
 		if mk.hostCancelled {
 			delete(in.marks, m.ID)
-			push(true, "the host had cancelled %s before the server answered: nothing to race, passed on at once", mk.name())
+			push(true, PhasePassed, "the host had cancelled %s before the server answered: nothing to race, passed on at once", mk.name())
 			return false
 		}
 		mk.held, mk.heldAt = bytes.Clone(b), at
-		push(true, "holding the response to %s until the host cancels it", mk.name())
+		push(true, PhaseHolding, "holding the response to %s until the host cancels it", mk.name())
 		return true
 	case ActHold:
 		mk.held, mk.heldAt = bytes.Clone(b), at
-		push(true, "holding the response to %s until released (SIGUSR1) or the proxy ends", mk.name())
+		push(true, PhaseHolding, "holding the response to %s until released (%s) or the proxy ends", mk.name(), releaseWays)
 		return true
 	case ActDelay:
 		mk.held, mk.heldAt = bytes.Clone(b), at
-		push(true, "holding the response to %s for %s", mk.name(), r.After)
-		in.wg.Add(1)
-		mk.timer = time.AfterFunc(r.After, func() {
-			defer in.wg.Done()
-			in.release(mk, "after "+r.After.String())
-		})
+		push(true, PhaseHolding, "holding the response to %s for %s", mk.name(), r.After)
+		in.armDelay(mk)
 		return true
 	}
 	return false
+}
+
+// releaseWays says how a held response is released.
+const releaseWays = "the release key in inflight attach, or SIGUSR1"
+
+// armDelay starts a delay's timer on a held response (under in.mu).
+func (in *injector) armDelay(mk *marked) {
+	in.wg.Add(1)
+	after := mk.rule.After
+	mk.timer = time.AfterFunc(after, func() {
+		defer in.wg.Done()
+		in.release(mk, "after "+after.String())
+	})
 }
 
 // release passes a held response on.
@@ -366,6 +452,7 @@ func (in *injector) release(mk *marked, why string) {
 	mk.held = nil
 	if in.marks[mk.id] == mk {
 		delete(in.marks, mk.id)
+		in.synced()
 	}
 	in.mu.Unlock()
 	if held == nil {
@@ -373,10 +460,12 @@ func (in *injector) release(mk *marked, why string) {
 	}
 	at := time.Now()
 	text := fmt.Sprintf("released the response to %s %s", mk.name(), why)
+	phase := PhaseReleased
 	if err := in.toHost.inject(held); err != nil {
 		text = fmt.Sprintf("could not pass the response to %s on (%s): %v", mk.name(), why, err)
+		phase = PhaseFailed
 	}
-	in.q.pushControl(note(mk, at, false, "%s", text))
+	in.q.pushControl(note(mk, at, false, phase, "%s", text))
 }
 
 // releaseAll passes on every response a rule holds now (hold, and a

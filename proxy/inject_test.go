@@ -122,6 +122,13 @@ func (w *wireWriter) Close() error { return nil }
 
 func startRules(t *testing.T, rules ...string) *ruleRun {
 	t.Helper()
+	return startProxy(t, nil, rules...)
+}
+
+// startProxy is startRules with options of the test's (set, when not nil,
+// changes them before the proxy starts).
+func startProxy(t *testing.T, set func(*Options), rules ...string) *ruleRun {
+	t.Helper()
 	parsed, err := ParseRules(rules)
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +150,9 @@ func startRules(t *testing.T, rules ...string) *ruleRun {
 			r.tr = tr
 			r.mu.Unlock()
 		}}
+	if set != nil {
+		set(&opts)
+	}
 	go func() {
 		res, err := Run(context.Background(), Host{In: r.inR, Out: r.outW}, inflight, []string{"demo-server"}, opts)
 		if err != nil {
@@ -304,7 +314,7 @@ func TestRuleDropAndHold(t *testing.T) {
 	st := r.stderr.String()
 	for _, want := range []string{
 		`injected drop: dropped the response to tools/call slow (id 2): the host never gets it`,
-		`injected hold: holding the response to tools/call stubborn (id 3) until released (SIGUSR1) or the proxy ends`,
+		`injected hold: holding the response to tools/call stubborn (id 3) until released (the release key in inflight attach, or SIGUSR1) or the proxy ends`,
 		`injected hold: released the response to tools/call stubborn (id 3) as the proxy ends, held`,
 	} {
 		if !strings.Contains(st, want) {

@@ -76,6 +76,11 @@ type Options struct {
 	// Release, when it delivers, passes on every response the rules hold
 	// at that moment (`inflight proxy` sends on SIGUSR1).
 	Release <-chan struct{}
+	// ReadOnly refuses the attach socket's commands (act_command.go):
+	// no viewer can act on the host's requests. Without rules, a
+	// read-only proxy also follows no request in flight: forwarding is
+	// the plain copy.
+	ReadOnly bool
 	// OnEvent, when set, sees every event recorded and what it changed,
 	// on the recorder's goroutine (never the wire's).
 	OnEvent func(ev event.Event, changes []session.Change, tr *session.Tracker)
@@ -185,7 +190,8 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 	hostDone := make(chan error, 1)
 	serverDone := make(chan error, 1)
 	var inj *injector
-	if len(opts.Rules) == 0 {
+	if len(opts.Rules) == 0 && opts.ReadOnly {
+		bc.takeCommands(nil, opts) // refused: read-only
 		go func() {
 			sp := &splitter{from: FromHost, max: opts.MaxLineBytes}
 			hostDone <- pump(srv.stdin, host.In, sp, q, nil, serverSoFar, nil)
@@ -197,6 +203,9 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 	} else {
 		toHost, toSrv := &lineWriter{w: host.Out}, &lineWriter{w: srv.stdin}
 		inj = newInjector(opts.Rules, q, toHost, toSrv, serverSoFar)
+		// The viewers' commands act through the injector (the keys of
+		// inflight attach), unless the proxy is read-only.
+		bc.takeCommands(inj, opts)
 		if opts.Release != nil {
 			releaseDone := make(chan struct{})
 			stopRelease := make(chan struct{})

@@ -53,6 +53,8 @@ type injection struct {
 	// closedUp: the cancel was closing the upstream request's stream (the
 	// modern HTTP cancel, http_inject.go); cancel is nil then.
 	closedUp bool
+	// phase is what happened (inject.go's Phase…), the line's "code".
+	phase string
 }
 
 // recorder turns the lines the forwarders copied into events, applies them
@@ -410,7 +412,7 @@ func (r *recorder) injected(at time.Time, in *injection) {
 		// reader of the trace) would take for the server's response.
 		text += ": " + string(in.answer)
 	}
-	rec := trace.Record{Dir: trace.DirLocal, Event: trace.EventInjected, ID: &id, Injected: in.action, Text: text}
+	rec := trace.Record{Dir: trace.DirLocal, Event: trace.EventInjected, ID: &id, Injected: in.action, Text: text, Code: in.phase}
 	for _, tw := range r.tws {
 		rec.MS = tw.Since(at)
 		_ = tw.Write(rec)

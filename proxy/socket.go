@@ -15,8 +15,10 @@ import (
 	"sync"
 	"time"
 
+	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
+	"inflight/trace"
 )
 
 // A running proxy listens on a Unix socket, NAME.sock, in a directory of
@@ -25,6 +27,9 @@ import (
 // (up to historyBytes: a viewer that attaches late still sees the
 // requests in flight begin), then its lines as the recorder writes them. A viewer that cannot keep up is disconnected,
 // never waited for; a proxy with no one attached records all the same.
+// A viewer may write commands on its connection (act_command.go), read a
+// line at a time per viewer; each is answered on that connection alone,
+// between two of the stream's lines.
 
 // Hello is the first line a proxy's socket sends: which proxy this is.
 type Hello struct {
@@ -43,6 +48,10 @@ type Hello struct {
 	// trace's start (the history keeps historyBytes): requests they name
 	// may have begun before them.
 	HistoryCut bool `json:"historyCut,omitempty"`
+	// Acts: the proxy takes commands on this socket (act_command.go): a
+	// viewer may act on the host's requests. Absent when it is read-only
+	// or cannot act.
+	Acts bool `json:"acts,omitempty"`
 }
 
 // Duration is a time.Duration written as its text ("5s").
@@ -256,8 +265,9 @@ const historyBytes = 4 << 20
 // falls viewerChunks behind.
 type broadcast struct {
 	l *net.UnixListener
-	// hello is the Hello line; cutHello the same with HistoryCut, for
-	// viewers that come once the history was cut.
+	// hello is the Hello line (of h); cutHello the same with HistoryCut,
+	// for viewers that come once the history was cut.
+	h               Hello
 	hello, cutHello []byte
 	cut             bool
 	mu              sync.Mutex
@@ -267,21 +277,70 @@ type broadcast struct {
 	history []byte
 	limit   int
 	wg      sync.WaitGroup
+	// mid: the stream's last write did not end a line, so a reply waits
+	// (viewer.replies) for the end of that line.
+	mid bool
+	// act carries out the viewers' commands; nil refuses them, saying
+	// refuse (takeCommands). red masks the replies' secrets.
+	act    actor
+	refuse string
+	red    *redact.Redactor
+	start  time.Time
+	// decided is closed once takeCommands ran: the first viewer waits for
+	// it a moment (decideWait), so that its hello says whether the proxy
+	// acts even when it connects the instant the socket opens (the HTTP
+	// proxy's own view does).
+	decided     chan struct{}
+	decideOnce  sync.Once
+	decidedSeen bool
 }
 
+// decideWait bounds the first viewer's wait for takeCommands.
+const decideWait = 200 * time.Millisecond
+
 type viewer struct {
-	conn net.Conn
-	ch   chan []byte
+	conn    net.Conn
+	ch      chan []byte
+	replies [][]byte
+}
+
+// refuseNoActor is why a proxy that cannot act refuses a command.
+const refuseNoActor = "this proxy does not act on the host's requests: it only forwards and records"
+
+// refuseReadOnly is why a --read-only proxy refuses one.
+const refuseReadOnly = "this proxy is read-only (--read-only): it takes no commands"
+
+// takeCommands makes the viewers' commands act through a (nil: they are
+// refused), unless opts.ReadOnly. b may be nil (no socket).
+//
+// The stdio proxy calls it once its injector exists. HOOK for the HTTP
+// proxy (http.go, branch httprules): once RunHTTP has its injector, the one
+// line `bc.takeCommands(inj, opts)` after it makes the keys of inflight
+// attach (and of the proxy's own view) act on HTTP too; until then its
+// viewers' commands are refused (refuseNoActor) and its hello says it
+// does not act.
+func (b *broadcast) takeCommands(a actor, opts Options) {
+	if b == nil {
+		return
+	}
+	defer b.decideOnce.Do(func() { close(b.decided) })
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.red = opts.Redactor
+	switch {
+	case opts.ReadOnly:
+		b.act, b.refuse = nil, refuseReadOnly
+	default:
+		b.act = a
+	}
+	b.h.Acts = b.act != nil
+	b.setHello()
 }
 
 func newBroadcast(l *net.UnixListener, h Hello) *broadcast {
-	b := &broadcast{l: l, subs: map[*viewer]struct{}{}, limit: historyBytes}
-	b.hello, _ = json.Marshal(h)
-	// Inert on a terminal, as every trace line is (attach prints them).
-	b.hello = append(termsafe.EscapeJSON(b.hello), '\n')
-	h.HistoryCut = true
-	b.cutHello, _ = json.Marshal(h)
-	b.cutHello = append(termsafe.EscapeJSON(b.cutHello), '\n')
+	b := &broadcast{l: l, subs: map[*viewer]struct{}{}, limit: historyBytes, refuse: refuseNoActor, start: h.Started, h: h,
+		decided: make(chan struct{})}
+	b.setHello()
 	b.wg.Add(1)
 	go b.accept()
 	return b
@@ -295,6 +354,13 @@ func (b *broadcast) accept() {
 			return
 		}
 		v := &viewer{conn: c, ch: make(chan []byte, viewerChunks)}
+		if !b.decidedSeen {
+			b.decidedSeen = true
+			select {
+			case <-b.decided:
+			case <-time.After(decideWait):
+			}
+		}
 		b.mu.Lock()
 		if b.subs == nil { // closed
 			b.mu.Unlock()
@@ -313,8 +379,86 @@ func (b *broadcast) accept() {
 		}
 		b.subs[v] = struct{}{}
 		b.mu.Unlock()
-		b.wg.Add(1)
+		b.wg.Add(2)
 		go b.serve(v)
+		go b.commands(v)
+	}
+}
+
+// commands reads one viewer's command lines until its connection ends,
+// and answers each.
+func (b *broadcast) commands(v *viewer) {
+	defer b.wg.Done()
+	br := bufio.NewReaderSize(v.conn, maxCommandBytes)
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// Too long: refused, and the rest of it skipped.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			b.reply(v, reply(Command{}, fmt.Errorf("a command line longer than %d bytes: not read", maxCommandBytes), b.since(time.Now())))
+			if err != nil {
+				return
+			}
+			continue
+		}
+		if err != nil {
+			// The viewer went (or the proxy closed its connection). A last
+			// line without its newline is not a command.
+			return
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		b.mu.Lock()
+		act, refuse := b.act, b.refuse
+		b.mu.Unlock()
+		b.reply(v, runCommand(line, act, refuse, b.since))
+	}
+}
+
+func (b *broadcast) since(t time.Time) float64 {
+	return float64(t.Sub(b.start).Microseconds()) / 1000
+}
+
+// reply hands one viewer its reply, at the end of the stream's current
+// line: never inside one.
+func (b *broadcast) reply(v *viewer, rec trace.Record) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rec.Text = b.red.String(rec.Text)
+	line, _ := json.Marshal(rec)
+	line = append(termsafe.EscapeJSON(line), '\n')
+	if _, ok := b.subs[v]; !ok {
+		return
+	}
+	if b.mid {
+		v.replies = append(v.replies, line)
+		return
+	}
+	b.send(v, line)
+}
+
+// setHello makes the hello lines of b.h.
+func (b *broadcast) setHello() {
+	h := b.h
+	b.hello, _ = json.Marshal(h)
+	// Inert on a terminal, as every trace line is (attach prints them).
+	b.hello = append(termsafe.EscapeJSON(b.hello), '\n')
+	h.HistoryCut = true
+	b.cutHello, _ = json.Marshal(h)
+	b.cutHello = append(termsafe.EscapeJSON(b.cutHello), '\n')
+}
+
+// send hands v a chunk, dropping v when it has no room (under b.mu).
+func (b *broadcast) send(v *viewer, p []byte) {
+	select {
+	case v.ch <- p:
+	default:
+		delete(b.subs, v)
+		close(v.ch)
 	}
 }
 
@@ -350,12 +494,19 @@ func (b *broadcast) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.remember(p)
+	if len(p) > 0 {
+		b.mid = p[len(p)-1] != '\n'
+	}
 	for v := range b.subs {
-		select {
-		case v.ch <- bytes.Clone(p):
-		default:
-			delete(b.subs, v)
-			close(v.ch)
+		b.send(v, bytes.Clone(p))
+		if !b.mid && len(v.replies) > 0 {
+			for _, r := range v.replies {
+				if _, ok := b.subs[v]; !ok {
+					break // dropped: its channel is closed
+				}
+				b.send(v, r)
+			}
+			v.replies = nil
 		}
 	}
 	return len(p), nil

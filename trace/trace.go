@@ -51,6 +51,10 @@ const (
 	// EventInjected: `inflight proxy` did something on purpose (a --rule):
 	// Injected names the action, Text says what was done.
 	EventInjected = "injected"
+	// EventReply: `inflight proxy`'s answer to one viewer's command on the
+	// attach socket (Code "done" or "refused", Text why); only that viewer
+	// gets it, never a trace file.
+	EventReply = "reply"
 )
 
 // The notes of a proxy's trace that say what its tracker did outside a

@@ -54,6 +54,15 @@ type Attach struct {
 	// HistoryCut: the proxy's recent lines do not reach back to its start
 	// (its hello says so), so they may name requests begun before them.
 	HistoryCut bool
+	// Act, when set, asks the proxy to act on one of the host's requests
+	// (the proxy said it takes commands): act is a command's act ("hold",
+	// "delay", "drop", "cancel", "cancel-silent", "race", "release"),
+	// after a delay's D. It only writes the command: the proxy's reply
+	// comes in the stream (trace.EventReply). nil: the view only watches.
+	Act func(act string, id wire.ID, after time.Duration) error
+	// InProcess: the view runs in the proxy's own process (inflight proxy
+	// --url on a terminal), so quitting it stops the proxy.
+	InProcess bool
 }
 
 // ReadRecords reads trace lines from r (a proxy's stream after its hello)
@@ -114,6 +123,12 @@ type attachState struct {
 	// wait makes the pump's command (waitRecords; tests replace it so
 	// that no command blocks).
 	wait func(<-chan trace.Record) tea.Cmd
+	// acts are what the proxy said it did to the host's requests (its
+	// injected lines); mine the requests this view's commands acted on.
+	acts map[wire.ID]*actMark
+	mine map[wire.ID]bool
+	// delaying: the reason prompt open is the delay key's.
+	delaying bool
 }
 
 // Disagreements reports how many of the proxy's verdicts and flags the view
@@ -136,9 +151,15 @@ func (m *Model) initAttach() tea.Cmd {
 	if m.opts.Attach.HistoryCut {
 		m.setStatus(levelInfo, "the proxy keeps only its latest "+historyWords+": requests begun before them are not shown")
 	}
-	// The model's own copy of the key map: q and ctrl+c only detach here.
-	m.keys.Quit.SetHelp("q", "detach")
-	m.keys.Interrupt.SetHelp("ctrl+c", "detach")
+	// The model's own copy of the key map: q and ctrl+c only detach here
+	// (or, in the proxy's own process, stop it).
+	if m.opts.Attach.InProcess {
+		m.keys.Quit.SetHelp("q", "stop proxy")
+		m.keys.Interrupt.SetHelp("ctrl+c", "stop proxy")
+	} else {
+		m.keys.Quit.SetHelp("q", "detach")
+		m.keys.Interrupt.SetHelp("ctrl+c", "detach")
+	}
 	return tea.Batch(tea.RequestBackgroundColor, m.attach.wait(m.opts.Attach.Records))
 }
 
@@ -227,6 +248,10 @@ func (m *Model) record(rec *trace.Record) {
 		m.attach.serverGone = true
 	case trace.EventInjected:
 		m.observe(event.Event{Kind: event.Note, Time: at, RequestID: idOf(rec), Text: "injected " + rec.Injected + ": " + rec.Text})
+		m.noteAct(rec, at)
+		return
+	case trace.EventReply:
+		m.attachReply(rec)
 		return
 	case trace.EventNote:
 		switch rec.Text {
@@ -460,6 +485,13 @@ func (m *Model) expire(now time.Time) ([]session.Expiry, []session.Change) {
 // only detaches (the proxy and the host's requests go on).
 func (m *Model) attachKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := &m.keys
+	if m.attach.delaying {
+		if m.prompt.kind != promptReason {
+			m.attach.delaying = false
+		} else if !key.Matches(msg, k.Interrupt) {
+			return m.delayPromptKey(msg)
+		}
+	}
 	if key.Matches(msg, k.Interrupt) || (m.prompt.kind == promptNone && m.mode != keymap.ModeHelp && pressed(msg, k.Quit) && !(m.mode == keymap.ModeLog && m.logv.filter.Focused())) {
 		return m.exit(), true
 	}
@@ -469,11 +501,19 @@ func (m *Model) attachKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	if m.mode != keymap.ModeList && m.mode != keymap.ModeDetail && m.mode != keymap.ModeLog {
 		return nil, false
 	}
+	if m.mode != keymap.ModeLog {
+		if cmd, ok := m.attachActKey(msg); ok {
+			return cmd, true
+		}
+	}
 	switch {
 	case pressed(msg, k.Cancel), pressed(msg, k.CancelReason):
-		if r, ok := m.selectedRequest(); ok && r.ByHost {
-			m.setStatus(levelInfo, fmt.Sprintf("#%s is the host's request: this view only watches it (it cannot cancel it yet)", m.line(r.ID.String())))
-		} else {
+		switch r, ok := m.selectedRequest(); {
+		case ok && r.ByHost && m.opts.Attach.Act != nil:
+			m.setStatus(levelInfo, fmt.Sprintf("#%s is the host's request, the host's to cancel: z cancels it upstream on its behalf (Z leaves the host waiting)", m.line(r.ID.String())))
+		case ok && r.ByHost:
+			m.setStatus(levelInfo, fmt.Sprintf("#%s is the host's request: this view only watches it (the proxy takes no commands)", m.line(r.ID.String())))
+		default:
 			m.setStatus(levelInfo, "this view only watches the proxy: it cannot cancel")
 		}
 	case pressed(msg, k.CancelAll), pressed(msg, k.StopWatching), pressed(msg, k.Longer), pressed(msg, k.Shorter):
@@ -495,20 +535,31 @@ func (m *Model) attachKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 // attachHelpIntro is the help screen's first lines on a proxy.
 func (m *Model) attachHelpIntro() []string {
 	st := m.styles
+	last := "  This view sends nothing: q or ctrl+c detaches; the proxy runs on."
+	switch {
+	case m.opts.Attach.InProcess && m.opts.Attach.Act != nil:
+		last = "  The keys below act through the proxy; this is its own process: q stops it."
+	case m.opts.Attach.InProcess:
+		last = "  This view only watches. It is the proxy's own process: q or ctrl+c stops it."
+	case m.opts.Attach.Act != nil:
+		last = "  The keys below act through the proxy; q or ctrl+c detaches, the proxy runs on."
+	}
 	return []string{
 		st.Title.Render("inflight") + " watches the proxy " + m.line(m.opts.Attach.Name) + ": the host's requests, marked ⇄.",
 		"  On stdio the host cancels with notifications/cancelled. " + st.Flag.Render("⚑ flagged") + ":",
 		"  a cancel of an unknown ID or of initialize, a request the host left in",
 		"  flight when it went, and what the server sends after the host's cancel.",
-		"  This view sends nothing: q or ctrl+c detaches; the proxy runs on.",
+		last,
 		"",
 	}
 }
 
-// attachKeyState turns off the keys that would send or cancel.
-func attachKeyState(st keymap.State) keymap.State {
+// attachKeyState turns off the keys that would send or cancel, and on
+// those that act through the proxy, when it takes commands.
+func (m *Model) attachKeyState(st keymap.State) keymap.State {
 	st.Connected, st.Lost = false, false
 	st.AnyActive, st.SelectedActive, st.SelectedTimed, st.SelectedCancelling = false, false, false, false
+	st.Acting = m.opts.Attach.Act != nil && !m.attach.ended
 	return st
 }
 
@@ -536,10 +587,16 @@ func hostMark(r *session.Request) string {
 
 // hostParts are the flags a host's request earns by the host's conduct.
 func (m *Model) hostParts(r *session.Request) []cellPart {
-	if !r.ByHost || r.Violations == 0 {
+	if !r.ByHost {
 		return nil
 	}
 	var parts []cellPart
+	if p := m.actPart(r, m.now()); p != nil {
+		parts = append(parts, *p)
+	}
+	if r.Violations == 0 {
+		return parts
+	}
 	for _, v := range m.tracker.Violations().ForRequest(r.ID) {
 		switch v.Code {
 		case session.ViolationHostAbandoned:
@@ -595,7 +652,18 @@ func (m *Model) attachHeaderParts(title, proto, server string, room int) [][]str
 	if i := strings.LastIndexByte(proto, ' '); i > 0 && strings.Count(proto, " ") > 2 {
 		era = proto[:i]
 	}
-	for _, rest := range [][]string{{proto, server}, {proto}, {era}} {
+	rests := [][]string{{proto, server}, {proto}, {era}}
+	if m.opts.Attach.InProcess {
+		// The command is the URL to give the host: it is shown whole
+		// while it fits, before the server's name and the era's version.
+		for _, rest := range append(rests, nil) {
+			parts := append([]string{title, prefix + cmd}, rest...)
+			if lipgloss.Width(strings.Join(parts, " · ")) <= room {
+				choices = append(choices, parts)
+			}
+		}
+	}
+	for _, rest := range rests {
 		parts := append([]string{title, ""}, rest...)
 		fixed := lipgloss.Width(strings.Join(parts, " · "))
 		avail := room - fixed - lipgloss.Width(prefix)

@@ -393,6 +393,9 @@ func (m *Model) detailFacts(r *session.Request, now time.Time) string {
 	case session.LimitNone:
 		if r.ByHost {
 			parts = append(parts, hostTimeoutText)
+			if f := m.actFact(r, now); f != "" {
+				parts = append(parts, f)
+			}
 			break
 		}
 		fallthrough
@@ -524,7 +527,7 @@ type mark struct {
 
 // Glyphs of the timeline, least telling first: where two fall on one
 // cell, the later in this list shows.
-var timelineGlyphs = []string{"·", "≡", "◆", "↗", "↘", "?", "↻", "■", "▶", "●", "x", "✕", "*", "!"}
+var timelineGlyphs = []string{"·", "≡", "◆", "↗", "↘", "?", "↻", "⚑", "■", "▶", "●", "x", "✕", "*", "!"}
 
 // timeline draws the request's life as a horizontal bar: sent, each
 // progress, the cancel, late traffic and the end, at their relative times.
@@ -547,7 +550,7 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	if m.detail.trail.id == r.ID {
 		after = m.detail.trail.after
 	}
-	for _, t := range []time.Time{r.Late.ResponseAt, r.Late.LastProgressAt, r.Late.LastAt} {
+	for _, t := range append([]time.Time{r.Late.ResponseAt, r.Late.LastProgressAt, r.Late.LastAt}, m.actTimes(r)...) {
 		if !t.IsZero() && t.After(end) {
 			end = t
 		}
@@ -686,6 +689,7 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 		cells["◆"] = changes
 	}
 	m.conversationMarks(r, start, col, cells, &marks, &groups)
+	marks = append(marks, m.actMarks(r, start)...)
 	for _, g := range timelineGlyphs {
 		if c, ok := cells[g]; ok {
 			for i, n := range c {

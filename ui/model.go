@@ -132,6 +132,8 @@ type prompt struct {
 	input textinput.Model
 	// id is the request a reason prompt is for.
 	id wire.ID
+	// hint replaces a reason prompt's keys line (the delay prompt's).
+	hint string
 }
 
 type promptKind uint8
@@ -502,6 +504,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.handleEvents(msg)
 	case attachMsg:
 		cmd = m.handleAttach(msg)
+	case actFailedMsg:
+		m.setStatus(levelError, "could not ask the proxy: "+m.line(msg.err.Error()))
 	case connectedMsg:
 		cmd = m.handleConnected(msg)
 	case tickMsg:
@@ -836,7 +840,7 @@ func (m *Model) schedule() tea.Cmd {
 	if d, ok := m.tracker.NextDeadline(); ok {
 		consider(d)
 	}
-	if m.tracker.Counts().InFlight+m.tracker.Counts().Cancelling > 0 || m.state == connConnecting {
+	if m.tracker.Counts().InFlight+m.tracker.Counts().Cancelling > 0 || m.state == connConnecting || m.attachTicking() {
 		consider(now.Add(m.opts.FrameInterval))
 	}
 	consider(m.status.until)
@@ -972,7 +976,7 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		st.SelectedAsks = m.questionFor(wire.ID{}) != nil
 	}
 	if m.attaching() {
-		st = attachKeyState(st)
+		st = m.attachKeyState(st)
 	}
 	if m.prompt.kind != promptNone {
 		st.Mode = keymap.ModePrompt

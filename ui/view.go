@@ -3,8 +3,10 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
@@ -203,7 +205,10 @@ func (m *Model) footer() string {
 	if v := h.ShortHelpView(m.keys.ShortHelp()); lipgloss.Width(v) <= m.width {
 		return fit(v, m.width)
 	}
-	return fit(h.ShortHelpView(m.keys.EssentialHelp()), m.width)
+	if v := h.ShortHelpView(m.keys.EssentialHelp()); lipgloss.Width(v) <= m.width {
+		return fit(v, m.width)
+	}
+	return fit(h.ShortHelpView(m.keys.BareHelp()), m.width)
 }
 
 // minHeaderTarget is the narrowest a shortened target is still worth
@@ -293,7 +298,14 @@ func (m *Model) viewHelp(height int) string {
 	// Help lists only the keys that act on the screen you came from.
 	keys := m.keys
 	keys.SetState(m.keyState(m.prev))
-	groups := keys.FullHelp()
+	var groups [][]key.Binding
+	for _, g := range keys.FullHelp() {
+		// A column none of whose keys act here (the attach keys elsewhere)
+		// takes no place in the split below.
+		if slices.ContainsFunc(g, key.Binding.Enabled) {
+			groups = append(groups, g)
+		}
+	}
 	full := hm.FullHelpView(groups)
 	if lipgloss.Width(full) > m.width {
 		// Narrow terminals get the columns in two rows instead of losing
@@ -329,7 +341,11 @@ func (m *Model) overlayPrompt(body string, h int) string {
 		if m.prompt.note != "" {
 			content += st.Dim.Render(fit(m.prompt.note, max(20, m.width-8))) + "\n"
 		}
-		content += m.prompt.input.View() + "\n" + st.Dim.Render("enter cancel · esc keep running")
+		hint := "enter cancel · esc keep running"
+		if m.prompt.hint != "" {
+			hint = m.prompt.hint
+		}
+		content += m.prompt.input.View() + "\n" + st.Dim.Render(hint)
 	default:
 		content = st.Bold.Render(m.prompt.text) + "\n" + st.Key.Render("y") + " yes · " + st.Key.Render("n") + " no"
 	}

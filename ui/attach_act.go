@@ -1,0 +1,373 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"inflight/session"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+// This file is the view's side of making things happen (inflight attach's
+// keys): a key on a selected host request asks the proxy to act on it
+// (Attach.Act writes the command); the proxy answers this view alone with
+// a reply line (refused, and why, or done), and says what it then does in
+// injected lines every viewer gets. The row and the detail's timeline mark
+// what was done from those lines — what the proxy said it did and when,
+// never what the view asked for.
+
+// AttachCommandSource is what a command's injected lines name as their
+// source (proxy.CommandSource, the same words): a line with it is a key's
+// doing, one without a --rule's.
+const AttachCommandSource = "a key in inflight attach"
+
+// The phases of an injected line (its "code"; proxy.Phase…).
+const (
+	phaseMatched  = "matched"
+	phaseActing   = "acting"
+	phaseHolding  = "holding"
+	phaseReleased = "released"
+	phaseDropped  = "dropped"
+	phaseCancel   = "cancelled"
+	phaseKept     = "kept"
+	phasePassed   = "passed"
+	phaseFailed   = "failed"
+)
+
+// defaultDelay is what the delay prompt offers.
+const defaultDelay = 30 * time.Second
+
+// actMark is what the proxy said it did to one host request, latest first
+// in importance: the phase it is in, since when, and by whom.
+type actMark struct {
+	action string // "hold", "delay 30s", "cancel" (the line's "injected")
+	phase  string
+	// byKey: a key (this view's or another's) did it, not a --rule.
+	byKey bool
+	// at is when the phase began; heldAt when the response was held
+	// (zero if never); releasedAfter how long it was held.
+	at, heldAt    time.Time
+	releasedAfter time.Duration
+	text          string
+	// history is every line, for the detail's timeline.
+	history []actStep
+}
+
+type actStep struct {
+	at    time.Time
+	phase string
+}
+
+// noteAct records an injected line on its request's mark.
+func (m *Model) noteAct(rec *trace.Record, at time.Time) {
+	id := idOf(rec)
+	if id.IsZero() || rec.Code == "" {
+		return
+	}
+	if m.attach.acts == nil {
+		m.attach.acts = map[wire.ID]*actMark{}
+	}
+	a := m.attach.acts[id]
+	if a == nil || rec.Code == phaseMatched || rec.Code == phaseActing {
+		if a == nil || a.phase != phaseHolding {
+			a = &actMark{}
+			m.attach.acts[id] = a
+		}
+	}
+	if strings.Contains(rec.Text, "("+AttachCommandSource+")") {
+		a.byKey = true
+	}
+	a.action, a.phase, a.at, a.text = rec.Injected, rec.Code, at, rec.Text
+	switch rec.Code {
+	case phaseHolding:
+		if a.heldAt.IsZero() {
+			a.heldAt = at
+		}
+	case phaseReleased, phaseDropped:
+		if !a.heldAt.IsZero() {
+			a.releasedAfter = at.Sub(a.heldAt)
+		}
+	}
+	a.history = append(a.history, actStep{at: at, phase: rec.Code})
+}
+
+// attachReply shows the proxy's answer to this view's command.
+func (m *Model) attachReply(rec *trace.Record) {
+	id := idOf(rec)
+	what := m.line(rec.Injected)
+	if !id.IsZero() {
+		what += " on #" + m.line(id.String())
+	}
+	if rec.Code != "done" {
+		m.setStatus(levelWarn, "the proxy refused "+what+": "+m.line(rec.Text))
+		return
+	}
+	if !id.IsZero() && rec.Injected != "release" {
+		if m.attach.mine == nil {
+			m.attach.mine = map[wire.ID]bool{}
+		}
+		m.attach.mine[id] = true
+	}
+	m.setStatus(levelInfo, "the proxy took "+what)
+}
+
+// actBy names who acted on a request: "you" (this view's key), "a key"
+// (another view's), "rule".
+func (m *Model) actBy(id wire.ID, a *actMark) string {
+	switch {
+	case m.attach.mine[id]:
+		return "you"
+	case a.byKey:
+		return "another view"
+	}
+	return "rule"
+}
+
+// actVerb is the action's name without its duration ("delay 30s" → delay).
+func actVerb(action string) string {
+	verb, _, _ := strings.Cut(action, " ")
+	return verb
+}
+
+// actPart is a host request's mark in its row: what the proxy did to it
+// (nil when nothing).
+func (m *Model) actPart(r *session.Request, now time.Time) *cellPart {
+	a, ok := m.attach.acts[r.ID]
+	if !ok {
+		return nil
+	}
+	st := m.styles
+	by := m.actBy(r.ID, a)
+	verb := actVerb(a.action)
+	var v []string
+	style := st.Flag
+	switch a.phase {
+	case phaseMatched, phaseActing:
+		switch verb {
+		case "cancel", "cancel-silent":
+			v = []string{"⚑ cancel upstream by " + by + " (" + a.action + ")", "⚑ cancel by " + by}
+		default:
+			v = []string{"⚑ " + a.action + " by " + by + ", waiting for the response", "⚑ " + a.action + " by " + by, "⚑ " + verb}
+		}
+	case phaseHolding:
+		held := fmtDur(now.Sub(a.heldAt))
+		switch verb {
+		case "delay":
+			v = []string{"⚑ delayed by " + by + " · " + held + " (" + a.action + ")", "⚑ delayed by " + by + " · " + held, "⚑ delayed · " + held}
+		case "race":
+			v = []string{"⚑ held by " + by + " for the host's cancel · " + held, "⚑ held for the race · " + held, "⚑ held · " + held}
+		default:
+			v = []string{"⚑ held by " + by + " · " + held, "⚑ held · " + held}
+		}
+	case phaseReleased:
+		style = st.Dim
+		after := fmtDur(a.releasedAfter)
+		if verb == "race" {
+			v = []string{"released as the host's cancel came, held " + after, "released after " + after}
+		} else {
+			v = []string{"released after " + after + " (" + a.action + " by " + by + ")", "released after " + after}
+		}
+	case phaseDropped:
+		v = []string{"⚑ response dropped by " + by + ": the host never got it", "⚑ dropped by " + by, "⚑ dropped"}
+	case phaseCancel, phaseKept:
+		host := "the host answered -32800"
+		if verb == "cancel-silent" {
+			host = "the host left waiting"
+		}
+		v = []string{"⚑ cancelled upstream by " + by + ", " + host, "⚑ cancelled upstream by " + by, "⚑ cancelled upstream"}
+	case phasePassed:
+		style = st.Dim
+		v = []string{a.action + " by " + by + ": nothing to do, passed on", a.action + ": passed on"}
+	case phaseFailed:
+		style = st.Error
+		v = []string{"✗ " + a.action + " by " + by + " failed", "✗ " + verb + " failed"}
+	default:
+		return nil
+	}
+	return &cellPart{variants: v, style: style, prio: prioFlag}
+}
+
+// attachTicking reports whether a row's held time is counting up.
+func (m *Model) attachTicking() bool {
+	for _, a := range m.attach.acts {
+		if a.phase == phaseHolding {
+			return true
+		}
+	}
+	return false
+}
+
+// actFact is the detail's word on what the proxy did ("" for nothing).
+func (m *Model) actFact(r *session.Request, now time.Time) string {
+	p := m.actPart(r, now)
+	if p == nil {
+		return ""
+	}
+	return p.variants[0]
+}
+
+// actTimes are when the proxy acted on r (the timeline reaches them: a
+// held response is released after the request ended for the server).
+func (m *Model) actTimes(r *session.Request) []time.Time {
+	a, ok := m.attach.acts[r.ID]
+	if !ok {
+		return nil
+	}
+	ts := make([]time.Time, len(a.history))
+	for i, s := range a.history {
+		ts[i] = s.at
+	}
+	return ts
+}
+
+// actMarks are the timeline's marks of what the proxy did.
+func (m *Model) actMarks(r *session.Request, start time.Time) []mark {
+	a, ok := m.attach.acts[r.ID]
+	if !ok {
+		return nil
+	}
+	var marks []mark
+	for _, s := range a.history {
+		label := ""
+		switch s.phase {
+		case phaseActing, phaseMatched:
+			label = "⚑ " + actVerb(a.action)
+		case phaseHolding:
+			label = "⚑ held"
+		case phaseReleased:
+			label = "released"
+		case phaseDropped:
+			label = "⚑ dropped"
+		default:
+			continue
+		}
+		marks = append(marks, mark{s.at, "⚑", label + " " + fmtAgo(s.at.Sub(start))})
+	}
+	return marks
+}
+
+// attachActKey handles the keys that act on the selected host request.
+func (m *Model) attachActKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := &m.keys
+	acts := []struct {
+		b   key.Binding
+		act string
+	}{{k.Delay, "delay"}, {k.Hold, "hold"}, {k.Release, "release"}, {k.Drop, "drop"},
+		{k.CancelUp, "cancel"}, {k.CancelSilent, "cancel-silent"}, {k.Race, "race"}}
+	act := ""
+	for _, a := range acts {
+		if pressed(msg, a.b) {
+			act = a.act
+		}
+	}
+	if act == "" {
+		return nil, false
+	}
+	if m.opts.Attach.Act == nil {
+		m.setStatus(levelInfo, "this proxy takes no commands (read-only, or it cannot act): the view only watches")
+		return nil, true
+	}
+	if m.attach.ended {
+		m.setStatus(levelInfo, "the proxy ended: there is nothing left to act on")
+		return nil, true
+	}
+	r, ok := m.selectedRequest()
+	if !ok {
+		m.setStatus(levelInfo, "select one of the host's requests first")
+		return nil, true
+	}
+	if why := m.cannotAct(r, act); why != "" {
+		m.setStatus(levelInfo, why)
+		return nil, true
+	}
+	if act == "delay" {
+		m.openDelayPrompt(r.ID)
+		return nil, true
+	}
+	return m.sendAct(act, r.ID, 0), true
+}
+
+// cannotAct says why act cannot apply to r ("" when it can): only the
+// host's requests in flight, or one whose response the proxy holds.
+func (m *Model) cannotAct(r *session.Request, act string) string {
+	id := "#" + m.line(r.ID.String())
+	if !r.ByHost {
+		return id + " is not the host's request: only the host's requests can be acted on"
+	}
+	a := m.attach.acts[r.ID]
+	held := a != nil && a.phase == phaseHolding
+	switch {
+	case act == "release" && !held:
+		return "nothing of " + id + " is held: there is nothing to release"
+	case held && (act == "cancel" || act == "cancel-silent"):
+		return "the server answered " + id + " already (the proxy holds its response): release or drop it"
+	case held:
+		return ""
+	case r.State == session.StateCancelRequested && r.Cancel != nil && r.Cancel.Cause == session.CauseHost:
+		return "the host cancelled " + id + " already: it is not in flight"
+	case !r.IsActive() || r.State == session.StateCancelRequested:
+		return id + " is not in flight (" + stateName(r.State) + "): only a request the host still waits for can be acted on"
+	}
+	return ""
+}
+
+// sendAct writes the command; the proxy's reply comes in its stream.
+func (m *Model) sendAct(act string, id wire.ID, after time.Duration) tea.Cmd {
+	send := m.opts.Attach.Act
+	what := act
+	if after > 0 {
+		what += " " + after.String()
+	}
+	m.setStatus(levelInfo, "asked the proxy: "+what+" on #"+m.line(id.String())+"…")
+	return func() tea.Msg {
+		if err := send(act, id, after); err != nil {
+			return actFailedMsg{err: err}
+		}
+		return nil
+	}
+}
+
+// actFailedMsg: a command could not be written to the proxy.
+type actFailedMsg struct{ err error }
+
+// openDelayPrompt asks for the delay of id's response.
+func (m *Model) openDelayPrompt(id wire.ID) {
+	in := newTextInput()
+	in.Prompt = "delay: "
+	in.Placeholder = defaultDelay.String()
+	in.CharLimit = 20
+	in.Focus()
+	m.prompt = prompt{kind: promptReason, id: id, input: in, text: fmt.Sprintf("Delay the response to #%s by (a duration: 500ms, 30s, 2m)", m.line(id.String())),
+		hint: "enter delay · esc leave it"}
+	m.attach.delaying = true
+}
+
+// delayPromptKey handles a key while the delay prompt is open (handled
+// false: the input takes it).
+func (m *Model) delayPromptKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	switch msg.String() {
+	case "esc":
+		m.prompt, m.attach.delaying = prompt{}, false
+		return nil, true
+	case "enter":
+		text := strings.TrimSpace(m.prompt.input.Value())
+		d := defaultDelay
+		if text != "" {
+			v, err := time.ParseDuration(text)
+			if err != nil || v <= 0 {
+				m.prompt.note = fmt.Sprintf("%q is not a duration above 0 (500ms, 30s, 2m)", text)
+				return nil, true
+			}
+			d = v
+		}
+		id := m.prompt.id
+		m.prompt, m.attach.delaying = prompt{}, false
+		return m.sendAct("delay", id, d), true
+	}
+	return nil, false
+}

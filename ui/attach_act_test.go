@@ -1,0 +1,210 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"inflight/session"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+// sentAct is a command the view handed Attach.Act.
+type sentAct struct {
+	act   string
+	id    wire.ID
+	after time.Duration
+}
+
+// newActHarness is newAttachHarness on a proxy that takes commands: what
+// the view asks is kept in *sent (the proxy's side, its socket and its
+// replies, is the real proxy's in cli's TestAttachKeysActOnRealProxy).
+func newActHarness(t *testing.T, w, hgt int, sent *[]sentAct) *harness {
+	t.Helper()
+	return newActHarnessOf(t, w, hgt, sent, false)
+}
+
+// newActHarnessOf is newActHarness, in the proxy's own process or not.
+func newActHarnessOf(t *testing.T, w, hgt int, sent *[]sentAct, inProcess bool) *harness {
+	t.Helper()
+	hs := &harness{t: t, now: t0.Add(time.Second)}
+	m, err := New(Options{
+		Target:    "attach demo · host <-> inflight demo-server",
+		Transport: "stdio",
+		Attach: &Attach{Name: "demo", Command: "inflight demo-server", Start: t0, InProcess: inProcess,
+			Act: func(act string, id wire.ID, after time.Duration) error {
+				*sent = append(*sent, sentAct{act, id, after})
+				return nil
+			}},
+		Tracker: session.Config{LateWindow: 5 * time.Second},
+		Now:     func() time.Time { return hs.now },
+		Dark:    true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd { return nil }
+	m.attach.wait = func(<-chan trace.Record) tea.Cmd { return nil }
+	hs.m = m
+	hs.run(m.Init())
+	hs.send(tea.WindowSizeMsg{Width: w, Height: hgt})
+	return hs
+}
+
+// injectedRecord is a proxy's injected line.
+func injectedRecord(ms float64, id int64, action, phase, text string) trace.Record {
+	i := wire.IntID(id)
+	return trace.Record{MS: ms, Dir: trace.DirLocal, Event: trace.EventInjected, ID: &i, Injected: action, Code: phase, Text: text}
+}
+
+func replyRecord(ms float64, id int64, act, code, text string) trace.Record {
+	i := wire.IntID(id)
+	return trace.Record{MS: ms, Dir: trace.DirLocal, Event: trace.EventReply, ID: &i, Injected: act, Code: code, Text: text}
+}
+
+// actStart feeds a host's two calls, the second still running.
+func actStart(h *harness) {
+	h.send(attachMsg{recs: []trace.Record{
+		hostRecord(1, trace.DirOut, "host", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`),
+		hostRecord(1.5, trace.DirIn, "server", `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"demo","version":"1"}}}`),
+		{MS: 1.5, Dir: trace.DirLocal, Event: trace.EventConnected, Transport: "stdio", Era: "legacy", ProtocolVersion: "2025-11-25", Server: "demo 1"},
+		hostRecord(1.6, trace.DirOut, "host", `{"jsonrpc":"2.0","method":"notifications/initialized"}`),
+		hostRecord(2, trace.DirOut, "host", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
+		hostRecord(3, trace.DirIn, "server", `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`),
+		hostRecord(10, trace.DirOut, "host", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":8}}}`),
+	}})
+}
+
+// TestAttachActKeys: on the host's call in flight, h asks the proxy to
+// hold it; the row then says what the proxy streamed it did (acting,
+// holding with the time held, released after); d opens the delay prompt
+// (30s by default, a bad duration said and kept); keys on a row no longer
+// in flight, or release with nothing held, are refused saying why, and
+// send nothing; a refusal from the proxy is said. The footer and help
+// list the keys (goldens at 80x24 and 120x35).
+func TestAttachActKeys(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{120, 35}, {80, 24}} {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			var sent []sentAct
+			h := newActHarness(t, size.w, size.h, &sent)
+			actStart(h)
+			h.key("u")
+			if len(sent) != 0 || !strings.Contains(h.m.status.text, "nothing of #2 is held") {
+				t.Errorf("u with nothing held: sent %v, status %q", sent, h.m.status.text)
+			}
+			h.key("h")
+			if len(sent) != 1 || sent[0] != (sentAct{"hold", wire.IntID(2), 0}) {
+				t.Fatalf("h sent %v", sent)
+			}
+			h.send(attachMsg{recs: []trace.Record{
+				replyRecord(20, 2, "hold", "done", "hold on request 2"),
+				injectedRecord(20, 2, "hold", phaseActing, "hold on tools/call slow (id 2) (a key in inflight attach), 10ms after it was sent: its response will be held until released when it comes"),
+			}})
+			if s := h.screen(); !strings.Contains(s, "⚑ hold by you") || !strings.Contains(s, "the proxy took hold on #2") {
+				t.Errorf("after the proxy took the hold:\n%s", s)
+			}
+			resp := hostRecord(8010, trace.DirIn, "server", `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"slow finished"}]}}`)
+			resp.Injected = "hold"
+			h.feedUntil(t0, []trace.Record{resp, injectedRecord(8010, 2, "hold", phaseHolding, "holding the response to tools/call slow (id 2) until released")}, 12110)
+			if s := h.screen(); !strings.Contains(s, "⚑ held by you · 4.1s") && !(size.w == 80 && strings.Contains(s, "⚑ held · 4.1s")) {
+				t.Errorf("while held:\n%s", s)
+			}
+			h.golden()
+			h.key("?")
+			for _, want := range []string{"h hold", "u release", "z cancel upstream", "Z cancel, host waits", "t race"} {
+				if !strings.Contains(h.screen(), want) {
+					t.Errorf("help lacks %q:\n%s", want, h.screen())
+				}
+			}
+			t.Run("help", func(t *testing.T) { h.t = t; h.golden() })
+			h.key("esc")
+			h.t = t
+
+			// A held response can be released, not cancelled.
+			h.key("z")
+			if len(sent) != 1 || !strings.Contains(h.m.status.text, "release or drop it") {
+				t.Errorf("z on a held response: sent %v, status %q", sent, h.m.status.text)
+			}
+			h.key("u")
+			if len(sent) != 2 || sent[1].act != "release" {
+				t.Fatalf("u sent %v", sent)
+			}
+			h.feedUntil(t0, []trace.Record{injectedRecord(12200, 2, "hold", phaseReleased, "released the response to tools/call slow (id 2) on request, held 4.19s")}, 12300)
+			if s := h.screen(); !strings.Contains(s, "released after 4.2s") {
+				t.Errorf("after the release:\n%s", s)
+			}
+			// The detail's timeline marks each step, the release after the
+			// server's answer included.
+			h.key("enter")
+			for _, want := range []string{"⚑ hold +", "⚑ held +8.0s", "released +12.2s", "released after 4.2s (hold by you)"} {
+				if !strings.Contains(h.screen(), want) {
+					t.Errorf("the detail lacks %q:\n%s", want, h.screen())
+				}
+			}
+			t.Run("detail", func(t *testing.T) { h.t = t; h.golden() })
+			h.t = t
+			h.key("esc")
+			// Now nothing of it is in flight or held.
+			h.key("h")
+			if len(sent) != 2 || !strings.Contains(h.m.status.text, "#2 is not in flight") {
+				t.Errorf("h on a completed row: sent %v, status %q", sent, h.m.status.text)
+			}
+
+			// The delay prompt, on a new call.
+			h.feedUntil(t0, []trace.Record{hostRecord(12400, trace.DirOut, "host", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)}, 12500)
+			h.key("d")
+			if !strings.Contains(h.screen(), "Delay the response to #3") {
+				t.Fatalf("no delay prompt:\n%s", h.screen())
+			}
+			for _, k := range []string{"x", "enter"} {
+				h.key(k)
+			}
+			if len(sent) != 2 || !strings.Contains(h.screen(), `"x" is not a duration`) {
+				t.Errorf("a bad delay: sent %v\n%s", sent, h.screen())
+			}
+			h.key("backspace")
+			h.key("enter")
+			if len(sent) != 3 || sent[2] != (sentAct{"delay", wire.IntID(3), 30 * time.Second}) {
+				t.Errorf("the default delay sent %v", sent)
+			}
+			h.send(attachMsg{recs: []trace.Record{replyRecord(12600, 3, "delay", "refused", "rule \"*: hold\" acts on tools/call slow (id 3) already (hold)")}})
+			if !strings.Contains(h.m.status.text, `the proxy refused delay on #3: rule "*: hold" acts on`) {
+				t.Errorf("a refusal: status %q", h.m.status.text)
+			}
+		})
+	}
+}
+
+// TestAttachReadOnlyKeys: a proxy that takes no commands (no Attach.Act)
+// lists no acting key, and says why when one is pressed.
+func TestAttachReadOnlyKeys(t *testing.T) {
+	hello := attachHello{Proxy: "demo", Command: "inflight demo-server", Started: t0, LateWindow: "5s"}
+	h := newAttachHarness(t, 120, 35, hello, t0.Add(time.Second))
+	actStart(h)
+	if s := h.screen(); strings.Contains(s, "h hold") {
+		t.Errorf("a read-only view lists the acting keys:\n%s", s)
+	}
+	h.key("h")
+	if !strings.Contains(h.m.status.text, "this proxy takes no commands") {
+		t.Errorf("status %q", h.m.status.text)
+	}
+}
+
+// TestAttachInProcessSaysQStops: in the HTTP proxy's own process, the
+// footer and the help say that q stops the proxy, not that it detaches.
+func TestAttachInProcessSaysQStops(t *testing.T) {
+	var sent []sentAct
+	h := newActHarnessOf(t, 120, 35, &sent, true)
+	actStart(h)
+	if s := h.screen(); !strings.Contains(s, "q stop proxy") || strings.Contains(s, "detach") {
+		t.Errorf("the footer in the proxy's process:\n%s", s)
+	}
+	h.key("?")
+	if s := h.screen(); !strings.Contains(s, "this is its own process: q stops it.") || !strings.Contains(s, "ctrl+c stop proxy") {
+		t.Errorf("the help in the proxy's process:\n%s", s)
+	}
+}
