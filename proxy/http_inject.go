@@ -26,14 +26,11 @@ import (
 // rules' timers and releases, on the host and on the proxy's end, so that
 // it alone writes to the host. What is held is kept whole: a JSON body
 // with its status and headers, or the one SSE event that carries the
-// response (the events before it, and after it, pass on as they come). A
-// held response is recorded when it goes on to the host, after an
-// injected line that marks it: the record is what the host got, when it
-// got it, so a race's response lands after the host's cancel, where the
-// tracker judges it crossed (or late). A response the host never gets
-// (dropped, withheld after inflight's cancel) is recorded when the
-// upstream sent it, after the line that says so; one held when the host
-// closed its stream is not recorded as received at all, only said.
+// response (the events before it, and after it, pass on as they come).
+// Every response is recorded when the upstream sent it, held or not, as
+// on stdio: the tracker judges the server, whose answer that was (a held
+// response's request completes then, a race's before the host's cancel);
+// the injected lines around it say what the host got, and when.
 //
 // While a response is held or dropped, the upstream's stream is read to
 // its end as ever (what it sends is recorded, and forwarded when it is not
@@ -470,7 +467,7 @@ func (in *httpInjector) responded(ex *exchange, id wire.ID, at time.Time) (*flig
 	}
 	hold := func(format string, args ...any) (*flight, fate, []line) {
 		f.held, f.heldAt = true, at
-		return f, fateHold, []line{f.note(at, false, PhaseHolding, format, args...)}
+		return f, fateHold, []line{f.note(at, true, PhaseHolding, format, args...)}
 	}
 	switch r.Action {
 	case ActDrop:
@@ -782,6 +779,10 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 			p.q.push(u.lines)
 			p.markDone(u.carries)
 		case len(u.waiting) > 0:
+			// Recorded as the upstream sent it, as on stdio: the tracker
+			// judges the server, whose answer came now; the trace's
+			// injected lines say when (whether) the host got it.
+			p.q.push(u.lines)
 			units = append(units, u)
 		default:
 			if u.json && !headersDone {
@@ -829,11 +830,7 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 			if !write(u.raw) {
 				text += "; the host had closed its stream: it never got it"
 			}
-			p.q.pushControl(c.f.note(at, true, PhaseReleased, "%s", text))
-			for k := range u.lines {
-				u.lines[k].at = at
-			}
-			p.q.push(u.lines)
+			p.q.pushControl(c.f.note(at, false, PhaseReleased, "%s", text))
 			p.markDone(u.carries)
 			return
 		}

@@ -172,9 +172,11 @@ func TestHTTPRuleDelay(t *testing.T) {
 			if !strings.Contains(rh.stderr.String(), "not passed on") {
 				t.Errorf("stderr does not say the timed-out call's response was not passed on:\n%s", rh.stderr.String())
 			}
+			// The tracker judges the server, which answered in time, as
+			// on stdio: the host's cancel came after that answer.
 			q := rh.callRecord("slow")
-			if q == nil || q.Cancel == nil || q.Cancel.Cause != session.CauseHost {
-				t.Errorf("the host's timed-out call: %+v, want cancelled by the host", q)
+			if q == nil || q.State != session.StateCompleted || q.Late.Response {
+				t.Errorf("the host's timed-out call: %+v, want completed (the upstream answered before the host's cancel)", q)
 			}
 		})
 	}
@@ -260,11 +262,12 @@ func TestHTTPRuleRace(t *testing.T) {
 		if !traceHas(rh.trace.String(), `"event":"injected"`, `"injected":"race"`, "crosses the host's cancel") {
 			t.Errorf("trace:\n%s", rh.trace.String())
 		}
-		q := rh.callRecord("slow")
-		if q == nil || q.Cancel == nil || q.Cancel.Cause != session.CauseHost || !q.Late.Response {
-			t.Fatalf("tools/call slow: %+v; want the host's cancel and the response after it", q)
+		// As on stdio: the upstream answered before the host's cancel
+		// (completed); what crossed is what the host got, which the
+		// injected line says.
+		if q := rh.callRecord("slow"); q == nil || q.State != session.StateCompleted {
+			t.Fatalf("tools/call slow: %+v; want completed: the upstream answered before the host's cancel", q)
 		}
-		t.Logf("crossed %v, %s after the cancel", q.Late.Crossed, q.Late.AfterCancel)
 	})
 	t.Run("modern", func(t *testing.T) {
 		rh := startHTTPRules(t, "tools/call slow: race")
