@@ -76,12 +76,16 @@ func (t *Tracker) Observe(ev event.Event) []Change {
 func (t *Tracker) observeRequest(ev *event.Event) {
 	m := &ev.Msg
 	id := m.ID
-	if _, dup := t.byID[id]; dup || t.wasEvicted(id) {
+	t.observeEra(m)
+	if ok, note := t.hostMayUse(m); !ok {
+		if note != "" {
+			t.log.append(&event.Event{Kind: event.Note, Time: ev.Time, Text: note})
+			return
+		}
 		t.violate(ViolationHostDuplicateID, "the host sent another request with ID "+id.String()+
 			", which it had already used; inflight follows the first", nil, id, ev)
 		return
 	}
-	t.observeEra(m)
 	var token wire.ID
 	if raw, ok := wire.MetaValue(m.Params, wire.MetaProgressToken); ok {
 		if tok, err := wire.ParseID(raw); err == nil {
@@ -101,8 +105,13 @@ func (t *Tracker) observeRequest(ev *event.Event) {
 		LateWindow:    t.cfg.LateWindow,
 		seq:           t.lastID,
 		listen:        m.Method == wire.MethodSubscriptionsListen,
+		hostModern:    modernMessage(m),
 	}
 	t.byID[id] = r
+	if m.Method == wire.MethodInitialize {
+		t.hostSession = r.seq
+		t.hostEvictedMax = 0
+	}
 	if !token.IsZero() && token != id {
 		if t.tokens == nil {
 			t.tokens = map[wire.ID]*Request{}
@@ -162,6 +171,14 @@ func (t *Tracker) HostGone(now time.Time) []Change {
 			" in flight and sent no cancel for it", r, r.ID, &ev)
 	}
 	return t.changes.buf
+}
+
+// modernMessage reports whether a host's request carries a modern
+// protocol version in its _meta.
+func modernMessage(m *wire.Message) bool {
+	raw, ok := wire.MetaValue(m.Params, wire.MetaProtocolVersion)
+	var v string
+	return ok && json.Unmarshal(raw, &v) == nil && wire.IsModernVersion(v)
 }
 
 // observeEra learns the era from the host's first request that shows it:

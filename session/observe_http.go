@@ -32,7 +32,11 @@ func (t *Tracker) HostClosedStream(id wire.ID, now time.Time) []Change {
 	if r == nil || !r.ByHost || !r.State.IsActive() {
 		return t.changes.buf
 	}
-	switch t.conn.Era {
+	era := t.conn.Era
+	if r.hostModern {
+		era = event.EraModern // its own era (a proxy may see hosts of either)
+	}
+	switch era {
 	case event.EraModern:
 		if r.State == StateCancelRequested {
 			if r.Cancel == nil || r.Cancel.Cause != CauseHost {

@@ -76,6 +76,19 @@ func (s *rawStore) get(key rawKey) ([]byte, bool) {
 	return it.data, ok
 }
 
+// rename moves what from holds to to, keeping its place in the FIFO.
+func (s *rawStore) rename(from, to rawKey) {
+	it, ok := s.items[from]
+	if !ok {
+		return
+	}
+	s.remove(to)
+	delete(s.items, from)
+	s.items[to] = it
+	s.fifo = append(s.fifo, fifoItem{key: to, seq: it.seq})
+	s.compact()
+}
+
 func (s *rawStore) remove(key rawKey) {
 	if it, ok := s.items[key]; ok {
 		s.size -= len(it.data)

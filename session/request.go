@@ -108,6 +108,9 @@ type Request struct {
 	responded bool  // a response (timely or late) arrived
 	flagged   bool  // counted in Counts.Flagged
 	listen    bool  // Method is subscriptions/listen
+	// hostModern: a host's request that carried a modern protocol
+	// version in its _meta (a proxy may see hosts of either era).
+	hostModern bool
 	// taskDeclared: the request, as sent, told the server the client
 	// takes a task for it (legacy: a task member; modern: the extension in
 	// its clientCapabilities).

@@ -111,6 +111,11 @@ type Tracker struct {
 	observing      bool
 	tokens         map[wire.ID]*Request
 	hostEvictedMax int64
+	// hostSession is the seq of the host's last initialize, which began
+	// its session (legacy: IDs are unique within one); retired counts
+	// the finished host requests whose ID a later one took (observe_reuse.go).
+	hostSession int64
+	retired     map[wire.ID]int
 
 	// roundOf finds a conversation by an earlier round's ID (rounds.go);
 	// serverOpen and serverReqs are the server's own requests waiting and
