@@ -112,7 +112,7 @@ proxy is printed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if wrapping {
 				wrap.rules, wrap.trace, wrap.lateWindow, wrap.name = ruleTexts, tracePath, lateWindow, name
-				wrap.listen = listenAddr
+				wrap.listen, wrap.readOnly = listenAddr, readOnly
 				if name != "" && !proxy.ValidName(name) {
 					return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name)
 				}

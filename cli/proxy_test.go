@@ -136,4 +136,17 @@ func TestProxyWrapHTTP(t *testing.T) {
 	if want := "inflight proxy --name github --rule 'tools/call: delay 5s' --listen 127.0.0.1:7002 --url"; code != 0 || !strings.Contains(stdout, want) {
 		t.Errorf("exit %d, stdout lacks %q:\n%s%s", code, want, stdout, stderr)
 	}
+	// So does --read-only, on an HTTP entry and a stdio one.
+	code, stdout, stderr = inflight(t, "proxy", "--wrap", "--config", path, "--server", "github", "--listen", "127.0.0.1:7002", "--read-only")
+	if want := "inflight proxy --name github --read-only --listen 127.0.0.1:7002 --url"; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, stdout lacks %q:\n%s%s", code, want, stdout, stderr)
+	}
+	stdio := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	if err := os.WriteFile(stdio, []byte(`{"mcpServers": {"demo": {"command": "demo-server"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = inflight(t, "proxy", "--wrap", "--config", stdio, "--server", "demo", "--read-only")
+	if code != 0 || !strings.Contains(stdout, `"--read-only"`) {
+		t.Errorf("exit %d, the wrapped stdio entry lacks --read-only:\n%s%s", code, stdout, stderr)
+	}
 }

@@ -24,6 +24,7 @@ type wrapOptions struct {
 	rules          []string
 	trace          string
 	lateWindow     time.Duration
+	readOnly       bool
 	name           string
 	// listen is --listen, for an HTTP entry ("": a free loopback port).
 	listen string
@@ -74,6 +75,9 @@ func (c *cli) proxyWrap(o wrapOptions) error {
 	prefix := []string{"proxy", "--name", name}
 	for _, r := range o.rules {
 		prefix = append(prefix, "--rule", r)
+	}
+	if o.readOnly {
+		prefix = append(prefix, "--read-only")
 	}
 	if o.trace != "" {
 		abs, err := filepath.Abs(o.trace)

@@ -52,6 +52,9 @@ func (c *cli) proxyWrapHTTP(o wrapOptions, name string, fail func(error) error) 
 	for _, r := range o.rules {
 		run = append(run, "--rule", r)
 	}
+	if o.readOnly {
+		run = append(run, "--read-only")
+	}
 	run = append(run, "--listen", listen, "--url", upstream)
 	quoted := make([]string, len(run))
 	for i, a := range run {
