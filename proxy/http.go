@@ -253,6 +253,11 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusForbidden, "Forbidden: Host is not a loopback name or address (inflight proxy)")
 		return
 	}
+	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		// The host resumes a stream: a closure it made before may be a
+		// broken connection it recovers from (Tracker.HostResumed).
+		p.q.pushControl(line{ctl: ctlHostResumed, at: time.Now()})
+	}
 	target := *p.up
 	if r.URL.RawQuery != "" {
 		if target.RawQuery != "" {

@@ -328,7 +328,9 @@ func TestHTTPProxyRefusesForeignOrigin(t *testing.T) {
 // request's stream and sends no notifications/cancelled is flagged; the
 // request stays in flight (the server was not told).
 func TestHTTPProxyLegacyStreamClosedFlagged(t *testing.T) {
-	rp := startHTTPProxy(t, demoHTTP(t))
+	// The flag waits a late window (here 300ms) for the host to resume a
+	// stream; this host resumes none.
+	rp := startHTTPProxy(t, demoHTTP(t), func(o *Options) { o.Tracker.LateWindow = 300 * time.Millisecond })
 	post := func(ctx context.Context, session, body string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rp.url, strings.NewReader(body))
@@ -361,7 +363,7 @@ func TestHTTPProxyLegacyStreamClosedFlagged(t *testing.T) {
 	}
 	hangUp()
 	resp.Body.Close()
-	time.Sleep(CancelGrace + 150*time.Millisecond)
+	time.Sleep(CancelGrace + 300*time.Millisecond + 150*time.Millisecond)
 	rp.stop()
 	rp.mu.Lock()
 	defer rp.mu.Unlock()

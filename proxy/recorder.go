@@ -27,6 +27,9 @@ const (
 	// ctlStreamClosed: the host closed the HTTP response stream of its
 	// request line.id before it ended (http.go).
 	ctlStreamClosed
+	// ctlHostResumed: the host resumed a stream (a GET with
+	// Last-Event-ID, http.go).
+	ctlHostResumed
 )
 
 // injection is what a rule did, for the record.
@@ -164,6 +167,9 @@ func (r *recorder) record(l *line) {
 		ev := event.Event{Kind: event.StreamClosed, Time: l.at, RequestID: l.id, ByClient: true}
 		r.report(ev, r.tr.HostClosedStream(l.id, l.at))
 		return
+	case ctlHostResumed:
+		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostResumed}, r.tr.HostResumed(l.at))
+		return
 	}
 	if len(l.raw) == 0 && l.total == 0 {
 		return
@@ -289,7 +295,13 @@ func (r *recorder) expire(now time.Time) {
 	}
 	_, changes := r.tr.Expire(now)
 	if len(changes) > 0 {
-		r.report(event.Event{Kind: event.Note, Time: now, Text: trace.NoteLateWindowOver}, changes)
+		note := trace.NoteLateWindowOver
+		for _, ch := range changes {
+			if ch.Kind == session.ChangeViolation && ch.Violation.Code == session.ViolationHostClosedStreamLegacy {
+				note = trace.NoteResumeWaitOver
+			}
+		}
+		r.report(event.Event{Kind: event.Note, Time: now, Text: note}, changes)
 	}
 }
 

@@ -60,9 +60,53 @@ func (t *Tracker) HostClosedStream(id wire.ID, now time.Time) []Change {
 		if r.State == StateCancelRequested || r.Method == wire.MethodInitialize {
 			return t.changes.buf
 		}
-		ev := event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, ByClient: true}
-		t.violate(ViolationHostClosedStreamLegacy, "the host closed the stream of "+r.Method+" "+id.String()+
-			" on legacy HTTP without notifications/cancelled, which is not a cancel there: the server was not told", r, id, &ev)
+		// A host whose network broke resumes the stream (GET with
+		// Last-Event-ID), and the answer comes on the resumed one: only a
+		// host that resumes nothing in the wait gave up on it. Expire
+		// judges it then.
+		r.hostClosedAt, r.hostResumeBy = now, now.Add(t.resumeWait(r))
 	}
 	return t.changes.buf
+}
+
+// resumeWait is how long after a legacy host closed a request's stream
+// the tracker waits for it to resume one before flagging the closure: the
+// request's late window, the watch after a cancel.
+func (t *Tracker) resumeWait(r *Request) time.Duration {
+	if r.LateWindow > 0 {
+		return r.LateWindow
+	}
+	if t.cfg.LateWindow > 0 {
+		return t.cfg.LateWindow
+	}
+	return DefaultLateWindow
+}
+
+// HostResumed records that the host resumed a stream at now (on legacy
+// HTTP, a GET with Last-Event-ID): the closures it left waiting are a
+// broken connection it recovered from, not a request given up. (Which
+// stream a resumption continues is the server's secret, in its event IDs:
+// any resumption clears every closure waiting.)
+func (t *Tracker) HostResumed(now time.Time) []Change {
+	t.changes.reset()
+	for _, r := range t.active {
+		if !r.hostResumeBy.IsZero() && now.Before(r.hostResumeBy) {
+			r.hostClosedAt, r.hostResumeBy = time.Time{}, time.Time{}
+		}
+	}
+	return t.changes.buf
+}
+
+// hostResumeDue flags r, at now, when the wait for the host to resume the
+// stream it closed is over (Expire).
+func (t *Tracker) hostResumeDue(r *Request, now time.Time) {
+	if r.hostResumeBy.IsZero() || now.Before(r.hostResumeBy) {
+		return
+	}
+	closed := r.hostClosedAt
+	r.hostClosedAt, r.hostResumeBy = time.Time{}, time.Time{}
+	ev := event.Event{Kind: event.StreamClosed, Time: closed, RequestID: r.ID, ByClient: true}
+	t.violate(ViolationHostClosedStreamLegacy, "the host closed the stream of "+r.Method+" "+r.ID.String()+
+		" on legacy HTTP without notifications/cancelled, which is not a cancel there, and resumed no stream in the "+
+		t.resumeWait(r).String()+" watched: the server was not told", r, r.ID, &ev)
 }

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"inflight/event"
 	"inflight/wire"
@@ -86,15 +88,66 @@ func TestHostClosedStream(t *testing.T) {
 			} else if r.Cancel != nil {
 				t.Errorf("cancel %+v, want none", r.Cancel)
 			}
-			flagged := false
-			for i := 0; i < tr.Violations().Len(); i++ {
-				if tr.Violations().At(i).Code == ViolationHostClosedStreamLegacy {
-					flagged = true
-				}
+			if hostClosedFlagged(tr) {
+				t.Errorf("flagged at the closure: a legacy host may still resume the stream")
 			}
-			if flagged != tc.flagged {
-				t.Errorf("flagged %v, want %v", flagged, tc.flagged)
+			// The wait for a resumption (the late window, 5s) is over.
+			tr.Expire(ms(tc.closeAt + 5000))
+			if got := hostClosedFlagged(tr); got != tc.flagged {
+				t.Errorf("flagged %v once the wait was over, want %v", got, tc.flagged)
 			}
 		})
+	}
+}
+
+func hostClosedFlagged(tr *Tracker) bool {
+	for i := 0; i < tr.Violations().Len(); i++ {
+		if tr.Violations().At(i).Code == ViolationHostClosedStreamLegacy {
+			return true
+		}
+	}
+	return false
+}
+
+// A legacy host whose stream broke and that resumes a stream (GET with
+// Last-Event-ID) within the wait did not give up on its request: no flag,
+// and the answer on the resumed stream completes it. One that resumes
+// only after the wait was flagged at its end, which NextDeadline names.
+func TestHostClosedStreamThenResumed(t *testing.T) {
+	start := func() *Tracker {
+		tr := NewTracker(Config{LateWindow: time.Second})
+		for _, s := range []struct {
+			at   int
+			kind event.Kind
+			raw  string
+		}{{0, event.Sent, hostInit}, {1, event.Received, serverInit}, {10, event.Sent, hostCall1}} {
+			tr.Observe(msgEvent(t, s.kind, s.at, s.raw))
+		}
+		tr.HostClosedStream(wire.IntID(1), ms(50))
+		return tr
+	}
+	tr := start()
+	if d, ok := tr.NextDeadline(); !ok || !d.Equal(ms(1050)) {
+		t.Errorf("next deadline %v %v, want the wait's end at 1050ms", d, ok)
+	}
+	tr.HostResumed(ms(300))
+	tr.Observe(msgEvent(t, event.Received, 400, answer1))
+	tr.Expire(ms(2000))
+	if hostClosedFlagged(tr) {
+		t.Error("a host that resumed within the wait is flagged")
+	}
+	if r, _ := tr.Get(wire.IntID(1)); r.State != StateCompleted {
+		t.Errorf("state %s, want completed by the answer on the resumed stream", r.State)
+	}
+
+	tr = start()
+	tr.Expire(ms(1050))
+	tr.HostResumed(ms(1200))
+	if !hostClosedFlagged(tr) {
+		t.Error("a host that resumed nothing in the wait is not flagged")
+	}
+	v := tr.Violations().At(tr.Violations().Len() - 1)
+	if !strings.Contains(v.Detail, "resumed no stream in the 1s watched") {
+		t.Errorf("the flag says %q", v.Detail)
 	}
 }

@@ -111,6 +111,10 @@ type Request struct {
 	// hostModern: a host's request that carried a modern protocol
 	// version in its _meta (a proxy may see hosts of either era).
 	hostModern bool
+	// hostClosedAt: on legacy HTTP the host closed this request's stream
+	// without a cancel; it is flagged unless the host resumes a stream
+	// by hostResumeBy (observe_http.go).
+	hostClosedAt, hostResumeBy time.Time
 	// taskDeclared: the request, as sent, told the server the client
 	// takes a task for it (legacy: a task member; modern: the extension in
 	// its clientCapabilities).

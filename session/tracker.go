@@ -345,7 +345,10 @@ func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
 		case StatePending, StateRunning:
 			d, limit := r.deadline()
 			if limit == LimitNone {
-				continue // a host's request: its timeout is the host's
+				// A host's request: its timeout is the host's; what is
+				// due is a closed stream's wait for a resumption.
+				t.hostResumeDue(r, now)
+				continue
 			}
 			if !now.Before(d) && r.Method == wire.MethodInitialize {
 				// initialize must never be cancelled: give up on it here,
@@ -398,7 +401,10 @@ func (t *Tracker) NextDeadline() (time.Time, bool) {
 		case StatePending, StateRunning, StateTask:
 			var limit Limit
 			if d, limit = r.deadline(); limit == LimitNone {
-				continue
+				if r.hostResumeBy.IsZero() {
+					continue
+				}
+				d = r.hostResumeBy
 			}
 		case StateCancelRequested:
 			d = r.Cancel.SettleBy

@@ -66,6 +66,12 @@ const (
 	// NoteLateWindowOver: the late window of a host's cancel passed
 	// (Tracker.Expire at the note's time).
 	NoteLateWindowOver = "late window over"
+	// NoteHostResumed: the host resumed a stream, a GET with Last-Event-ID
+	// (Tracker.HostResumed).
+	NoteHostResumed = "the host resumed a stream (Last-Event-ID)"
+	// NoteResumeWaitOver: the wait for the host to resume a stream it
+	// closed on legacy HTTP passed (Tracker.Expire at the note's time).
+	NoteResumeWaitOver = "no stream resumed in the wait"
 )
 
 // Record is one line of a trace. Fields that do not apply are omitted.

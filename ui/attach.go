@@ -259,7 +259,11 @@ func (m *Model) record(rec *trace.Record) {
 			m.observe(event.Event{Kind: event.Note, Time: at, Text: rec.Text})
 			m.observed(m.tracker.HostGone(at))
 			return
-		case trace.NoteLateWindowOver:
+		case trace.NoteHostResumed:
+			m.observe(event.Event{Kind: event.Note, Time: at, Text: rec.Text})
+			m.observed(m.tracker.HostResumed(at))
+			return
+		case trace.NoteLateWindowOver, trace.NoteResumeWaitOver:
 			// The view's clock for the host's cancels is the proxy's: a
 			// late window ends when the proxy's ended (expire).
 			_, changes := m.tracker.Expire(at)
