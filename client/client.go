@@ -936,8 +936,9 @@ func (c *Client) echoed(msg wire.Message, raw []byte) bool {
 // for 300 000 pings on stdio, and opened a connection per answer on HTTP).
 const (
 	// serverWorkers answer the server's requests, taking them in the order
-	// they came: a small pool, so that one slow handler (sampling waiting
-	// for a person) does not hold the pings behind it.
+	// they came: a small pool for what is answered at once (pings,
+	// refusals); a request for the ServerRequests handler, which may wait
+	// for a person, is handed to a goroutine of its own (serverWorker).
 	serverWorkers = 4
 	// maxServerAnswering is how many of them may wait to be answered;
 	// past it a request is refused (an error, cheap to write) and reported
@@ -979,10 +980,23 @@ func (c *Client) handleServerRequest(msg wire.Message, raw []byte, at time.Time)
 			go c.serverWorker(c.serverJobs)
 		}
 	}
+	if _, open := c.serverCalls[msg.ID]; open {
+		// The server reused the ID of its own request still waiting for
+		// inflight's answer. Any answer under that ID would be read as the
+		// first one's, so this one gets none: the first keeps its answer
+		// (the tracker flags the reuse, server_request_reused_id).
+		c.mu.Unlock()
+		c.emitWait(event.Event{Kind: event.Note, Time: at, RequestID: msg.ID, Internal: true,
+			Text: fmt.Sprintf("the server sent %s under ID %s, which its request still waiting for an answer has: not answered, so that the two are not mixed", msg.Method, msg.ID)})
+		return
+	}
 	job := serverJob{msg: msg, refuse: c.answering >= maxServerAnswering}
 	if !job.refuse {
 		c.answering++
-		if msg.Method != wire.MethodPing && c.cfg.ServerRequests != nil {
+		if msg.Method != wire.MethodPing {
+			// Every open request is registered, answered by a handler or
+			// refused, so that a reused ID is seen whatever answers it;
+			// the ctx is the handler's and the server's cancel ends it.
 			job.ctx, job.cancel = context.WithCancel(context.WithValue(context.Background(), serverRequestIDKey{}, msg.ID))
 			c.serverCalls[msg.ID] = job.cancel
 		}
@@ -1038,9 +1052,28 @@ func (c *Client) serverWorker(jobs <-chan serverJob) {
 		case <-c.dead:
 			return
 		case job := <-jobs:
+			if job.waitsOnHandler(c.cfg.ServerRequests != nil) {
+				// A handler may wait for a person (the TUI's answer form):
+				// it gets a goroutine of its own, so that four questions
+				// open at once never hold the pool and a ping behind them
+				// (at most maxServerAnswering such goroutines: each is
+				// counted in answering until it ends).
+				c.wg.Add(1)
+				go func() {
+					defer c.wg.Done()
+					c.serve(job)
+				}()
+				continue
+			}
 			c.serve(job)
 		}
 	}
+}
+
+// waitsOnHandler reports whether answering job calls the ServerRequests
+// handler (which may wait for the user), rather than answering at once.
+func (job serverJob) waitsOnHandler(hasHandler bool) bool {
+	return hasHandler && !job.refuse && job.msg.Method != wire.MethodPing
 }
 
 func (c *Client) serve(job serverJob) {
