@@ -47,17 +47,22 @@ const (
 	// to be over: a notifications/cancelled that follows still makes it
 	// withdrawn, and an answer may still be sent.
 	ServerAbandoned
+	// ServerNotAnswered: it came under the ID of another of the server's
+	// requests still waiting (server_request_reused_id); inflight answers
+	// only the first, so that an answer is never read as the other's.
+	ServerNotAnswered
 )
 
 var serverRequestStateNames = [...]string{
-	ServerWaiting:   "waiting",
-	ServerAnswered:  "answered",
-	ServerDeclined:  "declined",
-	ServerDismissed: "dismissed",
-	ServerRefused:   "refused",
-	ServerWithdrawn: "withdrawn",
-	ServerLost:      "connection_lost",
-	ServerAbandoned: "abandoned",
+	ServerWaiting:     "waiting",
+	ServerAnswered:    "answered",
+	ServerDeclined:    "declined",
+	ServerDismissed:   "dismissed",
+	ServerRefused:     "refused",
+	ServerWithdrawn:   "withdrawn",
+	ServerLost:        "connection_lost",
+	ServerAbandoned:   "abandoned",
+	ServerNotAnswered: "not_answered",
 }
 
 // String is the state's snake_case name, as JSON output uses it.
@@ -118,9 +123,15 @@ type ServerRequest struct {
 	// TiedBy how that was known; zero and TiedNone when it could not be.
 	During wire.ID
 	TiedBy TiedBy
+	// InFlight is how many of inflight's requests were in flight when it
+	// came and could not be tied to one (TiedNone), 0 otherwise.
+	InFlight int
 	// Answer is the result inflight sent (clipped), Error the error.
 	Answer json.RawMessage
 	Error  *wire.Error
+	// Reason is the reason the server's notifications/cancelled gave when
+	// it withdrew it (clipped; raw, sanitise before display).
+	Reason string
 }
 
 // Open reports whether it still waits for an answer.
@@ -150,7 +161,7 @@ func (t *Tracker) onInternal(ev *event.Event) {
 		t.serverAnswered(ev)
 	case ev.Kind == event.Received && ev.Msg.Kind == wire.KindNotification && ev.Msg.Method == wire.NotifyCancelled:
 		if c, err := wire.DecodeCancelled(ev.Msg.Params); err == nil {
-			t.serverWithdrew(c.RequestID, ev)
+			t.serverWithdrew(c.RequestID, c.Reason, ev)
 		}
 	}
 }
@@ -180,19 +191,60 @@ func (t *Tracker) serverAsked(ev *event.Event) {
 		r.conv().ServerRequests = append(r.conv().ServerRequests, s)
 	} else {
 		s.TiedBy = TiedNone
+		s.InFlight = t.userInFlight()
 	}
 	if old := t.serverOpen[s.ID]; old != nil {
 		// The server reused an ID still waiting for inflight's answer.
+		// The client answers only the first (client.handleServerRequest),
+		// so what inflight sends under that ID stays the first one's.
 		t.violate(ViolationServerRequestReusedID, "the server sent "+strconv.Quote(s.Method)+" under ID "+s.ID.String()+
-			", which its "+strconv.Quote(old.Method)+" still waiting for an answer has", r, wire.ID{}, ev)
+			", which its "+strconv.Quote(old.Method)+" still waiting for an answer has; the second is not answered", r, wire.ID{}, ev)
+		s.State, s.Ended = ServerNotAnswered, ev.Time
+	} else {
+		t.serverOpen[s.ID] = s
 	}
-	t.serverOpen[s.ID] = s
 	t.serverReqs = append(t.serverReqs, s)
 	if len(t.serverReqs) > maxServerRequestsKept {
 		drop := len(t.serverReqs) - maxServerRequestsKept
 		clear(t.serverReqs[:drop])
 		t.serverReqs = t.serverReqs[drop:]
 	}
+}
+
+// userInFlight counts the user's requests in flight (as onlyInFlight
+// sees them).
+func (t *Tracker) userInFlight() int {
+	n := 0
+	for _, r := range t.active {
+		if r.Role == RoleNone && !r.listen && !r.ByHost {
+			n++
+		}
+	}
+	return n
+}
+
+// Waiting counts what waits for the user now: modern requests waiting
+// for input (active, but nothing of theirs on the wire) and the legacy
+// server's own requests still waiting for an answer.
+func (t *Tracker) Waiting() (input, server int) {
+	for _, r := range t.active {
+		if r.State == StateWaitingInput {
+			input++
+		}
+	}
+	return input, len(t.serverOpen)
+}
+
+// ServerRequestsUntied returns the server's requests kept that were tied
+// to no request, oldest first (the order they came in).
+func (t *Tracker) ServerRequestsUntied() []*ServerRequest {
+	var out []*ServerRequest
+	for _, s := range t.serverReqs {
+		if s.TiedBy == TiedNone {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // onlyInFlight is the one user request in flight, or nil when there are
@@ -248,7 +300,7 @@ func (t *Tracker) serverAnswered(ev *event.Event) {
 
 // serverWithdrew applies the server's notifications/cancelled of one of
 // its own requests, and reports whether id named one still waiting.
-func (t *Tracker) serverWithdrew(id wire.ID, ev *event.Event) bool {
+func (t *Tracker) serverWithdrew(id wire.ID, reason string, ev *event.Event) bool {
 	s := t.serverOpen[id]
 	if s == nil {
 		if s = t.abandoned(id); s == nil {
@@ -256,7 +308,7 @@ func (t *Tracker) serverWithdrew(id wire.ID, ev *event.Event) bool {
 		}
 	}
 	delete(t.serverOpen, id)
-	s.State, s.Ended = ServerWithdrawn, ev.Time
+	s.State, s.Ended, s.Reason = ServerWithdrawn, ev.Time, clip(reason, 256)
 	return true
 }
 
