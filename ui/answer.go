@@ -272,6 +272,9 @@ func (m *Model) answerIntercept(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	if m.mode != keymap.ModeList && m.mode != keymap.ModeDetail {
 		return nil, false
 	}
+	if cmd, ok := m.incomingKey(msg); ok {
+		return cmd, true
+	}
 	open := key.Matches(msg, m.keys.Answer)
 	if !open && m.mode == keymap.ModeList && msg.String() == "enter" {
 		r, ok := m.selectedRequest()
@@ -305,6 +308,11 @@ func (m *Model) openAnswer() tea.Cmd {
 		m.setStatus(levelInfo, "nothing waits for your answer here")
 		return nil
 	}
+	return m.openQuestion(q)
+}
+
+// openQuestion opens the form on one legacy question.
+func (m *Model) openQuestion(q *serverQuestion) tea.Cmd {
 	m.answer = answerForm{legacy: q}
 	if s := m.serverRequest(q); s != nil {
 		m.answer.id = s.During

@@ -871,6 +871,7 @@ func (m *Model) block(s string) string { return termsafe.Block(m.opts.Redact(s))
 func (m *Model) afterChange() {
 	if m.list.follow && m.tracker.Len() > 0 {
 		m.list.selected = m.tracker.At(m.tracker.Len() - 1).ID
+		m.list.srv = nil
 	}
 }
 
@@ -924,6 +925,9 @@ const reconnecting = "reconnecting…"
 // selectedRequest is the request keys act on: the one the detail view
 // shows, else the list's selection.
 func (m *Model) selectedRequest() (*session.Request, bool) {
+	if m.selectedIncoming() != nil {
+		return nil, false // one of the server's own requests (incoming.go)
+	}
 	id := m.list.selected
 	if m.mode == keymap.ModeDetail && !m.detail.id.IsZero() {
 		id = m.detail.id
@@ -970,6 +974,9 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	}
 	if !ok && len(m.questions) > 0 {
 		st.SelectedAsks = m.questionFor(wire.ID{}) != nil
+		if m.selectedIncoming() != nil {
+			st.SelectedAsks = m.incomingAsks()
+		}
 	}
 	if m.attaching() {
 		st = attachKeyState(st)
