@@ -265,7 +265,7 @@ func (m *Model) incomingParts(s *session.ServerRequest) []cellPart {
 	case session.ServerWaiting:
 		add(st.Warn, prioFlag, "waiting for you", "for you")
 	case session.ServerAnswered:
-		add(st.Dim, prioSignal, "answered"+after+" · "+answerWord(s.Answer), "answered"+after, "answered")
+		add(st.Dim, prioSignal, "answered"+after+" · "+answeredAs(s), "answered"+after, "answered")
 	case session.ServerDeclined:
 		add(st.Dim, prioSignal, "declined"+after, "declined")
 	case session.ServerDismissed:
@@ -299,7 +299,8 @@ func (m *Model) incomingParts(s *session.ServerRequest) []cellPart {
 		parts = append(parts, cellPart{variants: []string{q}, style: style, prio: prio, cut: true, keep: minCut})
 	}
 	if s.TiedBy == session.TiedNone {
-		add(st.Dim, prioWatch, fmt.Sprintf("not tied to a request: %d in flight", s.InFlight), "not tied")
+		// After the question: it gets what the question leaves.
+		add(st.Dim, prioRepeats, fmt.Sprintf("not tied to a request: %d in flight", s.InFlight), fmt.Sprintf("not tied: %d in flight", s.InFlight), "not tied")
 	}
 	add(st.Dim, prioRepeats, "from the server")
 	return parts
@@ -366,7 +367,7 @@ func (m *Model) incomingKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		if m.answer.legacy == q {
 			m.closeAnswer()
 		}
-		m.setStatus(levelInfo, what+": declined (c declines a question; c on its request's row cancels the request)")
+		m.setStatus(levelInfo, "↘ "+m.line(s.Method)+": declined (c on a question declines it)")
 		return declineCmd([]*serverQuestion{q}), true
 	case pressed(msg, k.Reissue) || pressed(msg, k.Edit):
 		m.setStatus(levelInfo, what+": only inflight's own requests can be re-issued")
@@ -534,4 +535,19 @@ func (m *Model) waitingForYou() int {
 		return input
 	}
 	return input + server
+}
+
+// answeredAs says in a word what inflight answered: accepted for an
+// elicitation, replied for sampling, the roots for roots/list.
+func answeredAs(s *session.ServerRequest) string {
+	switch s.Method {
+	case wire.MethodSamplingCreate:
+		return "replied"
+	case wire.MethodRootsList:
+		return "roots sent"
+	}
+	if w := answerWord(s.Answer); w == "accept" {
+		return "accepted"
+	}
+	return answerWord(s.Answer)
 }

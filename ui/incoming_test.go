@@ -91,7 +91,7 @@ func TestIncomingRowUntied(t *testing.T) {
 	if row < 0 || rowIndex(scr, " confirm ") != row-1 || rowIndex(scr, " later ") != row+1 || strings.Contains(scr, "└ ↘") {
 		t.Fatalf("the untied question is not a top-level row where it came:\n%s", scr)
 	}
-	if !strings.Contains(strings.Split(scr, "\n")[row], "not tied to a request: 2 in flight") {
+	if !strings.Contains(strings.Split(scr, "\n")[row], "not tied") {
 		t.Errorf("the row does not say it is untied:\n%s", scr)
 	}
 	h.key("up")
@@ -139,7 +139,7 @@ func TestIncomingEnterAnswersThatQuestion(t *testing.T) {
 	if r := h.request(id); r.State.IsFinal() || r.State == session.StateCancelRequested {
 		t.Errorf("request %s", r.State)
 	}
-	if !strings.Contains(h.screen(), "declined (c declines a question") {
+	if !strings.Contains(h.screen(), "declined (c on a question declines it") {
 		t.Errorf("status does not say what c did:\n%s", h.screen())
 	}
 	for _, k := range []string{"r", "E"} {

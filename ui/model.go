@@ -974,9 +974,9 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	}
 	if !ok && len(m.questions) > 0 {
 		st.SelectedAsks = m.questionFor(wire.ID{}) != nil
-		if m.selectedIncoming() != nil {
-			st.SelectedAsks = m.incomingAsks()
-		}
+	}
+	if m.selectedIncoming() != nil {
+		st.SelectedIncoming, st.SelectedAsks = true, m.incomingAsks()
 	}
 	if m.attaching() {
 		st = attachKeyState(st)
