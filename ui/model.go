@@ -733,6 +733,12 @@ func (m *Model) handleSendFailed(msg sendFailedMsg) {
 
 // cancel records the intent and returns the command that sends the signal.
 func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea.Cmd {
+	if r, ok := m.tracker.Get(id); ok {
+		// A conversation found by an earlier round's ID (C's prompt may
+		// have stayed open while a new round began): what is in flight
+		// now is the current round, under its own ID.
+		id = r.ID
+	}
 	cmd, done, declines := m.cancelWaiting(id, reason, cause)
 	if done {
 		return cmd
