@@ -85,6 +85,9 @@ type serverQuestion struct {
 	params json.RawMessage
 	at     time.Time
 	reply  chan serverReply // buffered 1: Update never waits on it
+	// rec is the tracker's record of it, once found (it stays the same
+	// record after the question ends: its fate is read from it).
+	rec *session.ServerRequest
 }
 
 type serverReply struct {
@@ -162,6 +165,9 @@ type answerForm struct {
 	schema  toolForm
 	focus   int
 	err     string
+	// warn says what changed under the form (the question's request
+	// ended first): the answer can still be sent.
+	warn string
 }
 
 // anyway begins a schema objection the form says before sending.
@@ -212,7 +218,11 @@ func (m *Model) questionFor(id wire.ID) *serverQuestion {
 // serverRequest is the tracker's record of a legacy question (nil before
 // the tracker applied its arrival).
 func (m *Model) serverRequest(q *serverQuestion) *session.ServerRequest {
-	if s, ok := m.tracker.ServerRequest(q.id); ok {
+	if q.rec != nil {
+		return q.rec
+	}
+	if s, ok := m.tracker.ServerRequest(q.id); ok && s.Method == q.method {
+		q.rec = s
 		return s
 	}
 	return nil
@@ -368,6 +378,7 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage) tea.
 // autoAnswer answers, without a prompt, the rounds that ask only for
 // roots (from --root): changes are what the tracker just changed.
 func (m *Model) autoAnswer(changes []session.Change) tea.Cmd {
+	m.questionFates()
 	var cmds []tea.Cmd
 	for _, ch := range changes {
 		if ch.Kind == session.ChangeState && m.mode == keymap.ModeAnswer && m.answer.legacy == nil && ch.ID == m.answer.id && ch.To != session.StateWaitingInput {
@@ -640,6 +651,14 @@ func (m *Model) answerWith(action string) tea.Cmd {
 		result = mustJSON(map[string]string{"action": action})
 	}
 	if q := f.legacy; q != nil {
+		if s := m.serverRequest(q); s != nil && s.State != session.ServerWaiting && s.State != session.ServerAbandoned {
+			// Its fate changed under the form: an answer now would be
+			// stale (and the client sends none for a withdrawn one).
+			m.dropQuestion(q)
+			m.closeAnswer()
+			m.setStatus(levelWarn, fmt.Sprintf("%s %s: not sent — %s", m.line(q.method), m.line(q.id.String()), incomingFate(m, s)))
+			return nil
+		}
 		q.reply <- serverReply{result: result, err: rpcErr}
 		m.dropQuestion(q)
 		m.closeAnswer()
@@ -930,6 +949,9 @@ func (m *Model) viewAnswer(height int) string {
 	}
 	if f.schema.note != "" {
 		b.WriteString(st.Warn.Render(fit("  "+f.schema.note, m.width)) + "\n")
+	}
+	if f.warn != "" {
+		b.WriteString("\n" + st.Warn.Render(fit("  ⚑ "+m.line(f.warn), m.width)) + "\n")
 	}
 	if f.err != "" {
 		b.WriteString("\n" + st.Error.Render(fit("  ✗ "+m.line(f.err), m.width)) + "\n")

@@ -551,3 +551,40 @@ func answeredAs(s *session.ServerRequest) string {
 	}
 	return answerWord(s.Answer)
 }
+
+// questionFates follows, after each event the tracker applied, the fate
+// of the legacy questions still queued for the user: one withdrawn, lost
+// or never to be answered leaves the queue, and its open form closes
+// saying why (Serve's own word of it may be late or, with a full queue,
+// never come); one whose request ended first keeps its form, which says
+// so. No stale answer is sent without the user knowing.
+func (m *Model) questionFates() {
+	for i := 0; i < len(m.questions); i++ {
+		q := m.questions[i]
+		s := m.serverRequest(q)
+		if s == nil {
+			continue
+		}
+		onForm := m.mode == keymap.ModeAnswer && m.answer.legacy == q
+		switch s.State {
+		case session.ServerWithdrawn, session.ServerLost, session.ServerNotAnswered:
+			m.dropQuestion(q)
+			i--
+			why := incomingFate(m, s)
+			if s.State == session.ServerWithdrawn {
+				why = "the server withdrew this question"
+				if s.Reason != "" {
+					why += " (" + m.line(s.Reason) + ")"
+				}
+			}
+			if onForm {
+				m.closeAnswer()
+				m.setStatus(levelWarn, m.line(q.method)+": "+why+"; nothing was sent")
+			}
+		case session.ServerAbandoned:
+			if onForm && m.answer.warn == "" {
+				m.answer.warn = "its request #" + m.line(s.During.String()) + " ended first: the server may no longer read an answer"
+			}
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 
 	"inflight/event"
+	"inflight/keymap"
 	"inflight/wire"
 )
 
@@ -26,5 +28,66 @@ func TestCancelReasonNamesTheRoundInFlight(t *testing.T) {
 	h.key("enter")
 	if n := len(h.fake.cancels); n == 0 || h.fake.cancels[n-1] != round2 {
 		t.Fatalf("cancelled %v, want round 2's ID %s", h.fake.cancels, round2)
+	}
+}
+
+// TestFormClosesWhenItsQuestionIsWithdrawn: the tracker's word that the
+// server withdrew the question closes its open form (without waiting for
+// Serve's message, which a full queue may never bring) and nothing is
+// sent; typing enter afterwards sends nothing either.
+func TestFormClosesWhenItsQuestionIsWithdrawn(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("withdrawn")
+	q := h.legacyAsk(wire.IntID(9), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a", "space")
+	h.legacyWithdrawn(9, "no answer within 3s")
+	if h.m.mode == keymap.ModeAnswer {
+		t.Fatal("the form stayed open on a withdrawn question")
+	}
+	if scr := h.screen(); !strings.Contains(scr, "the server withdrew this question (no answer within 3s); nothing was sent") {
+		t.Errorf("status:\n%s", scr)
+	}
+	h.key("enter")
+	select {
+	case r := <-q.reply:
+		t.Fatalf("a stale answer was sent: %s", r.result)
+	default:
+	}
+	if len(h.m.questions) != 0 {
+		t.Errorf("%d questions still queued", len(h.m.questions))
+	}
+}
+
+// TestFormClosesWhenTheConnectionIsLost: the connection's end loses the
+// question; its form closes and says so.
+func TestFormClosesWhenTheConnectionIsLost(t *testing.T) {
+	h := newAnswerHarness(t, 80, 24, event.EraLegacy)
+	h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(4), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a")
+	h.events(event.Event{Kind: event.TransportClosed, Time: h.now})
+	if h.m.mode == keymap.ModeAnswer || !strings.Contains(h.screen(), "connection lost; nothing was sent") {
+		t.Fatalf("mode %v:\n%s", h.m.mode, h.screen())
+	}
+}
+
+// TestFormSaysItsRequestEndedFirst: the request the question arrived
+// during was answered while the form was open: the form stays (the
+// server did not withdraw the question) and says so before an answer is
+// sent.
+func TestFormSaysItsRequestEndedFirst(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	id := h.sendTool("confirm")
+	q := h.legacyAsk(wire.IntID(5), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a")
+	h.answer(id, `{"content":[{"type":"text","text":"went ahead without you"}]}`)
+	if h.m.mode != keymap.ModeAnswer || !strings.Contains(h.screen(), "its request #2 ended first: the server may no longer read an answer") {
+		t.Fatalf("mode %v:\n%s", h.m.mode, h.screen())
+	}
+	h.key("space", "enter")
+	select {
+	case <-q.reply:
+	default:
+		t.Fatal("the answer the user chose to send was not sent")
 	}
 }
