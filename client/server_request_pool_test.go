@@ -1,10 +1,15 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,5 +95,75 @@ func TestServerReusedOpenID(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d answers under ID 7, want 1: %q", n, p.all())
+	}
+}
+
+// failFirstAnswer is a legacy server's front that refuses the first
+// response the client POSTs (as an unreachable or failing server would)
+// and passes everything else.
+type failFirstAnswer struct {
+	next   http.Handler
+	mu     sync.Mutex
+	failed bool
+}
+
+func (f *failFirstAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if m, err := wire.Decode(body); err == nil && r.Method == http.MethodPost && m.IsResponse() {
+		f.mu.Lock()
+		first := !f.failed
+		f.failed = true
+		f.mu.Unlock()
+		if first {
+			http.Error(w, "down for a moment", http.StatusServiceUnavailable)
+			return
+		}
+	}
+	f.next.ServeHTTP(w, r)
+}
+
+// TestServerAnswerRetriedAfterAFailedPost: the POST of the answer to the
+// server's question fails; the client reports it (an internal
+// RequestFailed under the server's ID) and asks the handler's
+// OnAnswerFailed for another answer, which it sends.
+func TestServerAnswerRetriedAfterAFailedPost(t *testing.T) {
+	f := newLegacyFake(t)
+	f.call = func(w http.ResponseWriter, r *http.Request, m wire.Message) {
+		sseStart(w)
+		sseWrite(w, "data: "+string(wire.Request(wire.StringID("q1"), wire.MethodElicitationCreate, json.RawMessage(`{"message":"?"}`)))+"\n\n")
+		<-r.Context().Done()
+	}
+	srv := httptest.NewServer(&failFirstAnswer{next: f})
+	t.Cleanup(srv.Close)
+	failures := make(chan error, 2)
+	handler := func(ctx context.Context, method string, _ json.RawMessage) (json.RawMessage, *wire.Error) {
+		client.OnAnswerFailed(ctx, func(err error) (json.RawMessage, *wire.Error, bool) {
+			select {
+			case failures <- err:
+			default:
+				t.Errorf("asked for another try again: %v", err)
+				return nil, nil, false
+			}
+			return json.RawMessage(`{"action":"accept","content":{"try":2}}`), nil, true
+		})
+		return json.RawMessage(`{"action":"accept","content":{"try":1}}`), nil
+	}
+	c, rec, _ := connectClient(t, client.Config{URL: srv.URL, ProtocolVersion: wire.Version20251125, ServerRequests: handler})
+	send(t, c, 1, wire.MethodToolsCall, toolCall("x", nil))
+	select {
+	case err := <-failures:
+		if err == nil {
+			t.Error("OnAnswerFailed without the error")
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the failed answer was never reported to the handler")
+	}
+	rec.wait(t, "the failure as an internal RequestFailed", func(ev event.Event) bool {
+		return ev.Kind == event.RequestFailed && ev.Internal && ev.RequestID == wire.StringID("q1")
+	})
+	got := f.waitPost(t, "the second answer", func(m wire.Message) bool { return m.IsResponse() && m.ID == wire.StringID("q1") })
+	if !strings.Contains(string(got.Result), `"try":2`) {
+		t.Errorf("the server got %s, want the second answer", got.Result)
 	}
 }

@@ -132,6 +132,9 @@ type ServerRequest struct {
 	// Reason is the reason the server's notifications/cancelled gave when
 	// it withdrew it (clipped; raw, sanitise before display).
 	Reason string
+	// AnswerFailed is why the last answer inflight wrote could not be
+	// sent ("" when none failed): the request waits again.
+	AnswerFailed string
 }
 
 // Open reports whether it still waits for an answer.
@@ -159,6 +162,8 @@ func (t *Tracker) onInternal(ev *event.Event) {
 		t.serverAsked(ev)
 	case ev.Kind == event.Sent && (ev.Msg.Kind == wire.KindResult || ev.Msg.Kind == wire.KindError):
 		t.serverAnswered(ev)
+	case ev.Kind == event.RequestFailed:
+		t.serverAnswerFailed(ev)
 	case ev.Kind == event.Received && ev.Msg.Kind == wire.KindNotification && ev.Msg.Method == wire.NotifyCancelled:
 		if c, err := wire.DecodeCancelled(ev.Msg.Params); err == nil {
 			t.serverWithdrew(c.RequestID, c.Reason, ev)
@@ -270,7 +275,7 @@ func (t *Tracker) serverAnswered(ev *event.Event) {
 		return
 	}
 	delete(t.serverOpen, s.ID)
-	s.Ended = ev.Time
+	s.Ended, s.AnswerFailed = ev.Time, ""
 	if ev.Msg.Kind == wire.KindError {
 		s.Error = clipError(ev.Msg.Error)
 		s.State = ServerRefused
@@ -295,6 +300,33 @@ func (t *Tracker) serverAnswered(ev *event.Event) {
 		case "cancel":
 			s.State = ServerDismissed
 		}
+	}
+}
+
+// serverAnswerFailed applies the client's report that the answer it wrote
+// to one of the server's requests could not be sent (ev.RequestID is the
+// server's ID): the server never got it, so the request waits again, with
+// why, for another answer.
+func (t *Tracker) serverAnswerFailed(ev *event.Event) {
+	id := ev.RequestID
+	if id.IsZero() || t.serverOpen[id] != nil {
+		return
+	}
+	for i := len(t.serverReqs) - 1; i >= 0 && i >= len(t.serverReqs)-64; i-- {
+		s := t.serverReqs[i]
+		if s.ID != id {
+			continue
+		}
+		switch s.State {
+		case ServerAnswered, ServerDeclined, ServerDismissed, ServerRefused:
+			why := "not sent"
+			if ev.Err != nil {
+				why = ev.Err.Error()
+			}
+			s.State, s.Ended, s.Answer, s.Error, s.AnswerFailed = ServerWaiting, time.Time{}, nil, nil, clip(why, 256)
+			t.serverOpen[id] = s
+		}
+		return
 	}
 }
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"inflight/event"
@@ -68,4 +69,26 @@ func TestWaitingInputCounted(t *testing.T) {
 	input, server := h.tr.Waiting()
 	expect(t, "input", input, 1)
 	expect(t, "server", server, 0)
+}
+
+// TestServerAnswerFailed: the client's report that its answer could not
+// be sent puts the server's request back to waiting, with why; the next
+// answer that goes out ends it.
+func TestServerAnswerFailed(t *testing.T) {
+	h, r := legacy(t, event.TransportStdio)
+	h.apply(serverReq(10, 1, wire.MethodElicitationCreate, `{}`, wire.ID{}))
+	h.apply(ourAnswer(20, wire.ResultResponse(id(1), json.RawMessage(`{"action":"accept","content":{}}`))))
+	s := h.tr.ServerRequests()[0]
+	expect(t, "answered", s.State, ServerAnswered)
+	h.apply(event.Event{Kind: event.RequestFailed, Time: ms(21), RequestID: id(1), Internal: true, Err: errors.New("server unreachable")})
+	expect(t, "waiting again", s.State, ServerWaiting)
+	expect(t, "why", s.AnswerFailed, "server unreachable")
+	expect(t, "our own request 1 untouched", r.State, StatePending)
+	if _, ok := h.tr.ServerRequest(id(1)); !ok {
+		t.Fatal("not open again")
+	}
+	h.apply(ourAnswer(30, wire.ResultResponse(id(1), json.RawMessage(`{"action":"decline"}`))))
+	expect(t, "declined", s.State, ServerDeclined)
+	expect(t, "why cleared", s.AnswerFailed, "")
+	expect(t, "ended", s.Ended, ms(30))
 }

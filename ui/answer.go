@@ -70,12 +70,14 @@ const (
 	questionAsked     questionKind = iota
 	questionWithdrawn              // the server cancelled it
 	questionExpired                // nobody answered within the bound
+	questionNotSent                // the answer could not be sent: the form again
 )
 
 // questionMsg carries a legacy server's question, or its end, to Update.
 type questionMsg struct {
 	kind questionKind
 	q    *serverQuestion
+	err  error // questionNotSent: why
 }
 
 // serverQuestion is one legacy server request waiting for the user.
@@ -88,6 +90,9 @@ type serverQuestion struct {
 	// rec is the tracker's record of it, once found (it stays the same
 	// record after the question ends: its fate is read from it).
 	rec *session.ServerRequest
+	// form is the form as it was when the user answered, kept so that an
+	// answer that could not be sent opens again as typed.
+	form *answerForm
 }
 
 type serverReply struct {
@@ -118,6 +123,28 @@ func (q *Questions) Serve(ctx context.Context, method string, params json.RawMes
 		default: // a full queue: the UI finds out from the tracker
 		}
 	}
+	// An answer that cannot be sent (the POST failed) comes back to the
+	// user: the form opens again, as typed, with the error, and what the
+	// user answers then is sent instead (the client calls this on the
+	// request's goroutine once Serve returned).
+	client.OnAnswerFailed(ctx, func(err error) (json.RawMessage, *wire.Error, bool) {
+		select {
+		case q.ch <- questionMsg{kind: questionNotSent, q: sq, err: err}:
+		case <-ctx.Done():
+			return nil, nil, false
+		}
+		again := time.NewTimer(q.wait)
+		defer again.Stop()
+		select {
+		case r := <-sq.reply:
+			return r.result, r.err, true
+		case <-ctx.Done():
+			tell(questionWithdrawn)
+		case <-again.C:
+			tell(questionExpired)
+		}
+		return nil, nil, false
+	})
 	select {
 	case r := <-sq.reply:
 		return r.result, r.err
@@ -235,6 +262,8 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 	case questionAsked:
 		m.questions = append(m.questions, msg.q)
 		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: press a to answer", m.line(msg.q.method)))
+	case questionNotSent:
+		m.answerNotSent(msg.q, msg.err)
 	case questionWithdrawn, questionExpired:
 		m.dropQuestion(msg.q)
 		text := "the server withdrew this question"
@@ -651,7 +680,7 @@ func (m *Model) answerWith(action string) tea.Cmd {
 		result = mustJSON(map[string]string{"action": action})
 	}
 	if q := f.legacy; q != nil {
-		if s := m.serverRequest(q); s != nil && s.State != session.ServerWaiting && s.State != session.ServerAbandoned {
+		if s := m.serverRequest(q); s != nil && (s.State == session.ServerWithdrawn || s.State == session.ServerLost || s.State == session.ServerNotAnswered) {
 			// Its fate changed under the form: an answer now would be
 			// stale (and the client sends none for a withdrawn one).
 			m.dropQuestion(q)
@@ -660,6 +689,9 @@ func (m *Model) answerWith(action string) tea.Cmd {
 			return nil
 		}
 		q.reply <- serverReply{result: result, err: rpcErr}
+		kept := *f
+		kept.err, kept.warn = "", ""
+		q.form = &kept
 		m.dropQuestion(q)
 		m.closeAnswer()
 		m.setStatus(levelInfo, fmt.Sprintf("%s %s: %s", m.line(q.method), m.line(q.id.String()), answeredWord(action, q.method)))

@@ -264,6 +264,10 @@ func (m *Model) incomingParts(s *session.ServerRequest) []cellPart {
 	switch s.State {
 	case session.ServerWaiting:
 		add(st.Warn, prioFlag, "waiting for you", "for you")
+		if s.AnswerFailed != "" {
+			parts = append(parts, cellPart{variants: []string{"✗ the answer could not be sent: " + m.line(s.AnswerFailed), "✗ answer not sent"},
+				style: st.Error, prio: prioFlag, cut: true, keep: len("✗ answer not sent")})
+		}
 	case session.ServerAnswered:
 		add(st.Dim, prioSignal, "answered"+after+" · "+answeredAs(s), "answered"+after, "answered")
 	case session.ServerDeclined:
@@ -587,4 +591,37 @@ func (m *Model) questionFates() {
 			}
 		}
 	}
+}
+
+// answerNotSent takes the client's word (through Serve) that the answer
+// to q could not be sent: q waits again, and its form opens again as the
+// user typed it, saying why, when the user is on the list or a detail
+// (elsewhere the status line says so, and a answers it again).
+func (m *Model) answerNotSent(q *serverQuestion, err error) {
+	if !m.queued(q) {
+		m.questions = append(m.questions, q)
+	}
+	why := "the answer could not be sent"
+	if err != nil {
+		why += ": " + err.Error()
+	}
+	if q.form != nil && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail) {
+		m.prevAnswer = m.mode
+		m.answer = *q.form
+		m.answer.err = why + " — enter sends it again, esc answers later"
+		m.mode = keymap.ModeAnswer
+		m.setStatus(levelError, m.line(q.method)+" "+m.line(q.id.String())+": "+why)
+		return
+	}
+	m.setStatus(levelError, m.line(q.method)+" "+m.line(q.id.String())+": "+why+" — a answers it again")
+}
+
+// queued reports whether q is in the answer queue.
+func (m *Model) queued(q *serverQuestion) bool {
+	for _, o := range m.questions {
+		if o == q {
+			return true
+		}
+	}
+	return false
 }

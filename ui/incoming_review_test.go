@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -89,5 +90,39 @@ func TestFormSaysItsRequestEndedFirst(t *testing.T) {
 	case <-q.reply:
 	default:
 		t.Fatal("the answer the user chose to send was not sent")
+	}
+}
+
+// TestFormOpensAgainWhenTheAnswerIsNotSent: the answer's POST failed
+// (the server unreachable): the client says so through Serve, the form
+// opens again as typed, with the error, and enter sends it again.
+func TestFormOpensAgainWhenTheAnswerIsNotSent(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("confirm")
+	q := h.legacyAsk(wire.IntID(6), wire.MethodElicitationCreate, `{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`)
+	h.key("a")
+	h.typeText("Ada")
+	h.key("enter")
+	if r := <-q.reply; !strings.Contains(string(r.result), `"Ada"`) {
+		t.Fatalf("first reply %s", r.result)
+	}
+	h.legacyAnswered(wire.IntID(6), `{"action":"accept","content":{"name":"Ada"}}`)
+	h.events(event.Event{Kind: event.RequestFailed, RequestID: wire.IntID(6), Internal: true, Err: errors.New("POST response: server unreachable")})
+	if h.m.state != connUp {
+		t.Errorf("a failed answer made the connection lost")
+	}
+	h.m.Update(questionMsg{kind: questionNotSent, q: q, err: errors.New("POST response: server unreachable")})
+	scr := h.screen()
+	if h.m.mode != keymap.ModeAnswer || !strings.Contains(scr, "the answer could not be sent: POST response: server unreachable") || !strings.Contains(scr, "Ada") {
+		t.Fatalf("the form did not open again as typed, with the error:\n%s", scr)
+	}
+	h.key("enter")
+	select {
+	case r := <-q.reply:
+		if !strings.Contains(string(r.result), `"Ada"`) {
+			t.Errorf("second reply %s", r.result)
+		}
+	default:
+		t.Fatal("enter did not send it again")
 	}
 }

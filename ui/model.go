@@ -584,7 +584,9 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			// flight shares its fate: the tracker ends it now, as for a
 			// closed transport, so that no request stays running on a
 			// connection the UI calls lost (or on the next one, after R).
-			if errors.Is(ev.Err, client.ErrUnreachable) && !m.quitting && m.state == connUp {
+			// (Not an answer to the server's own request that failed: its
+			// form says so, and the user may try again, incoming.go.)
+			if errors.Is(ev.Err, client.ErrUnreachable) && !ev.Internal && !m.quitting && m.state == connUp {
 				m.state = connLost
 				m.connErr = ev.Err
 				lost := event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err}
