@@ -600,6 +600,15 @@ func (m *Model) answerKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, answerDetails):
 		id := f.id
+		if q := f.legacy; q != nil {
+			if s := m.serverRequest(q); s != nil {
+				// The server's question itself: its params, its tie.
+				m.closeAnswer()
+				m.openIncomingDetail(s)
+				m.setStatus(levelInfo, "not answered yet: a opens the form again")
+				return nil
+			}
+		}
 		m.closeAnswer()
 		if r, ok := m.tracker.Get(id); ok && !id.IsZero() {
 			m.list.selected = r.ID
@@ -986,7 +995,14 @@ func (m *Model) viewAnswer(height int) string {
 		b.WriteString("\n" + st.Warn.Render(fit("  ⚑ "+m.line(f.warn), m.width)) + "\n")
 	}
 	if f.err != "" {
-		b.WriteString("\n" + st.Error.Render(fit("  ✗ "+m.line(f.err), m.width)) + "\n")
+		b.WriteString("\n")
+		for i, l := range wrapText(m.line(f.err), m.width-6) {
+			mark := "  ✗ "
+			if i > 0 {
+				mark = "    "
+			}
+			b.WriteString(st.Error.Render(fit(mark+l, m.width)) + "\n")
+		}
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -129,8 +130,16 @@ func TestIncomingEnterAnswersThatQuestion(t *testing.T) {
 	if h.m.mode != keymap.ModeAnswer || h.m.answer.legacy != q2 || !strings.Contains(h.screen(), "And the backups?") {
 		t.Fatalf("the form is not on the second question:\n%s", h.screen())
 	}
-	h.key("esc")
-	h.key("up") // the first question
+	h.key("ctrl+o")
+	if h.m.mode != keymap.ModeDetail || h.m.detail.srv == nil || h.m.detail.srv.ID != wire.IntID(8) {
+		t.Fatalf("ctrl+o did not show the question's own detail: mode %v", h.m.mode)
+	}
+	h.key("a")
+	if h.m.mode != keymap.ModeAnswer || h.m.answer.legacy != q2 {
+		t.Fatalf("a in the question's detail did not open its form")
+	}
+	h.key("esc", "esc")
+	h.key("end", "down", "down", "up") // the first question
 	_, before := h.fake.calls()
 	h.key("c")
 	if _, after := h.fake.calls(); after != before {
@@ -233,6 +242,16 @@ func TestGoldenIncomingRows(t *testing.T) {
 			}
 			h.key("esc")
 			h.m.openDetail()
+			h.layoutNow()
+			h.golden()
+		})
+		t.Run("not-sent-form-"+suffix, func(t *testing.T) {
+			h := newAnswerHarness(t, size.w, size.h, event.EraLegacy)
+			h.sendTool("confirm")
+			q := h.legacyAsk(wire.IntID(1), wire.MethodElicitationCreate, legacyConfirm)
+			h.key("a", "space", "enter")
+			<-q.reply
+			h.m.Update(questionMsg{kind: questionNotSent, q: q, err: errors.New("POST response: dial tcp 127.0.0.1:18732: connect: connection refused")})
 			h.layoutNow()
 			h.golden()
 		})
