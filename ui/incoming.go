@@ -427,16 +427,17 @@ func (m *Model) openIncomingDetail(s *session.ServerRequest) {
 
 // incomingSig is what an incoming detail's body is built from.
 type incomingSig struct {
-	s     *session.ServerRequest
-	state session.ServerRequestState
-	dark  bool
+	s      *session.ServerRequest
+	state  session.ServerRequestState
+	failed string
+	dark   bool
 }
 
 // layoutIncomingDetail builds the incoming detail's body when what it
 // shows changed.
 func (m *Model) layoutIncomingDetail(height int) {
 	d := &m.detail
-	sig := incomingSig{s: d.srv, state: d.srv.State, dark: m.dark}
+	sig := incomingSig{s: d.srv, state: d.srv.State, failed: d.srv.AnswerFailed, dark: m.dark}
 	if sig != d.srvBuilt || d.wrapped != m.width {
 		d.srvBuilt = sig
 		d.content = m.incomingBody(d.srv)
@@ -502,11 +503,14 @@ func (m *Model) incomingBody(s *session.ServerRequest) string {
 			line += "  (no reason given)"
 		case s.Error != nil:
 			line += "  error " + strconv.Itoa(s.Error.Code) + " " + m.line(s.Error.Message)
-		case s.State == session.ServerAnswered || s.State == session.ServerDeclined || s.State == session.ServerDismissed:
-			line += "  " + answerWord(s.Answer)
+		case s.State == session.ServerAnswered:
+			line += "  " + answeredAs(s)
 		}
 		b.WriteString(line + "\n")
 	} else if s.Open() {
+		if s.AnswerFailed != "" {
+			b.WriteString(st.Error.Render("  the answer could not be sent: "+m.line(s.AnswerFailed)) + "\n")
+		}
 		b.WriteString(st.Warn.Render("  waiting for you: a answers it, c declines it") + "\n")
 	}
 	b.WriteString("\n" + st.Bold.Render("PARAMS") + "\n")
