@@ -169,7 +169,8 @@ func TestIncomingFilterAndClear(t *testing.T) {
 	id := h.sendTool("confirm")
 	h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
 	h.key("f")
-	if scr := h.screen(); !strings.Contains(scr, "└ ↘ elicitation/create") || !strings.Contains(scr, " confirm ") || strings.Contains(scr, "tools/list") {
+	if scr := h.screen(); !strings.Contains(scr, "└ ↘ elicitation/create") || !strings.Contains(scr, " confirm ") || strings.Contains(scr, "tools/list") ||
+		!strings.Contains(scr, "list: in flight — 1 request ") {
 		t.Fatalf("in flight does not show the waiting question under its request:\n%s", scr)
 	}
 	h.key("f", "f", "f") // back to all

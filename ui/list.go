@@ -109,6 +109,21 @@ func (m *Model) shownLen() int {
 	return m.tracker.Len()
 }
 
+// shownRequests is how many of the rows shown are requests (the server's
+// own requests are rows too).
+func (m *Model) shownRequests() int {
+	if !m.list.filtered {
+		return m.tracker.Len()
+	}
+	n := 0
+	for _, row := range m.list.shown {
+		if row.srv == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // shownRow is the row at position pos among the rows shown.
 func (m *Model) shownRow(pos int) listRow {
 	if m.list.filtered {
@@ -240,7 +255,7 @@ func (m *Model) scrollList(delta int) {
 func (m *Model) cycleFilter() {
 	m.list.filter = m.list.filter.next()
 	m.refreshShown()
-	n := m.shownLen()
+	n := m.shownRequests()
 	text := fmt.Sprintf("list: %s — %d %s", m.list.filter, n, countNoun(n, "request", "requests"))
 	if m.list.filter == filterAll {
 		text = fmt.Sprintf("list: all %d %s", n, countNoun(n, "request", "requests"))
@@ -276,7 +291,7 @@ func (m *Model) clearFinished() {
 	case !m.list.clearedAt.IsZero():
 		m.list.clearedAt = time.Time{}
 		m.refreshShown()
-		m.setStatus(levelInfo, fmt.Sprintf("showing the cleared requests again (%d in the list)", m.shownLen()))
+		m.setStatus(levelInfo, fmt.Sprintf("showing the cleared requests again (%d in the list)", m.shownRequests()))
 	default:
 		m.setStatus(levelInfo, "nothing finished to clear")
 	}

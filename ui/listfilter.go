@@ -85,13 +85,7 @@ func (m *Model) listShownText(room int) string {
 	st := m.styles
 	name := st.Bold.Render(l.filter.String())
 	total := m.tracker.Len() - m.tracker.TaskRequestsKept()
-	// Requests, not rows: the server's own requests are rows too.
-	shown := 0
-	for _, row := range l.shown {
-		if row.srv == nil {
-			shown++
-		}
-	}
+	shown := m.shownRequests()
 	of := fmt.Sprintf(" %d of %d", shown, total)
 	cleared := ""
 	if l.hiddenByClear > 0 {
