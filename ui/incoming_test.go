@@ -246,6 +246,12 @@ func TestGoldenIncomingRows(t *testing.T) {
 			h.layoutNow()
 			h.golden()
 		})
+		t.Run("detail-tied-"+suffix, func(t *testing.T) {
+			h := build(t)
+			h.key("home", "down", "down") // confirm's answered question
+			h.key("enter")
+			h.golden()
+		})
 		t.Run("not-sent-form-"+suffix, func(t *testing.T) {
 			h := newAnswerHarness(t, size.w, size.h, event.EraLegacy)
 			h.sendTool("confirm")
