@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strconv"
 	"time"
 
@@ -135,6 +136,16 @@ type ServerRequest struct {
 	// AnswerFailed is why the last answer inflight wrote could not be
 	// sent ("" when none failed): the request waits again.
 	AnswerFailed string
+	// seq is the last request ID inflight had begun when it came: its
+	// place among the requests (ServerRequestPlace), whatever the clock.
+	seq int64
+}
+
+// ServerRequestPlace is where s came among the requests in history: the
+// index of the last one begun before it (-1: before every one kept). The
+// order is the order of events, not of times, which may be equal.
+func (t *Tracker) ServerRequestPlace(s *ServerRequest) int {
+	return sort.Search(len(t.hist), func(i int) bool { return t.hist[i].seq > s.seq }) - 1
 }
 
 // Open reports whether it still waits for an answer.
@@ -179,7 +190,7 @@ func (t *Tracker) serverAsked(ev *event.Event) {
 	if len(p) > maxAskedBytes {
 		p = nil
 	}
-	s := &ServerRequest{ID: ev.Msg.ID, Method: clip(ev.Msg.Method, 64), Params: bytes.Clone(p), At: ev.Time}
+	s := &ServerRequest{ID: ev.Msg.ID, Method: clip(ev.Msg.Method, 64), Params: bytes.Clone(p), At: ev.Time, seq: t.lastID}
 	var r *Request
 	switch {
 	case !ev.Owner.IsZero():

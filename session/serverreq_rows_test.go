@@ -92,3 +92,16 @@ func TestServerAnswerFailed(t *testing.T) {
 	expect(t, "why cleared", s.AnswerFailed, "")
 	expect(t, "ended", s.Ended, ms(30))
 }
+
+// TestServerRequestPlace: a server request's place among the requests is
+// the order of events, even when the clock gives them all one time.
+func TestServerRequestPlace(t *testing.T) {
+	h, _ := legacy(t, event.TransportStdio) // request 1 begun
+	h.apply(serverReq(0, 1, wire.MethodElicitationCreate, `{}`, wire.ID{}))
+	h.begin(0, wire.MethodToolsCall, `{"name":"later"}`)
+	h.begin(0, wire.MethodToolsCall, `{"name":"latest"}`)
+	h.apply(serverReq(0, 2, wire.MethodElicitationCreate, `{}`, wire.ID{}))
+	all := h.tr.ServerRequests()
+	expect(t, "the first came after request 1", h.tr.ServerRequestPlace(all[0]), 0)
+	expect(t, "the second after all three", h.tr.ServerRequestPlace(all[1]), 2)
+}

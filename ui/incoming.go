@@ -3,7 +3,6 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -33,8 +32,10 @@ func (m *Model) buildRows() {
 	l := &m.list
 	untied := m.tracker.ServerRequestsUntied()
 	u := 0
-	addUntied := func(before time.Time, all bool, idx int) {
-		for ; u < len(untied) && (all || untied[u].At.Before(before)); u++ {
+	// addUntied adds the untied that came after request idx was begun
+	// and before the next (all: the rest).
+	addUntied := func(all bool, idx int) {
+		for ; u < len(untied) && (all || m.tracker.ServerRequestPlace(untied[u]) <= idx); u++ {
 			s := untied[u]
 			switch {
 			case !l.filter.keepsIncoming(s):
@@ -47,7 +48,7 @@ func (m *Model) buildRows() {
 	}
 	for i := 0; i < m.tracker.Len(); i++ {
 		r := m.tracker.At(i)
-		addUntied(r.Created, false, i-1)
+		addUntied(false, i-1)
 		if isTaskRequest(r) {
 			continue
 		}
@@ -71,7 +72,7 @@ func (m *Model) buildRows() {
 			l.shown = append(l.shown, listRow{idx: i, srv: s})
 		}
 	}
-	addUntied(time.Time{}, true, m.tracker.Len()-1)
+	addUntied(true, m.tracker.Len()-1)
 }
 
 // keepsIncoming reports whether the filter shows one of the server's
@@ -117,11 +118,10 @@ func (m *Model) incomingPos(s *session.ServerRequest) (int, bool) {
 			idx, _ = m.tracker.Index(r.ID)
 		}
 	} else {
-		// The untied sit after the last request begun before them: look
-		// from the first row of that request on.
-		idx = sort.Search(m.tracker.Len(), func(i int) bool { return !m.tracker.At(i).Created.Before(s.At) }) - 1
+		// The untied sit under the last request begun before they came.
+		idx = m.tracker.ServerRequestPlace(s)
 	}
-	for pos := m.rowsFrom(idx); pos < len(rows) && rows[pos].idx <= idx+1; pos++ {
+	for pos := m.rowsFrom(idx); pos < len(rows) && rows[pos].idx == idx; pos++ {
 		if rows[pos].srv == s {
 			return pos, true
 		}

@@ -264,3 +264,27 @@ func TestGoldenIncomingRows(t *testing.T) {
 		})
 	}
 }
+
+// TestIncomingSelectionStaysOnAnUntiedRow: with the clock frozen (every
+// request begun at the same instant as the question), an untied row the
+// user selected keeps the selection through later updates.
+func TestIncomingSelectionStaysOnAnUntiedRow(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("slow")
+	h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(3), wire.MethodElicitationCreate, legacyConfirm)
+	h.sendTool("later")
+	h.sendTool("latest")
+	h.key("end", "up", "up")
+	if s := h.m.list.srv; s == nil || s.ID != wire.IntID(3) {
+		t.Fatalf("selected %v, want the untied question", h.m.list.selected)
+	}
+	h.advance(time.Second)
+	h.sendTool("more") // not following: the selection stays
+	if s := h.m.list.srv; s == nil || s.ID != wire.IntID(3) {
+		t.Fatalf("the selection left the untied question: %v", h.m.list.selected)
+	}
+	if pos, ok := h.m.selectedPos(); !ok || h.m.shownRow(pos).srv == nil {
+		t.Fatalf("the selected row is not found among the rows shown")
+	}
+}
