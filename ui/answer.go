@@ -195,6 +195,9 @@ type answerForm struct {
 	// warn says what changed under the form (the question's request
 	// ended first): the answer can still be sent.
 	warn string
+	// dead: a modern form shown again, as typed, after its round could not
+	// be sent (the request failed): it only tells, it sends nothing.
+	dead bool
 }
 
 // anyway begins a schema objection the form says before sending.
@@ -384,6 +387,17 @@ func (m *Model) nextAsked() tea.Cmd {
 
 // sendAnswers answers the round and sends the next one.
 func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage) tea.Cmd {
+	var kept *answerForm
+	if m.mode == keymap.ModeAnswer && m.answer.legacy == nil && len(m.answer.fields) > 0 {
+		f := m.answer
+		f.err, f.warn = "", ""
+		// The question shown last (answering moved past it, and past any
+		// roots answered without a prompt).
+		for f.cur > 0 && (f.cur >= len(f.asked) || f.asked[f.cur].Method == wire.MethodRootsList) {
+			f.cur--
+		}
+		kept = &f
+	}
 	m.closeAnswer()
 	rt, err := m.tracker.Answer(id, answers, m.now())
 	if err != nil {
@@ -391,6 +405,10 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage) tea.
 		return nil
 	}
 	m.changed([]session.Change{rt.Change})
+	if kept != nil {
+		kept.id = rt.ID
+		m.sentRound = kept
+	}
 	m.setStatus(levelInfo, fmt.Sprintf("#%s: answered — round %d sent", rt.ID, rt.Round))
 	m.status.about = rt.ID
 	m.afterChange()
@@ -614,6 +632,13 @@ func (m *Model) answerKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.list.selected = r.ID
 			m.openDetail()
 			m.setStatus(levelInfo, "not answered yet: a opens the form again")
+		}
+		return nil
+	case f.dead:
+		// Shown again after its round could not be sent: the request
+		// failed with it, and nothing more can be sent on it.
+		if msg.String() == "enter" || key.Matches(msg, answerDecline) || key.Matches(msg, answerDismiss) {
+			f.err = "the request failed with the round that could not be sent: nothing more can be sent on it — esc closes, r on its row re-issues it"
 		}
 		return nil
 	case msg.String() == "enter":

@@ -629,3 +629,23 @@ func (m *Model) queued(q *serverQuestion) bool {
 	}
 	return false
 }
+
+// answerRoundFailed shows the modern form again, as the user typed it,
+// when the round it sent could not be sent (id is the round's): the
+// request failed with it (session's verdict), so the form says so and
+// sends nothing more; the status line already says why.
+func (m *Model) answerRoundFailed(id wire.ID, err error) {
+	f := m.sentRound
+	if f == nil || f.id != id {
+		return
+	}
+	m.sentRound = nil
+	if m.mode != keymap.ModeList && m.mode != keymap.ModeDetail {
+		return
+	}
+	m.prevAnswer = m.mode
+	m.answer = *f
+	m.answer.dead = true
+	m.answer.err = fmt.Sprintf("this answer could not be sent: %v — the request failed with it (esc closes)", err)
+	m.mode = keymap.ModeAnswer
+}

@@ -126,3 +126,36 @@ func TestFormOpensAgainWhenTheAnswerIsNotSent(t *testing.T) {
 		t.Fatal("enter did not send it again")
 	}
 }
+
+// TestModernRoundNotSentShowsTheForm: the next round's POST fails (the
+// server unreachable): the request fails with it (nothing reached the
+// server), and the form comes back as typed with the error, sending
+// nothing more.
+func TestModernRoundNotSentShowsTheForm(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraModern)
+	h.waitingConfirm()
+	h.key("enter")
+	h.key("tab", "tab", "tab") // note (the fields are in name order)
+	h.typeText(" now")
+	h.fake.mu.Lock()
+	h.fake.sendErr = errors.New("POST tools/call: server unreachable")
+	h.fake.mu.Unlock()
+	before := h.sentCount()
+	h.key("enter")
+	if h.sentCount() != before+1 {
+		t.Fatalf("sent %d, want the next round:\n%s", h.sentCount()-before, h.screen())
+	}
+	scr := h.screen()
+	if h.m.mode != keymap.ModeAnswer || !strings.Contains(scr, "this answer could not be sent: POST tools/call: server unreachable") ||
+		!strings.Contains(scr, "tidy up now") {
+		t.Fatalf("the form is not back as typed, with the error:\n%s", scr)
+	}
+	h.key("enter")
+	if h.sentCount() != before+1 {
+		t.Errorf("enter on the failed form sent again")
+	}
+	h.key("esc")
+	if h.m.mode != keymap.ModeList {
+		t.Errorf("esc did not close it: %v", h.m.mode)
+	}
+}

@@ -221,6 +221,9 @@ type Model struct {
 	questions  []*serverQuestion
 	answer     answerForm
 	prevAnswer mode
+	// sentRound is the modern form as it was when its round was sent, until
+	// the send returns (answerRoundFailed shows it again on a failure).
+	sentRound *answerForm
 
 	// auth is the connection's OAuth authorization as its steps told it
 	// (auth.go).
@@ -731,6 +734,7 @@ func (m *Model) handleSendFailed(msg sendFailedMsg) {
 	failed := event.Event{Kind: event.RequestFailed, Time: m.now(), RequestID: msg.id, Err: msg.err}
 	m.applied(failed, m.tracker.Apply(failed))
 	m.setStatus(levelError, fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err))
+	m.answerRoundFailed(msg.id, msg.err)
 }
 
 // cancel records the intent and returns the command that sends the signal.
