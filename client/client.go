@@ -943,8 +943,9 @@ func (c *Client) echoed(msg wire.Message, raw []byte) bool {
 // for 300 000 pings on stdio, and opened a connection per answer on HTTP).
 const (
 	// serverWorkers answer the server's requests, taking them in the order
-	// they came: a small pool, so that one slow handler (sampling waiting
-	// for a person) does not hold the pings behind it.
+	// they came: a small pool for what is answered at once (pings,
+	// refusals); a request for the ServerRequests handler, which may wait
+	// for a person, is handed to a goroutine of its own (serverWorker).
 	serverWorkers = 4
 	// maxServerAnswering is how many of them may wait to be answered;
 	// past it a request is refused (an error, cheap to write) and reported
@@ -986,11 +987,25 @@ func (c *Client) handleServerRequest(msg wire.Message, raw []byte, at time.Time)
 			go c.serverWorker(c.serverJobs)
 		}
 	}
+	if _, open := c.serverCalls[msg.ID]; open {
+		// The server reused the ID of its own request still waiting for
+		// inflight's answer. Any answer under that ID would be read as the
+		// first one's, so this one gets none: the first keeps its answer
+		// (the tracker flags the reuse, server_request_reused_id).
+		c.mu.Unlock()
+		c.emitWait(event.Event{Kind: event.Note, Time: at, RequestID: msg.ID, Internal: true,
+			Text: fmt.Sprintf("the server sent %s under ID %s, which its request still waiting for an answer has: not answered, so that the two are not mixed", msg.Method, msg.ID)})
+		return
+	}
 	job := serverJob{msg: msg, refuse: c.answering >= maxServerAnswering}
 	if !job.refuse {
 		c.answering++
-		if msg.Method != wire.MethodPing && c.cfg.ServerRequests != nil {
-			job.ctx, job.cancel = context.WithCancel(context.WithValue(context.Background(), serverRequestIDKey{}, msg.ID))
+		if msg.Method != wire.MethodPing {
+			// Every open request is registered, answered by a handler or
+			// refused, so that a reused ID is seen whatever answers it;
+			// the ctx is the handler's and the server's cancel ends it.
+			ctx := context.WithValue(context.WithValue(context.Background(), serverRequestIDKey{}, msg.ID), answerRetryKey{}, &answerRetry{})
+			job.ctx, job.cancel = context.WithCancel(ctx)
 			c.serverCalls[msg.ID] = job.cancel
 		}
 	}
@@ -1045,9 +1060,28 @@ func (c *Client) serverWorker(jobs <-chan serverJob) {
 		case <-c.dead:
 			return
 		case job := <-jobs:
+			if job.waitsOnHandler(c.cfg.ServerRequests != nil) {
+				// A handler may wait for a person (the TUI's answer form):
+				// it gets a goroutine of its own, so that four questions
+				// open at once never hold the pool and a ping behind them
+				// (at most maxServerAnswering such goroutines: each is
+				// counted in answering until it ends).
+				c.wg.Add(1)
+				go func() {
+					defer c.wg.Done()
+					c.serve(job)
+				}()
+				continue
+			}
 			c.serve(job)
 		}
 	}
+}
+
+// waitsOnHandler reports whether answering job calls the ServerRequests
+// handler (which may wait for the user), rather than answering at once.
+func (job serverJob) waitsOnHandler(hasHandler bool) bool {
+	return hasHandler && !job.refuse && job.msg.Method != wire.MethodPing
 }
 
 func (c *Client) serve(job serverJob) {
@@ -1067,29 +1101,90 @@ func (c *Client) serve(job serverJob) {
 			return // cancelled by the server while it waited
 		}
 		result, rpcErr := c.cfg.ServerRequests(job.ctx, msg.Method, msg.Params)
-		c.mu.Lock()
-		_, stillWanted := c.serverCalls[msg.ID]
-		c.mu.Unlock()
-		if !stillWanted || job.ctx.Err() != nil {
-			// The server cancelled it: it must not get a response.
-			return
+		for {
+			c.mu.Lock()
+			_, stillWanted := c.serverCalls[msg.ID]
+			c.mu.Unlock()
+			if !stillWanted || job.ctx.Err() != nil {
+				// The server cancelled it: it must not get a response.
+				return
+			}
+			raw := wire.ResultResponse(msg.ID, result)
+			if rpcErr != nil {
+				raw = wire.ErrorResponse(msg.ID, rpcErr.Code, rpcErr.Message)
+			}
+			err := c.respond(raw)
+			retry := answerRetryOf(job.ctx)
+			if err == nil || retry == nil || c.isClosing() {
+				return // sent, or nobody to try again, or the client is closing
+			}
+			// The answer never reached the server: the handler that asked
+			// for another try gives it (the TUI's form, open again), on
+			// this goroutine of the request's own.
+			var again bool
+			if result, rpcErr, again = retry(err); !again {
+				return
+			}
 		}
-		if rpcErr != nil {
-			c.respond(wire.ErrorResponse(msg.ID, rpcErr.Code, rpcErr.Message))
-			return
-		}
-		c.respond(wire.ResultResponse(msg.ID, result))
 	}
 }
 
-// respond sends a response to a server request.
-func (c *Client) respond(raw []byte) {
+// respond sends a response to a server request. A response that could
+// not be sent is reported as an internal RequestFailed under the server's
+// ID (the tracker's server request waits again, session/serverreq.go).
+func (c *Client) respond(raw []byte) error {
 	info := c.Info()
 	out := outgoing{raw: raw, internal: true, version: info.ProtocolVersion, modern: info.Era == event.EraModern}
 	c.emitOwnSent(wire.ID{}, raw, time.Now())
-	if err := c.t.send(context.Background(), out); err != nil {
-		c.emit(event.Event{Kind: event.Note, Time: time.Now(), Text: "answering the server's request failed: " + err.Error()})
+	err := c.t.send(context.Background(), out)
+	if err != nil {
+		msg, _ := wire.Decode(raw)
+		c.emit(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: msg.ID, Internal: true, Err: err,
+			Text: "answering the server's request " + msg.ID.String() + " failed: " + err.Error()})
 	}
+	return err
+}
+
+// isClosing reports whether Close has begun.
+func (c *Client) isClosing() bool {
+	c.lifeMu.Lock()
+	defer c.lifeMu.Unlock()
+	return c.closing
+}
+
+// answerRetryKey keys, in a ServerRequests handler's ctx, where the
+// handler may leave what to do when its answer cannot be sent.
+type answerRetryKey struct{}
+
+// answerRetry holds a handler's OnAnswerFailed.
+type answerRetry struct {
+	mu sync.Mutex
+	fn func(error) (json.RawMessage, *wire.Error, bool)
+}
+
+// OnAnswerFailed registers, for the ServerRequests handler whose ctx this
+// is, what the client calls when the answer the handler returned could not
+// be sent (an HTTP POST that failed: the server unreachable): fn gets the
+// error and returns another answer to send with again true, or again false
+// to give up. It runs on the handler's goroutine once the handler
+// returned, and may wait (for the user), until the server withdraws the
+// request (ctx). Without it a failed answer is only reported.
+func OnAnswerFailed(ctx context.Context, fn func(err error) (result json.RawMessage, rpcErr *wire.Error, again bool)) {
+	if h, ok := ctx.Value(answerRetryKey{}).(*answerRetry); ok {
+		h.mu.Lock()
+		h.fn = fn
+		h.mu.Unlock()
+	}
+}
+
+func answerRetryOf(ctx context.Context) func(error) (json.RawMessage, *wire.Error, bool) {
+	h, ok := ctx.Value(answerRetryKey{}).(*answerRetry)
+	if !ok {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fn
 }
 
 // call sends an internal request and waits for its response.

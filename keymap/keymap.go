@@ -68,6 +68,10 @@ type State struct {
 	// Acting: a view on a proxy (inflight attach) that can act on the
 	// host's requests (delay, hold, release, drop, cancel upstream, race).
 	Acting bool
+	// SelectedIncoming: the selection is one of a legacy server's own
+	// requests (a row of its own): enter shows it, and c declines it
+	// while it waits (SelectedAsks).
+	SelectedIncoming bool
 }
 
 // KeyMap is every binding of the main screens. The composer has its own
@@ -194,6 +198,12 @@ func (k *KeyMap) SetState(s State) {
 	k.Reissue.SetEnabled(onSelected && s.HasSelection && s.Connected)
 	k.Edit.SetEnabled(onSelected && s.HasSelection && s.Connected)
 	k.Detail.SetEnabled(main && s.HasSelection)
+	k.Cancel.SetHelp("c", "cancel")
+	if s.SelectedIncoming {
+		k.Cancel.SetEnabled(onSelected && s.SelectedAsks)
+		k.Cancel.SetHelp("c", "decline")
+		k.Detail.SetEnabled(main)
+	}
 	k.Open.SetEnabled(s.Mode == ModeLog && !s.Filtering && !s.EntryOpen)
 	k.Back.SetEnabled(!main && !s.Filtering && s.Mode != ModePrompt)
 	k.Log.SetEnabled(main || s.Mode == ModeDetail || s.Mode == ModeStderr)

@@ -493,7 +493,7 @@ func (t *Tracker) onServerCancelled(ev *event.Event) {
 		}
 		return
 	}
-	if t.conn.Era != event.EraModern && t.serverWithdrew(c.RequestID, ev) {
+	if t.conn.Era != event.EraModern && t.serverWithdrew(c.RequestID, c.Reason, ev) {
 		return // the server withdrew one of its own requests (serverreq.go)
 	}
 	if t.conn.Era == event.EraModern {

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strconv"
 	"time"
 
@@ -47,17 +48,22 @@ const (
 	// to be over: a notifications/cancelled that follows still makes it
 	// withdrawn, and an answer may still be sent.
 	ServerAbandoned
+	// ServerNotAnswered: it came under the ID of another of the server's
+	// requests still waiting (server_request_reused_id); inflight answers
+	// only the first, so that an answer is never read as the other's.
+	ServerNotAnswered
 )
 
 var serverRequestStateNames = [...]string{
-	ServerWaiting:   "waiting",
-	ServerAnswered:  "answered",
-	ServerDeclined:  "declined",
-	ServerDismissed: "dismissed",
-	ServerRefused:   "refused",
-	ServerWithdrawn: "withdrawn",
-	ServerLost:      "connection_lost",
-	ServerAbandoned: "abandoned",
+	ServerWaiting:     "waiting",
+	ServerAnswered:    "answered",
+	ServerDeclined:    "declined",
+	ServerDismissed:   "dismissed",
+	ServerRefused:     "refused",
+	ServerWithdrawn:   "withdrawn",
+	ServerLost:        "connection_lost",
+	ServerAbandoned:   "abandoned",
+	ServerNotAnswered: "not_answered",
 }
 
 // String is the state's snake_case name, as JSON output uses it.
@@ -118,9 +124,28 @@ type ServerRequest struct {
 	// TiedBy how that was known; zero and TiedNone when it could not be.
 	During wire.ID
 	TiedBy TiedBy
+	// InFlight is how many of inflight's requests were in flight when it
+	// came and could not be tied to one (TiedNone), 0 otherwise.
+	InFlight int
 	// Answer is the result inflight sent (clipped), Error the error.
 	Answer json.RawMessage
 	Error  *wire.Error
+	// Reason is the reason the server's notifications/cancelled gave when
+	// it withdrew it (clipped; raw, sanitise before display).
+	Reason string
+	// AnswerFailed is why the last answer inflight wrote could not be
+	// sent ("" when none failed): the request waits again.
+	AnswerFailed string
+	// seq is the last request ID inflight had begun when it came: its
+	// place among the requests (ServerRequestPlace), whatever the clock.
+	seq int64
+}
+
+// ServerRequestPlace is where s came among the requests in history: the
+// index of the last one begun before it (-1: before every one kept). The
+// order is the order of events, not of times, which may be equal.
+func (t *Tracker) ServerRequestPlace(s *ServerRequest) int {
+	return sort.Search(len(t.hist), func(i int) bool { return t.hist[i].seq > s.seq }) - 1
 }
 
 // Open reports whether it still waits for an answer.
@@ -148,9 +173,11 @@ func (t *Tracker) onInternal(ev *event.Event) {
 		t.serverAsked(ev)
 	case ev.Kind == event.Sent && (ev.Msg.Kind == wire.KindResult || ev.Msg.Kind == wire.KindError):
 		t.serverAnswered(ev)
+	case ev.Kind == event.RequestFailed:
+		t.serverAnswerFailed(ev)
 	case ev.Kind == event.Received && ev.Msg.Kind == wire.KindNotification && ev.Msg.Method == wire.NotifyCancelled:
 		if c, err := wire.DecodeCancelled(ev.Msg.Params); err == nil {
-			t.serverWithdrew(c.RequestID, ev)
+			t.serverWithdrew(c.RequestID, c.Reason, ev)
 		}
 	}
 }
@@ -163,7 +190,7 @@ func (t *Tracker) serverAsked(ev *event.Event) {
 	if len(p) > maxAskedBytes {
 		p = nil
 	}
-	s := &ServerRequest{ID: ev.Msg.ID, Method: clip(ev.Msg.Method, 64), Params: bytes.Clone(p), At: ev.Time}
+	s := &ServerRequest{ID: ev.Msg.ID, Method: clip(ev.Msg.Method, 64), Params: bytes.Clone(p), At: ev.Time, seq: t.lastID}
 	var r *Request
 	switch {
 	case !ev.Owner.IsZero():
@@ -180,19 +207,60 @@ func (t *Tracker) serverAsked(ev *event.Event) {
 		r.conv().ServerRequests = append(r.conv().ServerRequests, s)
 	} else {
 		s.TiedBy = TiedNone
+		s.InFlight = t.userInFlight()
 	}
 	if old := t.serverOpen[s.ID]; old != nil {
 		// The server reused an ID still waiting for inflight's answer.
+		// The client answers only the first (client.handleServerRequest),
+		// so what inflight sends under that ID stays the first one's.
 		t.violate(ViolationServerRequestReusedID, "the server sent "+strconv.Quote(s.Method)+" under ID "+s.ID.String()+
-			", which its "+strconv.Quote(old.Method)+" still waiting for an answer has", r, wire.ID{}, ev)
+			", which its "+strconv.Quote(old.Method)+" still waiting for an answer has; the second is not answered", r, wire.ID{}, ev)
+		s.State, s.Ended = ServerNotAnswered, ev.Time
+	} else {
+		t.serverOpen[s.ID] = s
 	}
-	t.serverOpen[s.ID] = s
 	t.serverReqs = append(t.serverReqs, s)
 	if len(t.serverReqs) > maxServerRequestsKept {
 		drop := len(t.serverReqs) - maxServerRequestsKept
 		clear(t.serverReqs[:drop])
 		t.serverReqs = t.serverReqs[drop:]
 	}
+}
+
+// userInFlight counts the user's requests in flight (as onlyInFlight
+// sees them).
+func (t *Tracker) userInFlight() int {
+	n := 0
+	for _, r := range t.active {
+		if r.Role == RoleNone && !r.listen && !r.ByHost {
+			n++
+		}
+	}
+	return n
+}
+
+// Waiting counts what waits for the user now: modern requests waiting
+// for input (active, but nothing of theirs on the wire) and the legacy
+// server's own requests still waiting for an answer.
+func (t *Tracker) Waiting() (input, server int) {
+	for _, r := range t.active {
+		if r.State == StateWaitingInput {
+			input++
+		}
+	}
+	return input, len(t.serverOpen)
+}
+
+// ServerRequestsUntied returns the server's requests kept that were tied
+// to no request, oldest first (the order they came in).
+func (t *Tracker) ServerRequestsUntied() []*ServerRequest {
+	var out []*ServerRequest
+	for _, s := range t.serverReqs {
+		if s.TiedBy == TiedNone {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // onlyInFlight is the one user request in flight, or nil when there are
@@ -218,7 +286,7 @@ func (t *Tracker) serverAnswered(ev *event.Event) {
 		return
 	}
 	delete(t.serverOpen, s.ID)
-	s.Ended = ev.Time
+	s.Ended, s.AnswerFailed = ev.Time, ""
 	if ev.Msg.Kind == wire.KindError {
 		s.Error = clipError(ev.Msg.Error)
 		s.State = ServerRefused
@@ -246,9 +314,36 @@ func (t *Tracker) serverAnswered(ev *event.Event) {
 	}
 }
 
+// serverAnswerFailed applies the client's report that the answer it wrote
+// to one of the server's requests could not be sent (ev.RequestID is the
+// server's ID): the server never got it, so the request waits again, with
+// why, for another answer.
+func (t *Tracker) serverAnswerFailed(ev *event.Event) {
+	id := ev.RequestID
+	if id.IsZero() || t.serverOpen[id] != nil {
+		return
+	}
+	for i := len(t.serverReqs) - 1; i >= 0 && i >= len(t.serverReqs)-64; i-- {
+		s := t.serverReqs[i]
+		if s.ID != id {
+			continue
+		}
+		switch s.State {
+		case ServerAnswered, ServerDeclined, ServerDismissed, ServerRefused:
+			why := "not sent"
+			if ev.Err != nil {
+				why = ev.Err.Error()
+			}
+			s.State, s.Ended, s.Answer, s.Error, s.AnswerFailed = ServerWaiting, time.Time{}, nil, nil, clip(why, 256)
+			t.serverOpen[id] = s
+		}
+		return
+	}
+}
+
 // serverWithdrew applies the server's notifications/cancelled of one of
 // its own requests, and reports whether id named one still waiting.
-func (t *Tracker) serverWithdrew(id wire.ID, ev *event.Event) bool {
+func (t *Tracker) serverWithdrew(id wire.ID, reason string, ev *event.Event) bool {
 	s := t.serverOpen[id]
 	if s == nil {
 		if s = t.abandoned(id); s == nil {
@@ -256,7 +351,7 @@ func (t *Tracker) serverWithdrew(id wire.ID, ev *event.Event) bool {
 		}
 	}
 	delete(t.serverOpen, id)
-	s.State, s.Ended = ServerWithdrawn, ev.Time
+	s.State, s.Ended, s.Reason = ServerWithdrawn, ev.Time, clip(reason, 256)
 	return true
 }
 

@@ -70,12 +70,14 @@ const (
 	questionAsked     questionKind = iota
 	questionWithdrawn              // the server cancelled it
 	questionExpired                // nobody answered within the bound
+	questionNotSent                // the answer could not be sent: the form again
 )
 
 // questionMsg carries a legacy server's question, or its end, to Update.
 type questionMsg struct {
 	kind questionKind
 	q    *serverQuestion
+	err  error // questionNotSent: why
 }
 
 // serverQuestion is one legacy server request waiting for the user.
@@ -85,6 +87,12 @@ type serverQuestion struct {
 	params json.RawMessage
 	at     time.Time
 	reply  chan serverReply // buffered 1: Update never waits on it
+	// rec is the tracker's record of it, once found (it stays the same
+	// record after the question ends: its fate is read from it).
+	rec *session.ServerRequest
+	// form is the form as it was when the user answered, kept so that an
+	// answer that could not be sent opens again as typed.
+	form *answerForm
 }
 
 type serverReply struct {
@@ -115,6 +123,28 @@ func (q *Questions) Serve(ctx context.Context, method string, params json.RawMes
 		default: // a full queue: the UI finds out from the tracker
 		}
 	}
+	// An answer that cannot be sent (the POST failed) comes back to the
+	// user: the form opens again, as typed, with the error, and what the
+	// user answers then is sent instead (the client calls this on the
+	// request's goroutine once Serve returned).
+	client.OnAnswerFailed(ctx, func(err error) (json.RawMessage, *wire.Error, bool) {
+		select {
+		case q.ch <- questionMsg{kind: questionNotSent, q: sq, err: err}:
+		case <-ctx.Done():
+			return nil, nil, false
+		}
+		again := time.NewTimer(q.wait)
+		defer again.Stop()
+		select {
+		case r := <-sq.reply:
+			return r.result, r.err, true
+		case <-ctx.Done():
+			tell(questionWithdrawn)
+		case <-again.C:
+			tell(questionExpired)
+		}
+		return nil, nil, false
+	})
 	select {
 	case r := <-sq.reply:
 		return r.result, r.err
@@ -162,6 +192,12 @@ type answerForm struct {
 	schema  toolForm
 	focus   int
 	err     string
+	// warn says what changed under the form (the question's request
+	// ended first): the answer can still be sent.
+	warn string
+	// dead: a modern form shown again, as typed, after its round could not
+	// be sent (the request failed): it only tells, it sends nothing.
+	dead bool
 }
 
 // anyway begins a schema objection the form says before sending.
@@ -212,7 +248,11 @@ func (m *Model) questionFor(id wire.ID) *serverQuestion {
 // serverRequest is the tracker's record of a legacy question (nil before
 // the tracker applied its arrival).
 func (m *Model) serverRequest(q *serverQuestion) *session.ServerRequest {
-	if s, ok := m.tracker.ServerRequest(q.id); ok {
+	if q.rec != nil {
+		return q.rec
+	}
+	if s, ok := m.tracker.ServerRequest(q.id); ok && s.Method == q.method {
+		q.rec = s
 		return s
 	}
 	return nil
@@ -225,6 +265,8 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 	case questionAsked:
 		m.questions = append(m.questions, msg.q)
 		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: press a to answer", m.line(msg.q.method)))
+	case questionNotSent:
+		m.answerNotSent(msg.q, msg.err)
 	case questionWithdrawn, questionExpired:
 		m.dropQuestion(msg.q)
 		text := "the server withdrew this question"
@@ -272,6 +314,9 @@ func (m *Model) answerIntercept(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	if m.mode != keymap.ModeList && m.mode != keymap.ModeDetail {
 		return nil, false
 	}
+	if cmd, ok := m.incomingKey(msg); ok {
+		return cmd, true
+	}
 	open := key.Matches(msg, m.keys.Answer)
 	if !open && m.mode == keymap.ModeList && msg.String() == "enter" {
 		r, ok := m.selectedRequest()
@@ -305,6 +350,11 @@ func (m *Model) openAnswer() tea.Cmd {
 		m.setStatus(levelInfo, "nothing waits for your answer here")
 		return nil
 	}
+	return m.openQuestion(q)
+}
+
+// openQuestion opens the form on one legacy question.
+func (m *Model) openQuestion(q *serverQuestion) tea.Cmd {
 	m.answer = answerForm{legacy: q}
 	if s := m.serverRequest(q); s != nil {
 		m.answer.id = s.During
@@ -337,6 +387,17 @@ func (m *Model) nextAsked() tea.Cmd {
 
 // sendAnswers answers the round and sends the next one.
 func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage) tea.Cmd {
+	var kept *answerForm
+	if m.mode == keymap.ModeAnswer && m.answer.legacy == nil && len(m.answer.fields) > 0 {
+		f := m.answer
+		f.err, f.warn = "", ""
+		// The question shown last (answering moved past it, and past any
+		// roots answered without a prompt).
+		for f.cur > 0 && (f.cur >= len(f.asked) || f.asked[f.cur].Method == wire.MethodRootsList) {
+			f.cur--
+		}
+		kept = &f
+	}
 	m.closeAnswer()
 	rt, err := m.tracker.Answer(id, answers, m.now())
 	if err != nil {
@@ -344,6 +405,10 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage) tea.
 		return nil
 	}
 	m.changed([]session.Change{rt.Change})
+	if kept != nil {
+		kept.id = rt.ID
+		m.sentRound = kept
+	}
 	m.setStatus(levelInfo, fmt.Sprintf("#%s: answered — round %d sent", rt.ID, rt.Round))
 	m.status.about = rt.ID
 	m.afterChange()
@@ -360,6 +425,7 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage) tea.
 // autoAnswer answers, without a prompt, the rounds that ask only for
 // roots (from --root): changes are what the tracker just changed.
 func (m *Model) autoAnswer(changes []session.Change) tea.Cmd {
+	m.questionFates()
 	var cmds []tea.Cmd
 	for _, ch := range changes {
 		if ch.Kind == session.ChangeState && m.mode == keymap.ModeAnswer && m.answer.legacy == nil && ch.ID == m.answer.id && ch.To != session.StateWaitingInput {
@@ -552,11 +618,27 @@ func (m *Model) answerKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, answerDetails):
 		id := f.id
+		if q := f.legacy; q != nil {
+			if s := m.serverRequest(q); s != nil {
+				// The server's question itself: its params, its tie.
+				m.closeAnswer()
+				m.openIncomingDetail(s)
+				m.setStatus(levelInfo, "not answered yet: a opens the form again")
+				return nil
+			}
+		}
 		m.closeAnswer()
 		if r, ok := m.tracker.Get(id); ok && !id.IsZero() {
 			m.list.selected = r.ID
 			m.openDetail()
 			m.setStatus(levelInfo, "not answered yet: a opens the form again")
+		}
+		return nil
+	case f.dead:
+		// Shown again after its round could not be sent: the request
+		// failed with it, and nothing more can be sent on it.
+		if msg.String() == "enter" || key.Matches(msg, answerDecline) || key.Matches(msg, answerDismiss) {
+			f.err = "the request failed with the round that could not be sent: nothing more can be sent on it — esc closes, r on its row re-issues it"
 		}
 		return nil
 	case msg.String() == "enter":
@@ -632,7 +714,18 @@ func (m *Model) answerWith(action string) tea.Cmd {
 		result = mustJSON(map[string]string{"action": action})
 	}
 	if q := f.legacy; q != nil {
+		if s := m.serverRequest(q); s != nil && (s.State == session.ServerWithdrawn || s.State == session.ServerLost || s.State == session.ServerNotAnswered) {
+			// Its fate changed under the form: an answer now would be
+			// stale (and the client sends none for a withdrawn one).
+			m.dropQuestion(q)
+			m.closeAnswer()
+			m.setStatus(levelWarn, fmt.Sprintf("%s %s: not sent — %s", m.line(q.method), m.line(q.id.String()), incomingFate(m, s)))
+			return nil
+		}
 		q.reply <- serverReply{result: result, err: rpcErr}
+		kept := *f
+		kept.err, kept.warn = "", ""
+		q.form = &kept
 		m.dropQuestion(q)
 		m.closeAnswer()
 		m.setStatus(levelInfo, fmt.Sprintf("%s %s: %s", m.line(q.method), m.line(q.id.String()), answeredWord(action, q.method)))
@@ -923,8 +1016,18 @@ func (m *Model) viewAnswer(height int) string {
 	if f.schema.note != "" {
 		b.WriteString(st.Warn.Render(fit("  "+f.schema.note, m.width)) + "\n")
 	}
+	if f.warn != "" {
+		b.WriteString("\n" + st.Warn.Render(fit("  ⚑ "+m.line(f.warn), m.width)) + "\n")
+	}
 	if f.err != "" {
-		b.WriteString("\n" + st.Error.Render(fit("  ✗ "+m.line(f.err), m.width)) + "\n")
+		b.WriteString("\n")
+		for i, l := range wrapText(m.line(f.err), m.width-6) {
+			mark := "  ✗ "
+			if i > 0 {
+				mark = "    "
+			}
+			b.WriteString(st.Error.Render(fit(mark+l, m.width)) + "\n")
+		}
 	}
 	return b.String()
 }

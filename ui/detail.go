@@ -38,6 +38,10 @@ type detailView struct {
 	// tracker's counts do not: when each message after the cancel came,
 	// and a subscription's updates. layoutDetail keeps it up to date.
 	trail trail
+	// srv is the server's own request shown instead of a request
+	// (incoming.go), and srvBuilt what its body was built from.
+	srv      *session.ServerRequest
+	srvBuilt incomingSig
 }
 
 // trail is what the protocol log says about one request, gathered as the
@@ -142,10 +146,15 @@ func sameBytes(a, b []byte) bool {
 }
 
 func (m *Model) openDetail() {
+	if s := m.list.srv; s != nil && m.mode == keymap.ModeList {
+		m.openIncomingDetail(s)
+		return
+	}
 	r, ok := m.selectedRequest()
 	if !ok {
 		return
 	}
+	m.detail.srv = nil
 	m.detail.id = r.ID
 	m.mode = keymap.ModeDetail
 	m.detail.vp = viewport.New()
@@ -161,6 +170,10 @@ func (m *Model) openDetail() {
 // layoutDetail rebuilds the body when what it shows changed, and sizes the
 // viewport to what the header above it takes.
 func (m *Model) layoutDetail(height int) {
+	if m.detail.srv != nil {
+		m.layoutIncomingDetail(height)
+		return
+	}
 	r, ok := m.selectedRequest()
 	if !ok {
 		return
@@ -302,6 +315,9 @@ func (m *Model) handleDetailKey(msg tea.KeyPressMsg) bool {
 const detailHeaderLines = 8
 
 func (m *Model) viewDetail(height int) string {
+	if m.detail.srv != nil {
+		return m.viewIncomingDetail(height)
+	}
 	r, ok := m.selectedRequest()
 	if !ok {
 		return m.viewEmpty(height)

@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"sort"
-
 	"charm.land/lipgloss/v2"
 
 	"inflight/keymap"
@@ -59,12 +57,14 @@ func (m *Model) layoutList(height int) {
 	idx, ok := m.selectedPos()
 	if !ok {
 		// The selection is hidden (or gone): the nearest row shown after
-		// it, else the newest shown, takes its place.
+		// it, else the newest shown, takes its place (an incoming row's
+		// own request first).
 		idx = n - 1
 		if ti, found := m.tracker.Index(m.list.selected); found && m.list.filtered {
-			idx = min(sort.SearchInts(m.list.shown, ti), n-1)
+			idx = min(m.rowsFrom(ti), n-1)
 		}
-		m.list.selected = m.shownAt(idx).ID
+		m.list.srv = nil
+		m.selectRowAt(idx)
 	}
 	off := m.list.offset
 	if m.list.follow {
@@ -82,6 +82,12 @@ func (m *Model) layoutList(height int) {
 		method = 1
 	}
 	for i := m.list.offset; i < min(n, m.list.offset+rows); i++ {
+		if row := m.shownRow(i); row.srv != nil {
+			if w := lipgloss.Width(incomingLabel(m, row.srv, true)); w > m.list.labelW[method] {
+				m.list.labelW[method] = w
+			}
+			continue
+		}
 		r := m.shownAt(i)
 		if w := lipgloss.Width(m.requestLabel(r, method == 1)); w > m.list.labelW[method] {
 			m.list.labelW[method] = w

@@ -33,16 +33,21 @@ type listView struct {
 	// tracker's history.
 	filter    listFilter
 	clearedAt time.Time
-	// shown holds the tracker indices of the rows shown, ascending, when
-	// filter or clearedAt hides any (nil: every request is shown, and
-	// positions are tracker indices). layoutList rebuilds it.
-	shown    []int
+	// shown holds the rows shown, in order, when filter or clearedAt
+	// hides any or a legacy server's own requests add rows of their own
+	// (nil: every request is shown, and positions are tracker indices).
+	// layoutList rebuilds it.
+	shown    []listRow
 	filtered bool
-	// onlyTasksKey is the history (its length and evictions) shown was
-	// built for when only a task's own requests are hidden: then the rows
-	// change only with the history, and layout need not walk it on every
-	// Update (zero: not built that way).
-	onlyTasksKey [2]int
+	// srv is the selected row when it is one of the server's own requests
+	// (incoming.go); selected is then the request it is tied to (zero
+	// when untied).
+	srv *session.ServerRequest
+	// onlyTasksKey is the history shown was built for when the filter
+	// and x hide nothing: then the rows change only with the history
+	// (its length and evictions, the server's requests), and layout need
+	// not walk it on every Update (zero: not built that way).
+	onlyTasksKey rowsKey
 	// hiddenByClear counts the rows x hid that the filter would show.
 	hiddenByClear int
 	// labelW is the widest request label seen on screen, without [0] and
@@ -52,18 +57,39 @@ type listView struct {
 	labelW [2]int
 }
 
+// listRow is one row of the list: the request at tracker index idx, or,
+// with srv, one of the legacy server's own requests (incoming.go) shown
+// under the request at idx (its own, or the last one begun before it
+// came; -1: before any).
+type listRow struct {
+	idx int
+	srv *session.ServerRequest
+}
+
+// rowsKey is what the rows depend on when nothing is hidden: the
+// history's length and evictions, and the server's requests.
+type rowsKey struct {
+	n, evicted, srv int
+	last            *session.ServerRequest
+}
+
 // refreshShown rebuilds the list of rows shown from the tracker.
 func (m *Model) refreshShown() {
 	l := &m.list
-	// A task's own requests are never rows, so a session with tasks
-	// always picks its rows.
-	l.filtered = l.filter != filterAll || !l.clearedAt.IsZero() || m.tracker.TaskRequestsBegun() > 0
+	srv := m.tracker.ServerRequests()
+	// A task's own requests are never rows, and the server's own requests
+	// are rows of their own, so a session with either always picks its
+	// rows.
+	l.filtered = l.filter != filterAll || !l.clearedAt.IsZero() || m.tracker.TaskRequestsBegun() > 0 || len(srv) > 0
 	onlyTasks := l.filter == filterAll && l.clearedAt.IsZero() && l.filtered
-	key := [2]int{m.tracker.Len(), m.tracker.Counts().Evicted}
+	key := rowsKey{n: m.tracker.Len(), evicted: m.tracker.Counts().Evicted, srv: len(srv)}
+	if len(srv) > 0 {
+		key.last = srv[len(srv)-1]
+	}
 	if onlyTasks && l.onlyTasksKey == key {
 		return // the same history: the same rows
 	}
-	l.onlyTasksKey = [2]int{}
+	l.onlyTasksKey = rowsKey{}
 	if onlyTasks {
 		l.onlyTasksKey = key
 	}
@@ -72,17 +98,7 @@ func (m *Model) refreshShown() {
 		l.shown = nil
 		return
 	}
-	for i := 0; i < m.tracker.Len(); i++ {
-		r := m.tracker.At(i)
-		if isTaskRequest(r) || !l.filter.keeps(r) {
-			continue
-		}
-		if cleared(r, l.clearedAt) {
-			l.hiddenByClear++
-			continue
-		}
-		l.shown = append(l.shown, i)
-	}
+	m.buildRows()
 }
 
 // shownLen is how many rows the list shows.
@@ -93,17 +109,45 @@ func (m *Model) shownLen() int {
 	return m.tracker.Len()
 }
 
-// shownAt is the request at position pos among the rows shown.
-func (m *Model) shownAt(pos int) *session.Request {
-	if m.list.filtered {
-		return m.tracker.At(m.list.shown[pos])
+// shownRequests is how many of the rows shown are requests (the server's
+// own requests are rows too).
+func (m *Model) shownRequests() int {
+	if !m.list.filtered {
+		return m.tracker.Len()
 	}
-	return m.tracker.At(pos)
+	n := 0
+	for _, row := range m.list.shown {
+		if row.srv == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// shownRow is the row at position pos among the rows shown.
+func (m *Model) shownRow(pos int) listRow {
+	if m.list.filtered {
+		return m.list.shown[pos]
+	}
+	return listRow{idx: pos}
+}
+
+// shownAt is the request at position pos among the rows shown: the one
+// an incoming row is shown under (nil for an untied one before any).
+func (m *Model) shownAt(pos int) *session.Request {
+	row := m.shownRow(pos)
+	if row.idx < 0 {
+		return nil
+	}
+	return m.tracker.At(row.idx)
 }
 
 // selectedPos is the selection's position among the rows shown; ok is
 // false when it is not shown (hidden, evicted or none).
 func (m *Model) selectedPos() (pos int, ok bool) {
+	if s := m.list.srv; s != nil {
+		return m.incomingPos(s)
+	}
 	idx, ok := m.tracker.Index(m.list.selected)
 	if !ok {
 		return 0, false
@@ -111,8 +155,14 @@ func (m *Model) selectedPos() (pos int, ok bool) {
 	if !m.list.filtered {
 		return idx, true
 	}
-	pos = sort.SearchInts(m.list.shown, idx)
-	return pos, pos < len(m.list.shown) && m.list.shown[pos] == idx
+	pos = m.rowsFrom(idx)
+	return pos, pos < len(m.list.shown) && m.list.shown[pos].idx == idx && m.list.shown[pos].srv == nil
+}
+
+// rowsFrom is the position of the first row shown at or after the request
+// at tracker index idx (its own row first).
+func (m *Model) rowsFrom(idx int) int {
+	return sort.Search(len(m.list.shown), func(i int) bool { return m.list.shown[i].idx >= idx })
 }
 
 // handleListKey moves the selection; it reports whether the key was used.
@@ -168,8 +218,16 @@ func (m *Model) selectShown(pos int) {
 		return
 	}
 	pos = min(max(pos, 0), n-1)
+	row := m.shownRow(pos)
+	if row.srv != nil {
+		m.selectIncoming(row.srv)
+		return
+	}
+	m.list.srv = nil
 	m.list.selected = m.shownAt(pos).ID
-	m.list.follow = pos == n-1
+	// Following is on the newest request: the rows of the server's own
+	// requests under it do not count.
+	m.list.follow = row.idx == m.tracker.Len()-1
 }
 
 // scrollList scrolls the list by delta rows (the mouse wheel), keeping the
@@ -197,7 +255,7 @@ func (m *Model) scrollList(delta int) {
 func (m *Model) cycleFilter() {
 	m.list.filter = m.list.filter.next()
 	m.refreshShown()
-	n := m.shownLen()
+	n := m.shownRequests()
 	text := fmt.Sprintf("list: %s — %d %s", m.list.filter, n, countNoun(n, "request", "requests"))
 	if m.list.filter == filterAll {
 		text = fmt.Sprintf("list: all %d %s", n, countNoun(n, "request", "requests"))
@@ -218,7 +276,11 @@ func (m *Model) clearFinished() {
 	m.refreshShown()
 	finished := 0
 	for pos := 0; pos < m.shownLen(); pos++ {
-		if m.shownAt(pos).State.IsFinal() {
+		if row := m.shownRow(pos); row.srv != nil {
+			if clearsIncoming(m, row) {
+				finished++
+			}
+		} else if m.shownAt(pos).State.IsFinal() {
 			finished++
 		}
 	}
@@ -229,7 +291,7 @@ func (m *Model) clearFinished() {
 	case !m.list.clearedAt.IsZero():
 		m.list.clearedAt = time.Time{}
 		m.refreshShown()
-		m.setStatus(levelInfo, fmt.Sprintf("showing the cleared requests again (%d in the list)", m.shownLen()))
+		m.setStatus(levelInfo, fmt.Sprintf("showing the cleared requests again (%d in the list)", m.shownRequests()))
 	default:
 		m.setStatus(levelInfo, "nothing finished to clear")
 	}
@@ -338,6 +400,10 @@ func (m *Model) viewList(height int) string {
 	// visible ones cost.
 	for i := from; i < end; i++ {
 		b.WriteByte('\n')
+		if row := m.shownRow(i); row.srv != nil {
+			b.WriteString(m.incomingRow(row, cols, i == idx, now))
+			continue
+		}
 		b.WriteString(m.row(m.shownAt(i), cols, i == idx, now))
 	}
 	shown := end - from

@@ -85,12 +85,13 @@ func (m *Model) listShownText(room int) string {
 	st := m.styles
 	name := st.Bold.Render(l.filter.String())
 	total := m.tracker.Len() - m.tracker.TaskRequestsKept()
-	of := fmt.Sprintf(" %d of %d", len(l.shown), total)
+	shown := m.shownRequests()
+	of := fmt.Sprintf(" %d of %d", shown, total)
 	cleared := ""
 	if l.hiddenByClear > 0 {
 		cleared = fmt.Sprintf(" · %d cleared", l.hiddenByClear)
 	}
-	short := name + st.Dim.Render(fmt.Sprintf(" %d/%d", len(l.shown), total))
+	short := name + st.Dim.Render(fmt.Sprintf(" %d/%d", shown, total))
 	for _, s := range []string{
 		st.Dim.Render("list: ") + name + st.Dim.Render(of+cleared),
 		st.Dim.Render("list: ") + name + st.Dim.Render(of),

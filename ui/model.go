@@ -223,6 +223,9 @@ type Model struct {
 	questions  []*serverQuestion
 	answer     answerForm
 	prevAnswer mode
+	// sentRound is the modern form as it was when its round was sent, until
+	// the send returns (answerRoundFailed shows it again on a failure).
+	sentRound *answerForm
 
 	// auth is the connection's OAuth authorization as its steps told it
 	// (auth.go).
@@ -588,7 +591,9 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			// flight shares its fate: the tracker ends it now, as for a
 			// closed transport, so that no request stays running on a
 			// connection the UI calls lost (or on the next one, after R).
-			if errors.Is(ev.Err, client.ErrUnreachable) && !m.quitting && m.state == connUp {
+			// (Not an answer to the server's own request that failed: its
+			// form says so, and the user may try again, incoming.go.)
+			if errors.Is(ev.Err, client.ErrUnreachable) && !ev.Internal && !m.quitting && m.state == connUp {
 				m.state = connLost
 				m.connErr = ev.Err
 				lost := event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err}
@@ -733,10 +738,17 @@ func (m *Model) handleSendFailed(msg sendFailedMsg) {
 	failed := event.Event{Kind: event.RequestFailed, Time: m.now(), RequestID: msg.id, Err: msg.err}
 	m.applied(failed, m.tracker.Apply(failed))
 	m.setStatus(levelError, fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err))
+	m.answerRoundFailed(msg.id, msg.err)
 }
 
 // cancel records the intent and returns the command that sends the signal.
 func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea.Cmd {
+	if r, ok := m.tracker.Get(id); ok {
+		// A conversation found by an earlier round's ID (C's prompt may
+		// have stayed open while a new round began): what is in flight
+		// now is the current round, under its own ID.
+		id = r.ID
+	}
 	cmd, done, declines := m.cancelWaiting(id, reason, cause)
 	if done {
 		return cmd
@@ -875,6 +887,7 @@ func (m *Model) block(s string) string { return termsafe.Block(m.opts.Redact(s))
 func (m *Model) afterChange() {
 	if m.list.follow && m.tracker.Len() > 0 {
 		m.list.selected = m.tracker.At(m.tracker.Len() - 1).ID
+		m.list.srv = nil
 	}
 }
 
@@ -928,6 +941,9 @@ const reconnecting = "reconnecting…"
 // selectedRequest is the request keys act on: the one the detail view
 // shows, else the list's selection.
 func (m *Model) selectedRequest() (*session.Request, bool) {
+	if m.selectedIncoming() != nil {
+		return nil, false // one of the server's own requests (incoming.go)
+	}
 	id := m.list.selected
 	if m.mode == keymap.ModeDetail && !m.detail.id.IsZero() {
 		id = m.detail.id
@@ -974,6 +990,9 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	}
 	if !ok && len(m.questions) > 0 {
 		st.SelectedAsks = m.questionFor(wire.ID{}) != nil
+	}
+	if m.selectedIncoming() != nil {
+		st.SelectedIncoming, st.SelectedAsks = true, m.incomingAsks()
 	}
 	if m.attaching() {
 		st = m.attachKeyState(st)

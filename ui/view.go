@@ -175,11 +175,14 @@ func (m *Model) viewHeader() string {
 	}
 	line1 := fit(left, room) + " " + state
 	c := m.tracker.Counts()
-	counts := []string{
-		fmt.Sprintf("%d in flight", c.InFlight),
+	counts := []string{fmt.Sprintf("%d in flight", c.InFlight-m.waitingInput())}
+	if n := m.waitingForYou(); n > 0 {
+		counts = append(counts, st.Warn.Render(fmt.Sprintf("? %d waiting for you", n)))
+	}
+	counts = append(counts,
 		fmt.Sprintf("%d cancelling", c.Cancelling),
 		fmt.Sprintf("%d done", c.Done),
-	}
+	)
 	flagged := fmt.Sprintf("%d flagged", c.Flagged)
 	if c.Flagged > 0 {
 		flagged = st.Flag.Render("⚑ " + flagged)

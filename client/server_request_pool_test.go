@@ -1,0 +1,169 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"inflight/client"
+	"inflight/event"
+	"inflight/wire"
+)
+
+// TestServerPingNotHeldByQuestions: four of the server's questions
+// waiting for the user at once (the TUI's handler blocks until a person
+// answers) do not hold the server's ping behind them (review of issue 12:
+// the four workers were all taken, and the ping waited on the user).
+func TestServerPingNotHeldByQuestions(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	asked := make(chan string, 8)
+	handler := func(ctx context.Context, method string, _ json.RawMessage) (json.RawMessage, *wire.Error) {
+		id, _ := client.ServerRequestID(ctx)
+		asked <- id.String()
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return json.RawMessage(`{"action":"decline"}`), nil
+	}
+	_, _, p := legacyPeer(t, client.Config{ServerRequests: handler})
+	for i := 1; i <= 6; i++ {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"q%d","method":"elicitation/create","params":{"message":"?"}}`, i))
+	}
+	// Every question reaches the handler, not only the first four.
+	for i := 0; i < 6; i++ {
+		select {
+		case <-asked:
+		case <-time.After(waitLimit):
+			t.Fatalf("only %d of 6 questions reached the handler", i)
+		}
+	}
+	p.send(`{"jsonrpc":"2.0","id":"pong","method":"ping"}`)
+	pong, err := wire.Decode([]byte(p.wait(t, `"id":"pong"`)))
+	if err != nil || pong.Kind != wire.KindResult {
+		t.Fatalf("ping answer %+v, %v", pong, err)
+	}
+	for _, l := range p.all() {
+		if strings.Contains(l, `"id":"q`) {
+			t.Errorf("a question was answered before the user did: %s", l)
+		}
+	}
+}
+
+// TestServerReusedOpenID: a server that sends a second request under the
+// ID of its own request still waiting gets no answer for it (an answer
+// under that ID would be read as the first one's); the first is answered
+// once, with its own answer.
+func TestServerReusedOpenID(t *testing.T) {
+	release := make(chan struct{})
+	calls := make(chan string, 4)
+	handler := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *wire.Error) {
+		calls <- string(params)
+		<-release
+		return json.RawMessage(`{"action":"accept","content":{"first":true}}`), nil
+	}
+	_, rec, p := legacyPeer(t, client.Config{ServerRequests: handler})
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{"message":"first"}}`)
+	<-calls
+	from := rec.len()
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{"message":"second"}}`)
+	rec.waitFrom(t, from, "the note on the reused ID", func(ev event.Event) bool {
+		return ev.Kind == event.Note && strings.Contains(ev.Text, "not answered, so that the two are not mixed")
+	})
+	select {
+	case got := <-calls:
+		t.Fatalf("the reused ID reached the handler: %s", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	p.wait(t, `"first":true`)
+	quietly(100 * time.Millisecond)
+	n := 0
+	for _, l := range p.all() {
+		if strings.Contains(l, `"id":7`) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d answers under ID 7, want 1: %q", n, p.all())
+	}
+}
+
+// failFirstAnswer is a legacy server's front that refuses the first
+// response the client POSTs (as an unreachable or failing server would)
+// and passes everything else.
+type failFirstAnswer struct {
+	next   http.Handler
+	mu     sync.Mutex
+	failed bool
+}
+
+func (f *failFirstAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if m, err := wire.Decode(body); err == nil && r.Method == http.MethodPost && m.IsResponse() {
+		f.mu.Lock()
+		first := !f.failed
+		f.failed = true
+		f.mu.Unlock()
+		if first {
+			http.Error(w, "down for a moment", http.StatusServiceUnavailable)
+			return
+		}
+	}
+	f.next.ServeHTTP(w, r)
+}
+
+// TestServerAnswerRetriedAfterAFailedPost: the POST of the answer to the
+// server's question fails; the client reports it (an internal
+// RequestFailed under the server's ID) and asks the handler's
+// OnAnswerFailed for another answer, which it sends.
+func TestServerAnswerRetriedAfterAFailedPost(t *testing.T) {
+	f := newLegacyFake(t)
+	f.call = func(w http.ResponseWriter, r *http.Request, m wire.Message) {
+		sseStart(w)
+		sseWrite(w, "data: "+string(wire.Request(wire.StringID("q1"), wire.MethodElicitationCreate, json.RawMessage(`{"message":"?"}`)))+"\n\n")
+		<-r.Context().Done()
+	}
+	srv := httptest.NewServer(&failFirstAnswer{next: f})
+	t.Cleanup(srv.Close)
+	failures := make(chan error, 2)
+	handler := func(ctx context.Context, method string, _ json.RawMessage) (json.RawMessage, *wire.Error) {
+		client.OnAnswerFailed(ctx, func(err error) (json.RawMessage, *wire.Error, bool) {
+			select {
+			case failures <- err:
+			default:
+				t.Errorf("asked for another try again: %v", err)
+				return nil, nil, false
+			}
+			return json.RawMessage(`{"action":"accept","content":{"try":2}}`), nil, true
+		})
+		return json.RawMessage(`{"action":"accept","content":{"try":1}}`), nil
+	}
+	c, rec, _ := connectClient(t, client.Config{URL: srv.URL, ProtocolVersion: wire.Version20251125, ServerRequests: handler})
+	send(t, c, 1, wire.MethodToolsCall, toolCall("x", nil))
+	select {
+	case err := <-failures:
+		if err == nil {
+			t.Error("OnAnswerFailed without the error")
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the failed answer was never reported to the handler")
+	}
+	rec.wait(t, "the failure as an internal RequestFailed", func(ev event.Event) bool {
+		return ev.Kind == event.RequestFailed && ev.Internal && ev.RequestID == wire.StringID("q1")
+	})
+	got := f.waitPost(t, "the second answer", func(m wire.Message) bool { return m.IsResponse() && m.ID == wire.StringID("q1") })
+	if !strings.Contains(string(got.Result), `"try":2`) {
+		t.Errorf("the server got %s, want the second answer", got.Result)
+	}
+}

@@ -1,0 +1,651 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"inflight/keymap"
+	"inflight/session"
+	"inflight/wire"
+)
+
+// A legacy server's own requests (elicitation/create, sampling/
+// createMessage, roots/list) are rows of their own, marked incoming (↘):
+// under the request the tracker tied them to (nested, └), or, untied, at
+// the place in the list where they came. The rows are a view over the
+// tracker's ServerRequests: session decides what each is and where it
+// stands; nothing here judges a message.
+
+// buildRows fills the list's rows: each request the filter keeps (and x
+// did not clear), the server's requests tied to it right under it, and
+// the untied ones where they came, in order. A kept incoming row brings
+// its request in, so that it is never shown without it; a cleared request
+// takes its incoming rows with it.
+func (m *Model) buildRows() {
+	l := &m.list
+	untied := m.tracker.ServerRequestsUntied()
+	u := 0
+	// addUntied adds the untied that came after request idx was begun
+	// and before the next (all: the rest).
+	addUntied := func(all bool, idx int) {
+		for ; u < len(untied) && (all || m.tracker.ServerRequestPlace(untied[u]) <= idx); u++ {
+			s := untied[u]
+			switch {
+			case !l.filter.keepsIncoming(s):
+			case clearedIncoming(s, l.clearedAt):
+				l.hiddenByClear++
+			default:
+				l.shown = append(l.shown, listRow{idx: idx, srv: s})
+			}
+		}
+	}
+	for i := 0; i < m.tracker.Len(); i++ {
+		r := m.tracker.At(i)
+		addUntied(false, i-1)
+		if isTaskRequest(r) {
+			continue
+		}
+		var kids []*session.ServerRequest
+		if r.Conv != nil {
+			for _, s := range r.Conv.ServerRequests {
+				if l.filter.keepsIncoming(s) {
+					kids = append(kids, s)
+				}
+			}
+		}
+		if !l.filter.keeps(r) && len(kids) == 0 {
+			continue
+		}
+		if cleared(r, l.clearedAt) {
+			l.hiddenByClear++
+			continue
+		}
+		l.shown = append(l.shown, listRow{idx: i})
+		for _, s := range kids {
+			l.shown = append(l.shown, listRow{idx: i, srv: s})
+		}
+	}
+	addUntied(true, m.tracker.Len()-1)
+}
+
+// keepsIncoming reports whether the filter shows one of the server's
+// requests: in flight while it waits for an answer; failed when the
+// connection lost it; flagged when it came under a reused ID.
+func (f listFilter) keepsIncoming(s *session.ServerRequest) bool {
+	switch f {
+	case filterInFlight:
+		return s.Open()
+	case filterFlagged:
+		return s.State == session.ServerNotAnswered
+	case filterFailed:
+		return s.State == session.ServerLost
+	}
+	return true
+}
+
+// clearedIncoming reports whether x hid an untied incoming row: it had
+// ended when the list was cleared (a tied one goes with its request).
+func clearedIncoming(s *session.ServerRequest, clearedAt time.Time) bool {
+	return !clearedAt.IsZero() && !s.Open() && !s.Ended.IsZero() && !s.Ended.After(clearedAt)
+}
+
+// clearsIncoming reports whether x would hide an incoming row now: an
+// untied one that ended, or a tied one whose request is final.
+func clearsIncoming(m *Model, row listRow) bool {
+	now := m.now()
+	if row.srv.TiedBy == session.TiedNone {
+		return clearedIncoming(row.srv, now)
+	}
+	return row.idx >= 0 && m.tracker.At(row.idx).State.IsFinal()
+}
+
+// incomingPos is the position of s's row among the rows shown.
+func (m *Model) incomingPos(s *session.ServerRequest) (int, bool) {
+	rows := m.list.shown
+	if !m.list.filtered {
+		return 0, false
+	}
+	idx := -1
+	if s.TiedBy != session.TiedNone {
+		if r, ok := m.tracker.Get(s.During); ok {
+			idx, _ = m.tracker.Index(r.ID)
+		}
+	} else {
+		// The untied sit under the last request begun before they came.
+		idx = m.tracker.ServerRequestPlace(s)
+	}
+	for pos := m.rowsFrom(idx); pos < len(rows) && rows[pos].idx == idx; pos++ {
+		if rows[pos].srv == s {
+			return pos, true
+		}
+	}
+	return 0, false
+}
+
+// selectIncoming selects s's row: keys then act on it, not on its request.
+func (m *Model) selectIncoming(s *session.ServerRequest) {
+	m.list.srv = s
+	m.list.selected = wire.ID{}
+	if r, ok := m.tracker.Get(s.During); ok && s.TiedBy != session.TiedNone {
+		m.list.selected = r.ID
+	}
+	m.list.follow = false
+}
+
+// selectRowAt selects the row at pos, leaving following as it is.
+func (m *Model) selectRowAt(pos int) {
+	row := m.shownRow(pos)
+	if row.srv != nil {
+		follow := m.list.follow
+		m.selectIncoming(row.srv)
+		m.list.follow = follow
+		return
+	}
+	m.list.srv = nil
+	m.list.selected = m.shownAt(pos).ID
+}
+
+// selectedIncoming is the incoming row keys act on: the one the detail
+// shows, else the list's selection (nil: a request, or nothing).
+func (m *Model) selectedIncoming() *session.ServerRequest {
+	switch m.mode {
+	case keymap.ModeDetail:
+		return m.detail.srv
+	case keymap.ModeList:
+		return m.list.srv
+	}
+	return nil
+}
+
+// incomingLabel is the REQUEST column of an incoming row: `└ ↘
+// elicitation/create` under its request, `↘ …` when untied; short, the
+// method's first word.
+func incomingLabel(m *Model, s *session.ServerRequest, full bool) string {
+	method := m.line(s.Method)
+	if !full {
+		method, _, _ = strings.Cut(method, "/")
+	}
+	if s.TiedBy == session.TiedNone {
+		return "↘ " + method
+	}
+	return "└ ↘ " + method
+}
+
+// incomingLook is how an incoming row's STATE column draws its state, in
+// the list's words.
+func incomingLook(s session.ServerRequestState) stateLook {
+	switch s {
+	case session.ServerWaiting:
+		return stateLook{"?", "waiting", func(s Styles) lipgloss.Style { return s.Warn }}
+	case session.ServerAnswered:
+		return stateLook{"✓", "answered", func(s Styles) lipgloss.Style { return s.Completed }}
+	case session.ServerDeclined:
+		return stateLook{"✗", "declined", func(s Styles) lipgloss.Style { return s.Cancelled }}
+	case session.ServerDismissed:
+		return stateLook{"✗", "dismissed", func(s Styles) lipgloss.Style { return s.Cancelled }}
+	case session.ServerRefused:
+		return stateLook{"✗", "refused", func(s Styles) lipgloss.Style { return s.Failed }}
+	case session.ServerWithdrawn:
+		return stateLook{"⊗", "withdrawn", func(s Styles) lipgloss.Style { return s.Cancelled }}
+	case session.ServerLost:
+		return stateLook{"↯", "lost", func(s Styles) lipgloss.Style { return s.Lost }}
+	case session.ServerAbandoned:
+		return stateLook{"·", "abandoned", func(s Styles) lipgloss.Style { return s.Dim }}
+	case session.ServerNotAnswered:
+		return stateLook{"⚠", "unanswered", func(s Styles) lipgloss.Style { return s.Flag }}
+	}
+	return stateLook{"·", s.String(), func(s Styles) lipgloss.Style { return s.Dim }}
+}
+
+// incomingElapsed runs from its arrival until it ended.
+func incomingElapsed(s *session.ServerRequest, now time.Time) time.Duration {
+	end := now
+	if !s.Open() && !s.Ended.IsZero() {
+		end = s.Ended
+	}
+	return max(0, end.Sub(s.At))
+}
+
+// incomingRow renders one of the server's requests in the list's columns.
+func (m *Model) incomingRow(row listRow, c columns, selected bool, now time.Time) string {
+	st := m.styles
+	s := row.srv
+	look := incomingLook(s.State)
+	marker := "  "
+	if selected {
+		marker = st.Cursor.Render("▌ ")
+	}
+	label := incomingLabel(m, s, true)
+	if lipgloss.Width(label) > c.request {
+		label = incomingLabel(m, s, false)
+	}
+	parts := []string{
+		marker + fitLeft("", c.id),
+		fit(st.Dim.Render(label), c.request),
+		look.style(st).Render(fit(look.icon+" "+look.word, c.state)),
+	}
+	if c.elapsed > 0 {
+		parts = append(parts, fitLeft(fmtDur(incomingElapsed(s, now)), c.elapsed))
+	}
+	if c.timeout > 0 {
+		// inflight sets no timeout on the server's requests (the server
+		// times out its own, and says so by withdrawing it).
+		parts = append(parts, fitLeft(st.Dim.Render("—"), c.timeout))
+	}
+	if c.detail > 0 {
+		parts = append(parts, fit(buildCell(m.incomingParts(s), c.detail), c.detail))
+	}
+	line := fit(strings.Join(parts, " "), m.width)
+	if selected {
+		return st.highlight(line)
+	}
+	return line
+}
+
+// incomingParts are an incoming row's last column: its fate in the
+// list's words, the question in a few words, and where it came from.
+func (m *Model) incomingParts(s *session.ServerRequest) []cellPart {
+	st := m.styles
+	var parts []cellPart
+	add := func(style lipgloss.Style, prio int, variants ...string) {
+		parts = append(parts, cellPart{variants: variants, style: style, prio: prio})
+	}
+	after := ""
+	if !s.Ended.IsZero() {
+		after = " after " + fmtDur(s.Ended.Sub(s.At))
+	}
+	switch s.State {
+	case session.ServerWaiting:
+		add(st.Warn, prioFlag, "waiting for you", "for you")
+		if s.AnswerFailed != "" {
+			parts = append(parts, cellPart{variants: []string{"✗ the answer could not be sent: " + m.line(s.AnswerFailed), "✗ answer not sent"},
+				style: st.Error, prio: prioFlag, cut: true, keep: len("✗ answer not sent")})
+		}
+	case session.ServerAnswered:
+		add(st.Dim, prioSignal, "answered"+after+" · "+answeredAs(s), "answered"+after, "answered")
+	case session.ServerDeclined:
+		add(st.Dim, prioSignal, "declined"+after, "declined")
+	case session.ServerDismissed:
+		add(st.Dim, prioSignal, "dismissed (cancel)"+after, "dismissed")
+	case session.ServerRefused:
+		why := "refused"
+		if s.Error != nil {
+			why += " · error " + strconv.Itoa(s.Error.Code) + " " + m.line(s.Error.Message)
+		}
+		parts = append(parts, cellPart{variants: []string{why}, style: st.Failed, prio: prioSignal, cut: true, keep: len("refused")})
+	case session.ServerWithdrawn:
+		text := "cancelled by the server" + after
+		if s.Reason != "" {
+			text += ": " + m.line(s.Reason)
+		}
+		parts = append(parts, cellPart{variants: []string{text, "cancelled by the server"}, style: st.Cancelled, prio: prioSignal, cut: true, keep: len("cancelled by the server")})
+	case session.ServerLost:
+		add(st.Lost, prioSignal, "connection lost before an answer", "connection lost")
+	case session.ServerAbandoned:
+		add(st.Dim, prioSignal, "abandoned: its request ended first", "abandoned: request ended", "abandoned")
+	case session.ServerNotAnswered:
+		add(st.Flag, prioFlag, "⚑ not answered: its ID "+m.line(s.ID.String())+" was in use", "⚑ ID in use: not answered", "⚑ ID reused")
+	}
+	if q := questionWords(m, s.Method, s.Params); q != "" {
+		// Once it ended, its fate comes first and the question gets what
+		// is left.
+		prio, style := prioWatch, st.Warn
+		if !s.Open() {
+			prio, style = prioRepeats, st.Dim
+		}
+		parts = append(parts, cellPart{variants: []string{q}, style: style, prio: prio, cut: true, keep: minCut})
+	}
+	if s.TiedBy == session.TiedNone {
+		// After the question: it gets what the question leaves.
+		add(st.Dim, prioRepeats, fmt.Sprintf("not tied to a request: %d in flight", s.InFlight), fmt.Sprintf("not tied: %d in flight", s.InFlight), "not tied")
+	}
+	add(st.Dim, prioRepeats, "from the server")
+	return parts
+}
+
+// questionWords is what a question asks, quoted (elicitation's message,
+// sampling's last message), "" for anything else.
+func questionWords(m *Model, method string, params json.RawMessage) string {
+	switch method {
+	case wire.MethodElicitationCreate, wire.MethodSamplingCreate:
+		q := questionText(m, method, params)
+		if _, quoted, ok := strings.Cut(q, " "); ok && quoted != `""` {
+			return quoted
+		}
+	}
+	return ""
+}
+
+// questionOf is the question in the answer queue that s is (nil when it
+// is not waiting there: answered, ended, or answered without a prompt).
+func (m *Model) questionOf(s *session.ServerRequest) *serverQuestion {
+	if s == nil || !s.Open() {
+		return nil
+	}
+	for _, q := range m.questions {
+		if q.id == s.ID && q.method == s.Method {
+			return q
+		}
+	}
+	return nil
+}
+
+// incomingKey handles the keys on an incoming row (in the list, or its
+// detail): enter and a answer it, c and C decline it, and the keys that
+// act only on inflight's own requests say so rather than do nothing.
+func (m *Model) incomingKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	s := m.selectedIncoming()
+	if s == nil {
+		return nil, false
+	}
+	k := &m.keys
+	what := "↘ " + m.line(s.Method) + " is the server's request"
+	switch {
+	case pressed(msg, k.Answer) || (m.mode == keymap.ModeList && msg.String() == "enter" && m.questionOf(s) != nil):
+		m.status = statusLine{}
+		q := m.questionOf(s)
+		if q == nil {
+			m.setStatus(levelInfo, what+", "+incomingFate(m, s)+": nothing to answer")
+			return nil, true
+		}
+		return m.openQuestion(q), true
+	case m.mode == keymap.ModeList && msg.String() == "enter":
+		m.openIncomingDetail(s)
+		return nil, true
+	case pressed(msg, k.Cancel) || pressed(msg, k.CancelReason):
+		// The natural cancel of a question is to decline it (its request,
+		// if any, goes on: c on that row cancels it).
+		q := m.questionOf(s)
+		if q == nil {
+			m.setStatus(levelInfo, what+", "+incomingFate(m, s)+": there is nothing to decline")
+			return nil, true
+		}
+		m.dropQuestion(q)
+		if m.answer.legacy == q {
+			m.closeAnswer()
+		}
+		m.setStatus(levelInfo, "↘ "+m.line(s.Method)+": declined (c on a question declines it)")
+		return declineCmd([]*serverQuestion{q}), true
+	case pressed(msg, k.Reissue) || pressed(msg, k.Edit):
+		m.setStatus(levelInfo, what+": only inflight's own requests can be re-issued")
+		return nil, true
+	case pressed(msg, k.StopWatching), pressed(msg, k.Longer), pressed(msg, k.Shorter):
+		m.setStatus(levelInfo, what+": inflight runs no timeout or watch on it (the server times out its own)")
+		return nil, true
+	case pressed(msg, k.Copy), pressed(msg, k.Pager), pressed(msg, k.Editor):
+		if m.mode == keymap.ModeList {
+			m.setStatus(levelInfo, what+": enter shows its params in the detail")
+			return nil, true
+		}
+		m.setStatus(levelInfo, what+": its params are in this view; y, o and O work on inflight's own requests")
+		return nil, true
+	}
+	return nil, false
+}
+
+// incomingFate is where one of the server's requests is, in the list's
+// words.
+func incomingFate(m *Model, s *session.ServerRequest) string {
+	switch s.State {
+	case session.ServerWaiting:
+		if m.questionOf(s) == nil {
+			return "waiting (inflight answers it without a prompt)"
+		}
+		return "waiting for you"
+	case session.ServerWithdrawn:
+		return "cancelled by the server"
+	case session.ServerLost:
+		return "connection lost"
+	case session.ServerAbandoned:
+		return "abandoned (its request ended first)"
+	case session.ServerNotAnswered:
+		return "not answered (its ID was in use)"
+	}
+	return strings.ReplaceAll(s.State.String(), "_", " ")
+}
+
+// incomingAsks reports whether the incoming row keys act on waits for
+// the user's answer (the key map enables a then).
+func (m *Model) incomingAsks() bool {
+	return m.questionOf(m.selectedIncoming()) != nil
+}
+
+// openIncomingDetail shows one of the server's requests in the detail.
+func (m *Model) openIncomingDetail(s *session.ServerRequest) {
+	m.detail = detailView{srv: s, vp: viewport.New()}
+	m.detail.vp.SetHorizontalStep(horizontalStep)
+	m.detail.vp.SetWidth(m.width)
+	m.mode = keymap.ModeDetail
+}
+
+// incomingSig is what an incoming detail's body is built from.
+type incomingSig struct {
+	s      *session.ServerRequest
+	state  session.ServerRequestState
+	failed string
+	dark   bool
+}
+
+// layoutIncomingDetail builds the incoming detail's body when what it
+// shows changed.
+func (m *Model) layoutIncomingDetail(height int) {
+	d := &m.detail
+	sig := incomingSig{s: d.srv, state: d.srv.State, failed: d.srv.AnswerFailed, dark: m.dark}
+	if sig != d.srvBuilt || d.wrapped != m.width {
+		d.srvBuilt = sig
+		d.content = m.incomingBody(d.srv)
+		d.vp.SetContentLines(m.pagerLines(d.content))
+		d.wrapped = m.width
+	}
+	d.vp.SetWidth(m.width)
+	d.vp.SetHeight(max(1, height-incomingHeaderLines))
+}
+
+// incomingHeaderLines is the height above the incoming detail's body.
+const incomingHeaderLines = 3
+
+// viewIncomingDetail is the detail of one of the server's requests: what
+// it is and where it stands, then its timeline, what it is tied to, and
+// its params.
+func (m *Model) viewIncomingDetail(height int) string {
+	st := m.styles
+	s := m.detail.srv
+	now := m.now()
+	look := incomingLook(s.State)
+	var b strings.Builder
+	title := "↘ " + m.line(s.Method) + " from the server (its ID " + m.line(s.ID.String()) + ")"
+	b.WriteString(fit(st.Title.Render(title)+"  "+look.style(st).Render(look.icon+" "+incomingFate(m, s))+
+		st.Dim.Render("  ·  "+fmtDur(incomingElapsed(s, now))), m.width))
+	b.WriteByte('\n')
+	b.WriteString(fit(st.Dim.Render(m.tiedText(s)), m.width))
+	b.WriteString("\n\n")
+	b.WriteString(m.detail.vp.View())
+	return b.String()
+}
+
+// tiedText says which request s belongs to and how the tracker knew.
+func (m *Model) tiedText(s *session.ServerRequest) string {
+	if s.TiedBy == session.TiedNone {
+		return fmt.Sprintf("not tied to a request: %d %s in flight when it came", s.InFlight, countNoun(s.InFlight, "was", "were"))
+	}
+	label := ""
+	if r, ok := m.tracker.Get(s.During); ok {
+		label = " " + m.requestLabel(r, false)
+	}
+	how := map[session.TiedBy]string{
+		session.TiedStream: "it came on that request's response stream",
+		session.TiedTask:   "its _meta names that request's task (related-task)",
+		session.TiedOnly:   "it came while that request was the only one in flight",
+	}[s.TiedBy]
+	return "tied to #" + m.line(s.During.String()) + label + ": " + how
+}
+
+// incomingBody is the incoming detail's scrolling part.
+func (m *Model) incomingBody(s *session.ServerRequest) string {
+	st := m.styles
+	var b strings.Builder
+	at := func(t time.Time) string { return fmtAgo(t.Sub(s.At)) }
+	b.WriteString(st.Bold.Render("TIMELINE") + "\n")
+	b.WriteString(fmt.Sprintf("  %s  arrived  %s\n", at(s.At), s.At.Format("15:04:05.000")))
+	if !s.Open() && !s.Ended.IsZero() {
+		line := fmt.Sprintf("  %s  %s  %s", at(s.Ended), incomingFate(m, s), s.Ended.Format("15:04:05.000"))
+		switch {
+		case s.State == session.ServerWithdrawn && s.Reason != "":
+			line += "  reason: " + m.line(s.Reason)
+		case s.State == session.ServerWithdrawn:
+			line += "  (no reason given)"
+		case s.Error != nil:
+			line += "  error " + strconv.Itoa(s.Error.Code) + " " + m.line(s.Error.Message)
+		case s.State == session.ServerAnswered:
+			line += "  " + answeredAs(s)
+		}
+		b.WriteString(line + "\n")
+	} else if s.Open() {
+		if s.AnswerFailed != "" {
+			b.WriteString(st.Error.Render("  the answer could not be sent: "+m.line(s.AnswerFailed)) + "\n")
+		}
+		b.WriteString(st.Warn.Render("  waiting for you: a answers it, c declines it") + "\n")
+	}
+	b.WriteString("\n" + st.Bold.Render("PARAMS") + "\n")
+	if len(s.Params) > 0 {
+		b.WriteString(m.prettyJSON(s.Params))
+	} else {
+		b.WriteString(st.Dim.Render("(none kept)"))
+	}
+	if len(s.Answer) > 0 {
+		b.WriteString("\n\n" + st.Bold.Render("ANSWERED WITH") + "\n" + m.prettyJSON(s.Answer))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// waitingInput counts the modern requests waiting for the user's input:
+// active, but nothing of theirs is on the wire, so the header counts them
+// as waiting for you, not in flight.
+func (m *Model) waitingInput() int {
+	input, _ := m.tracker.Waiting()
+	return input
+}
+
+// waitingForYou is the header's "? N waiting for you": modern requests
+// waiting for input and the legacy server's own requests not answered
+// yet (in a view attached to a proxy they wait for the host, not you).
+func (m *Model) waitingForYou() int {
+	input, server := m.tracker.Waiting()
+	if m.attaching() {
+		return input
+	}
+	return input + server
+}
+
+// answeredAs says in a word what inflight answered: accepted for an
+// elicitation, replied for sampling, the roots for roots/list.
+func answeredAs(s *session.ServerRequest) string {
+	switch s.Method {
+	case wire.MethodSamplingCreate:
+		return "replied"
+	case wire.MethodRootsList:
+		return "roots sent"
+	}
+	if w := answerWord(s.Answer); w == "accept" {
+		return "accepted"
+	}
+	return answerWord(s.Answer)
+}
+
+// questionFates follows, after each event the tracker applied, the fate
+// of the legacy questions still queued for the user: one withdrawn, lost
+// or never to be answered leaves the queue, and its open form closes
+// saying why (Serve's own word of it may be late or, with a full queue,
+// never come); one whose request ended first keeps its form, which says
+// so. No stale answer is sent without the user knowing.
+func (m *Model) questionFates() {
+	for i := 0; i < len(m.questions); i++ {
+		q := m.questions[i]
+		s := m.serverRequest(q)
+		if s == nil {
+			continue
+		}
+		onForm := m.mode == keymap.ModeAnswer && m.answer.legacy == q
+		switch s.State {
+		case session.ServerWithdrawn, session.ServerLost, session.ServerNotAnswered:
+			m.dropQuestion(q)
+			i--
+			why := incomingFate(m, s)
+			if s.State == session.ServerWithdrawn {
+				why = "the server withdrew this question"
+				if s.Reason != "" {
+					why += " (" + m.line(s.Reason) + ")"
+				}
+			}
+			if onForm {
+				m.closeAnswer()
+				m.setStatus(levelWarn, m.line(q.method)+": "+why+"; nothing was sent")
+			}
+		case session.ServerAbandoned:
+			if onForm && m.answer.warn == "" {
+				m.answer.warn = "its request #" + m.line(s.During.String()) + " ended first: the server may no longer read an answer"
+			}
+		}
+	}
+}
+
+// answerNotSent takes the client's word (through Serve) that the answer
+// to q could not be sent: q waits again, and its form opens again as the
+// user typed it, saying why, when the user is on the list or a detail
+// (elsewhere the status line says so, and a answers it again).
+func (m *Model) answerNotSent(q *serverQuestion, err error) {
+	if !m.queued(q) {
+		m.questions = append(m.questions, q)
+	}
+	why := "the answer could not be sent"
+	if err != nil {
+		why += ": " + err.Error()
+	}
+	if q.form != nil && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail) {
+		m.prevAnswer = m.mode
+		m.answer = *q.form
+		m.answer.err = why + " — enter sends it again, esc answers later"
+		m.mode = keymap.ModeAnswer
+		m.setStatus(levelError, m.line(q.method)+" "+m.line(q.id.String())+": "+why)
+		return
+	}
+	m.setStatus(levelError, m.line(q.method)+" "+m.line(q.id.String())+": "+why+" — a answers it again")
+}
+
+// queued reports whether q is in the answer queue.
+func (m *Model) queued(q *serverQuestion) bool {
+	for _, o := range m.questions {
+		if o == q {
+			return true
+		}
+	}
+	return false
+}
+
+// answerRoundFailed shows the modern form again, as the user typed it,
+// when the round it sent could not be sent (id is the round's): the
+// request failed with it (session's verdict), so the form says so and
+// sends nothing more; the status line already says why.
+func (m *Model) answerRoundFailed(id wire.ID, err error) {
+	f := m.sentRound
+	if f == nil || f.id != id {
+		return
+	}
+	m.sentRound = nil
+	if m.mode != keymap.ModeList && m.mode != keymap.ModeDetail {
+		return
+	}
+	m.prevAnswer = m.mode
+	m.answer = *f
+	m.answer.dead = true
+	m.answer.err = fmt.Sprintf("this answer could not be sent: %v — the request failed with it (esc closes)", err)
+	m.mode = keymap.ModeAnswer
+}

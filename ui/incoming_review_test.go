@@ -1,0 +1,161 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"inflight/event"
+	"inflight/keymap"
+	"inflight/wire"
+)
+
+// TestCancelReasonNamesTheRoundInFlight: C's prompt opened on round 1;
+// while it was open the round was answered (roots, without a prompt) and
+// round 2 began: the cancel goes to round 2's ID, the one in flight.
+func TestCancelReasonNamesTheRoundInFlight(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraModern)
+	id := h.sendTool("roots")
+	h.key("C")
+	if h.m.prompt.kind != promptReason {
+		t.Fatal("no reason prompt")
+	}
+	h.answer(id, `{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}}}`)
+	round2, _ := h.lastRound()
+	if round2 == wire.IntID(id) {
+		t.Fatal("no second round began")
+	}
+	h.typeText("changed my mind")
+	h.key("enter")
+	if n := len(h.fake.cancels); n == 0 || h.fake.cancels[n-1] != round2 {
+		t.Fatalf("cancelled %v, want round 2's ID %s", h.fake.cancels, round2)
+	}
+}
+
+// TestFormClosesWhenItsQuestionIsWithdrawn: the tracker's word that the
+// server withdrew the question closes its open form (without waiting for
+// Serve's message, which a full queue may never bring) and nothing is
+// sent; typing enter afterwards sends nothing either.
+func TestFormClosesWhenItsQuestionIsWithdrawn(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("withdrawn")
+	q := h.legacyAsk(wire.IntID(9), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a", "space")
+	h.legacyWithdrawn(9, "no answer within 3s")
+	if h.m.mode == keymap.ModeAnswer {
+		t.Fatal("the form stayed open on a withdrawn question")
+	}
+	if scr := h.screen(); !strings.Contains(scr, "the server withdrew this question (no answer within 3s); nothing was sent") {
+		t.Errorf("status:\n%s", scr)
+	}
+	h.key("enter")
+	select {
+	case r := <-q.reply:
+		t.Fatalf("a stale answer was sent: %s", r.result)
+	default:
+	}
+	if len(h.m.questions) != 0 {
+		t.Errorf("%d questions still queued", len(h.m.questions))
+	}
+}
+
+// TestFormClosesWhenTheConnectionIsLost: the connection's end loses the
+// question; its form closes and says so.
+func TestFormClosesWhenTheConnectionIsLost(t *testing.T) {
+	h := newAnswerHarness(t, 80, 24, event.EraLegacy)
+	h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(4), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a")
+	h.events(event.Event{Kind: event.TransportClosed, Time: h.now})
+	if h.m.mode == keymap.ModeAnswer || !strings.Contains(h.screen(), "connection lost; nothing was sent") {
+		t.Fatalf("mode %v:\n%s", h.m.mode, h.screen())
+	}
+}
+
+// TestFormSaysItsRequestEndedFirst: the request the question arrived
+// during was answered while the form was open: the form stays (the
+// server did not withdraw the question) and says so before an answer is
+// sent.
+func TestFormSaysItsRequestEndedFirst(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	id := h.sendTool("confirm")
+	q := h.legacyAsk(wire.IntID(5), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a")
+	h.answer(id, `{"content":[{"type":"text","text":"went ahead without you"}]}`)
+	if h.m.mode != keymap.ModeAnswer || !strings.Contains(h.screen(), "its request #2 ended first: the server may no longer read an answer") {
+		t.Fatalf("mode %v:\n%s", h.m.mode, h.screen())
+	}
+	h.key("space", "enter")
+	select {
+	case <-q.reply:
+	default:
+		t.Fatal("the answer the user chose to send was not sent")
+	}
+}
+
+// TestFormOpensAgainWhenTheAnswerIsNotSent: the answer's POST failed
+// (the server unreachable): the client says so through Serve, the form
+// opens again as typed, with the error, and enter sends it again.
+func TestFormOpensAgainWhenTheAnswerIsNotSent(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("confirm")
+	q := h.legacyAsk(wire.IntID(6), wire.MethodElicitationCreate, `{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`)
+	h.key("a")
+	h.typeText("Ada")
+	h.key("enter")
+	if r := <-q.reply; !strings.Contains(string(r.result), `"Ada"`) {
+		t.Fatalf("first reply %s", r.result)
+	}
+	h.legacyAnswered(wire.IntID(6), `{"action":"accept","content":{"name":"Ada"}}`)
+	h.events(event.Event{Kind: event.RequestFailed, RequestID: wire.IntID(6), Internal: true, Err: errors.New("POST response: server unreachable")})
+	if h.m.state != connUp {
+		t.Errorf("a failed answer made the connection lost")
+	}
+	h.m.Update(questionMsg{kind: questionNotSent, q: q, err: errors.New("POST response: server unreachable")})
+	scr := h.screen()
+	if h.m.mode != keymap.ModeAnswer || !strings.Contains(scr, "the answer could not be sent: POST response: server unreachable") || !strings.Contains(scr, "Ada") {
+		t.Fatalf("the form did not open again as typed, with the error:\n%s", scr)
+	}
+	h.key("enter")
+	select {
+	case r := <-q.reply:
+		if !strings.Contains(string(r.result), `"Ada"`) {
+			t.Errorf("second reply %s", r.result)
+		}
+	default:
+		t.Fatal("enter did not send it again")
+	}
+}
+
+// TestModernRoundNotSentShowsTheForm: the next round's POST fails (the
+// server unreachable): the request fails with it (nothing reached the
+// server), and the form comes back as typed with the error, sending
+// nothing more.
+func TestModernRoundNotSentShowsTheForm(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraModern)
+	h.waitingConfirm()
+	h.key("enter")
+	h.key("tab", "tab", "tab") // note (the fields are in name order)
+	h.typeText(" now")
+	h.fake.mu.Lock()
+	h.fake.sendErr = errors.New("POST tools/call: server unreachable")
+	h.fake.mu.Unlock()
+	before := h.sentCount()
+	h.key("enter")
+	if h.sentCount() != before+1 {
+		t.Fatalf("sent %d, want the next round:\n%s", h.sentCount()-before, h.screen())
+	}
+	scr := h.screen()
+	if h.m.mode != keymap.ModeAnswer || !strings.Contains(scr, "this answer could not be sent: POST tools/call: server unreachable") ||
+		!strings.Contains(scr, "tidy up now") {
+		t.Fatalf("the form is not back as typed, with the error:\n%s", scr)
+	}
+	h.key("enter")
+	if h.sentCount() != before+1 {
+		t.Errorf("enter on the failed form sent again")
+	}
+	h.key("esc")
+	if h.m.mode != keymap.ModeList {
+		t.Errorf("esc did not close it: %v", h.m.mode)
+	}
+}
