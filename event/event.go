@@ -284,6 +284,10 @@ type Event struct {
 	ContentType string
 	// ByClient: for StreamClosed, inflight closed the stream itself.
 	ByClient bool
+	// SessionID is, for what a proxy saw on legacy HTTP, the host's
+	// Mcp-Session-Id on the message (or the stream closed): a proxy may
+	// carry several hosts' sessions.
+	SessionID string
 	// LostConnection: for RequestFailed, the request is lost (no error
 	// response will come), as opposed to rejected.
 	LostConnection bool

@@ -280,7 +280,7 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var tap *bodyTap
 	var body io.Reader = http.NoBody
 	if r.Body != nil && r.Method == http.MethodPost {
-		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q, want: r.ContentLength}
+		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q, want: r.ContentLength, session: r.Header.Get("Mcp-Session-Id")}
 		body = tap
 	}
 	ctx := r.Context()
@@ -398,7 +398,7 @@ func (p *httpProxy) hostClosed(tap *bodyTap) {
 	at := time.Now()
 	time.Sleep(CancelGrace)
 	for _, id := range tap.ids {
-		p.q.pushControl(line{ctl: ctlStreamClosed, at: at, id: id})
+		p.q.pushControl(line{ctl: ctlStreamClosed, at: at, id: id, session: tap.session})
 	}
 }
 
@@ -430,6 +430,8 @@ type bodyTap struct {
 	// read (Read's goroutine only).
 	want int64
 	eof  bool
+	// session is the host's Mcp-Session-Id on the request.
+	session string
 }
 
 func (b *bodyTap) Read(p []byte) (int, error) {
@@ -489,7 +491,7 @@ func (b *bodyTap) finish() {
 		if at.IsZero() || b.src == nil {
 			at = time.Now()
 		}
-		ls := expandBatch(line{from: b.from, at: at, raw: raw, total: total})
+		ls := expandBatch(line{from: b.from, at: at, raw: raw, total: total, session: b.session})
 		if b.from == FromHost {
 			for _, l := range ls {
 				if l.total != len(l.raw) {
@@ -526,7 +528,7 @@ func expandBatch(l line) []line {
 	}
 	out := make([]line, 0, len(elems))
 	for _, e := range elems {
-		out = append(out, line{from: l.from, at: l.at, raw: []byte(e), total: len(e), end: l.end})
+		out = append(out, line{from: l.from, at: l.at, raw: []byte(e), total: len(e), end: l.end, session: l.session})
 	}
 	return out
 }

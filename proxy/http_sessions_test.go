@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"inflight/session"
 	"inflight/wire"
 )
@@ -44,5 +46,45 @@ func TestHTTPHostsOneAfterAnother(t *testing.T) {
 	}
 	if calls != len(versions) {
 		t.Errorf("%d calls followed, want %d (one per host)", calls, len(versions))
+	}
+}
+
+// TestHTTPTwoHostsAtOnce: two legacy hosts (go-sdk's clients, both
+// counting from 1) connected to one HTTP proxy at the same time are two
+// sessions: IDs one uses are new in the other, so nothing is flagged; a
+// call is followed unless the other host has one with the same ID in
+// flight at that moment, which the log says.
+func TestHTTPTwoHostsAtOnce(t *testing.T) {
+	up, _ := demoInProcess(t)
+	rp := startHTTPProxy(t, up)
+	rh := &ruleHTTP{runningHTTP: rp}
+	a := rh.connect(t, "2025-11-25")
+	b := rh.connect(t, "2025-11-25")
+	for i := 0; i < 2; i++ {
+		for _, cs := range []*mcp.ClientSession{a, b} {
+			if _, _, err := callTool(cs, "slow", 0.01, 1, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_ = a.Close()
+	_ = b.Close()
+	time.Sleep(100 * time.Millisecond)
+	rp.stop()
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	for _, ch := range rp.changes {
+		if ch.Kind == session.ChangeViolation {
+			t.Errorf("flagged: %s: %s", ch.Violation.Code, ch.Violation.Detail)
+		}
+	}
+	calls := 0
+	for i := 0; i < rp.tr.Len(); i++ {
+		if q := rp.tr.At(i); q.Method == wire.MethodToolsCall && q.State == session.StateCompleted {
+			calls++
+		}
+	}
+	if calls != 4 {
+		t.Errorf("%d calls followed to completion, want 4 (one after another, never two with one ID in flight)", calls)
 	}
 }

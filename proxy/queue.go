@@ -45,6 +45,9 @@ type line struct {
 	inj *injection
 	// id is the request a ctlStreamClosed line is about.
 	id wire.ID
+	// session is the host's Mcp-Session-Id on the HTTP request the line
+	// (or the closed stream) came in ("": none).
+	session string
 }
 
 // gap counts lines forwarded but not recorded, because the recorder was

@@ -164,8 +164,8 @@ func (r *recorder) record(l *line) {
 		r.injected(l.at, l.inj)
 		return
 	case ctlStreamClosed:
-		ev := event.Event{Kind: event.StreamClosed, Time: l.at, RequestID: l.id, ByClient: true}
-		r.report(ev, r.tr.HostClosedStream(l.id, l.at))
+		ev := event.Event{Kind: event.StreamClosed, Time: l.at, RequestID: l.id, ByClient: true, SessionID: l.session}
+		r.report(ev, r.tr.HostClosedStreamIn(l.id, l.session, l.at))
 		return
 	case ctlHostResumed:
 		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostResumed}, r.tr.HostResumed(l.at))
@@ -179,7 +179,7 @@ func (r *recorder) record(l *line) {
 	case FromStderr:
 		ev = event.Event{Kind: event.Stderr, Time: l.at, Text: string(l.raw), Truncated: l.total - len(l.raw)}
 	case FromHost:
-		ev = event.Event{Kind: event.Sent, Time: l.at, Raw: l.raw, Truncated: l.total - len(l.raw)}
+		ev = event.Event{Kind: event.Sent, Time: l.at, Raw: l.raw, Truncated: l.total - len(l.raw), SessionID: l.session}
 		if m, err := wire.DecodeOwned(l.raw); err == nil {
 			ev.Msg = m
 		}

@@ -190,7 +190,7 @@ func (t *Tracker) onSent(ev *event.Event) {
 	}
 	t.raw.put(rawKey{r.ID, rawRequest}, ev.Raw)
 	if r.Method == wire.MethodToolsCall {
-		r.taskDeclared = declaresTask(ev.Msg.Params, t.conn.Era == event.EraModern)
+		r.taskDeclared = declaresTask(ev.Msg.Params, t.modernFor(r))
 	}
 	if r.Role != RoleNone {
 		t.log.ring.buf[t.curLog].Parent = r.Parent
@@ -284,7 +284,7 @@ func (t *Tracker) answer(r *Request, ev *event.Event) {
 	}
 	msg := &ev.Msg
 	if msg.Kind == wire.KindError {
-		if msg.Error.Code == wire.CodeUnsupportedProtocolVersion && t.conn.Era == event.EraModern {
+		if msg.Error.Code == wire.CodeUnsupportedProtocolVersion && t.modernFor(r) {
 			detail := "request " + r.ID.String() + " was refused with UnsupportedProtocolVersionError, though it was sent under " +
 				strconv.Quote(clip(t.conn.ProtocolVersion, 64)) + ", the version server/discover agreed"
 			if v := wire.SupportedVersions(msg.Error.Data); len(v) > 0 {
@@ -307,7 +307,7 @@ func (t *Tracker) answer(r *Request, ev *event.Event) {
 				" was answered with its result before notifications/subscriptions/acknowledged, which must be the first message carrying its ID", r, r.ID, ev)
 		}
 	}
-	if t.conn.Era == event.EraModern {
+	if t.modernFor(r) {
 		rt, ok := wire.ResultType(msg.Result)
 		switch {
 		case !ok:

@@ -77,7 +77,7 @@ func (t *Tracker) observeRequest(ev *event.Event) {
 	m := &ev.Msg
 	id := m.ID
 	t.observeEra(m)
-	if ok, note := t.hostMayUse(m); !ok {
+	if ok, note := t.hostMayUse(m, ev.SessionID); !ok {
 		if note != "" {
 			t.log.append(&event.Event{Kind: event.Note, Time: ev.Time, Text: note})
 			return
@@ -106,6 +106,7 @@ func (t *Tracker) observeRequest(ev *event.Event) {
 		seq:           t.lastID,
 		listen:        m.Method == wire.MethodSubscriptionsListen,
 		hostModern:    modernMessage(m),
+		hostSession:   ev.SessionID,
 	}
 	t.byID[id] = r
 	if m.Method == wire.MethodInitialize {

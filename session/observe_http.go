@@ -27,14 +27,24 @@ const ViolationHostClosedStreamLegacy = "host_closed_stream_legacy"
 // A request already over changes nothing; nor does an unknown era (nothing
 // said yet which rule applies).
 func (t *Tracker) HostClosedStream(id wire.ID, now time.Time) []Change {
+	return t.HostClosedStreamIn(id, "", now)
+}
+
+// HostClosedStreamIn is HostClosedStream for a stream of the host's HTTP
+// session sessionID: a request of another session with that ID is not the
+// one closed ("": a session not known).
+func (t *Tracker) HostClosedStreamIn(id wire.ID, sessionID string, now time.Time) []Change {
 	t.changes.reset()
 	r := t.byID[id]
 	if r == nil || !r.ByHost || !r.State.IsActive() {
 		return t.changes.buf
 	}
-	era := t.conn.Era
-	if r.hostModern {
-		era = event.EraModern // its own era (a proxy may see hosts of either)
+	if sessionID != "" && r.hostSession != "" && sessionID != r.hostSession {
+		return t.changes.buf
+	}
+	era := event.EraLegacy // its own era (a proxy may see hosts of either)
+	if t.modernFor(r) {
+		era = event.EraModern
 	}
 	switch era {
 	case event.EraModern:

@@ -19,6 +19,17 @@ import (
 // "ID·N" (N: the how-manyth request with that ID it was), and the ID names
 // the new request from then on.
 
+// modernFor reports whether r is judged by the modern era's rules: a
+// host's request by its own era (a proxy may see hosts of either, one
+// after another: a modern request carries its version in _meta, a legacy
+// one none), any other by the connection's.
+func (t *Tracker) modernFor(r *Request) bool {
+	if r != nil && r.ByHost {
+		return r.hostModern
+	}
+	return t.conn.Era == event.EraModern
+}
+
 // hostMayUse reports whether the host's request m may use its ID, and,
 // when a finished request had it, retires that one's ID. A duplicate is
 // a request in flight with that ID, or, in the legacy era, one of the
@@ -26,7 +37,7 @@ import (
 // still in flight with that ID is no fault of the host's (the sessions
 // may be two hosts'), but the tracker follows one request per ID: the new
 // one is not followed, and note says so.
-func (t *Tracker) hostMayUse(m *wire.Message) (ok bool, note string) {
+func (t *Tracker) hostMayUse(m *wire.Message, sessionID string) (ok bool, note string) {
 	id := m.ID
 	// The request's own era rules (a proxy may see a modern host after a
 	// legacy one), else the connection's.
@@ -38,7 +49,11 @@ func (t *Tracker) hostMayUse(m *wire.Message) (ok bool, note string) {
 	if !old.ByHost {
 		return false, ""
 	}
-	newSession := m.Method == wire.MethodInitialize || old.seq < t.hostSession
+	// Another session's (both known: an HTTP proxy's hosts), or the host
+	// began a new one since (its initialize).
+	otherSession := sessionID != "" && old.hostSession != "" && sessionID != old.hostSession
+	sameSession := sessionID != "" && sessionID == old.hostSession
+	newSession := otherSession || m.Method == wire.MethodInitialize || (!sameSession && old.seq < t.hostSession)
 	if old.State.IsActive() {
 		if newSession && !modern {
 			return false, "the host's " + m.Method + " " + id.String() + " has the ID of " + old.Method +
@@ -57,11 +72,19 @@ func (t *Tracker) hostMayUse(m *wire.Message) (ok bool, note string) {
 // free for the host's next request with it.
 func (t *Tracker) retireHostID(old *Request) {
 	if t.retired == nil {
-		t.retired = map[wire.ID]int{}
+		t.retired = map[string]int{}
 	}
-	t.retired[old.ID]++
 	from := old.ID
-	to := wire.StringID(strings.Trim(from.String(), `"`) + "·" + strconv.Itoa(t.retired[from]))
+	// The integer 3 and the string "3" are two IDs with one text: a name
+	// already taken is skipped (found in review).
+	base := strings.Trim(from.String(), `"`)
+	var to wire.ID
+	for {
+		t.retired[base]++
+		if to = wire.StringID(base + "·" + strconv.Itoa(t.retired[base])); t.byID[to] == nil {
+			break
+		}
+	}
 	delete(t.byID, from)
 	t.byID[to] = old
 	old.ID = to

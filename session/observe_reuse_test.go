@@ -12,13 +12,24 @@ import (
 // milliseconds) to a new tracker.
 func observeAll(t *testing.T, steps []step) *Tracker {
 	t.Helper()
+	return observeSessions(t, steps, nil)
+}
+
+// observeSessions is observeAll with each host line's HTTP session
+// (sessions[i] for steps[i]; "" or missing: none).
+func observeSessions(t *testing.T, steps []step, sessions []string) *Tracker {
+	t.Helper()
 	tr := NewTracker(Config{})
-	for _, s := range steps {
+	for i, s := range steps {
 		kind := event.Sent
 		if s.from == "server" {
 			kind = event.Received
 		}
-		tr.Observe(msgEvent(t, kind, s.at, s.raw))
+		ev := msgEvent(t, kind, s.at, s.raw)
+		if i < len(sessions) {
+			ev.SessionID = sessions[i]
+		}
+		tr.Observe(ev)
 	}
 	return tr
 }
@@ -151,5 +162,96 @@ func TestObserveModernHostAfterLegacy(t *testing.T) {
 	}
 	if r, ok := tr.Get(wire.IntID(1)); !ok || r.Target != "echo" {
 		t.Fatalf("request 1: %+v, want the modern host's echo", r)
+	}
+}
+
+// Two legacy hosts through one HTTP proxy at the same time, each its own
+// session (go-sdk's clients both count from 1): an ID one session used is
+// new in the other, whatever the order of their initializes; and one
+// host's closed stream is not the other's (found in review).
+func TestObserveTwoLegacySessionsAtOnce(t *testing.T) {
+	const (
+		call2A   = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}}`
+		answer2A = `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`
+		call2B   = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}}`
+		call3A   = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a3"}}`
+	)
+	steps := []step{
+		{0, "host", hostInit, 0}, {2, "server", serverInit, 0}, // host A
+		{10, "host", hostInit, 0}, {12, "server", serverInit, 0}, // host B
+		{20, "host", call2A, 0}, {30, "server", answer2A, 0}, // A goes on
+		{40, "host", call2B, 0}, // B's first call: 2 is new in B's session
+		{50, "host", call3A, 0},
+	}
+	tr := observeSessions(t, steps, []string{"", "", "", "", "sA", "", "sB", "sA"})
+	if v := violationCodes(tr); len(v) != 0 {
+		t.Fatalf("violations %v: host B never reused an ID of its own session", v)
+	}
+	if r, ok := tr.Get(wire.IntID(2)); !ok || r.Target != "b" {
+		t.Fatalf("request 2 is %+v: host B's call is not followed", r)
+	}
+	// A's closure of its own 3 is A's; a closure in session sA of ID 2
+	// (A's, finished) is not B's 2.
+	tr.HostClosedStreamIn(wire.IntID(2), "sA", ms(60))
+	tr.Expire(ms(60 + 5000))
+	if hostClosedFlagged(tr) {
+		t.Error("a closure in session sA was judged against session sB's request 2")
+	}
+	// Within one session a reused ID is still one.
+	tr = observeSessions(t, append(steps[:6:6], step{40, "host", call2B, 0}), []string{"", "", "", "", "sA", "", "sA"})
+	if v := violationCodes(tr); len(v) != 1 || v[0] != ViolationHostDuplicateID {
+		t.Errorf("violations %v, want %s: sA used 2 twice", v, ViolationHostDuplicateID)
+	}
+}
+
+// The integer 3 and the string "3" are two IDs: retired, they get two
+// names, each found by its own (found in review).
+func TestObserveRetiredNamesDoNotCollide(t *testing.T) {
+	const (
+		callInt  = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"int","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+		doneInt  = `{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[]}}`
+		callStr  = `{"jsonrpc":"2.0","id":"3","method":"tools/call","params":{"name":"str","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+		doneStr  = `{"jsonrpc":"2.0","id":"3","result":{"resultType":"complete","content":[]}}`
+		callLast = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"last","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	)
+	tr := observeAll(t, []step{
+		{10, "host", callInt, 0}, {20, "server", doneInt, 0},
+		{30, "host", callStr, 0}, {40, "server", doneStr, 0},
+		{50, "host", callLast, 0}, // retires the integer 3
+		{60, "host", callStr, 0},  // retires the string "3"
+	})
+	seen := map[string]bool{}
+	for i := 0; i < tr.Len(); i++ {
+		r := tr.At(i)
+		if got, ok := tr.Get(r.ID); !ok || got != r {
+			t.Errorf("request %s (%s) is not found by its own ID", r.ID, r.Target)
+		}
+		if seen[r.ID.String()] {
+			t.Errorf("two requests named %s", r.ID)
+		}
+		seen[r.ID.String()] = true
+	}
+}
+
+// A legacy host after a modern one (two inflight calls through one HTTP
+// proxy, the second at 2025-11-25) is judged by its own era: its closed
+// stream is no cancel, flagged once it resumes nothing, and the server's
+// legacy answers are not held to modern rules (found in review).
+func TestObserveLegacyHostAfterModern(t *testing.T) {
+	const (
+		modernCall = `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+		modernDone = `{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","content":[]}}`
+	)
+	tr := observeAll(t, []step{
+		{0, "host", modernCall, 0}, {5, "server", modernDone, 0},
+		{10, "host", hostInit, 0}, {12, "server", serverInit, 0},
+		{20, "host", hostCall1, 0},
+	})
+	tr.HostClosedStream(wire.IntID(1), ms(30))
+	tr.Expire(ms(30 + 5000))
+	r, _ := tr.Get(wire.IntID(1))
+	if v := violationCodes(tr); len(v) != 1 || v[0] != ViolationHostClosedStreamLegacy || r.Cancel != nil {
+		t.Errorf("violations %v, request %s cancel %+v; want it flagged %s and left in flight",
+			v, r.State, r.Cancel, ViolationHostClosedStreamLegacy)
 	}
 }

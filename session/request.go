@@ -111,6 +111,9 @@ type Request struct {
 	// hostModern: a host's request that carried a modern protocol
 	// version in its _meta (a proxy may see hosts of either era).
 	hostModern bool
+	// hostSession is the host's HTTP session the request came in ("":
+	// none known).
+	hostSession string
 	// hostClosedAt: on legacy HTTP the host closed this request's stream
 	// without a cancel; it is flagged unless the host resumes a stream
 	// by hostResumeBy (observe_http.go).

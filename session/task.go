@@ -214,7 +214,7 @@ func declaresTask(params json.RawMessage, modern bool) bool {
 // taskHandle turns a timely result that is a task handle into the
 // request's task, and reports whether it was one.
 func (t *Tracker) taskHandle(r *Request, ev *event.Event) bool {
-	modern := t.conn.Era == event.EraModern
+	modern := t.modernFor(r)
 	ts, ok := wire.TaskHandle(ev.Msg.Result, modern)
 	if !ok || r.Role != RoleNone {
 		return false
@@ -267,11 +267,11 @@ func (t *Tracker) lateTaskHandle(r *Request, ev *event.Event) {
 	if r.Task != nil || r.Role != RoleNone || r.Method != wire.MethodToolsCall {
 		return
 	}
-	ts, ok := wire.TaskHandle(ev.Msg.Result, t.conn.Era == event.EraModern)
+	ts, ok := wire.TaskHandle(ev.Msg.Result, t.modernFor(r))
 	if !ok {
 		return
 	}
-	tk := t.newTask(r, ts, t.conn.Era == event.EraModern, ev.Time)
+	tk := t.newTask(r, ts, t.modernFor(r), ev.Time)
 	tk.AfterCancelHandle = true
 	t.recordStatus(tk, ts, ViaHandle, ev.Time)
 	if !tk.Terminal() {

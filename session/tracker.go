@@ -115,7 +115,7 @@ type Tracker struct {
 	// its session (legacy: IDs are unique within one); retired counts
 	// the finished host requests whose ID a later one took (observe_reuse.go).
 	hostSession int64
-	retired     map[wire.ID]int
+	retired     map[string]int
 
 	// roundOf finds a conversation by an earlier round's ID (rounds.go);
 	// serverOpen and serverReqs are the server's own requests waiting and

@@ -351,7 +351,8 @@ func FromEvent(ev event.Event, ms float64) Record { return fromEvent(&ev, ms, tr
 // fromEvent is FromEvent; with own unset the record's Msg may alias the
 // event's Raw (read-only, as every event's bytes are).
 func fromEvent(ev *event.Event, ms float64, own bool) Record {
-	rec := Record{MS: ms, Dir: ev.Kind.Direction().String(), Internal: ev.Internal || isClientID(ev.RequestID), Truncated: ev.Truncated}
+	rec := Record{MS: ms, Dir: ev.Kind.Direction().String(), Internal: ev.Internal || isClientID(ev.RequestID), Truncated: ev.Truncated,
+		SessionID: ev.SessionID}
 	if !ev.RequestID.IsZero() {
 		id := ev.RequestID
 		rec.ID = &id

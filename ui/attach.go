@@ -241,7 +241,7 @@ func (m *Model) record(rec *trace.Record) {
 		if rec.ByClient {
 			// The host closed its request's HTTP stream (proxy/http.go):
 			// judged as the proxy judged it (Tracker.HostClosedStream).
-			m.observed(m.tracker.HostClosedStream(idOf(rec), at))
+			m.observed(m.tracker.HostClosedStreamIn(idOf(rec), rec.SessionID, at))
 			return
 		}
 	case trace.EventTransportClosed:
@@ -382,7 +382,8 @@ func (m *Model) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 		raw := []byte(rec.Msg)
 		switch rec.Dir {
 		case trace.DirOut:
-			ev := event.Event{Kind: event.Sent, Time: at, Raw: raw, Truncated: rec.Truncated, Internal: rec.By == "inflight", StreamEnd: int64(rec.End)}
+			ev := event.Event{Kind: event.Sent, Time: at, Raw: raw, Truncated: rec.Truncated, Internal: rec.By == "inflight", StreamEnd: int64(rec.End),
+				SessionID: rec.SessionID}
 			if msg, err := wire.DecodeOwned(raw); err == nil {
 				ev.Msg = msg
 			}
