@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -990,6 +991,9 @@ func (m *Model) viewAnswer(height int) string {
 	if f.method == wire.MethodSamplingCreate {
 		hint = "enter send the reply · ctrl+d decline · ctrl+o details · esc back (answer later)"
 	}
+	if f.url != "" && len(f.fields) == 0 {
+		hint = "enter accept (you opened it) · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc later"
+	}
 	b.WriteString(st.Dim.Render(fit("  "+hint, m.width)) + "\n\n")
 	if f.message != "" {
 		for _, l := range wrapText(m.line(f.message), m.width-4) {
@@ -998,8 +1002,18 @@ func (m *Model) viewAnswer(height int) string {
 		b.WriteString("\n")
 	}
 	if f.url != "" {
+		// The spec asks that the target's host be shown clearly, before
+		// the user consents to go there.
 		b.WriteString(st.Warn.Render(fit("  open this URL yourself (inflight never opens it): ", m.width)) + "\n")
-		b.WriteString(fit("  "+m.line(f.url), m.width) + "\n\n")
+		if host := urlHost(f.url); host != "" {
+			b.WriteString(fit("  site  "+st.Bold.Render(m.line(host)), m.width) + "\n")
+		} else {
+			b.WriteString(st.Warn.Render(fit("  the server's URL has no host inflight can read: do not open it unchecked", m.width)) + "\n")
+		}
+		for _, l := range wrapText(m.line(f.url), m.width-4) {
+			b.WriteString(fit("  "+l, m.width) + "\n")
+		}
+		b.WriteString("\n")
 		b.WriteString(st.Dim.Render(fit("  enter says you did (accept); ctrl+d declines; ctrl+x cancels", m.width)) + "\n")
 	}
 	for _, l := range f.lines {
@@ -1198,4 +1212,14 @@ func (m *Model) inputRequiredParts(r *session.Request) []cellPart {
 		return []cellPart{{variants: []string{m.line(c.Stopped)}, style: st.Warn, prio: prioSignal, cut: true, keep: minCut}}
 	}
 	return []cellPart{{variants: []string{"the server needs input (MRTR): not answered here", "needs input: not answered"}, style: st.Warn, prio: prioSignal}}
+}
+
+// urlHost is the host a URL names (lower case, port kept), "" when it has
+// none (a scheme without one, or not a URL).
+func urlHost(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return strings.ToLower(u.Host)
 }

@@ -668,3 +668,30 @@ func TestReissueDropsRoundState(t *testing.T) {
 		t.Fatalf("re-issue params %s", got)
 	}
 }
+
+// A URL mode question shows the URL's site first, as the spec asks before
+// a user consents, says inflight opens nothing, and accept sends only the
+// action (no content).
+func TestAnswerURLModeShowsTheSite(t *testing.T) {
+	h := newAnswerHarness(t, 80, 24, event.EraModern)
+	id := h.sendTool("confirm")
+	h.answer(id, `{"resultType":"input_required","inputRequests":{"key":{"method":"elicitation/create","params":{"mode":"url","message":"Set your API key","url":"https://Keys.Example.com:8443/set?session=abc","elicitationId":"e1"}}}}`)
+	h.key("a")
+	scr := h.screen()
+	for _, want := range []string{"inflight never opens it", "site  keys.example.com:8443", "https://Keys.Example.com:8443/set?session=abc", "enter accept (you opened it)"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the URL form lacks %q:\n%s", want, scr)
+		}
+	}
+	if strings.Contains(scr, "tab/↓ next field") {
+		t.Errorf("the footer offers fields a URL question has none of:\n%s", scr)
+	}
+	h.key("enter")
+	_, p := h.lastRound()
+	if got := string(p["inputResponses"]); got != `{"key":{"action":"accept"}}` {
+		t.Errorf("inputResponses %s", got)
+	}
+	if urlHost("not a url") != "" || urlHost("mailto:x@y") != "" {
+		t.Error("urlHost found a host where there is none")
+	}
+}

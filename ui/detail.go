@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -431,7 +432,7 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 			return st.Dim.Render("not cancelled · press c to cancel it, C to give a reason"), ""
 		}
 		if failure != "" {
-			return st.Failed.Render("✗ " + failure), ""
+			return st.Failed.Render("✗ " + failure), m.urlsRequired(r)
 		}
 		return "", "" // nothing to say: it ended on its own
 	}
@@ -502,6 +503,37 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 		return st.Cancelled.Render(s), st.Dim.Render(fmt.Sprintf("the server sent nothing more for this request in the %s watched", fmtDur(watched)))
 	}
 	return st.Cancelled.Render(s), st.Dim.Render("the server sent nothing more for this request")
+}
+
+// codeURLElicitationRequired is URLElicitationRequiredError: the request
+// cannot go on until the user has opened the URLs its data lists.
+const codeURLElicitationRequired = -32042
+
+// urlsRequired says, for a request refused with URLElicitationRequired,
+// which sites the server asks the user to open (never opened here) and
+// that E sends it again; "" for any other.
+func (m *Model) urlsRequired(r *session.Request) string {
+	if r.Error == nil || r.Error.Code != codeURLElicitationRequired {
+		return ""
+	}
+	var data struct {
+		Elicitations []struct {
+			URL     string `json:"url"`
+			Message string `json:"message"`
+		} `json:"elicitations"`
+	}
+	if json.Unmarshal(r.Error.Data, &data) != nil || len(data.Elicitations) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, e := range data.Elicitations {
+		site := urlHost(e.URL)
+		if site == "" {
+			site = "no host inflight can read"
+		}
+		parts = append(parts, "site "+m.line(site)+": "+m.line(e.URL))
+	}
+	return m.styles.Warn.Render("open first, yourself (inflight never does), then E sends it again: " + strings.Join(parts, " · "))
 }
 
 // failureCause is why a failed (or lost) request failed, in the words of

@@ -408,3 +408,25 @@ func TestLogCancelNoteAndRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A request refused with URLElicitationRequiredError (-32042) says in its
+// detail which sites the server asks the user to open — opened by no one
+// but the user — and that E sends it again.
+func TestDetailURLElicitationRequired(t *testing.T) {
+	h := newHarness(t, 120, 35)
+	h.connect()
+	id := h.sendTool("slow")
+	raw := []byte(`{"jsonrpc":"2.0","id":` + fmt.Sprint(id) + `,"error":{"code":-32042,"message":"This request requires browser-based authorization.","data":{"elicitations":[{"mode":"url","elicitationId":"e1","url":"https://auth.example.com/connect?e=1","message":"Connect your account"}]}}}`)
+	msg, err := wire.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.events(event.Event{Kind: event.Received, RequestID: wire.IntID(id), Raw: raw, Msg: msg})
+	h.key("enter")
+	s := h.screen()
+	for _, want := range []string{"✗ error -32042", "inflight never does", "then E sends it again", "site auth.example.com"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the detail lacks %q:\n%s", want, s)
+		}
+	}
+}
