@@ -238,7 +238,15 @@ func (m *Model) record(rec *trace.Record) {
 		}
 		return
 	case trace.EventStreamClosed:
-		if rec.ByClient {
+		switch {
+		case rec.By == "inflight":
+			// inflight's own modern cancel (a z key, a cancel rule): the
+			// proxy closed the upstream request and observed the closure
+			// as any client's, which settles the cancel it began as the
+			// user's (proxy/recorder.go injected). Not the host's doing.
+			m.observe(event.Event{Kind: event.StreamClosed, Time: at, RequestID: idOf(rec), ByClient: rec.ByClient})
+			return
+		case rec.ByClient:
 			// The host closed its request's HTTP stream (proxy/http.go):
 			// judged as the proxy judged it (Tracker.HostClosedStream).
 			m.observed(m.tracker.HostClosedStream(idOf(rec), at))
@@ -275,15 +283,26 @@ func (m *Model) record(rec *trace.Record) {
 	if !ok || m.beforeHistory(&ev) {
 		return
 	}
-	if rec.By == "inflight" && ev.Kind == event.Sent && ev.Msg.Method == wire.NotifyCancelled {
-		// A rule's cancel upstream: the recorder follows it as the user's
-		// cancel, so the server's answer after it is judged as after any.
-		reason := ""
-		if c, err := wire.DecodeCancelled(ev.Msg.Params); err == nil {
-			reason = c.Reason
+	if rec.By == "inflight" {
+		// inflight's cancel upstream (a rule's, a key's): the recorder
+		// follows it as the user's cancel, so the server's answer after it
+		// is judged as after any. On stdio and legacy HTTP it is the
+		// notifications/cancelled it sent; on modern HTTP, where it sends
+		// none, the cancel_sent of the stream it closed.
+		reason, inflightCancel := "", false
+		switch {
+		case ev.Kind == event.Sent && ev.Msg.Method == wire.NotifyCancelled:
+			inflightCancel = true
+			if c, err := wire.DecodeCancelled(ev.Msg.Params); err == nil {
+				reason = c.Reason
+			}
+		case ev.Kind == event.CancelSent && ev.Signal == event.SignalStreamClosed:
+			inflightCancel, reason = true, ev.Reason
 		}
-		if ch, err := m.tracker.RequestCancel(ev.RequestID, reason, session.CauseUser, at); err == nil {
-			m.observed([]session.Change{ch})
+		if inflightCancel {
+			if ch, err := m.tracker.RequestCancel(ev.RequestID, reason, session.CauseUser, at); err == nil {
+				m.observed([]session.Change{ch})
+			}
 		}
 	}
 	changes := m.observe(ev)

@@ -300,3 +300,49 @@ func TestAttachHistoryCut(t *testing.T) {
 		t.Errorf("disagreements: %s", m.attach.lastDisagreement)
 	}
 }
+
+// What the HTTP proxy streams for inflight's own modern cancel (a z key, or
+// a cancel rule: the lines below are a real proxy's), fed to the view: its
+// cancel_sent (stream_closed, by inflight) is the user's cancel, as the
+// proxy's tracker has it, and its stream_closed (by inflight, byClient)
+// settles it; neither is the host closing its stream. The view agrees with
+// the proxy (cancelled, by the user), and says nothing of the host's cancel.
+// (A review's finding: it took the closure for the host's, and the row
+// stayed cancelling.)
+func TestAttachInflightsModernCancelIsNotTheHosts(t *testing.T) {
+	lines := []string{
+		`{"ms":4.56,"dir":"out","by":"host","id":9,"msg":{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gone","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}`,
+		`{"ms":4.56,"dir":"local","id":9,"event":"state","state":"pending","method":"tools/call","target":"gone"}`,
+		`{"ms":4.56,"dir":"local","event":"connected","transport":"http","era":"modern","protocolVersion":"2026-07-28"}`,
+		`{"ms":4.56,"dir":"local","id":9,"event":"injected","text":"rule \"tools/call gone: cancel 50ms\" matches tools/call gone (id 9)","code":"matched","injected":"cancel 50ms"}`,
+		`{"ms":55.025,"dir":"local","id":9,"event":"state","reason":"cancelled by inflight proxy (rule \"tools/call gone: cancel 50ms\")","state":"cancel_requested","from":"pending","method":"tools/call","target":"gone"}`,
+		`{"ms":55.025,"dir":"out","by":"inflight","id":9,"event":"cancel_sent","signal":"stream_closed","reason":"cancelled by inflight proxy (rule \"tools/call gone: cancel 50ms\")","injected":"cancel 50ms"}`,
+		`{"ms":55.025,"dir":"local","by":"inflight","id":9,"event":"stream_closed","byClient":true,"injected":"cancel 50ms"}`,
+		`{"ms":55.025,"dir":"local","id":9,"event":"state","state":"cancelled","from":"cancel_requested","method":"tools/call","target":"gone"}`,
+		`{"ms":55.025,"dir":"local","id":9,"event":"injected","text":"closed the upstream request of tools/call gone (id 9) (the modern cancel), 50.465ms after it, and answered the host with error -32800","code":"cancelled","injected":"cancel 50ms"}`,
+	}
+	var recs []trace.Record
+	for _, l := range lines {
+		var rec trace.Record
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+	}
+	hello := attachHello{Proxy: "demo-http", Command: "http://127.0.0.1:1 → up", Started: t0, LateWindow: "5s"}
+	h := newAttachHarness(t, 120, 35, hello, t0)
+	h.feedUntil(t0, recs, 200)
+	r, ok := h.m.tracker.Get(wire.IntID(9))
+	if !ok || r.Cancel == nil {
+		t.Fatalf("#9: %+v", r)
+	}
+	if r.State != session.StateCancelled || r.Cancel.Cause != session.CauseUser {
+		t.Errorf("the view has #9 cancelled by %v (%s); the proxy by the user (inflight's cancel)\n%s", r.Cancel.Cause, r.State, h.screen())
+	}
+	if s := h.screen(); strings.Contains(s, "host sent") || strings.Contains(s, "host cancelled") {
+		t.Errorf("the view says the host cancelled #9:\n%s", s)
+	}
+	if n := h.m.Disagreements(); n != 0 {
+		t.Errorf("the view disagrees with the proxy %d times (%s)", n, h.m.attach.lastDisagreement)
+	}
+}
