@@ -125,8 +125,14 @@ type attachState struct {
 	wait func(<-chan trace.Record) tea.Cmd
 	// acts are what the proxy said it did to the host's requests (its
 	// injected lines); mine the requests this view's commands acted on.
-	acts map[wire.ID]*actMark
-	mine map[wire.ID]bool
+	// Both are kept by the request the ID named when the line came, not
+	// by the ID: a host that connects again uses its IDs again, and the
+	// tracker renames the finished request (session/observe_reuse.go).
+	acts map[*session.Request]*actMark
+	mine map[*session.Request]bool
+	// actsSwept is how many marks there were after the last sweep of
+	// those of requests gone from the tracker's history (sweepActs).
+	actsSwept int
 	// delaying: the reason prompt open is the delay key's.
 	delaying bool
 }
