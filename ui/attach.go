@@ -573,14 +573,34 @@ func (m *Model) attachHelpIntro() []string {
 	case m.opts.Attach.Act != nil:
 		last = "  The keys below act through the proxy; q or ctrl+c detaches, the proxy runs on."
 	}
-	return []string{
-		st.Title.Render("inflight") + " watches the proxy " + m.line(m.opts.Attach.Name) + ": the host's requests, marked ⇄.",
-		"  On stdio the host cancels with notifications/cancelled. " + st.Flag.Render("⚑ flagged") + ":",
+	head := st.Title.Render("inflight") + " watches the proxy " + m.line(m.opts.Attach.Name) + ": the host's requests, marked ⇄."
+	flagged := st.Flag.Render("⚑ flagged")
+	if m.attachTransport() == event.TransportHTTP.String() {
+		return []string{head,
+			"  On HTTP the host cancels by closing its request's stream (modern era) or",
+			"  with notifications/cancelled (legacy). " + flagged + ": a cancel of an unknown",
+			"  ID or of initialize, a legacy stream closed and not resumed, a request the",
+			"  host left in flight when it went, what the server sends after its cancel.",
+			last,
+			"",
+		}
+	}
+	return []string{head,
+		"  On stdio the host cancels with notifications/cancelled. " + flagged + ":",
 		"  a cancel of an unknown ID or of initialize, a request the host left in",
 		"  flight when it went, and what the server sends after the host's cancel.",
 		last,
 		"",
 	}
+}
+
+// attachTransport is the host's transport to the proxy: the connection's
+// once the proxy saw it, else what its hello said (Options.Transport).
+func (m *Model) attachTransport() string {
+	if info, ok := m.tracker.Conn(); ok {
+		return info.Transport.String()
+	}
+	return m.opts.Transport
 }
 
 // attachKeyState turns off the keys that would send or cancel, and on

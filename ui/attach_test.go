@@ -24,6 +24,7 @@ type attachHello struct {
 	Command    string    `json:"command"`
 	Started    time.Time `json:"started"`
 	LateWindow string    `json:"lateWindow"`
+	Transport  string    `json:"transport,omitempty"`
 }
 
 // recordedStream reads a stream `inflight attach --plain` recorded: its
@@ -62,9 +63,13 @@ func newAttachHarness(t *testing.T, w, hgt int, hello attachHello, now time.Time
 	t.Helper()
 	hs := &harness{t: t, now: now}
 	lw, _ := time.ParseDuration(hello.LateWindow)
+	transport := hello.Transport
+	if transport == "" {
+		transport = "stdio"
+	}
 	m, err := New(Options{
 		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,
-		Transport: "stdio",
+		Transport: transport,
 		Attach:    &Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started},
 		Tracker:   session.Config{LateWindow: lw},
 		Now:       func() time.Time { return hs.now },
@@ -259,6 +264,27 @@ func TestAttachHelp(t *testing.T) {
 			if !strings.Contains(s, want) {
 				t.Errorf("%dx%d help lacks %q:\n%s", size.w, size.h, want, s)
 			}
+		}
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
+	}
+}
+
+// TestAttachHelpHTTP: on an HTTP proxy the help says how the host cancels
+// there (the stream closed, modern; notifications/cancelled, legacy), and
+// what is flagged, before the host's first message and after it.
+func TestAttachHelpHTTP(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{120, 35}, {80, 24}} {
+		hello := attachHello{Proxy: "demo-http", Command: "http://127.0.0.1:8931 → http://127.0.0.1:9000/mcp", Started: t0, LateWindow: "5s", Transport: "http"}
+		h := newAttachHarness(t, size.w, size.h, hello, t0.Add(time.Second))
+		h.key("?")
+		s := h.screen()
+		for _, want := range []string{"· http ", "On HTTP the host cancels by closing its request's stream", "with notifications/cancelled (legacy)", "a legacy stream closed and not resumed"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%dx%d help lacks %q:\n%s", size.w, size.h, want, s)
+			}
+		}
+		if strings.Contains(s, "stdio") {
+			t.Errorf("%dx%d help on an HTTP proxy says stdio:\n%s", size.w, size.h, s)
 		}
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
 	}
