@@ -372,3 +372,47 @@ func TestAttachInflightsModernCancelIsNotTheHosts(t *testing.T) {
 		t.Errorf("the view disagrees with the proxy %d times (%s)", n, h.m.attach.lastDisagreement)
 	}
 }
+
+// TestAttachStringHostIDs: a host that sends string IDs ("inflight-1", as
+// inflight call and many SDKs do) gets an ID column wide enough for them
+// (12 cells at 120 columns), and, where they are longer (or the terminal
+// narrower: 8 cells below 100), their tails, which tell them apart: no two
+// rows read alike. Integer IDs keep their narrow column. Goldens at 80x24
+// and 120x35.
+func TestAttachStringHostIDs(t *testing.T) {
+	ids := []string{`"inflight-1"`, `"inflight-2"`, `"inflight-9"`, `"inflight-10"`, `"inflight-11"`, `"inflight-12"`}
+	for _, size := range []struct{ w, h int }{{120, 35}, {80, 24}} {
+		hello := attachHello{Proxy: "demo", Command: "inflight demo-server", Started: t0, LateWindow: "5s"}
+		h := newAttachHarness(t, size.w, size.h, hello, t0)
+		recs := []trace.Record{{MS: 0.5, Dir: trace.DirLocal, Event: trace.EventConnected, Transport: "stdio", Era: "modern", ProtocolVersion: "2026-07-28", Server: "demo 1"}}
+		for i, id := range ids {
+			ms := float64(1 + 2*i)
+			recs = append(recs, hostRecord(ms, trace.DirOut, "host", `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`))
+			if i < 4 {
+				recs = append(recs, hostRecord(ms+1, trace.DirIn, "server", `{"jsonrpc":"2.0","id":`+id+`,"result":{"resultType":"complete","content":[{"type":"text","text":"done"}]}}`))
+			}
+		}
+		h.feedUntil(t0, recs, 100)
+		s := h.screen()
+		seen := map[string]bool{}
+		for _, line := range strings.Split(s, "\n") {
+			if !strings.Contains(line, "⇄ slow") {
+				continue
+			}
+			cell := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(line, "⇄", 2)[0], "▌"))
+			if seen[cell] {
+				t.Errorf("%dx%d: two rows read %q in the ID column:\n%s", size.w, size.h, cell, s)
+			}
+			seen[cell] = true
+		}
+		if len(seen) != len(ids) {
+			t.Errorf("%dx%d: %d rows of the host's calls, want %d:\n%s", size.w, size.h, len(seen), len(ids), s)
+		}
+		for _, want := range map[int][]string{120: {`"inflight-1" ⇄`, `…nflight-12" ⇄`}, 80: {`…ight-1" ⇄`, `…ght-12" ⇄`}}[size.w] {
+			if !strings.Contains(s, want) {
+				t.Errorf("%dx%d: the list lacks %q:\n%s", size.w, size.h, want, s)
+			}
+		}
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
+	}
+}
