@@ -128,9 +128,15 @@ func newAttachModel(hello proxy.Hello, r io.Reader, w io.Writer, inProcess bool)
 	if hello.Acts && w != nil {
 		a.Act = commandWriter(w)
 	}
-	transport := "stdio"
-	if inProcess {
+	// The header and the help name the host's transport before the
+	// host's first message says its era.
+	transport := hello.Transport
+	switch {
+	case transport != "":
+	case inProcess:
 		transport = "http" // only the HTTP proxy has a view in its process
+	default:
+		transport = "stdio" // an older proxy's hello, which says none
 	}
 	return ui.New(ui.Options{
 		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,

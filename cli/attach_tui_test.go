@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -301,4 +302,80 @@ func TestAttachViewFollowsARuleCancel(t *testing.T) {
 		t.Errorf("the view disagrees with the proxy %d times:\n%s", n, d.screen())
 	}
 	m.Stop()
+}
+
+// A view on a proxy (not in the proxy's process) names the host's
+// transport from the proxy's hello before the host's first message shows
+// its era: "http" on the HTTP proxy (it said stdio there, a review's
+// finding), "stdio" on the stdio one; and the help says how the host
+// cancels on it.
+func TestAttachViewSaysTheProxysTransport(t *testing.T) {
+	for _, tc := range []struct {
+		transport, help string
+		run             func(ctx context.Context, opts proxy.Options) error
+	}{
+		{"http", "On HTTP the host cancels by closing its request's stream", func(ctx context.Context, opts proxy.Options) error {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			_, err = proxy.RunHTTP(ctx, l, "http://127.0.0.1:9/mcp", opts)
+			return err
+		}},
+		{"stdio", "On stdio the host cancels with notifications/cancelled", func(ctx context.Context, opts proxy.Options) error {
+			in, w := io.Pipe()
+			go func() { <-ctx.Done(); w.Close() }() // the host closes the proxy's stdin
+			_, err := proxy.Run(ctx, proxy.Host{In: in, Out: io.Discard}, "cat", nil, opts)
+			return err
+		}},
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			dir := privateDir(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				opts := proxy.Options{Name: "p", Stderr: &lockedBuffer{}, SocketDir: dir, ShutdownWait: 200 * time.Millisecond}
+				if err := tc.run(ctx, opts); err != nil {
+					t.Errorf("the %s proxy: %v", tc.transport, err)
+				}
+			}()
+			defer func() { cancel(); <-done }()
+			var conn net.Conn
+			var err error
+			for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if conn, err = proxy.Attach(dir, "p"); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal(err)
+				}
+			}
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			hello, err := proxy.ReadHello(br)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hello.Transport != tc.transport {
+				t.Errorf("the hello's transport: %q", hello.Transport)
+			}
+			m, err := newAttachModel(hello, br, conn, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := newAttachDriver(t, m)
+			defer m.Stop()
+			// "inflight · attach p · host <-> COMMAND · http   ● connected"
+			header := strings.SplitN(d.screen(), "\n", 2)[0]
+			other := map[string]string{"http": "stdio", "stdio": "http"}[tc.transport]
+			if !strings.Contains(header, "· "+tc.transport+" ") || strings.Contains(header, "· "+other+" ") {
+				t.Errorf("the header of a view on the %s proxy: %q", tc.transport, header)
+			}
+			d.update(tea.KeyPressMsg{Code: '?', Text: "?"})
+			if s := d.screen(); !strings.Contains(s, tc.help) {
+				t.Errorf("the help of a view on the %s proxy lacks %q:\n%s", tc.transport, tc.help, s)
+			}
+		})
+	}
 }

@@ -142,7 +142,7 @@ func RunHTTP(ctx context.Context, l net.Listener, upstream string, opts Options)
 			res.Socket = path
 			bc = newBroadcast(sl, Hello{Stream: "trace", Proxy: opts.Name, PID: os.Getpid(),
 				Command: termsafe.Line("http://" + l.Addr().String() + " → " + shown), Started: start,
-				LateWindow: Duration(lateWindowOf(opts.Tracker))})
+				LateWindow: Duration(lateWindowOf(opts.Tracker)), Transport: "http"})
 			tw := trace.NewWriter(bc, start, opts.Redactor)
 			tw.SetSenders("host", "server")
 			tw.SetPositions(true)

@@ -173,7 +173,7 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 			res.Socket = path
 			bc = newBroadcast(l, Hello{Stream: "trace", Proxy: opts.Name, PID: os.Getpid(),
 				Command: opts.Redactor.String(termsafe.CommandLine(command, args)), Started: start,
-				LateWindow: Duration(lateWindowOf(opts.Tracker))})
+				LateWindow: Duration(lateWindowOf(opts.Tracker)), Transport: "stdio"})
 			tw := trace.NewWriter(bc, start, opts.Redactor)
 			tw.SetSenders("host", "server")
 			tw.SetPositions(true)

@@ -40,6 +40,9 @@ type Hello struct {
 	PID     int       `json:"pid"`
 	Command string    `json:"command"`
 	Started time.Time `json:"started"`
+	// Transport is the host's transport to the proxy: "stdio" (Run) or
+	// "http" (RunHTTP). Absent from an older proxy's hello.
+	Transport string `json:"transport,omitempty"`
 	// LateWindow is how long the proxy's tracker watches for late traffic
 	// after a host's cancel (--late-window): a viewer that judges the
 	// stream again must watch as long.

@@ -125,8 +125,14 @@ type attachState struct {
 	wait func(<-chan trace.Record) tea.Cmd
 	// acts are what the proxy said it did to the host's requests (its
 	// injected lines); mine the requests this view's commands acted on.
-	acts map[wire.ID]*actMark
-	mine map[wire.ID]bool
+	// Both are kept by the request the ID named when the line came, not
+	// by the ID: a host that connects again uses its IDs again, and the
+	// tracker renames the finished request (session/observe_reuse.go).
+	acts map[*session.Request]*actMark
+	mine map[*session.Request]bool
+	// actsSwept is how many marks there were after the last sweep of
+	// those of requests gone from the tracker's history (sweepActs).
+	actsSwept int
 	// delaying: the reason prompt open is the delay key's.
 	delaying bool
 }
@@ -238,7 +244,15 @@ func (m *Model) record(rec *trace.Record) {
 		}
 		return
 	case trace.EventStreamClosed:
-		if rec.ByClient {
+		switch {
+		case rec.By == "inflight":
+			// inflight's own modern cancel (a z key, a cancel rule): the
+			// proxy closed the upstream request and observed the closure
+			// as any client's, which settles the cancel it began as the
+			// user's (proxy/recorder.go injected). Not the host's doing.
+			m.observe(event.Event{Kind: event.StreamClosed, Time: at, RequestID: idOf(rec), ByClient: rec.ByClient})
+			return
+		case rec.ByClient:
 			// The host closed its request's HTTP stream (proxy/http.go):
 			// judged as the proxy judged it (Tracker.HostClosedStream).
 			m.observed(m.tracker.HostClosedStreamIn(idOf(rec), rec.SessionID, at))
@@ -275,15 +289,26 @@ func (m *Model) record(rec *trace.Record) {
 	if !ok || m.beforeHistory(&ev) {
 		return
 	}
-	if rec.By == "inflight" && ev.Kind == event.Sent && ev.Msg.Method == wire.NotifyCancelled {
-		// A rule's cancel upstream: the recorder follows it as the user's
-		// cancel, so the server's answer after it is judged as after any.
-		reason := ""
-		if c, err := wire.DecodeCancelled(ev.Msg.Params); err == nil {
-			reason = c.Reason
+	if rec.By == "inflight" {
+		// inflight's cancel upstream (a rule's, a key's): the recorder
+		// follows it as the user's cancel, so the server's answer after it
+		// is judged as after any. On stdio and legacy HTTP it is the
+		// notifications/cancelled it sent; on modern HTTP, where it sends
+		// none, the cancel_sent of the stream it closed.
+		reason, inflightCancel := "", false
+		switch {
+		case ev.Kind == event.Sent && ev.Msg.Method == wire.NotifyCancelled:
+			inflightCancel = true
+			if c, err := wire.DecodeCancelled(ev.Msg.Params); err == nil {
+				reason = c.Reason
+			}
+		case ev.Kind == event.CancelSent && ev.Signal == event.SignalStreamClosed:
+			inflightCancel, reason = true, ev.Reason
 		}
-		if ch, err := m.tracker.RequestCancel(ev.RequestID, reason, session.CauseUser, at); err == nil {
-			m.observed([]session.Change{ch})
+		if inflightCancel {
+			if ch, err := m.tracker.RequestCancel(ev.RequestID, reason, session.CauseUser, at); err == nil {
+				m.observed([]session.Change{ch})
+			}
 		}
 	}
 	changes := m.observe(ev)
@@ -549,14 +574,34 @@ func (m *Model) attachHelpIntro() []string {
 	case m.opts.Attach.Act != nil:
 		last = "  The keys below act through the proxy; q or ctrl+c detaches, the proxy runs on."
 	}
-	return []string{
-		st.Title.Render("inflight") + " watches the proxy " + m.line(m.opts.Attach.Name) + ": the host's requests, marked ⇄.",
-		"  On stdio the host cancels with notifications/cancelled. " + st.Flag.Render("⚑ flagged") + ":",
+	head := st.Title.Render("inflight") + " watches the proxy " + m.line(m.opts.Attach.Name) + ": the host's requests, marked ⇄."
+	flagged := st.Flag.Render("⚑ flagged")
+	if m.attachTransport() == event.TransportHTTP.String() {
+		return []string{head,
+			"  On HTTP the host cancels by closing its request's stream (modern era) or",
+			"  with notifications/cancelled (legacy). " + flagged + ": a cancel of an unknown",
+			"  ID or of initialize, a legacy stream closed and not resumed, a request the",
+			"  host left in flight when it went, what the server sends after its cancel.",
+			last,
+			"",
+		}
+	}
+	return []string{head,
+		"  On stdio the host cancels with notifications/cancelled. " + flagged + ":",
 		"  a cancel of an unknown ID or of initialize, a request the host left in",
 		"  flight when it went, and what the server sends after the host's cancel.",
 		last,
 		"",
 	}
+}
+
+// attachTransport is the host's transport to the proxy: the connection's
+// once the proxy saw it, else what its hello said (Options.Transport).
+func (m *Model) attachTransport() string {
+	if info, ok := m.tracker.Conn(); ok {
+		return info.Transport.String()
+	}
+	return m.opts.Transport
 }
 
 // attachKeyState turns off the keys that would send or cancel, and on

@@ -63,20 +63,30 @@ type actStep struct {
 	phase string
 }
 
-// noteAct records an injected line on its request's mark.
+// noteAct records an injected line on its request's mark: the request its
+// ID names now (the proxy's lines come in order, after the request's), which
+// keeps the mark when a later request takes the ID. A line naming no request
+// the view follows (one of a cut history) marks nothing.
 func (m *Model) noteAct(rec *trace.Record, at time.Time) {
 	id := idOf(rec)
 	if id.IsZero() || rec.Code == "" {
 		return
 	}
-	if m.attach.acts == nil {
-		m.attach.acts = map[wire.ID]*actMark{}
+	r, ok := m.tracker.Get(id)
+	if !ok {
+		return
 	}
-	a := m.attach.acts[id]
+	if m.attach.acts == nil {
+		m.attach.acts = map[*session.Request]*actMark{}
+	}
+	a := m.attach.acts[r]
 	if a == nil || rec.Code == phaseMatched || rec.Code == phaseActing {
 		if a == nil || a.phase != phaseHolding {
+			if a == nil {
+				m.sweepActs()
+			}
 			a = &actMark{}
-			m.attach.acts[id] = a
+			m.attach.acts[r] = a
 		}
 	}
 	if strings.Contains(rec.Text, "("+AttachCommandSource+")") {
@@ -96,6 +106,30 @@ func (m *Model) noteAct(rec *trace.Record, at time.Time) {
 	a.history = append(a.history, actStep{at: at, phase: rec.Code})
 }
 
+// sweepActs forgets the marks of requests the tracker no longer keeps (it
+// bounds its history): none of their rows is shown again. It runs when the
+// marks have doubled since the last sweep, so each mark costs O(1).
+func (m *Model) sweepActs() {
+	if len(m.attach.acts) < 2*max(m.attach.actsSwept, 64) {
+		return
+	}
+	kept := func(r *session.Request) bool {
+		cur, ok := m.tracker.Get(r.ID)
+		return ok && cur == r
+	}
+	for r := range m.attach.acts {
+		if !kept(r) {
+			delete(m.attach.acts, r)
+		}
+	}
+	for r := range m.attach.mine {
+		if !kept(r) {
+			delete(m.attach.mine, r)
+		}
+	}
+	m.attach.actsSwept = len(m.attach.acts)
+}
+
 // attachReply shows the proxy's answer to this view's command.
 func (m *Model) attachReply(rec *trace.Record) {
 	id := idOf(rec)
@@ -107,20 +141,20 @@ func (m *Model) attachReply(rec *trace.Record) {
 		m.setStatus(levelWarn, "the proxy refused "+what+": "+m.line(rec.Text))
 		return
 	}
-	if !id.IsZero() && rec.Injected != "release" {
+	if r, ok := m.tracker.Get(id); ok && rec.Injected != "release" {
 		if m.attach.mine == nil {
-			m.attach.mine = map[wire.ID]bool{}
+			m.attach.mine = map[*session.Request]bool{}
 		}
-		m.attach.mine[id] = true
+		m.attach.mine[r] = true
 	}
 	m.setStatus(levelInfo, "the proxy took "+what)
 }
 
 // actBy names who acted on a request: "you" (this view's key), "a key"
 // (another view's), "rule".
-func (m *Model) actBy(id wire.ID, a *actMark) string {
+func (m *Model) actBy(r *session.Request, a *actMark) string {
 	switch {
-	case m.attach.mine[id]:
+	case m.attach.mine[r]:
 		return "you"
 	case a.byKey:
 		return "another view"
@@ -137,12 +171,12 @@ func actVerb(action string) string {
 // actPart is a host request's mark in its row: what the proxy did to it
 // (nil when nothing).
 func (m *Model) actPart(r *session.Request, now time.Time) *cellPart {
-	a, ok := m.attach.acts[r.ID]
+	a, ok := m.attach.acts[r]
 	if !ok {
 		return nil
 	}
 	st := m.styles
-	by := m.actBy(r.ID, a)
+	by := m.actBy(r, a)
 	verb := actVerb(a.action)
 	var v []string
 	style := st.Flag
@@ -214,7 +248,7 @@ func (m *Model) actFact(r *session.Request, now time.Time) string {
 // actTimes are when the proxy acted on r (the timeline reaches them: a
 // held response is released after the request ended for the server).
 func (m *Model) actTimes(r *session.Request) []time.Time {
-	a, ok := m.attach.acts[r.ID]
+	a, ok := m.attach.acts[r]
 	if !ok {
 		return nil
 	}
@@ -227,7 +261,7 @@ func (m *Model) actTimes(r *session.Request) []time.Time {
 
 // actMarks are the timeline's marks of what the proxy did.
 func (m *Model) actMarks(r *session.Request, start time.Time) []mark {
-	a, ok := m.attach.acts[r.ID]
+	a, ok := m.attach.acts[r]
 	if !ok {
 		return nil
 	}
@@ -299,7 +333,7 @@ func (m *Model) cannotAct(r *session.Request, act string) string {
 	if !r.ByHost {
 		return id + " is not the host's request: only the host's requests can be acted on"
 	}
-	a := m.attach.acts[r.ID]
+	a := m.attach.acts[r]
 	held := a != nil && a.phase == phaseHolding
 	switch {
 	case act == "release" && !held:

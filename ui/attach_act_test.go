@@ -31,6 +31,12 @@ func newActHarness(t *testing.T, w, hgt int, sent *[]sentAct) *harness {
 // newActHarnessOf is newActHarness, in the proxy's own process or not.
 func newActHarnessOf(t *testing.T, w, hgt int, sent *[]sentAct, inProcess bool) *harness {
 	t.Helper()
+	return newActHarnessWith(t, w, hgt, sent, inProcess, session.Config{LateWindow: 5 * time.Second})
+}
+
+// newActHarnessWith is newActHarnessOf with the view's tracker configured.
+func newActHarnessWith(t *testing.T, w, hgt int, sent *[]sentAct, inProcess bool, cfg session.Config) *harness {
+	t.Helper()
 	hs := &harness{t: t, now: t0.Add(time.Second)}
 	m, err := New(Options{
 		Target:    "attach demo · host <-> inflight demo-server",
@@ -40,7 +46,7 @@ func newActHarnessOf(t *testing.T, w, hgt int, sent *[]sentAct, inProcess bool) 
 				*sent = append(*sent, sentAct{act, id, after})
 				return nil
 			}},
-		Tracker: session.Config{LateWindow: 5 * time.Second},
+		Tracker: cfg,
 		Now:     func() time.Time { return hs.now },
 		Dark:    true,
 	})
@@ -206,5 +212,76 @@ func TestAttachInProcessSaysQStops(t *testing.T) {
 	h.key("?")
 	if s := h.screen(); !strings.Contains(s, "this is its own process: q stops it.") || !strings.Contains(s, "ctrl+c stop proxy") {
 		t.Errorf("the help in the proxy's process:\n%s", s)
+	}
+}
+
+// A host that connects again (a new initialize) may use its IDs again, and
+// the tracker renames the finished request ID·N: what the proxy did stays
+// with the request it was done to. The new request with that ID wears no
+// mark, in its row or its detail, and the old one (now 2·1) keeps its own.
+// (A review's finding: the marks were kept by the bare ID.)
+func TestAttachActMarkFollowsARetiredID(t *testing.T) {
+	var sent []sentAct
+	h := newActHarness(t, 120, 35, &sent)
+	actStart(h)
+	resp := hostRecord(30, trace.DirIn, "server", `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`)
+	resp.Injected = "drop"
+	h.feedUntil(t0, []trace.Record{
+		injectedRecord(20, 2, "drop", phaseActing, "drop on tools/call slow (id 2) (a key in inflight attach), 10ms after it was sent: its response will be dropped when it comes"),
+		injectedRecord(30, 2, "drop", phaseDropped, "dropped the response to tools/call slow (id 2): the host never gets it"),
+		resp,
+		// The host connects again: a new session, its IDs start over.
+		hostRecord(100, trace.DirOut, "host", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`),
+		hostRecord(101, trace.DirIn, "server", `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"demo","version":"1"}}}`),
+		hostRecord(102, trace.DirOut, "host", `{"jsonrpc":"2.0","method":"notifications/initialized"}`),
+		hostRecord(110, trace.DirOut, "host", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fresh","arguments":{}}}`),
+	}, 200)
+	r, ok := h.m.tracker.Get(wire.IntID(2))
+	if !ok || r.Target != "fresh" {
+		t.Fatalf("#2 is %+v, want the new session's tools/call fresh", r)
+	}
+	if p := h.m.actPart(r, h.now); p != nil {
+		t.Errorf("the new session's #2 (tools/call fresh, nothing done to it) wears the old #2's mark %q", p.variants[0])
+	}
+	for _, line := range strings.Split(h.screen(), "\n") {
+		if strings.Contains(line, "fresh") && strings.Contains(line, "dropped") {
+			t.Errorf("the row of the new #2 says the proxy dropped its response:\n%s", line)
+		}
+	}
+	if f := h.m.actFact(r, h.now); f != "" {
+		t.Errorf("the detail of the new #2 says %q", f)
+	}
+	old, ok := h.m.tracker.Get(wire.StringID("2·1"))
+	if !ok || h.m.actPart(old, h.now) == nil {
+		t.Fatalf("the old #2 (now 2·1) lost the mark of what the proxy did to it")
+	}
+	if p := h.m.actPart(old, h.now); !strings.Contains(p.variants[0], "dropped") {
+		t.Errorf("the old #2's mark: %q", p.variants[0])
+	}
+}
+
+// The marks of what the proxy did are kept by request; those of requests
+// the tracker's bounded history let go are let go too, and the marks of the
+// requests it keeps stay.
+func TestAttachActMarksOfEvictedRequestsGo(t *testing.T) {
+	var sent []sentAct
+	h := newActHarnessWith(t, 120, 35, &sent, false, session.Config{LateWindow: 5 * time.Second, HistoryLimit: 32})
+	actStart(h)
+	const n = 400
+	var recs []trace.Record
+	for i := int64(3); i < n; i++ {
+		ms := float64(100 + 10*i)
+		recs = append(recs,
+			hostRecord(ms, trace.DirOut, "host", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow","arguments":{}}}`, i)),
+			injectedRecord(ms+1, i, "drop", phaseDropped, "dropped the response"),
+			hostRecord(ms+2, trace.DirIn, "server", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, i)))
+	}
+	h.feedUntil(t0, recs, float64(100+10*n))
+	if got := len(h.m.attach.acts); got > 128 {
+		t.Errorf("%d marks kept for a history of 32 requests", got)
+	}
+	last, ok := h.m.tracker.Get(wire.IntID(n - 1))
+	if !ok || h.m.actPart(last, h.now) == nil {
+		t.Errorf("the latest request lost its mark")
 	}
 }

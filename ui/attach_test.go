@@ -24,6 +24,7 @@ type attachHello struct {
 	Command    string    `json:"command"`
 	Started    time.Time `json:"started"`
 	LateWindow string    `json:"lateWindow"`
+	Transport  string    `json:"transport,omitempty"`
 }
 
 // recordedStream reads a stream `inflight attach --plain` recorded: its
@@ -62,9 +63,13 @@ func newAttachHarness(t *testing.T, w, hgt int, hello attachHello, now time.Time
 	t.Helper()
 	hs := &harness{t: t, now: now}
 	lw, _ := time.ParseDuration(hello.LateWindow)
+	transport := hello.Transport
+	if transport == "" {
+		transport = "stdio"
+	}
 	m, err := New(Options{
 		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,
-		Transport: "stdio",
+		Transport: transport,
 		Attach:    &Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started},
 		Tracker:   session.Config{LateWindow: lw},
 		Now:       func() time.Time { return hs.now },
@@ -264,6 +269,27 @@ func TestAttachHelp(t *testing.T) {
 	}
 }
 
+// TestAttachHelpHTTP: on an HTTP proxy the help says how the host cancels
+// there (the stream closed, modern; notifications/cancelled, legacy), and
+// what is flagged, before the host's first message and after it.
+func TestAttachHelpHTTP(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{120, 35}, {80, 24}} {
+		hello := attachHello{Proxy: "demo-http", Command: "http://127.0.0.1:8931 → http://127.0.0.1:9000/mcp", Started: t0, LateWindow: "5s", Transport: "http"}
+		h := newAttachHarness(t, size.w, size.h, hello, t0.Add(time.Second))
+		h.key("?")
+		s := h.screen()
+		for _, want := range []string{"· http ", "On HTTP the host cancels by closing its request's stream", "with notifications/cancelled (legacy)", "a legacy stream closed and not resumed"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%dx%d help lacks %q:\n%s", size.w, size.h, want, s)
+			}
+		}
+		if strings.Contains(s, "stdio") {
+			t.Errorf("%dx%d help on an HTTP proxy says stdio:\n%s", size.w, size.h, s)
+		}
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
+	}
+}
+
 // TestAttachHistoryCut: a proxy whose history was cut streams answers to
 // requests begun before it; the view leaves them out (and the proxy's
 // flags about unknown IDs uncompared), says why, and shows the rest.
@@ -298,5 +324,95 @@ func TestAttachHistoryCut(t *testing.T) {
 	}
 	if m.Disagreements() != 0 {
 		t.Errorf("disagreements: %s", m.attach.lastDisagreement)
+	}
+}
+
+// What the HTTP proxy streams for inflight's own modern cancel (a z key, or
+// a cancel rule: the lines below are a real proxy's), fed to the view: its
+// cancel_sent (stream_closed, by inflight) is the user's cancel, as the
+// proxy's tracker has it, and its stream_closed (by inflight, byClient)
+// settles it; neither is the host closing its stream. The view agrees with
+// the proxy (cancelled, by the user), and says nothing of the host's cancel.
+// (A review's finding: it took the closure for the host's, and the row
+// stayed cancelling.)
+func TestAttachInflightsModernCancelIsNotTheHosts(t *testing.T) {
+	lines := []string{
+		`{"ms":4.56,"dir":"out","by":"host","id":9,"msg":{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gone","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}`,
+		`{"ms":4.56,"dir":"local","id":9,"event":"state","state":"pending","method":"tools/call","target":"gone"}`,
+		`{"ms":4.56,"dir":"local","event":"connected","transport":"http","era":"modern","protocolVersion":"2026-07-28"}`,
+		`{"ms":4.56,"dir":"local","id":9,"event":"injected","text":"rule \"tools/call gone: cancel 50ms\" matches tools/call gone (id 9)","code":"matched","injected":"cancel 50ms"}`,
+		`{"ms":55.025,"dir":"local","id":9,"event":"state","reason":"cancelled by inflight proxy (rule \"tools/call gone: cancel 50ms\")","state":"cancel_requested","from":"pending","method":"tools/call","target":"gone"}`,
+		`{"ms":55.025,"dir":"out","by":"inflight","id":9,"event":"cancel_sent","signal":"stream_closed","reason":"cancelled by inflight proxy (rule \"tools/call gone: cancel 50ms\")","injected":"cancel 50ms"}`,
+		`{"ms":55.025,"dir":"local","by":"inflight","id":9,"event":"stream_closed","byClient":true,"injected":"cancel 50ms"}`,
+		`{"ms":55.025,"dir":"local","id":9,"event":"state","state":"cancelled","from":"cancel_requested","method":"tools/call","target":"gone"}`,
+		`{"ms":55.025,"dir":"local","id":9,"event":"injected","text":"closed the upstream request of tools/call gone (id 9) (the modern cancel), 50.465ms after it, and answered the host with error -32800","code":"cancelled","injected":"cancel 50ms"}`,
+	}
+	var recs []trace.Record
+	for _, l := range lines {
+		var rec trace.Record
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+	}
+	hello := attachHello{Proxy: "demo-http", Command: "http://127.0.0.1:1 → up", Started: t0, LateWindow: "5s"}
+	h := newAttachHarness(t, 120, 35, hello, t0)
+	h.feedUntil(t0, recs, 200)
+	r, ok := h.m.tracker.Get(wire.IntID(9))
+	if !ok || r.Cancel == nil {
+		t.Fatalf("#9: %+v", r)
+	}
+	if r.State != session.StateCancelled || r.Cancel.Cause != session.CauseUser {
+		t.Errorf("the view has #9 cancelled by %v (%s); the proxy by the user (inflight's cancel)\n%s", r.Cancel.Cause, r.State, h.screen())
+	}
+	if s := h.screen(); strings.Contains(s, "host sent") || strings.Contains(s, "host cancelled") {
+		t.Errorf("the view says the host cancelled #9:\n%s", s)
+	}
+	if n := h.m.Disagreements(); n != 0 {
+		t.Errorf("the view disagrees with the proxy %d times (%s)", n, h.m.attach.lastDisagreement)
+	}
+}
+
+// TestAttachStringHostIDs: a host that sends string IDs ("inflight-1", as
+// inflight call and many SDKs do) gets an ID column wide enough for them
+// (12 cells at 120 columns), and, where they are longer (or the terminal
+// narrower: 8 cells below 100), their tails, which tell them apart: no two
+// rows read alike. Integer IDs keep their narrow column. Goldens at 80x24
+// and 120x35.
+func TestAttachStringHostIDs(t *testing.T) {
+	ids := []string{`"inflight-1"`, `"inflight-2"`, `"inflight-9"`, `"inflight-10"`, `"inflight-11"`, `"inflight-12"`}
+	for _, size := range []struct{ w, h int }{{120, 35}, {80, 24}} {
+		hello := attachHello{Proxy: "demo", Command: "inflight demo-server", Started: t0, LateWindow: "5s"}
+		h := newAttachHarness(t, size.w, size.h, hello, t0)
+		recs := []trace.Record{{MS: 0.5, Dir: trace.DirLocal, Event: trace.EventConnected, Transport: "stdio", Era: "modern", ProtocolVersion: "2026-07-28", Server: "demo 1"}}
+		for i, id := range ids {
+			ms := float64(1 + 2*i)
+			recs = append(recs, hostRecord(ms, trace.DirOut, "host", `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`))
+			if i < 4 {
+				recs = append(recs, hostRecord(ms+1, trace.DirIn, "server", `{"jsonrpc":"2.0","id":`+id+`,"result":{"resultType":"complete","content":[{"type":"text","text":"done"}]}}`))
+			}
+		}
+		h.feedUntil(t0, recs, 100)
+		s := h.screen()
+		seen := map[string]bool{}
+		for _, line := range strings.Split(s, "\n") {
+			if !strings.Contains(line, "⇄ slow") {
+				continue
+			}
+			cell := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(line, "⇄", 2)[0], "▌"))
+			if seen[cell] {
+				t.Errorf("%dx%d: two rows read %q in the ID column:\n%s", size.w, size.h, cell, s)
+			}
+			seen[cell] = true
+		}
+		if len(seen) != len(ids) {
+			t.Errorf("%dx%d: %d rows of the host's calls, want %d:\n%s", size.w, size.h, len(seen), len(ids), s)
+		}
+		for _, want := range map[int][]string{120: {`"inflight-1" ⇄`, `…nflight-12" ⇄`}, 80: {`…ight-1" ⇄`, `…ght-12" ⇄`}}[size.w] {
+			if !strings.Contains(s, want) {
+				t.Errorf("%dx%d: the list lacks %q:\n%s", size.w, size.h, want, s)
+			}
+		}
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
 	}
 }

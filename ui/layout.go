@@ -92,6 +92,9 @@ func (m *Model) layoutList(height int) {
 		if w := lipgloss.Width(m.requestLabel(r, method == 1)); w > m.list.labelW[method] {
 			m.list.labelW[method] = w
 		}
+		if w := lipgloss.Width(m.line(r.ID.String())); w > m.list.idW {
+			m.list.idW = w
+		}
 		if r.State == session.StateCompleted || (r.State == session.StateFailed && r.ToolError) {
 			m.cacheSummary(r)
 		}

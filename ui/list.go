@@ -11,6 +11,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"inflight/event"
 	"inflight/session"
@@ -55,6 +56,9 @@ type listView struct {
 	// need, within what the terminal leaves it (it only grows, so it does
 	// not jump while scrolling).
 	labelW [2]int
+	// idW is the widest request ID seen on screen, in cells (it only
+	// grows, as labelW): the ID column is as wide, within maxIDColumn.
+	idW int
 }
 
 // listRow is one row of the list: the request at tracker index idx, or,
@@ -324,10 +328,31 @@ func minOutcome(width int) int {
 // maxRequestColumn bounds the REQUEST column on wide terminals.
 const maxRequestColumn = 48
 
+// maxIDColumn bounds the ID column: 12 cells, room for a string ID such as
+// "inflight-12" (as inflight call and many SDKs send them) beside the
+// outcome; 8 below 100 columns, where the outcome needs the room. A longer
+// ID is cut from the left (idCell), keeping the tail that tells IDs apart.
+func maxIDColumn(width int) int {
+	if width < 100 {
+		return 8
+	}
+	return 12
+}
+
+// idCell is a request's ID in a column w cells wide: whole when it fits,
+// else its tail after "…" (…ight-12"), since IDs of one sender differ at
+// their end.
+func idCell(id string, w int) string {
+	if n := lipgloss.Width(id); n > w {
+		id = ansi.TruncateLeft(id, n-w+1, "…")
+	}
+	return fitLeft(id, w)
+}
+
 // layoutColumns lays the list out in width cells for IDs of idWidth
-// digits and request labels of up to labelW cells.
+// cells (within maxIDColumn) and request labels of up to labelW cells.
 func layoutColumns(width, idWidth, labelW int) columns {
-	c := columns{id: max(idWidth, 2), state: 12, elapsed: 7, timeout: 9, method: width >= 140}
+	c := columns{id: min(max(idWidth, 2), maxIDColumn(width)), state: 12, elapsed: 7, timeout: 9, method: width >= 140}
 	if width < 100 {
 		c.timeout = 7
 	}
@@ -368,7 +393,7 @@ func (m *Model) listColumns() columns {
 	if m.width >= 140 {
 		method = 1
 	}
-	return layoutColumns(m.width, len(m.tracker.At(n-1).ID.String()), m.list.labelW[method])
+	return layoutColumns(m.width, max(m.list.idW, lipgloss.Width(m.line(m.tracker.At(n-1).ID.String()))), m.list.labelW[method])
 }
 
 func (m *Model) viewList(height int) string {
@@ -496,7 +521,7 @@ func (m *Model) row(r *session.Request, c columns, selected bool, now time.Time)
 	}
 	stateCell := look.style(st).Render(fit(icon+" "+look.word, c.state))
 	parts := []string{
-		marker + fitLeft(r.ID.String(), c.id),
+		marker + idCell(m.line(r.ID.String()), c.id),
 		fit(hostMark(r)+m.requestLabel(r, c.method), c.request),
 		stateCell,
 	}
