@@ -136,6 +136,10 @@ func TestOAuthTokenRefusedMidSession(t *testing.T) {
 	c, rec, _ := connectClient(t, client.Config{URL: mcpURL, ProtocolVersion: wire.Version20251125,
 		Auth: &oauth.Config{Interactive: true, CallbackURL: loopbackCallback(t), OpenBrowser: followRedirects, BrowserTimeout: 5 * time.Second}})
 	slow := send(t, c, 1, wire.MethodToolsCall, toolCall("slow", map[string]any{"seconds": 0.3, "steps": 2}))
+	// The token goes once the slow call's stream is open: under a loaded
+	// machine's -race its POST could otherwise still be on its way (seen
+	// in .ci/run: the slow call, not the list, met the refusal).
+	rec.wait(t, "the slow call's stream", func(ev event.Event) bool { return ev.Kind == event.StreamOpened && ev.RequestID == slow })
 	as.Revoke()
 	list := send(t, c, 2, wire.MethodToolsList, nil)
 	rec.wait(t, "tools/list answer", responseTo(list))
