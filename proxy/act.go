@@ -160,7 +160,10 @@ func (in *injector) releaseOne(id wire.ID, at time.Time) error {
 		mk.timer = nil
 	}
 	held := at.Sub(mk.heldAt).Round(time.Millisecond)
+	// Written from a goroutine of its own: this is a viewer's command
+	// goroutine, which the proxy's end waits for; a host that stopped
+	// reading must block only what close waits for a bounded time.
+	in.passLater(mk, in.takeLocked(mk), "on request, held "+held.String())
 	in.mu.Unlock()
-	in.release(mk, "on request, held "+held.String())
 	return nil
 }
