@@ -497,6 +497,35 @@ func (in *httpInjector) responded(ex *exchange, id wire.ID, at time.Time) (*flig
 	return f, fatePass, nil
 }
 
+// passedUnjudged is told of a response to id, on ex, that went to the host
+// unjudged at: its SSE event was longer than the proxy keeps (max bytes),
+// though its data is whole (long comments or fields around it). It is
+// answered, whatever f's rule would have done; what to record is returned.
+func (in *httpInjector) passedUnjudged(ex *exchange, id wire.ID, at time.Time, max int) (*flight, []line) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var f *flight
+	for _, g := range ex.flights {
+		if g.key.id == id {
+			f = g
+		}
+	}
+	if f == nil || f.answered || in.closed {
+		return nil, nil
+	}
+	f.answered = true
+	in.stopLocked(f)
+	if f.rule == nil || f.done {
+		return f, nil
+	}
+	after := ""
+	if f.cancelled {
+		after = " after inflight's cancel"
+	}
+	return f, []line{f.note(at, true, PhasePassed, "the upstream answered %s%s in an SSE event longer than the %d bytes the proxy keeps: passed on unjudged, as it came",
+		f.name(), after, max)}
+}
+
 // actOn applies r, from now on, to the host's request id while it is still
 // in flight (the host sent it, the host has no answer yet): delay/hold/drop/race
 // act on its response when it comes (or on it if held already); cancel/cancel-silent
@@ -717,7 +746,7 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 
 	var (
 		headersDone, sse, judged, mute, upEnded, hostGone, over bool
-		fr                                                      sseFramer
+		fr                                                      = sseFramer{max: p.maxBody}
 		sp                                                      = &sseSplitter{max: p.maxBody}
 		units                                                   []*heldUnit
 		whole                                                   *bodyTap
@@ -958,8 +987,17 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 			case len(m.data) > 0:
 				switch {
 				case sse:
-					for _, ev := range fr.feed(m.data) {
-						decide(&heldUnit{raw: ev, lines: expandBatches(sp.feed(ev, at))}, at)
+					for _, pc := range fr.feed(m.data) {
+						ls := expandBatches(sp.feed(pc.b, at))
+						if pc.whole {
+							decide(&heldUnit{raw: pc.b, lines: ls}, at)
+							continue
+						}
+						// A piece of an event past the bound: on as it
+						// comes, unjudged (what it carries is recorded cut).
+						put(pc.b)
+						p.q.push(ls)
+						p.unjudged(ex, ls, at)
 					}
 					if headersDone && !hostGone && !mute {
 						flush()
@@ -1068,6 +1106,27 @@ func (ex *exchange) upCancelled() bool {
 	return false
 }
 
+// unjudged tells the injector of the responses among ls, the lines of an
+// SSE event that went on unjudged.
+func (p *httpProxy) unjudged(ex *exchange, ls []line, at time.Time) {
+	for _, l := range ls {
+		if l.total != len(l.raw) {
+			continue // cut: no message the proxy can read
+		}
+		m, err := wire.Decode(l.raw)
+		if err != nil || !m.IsResponse() {
+			continue
+		}
+		f, notes := p.inj.passedUnjudged(ex, m.ID, at, p.maxBody)
+		for _, n := range notes {
+			p.q.pushControl(n)
+		}
+		if f != nil {
+			p.markDone([]*flight{f})
+		}
+	}
+}
+
 // markDone says the host has its answer to fs (or never will).
 func (p *httpProxy) markDone(fs []*flight) {
 	p.inj.mu.Lock()
@@ -1099,22 +1158,38 @@ func sseEvent(msg []byte) []byte {
 }
 
 // sseFramer cuts an SSE stream into its events' bytes, as they came: an
-// event ends with the blank line after it (its terminator included).
+// event ends with the blank line after it (its terminator included). An
+// event is kept until its end only while it is at most max bytes: one
+// longer is cut into unjudged pieces that go on as they come (its start,
+// then what follows up to its end), as stdio's gate passes a line past its
+// bound, so that an upstream's huge or endless event neither waits in
+// memory nor keeps the host from its bytes.
 type sseFramer struct {
+	max int
 	buf []byte
 	// scan is where the scan stopped; lineStart whether that is the
 	// start of a line.
 	scan      int
 	lineStart bool
 	started   bool
+	// passing: the unfinished event's start went on unjudged; the rest of
+	// it follows as it comes.
+	passing bool
 }
 
-func (f *sseFramer) feed(chunk []byte) [][]byte {
+// ssePiece is what the framer cut: a whole event (judged), or a piece of
+// an event past max (unjudged: it goes on as it is).
+type ssePiece struct {
+	b     []byte
+	whole bool
+}
+
+func (f *sseFramer) feed(chunk []byte) []ssePiece {
 	if !f.started {
 		f.started, f.lineStart = true, true
 	}
 	f.buf = append(f.buf, chunk...)
-	var out [][]byte
+	var out []ssePiece
 	start := 0
 	i := f.scan
 	for i < len(f.buf) {
@@ -1134,13 +1209,29 @@ func (f *sseFramer) feed(chunk []byte) [][]byte {
 			}
 		}
 		if f.lineStart {
-			out = append(out, bytes.Clone(f.buf[start:end]))
-			start = end
+			out = append(out, ssePiece{b: bytes.Clone(f.buf[start:end]), whole: !f.passing && end-start <= f.max})
+			start, f.passing = end, false
 		}
 		f.lineStart = true
 		i = end
 	}
-	f.buf = append(f.buf[:0], f.buf[start:]...)
+	// f.buf[start:] is an unfinished event, scanned to i (all but a CR
+	// at the end).
+	if i > start && (f.passing || len(f.buf)-start > f.max) {
+		out = append(out, ssePiece{b: bytes.Clone(f.buf[start:i])})
+		if !f.passing && cap(f.buf) > 2*len(chunk)+64 {
+			// The event's start, kept so far, is gone on: so is its room.
+			f.buf = bytes.Clone(f.buf[i:])
+			f.passing, f.scan = true, 0
+			return out
+		}
+		start, f.passing = i, true
+	}
+	if start > 0 {
+		// What is left came after an event's end found in this chunk (or
+		// is a CR): it is at most the chunk, so the copy is too.
+		f.buf = append(f.buf[:0], f.buf[start:]...)
+	}
 	f.scan = i - start
 	return out
 }
