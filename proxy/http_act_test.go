@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -73,4 +75,44 @@ func TestHTTPActFromTheSocket(t *testing.T) {
 			t.Errorf("a read-only HTTP proxy took a command: %+v", rep)
 		}
 	})
+}
+
+// The HTTP proxy's acting line for a key's action is worded as stdio's:
+// "hold on … (a key in inflight attach), …", the bracketed source that the
+// view tells a key's doing from a --rule's by (ui/attach_act.go noteAct);
+// it never calls the key a rule.
+func TestHTTPActingLineNamesTheKey(t *testing.T) {
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	up := newJSONUpstream(t, func(string) time.Duration { return 400 * time.Millisecond })
+	dir := privateTemp(t)
+	rp := startHTTPProxy(t, up.URL, func(o *Options) { o.SocketDir = dir })
+	v := attachViewer(t, dir, "demo-http")
+	go hostPost(rp.url, "2025-11-25", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`)
+	v.await("the host's tools/call", func(r *trace.Record) bool { return r.Dir == trace.DirOut && r.ID != nil })
+	id := wire.IntID(7)
+	if rep := v.command(Command{Act: "hold", ID: &id}); rep.Code != ReplyDone {
+		t.Fatalf("hold refused: %+v", rep)
+	}
+	acting := v.await("the acting line", func(r *trace.Record) bool { return r.Event == trace.EventInjected && r.Code == PhaseActing })
+	if !strings.HasPrefix(acting.Text, "hold on tools/call slow (id 7) ("+CommandSource+"), ") || strings.Contains(acting.Text, `rule "`) {
+		t.Errorf("the HTTP acting line: %q; stdio's names the key as \"(%s)\", which the view looks for", acting.Text, CommandSource)
+	}
+	rp.stop() // the held answer goes to the host as the proxy ends
+}
+
+// hostPost posts a host's message and reads its answer (for goroutines:
+// no t).
+func hostPost(url, version, body string) (int, string) {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", version)
+	req.Header.Set("Mcp-Session-Id", "s-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

@@ -284,8 +284,13 @@ func (in *httpInjector) applyLocked(f *flight, r *Rule, at time.Time, live bool)
 	f.rule = r
 	var notes []line
 	if live {
-		notes = append(notes, f.note(at, false, PhaseActing, "rule %q acts on %s from now, %s after it was sent", r.Text, f.name(),
-			at.Sub(f.at).Round(time.Millisecond)))
+		// Worded as stdio's (actingText): the view knows a key's by it.
+		text := actingText(r, f.name(), at.Sub(f.at))
+		if r.Action == ActRace && f.ex.modern {
+			text = fmt.Sprintf("%s on %s (%s), %s after it was sent: nothing can cross on modern HTTP", r.Does(), f.name(), r.Text,
+				at.Sub(f.at).Round(time.Millisecond))
+		}
+		notes = append(notes, f.note(at, false, PhaseActing, "%s", text))
 	} else {
 		n := f.note(at, false, PhaseMatched, "rule %q matches %s", r.Text, f.name())
 		n.inj.quiet = true

@@ -385,7 +385,7 @@ func TestHTTPActOnAndReleaseOne(t *testing.T) {
 	waitFor(t, "the upstream saw the cancel", func() bool { return strings.Contains(rh.demoLog.String(), "cancelled after") })
 	rh.stop()
 	tr := rh.trace.String()
-	if !traceHas(tr, `"event":"injected"`, `rule \"key h in attach\" acts on tools/call slow`) ||
+	if !traceHas(tr, `"event":"injected"`, `"code":"acting"`, "hold on tools/call slow", "(key h in attach), ") ||
 		!traceHas(tr, `"event":"injected"`, "released the response to tools/call slow", "on request, held") ||
 		!traceHas(tr, `"event":"injected"`, `"injected":"cancel"`, "sent the upstream notifications/cancelled") {
 		t.Errorf("trace:\n%s", tr)
