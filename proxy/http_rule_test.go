@@ -342,8 +342,8 @@ func TestHTTPActOnAndReleaseOne(t *testing.T) {
 	if err := rh.inj.actOn(id, &hold, time.Now()); err != nil {
 		t.Fatalf("actOn: %v", err)
 	}
-	if err := rh.inj.actOn(id, &hold, time.Now()); err == nil || !strings.Contains(err.Error(), "acts on") {
-		t.Errorf("a second actOn: %v, want refused (a rule acts on it)", err)
+	if err := rh.inj.actOn(id, &hold, time.Now()); err == nil || !strings.Contains(err.Error(), "is acted on already (hold, key h in attach)") {
+		t.Errorf("a second actOn before the answer: %v, want refused (a command acts on it)", err)
 	}
 	if err := rh.inj.releaseOne(id, time.Now()); err == nil {
 		t.Errorf("releaseOne before the answer came: nil, want nothing held")
