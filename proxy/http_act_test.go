@@ -218,3 +218,38 @@ func TestHTTPActAgainOnAHeldResponse(t *testing.T) {
 		t.Errorf("the host got the dropped response as the proxy ended: %q", b)
 	}
 }
+
+// After a legacy host's notifications/cancelled, its request is no longer
+// in flight (stdio forgets it): a command on it is refused saying so,
+// rather than taken and then quietly skipped (a cancel replied "done" and
+// sent nothing).
+func TestHTTPActRefusedAfterTheHostCancelled(t *testing.T) {
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	up := newJSONUpstream(t, func(string) time.Duration { return 2 * time.Second })
+	dir := privateTemp(t)
+	rp := startHTTPProxy(t, up.URL, func(o *Options) { o.SocketDir = dir })
+	v := attachViewer(t, dir, "demo-http")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hostPost(rp.url, wire.Version20251125, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow"}}`)
+	}()
+	id := wire.IntID(4)
+	v.await("the host's tools/call", func(r *trace.Record) bool { return r.Dir == trace.DirOut && r.ID != nil && *r.ID == id })
+	// Recorded and seen by the injector before the upstream answers the POST.
+	hostPost(rp.url, wire.Version20251125, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}`)
+	for _, act := range []string{"cancel", "hold"} {
+		rep := v.command(Command{Act: act, ID: &id})
+		if rep.Code != ReplyRefused || !strings.Contains(rep.Text, "tools/call slow (id 4) is not in flight: the host cancelled it") {
+			t.Errorf("%s after the host's cancel: %q %q, want refused saying the host cancelled it", act, rep.Code, rep.Text)
+		}
+	}
+	up.mu.Lock()
+	n := len(up.cancels)
+	up.mu.Unlock()
+	if n != 1 {
+		t.Errorf("the upstream got %d notifications/cancelled, want the host's one", n)
+	}
+	rp.stop()
+	<-done
+}

@@ -584,6 +584,10 @@ func (in *httpInjector) actOn(id wire.ID, r *Rule, at time.Time) error {
 		notes, err = in.reactLocked(f, r, at)
 	case f.cancelled:
 		err = fmt.Errorf("%s is not in flight: inflight cancelled it upstream already (%s, %s)", f.name(), f.rule.Does(), f.rule.Text)
+	case f.hostCancelled:
+		// The host gave up on it (legacy notifications/cancelled): a
+		// command would do nothing it could see.
+		err = fmt.Errorf("%s is not in flight: the host cancelled it (notifications/cancelled)", f.name())
 	case f.rule != nil && f.byCommand:
 		err = fmt.Errorf("%s is acted on already (%s, %s): wait for its response, or release it once it is held", f.name(), f.rule.Does(), f.rule.Text)
 	case f.rule != nil:
