@@ -69,16 +69,7 @@ func (in *injector) actOn(id wire.ID, r *Rule, at time.Time) error {
 	mk := &marked{id: id, rule: r, method: f.method, target: f.target, at: f.at, byCommand: true}
 	in.marks[id] = mk
 	in.synced()
-	what := map[Action]string{
-		ActDelay:        "its response will be held for " + r.After.String() + " when it comes",
-		ActHold:         "its response will be held until released when it comes",
-		ActDrop:         "its response will be dropped when it comes",
-		ActRace:         "its response will be held until the host cancels it",
-		ActCancel:       "cancelling it upstream " + inWords(r.After) + ", answering the host with error -32800",
-		ActCancelSilent: "cancelling it upstream " + inWords(r.After) + ", leaving the host waiting",
-	}[r.Action]
-	in.q.pushControl(note(mk, at, false, PhaseActing, "%s on %s (%s), %s after it was sent: %s", r.Does(), mk.name(), r.Text,
-		at.Sub(f.at).Round(time.Millisecond), what))
+	in.q.pushControl(note(mk, at, false, PhaseActing, "%s", actingText(r, mk.name(), at.Sub(f.at))))
 	if r.Action.cancels() {
 		in.wg.Add(1)
 		mk.timer = time.AfterFunc(r.After, func() {
@@ -87,6 +78,23 @@ func (in *injector) actOn(id wire.ID, r *Rule, at time.Time) error {
 		})
 	}
 	return nil
+}
+
+// actingText is the acting line of r, taken from now on a request (name)
+// in flight since: "hold on tools/call slow (id 7) (a key in inflight
+// attach), 5ms after it was sent: …". The view tells a key's doing from a
+// rule's by r.Text in brackets (ui/attach_act.go); stdio and HTTP say it
+// alike.
+func actingText(r *Rule, name string, since time.Duration) string {
+	what := map[Action]string{
+		ActDelay:        "its response will be held for " + r.After.String() + " when it comes",
+		ActHold:         "its response will be held until released when it comes",
+		ActDrop:         "its response will be dropped when it comes",
+		ActRace:         "its response will be held until the host cancels it",
+		ActCancel:       "cancelling it upstream " + inWords(r.After) + fmt.Sprintf(", answering the host with error %d", CodeCancelledByProxy),
+		ActCancelSilent: "cancelling it upstream " + inWords(r.After) + ", leaving the host waiting",
+	}[r.Action]
+	return fmt.Sprintf("%s on %s (%s), %s after it was sent: %s", r.Does(), name, r.Text, since.Round(time.Millisecond), what)
 }
 
 func inWords(d time.Duration) string {
@@ -160,7 +168,10 @@ func (in *injector) releaseOne(id wire.ID, at time.Time) error {
 		mk.timer = nil
 	}
 	held := at.Sub(mk.heldAt).Round(time.Millisecond)
+	// Written from a goroutine of its own: this is a viewer's command
+	// goroutine, which the proxy's end waits for; a host that stopped
+	// reading must block only what close waits for a bounded time.
+	in.passLater(mk, in.takeLocked(mk), "on request, held "+held.String())
 	in.mu.Unlock()
-	in.release(mk, "on request, held "+held.String())
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -367,4 +368,74 @@ func TestActDropAndRace(t *testing.T) {
 	v.await("the released line", func(rec *trace.Record) bool {
 		return rec.Event == trace.EventInjected && rec.Code == PhaseReleased && rec.ID != nil && *rec.ID == id2
 	})
+}
+
+// stallWriter takes writes until stalled, then blocks them until unblock:
+// a host that stopped reading its stdout.
+type stallWriter struct {
+	mu      sync.Mutex
+	stalled bool
+	unblock chan struct{}
+}
+
+func (w *stallWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	s := w.stalled
+	w.mu.Unlock()
+	if s {
+		<-w.unblock
+		return 0, os.ErrClosed
+	}
+	return len(p), nil
+}
+
+// A viewer's release (of one response, or of all) writes the held
+// response to the host; when the host has stopped reading, that write
+// blocks. It must block only a goroutine the proxy's end waits for a
+// bounded time (ShutdownWait), never the socket's command goroutine, which
+// broadcast.close waits for without bound: told to stop, the proxy returns.
+func TestActReleaseToAStuckHostDoesNotBlockStop(t *testing.T) {
+	id := wire.IntID(1)
+	for _, c := range []Command{{Act: ActRelease, ID: &id}, {Act: ActReleaseAll}} {
+		t.Run(c.Act, func(t *testing.T) {
+			dir := privateTemp(t)
+			cmd, env := helper(t, "pong")
+			inR, inW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer inR.Close()
+			out := &stallWriter{unblock: make(chan struct{})}
+			rules, _ := ParseRules([]string{"tools/call: hold"})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = Run(ctx, Host{In: inR, Out: out}, cmd, nil, Options{Name: "stuck", Env: env, SocketDir: dir, Rules: rules,
+					ShutdownWait: 300 * time.Millisecond, Stderr: &syncBuffer{}})
+			}()
+			defer func() {
+				close(out.unblock)
+				inW.Close()
+				<-done
+			}()
+			v := attachViewer(t, dir, "stuck")
+			if _, err := inW.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}` + "\n")); err != nil {
+				t.Fatal(err)
+			}
+			v.await("the held response", func(r *trace.Record) bool { return r.Event == trace.EventInjected && r.Code == PhaseHolding })
+			out.mu.Lock()
+			out.stalled = true
+			out.mu.Unlock()
+			if rep := v.command(c); rep.Code != ReplyDone {
+				t.Fatalf("%s refused: %+v", c.Act, rep)
+			}
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Errorf("the proxy did not return 5s after it was told to stop (ShutdownWait 300ms): the %s blocks on a host that stopped reading", c.Act)
+			}
+		})
+	}
 }

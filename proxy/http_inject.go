@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptrace"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -66,13 +67,17 @@ type flight struct {
 	at             time.Time // when the host's request went on
 	rule           *Rule
 	// answered: the upstream's response came; held: it is kept back
-	// (heldAt since); cancelled: inflight's cancel went upstream;
+	// (heldAt since) and may be acted on, until its release is on its way
+	// to the handler; cancelled: inflight's cancel went upstream;
 	// hostCancelled: the host's notifications/cancelled came; left: the
 	// host is left waiting (drop, cancel-silent); done: the host has its
 	// answer, or its stream is gone.
 	// cancelling: inflight's cancel is on its way, the handler not yet
 	// told what to do about it.
 	answered, held, cancelled, cancelling, hostCancelled, left, done bool
+	// byCommand: a command (a key in inflight attach) set rule, not a
+	// --rule.
+	byCommand bool
 
 	heldAt time.Time
 	timer  *time.Timer
@@ -159,6 +164,8 @@ const (
 	cmdRace
 	cmdAnswer
 	cmdLeave
+	// cmdDrop: a held response is dropped (inj says so once it is).
+	cmdDrop
 )
 
 // push hands c to the exchange's handler; false when it has ended.
@@ -281,11 +288,16 @@ func (in *httpInjector) hostMessages(ex *exchange, msgs []wire.Message, at time.
 
 // applyLocked sets f's rule, r, from at.
 func (in *httpInjector) applyLocked(f *flight, r *Rule, at time.Time, live bool) []line {
-	f.rule = r
+	f.rule, f.byCommand = r, live
 	var notes []line
 	if live {
-		notes = append(notes, f.note(at, false, PhaseActing, "rule %q acts on %s from now, %s after it was sent", r.Text, f.name(),
-			at.Sub(f.at).Round(time.Millisecond)))
+		// Worded as stdio's (actingText): the view knows a key's by it.
+		text := actingText(r, f.name(), at.Sub(f.at))
+		if r.Action == ActRace && f.ex.modern {
+			text = fmt.Sprintf("%s on %s (%s), %s after it was sent: nothing can cross on modern HTTP", r.Does(), f.name(), r.Text,
+				at.Sub(f.at).Round(time.Millisecond))
+		}
+		notes = append(notes, f.note(at, false, PhaseActing, "%s", text))
 	} else {
 		n := f.note(at, false, PhaseMatched, "rule %q matches %s", r.Text, f.name())
 		n.inj.quiet = true
@@ -338,6 +350,7 @@ func (in *httpInjector) hostCancelledLocked(f *flight, at time.Time) []line {
 	case f.rule.Action == ActRace && f.held:
 		// The response goes to the host at once: the host's cancel is on
 		// its way to the upstream meanwhile, and the two cross.
+		f.held = false
 		f.ex.push(exCmd{kind: cmdRace, f: f, at: at})
 	case f.rule.Action.cancels() && !f.cancelled && !f.answered:
 		in.stopLocked(f)
@@ -487,14 +500,54 @@ func (in *httpInjector) responded(ex *exchange, id wire.ID, at time.Time) (*flig
 	case ActHold:
 		return hold("holding the response to %s until released (%s) or the proxy ends", f.name(), releaseWays)
 	case ActDelay:
-		in.wg.Add(1)
-		f.timer = time.AfterFunc(r.After, func() {
-			defer in.wg.Done()
-			ex.push(exCmd{kind: cmdRelease, f: f, why: "after " + r.After.String()})
-		})
+		in.armDelayLocked(f, r.After)
 		return hold("holding the response to %s for %s", f.name(), r.After)
 	}
 	return f, fatePass, nil
+}
+
+// armDelayLocked has f's held response released d from now.
+func (in *httpInjector) armDelayLocked(f *flight, d time.Duration) {
+	in.wg.Add(1)
+	f.timer = time.AfterFunc(d, func() {
+		defer in.wg.Done()
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		if !f.held {
+			return // released or dropped meanwhile
+		}
+		f.held = false
+		f.ex.push(exCmd{kind: cmdRelease, f: f, why: "after " + d.String()})
+	})
+}
+
+// passedUnjudged is told of a response to id, on ex, that went to the host
+// unjudged at: its SSE event was longer than the proxy keeps (max bytes),
+// though its data is whole (long comments or fields around it). It is
+// answered, whatever f's rule would have done; what to record is returned.
+func (in *httpInjector) passedUnjudged(ex *exchange, id wire.ID, at time.Time, max int) (*flight, []line) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var f *flight
+	for _, g := range ex.flights {
+		if g.key.id == id {
+			f = g
+		}
+	}
+	if f == nil || f.answered || in.closed {
+		return nil, nil
+	}
+	f.answered = true
+	in.stopLocked(f)
+	if f.rule == nil || f.done {
+		return f, nil
+	}
+	after := ""
+	if f.cancelled {
+		after = " after inflight's cancel"
+	}
+	return f, []line{f.note(at, true, PhasePassed, "the upstream answered %s%s in an SSE event longer than the %d bytes the proxy keeps: passed on unjudged, as it came",
+		f.name(), after, max)}
 }
 
 // actOn applies r, from now on, to the host's request id while it is still
@@ -506,7 +559,8 @@ func (in *httpInjector) responded(ex *exchange, id wire.ID, at time.Time) (*flig
 //
 // On HTTP, with several sessions, it picks the only request in flight with
 // that ID, and is an error when two sessions have one. A response held
-// already is a rule's, so acting on it is the error "a rule acts on it".
+// already (by a rule or an earlier command) is acted on again as on stdio
+// (reactLocked): dropped, delayed, held, raced.
 func (in *httpInjector) actOn(id wire.ID, r *Rule, at time.Time) error {
 	in.mu.Lock()
 	if in.closed {
@@ -520,28 +574,90 @@ func (in *httpInjector) actOn(id wire.ID, r *Rule, at time.Time) error {
 		}
 	}
 	var err error
-	switch {
+	var notes []line
+	switch f := first(cands); {
 	case len(cands) == 0:
 		err = fmt.Errorf("no request %s of the host's is in flight", id)
 	case len(cands) > 1:
 		err = fmt.Errorf("%d host sessions have a request %s in flight: which one is not clear", len(cands), id)
-	case cands[0].rule != nil:
-		err = fmt.Errorf("rule %q acts on %s already", cands[0].rule.Text, cands[0].name())
-	case cands[0].answered:
-		err = fmt.Errorf("%s is answered already", cands[0].name())
-	case r.Action.cancels() && cands[0].method == wire.MethodInitialize:
+	case f.held:
+		notes, err = in.reactLocked(f, r, at)
+	case f.cancelled:
+		err = fmt.Errorf("%s is not in flight: inflight cancelled it upstream already (%s, %s)", f.name(), f.rule.Does(), f.rule.Text)
+	case f.hostCancelled:
+		// The host gave up on it (legacy notifications/cancelled): a
+		// command would do nothing it could see.
+		err = fmt.Errorf("%s is not in flight: the host cancelled it (notifications/cancelled)", f.name())
+	case f.rule != nil && f.byCommand:
+		err = fmt.Errorf("%s is acted on already (%s, %s): wait for its response, or release it once it is held", f.name(), f.rule.Does(), f.rule.Text)
+	case f.rule != nil:
+		err = fmt.Errorf("rule %q acts on %s already (%s)", f.rule.Text, f.name(), f.rule.Does())
+	case f.answered:
+		err = fmt.Errorf("%s is answered already", f.name())
+	case r.Action.cancels() && f.method == wire.MethodInitialize:
 		err = errors.New("initialize must never be cancelled")
+	default:
+		notes = in.applyLocked(f, r, at, true)
 	}
+	in.mu.Unlock()
 	if err != nil {
-		in.mu.Unlock()
 		return err
 	}
-	notes := in.applyLocked(cands[0], r, at, true)
-	in.mu.Unlock()
 	for _, n := range notes {
 		in.q.pushControl(n)
 	}
 	return nil
+}
+
+func first(fs []*flight) *flight {
+	if len(fs) == 0 {
+		return nil
+	}
+	return fs[0]
+}
+
+// reactLocked applies a new action to a response held already (by a rule
+// or an earlier command), as stdio's does: the handler that keeps it is
+// told through its commands (a drop), or a delay's timer is armed anew.
+func (in *httpInjector) reactLocked(f *flight, r *Rule, at time.Time) ([]line, error) {
+	switch {
+	case r.Action.cancels():
+		return nil, fmt.Errorf("the upstream answered %s already (its response is held, %s): release or drop it", f.name(), f.rule.Does())
+	case r.Action == ActRace && f.ex.modern:
+		return nil, fmt.Errorf("nothing can cross on modern HTTP (the host's cancel closes the stream the response to %s would go on): release or drop it", f.name())
+	case r.Action == ActRace && f.hostCancelled:
+		return nil, fmt.Errorf("the host cancelled %s already: nothing to race; release or drop its response", f.name())
+	}
+	if f.timer != nil {
+		if !f.timer.Stop() {
+			return nil, fmt.Errorf("the response to %s is being released now", f.name())
+		}
+		in.wg.Done()
+		f.timer = nil
+	}
+	held := at.Sub(f.heldAt).Round(time.Millisecond)
+	was := f.rule.Does()
+	f.rule, f.byCommand = r, true
+	switch r.Action {
+	case ActDrop:
+		n := f.note(at, false, PhaseDropped, "dropped the held response to %s (%s), held %s (%s): the host never gets it (its stream stays open, with nothing more)",
+			f.name(), r.Text, held, was)
+		// Not held any more (no release takes it), and the host is left
+		// waiting, as a drop rule leaves it.
+		f.held, f.left = false, true
+		if !f.ex.push(exCmd{kind: cmdDrop, f: f, at: at, inj: n.inj}) {
+			return nil, fmt.Errorf("the host's stream of %s has ended", f.name())
+		}
+		return nil, nil
+	case ActHold:
+		return []line{f.note(at, false, PhaseHolding, "holding the response to %s until released (%s), held %s so far (%s)", f.name(), r.Text, held, was)}, nil
+	case ActDelay:
+		in.armDelayLocked(f, r.After)
+		return []line{f.note(at, false, PhaseHolding, "holding the response to %s for %s more (%s), held %s so far (%s)", f.name(), r.After, r.Text, held, was)}, nil
+	case ActRace:
+		return []line{f.note(at, false, PhaseHolding, "holding the response to %s until the host cancels it (%s), held %s so far (%s)", f.name(), r.Text, held, was)}, nil
+	}
+	return nil, nil
 }
 
 // releaseOne passes on id's held response now; an error when nothing of id is
@@ -564,6 +680,7 @@ func (in *httpInjector) releaseOne(id wire.ID, at time.Time) error {
 	}
 	f := held[0]
 	in.stopLocked(f)
+	f.held = false
 	if !f.ex.push(exCmd{kind: cmdRelease, f: f, at: at, why: "on request, held " + at.Sub(f.heldAt).Round(time.Millisecond).String()}) {
 		return fmt.Errorf("the host's stream of %s has ended", f.name())
 	}
@@ -578,6 +695,7 @@ func (in *httpInjector) releaseAll() {
 	for _, f := range in.flights {
 		if f.held && !f.done {
 			in.stopLocked(f)
+			f.held = false
 			f.ex.push(exCmd{kind: cmdRelease, f: f, at: now, why: "on request, held " + now.Sub(f.heldAt).Round(time.Millisecond).String()})
 		}
 	}
@@ -632,6 +750,8 @@ type heldUnit struct {
 	json    bool
 	status  int
 	header  http.Header
+	// dropped: a response it carries was dropped: it never goes on.
+	dropped bool
 }
 
 // judgedJSON reports whether a response's body is judged whole (held with
@@ -717,7 +837,7 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 
 	var (
 		headersDone, sse, judged, mute, upEnded, hostGone, over bool
-		fr                                                      sseFramer
+		fr                                                      = sseFramer{max: p.maxBody}
 		sp                                                      = &sseSplitter{max: p.maxBody}
 		units                                                   []*heldUnit
 		whole                                                   *bodyTap
@@ -823,6 +943,12 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 				return
 			}
 			units = append(units[:i], units[i+1:]...)
+			if u.dropped {
+				// A batch's body, one of whose responses was dropped.
+				p.q.pushControl(c.f.note(at, false, PhaseDropped, "%s; its body, with a response dropped in it, is not passed on", text))
+				p.markDone(u.carries)
+				return
+			}
 			if u.json && !headersDone && !hostGone {
 				p.writeHead(w, u)
 				headersDone = true
@@ -834,6 +960,32 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 			p.markDone(u.carries)
 			return
 		}
+	}
+	// drop forgets f's held response (a command's, after it was held):
+	// the host never gets it, and is left waiting.
+	drop := func(c exCmd) {
+		for i, u := range units {
+			k := slices.Index(u.waiting, c.f)
+			if k < 0 {
+				continue
+			}
+			u.waiting = slices.Delete(u.waiting, k, k+1)
+			u.dropped = true
+			p.q.pushControl(line{ctl: ctlInjected, at: c.at, inj: c.inj})
+			if len(u.waiting) == 0 {
+				units = slices.Delete(units, i, i+1)
+				p.markDone(u.carries)
+			}
+			return
+		}
+		// Released meanwhile (as the proxy ends): the host has it.
+		c.inj.phase = PhaseFailed
+		c.inj.text = fmt.Sprintf("could not drop the response to %s: it had gone on already", c.f.name())
+		p.q.pushControl(line{ctl: ctlInjected, at: c.at, inj: c.inj})
+		in.mu.Lock()
+		c.f.left = false
+		in.mu.Unlock()
+		p.markDone([]*flight{c.f})
 	}
 	answer := func(c exCmd) {
 		in.mu.Lock()
@@ -884,6 +1036,8 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 			switch c.kind {
 			case cmdRelease, cmdRace:
 				release(c)
+			case cmdDrop:
+				drop(c)
 			case cmdAnswer:
 				answer(c)
 			case cmdLeave:
@@ -958,8 +1112,17 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 			case len(m.data) > 0:
 				switch {
 				case sse:
-					for _, ev := range fr.feed(m.data) {
-						decide(&heldUnit{raw: ev, lines: expandBatches(sp.feed(ev, at))}, at)
+					for _, pc := range fr.feed(m.data) {
+						ls := expandBatches(sp.feed(pc.b, at))
+						if pc.whole {
+							decide(&heldUnit{raw: pc.b, lines: ls}, at)
+							continue
+						}
+						// A piece of an event past the bound: on as it
+						// comes, unjudged (what it carries is recorded cut).
+						put(pc.b)
+						p.q.push(ls)
+						p.unjudged(ex, ls, at)
 					}
 					if headersDone && !hostGone && !mute {
 						flush()
@@ -1068,6 +1231,27 @@ func (ex *exchange) upCancelled() bool {
 	return false
 }
 
+// unjudged tells the injector of the responses among ls, the lines of an
+// SSE event that went on unjudged.
+func (p *httpProxy) unjudged(ex *exchange, ls []line, at time.Time) {
+	for _, l := range ls {
+		if l.total != len(l.raw) {
+			continue // cut: no message the proxy can read
+		}
+		m, err := wire.Decode(l.raw)
+		if err != nil || !m.IsResponse() {
+			continue
+		}
+		f, notes := p.inj.passedUnjudged(ex, m.ID, at, p.maxBody)
+		for _, n := range notes {
+			p.q.pushControl(n)
+		}
+		if f != nil {
+			p.markDone([]*flight{f})
+		}
+	}
+}
+
 // markDone says the host has its answer to fs (or never will).
 func (p *httpProxy) markDone(fs []*flight) {
 	p.inj.mu.Lock()
@@ -1099,22 +1283,38 @@ func sseEvent(msg []byte) []byte {
 }
 
 // sseFramer cuts an SSE stream into its events' bytes, as they came: an
-// event ends with the blank line after it (its terminator included).
+// event ends with the blank line after it (its terminator included). An
+// event is kept until its end only while it is at most max bytes: one
+// longer is cut into unjudged pieces that go on as they come (its start,
+// then what follows up to its end), as stdio's gate passes a line past its
+// bound, so that an upstream's huge or endless event neither waits in
+// memory nor keeps the host from its bytes.
 type sseFramer struct {
+	max int
 	buf []byte
 	// scan is where the scan stopped; lineStart whether that is the
 	// start of a line.
 	scan      int
 	lineStart bool
 	started   bool
+	// passing: the unfinished event's start went on unjudged; the rest of
+	// it follows as it comes.
+	passing bool
 }
 
-func (f *sseFramer) feed(chunk []byte) [][]byte {
+// ssePiece is what the framer cut: a whole event (judged), or a piece of
+// an event past max (unjudged: it goes on as it is).
+type ssePiece struct {
+	b     []byte
+	whole bool
+}
+
+func (f *sseFramer) feed(chunk []byte) []ssePiece {
 	if !f.started {
 		f.started, f.lineStart = true, true
 	}
 	f.buf = append(f.buf, chunk...)
-	var out [][]byte
+	var out []ssePiece
 	start := 0
 	i := f.scan
 	for i < len(f.buf) {
@@ -1134,13 +1334,29 @@ func (f *sseFramer) feed(chunk []byte) [][]byte {
 			}
 		}
 		if f.lineStart {
-			out = append(out, bytes.Clone(f.buf[start:end]))
-			start = end
+			out = append(out, ssePiece{b: bytes.Clone(f.buf[start:end]), whole: !f.passing && end-start <= f.max})
+			start, f.passing = end, false
 		}
 		f.lineStart = true
 		i = end
 	}
-	f.buf = append(f.buf[:0], f.buf[start:]...)
+	// f.buf[start:] is an unfinished event, scanned to i (all but a CR
+	// at the end).
+	if i > start && (f.passing || len(f.buf)-start > f.max) {
+		out = append(out, ssePiece{b: bytes.Clone(f.buf[start:i])})
+		if !f.passing && cap(f.buf) > 2*len(chunk)+64 {
+			// The event's start, kept so far, is gone on: so is its room.
+			f.buf = bytes.Clone(f.buf[i:])
+			f.passing, f.scan = true, 0
+			return out
+		}
+		start, f.passing = i, true
+	}
+	if start > 0 {
+		// What is left came after an event's end found in this chunk (or
+		// is a CR): it is at most the chunk, so the copy is too.
+		f.buf = append(f.buf[:0], f.buf[start:]...)
+	}
 	f.scan = i - start
 	return out
 }

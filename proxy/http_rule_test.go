@@ -342,8 +342,8 @@ func TestHTTPActOnAndReleaseOne(t *testing.T) {
 	if err := rh.inj.actOn(id, &hold, time.Now()); err != nil {
 		t.Fatalf("actOn: %v", err)
 	}
-	if err := rh.inj.actOn(id, &hold, time.Now()); err == nil || !strings.Contains(err.Error(), "acts on") {
-		t.Errorf("a second actOn: %v, want refused (a rule acts on it)", err)
+	if err := rh.inj.actOn(id, &hold, time.Now()); err == nil || !strings.Contains(err.Error(), "is acted on already (hold, key h in attach)") {
+		t.Errorf("a second actOn before the answer: %v, want refused (a command acts on it)", err)
 	}
 	if err := rh.inj.releaseOne(id, time.Now()); err == nil {
 		t.Errorf("releaseOne before the answer came: nil, want nothing held")
@@ -385,7 +385,7 @@ func TestHTTPActOnAndReleaseOne(t *testing.T) {
 	waitFor(t, "the upstream saw the cancel", func() bool { return strings.Contains(rh.demoLog.String(), "cancelled after") })
 	rh.stop()
 	tr := rh.trace.String()
-	if !traceHas(tr, `"event":"injected"`, `rule \"key h in attach\" acts on tools/call slow`) ||
+	if !traceHas(tr, `"event":"injected"`, `"code":"acting"`, "hold on tools/call slow", "(key h in attach), ") ||
 		!traceHas(tr, `"event":"injected"`, "released the response to tools/call slow", "on request, held") ||
 		!traceHas(tr, `"event":"injected"`, `"injected":"cancel"`, "sent the upstream notifications/cancelled") {
 		t.Errorf("trace:\n%s", tr)

@@ -8,9 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -410,6 +412,152 @@ func TestSSESplitter(t *testing.T) {
 		if got[3].total != 100 || got[1].total != len("{\"b\":\n2}") {
 			t.Errorf("reads of %d: totals %d, %d; want 100 and %d", size, got[3].total, got[1].total, len("{\"b\":\n2}"))
 		}
+	}
+}
+
+// An SSE event longer than the proxy keeps (4 MiB) goes on as it comes,
+// in the default mode (rules may act) as in --read-only's plain copy: the
+// host gets its bytes before its end, and the proxy keeps no more than its
+// bound of it, as stdio's gate lets a line past its bound go on unjudged.
+func TestHTTPHugeSSEEventForwardedAsItComes(t *testing.T) {
+	for _, readOnly := range []bool{true, false} {
+		name := map[bool]string{true: "read-only", false: "default"}[readOnly]
+		t.Run(name, func(t *testing.T) {
+			t.Cleanup(http.DefaultClient.CloseIdleConnections)
+			release := make(chan struct{})
+			defer close(release)
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.ReadAll(r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				_, _ = io.WriteString(w, "event: message\ndata: ")
+				chunk := bytes.Repeat([]byte("x"), 1<<20)
+				for i := 0; i < 8; i++ {
+					_, _ = w.Write(chunk)
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}))
+			defer up.Close()
+			rp := startHTTPProxy(t, up.URL, func(o *Options) { o.ReadOnly = readOnly })
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rp.url, strings.NewReader(
+				`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big"}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var got atomic.Int64
+			go func() {
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := resp.Body.Read(buf)
+					got.Add(int64(n))
+					if err != nil {
+						return
+					}
+				}
+			}()
+			deadline := time.Now().Add(3 * time.Second)
+			for got.Load() < 5<<20 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := got.Load(); n < 5<<20 {
+				t.Errorf("%s: the upstream sent 8 MiB of one SSE event; after 3s the host has %d bytes of it (the proxy keeps it back)", name, n)
+			}
+			cancel()
+		})
+	}
+}
+
+// The injector's framer passes on whole events as they end, and an event
+// past its bound as unjudged pieces (its start, then what follows as it
+// comes, to its end), however the reads fall; it keeps no more than the
+// bound and one read; what it cuts is the stream, byte for byte.
+func TestHTTPSSEFramerBoundsAnEvent(t *testing.T) {
+	big := "event: message\ndata: " + strings.Repeat("x", 300) + "\r\n\r\n"
+	stream := "data: {\"a\":1}\n\n" + big + ": c\r\rdata: {\"b\":2}\r\n\r\n" + big + "data: 3\n\n"
+	for _, size := range []int{1, 7, 64, len(stream)} {
+		f := &sseFramer{max: 100}
+		var pieces []ssePiece
+		for b := []byte(stream); len(b) > 0; {
+			n := min(size, len(b))
+			pieces = append(pieces, f.feed(b[:n])...)
+			if len(f.buf) > f.max+n+1 {
+				t.Fatalf("reads of %d: the framer keeps %d bytes (bound %d)", size, len(f.buf), f.max)
+			}
+			b = b[n:]
+		}
+		var all bytes.Buffer
+		var whole []string
+		unjudged := 0
+		for _, p := range pieces {
+			all.Write(p.b)
+			if p.whole {
+				whole = append(whole, string(p.b))
+			} else {
+				unjudged += len(p.b)
+			}
+		}
+		all.Write(f.rest())
+		if all.String() != stream {
+			t.Errorf("reads of %d: the pieces are not the stream:\n%q", size, all.String())
+		}
+		want := []string{"data: {\"a\":1}\n\n", ": c\r\r", "data: {\"b\":2}\r\n\r\n", "data: 3\n\n"}
+		if strings.Join(whole, "|") != strings.Join(want, "|") {
+			t.Errorf("reads of %d: whole events %q, want %q", size, whole, want)
+		}
+		if unjudged != 2*len(big) {
+			t.Errorf("reads of %d: %d bytes unjudged, want the two long events' %d", size, unjudged, 2*len(big))
+		}
+	}
+}
+
+// A response whose SSE event is longer than the proxy keeps (a long
+// comment before its data) goes to the host unjudged, as it came; the
+// rule that would hold it says so, and follows it no more.
+func TestHTTPResponseInAHugeSSEEventPassesUnjudged(t *testing.T) {
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	answer := `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, ": "+strings.Repeat("x", 5<<20)+"\nevent: message\ndata: "+answer+"\n\n")
+	}))
+	defer up.Close()
+	rules, err := ParseRules([]string{"tools/call: hold"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := startHTTPProxy(t, up.URL, func(o *Options) { o.Rules = rules })
+	type got struct {
+		n    int
+		body string
+	}
+	done := make(chan got, 1)
+	go func() {
+		_, b := hostPost(rp.url, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big"}}`)
+		done <- got{len(b), b[max(len(b)-200, 0):]}
+	}()
+	select {
+	case g := <-done:
+		if !strings.HasSuffix(g.body, "data: "+answer+"\n\n") || g.n < 5<<20 {
+			t.Errorf("the host got %d bytes ending %q; want the whole event, its answer last", g.n, g.body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the host has no answer 5s on: the hold rule kept an event it cannot judge")
+	}
+	rp.stop()
+	if tr := rp.trace.String(); !strings.Contains(tr, "longer than the 4194304 bytes the proxy keeps: passed on unjudged") {
+		t.Errorf("the trace does not say the response went on unjudged:\n%s", tr[:min(len(tr), 4000)])
 	}
 }
 

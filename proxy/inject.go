@@ -448,13 +448,42 @@ func (in *injector) armDelay(mk *marked) {
 // release passes a held response on.
 func (in *injector) release(mk *marked, why string) {
 	in.mu.Lock()
+	held := in.takeLocked(mk)
+	in.mu.Unlock()
+	in.pass(mk, held, why)
+}
+
+// takeLocked takes mk's held response (nil when nothing is held) and
+// forgets the mark: it is no longer the injector's to act on.
+func (in *injector) takeLocked(mk *marked) []byte {
 	held := mk.held
 	mk.held = nil
 	if in.marks[mk.id] == mk {
 		delete(in.marks, mk.id)
 		in.synced()
 	}
-	in.mu.Unlock()
+	return held
+}
+
+// passLater passes held on from a goroutine of its own, counted in in.wg
+// (under in.mu, not closed): a host that stopped reading blocks that
+// goroutine, which close waits for a bounded time, and not the caller (a
+// viewer's command, whose goroutine the proxy's end waits for without
+// bound).
+func (in *injector) passLater(mk *marked, held []byte, why string) {
+	if held == nil {
+		return
+	}
+	in.wg.Add(1)
+	go func() {
+		defer in.wg.Done()
+		in.pass(mk, held, why)
+	}()
+}
+
+// pass writes a held response, taken already, to the host, and records
+// that it did (or could not).
+func (in *injector) pass(mk *marked, held []byte, why string) {
 	if held == nil {
 		return
 	}
@@ -470,9 +499,16 @@ func (in *injector) release(mk *marked, why string) {
 
 // releaseAll passes on every response a rule holds now (hold, and a
 // delay or race before its time): the user said so (Options.Release).
+//
+// The writes go from goroutines of their own (passLater): releaseAll runs
+// on a viewer's command goroutine, or on the Release signal's.
 func (in *injector) releaseAll() {
 	in.mu.Lock()
-	var held []*marked
+	defer in.mu.Unlock()
+	if in.closed {
+		return // close passes on what is held
+	}
+	now := time.Now()
 	for _, mk := range in.marks {
 		if mk.held == nil {
 			continue
@@ -480,11 +516,9 @@ func (in *injector) releaseAll() {
 		if mk.timer != nil && mk.timer.Stop() {
 			in.wg.Done()
 		}
-		held = append(held, mk)
-	}
-	in.mu.Unlock()
-	for _, mk := range held {
-		in.release(mk, "on request, held "+time.Since(mk.heldAt).Round(time.Millisecond).String())
+		mk.timer = nil
+		why := "on request, held " + now.Sub(mk.heldAt).Round(time.Millisecond).String()
+		in.passLater(mk, in.takeLocked(mk), why)
 	}
 }
 
