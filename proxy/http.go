@@ -236,6 +236,8 @@ type httpProxy struct {
 	// closing: the proxy is shutting down, so streams it cuts are not
 	// the host's cancels (found in review).
 	closing atomic.Bool
+	// taps numbers the host's POSTs (bodyTap.seq).
+	taps atomic.Uint64
 	// inj, when rules may act (--rule), sees every POST (http_inject.go).
 	inj *httpInjector
 }
@@ -280,7 +282,8 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var tap *bodyTap
 	var body io.Reader = http.NoBody
 	if r.Body != nil && r.Method == http.MethodPost {
-		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q, want: r.ContentLength, session: r.Header.Get("Mcp-Session-Id")}
+		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q, want: r.ContentLength, session: r.Header.Get("Mcp-Session-Id"),
+			seq: p.taps.Add(1)}
 		body = tap
 	}
 	ctx := r.Context()
@@ -398,7 +401,7 @@ func (p *httpProxy) hostClosed(tap *bodyTap) {
 	at := time.Now()
 	time.Sleep(CancelGrace)
 	for _, id := range tap.ids {
-		p.q.pushControl(line{ctl: ctlStreamClosed, at: at, id: id, session: tap.session})
+		p.q.pushControl(line{ctl: ctlStreamClosed, at: at, id: id, session: tap.session, tap: tap.seq})
 	}
 }
 
@@ -430,8 +433,10 @@ type bodyTap struct {
 	// read (Read's goroutine only).
 	want int64
 	eof  bool
-	// session is the host's Mcp-Session-Id on the request.
+	// session is the host's Mcp-Session-Id on the request; seq numbers
+	// the POST (line.tap).
 	session string
+	seq     uint64
 }
 
 func (b *bodyTap) Read(p []byte) (int, error) {
@@ -491,7 +496,7 @@ func (b *bodyTap) finish() {
 		if at.IsZero() || b.src == nil {
 			at = time.Now()
 		}
-		ls := expandBatch(line{from: b.from, at: at, raw: raw, total: total, session: b.session})
+		ls := expandBatch(line{from: b.from, at: at, raw: raw, total: total, session: b.session, tap: b.seq})
 		if b.from == FromHost {
 			for _, l := range ls {
 				if l.total != len(l.raw) {
@@ -528,7 +533,7 @@ func expandBatch(l line) []line {
 	}
 	out := make([]line, 0, len(elems))
 	for _, e := range elems {
-		out = append(out, line{from: l.from, at: l.at, raw: []byte(e), total: len(e), end: l.end, session: l.session})
+		out = append(out, line{from: l.from, at: l.at, raw: []byte(e), total: len(e), end: l.end, session: l.session, tap: l.tap})
 	}
 	return out
 }

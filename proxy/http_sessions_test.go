@@ -1,6 +1,10 @@
 package proxy
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +90,50 @@ func TestHTTPTwoHostsAtOnce(t *testing.T) {
 	}
 	if calls != 4 {
 		t.Errorf("%d calls followed to completion, want 4 (one after another, never two with one ID in flight)", calls)
+	}
+}
+
+// TestHTTPClosureOfAnEarlierRequestWithTheID: a modern host whose answer a
+// drop rule kept gives up (its stream closed, reported CancelGrace later);
+// meanwhile the next host's request took the ID, the first being over.
+// The closure is the first request's, already over: the second is not
+// cancelled by it (seen in tmux: "cancelled 0ms" on the new row).
+func TestHTTPClosureOfAnEarlierRequestWithTheID(t *testing.T) {
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	// The next host's request is still in flight when the closure comes.
+	up := newJSONUpstream(t, func(body string) time.Duration {
+		if strings.Contains(body, "tools/list") {
+			return 600 * time.Millisecond
+		}
+		return 0
+	})
+	rules, err := ParseRules([]string{"tools/call: drop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := startHTTPProxy(t, up.URL, func(o *Options) { o.Rules = rules })
+	const v = "2026-07-28"
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + v + `"}`
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rp.url,
+		strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x",`+meta+`}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", v)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		_, _ = io.ReadAll(resp.Body) // the drop: nothing comes, the host gives up
+		resp.Body.Close()
+	}
+	// Within the grace: the next host's request with ID 2.
+	if resp, _, _ := post(t, rp.url, v, "", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+meta+`}}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("tools/list: %s", resp.Status)
+	}
+	rp.stop()
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	r, ok := rp.tr.Get(wire.IntID(2))
+	if !ok || r.Method != wire.MethodToolsList || r.State != session.StateCompleted || r.Cancel != nil {
+		t.Fatalf("request 2: %+v; want the tools/list, completed, never cancelled", r)
 	}
 }

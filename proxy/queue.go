@@ -47,7 +47,9 @@ type line struct {
 	id wire.ID
 	// session is the host's Mcp-Session-Id on the HTTP request the line
 	// (or the closed stream) came in ("": none).
-	session string
+	session string	// tap numbers the HTTP POST the line (or the closed stream) came in
+	// (0: none).
+	tap uint64
 }
 
 // gap counts lines forwarded but not recorded, because the recorder was

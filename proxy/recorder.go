@@ -87,6 +87,18 @@ type recorder struct {
 	injectedOn map[wire.ID]string
 	// transport is what the proxied connection is (zero: stdio).
 	transport event.TransportKind
+	// byTap is the request each of the last HTTP POSTs carried (by
+	// line.tap, modulo its length): a stream closed is that request's,
+	// not a later one's with the same ID.
+	byTap [tapMemory]tapRequest
+}
+
+// tapMemory bounds the POSTs whose request the recorder remembers.
+const tapMemory = 4096
+
+type tapRequest struct {
+	tap uint64
+	req *session.Request
 }
 
 // run records until the queue is closed and empty.
@@ -164,6 +176,14 @@ func (r *recorder) record(l *line) {
 		r.injected(l.at, l.inj)
 		return
 	case ctlStreamClosed:
+		if t := r.byTap[l.tap%tapMemory]; l.tap != 0 && t.tap == l.tap {
+			// The POST's own request: if its ID names another by now (the
+			// host's next request took it once it was over), the closure
+			// is of a request already over, and nothing to judge.
+			if cur, ok := r.tr.Get(l.id); !ok || cur != t.req {
+				return
+			}
+		}
 		ev := event.Event{Kind: event.StreamClosed, Time: l.at, RequestID: l.id, ByClient: true, SessionID: l.session}
 		r.report(ev, r.tr.HostClosedStreamIn(l.id, l.session, l.at))
 		return
@@ -208,6 +228,11 @@ func (r *recorder) record(l *line) {
 	}
 	_, known := r.tr.Get(ev.RequestID)
 	changes := r.tr.Observe(ev)
+	if l.tap != 0 && ev.Kind == event.Sent && ev.Msg.Kind == wire.KindRequest {
+		if req, ok := r.tr.Get(ev.RequestID); ok {
+			r.byTap[l.tap%tapMemory] = tapRequest{l.tap, req}
+		}
+	}
 	if ev.Progress != nil {
 		// The trace names the request progress is for; a host's token is
 		// not its ID, as inflight's own tokens are.
