@@ -47,7 +47,7 @@ type line struct {
 	id wire.ID
 	// session is the host's Mcp-Session-Id on the HTTP request the line
 	// (or the closed stream) came in ("": none).
-	session string	// tap numbers the HTTP POST the line (or the closed stream) came in
+	session string // tap numbers the HTTP POST the line (or the closed stream) came in
 	// (0: none).
 	tap uint64
 }
