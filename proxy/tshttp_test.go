@@ -20,7 +20,7 @@ import (
 // tsHTTPHost1 is a host on the TypeScript SDK 1.x's client over
 // Streamable HTTP (legacy era, 2025-11-25: initialize, Mcp-Session-Id, the
 // GET stream): it calls the demo's stubborn tool through the proxy with a
-// request timeout (150 ms) shorter than the tool (600 ms), waits for the
+// request timeout (300 ms) shorter than the tool (600 ms), waits for the
 // late answer to come meanwhile, and prints what it saw as JSON.
 const tsHTTPHost1 = `
 const sdk = process.env.SDK;
@@ -33,7 +33,7 @@ const { StreamableHTTPClientTransport } = require(sdk + "/dist/cjs/client/stream
   const out = { progress: 0, protocolVersion: transport.protocolVersion, session: !!transport.sessionId };
   try {
     await client.callTool({ name: "stubborn", arguments: { seconds: 0.6, steps: 6 } }, undefined,
-      { timeout: 150, onprogress: () => { out.progress++; } });
+      { timeout: 300, onprogress: () => { out.progress++; } });
     out.stubborn = "completed";
   } catch (e) { out.stubborn = e.code; out.stubbornMessage = e.message; }
   await new Promise((r) => setTimeout(r, 700)); // the stubborn answer comes late meanwhile
@@ -57,7 +57,7 @@ await client.connect(transport);
 const out = { progress: 0, protocolVersion: client.getNegotiatedProtocolVersion?.() ?? client.protocolVersion };
 try {
   await client.callTool({ name: "stubborn", arguments: { seconds: 0.6, steps: 6 } },
-    { timeout: 150, onprogress: () => { out.progress++; } });
+    { timeout: 300, onprogress: () => { out.progress++; } });
   out.stubborn = "completed";
 } catch (e) { out.stubborn = e.code; out.stubbornMessage = e.message; }
 await new Promise((r) => setTimeout(r, 700)); // nothing more can come on the closed stream
