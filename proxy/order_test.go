@@ -19,11 +19,22 @@ import (
 // that request in flight (host_gave_up_without_cancelling). Seen with
 // the MCP Inspector's CLI as the host, once in six runs.
 func TestAnswerNeverRecordedBeforeItsRequest(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { answerAfterRequest(t, nil) })
+	// With a rule (which acts on none of these), the host's side goes
+	// through pumpVia and the injector's look at each line.
+	r, err := ParseRule("tools/call never: delay 1ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("rule watching", func(t *testing.T) { answerAfterRequest(t, []Rule{r}) })
+}
+
+func answerAfterRequest(t *testing.T, rules []Rule) {
 	const n = 20000
 	h := newHost(t)
 	exe, env := helper(t, "pong")
 	var flags []string
-	wait := run(t, h, exe, Options{Env: env, OnEvent: func(_ event.Event, changes []session.Change, _ *session.Tracker) {
+	wait := run(t, h, exe, Options{Env: env, Rules: rules, OnEvent: func(_ event.Event, changes []session.Change, _ *session.Tracker) {
 		for _, ch := range changes {
 			if ch.Kind == session.ChangeViolation && len(flags) < 5 {
 				flags = append(flags, ch.Violation.Code+": "+ch.Violation.Detail)
