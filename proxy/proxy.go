@@ -307,7 +307,8 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 var errWrite = errors.New("write failed")
 
 // pump forwards src to dst as it reads, handing a copy of the complete
-// lines to q just before it writes them. read, when set, counts the
+// lines to q (the host's just before it writes them, the server's just
+// after). read, when set, counts the
 // bytes read (the server's output, which a host cancel's position is
 // taken from); soFar, when set, is
 // asked for that position on a chunk that may hold a cancel. When dst
@@ -325,10 +326,15 @@ func pump(dst io.Writer, src io.Reader, sp *splitter, q *queue, read *atomic.Int
 			if soFar != nil && containsCancel(buf[:n]) {
 				pos = soFar()
 			}
-			// Queued before it is written: once written, the other side
-			// may answer it, and its answer must not reach the recorder
-			// first (a response to an ID the host had not yet issued).
-			q.push(sp.feed(buf[:n], at, pos))
+			// The host's lines are queued before they are written: once
+			// written, the server may answer them, and its answer must not
+			// reach the recorder first (a response to an ID the host had
+			// not yet issued). The server's are queued after, off the
+			// answer's path.
+			hostSide := sp.from == FromHost
+			if hostSide {
+				q.push(sp.feed(buf[:n], at, pos))
+			}
 			if writing {
 				if _, werr := dst.Write(buf[:n]); werr != nil {
 					if onWriteErr == nil {
@@ -340,6 +346,9 @@ func pump(dst io.Writer, src io.Reader, sp *splitter, q *queue, read *atomic.Int
 			}
 			if read != nil {
 				read.Add(int64(n))
+			}
+			if !hostSide {
+				q.push(sp.feed(buf[:n], at, pos))
 			}
 		}
 		if err != nil {
