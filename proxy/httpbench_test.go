@@ -164,9 +164,9 @@ func benchHost(b testing.TB) *http.Client {
 	return &http.Client{Transport: tp}
 }
 
-// post sends one request as a legacy host would and reads the answer
+// benchPost sends one request as a legacy host would and reads the answer
 // whole; it returns how long that took.
-func post(b *testing.B, c *http.Client, url string, id int) time.Duration {
+func benchPost(b *testing.B, c *http.Client, url string, id int) time.Duration {
 	body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id)
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -207,7 +207,7 @@ func httpLatency(b *testing.B, query string) {
 	c := benchHost(b)
 	for i := range 200 {
 		for _, u := range urls {
-			post(b, c, u, i)
+			benchPost(b, c, u, i)
 		}
 	}
 	ds := make([][]time.Duration, len(urls))
@@ -215,7 +215,7 @@ func httpLatency(b *testing.B, query string) {
 	for b.Loop() {
 		id++
 		for i, u := range urls {
-			ds[i] = append(ds[i], post(b, c, u, id))
+			ds[i] = append(ds[i], benchPost(b, c, u, id))
 		}
 	}
 	d50, f50, p50v := p50(ds[0]), p50(ds[1]), p50(ds[2])

@@ -34,37 +34,37 @@ const (
 	stepGap     = 250 * time.Millisecond
 )
 
-// exchange is one HTTP request and the bytes of its response, as one end
+// seenExchange is one HTTP request and the bytes of its response, as one end
 // saw it.
-type exchange struct {
+type seenExchange struct {
 	method, lastEventID string
 	body                []byte
 	mu                  sync.Mutex
 	resp                bytes.Buffer
 }
 
-func (e *exchange) bytes() []byte {
+func (e *seenExchange) bytes() []byte {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return bytes.Clone(e.resp.Bytes())
 }
 
-// exchanges is what one end saw, in order.
-type exchanges struct {
+// seenExchanges is what one end saw, in order.
+type seenExchanges struct {
 	mu  sync.Mutex
-	all []*exchange
+	all []*seenExchange
 }
 
-func (x *exchanges) add(r *http.Request, body []byte) *exchange {
-	e := &exchange{method: r.Method, lastEventID: r.Header.Get("Last-Event-ID"), body: body}
+func (x *seenExchanges) add(r *http.Request, body []byte) *seenExchange {
+	e := &seenExchange{method: r.Method, lastEventID: r.Header.Get("Last-Event-ID"), body: body}
 	x.mu.Lock()
 	x.all = append(x.all, e)
 	x.mu.Unlock()
 	return e
 }
 
-// find is the first exchange that matches.
-func (x *exchanges) find(match func(*exchange) bool) *exchange {
+// find is the first seenExchange that matches.
+func (x *seenExchanges) find(match func(*seenExchange) bool) *seenExchange {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, e := range x.all {
@@ -75,16 +75,16 @@ func (x *exchanges) find(match func(*exchange) bool) *exchange {
 	return nil
 }
 
-func isCallPOST(e *exchange) bool {
+func isCallPOST(e *seenExchange) bool {
 	return e.method == http.MethodPost && bytes.Contains(e.body, []byte(`"method":"tools/call"`))
 }
 
-func isResumeGET(e *exchange) bool { return e.method == http.MethodGet && e.lastEventID != "" }
+func isResumeGET(e *seenExchange) bool { return e.method == http.MethodGet && e.lastEventID != "" }
 
 // teeWriter keeps a copy of what the upstream writes.
 type teeWriter struct {
 	http.ResponseWriter
-	e *exchange
+	e *seenExchange
 }
 
 func (w *teeWriter) Write(p []byte) (int, error) {
@@ -103,7 +103,7 @@ func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // answers. closeAfter > 0: the tool closes its POST stream itself after
 // that many steps (go-sdk's CloseSSEStream, with retry: 10), as a server
 // that does not hold long-lived connections may.
-func resumableUpstream(t *testing.T, closeAfter int) (string, *exchanges) {
+func resumableUpstream(t *testing.T, closeAfter int) (string, *seenExchanges) {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "resumable", Version: "1"}, nil)
 	type noArgs struct{}
@@ -122,7 +122,7 @@ func resumableUpstream(t *testing.T, closeAfter int) (string, *exchanges) {
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)})
-	seen := &exchanges{}
+	seen := &seenExchanges{}
 	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -146,7 +146,7 @@ var errBroken = errors.New("connection reset (the test broke the stream)")
 // priming event is one), the way a dropped connection does — the host
 // reads an error, its connection is closed under the proxy.
 type breakingTransport struct {
-	seen       *exchanges
+	seen       *seenExchanges
 	breakAfter int
 }
 
@@ -174,7 +174,7 @@ func (b *breakingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // with events ≥ 0 it passes that many whole events and then fails.
 type breakingBody struct {
 	src    io.ReadCloser
-	e      *exchange
+	e      *seenExchange
 	events int
 	prev   byte
 	broken bool
@@ -252,7 +252,7 @@ func resumingCall(t *testing.T, url string, tp http.RoundTripper) (string, int) 
 // checkResumed: the host's call was answered through a GET that resumed
 // its stream, and what the host read on both streams is what the upstream
 // wrote — the broken stream up to the break, the resumed one whole.
-func checkResumed(t *testing.T, host, upstream *exchanges, brokenByHost bool) {
+func checkResumed(t *testing.T, host, upstream *seenExchanges, brokenByHost bool) {
 	t.Helper()
 	hp, up := host.find(isCallPOST), upstream.find(isCallPOST)
 	hg, ug := host.find(isResumeGET), upstream.find(isResumeGET)
@@ -304,7 +304,7 @@ func checkResumed(t *testing.T, host, upstream *exchanges, brokenByHost bool) {
 func TestHTTPProxyHostResumesBrokenStream(t *testing.T) {
 	upURL, upstream := resumableUpstream(t, 0)
 	rp := startHTTPProxy(t, upURL)
-	host := &exchanges{}
+	host := &seenExchanges{}
 	text, progress := resumingCall(t, rp.url, &breakingTransport{seen: host, breakAfter: 2})
 	if text != "all steps done" || progress != resumeSteps {
 		t.Errorf("the host got %q after %d progress; want the answer after all %d", text, progress, resumeSteps)
@@ -337,7 +337,7 @@ func TestHTTPProxyHostResumesBrokenStream(t *testing.T) {
 func TestHTTPProxyServerClosesStreamHostResumes(t *testing.T) {
 	upURL, upstream := resumableUpstream(t, 1)
 	rp := startHTTPProxy(t, upURL)
-	host := &exchanges{}
+	host := &seenExchanges{}
 	text, progress := resumingCall(t, rp.url, &breakingTransport{seen: host})
 	if text != "all steps done" || progress != resumeSteps {
 		t.Errorf("the host got %q after %d progress; want the answer after all %d", text, progress, resumeSteps)
