@@ -108,9 +108,6 @@ type Request struct {
 	responded bool  // a response (timely or late) arrived
 	flagged   bool  // counted in Counts.Flagged
 	listen    bool  // Method is subscriptions/listen
-	// tokenTaken: a later host request took this one's progress token,
-	// which is also this one's ID (byToken then names the later one).
-	tokenTaken bool
 	// taskDeclared: the request, as sent, told the server the client
 	// takes a task for it (legacy: a task member; modern: the extension in
 	// its clientCapabilities).
@@ -126,6 +123,9 @@ type Request struct {
 	// lateLogAt is the log position of the late (or crossed) response's
 	// entry, so that a later judgement of it relabels the entry too.
 	lateLogAt int64
+	// tokenTaken: a later host request took this one's progress token,
+	// which is also this one's ID (byToken then names the later one).
+	tokenTaken bool
 }
 
 // TimelineSamples bounds Request.Timeline.
