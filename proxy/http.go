@@ -279,6 +279,14 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	// The host's body is still being read by the upstream request when
+	// the answer's headers are written back: by default Go's HTTP/1
+	// server then consumes and closes what is left of it, and the
+	// transport's last read of it (for EOF) fails, which closes the
+	// upstream connection under the answer's stream — an SSE stream cut
+	// mid-way, seen in the benchmark once in three floods (and with
+	// httputil.ReverseProxy alike). Full duplex leaves the body alone.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	var tap *bodyTap
 	var body io.Reader = http.NoBody
 	if r.Body != nil && r.Method == http.MethodPost {

@@ -231,7 +231,7 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 		}
 		go func() {
 			sp := &splitter{from: FromHost, max: opts.MaxLineBytes}
-			hostDone <- pumpVia(host.In, sp, q, nil, serverSoFar, nil,
+			hostDone <- pumpVia(host.In, sp, q, nil, serverSoFar, nil, true,
 				func(chunk []byte, at time.Time, ls []line) ([]line, func(), error) {
 					after, notes := inj.hostLines(ls, at)
 					return notes, after, toSrv.forward(chunk)
@@ -240,7 +240,7 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 		go func() {
 			sp := &splitter{from: FromServer, max: opts.MaxLineBytes}
 			g := &gate{in: inj, out: toHost, max: opts.MaxLineBytes}
-			serverDone <- pumpVia(srv.stdout, sp, q, &serverRead, nil, hostGone,
+			serverDone <- pumpVia(srv.stdout, sp, q, &serverRead, nil, hostGone, false,
 				func(chunk []byte, at time.Time, _ []line) ([]line, func(), error) {
 					return nil, nil, g.pass(chunk, at)
 				})
@@ -315,9 +315,11 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 // errWrite marks a pump's end because the far side stopped taking bytes.
 var errWrite = errors.New("write failed")
 
-// pump forwards src to dst as it reads, then hands a copy of the complete
-// lines to q. read, when set, counts the bytes read (the server's output,
-// which a host cancel's position is taken from); soFar, when set, is
+// pump forwards src to dst as it reads, handing a copy of the complete
+// lines to q (the host's just before it writes them, the server's just
+// after). read, when set, counts the
+// bytes read (the server's output, which a host cancel's position is
+// taken from); soFar, when set, is
 // asked for that position on a chunk that may hold a cancel. When dst
 // fails and onWriteErr is set, pump tells it once and goes on reading
 // (and recording) without writing, so the server is never left blocked;
@@ -333,6 +335,15 @@ func pump(dst io.Writer, src io.Reader, sp *splitter, q *queue, read *atomic.Int
 			if soFar != nil && containsCancel(buf[:n]) {
 				pos = soFar()
 			}
+			// The host's lines are queued before they are written: once
+			// written, the server may answer them, and its answer must not
+			// reach the recorder first (a response to an ID the host had
+			// not yet issued). The server's are queued after, off the
+			// answer's path.
+			hostSide := sp.from == FromHost
+			if hostSide {
+				q.push(sp.feed(buf[:n], at, pos))
+			}
 			if writing {
 				if _, werr := dst.Write(buf[:n]); werr != nil {
 					if onWriteErr == nil {
@@ -345,7 +356,9 @@ func pump(dst io.Writer, src io.Reader, sp *splitter, q *queue, read *atomic.Int
 			if read != nil {
 				read.Add(int64(n))
 			}
-			q.push(sp.feed(buf[:n], at, pos))
+			if !hostSide {
+				q.push(sp.feed(buf[:n], at, pos))
+			}
 		}
 		if err != nil {
 			q.push(sp.rest(time.Now()))
@@ -360,8 +373,12 @@ func pump(dst io.Writer, src io.Reader, sp *splitter, q *queue, read *atomic.Int
 // pumpVia is pump for a proxy with rules: each chunk goes through pass,
 // which writes what of it goes on, and sees the chunk's complete lines
 // first (so that a request is marked before the server can answer it).
-// The lines are queued, then the notes pass returned, then after runs.
-func pumpVia(src io.Reader, sp *splitter, q *queue, read *atomic.Int64, soFar func() int64, onWriteErr func(),
+// The lines are queued, then the notes pass returned, then after runs;
+// with queueFirst the lines are queued before pass writes them (as pump
+// does: the host's side, whose requests the server may answer at once),
+// else after it (the server's side, where the gate queues what it did to
+// a line before the line).
+func pumpVia(src io.Reader, sp *splitter, q *queue, read *atomic.Int64, soFar func() int64, onWriteErr func(), queueFirst bool,
 	pass func(chunk []byte, at time.Time, ls []line) (notes []line, after func(), err error)) error {
 	buf := make([]byte, 64<<10)
 	writing := true
@@ -374,6 +391,9 @@ func pumpVia(src io.Reader, sp *splitter, q *queue, read *atomic.Int64, soFar fu
 				pos = soFar()
 			}
 			ls := sp.feed(buf[:n], at, pos)
+			if queueFirst {
+				q.push(ls) // before pass writes it: see pump
+			}
 			var notes []line
 			var after func()
 			if writing {
@@ -389,7 +409,9 @@ func pumpVia(src io.Reader, sp *splitter, q *queue, read *atomic.Int64, soFar fu
 			if read != nil {
 				read.Add(int64(n))
 			}
-			q.push(ls)
+			if !queueFirst {
+				q.push(ls)
+			}
 			for _, l := range notes {
 				q.pushControl(l)
 			}

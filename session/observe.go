@@ -118,6 +118,11 @@ func (t *Tracker) observeRequest(ev *event.Event) {
 			t.tokens = map[wire.ID]*Request{}
 		}
 		t.tokens[token] = r
+		// A host may use a token again once its request is over, and
+		// that request's ID may be the token: the token is this one's now.
+		if prev := t.byID[token]; prev != nil && prev.ProgressToken == token && !prev.State.IsActive() {
+			prev.tokenTaken = true
+		}
 	}
 	t.hist = append(t.hist, r)
 	r.activePos = len(t.active)
@@ -251,9 +256,10 @@ func (t *Tracker) ByProgressToken(tok wire.ID) (*Request, bool) {
 	return r, r != nil
 }
 
-// byToken finds the active or kept request a progress token names.
+// byToken finds the active or kept request a progress token names (a
+// request whose token a later host request took names that one).
 func (t *Tracker) byToken(tok wire.ID) *Request {
-	if r := t.byID[tok]; r != nil && r.ProgressToken == tok {
+	if r := t.byID[tok]; r != nil && r.ProgressToken == tok && !r.tokenTaken {
 		return r
 	}
 	return t.tokens[tok]

@@ -133,6 +133,9 @@ type Request struct {
 	// lateLogAt is the log position of the late (or crossed) response's
 	// entry, so that a later judgement of it relabels the entry too.
 	lateLogAt int64
+	// tokenTaken: a later host request took this one's progress token,
+	// which is also this one's ID (byToken then names the later one).
+	tokenTaken bool
 }
 
 // TimelineSamples bounds Request.Timeline.

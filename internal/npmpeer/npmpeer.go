@@ -37,6 +37,9 @@ const (
 	SDK2Server = "@modelcontextprotocol/server@2.4.0"
 	SDK2Client = "@modelcontextprotocol/client@2.4.0"
 	Conform    = "@modelcontextprotocol/conformance@0.1.16"
+	// Inspector is the MCP Inspector, whose launcher's --cli mode is a
+	// host for one call (`npx @modelcontextprotocol/inspector --cli`).
+	Inspector = "@modelcontextprotocol/inspector@2.12.0"
 )
 
 // Sets are the package sets the tests use, for warm to install ahead.
@@ -48,6 +51,12 @@ var Sets = [][]string{
 	// The TypeScript SDK 2.x's server, serving the modern tasks extension
 	// through its hooks (sdk2_task_test.go).
 	{Node, SDK2Server},
+	// The TypeScript SDK 2.x's client as an HTTP host in front of the
+	// proxy (proxy/tshttp_test.go).
+	{Node, SDK2Client},
+	// The MCP Inspector's CLI as a host for a plain call
+	// (proxy/inspector_test.go).
+	{Node, Inspector},
 }
 
 // Install is an installed package set.
