@@ -872,7 +872,9 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 		worst := fatePass
 		var notes []line
 		for _, l := range u.lines {
-			if l.total != len(l.raw) {
+			// Only what may be a response is decoded, as on stdio's gate:
+			// a flood of progress is never (it had halved the flood).
+			if l.total != len(l.raw) || !mayBeResponse(l.raw) {
 				continue
 			}
 			m, err := wire.Decode(l.raw)

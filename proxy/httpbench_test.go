@@ -119,7 +119,7 @@ func floorProxy(b testing.TB, upstream string) string {
 // inflightProxy is RunHTTP in front of upstream; recorded counts the
 // progress notifications its recorder applied, flagged the violations
 // its tracker raised (none, against this upstream and host).
-func inflightProxy(b testing.TB, upstream string, recorded, flagged *atomic.Int64) string {
+func inflightProxy(b testing.TB, upstream string, recorded, flagged *atomic.Int64, readOnly bool) string {
 	b.Helper()
 	stderr := &syncBuffer{}
 	b.Cleanup(func() {
@@ -135,7 +135,7 @@ func inflightProxy(b testing.TB, upstream string, recorded, flagged *atomic.Int6
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, err := RunHTTP(ctx, l, upstream, Options{Name: "bench", Stderr: stderr, ShutdownWait: 100 * time.Millisecond,
+		_, err := RunHTTP(ctx, l, upstream, Options{Name: "bench", Stderr: stderr, ShutdownWait: 100 * time.Millisecond, ReadOnly: readOnly,
 			OnEvent: func(ev event.Event, changes []session.Change, _ *session.Tracker) {
 				if ev.Progress != nil {
 					recorded.Add(1)
@@ -203,7 +203,11 @@ func BenchmarkHTTPProxyLatencySSE(b *testing.B) { httpLatency(b, "?sse") }
 func httpLatency(b *testing.B, query string) {
 	up := benchUpstream(b)
 	var recorded, flagged atomic.Int64
-	urls := []string{up + query, floorProxy(b, up) + query, inflightProxy(b, up, &recorded, &flagged) + query}
+	var roRecorded, roFlagged atomic.Int64
+	// The default proxy follows every host request (for --rule and the
+	// attach keys); --read-only is the plain copy.
+	urls := []string{up + query, floorProxy(b, up) + query, inflightProxy(b, up, &recorded, &flagged, false) + query,
+		inflightProxy(b, up, &roRecorded, &roFlagged, true) + query}
 	c := benchHost(b)
 	for i := range 200 {
 		for _, u := range urls {
@@ -218,7 +222,7 @@ func httpLatency(b *testing.B, query string) {
 			ds[i] = append(ds[i], benchPost(b, c, u, id))
 		}
 	}
-	d50, f50, p50v := p50(ds[0]), p50(ds[1]), p50(ds[2])
+	d50, f50, p50v, r50 := p50(ds[0]), p50(ds[1]), p50(ds[2]), p50(ds[3])
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	b.ReportMetric(us(d50), "direct-p50-µs")
 	b.ReportMetric(us(f50), "floor-p50-µs")
@@ -227,7 +231,9 @@ func httpLatency(b *testing.B, query string) {
 	b.ReportMetric(us(f50-d50)/2, "floor-added-µs/msg")
 	b.ReportMetric(float64(p50v)/float64(d50), "proxy/direct")
 	b.ReportMetric(float64(p50v)/float64(f50), "proxy/floor")
-	b.ReportMetric(float64(flagged.Load()), "flags")
+	b.ReportMetric(us(r50-d50)/2, "readonly-added-µs/msg")
+	b.ReportMetric(float64(r50)/float64(f50), "readonly/floor")
+	b.ReportMetric(float64(flagged.Load()+roFlagged.Load()), "flags")
 	b.ReportMetric(0, "ns/op") // an op is three round trips; the figures above are what counts
 }
 
@@ -241,9 +247,11 @@ func BenchmarkHTTPProxyProgressSSE(b *testing.B) {
 	up := benchUpstream(b)
 	var recorded, flagged atomic.Int64
 	q := "?flood=" + strconv.Itoa(n)
-	urls := []string{up + q, floorProxy(b, up) + q, inflightProxy(b, up, &recorded, &flagged) + q}
+	var roRecorded, roFlagged atomic.Int64
+	urls := []string{up + q, floorProxy(b, up) + q, inflightProxy(b, up, &recorded, &flagged, false) + q,
+		inflightProxy(b, up, &roRecorded, &roFlagged, true) + q}
 	c := benchHost(b)
-	names := []string{"direct", "floor", "proxy"}
+	names := []string{"direct", "floor", "proxy", "read-only proxy"}
 	flood := func(which, id int) time.Duration {
 		u := urls[which]
 		req, _ := http.NewRequest(http.MethodPost, u, bytes.NewReader(fmt.Appendf(nil,
@@ -291,7 +299,9 @@ func BenchmarkHTTPProxyProgressSSE(b *testing.B) {
 	b.ReportMetric(rate(ts[2]), "proxy-msgs/s")
 	b.ReportMetric(rate(ts[2])/rate(ts[0]), "proxy/direct")
 	b.ReportMetric(rate(ts[2])/rate(ts[1]), "proxy/floor")
+	b.ReportMetric(rate(ts[3]), "readonly-msgs/s")
+	b.ReportMetric(rate(ts[3])/rate(ts[0]), "readonly/direct")
 	b.ReportMetric(float64(recorded.Load())/float64(n*floods), "recorded-fraction")
-	b.ReportMetric(float64(flagged.Load()), "flags")
+	b.ReportMetric(float64(flagged.Load()+roFlagged.Load()), "flags")
 	b.ReportMetric(0, "ns/op")
 }
