@@ -100,8 +100,24 @@ func TestEverythingAnswersServerRequests(t *testing.T) {
 				if r.State != "completed" || r.Era != "legacy" {
 					t.Fatalf("state %s, era %s; want a completed legacy call\n%s", r.State, r.Era, out)
 				}
-				if len(r.ServerRequests) != 1 || r.ServerRequests[0].Method != c.method || r.ServerRequests[0].State != c.state {
-					t.Fatalf("server requests %+v; want one %s, %s\n%s", r.ServerRequests, c.method, c.state, out)
+				// The server may ask again (its roots/list on the GET stream
+				// at start, and again from the tool) and a question still
+				// open when the call ends is lost with the connection: each
+				// is answered as asked, or lost at the end. That the answer
+				// reached the server is in its result, below.
+				asked := 0
+				for _, q := range r.ServerRequests {
+					if q.Method != c.method {
+						t.Errorf("an unexpected %s (%s)", q.Method, q.State)
+						continue
+					}
+					asked++
+					if q.State != c.state && q.State != "connection_lost" {
+						t.Errorf("the %s is %s, want %s", q.Method, q.State, c.state)
+					}
+				}
+				if asked == 0 {
+					t.Fatalf("no %s was asked\n%s", c.method, out)
 				}
 				// How it was tied is the server's choice of stream (its
 				// roots/list comes on the GET stream) and, on stdio, whether
