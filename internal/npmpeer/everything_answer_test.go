@@ -108,7 +108,11 @@ func TestEverythingAnswersServerRequests(t *testing.T) {
 				asked := 0
 				for _, q := range r.ServerRequests {
 					if q.Method != c.method {
-						t.Errorf("an unexpected %s (%s)", q.Method, q.State)
+						// server-everything asks for the roots of every
+						// client that has them, whatever the tool.
+						if q.Method != "roots/list" {
+							t.Errorf("an unexpected %s (%s)", q.Method, q.State)
+						}
 						continue
 					}
 					asked++
