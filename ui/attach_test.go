@@ -416,3 +416,17 @@ func TestAttachStringHostIDs(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) { h.t = t; h.golden() })
 	}
 }
+
+// What came after a host's cancel is said as the proxy saw it: forwarded
+// to the host (the wire requires it), not "ignored" — whether the host
+// ignored it, the proxy cannot see. inflight's own requests keep "ignored".
+func TestLateFateIsWhatWasSeen(t *testing.T) {
+	host := &session.Request{ByHost: true}
+	own := &session.Request{}
+	if lateFate(host) != "forwarded to the host" || lateFateShort(host) != "forwarded" {
+		t.Errorf("a host's late response: %q / %q", lateFate(host), lateFateShort(host))
+	}
+	if lateFate(own) != "ignored" || lateFateShort(own) != "ignored" {
+		t.Errorf("inflight's own late response: %q / %q", lateFate(own), lateFateShort(own))
+	}
+}

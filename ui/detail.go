@@ -455,13 +455,13 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	if tk := r.Task; tk != nil && tk.EndedAfterCancel != "" {
 		flags = append(flags, fmt.Sprintf("⚑ %s after tasks/cancel (+%s) — its result ignored", m.line(tk.EndedAfterCancel), fmtDur(tk.AfterCancel)))
 	} else if r.Late.Response && !r.Late.Crossed {
-		flags = append(flags, fmt.Sprintf("⚑ late response %s after the cancel — ignored", fmtDur(r.Late.AfterCancel)))
+		flags = append(flags, fmt.Sprintf("⚑ late response %s after the cancel — %s", fmtDur(r.Late.AfterCancel), lateFate(r)))
 	}
 	if r.Late.ProgressAfterCancel > 0 {
 		flags = append(flags, fmt.Sprintf("⚑ %d progress after the cancel", r.Late.ProgressAfterCancel))
 	}
 	if r.Late.Response && r.Late.Crossed {
-		crossed = append(crossed, fmt.Sprintf("a response crossed the cancel in flight (%s after it) — ignored", fmtDur(r.Late.AfterCancel)))
+		crossed = append(crossed, fmt.Sprintf("a response crossed the cancel in flight (%s after it) — %s", fmtDur(r.Late.AfterCancel), lateFate(r)))
 	}
 	if n := r.Late.ProgressCrossed; n > 0 {
 		crossed = append(crossed, fmt.Sprintf("%d progress crossed in flight", n))
@@ -503,6 +503,24 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 		return st.Cancelled.Render(s), st.Dim.Render(fmt.Sprintf("the server sent nothing more for this request in the %s watched", fmtDur(watched)))
 	}
 	return st.Cancelled.Render(s), st.Dim.Render("the server sent nothing more for this request")
+}
+
+// lateFate is what became of what came after a cancel: inflight ignores
+// what answers its own requests; of a host's, the proxy saw it forwarded
+// (the wire requires it), not whether the host ignored it.
+func lateFate(r *session.Request) string {
+	if r.ByHost {
+		return "forwarded to the host"
+	}
+	return "ignored"
+}
+
+// lateFateShort is lateFate in a word, for the list's cell.
+func lateFateShort(r *session.Request) string {
+	if r.ByHost {
+		return "forwarded"
+	}
+	return "ignored"
 }
 
 // codeURLElicitationRequired is URLElicitationRequiredError: the request
@@ -852,9 +870,9 @@ func (m *Model) detailBody(r *session.Request) string {
 	case r.Task != nil:
 		section("RESPONSE (the task handle)")
 	case r.Late.Response && r.Late.Crossed:
-		section("RESPONSE THAT CROSSED THE CANCEL (sent before the server could see it; ignored)")
+		section("RESPONSE THAT CROSSED THE CANCEL (sent before the server could see it; " + lateFate(r) + ")")
 	case r.Late.Response:
-		section("LATE RESPONSE (arrived after the cancel; ignored)")
+		section("LATE RESPONSE (arrived after the cancel; " + lateFate(r) + ")")
 	case !haveResponse && r.LocalError != "":
 		// No response: what inflight saw itself went wrong.
 		section("ERROR (seen by inflight; the server sent no response)")

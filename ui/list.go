@@ -664,7 +664,7 @@ func (m *Model) lateParts(r *session.Request) []cellPart {
 		parts = append(parts, cellPart{variants: []string{"⚑ " + m.line(tk.EndedAfterCancel) + " after tasks/cancel (" + ago + ")", "⚑ " + m.line(tk.EndedAfterCancel) + " after cancel"}, style: st.Flag, prio: prioFlag})
 	} else if r.Late.Response && !r.Late.Crossed {
 		ago := fmtAgo(r.Late.AfterCancel)
-		parts = append(parts, cellPart{variants: []string{"⚑ late response ignored (" + ago + ")", "⚑ late response"}, style: st.Flag, prio: prioFlag})
+		parts = append(parts, cellPart{variants: []string{"⚑ late response " + lateFateShort(r) + " (" + ago + ")", "⚑ late response"}, style: st.Flag, prio: prioFlag})
 	}
 	if n := r.Late.ProgressAfterCancel; n > 0 {
 		parts = append(parts, cellPart{variants: []string{
@@ -677,7 +677,7 @@ func (m *Model) lateParts(r *session.Request) []cellPart {
 		}, style: st.Flag, prio: prioFlag})
 	}
 	if r.Late.Response && r.Late.Crossed {
-		parts = append(parts, cellPart{variants: []string{"response crossed the cancel in flight, ignored", "response crossed the cancel", "crossed"}, style: st.Dim, prio: prioWatch})
+		parts = append(parts, cellPart{variants: []string{"response crossed the cancel in flight, " + lateFateShort(r), "response crossed the cancel", "crossed"}, style: st.Dim, prio: prioWatch})
 	}
 	if n := r.Late.ProgressCrossed; n > 0 {
 		parts = append(parts, cellPart{variants: []string{fmt.Sprintf("%d crossed in flight", n), fmt.Sprintf("%d crossed", n)}, style: st.Dim, prio: prioWatch})

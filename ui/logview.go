@@ -653,17 +653,20 @@ func (m *Model) logLine(e session.LogEntry, whatW, idW int) string {
 // entry, "" when there is none.
 func (m *Model) verdictText(e session.LogEntry) string {
 	st := m.styles
-	since := "the cancel"
-	if r, ok := m.tracker.Get(e.ID); ok && r.Cancel == nil {
-		since = "the request was given up"
+	since, fate := "the cancel", "ignored"
+	if r, ok := m.tracker.Get(e.ID); ok {
+		if r.Cancel == nil {
+			since = "the request was given up"
+		}
+		fate = lateFate(r)
 	}
 	switch e.Verdict {
 	case session.VerdictLate:
-		return st.Flag.Render(fmt.Sprintf("⚑ late %s: arrived %s after %s, past the crossing window — flagged, and ignored",
-			fmtAgo(e.AfterCancel), fmtFine(e.AfterCancel), since)) + st.Dim.Render(" · "+m.crossingBasis())
+		return st.Flag.Render(fmt.Sprintf("⚑ late %s: arrived %s after %s, past the crossing window — flagged, and %s",
+			fmtAgo(e.AfterCancel), fmtFine(e.AfterCancel), since, fate)) + st.Dim.Render(" · "+m.crossingBasis())
 	case session.VerdictCrossed:
-		return st.Dim.Render(fmt.Sprintf("crossed the cancel in flight: arrived %s after %s, within the crossing window — not flagged, ignored · %s",
-			fmtFine(e.AfterCancel), since, m.crossingBasis()))
+		return st.Dim.Render(fmt.Sprintf("crossed the cancel in flight: arrived %s after %s, within the crossing window — not flagged, %s · %s",
+			fmtFine(e.AfterCancel), since, fate, m.crossingBasis()))
 	}
 	return ""
 }
