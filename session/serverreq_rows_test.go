@@ -105,3 +105,27 @@ func TestServerRequestPlace(t *testing.T) {
 	expect(t, "the first came after request 1", h.tr.ServerRequestPlace(all[0]), 0)
 	expect(t, "the second after all three", h.tr.ServerRequestPlace(all[1]), 2)
 }
+
+// TestServerRequestAbandonedStillHeld: an abandoned request is still held
+// by the client (its form open), however many of the server's requests
+// came after it: one under its ID is not_answered and flagged, and the
+// answer inflight then sends is the abandoned one's.
+func TestServerRequestAbandonedStillHeld(t *testing.T) {
+	h, _ := legacy(t, event.TransportStdio)
+	h.apply(serverReq(10, 1, wire.MethodElicitationCreate, `{"message":"first"}`, wire.ID{}))
+	h.recv(20, result(1, `{"content":[]}`))
+	for i := 0; i < 300; i++ { // more than the client holds at once
+		h.apply(serverReq(30, 100+i, wire.MethodElicitationCreate, `{}`, wire.ID{}))
+		h.apply(ourAnswer(30, wire.ErrorResponse(id(100+i), wire.CodeInternalError, "refused")))
+	}
+	first := h.tr.ServerRequests()[0]
+	expect(t, "first", first.State, ServerAbandoned)
+	h.apply(serverReq(40, 1, wire.MethodElicitationCreate, `{"message":"second"}`, wire.ID{}))
+	all := h.tr.ServerRequests()
+	second := all[len(all)-1]
+	expect(t, "second", second.State, ServerNotAnswered)
+	expect(t, "violations", h.tr.Violations().Count(ViolationServerRequestReusedID), 1)
+	h.apply(ourAnswer(50, wire.ResultResponse(id(1), json.RawMessage(`{"action":"accept","content":{}}`))))
+	expect(t, "first after the answer", first.State, ServerAnswered)
+	expect(t, "second after the answer", second.State, ServerNotAnswered)
+}

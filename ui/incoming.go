@@ -330,7 +330,9 @@ func (m *Model) questionOf(s *session.ServerRequest) *serverQuestion {
 		return nil
 	}
 	for _, q := range m.questions {
-		if q.id == s.ID && q.method == s.Method {
+		// A question bound to another record is another request under the
+		// same ID (one abandoned, say, whose form is still open).
+		if q.id == s.ID && q.method == s.Method && (q.rec == nil || q.rec == s) {
 			return q
 		}
 	}

@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"inflight/event"
 	"inflight/keymap"
+	"inflight/session"
 	"inflight/wire"
 )
 
@@ -157,5 +159,51 @@ func TestModernRoundNotSentShowsTheForm(t *testing.T) {
 	h.key("esc")
 	if h.m.mode != keymap.ModeList {
 		t.Errorf("esc did not close it: %v", h.m.mode)
+	}
+}
+
+// TestIncomingAbandonedIDUsedAgainIsNotAnswered: question 1 is abandoned
+// (its call ended first) while its form is still open, so the client
+// still holds ID 1 and does not hand a second request under it to Serve.
+// The tracker makes the second not_answered (not waiting), and enter on
+// its row does not open the first question's form.
+func TestIncomingAbandonedIDUsedAgainIsNotAnswered(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	id1 := h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(1), wire.MethodElicitationCreate, legacyConfirm)
+	h.answer(id1, `{"content":[{"type":"text","text":"went ahead"}]}`)
+	h.sendTool("later")
+	// The client read the second request (Received) and gave it no answer
+	// (serverCalls[1] still open): no questionMsg.
+	second := `{"message":"Second question: wipe the disk?","requestedSchema":{"type":"object","properties":{}}}`
+	raw := wire.Request(wire.IntID(1), wire.MethodElicitationCreate, json.RawMessage(second))
+	msg, _ := wire.Decode(raw)
+	h.events(event.Event{Kind: event.Received, RequestID: wire.IntID(1), Raw: raw, Msg: msg, Internal: true})
+	all := h.m.tracker.ServerRequests()
+	s2 := all[len(all)-1]
+	if s2.State != session.ServerNotAnswered {
+		t.Errorf("the second request under ID 1 is %s; the client will never answer it", s2.State)
+	}
+	h.m.selectIncoming(s2)
+	h.key("enter")
+	if h.m.mode == keymap.ModeAnswer && strings.Contains(h.screen(), "Confirm deletion") {
+		t.Errorf("enter on the second question's row opened the first question's form:\n%s", h.screen())
+	}
+}
+
+// TestIncomingAbandonedThenAnsweredSaysAnswered: the question's request
+// ended first, the user answered it anyway (the form allows it) and the
+// answer went out: the question is answered, no longer abandoned.
+func TestIncomingAbandonedThenAnsweredSaysAnswered(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	id := h.sendTool("confirm")
+	q := h.legacyAsk(wire.IntID(5), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a")
+	h.answer(id, `{"content":[{"type":"text","text":"went ahead"}]}`)
+	h.key("space", "enter")
+	<-q.reply
+	h.legacyAnswered(wire.IntID(5), `{"action":"accept","content":{"confirm":true}}`)
+	if s := h.m.serverRequest(q); s.State != session.ServerAnswered {
+		t.Errorf("inflight's answer went out; the question says %s", s.State)
 	}
 }
