@@ -94,6 +94,11 @@ type serverQuestion struct {
 	// form is the form as it was when the user answered, kept so that an
 	// answer that could not be sent opens again as typed.
 	form *answerForm
+	// replied: the UI wrote an answer to reply (the form, or a decline).
+	// Its record answered then is that answer, which may yet come back
+	// (questionNotSent, maybe before the RequestFailed that makes the
+	// record wait again); answered before it, the client refused it.
+	replied bool
 }
 
 type serverReply struct {
@@ -124,6 +129,16 @@ func (q *Questions) Serve(ctx context.Context, method string, params json.RawMes
 		default: // a full queue: the UI finds out from the tracker
 		}
 	}
+	// expired tells the UI that inflight refuses the question, waiting for
+	// room: the tracker would see the refusal only as an answer sent,
+	// which the form could then answer again (and the status say
+	// accepted). Only the server's cancel or the client's end stops it.
+	expired := func() {
+		select {
+		case q.ch <- questionMsg{kind: questionExpired, q: sq}:
+		case <-ctx.Done():
+		}
+	}
 	// An answer that cannot be sent (the POST failed) comes back to the
 	// user: the form opens again, as typed, with the error, and what the
 	// user answers then is sent instead (the client calls this on the
@@ -142,7 +157,7 @@ func (q *Questions) Serve(ctx context.Context, method string, params json.RawMes
 		case <-ctx.Done():
 			tell(questionWithdrawn)
 		case <-again.C:
-			tell(questionExpired)
+			expired()
 		}
 		return nil, nil, false
 	})
@@ -153,7 +168,7 @@ func (q *Questions) Serve(ctx context.Context, method string, params json.RawMes
 		tell(questionWithdrawn)
 		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "withdrawn"}
 	case <-timer.C:
-		tell(questionExpired)
+		expired()
 		return nil, &wire.Error{Code: wire.CodeInternalError,
 			Message: "the user did not answer " + method + " within " + fmtDur(q.wait)}
 	}
@@ -233,6 +248,7 @@ func (m *Model) questionFor(id wire.ID) *serverQuestion {
 	for _, q := range m.questions {
 		s := m.serverRequest(q)
 		switch {
+		case questionOver(q, s):
 		case s == nil || s.During.IsZero():
 			if untied == nil {
 				untied = q
@@ -244,6 +260,25 @@ func (m *Model) questionFor(id wire.ID) *serverQuestion {
 		}
 	}
 	return untied
+}
+
+// questionOver reports whether the record s says that question q can no
+// longer be answered: withdrawn, lost, not answered, or answered when the
+// UI never replied (the client refused it: nobody answered in time).
+// Open and abandoned ones can be, and so can one the UI replied to whose
+// record says answered: the answer came back unsent (questionNotSent),
+// and the RequestFailed that makes the record wait again may be behind.
+func questionOver(q *serverQuestion, s *session.ServerRequest) bool {
+	if s == nil {
+		return false
+	}
+	switch s.State {
+	case session.ServerWaiting, session.ServerAbandoned:
+		return false
+	case session.ServerWithdrawn, session.ServerLost, session.ServerNotAnswered:
+		return true
+	}
+	return !q.replied
 }
 
 // serverRequest is the tracker's record of a legacy question (nil before
@@ -715,15 +750,17 @@ func (m *Model) answerWith(action string) tea.Cmd {
 		result = mustJSON(map[string]string{"action": action})
 	}
 	if q := f.legacy; q != nil {
-		if s := m.serverRequest(q); s != nil && (s.State == session.ServerWithdrawn || s.State == session.ServerLost || s.State == session.ServerNotAnswered) {
+		if s := m.serverRequest(q); questionOver(q, s) {
 			// Its fate changed under the form: an answer now would be
-			// stale (and the client sends none for a withdrawn one).
+			// stale (and the client sends none for a withdrawn one, nor
+			// for one it refused).
 			m.dropQuestion(q)
 			m.closeAnswer()
 			m.setStatus(levelWarn, fmt.Sprintf("%s %s: not sent — %s", m.line(q.method), m.line(q.id.String()), incomingFate(m, s)))
 			return nil
 		}
 		q.reply <- serverReply{result: result, err: rpcErr}
+		q.replied = true
 		kept := *f
 		kept.err, kept.warn = "", ""
 		q.form = &kept
@@ -867,6 +904,9 @@ func declineAfter(cancel tea.Cmd, qs []*serverQuestion) tea.Cmd {
 func declineCmd(qs []*serverQuestion) tea.Cmd {
 	if len(qs) == 0 {
 		return nil
+	}
+	for _, q := range qs {
+		q.replied = true // here, on Update's goroutine
 	}
 	return func() tea.Msg {
 		for _, q := range qs {

@@ -129,6 +129,33 @@ func TestFormOpensAgainWhenTheAnswerIsNotSent(t *testing.T) {
 	}
 }
 
+// TestFormOpensAgainBeforeTheFailureIsApplied: Serve's questionNotSent
+// comes before the event batch with the RequestFailed (two channels, no
+// order): the record still says answered, but the answer came back
+// unsent, so the form opens and enter sends it again.
+func TestFormOpensAgainBeforeTheFailureIsApplied(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("confirm")
+	q := h.legacyAsk(wire.IntID(6), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a", "space", "enter")
+	<-q.reply
+	h.legacyAnswered(wire.IntID(6), `{"action":"accept","content":{"confirm":true}}`)
+	h.m.Update(questionMsg{kind: questionNotSent, q: q, err: errors.New("POST response: server unreachable")})
+	if h.m.mode != keymap.ModeAnswer {
+		t.Fatalf("the form did not open again:\n%s", h.screen())
+	}
+	h.key("enter")
+	select {
+	case <-q.reply:
+	default:
+		t.Fatalf("enter did not send it again; status %q", h.m.status.text)
+	}
+	h.events(event.Event{Kind: event.RequestFailed, RequestID: wire.IntID(6), Internal: true, Err: errors.New("POST response: server unreachable")})
+	if s := h.m.serverRequest(q); s == nil || s.State != session.ServerWaiting {
+		t.Errorf("after the failure: %v", s)
+	}
+}
+
 // TestModernRoundNotSentShowsTheForm: the next round's POST fails (the
 // server unreachable): the request fails with it (nothing reached the
 // server), and the form comes back as typed with the error, sending
