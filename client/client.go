@@ -1023,6 +1023,7 @@ func (c *Client) handleServerRequest(msg wire.Message, raw []byte, at time.Time)
 			// refused, so that a reused ID is seen whatever answers it;
 			// the ctx is the handler's and the server's cancel ends it.
 			ctx := context.WithValue(context.WithValue(context.Background(), serverRequestIDKey{}, msg.ID), answerRetryKey{}, &answerRetry{})
+			ctx = context.WithValue(ctx, serverRequestAtKey{}, at)
 			var cancel context.CancelFunc
 			job.ctx, cancel = context.WithCancel(ctx)
 			job.call = &serverCall{cancel: cancel}
@@ -1054,6 +1055,19 @@ type serverRequestIDKey struct{}
 func ServerRequestID(ctx context.Context) (wire.ID, bool) {
 	id, ok := ctx.Value(serverRequestIDKey{}).(wire.ID)
 	return id, ok
+}
+
+// serverRequestAtKey keys when the request was read in a ServerRequests
+// handler's ctx.
+type serverRequestAtKey struct{}
+
+// ServerRequestAt is when the request a Config.ServerRequests handler
+// answers was read: the Time of its event.Received, which the tracker
+// keeps as session.ServerRequest.At. With the ID it names one request
+// even when the server used the ID again after withdrawing the first.
+func ServerRequestAt(ctx context.Context) (time.Time, bool) {
+	at, ok := ctx.Value(serverRequestAtKey{}).(time.Time)
+	return at, ok
 }
 
 // jobDone ends a job's accounting.

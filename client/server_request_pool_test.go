@@ -234,3 +234,29 @@ func TestServerCloseCancelsARequestUnderAWithdrawnID(t *testing.T) {
 		t.Errorf("Close took %v: the second handler's ctx was never cancelled", d)
 	}
 }
+
+// TestServerRequestAtIsItsReceivedTime: the handler's ctx says when the
+// request was read, the Time of its Received event (the tracker's
+// ServerRequest.At), so that the TUI ties a question to its own record
+// and not to another the server sent under the same ID.
+func TestServerRequestAtIsItsReceivedTime(t *testing.T) {
+	ats := make(chan time.Time, 1)
+	handler := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *wire.Error) {
+		at, ok := client.ServerRequestAt(ctx)
+		if !ok {
+			t.Error("no read time in the handler's ctx")
+		}
+		ats <- at
+		return json.RawMessage(`{"action":"decline"}`), nil
+	}
+	_, rec, p := legacyPeer(t, client.Config{ServerRequests: handler})
+	from := rec.len()
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{"message":"when?"}}`)
+	at := <-ats
+	ev := rec.waitFrom(t, from, "the request's Received", func(ev event.Event) bool {
+		return ev.Kind == event.Received && ev.Msg.Method == wire.MethodElicitationCreate
+	})
+	if at.IsZero() || !at.Equal(ev.Time) {
+		t.Errorf("handler's read time %v, Received at %v", at, ev.Time)
+	}
+}

@@ -86,8 +86,11 @@ type serverQuestion struct {
 	id     wire.ID // the server's ID (session.ServerRequest.ID)
 	method string
 	params json.RawMessage
-	at     time.Time
-	reply  chan serverReply // buffered 1: Update never waits on it
+	// at is when the client read it (session.ServerRequest.At; zero when
+	// the handler's ctx did not say): with id, its record, and no other
+	// under the same ID.
+	at    time.Time
+	reply chan serverReply // buffered 1: Update never waits on it
 	// rec is the tracker's record of it, once found (it stays the same
 	// record after the question ends: its fate is read from it).
 	rec *session.ServerRequest
@@ -113,7 +116,8 @@ func (q *Questions) Serve(ctx context.Context, method string, params json.RawMes
 		return q.roots, nil
 	}
 	id, _ := client.ServerRequestID(ctx)
-	sq := &serverQuestion{id: id, method: method, params: params, at: time.Now(), reply: make(chan serverReply, 1)}
+	at, _ := client.ServerRequestAt(ctx)
+	sq := &serverQuestion{id: id, method: method, params: params, at: at, reply: make(chan serverReply, 1)}
 	timer := time.NewTimer(q.wait)
 	defer timer.Stop()
 	select {
@@ -287,7 +291,12 @@ func (m *Model) serverRequest(q *serverQuestion) *session.ServerRequest {
 	if q.rec != nil {
 		return q.rec
 	}
-	if s, ok := m.tracker.ServerRequest(q.id); ok && s.Method == q.method {
+	// The open record under its ID may be another's: the server withdrew
+	// a question and asked a new one under its ID, and this question came
+	// through Serve before the events saying so were applied (two
+	// channels, no order). Bound to the old record, it would leave with
+	// its withdrawal; the read time tells them apart.
+	if s, ok := m.tracker.ServerRequest(q.id); ok && s.Method == q.method && (q.at.IsZero() || s.At.Equal(q.at)) {
 		q.rec = s
 		return s
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"inflight/event"
 	"inflight/keymap"
@@ -232,5 +233,30 @@ func TestIncomingAbandonedThenAnsweredSaysAnswered(t *testing.T) {
 	h.legacyAnswered(wire.IntID(5), `{"action":"accept","content":{"confirm":true}}`)
 	if s := h.m.serverRequest(q); s.State != session.ServerAnswered {
 		t.Errorf("inflight's answer went out; the question says %s", s.State)
+	}
+}
+
+// TestFormQuestionTiedToItsOwnRecord: the server withdraws its question 7
+// and asks a new one under ID 7 (read later); Serve hands the new question
+// to the UI before the event batch carrying the withdrawal is applied
+// (two channels, no order between them), and a frame is drawn meanwhile.
+// The new question is not tied to the old record (its read time is not
+// the old one's), so the withdrawal leaves it queued, to be answered.
+func TestFormQuestionTiedToItsOwnRecord(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("withdrawn")
+	h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
+	h.advance(10 * time.Millisecond) // the new question is read later
+	second := `{"message":"A new question","requestedSchema":{"type":"object","properties":{}}}`
+	q2 := &serverQuestion{id: wire.IntID(7), method: wire.MethodElicitationCreate, params: json.RawMessage(second), at: h.now, reply: make(chan serverReply, 1)}
+	h.key("home") // the user is on another row
+	h.m.Update(questionMsg{kind: questionAsked, q: q2})
+	_ = h.screen() // a frame is drawn
+	h.legacyWithdrawn(7, "too slow")
+	raw := wire.Request(wire.IntID(7), wire.MethodElicitationCreate, json.RawMessage(second))
+	msg, _ := wire.Decode(raw)
+	h.events(event.Event{Kind: event.Received, RequestID: wire.IntID(7), Raw: raw, Msg: msg, Internal: true})
+	if !h.m.queued(q2) {
+		t.Errorf("the new question under ID 7 left the queue with the old one's withdrawal")
 	}
 }
