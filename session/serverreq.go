@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -204,7 +205,7 @@ func (t *Tracker) serverAsked(ev *event.Event) {
 	}
 	if r != nil {
 		s.During = r.ID
-		r.conv().ServerRequests = append(r.conv().ServerRequests, s)
+		r.conv().addServerRequest(s)
 	} else {
 		s.TiedBy = TiedNone
 		s.InFlight = t.userInFlight()
@@ -237,6 +238,28 @@ func (t *Tracker) serverAsked(ev *event.Event) {
 		clear(t.serverReqs[:drop])
 		t.serverReqs = t.serverReqs[drop:]
 	}
+}
+
+// addServerRequest keeps s among the server's requests that arrived
+// during the conversation's request, at most maxServerRequestsKept of
+// them: past that the oldest that ended is dropped (the oldest of all when
+// every one is open), and counted. A flood of questions during one call
+// (each with up to 64 KiB of params) would otherwise be kept whole for as
+// long as the request is.
+func (c *Conversation) addServerRequest(s *ServerRequest) {
+	c.ServerRequests = append(c.ServerRequests, s)
+	if len(c.ServerRequests) <= maxServerRequestsKept {
+		return
+	}
+	drop := 0
+	for i, o := range c.ServerRequests {
+		if !o.Open() {
+			drop = i
+			break
+		}
+	}
+	c.ServerRequests = slices.Delete(c.ServerRequests, drop, drop+1) // clears the tail too
+	c.ServerRequestsDropped++
 }
 
 // userInFlight counts the user's requests in flight (as onlyInFlight

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"inflight/event"
@@ -128,4 +129,30 @@ func TestServerRequestAbandonedStillHeld(t *testing.T) {
 	h.apply(ourAnswer(50, wire.ResultResponse(id(1), json.RawMessage(`{"action":"accept","content":{}}`))))
 	expect(t, "first after the answer", first.State, ServerAnswered)
 	expect(t, "second after the answer", second.State, ServerNotAnswered)
+}
+
+// TestServerRequestsOfOneCallBounded: a server asks 5000 questions during
+// one call (the client refuses all past 256 and answers them with an
+// error): the call's own Conv.ServerRequests keeps, as the tracker's list
+// does, at most 1000 of them — the open one and the newest — and counts
+// the others, rather than every one, params and all, as the flood goes on.
+func TestServerRequestsOfOneCallBounded(t *testing.T) {
+	h, r := legacy(t, event.TransportStdio)
+	params := `{"message":"` + strings.Repeat("x", 32<<10) + `"}`
+	h.apply(serverReq(5, 1, wire.MethodElicitationCreate, `{"message":"still open"}`, wire.ID{}))
+	for i := 2; i <= 5001; i++ {
+		h.apply(serverReq(10+i, i, wire.MethodElicitationCreate, params, wire.ID{}))
+		h.apply(ourAnswer(10+i, wire.ErrorResponse(id(i), wire.CodeInternalError, "refused")))
+	}
+	if n := len(h.tr.ServerRequests()); n > maxServerRequestsKept {
+		t.Fatalf("tracker keeps %d", n)
+	}
+	kept := r.Conv.ServerRequests
+	if n := len(kept); n != maxServerRequestsKept {
+		t.Fatalf("the call's Conv.ServerRequests keeps %d server requests (%d MiB of params)", n, n*(32<<10)>>20)
+	}
+	expect(t, "dropped", r.Conv.ServerRequestsDropped, 5001-maxServerRequestsKept)
+	expect(t, "the open one kept", kept[0].ID == id(1) && kept[0].Open(), true)
+	expect(t, "the newest kept", kept[len(kept)-1].ID, id(5001))
+	expect(t, "the oldest refused kept", kept[1].ID, id(5001-maxServerRequestsKept+2))
 }

@@ -1227,6 +1227,9 @@ func (m *Model) writeConversation(b *strings.Builder, r *session.Request) {
 	}
 	if len(c.ServerRequests) > 0 {
 		b.WriteString(st.Bold.Render("THE SERVER'S REQUESTS") + "\n")
+		if n := c.ServerRequestsDropped; n > 0 {
+			b.WriteString(st.Dim.Render(fmt.Sprintf("  … %d older ones that had ended are not kept; these %d are the open ones and the newest", n, len(c.ServerRequests))) + "\n")
+		}
 		for _, s := range c.ServerRequests {
 			fate := "waiting for you"
 			if !s.Open() {

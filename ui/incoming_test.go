@@ -288,3 +288,27 @@ func TestIncomingSelectionStaysOnAnUntiedRow(t *testing.T) {
 		t.Fatalf("the selected row is not found among the rows shown")
 	}
 }
+
+// TestIncomingDetailSaysHowManyWereDropped: a flood of the server's
+// requests during one call (each refused at once): the call's detail
+// lists the ones kept and says how many older ones are not.
+func TestIncomingDetailSaysHowManyWereDropped(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	id := h.sendTool("flood")
+	var evs []event.Event
+	for i := 1; i <= 1010; i++ {
+		raw := wire.Request(wire.IntID(int64(i)), wire.MethodElicitationCreate, json.RawMessage(`{"message":"again?"}`))
+		msg, _ := wire.Decode(raw)
+		evs = append(evs, event.Event{Kind: event.Received, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
+		raw = wire.ErrorResponse(msg.ID, wire.CodeInternalError, "refused")
+		msg, _ = wire.Decode(raw)
+		evs = append(evs, event.Event{Kind: event.Sent, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
+	}
+	h.events(evs...)
+	h.m.list.selected = wire.IntID(id)
+	h.m.openDetail()
+	h.layoutNow()
+	if scr := h.screen(); !strings.Contains(scr, "… 10 older ones that had ended are not kept; these 1000 are the open ones and the newest") {
+		t.Errorf("the detail does not say how many were dropped:\n%s", scr)
+	}
+}
