@@ -312,3 +312,22 @@ func TestIncomingDetailSaysHowManyWereDropped(t *testing.T) {
 		t.Errorf("the detail does not say how many were dropped:\n%s", scr)
 	}
 }
+
+// TestIncomingEndFollowsWithANestedLastRow: the newest request has a
+// question nested under it, so the list's last row is the question. End
+// ("newest (follow)") selects that row and follows: the next event keeps
+// it selected, and the next request is selected when it comes.
+func TestIncomingEndFollowsWithANestedLastRow(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("home", "end")
+	h.events(event.Event{Kind: event.Stderr, Text: "working"})
+	if s := h.m.list.srv; s == nil || s.ID != wire.IntID(7) {
+		t.Fatalf("after End and an event, the question is not selected: selected %v", h.m.list.selected)
+	}
+	id := h.sendTool("later")
+	if h.m.list.selected != wire.IntID(id) || h.m.list.srv != nil {
+		t.Errorf("after End, a new request is not followed: selected %v srv %v", h.m.list.selected, h.m.list.srv != nil)
+	}
+}

@@ -210,7 +210,27 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) bool {
 		return false
 	}
 	m.selectShown(idx)
+	if key.Matches(msg, k.Bottom) {
+		// End follows, whatever the last row is: a question nested under
+		// the newest request (selectIncoming stops following) included.
+		m.list.follow = true
+	}
 	return true
+}
+
+// followsServerRow reports whether the selection is one of the server's
+// requests past the newest request's own row (nested under it, or untied
+// after it): while following, it stays selected until a newer request
+// comes, rather than yield to its request at the next event.
+func (m *Model) followsServerRow() bool {
+	s, n := m.list.srv, m.tracker.Len()
+	if s == nil || n == 0 {
+		return false
+	}
+	if s.TiedBy != session.TiedNone {
+		return m.list.selected == m.tracker.At(n-1).ID
+	}
+	return m.tracker.ServerRequestPlace(s) >= n-1
 }
 
 // selectShown selects the row at position pos among those shown (clamped).

@@ -885,7 +885,7 @@ func (m *Model) block(s string) string { return termsafe.Block(m.opts.Redact(s))
 
 // afterChange keeps the selection on the newest request while following.
 func (m *Model) afterChange() {
-	if m.list.follow && m.tracker.Len() > 0 {
+	if m.list.follow && m.tracker.Len() > 0 && !m.followsServerRow() {
 		m.list.selected = m.tracker.At(m.tracker.Len() - 1).ID
 		m.list.srv = nil
 	}
