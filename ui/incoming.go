@@ -40,7 +40,7 @@ func (m *Model) buildRows() {
 			switch {
 			case !l.filter.keepsIncoming(s):
 			case clearedIncoming(s, l.clearedAt):
-				l.hiddenByClear++
+				// Hidden, not counted: "N of M · K cleared" counts requests.
 			default:
 				l.shown = append(l.shown, listRow{idx: idx, srv: s})
 			}

@@ -331,3 +331,23 @@ func TestIncomingEndFollowsWithANestedLastRow(t *testing.T) {
 		t.Errorf("after End, a new request is not followed: selected %v srv %v", h.m.list.selected, h.m.list.srv != nil)
 	}
 }
+
+// TestIncomingClearedCountsRequests: x hides three finished requests and
+// one untied question; the list's header says "N of M · K cleared" in
+// requests, so K counts the three requests and not the question (seen in
+// tmux: "all 1 of 7 · 9 cleared").
+func TestIncomingClearedCountsRequests(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	a := h.sendTool("slow")
+	b := h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(3), wire.MethodElicitationCreate, legacyConfirm)
+	h.legacyAnswered(wire.IntID(3), `{"action":"decline"}`)
+	h.answer(a, `{"content":[]}`)
+	h.answer(b, `{"content":[]}`)
+	h.sendTool("later")
+	h.key("x")
+	head := strings.Split(h.screen(), "\n")[1]
+	if !strings.Contains(head, "1 of 4 · 3 cleared") {
+		t.Errorf("header: %s", head)
+	}
+}

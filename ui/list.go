@@ -49,7 +49,9 @@ type listView struct {
 	// (its length and evictions, the server's requests), and layout need
 	// not walk it on every Update (zero: not built that way).
 	onlyTasksKey rowsKey
-	// hiddenByClear counts the rows x hid that the filter would show.
+	// hiddenByClear counts the requests x hid that the filter would show
+	// (the header's "N of M · K cleared": requests, as N and M are; an
+	// untied question's row is not counted).
 	hiddenByClear int
 	// labelW is the widest request label seen on screen, without [0] and
 	// with [1] the method: the REQUEST column is as wide as its labels
