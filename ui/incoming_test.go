@@ -351,3 +351,51 @@ func TestIncomingClearedCountsRequests(t *testing.T) {
 		t.Errorf("header: %s", head)
 	}
 }
+
+// TestIncomingUntiedRowVanishingKeepsItsPlace: under f's in flight, the
+// selected untied question is answered and leaves the list: the selection
+// goes to the row after it (as for a request), not to the newest row.
+func TestIncomingUntiedRowVanishingKeepsItsPlace(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("slow")
+	h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(3), wire.MethodElicitationCreate, legacyConfirm)
+	next := h.sendTool("next")
+	for i := 0; i < 5; i++ {
+		h.sendTool("more")
+	}
+	h.key("f") // in flight
+	h.key("home", "down", "down")
+	if s := h.m.list.srv; s == nil || s.ID != wire.IntID(3) {
+		t.Fatalf("selected %v, want the untied question", h.m.list.selected)
+	}
+	h.legacyAnswered(wire.IntID(3), `{"action":"decline"}`)
+	if h.m.list.srv != nil || h.m.list.selected != wire.IntID(next) {
+		t.Errorf("after the question left, selected %v (srv %v), want #%d, the row after it", h.m.list.selected, h.m.list.srv != nil, next)
+	}
+}
+
+// TestIncomingUntiedRowVanishingGoesToTheNextQuestion: two untied
+// questions came one after the other; the first, selected, is answered
+// and leaves the in-flight list: the selection goes to the second, the
+// row after it.
+func TestIncomingUntiedRowVanishingGoesToTheNextQuestion(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("slow")
+	h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(3), wire.MethodElicitationCreate, legacyConfirm)
+	h.advance(time.Millisecond)
+	h.legacyAsk(wire.IntID(4), wire.MethodElicitationCreate, legacyConfirm)
+	for i := 0; i < 5; i++ {
+		h.sendTool("more")
+	}
+	h.key("f") // in flight
+	h.key("home", "down", "down")
+	if s := h.m.list.srv; s == nil || s.ID != wire.IntID(3) {
+		t.Fatalf("selected %v, want the first untied question", h.m.list.selected)
+	}
+	h.legacyAnswered(wire.IntID(3), `{"action":"decline"}`)
+	if s := h.m.list.srv; s == nil || s.ID != wire.IntID(4) {
+		t.Errorf("after the first question left, selected %v (srv %v), want the second question", h.m.list.selected, s != nil)
+	}
+}
