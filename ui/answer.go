@@ -245,25 +245,23 @@ func (m *Model) asks(r *session.Request) bool {
 }
 
 // questionFor is the oldest legacy question waiting that belongs to the
-// request id; with id zero, or none of its own, the oldest tied to no
-// request.
+// request id (nil when none does). A question tied to no request is no
+// request's: it has a row of its own (incoming.go), where enter and a
+// answer it.
 func (m *Model) questionFor(id wire.ID) *serverQuestion {
-	var untied *serverQuestion
+	if id.IsZero() {
+		return nil
+	}
 	for _, q := range m.questions {
 		s := m.serverRequest(q)
-		switch {
-		case questionOver(q, s):
-		case s == nil || s.During.IsZero():
-			if untied == nil {
-				untied = q
-			}
-		case !id.IsZero():
-			if r, ok := m.tracker.Get(s.During); ok && r.ID == id {
-				return q
-			}
+		if s == nil || s.During.IsZero() || questionOver(q, s) {
+			continue
+		}
+		if r, ok := m.tracker.Get(s.During); ok && r.ID == id {
+			return q
 		}
 	}
-	return untied
+	return nil
 }
 
 // questionOver reports whether the record s says that question q can no
@@ -309,7 +307,12 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 	switch msg.kind {
 	case questionAsked:
 		m.questions = append(m.questions, msg.q)
-		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: press a to answer", m.line(msg.q.method)))
+		how := "press a to answer"
+		if s := m.serverRequest(msg.q); s != nil && s.TiedBy == session.TiedNone {
+			// No request's a answers it: only its own row's.
+			how = "a on its row answers"
+		}
+		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: %s", m.line(msg.q.method), how))
 	case questionNotSent:
 		m.answerNotSent(msg.q, msg.err)
 	case questionWithdrawn, questionExpired:
@@ -877,10 +880,6 @@ func (m *Model) takeQuestions(id wire.ID) []*serverQuestion {
 		q := m.questionFor(id)
 		if q == nil {
 			break
-		}
-		s := m.serverRequest(q)
-		if s == nil || s.During.IsZero() {
-			break // not this request's
 		}
 		qs = append(qs, q)
 		m.dropQuestion(q)

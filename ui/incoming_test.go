@@ -399,3 +399,31 @@ func TestIncomingUntiedRowVanishingGoesToTheNextQuestion(t *testing.T) {
 		t.Errorf("after the first question left, selected %v (srv %v), want the second question", h.m.list.selected, s != nil)
 	}
 }
+
+// TestIncomingEnterOnAnotherRowOpensItsDetail: with an untied question
+// open, enter on the finished tools/list row (nothing of its own waits)
+// opens tools/list's detail, not the question's form: an untied question
+// is answered from its own row.
+func TestIncomingEnterOnAnotherRowOpensItsDetail(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("slow")
+	confirm := h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(3), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("home") // #1 tools/list, completed
+	h.key("enter")
+	if h.m.mode != keymap.ModeDetail {
+		t.Errorf("enter on tools/list: mode %v, want its detail:\n%s", h.m.mode, h.screen())
+	}
+	h.key("esc", "down", "down") // confirm, in flight; the question is tied to none
+	if h.m.list.srv != nil || h.m.list.selected != wire.IntID(confirm) {
+		t.Fatalf("selected %v, want #%d", h.m.list.selected, confirm)
+	}
+	h.key("a")
+	if h.m.mode == keymap.ModeAnswer {
+		t.Errorf("a on confirm's row opened the untied question's form")
+	}
+	h.key("end", "enter") // the question's own row
+	if h.m.mode != keymap.ModeAnswer || h.m.answer.legacy == nil {
+		t.Errorf("enter on the untied question's row: mode %v", h.m.mode)
+	}
+}

@@ -988,9 +988,6 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		st.SelectedTimed = st.SelectedActive && limit != session.LimitNone
 		st.SelectedAsks = m.asks(r)
 	}
-	if !ok && len(m.questions) > 0 {
-		st.SelectedAsks = m.questionFor(wire.ID{}) != nil
-	}
 	if m.selectedIncoming() != nil {
 		st.SelectedIncoming, st.SelectedAsks = true, m.incomingAsks()
 	}
