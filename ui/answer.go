@@ -307,12 +307,9 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 	switch msg.kind {
 	case questionAsked:
 		m.questions = append(m.questions, msg.q)
-		how := "press a to answer"
-		if s := m.serverRequest(msg.q); s != nil && s.TiedBy == session.TiedNone {
-			// No request's a answers it: only its own row's.
-			how = "a on its row answers"
-		}
-		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: %s", m.line(msg.q.method), how))
+		// Its own row's a answers it (its request's too, when it is tied
+		// to one: the tracker may not have said yet).
+		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: a on its row answers", m.line(msg.q.method)))
 	case questionNotSent:
 		m.answerNotSent(msg.q, msg.err)
 	case questionWithdrawn, questionExpired:
