@@ -302,12 +302,15 @@ type Client struct {
 	callsIdle  chan struct{}
 	eventsLeft bool
 
-	mu          sync.Mutex
-	info        event.ConnInfo
-	connected   bool
-	waiters     map[wire.ID]chan callResult
-	flights     map[wire.ID]*flight
-	serverCalls map[wire.ID]context.CancelFunc
+	mu        sync.Mutex
+	info      event.ConnInfo
+	connected bool
+	waiters   map[wire.ID]chan callResult
+	flights   map[wire.ID]*flight
+	// serverCalls holds the server's requests being answered, by ID. Each
+	// entry is its job's own: a withdrawn request's ID that the server uses
+	// again names a new entry, which the first job's end must not remove.
+	serverCalls map[wire.ID]*serverCall
 	// The workers answering the server's requests (see handleServerRequest):
 	// started with the first; answering counts the requests queued or being
 	// answered (refusals aside).
@@ -353,7 +356,7 @@ func New(cfg Config) (*Client, error) {
 		dead:        make(chan struct{}),
 		waiters:     map[wire.ID]chan callResult{},
 		flights:     map[wire.ID]*flight{},
-		serverCalls: map[wire.ID]context.CancelFunc{},
+		serverCalls: map[wire.ID]*serverCall{},
 		toolHeaders: map[string][]paramHeader{},
 	}
 	targets := 0
@@ -608,8 +611,8 @@ func (c *Client) markDead(err error) {
 		waiters := c.waiters
 		c.waiters = map[wire.ID]chan callResult{}
 		c.flights = map[wire.ID]*flight{}
-		for _, cancel := range c.serverCalls {
-			cancel()
+		for _, sc := range c.serverCalls {
+			sc.cancel()
 		}
 		// Closed under mu: call and handleServerRequest check it under mu,
 		// so none of them can register after the waiters were taken.
@@ -859,12 +862,12 @@ func (c *Client) receiveAt(line []byte, truncated int, at time.Time, owner wire.
 		if msg.Method == wire.NotifyCancelled {
 			if cp, err := wire.DecodeCancelled(msg.Params); err == nil {
 				c.mu.Lock()
-				cancel, ok := c.serverCalls[cp.RequestID]
+				sc, ok := c.serverCalls[cp.RequestID]
 				delete(c.serverCalls, cp.RequestID)
 				c.mu.Unlock()
 				if ok {
 					// The server cancelled one of its own requests to us.
-					cancel()
+					sc.cancel()
 					internal = true
 				} else if c.serverEndedListen(cp.RequestID) {
 					// The server ended one of our subscriptions/listen
@@ -962,7 +965,22 @@ type serverJob struct {
 	msg    wire.Message // params dropped for a refusal
 	refuse bool
 	ctx    context.Context // for a handler's request; cancelled by the server
-	cancel context.CancelFunc
+	// call is the job's entry in serverCalls (nil for a ping or a
+	// refusal): the entry under its ID is still this job's only while it
+	// is this pointer.
+	call *serverCall
+}
+
+// serverCall is one server request registered in serverCalls.
+type serverCall struct {
+	cancel context.CancelFunc // ends the handler's ctx
+}
+
+// ownsCall reports whether job's request is still the one registered
+// under its ID (not withdrawn, and not replaced by a later request under
+// the same ID). Called with c.mu held.
+func (c *Client) ownsCall(job serverJob) bool {
+	return job.call != nil && c.serverCalls[job.msg.ID] == job.call
 }
 
 // handleServerRequest queues a request a legacy server sent us for the
@@ -1005,8 +1023,11 @@ func (c *Client) handleServerRequest(msg wire.Message, raw []byte, at time.Time)
 			// refused, so that a reused ID is seen whatever answers it;
 			// the ctx is the handler's and the server's cancel ends it.
 			ctx := context.WithValue(context.WithValue(context.Background(), serverRequestIDKey{}, msg.ID), answerRetryKey{}, &answerRetry{})
-			job.ctx, job.cancel = context.WithCancel(ctx)
-			c.serverCalls[msg.ID] = job.cancel
+			ctx = context.WithValue(ctx, serverRequestAtKey{}, at)
+			var cancel context.CancelFunc
+			job.ctx, cancel = context.WithCancel(ctx)
+			job.call = &serverCall{cancel: cancel}
+			c.serverCalls[msg.ID] = job.call
 		}
 	}
 	jobs := c.serverJobs
@@ -1036,6 +1057,19 @@ func ServerRequestID(ctx context.Context) (wire.ID, bool) {
 	return id, ok
 }
 
+// serverRequestAtKey keys when the request was read in a ServerRequests
+// handler's ctx.
+type serverRequestAtKey struct{}
+
+// ServerRequestAt is when the request a Config.ServerRequests handler
+// answers was read: the Time of its event.Received, which the tracker
+// keeps as session.ServerRequest.At. With the ID it names one request
+// even when the server used the ID again after withdrawing the first.
+func ServerRequestAt(ctx context.Context) (time.Time, bool) {
+	at, ok := ctx.Value(serverRequestAtKey{}).(time.Time)
+	return at, ok
+}
+
 // jobDone ends a job's accounting.
 func (c *Client) jobDone(job serverJob) {
 	if job.refuse {
@@ -1043,12 +1077,14 @@ func (c *Client) jobDone(job serverJob) {
 	}
 	c.mu.Lock()
 	c.answering--
-	if job.cancel != nil {
+	if c.ownsCall(job) {
+		// Only its own entry: after a withdrawal the server may have used
+		// the ID again for a request still being answered.
 		delete(c.serverCalls, job.msg.ID)
 	}
 	c.mu.Unlock()
-	if job.cancel != nil {
-		job.cancel()
+	if job.call != nil {
+		job.call.cancel()
 	}
 }
 
@@ -1103,7 +1139,7 @@ func (c *Client) serve(job serverJob) {
 		result, rpcErr := c.cfg.ServerRequests(job.ctx, msg.Method, msg.Params)
 		for {
 			c.mu.Lock()
-			_, stillWanted := c.serverCalls[msg.ID]
+			stillWanted := c.ownsCall(job)
 			c.mu.Unlock()
 			if !stillWanted || job.ctx.Err() != nil {
 				// The server cancelled it: it must not get a response.

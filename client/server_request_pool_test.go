@@ -167,3 +167,96 @@ func TestServerAnswerRetriedAfterAFailedPost(t *testing.T) {
 		t.Errorf("the server got %s, want the second answer", got.Result)
 	}
 }
+
+// TestServerWithdrawnIDUsedAgainIsAnswered: the server withdraws its
+// request 7 and at once sends another under ID 7 (both in one write); the
+// first handler returns on ctx.Done, as ui.Questions.Serve does. Its end
+// must not take the second's entry in serverCalls with it: the second is
+// answered.
+func TestServerWithdrawnIDUsedAgainIsAnswered(t *testing.T) {
+	firstSeen := make(chan struct{})
+	handler := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *wire.Error) {
+		if strings.Contains(string(params), "first") {
+			close(firstSeen)
+			<-ctx.Done()
+			return nil, &wire.Error{Code: wire.CodeInternalError, Message: "withdrawn"}
+		}
+		time.Sleep(20 * time.Millisecond) // a person answering
+		return json.RawMessage(`{"action":"accept","content":{"second":true}}`), nil
+	}
+	_, _, p := legacyPeer(t, client.Config{ServerRequests: handler})
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{"message":"first"}}`)
+	<-firstSeen
+	p.sendRaw([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"gave up"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{"message":"second"}}` + "\n"))
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		for _, l := range p.all() {
+			if strings.Contains(l, `"second":true`) {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the second question under ID 7 was never answered")
+}
+
+// TestServerCloseCancelsARequestUnderAWithdrawnID: after the same
+// sequence (a withdrawal, then the ID used again), Close cancels the
+// second handler's ctx rather than waiting for it (the TUI's Serve waits
+// up to its 5-minute bound).
+func TestServerCloseCancelsARequestUnderAWithdrawnID(t *testing.T) {
+	firstSeen := make(chan struct{})
+	secondSeen := make(chan struct{})
+	handler := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *wire.Error) {
+		if strings.Contains(string(params), "first") {
+			close(firstSeen)
+			<-ctx.Done()
+			return nil, &wire.Error{Code: wire.CodeInternalError, Message: "withdrawn"}
+		}
+		close(secondSeen)
+		select { // as ui.Questions.Serve: the user, ctx, or the bound
+		case <-ctx.Done():
+		case <-time.After(3 * time.Second):
+		}
+		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "withdrawn"}
+	}
+	c, _, p := legacyPeer(t, client.Config{ServerRequests: handler})
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{"message":"first"}}`)
+	<-firstSeen
+	p.sendRaw([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}` + "\n" +
+		`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{"message":"second"}}` + "\n"))
+	<-secondSeen
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	c.Close()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %v: the second handler's ctx was never cancelled", d)
+	}
+}
+
+// TestServerRequestAtIsItsReceivedTime: the handler's ctx says when the
+// request was read, the Time of its Received event (the tracker's
+// ServerRequest.At), so that the TUI ties a question to its own record
+// and not to another the server sent under the same ID.
+func TestServerRequestAtIsItsReceivedTime(t *testing.T) {
+	ats := make(chan time.Time, 1)
+	handler := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *wire.Error) {
+		at, ok := client.ServerRequestAt(ctx)
+		if !ok {
+			t.Error("no read time in the handler's ctx")
+		}
+		ats <- at
+		return json.RawMessage(`{"action":"decline"}`), nil
+	}
+	_, rec, p := legacyPeer(t, client.Config{ServerRequests: handler})
+	from := rec.len()
+	p.send(`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{"message":"when?"}}`)
+	at := <-ats
+	ev := rec.waitFrom(t, from, "the request's Received", func(ev event.Event) bool {
+		return ev.Kind == event.Received && ev.Msg.Method == wire.MethodElicitationCreate
+	})
+	if at.IsZero() || !at.Equal(ev.Time) {
+		t.Errorf("handler's read time %v, Received at %v", at, ev.Time)
+	}
+}

@@ -74,8 +74,11 @@ type Conversation struct {
 	Stopped string
 
 	// ServerRequests are the legacy server's requests that arrived during
-	// this request, oldest first.
-	ServerRequests []*ServerRequest
+	// this request, oldest first: the open ones and the newest, at most
+	// 1000 (maxServerRequestsKept); ServerRequestsDropped counts the older
+	// ones that ended and were dropped.
+	ServerRequests        []*ServerRequest
+	ServerRequestsDropped int
 
 	// LogLevel is the io.modelcontextprotocol/logLevel the request carried
 	// in its _meta ("" when none).

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -204,12 +205,19 @@ func (t *Tracker) serverAsked(ev *event.Event) {
 	}
 	if r != nil {
 		s.During = r.ID
-		r.conv().ServerRequests = append(r.conv().ServerRequests, s)
+		r.conv().addServerRequest(s)
 	} else {
 		s.TiedBy = TiedNone
 		s.InFlight = t.userInFlight()
 	}
-	if old := t.serverOpen[s.ID]; old != nil {
+	old := t.serverOpen[s.ID]
+	if old == nil {
+		// An abandoned request still waits for inflight's answer too (its
+		// call ended, its question did not): the client still holds its
+		// ID and answers nothing else under it.
+		old = t.abandoned(s.ID)
+	}
+	if old != nil {
 		// The server reused an ID still waiting for inflight's answer.
 		// The client answers only the first (client.handleServerRequest),
 		// so what inflight sends under that ID stays the first one's.
@@ -222,9 +230,36 @@ func (t *Tracker) serverAsked(ev *event.Event) {
 	t.serverReqs = append(t.serverReqs, s)
 	if len(t.serverReqs) > maxServerRequestsKept {
 		drop := len(t.serverReqs) - maxServerRequestsKept
+		for _, d := range t.serverReqs[:drop] {
+			if t.serverAbandoned[d.ID] == d {
+				delete(t.serverAbandoned, d.ID)
+			}
+		}
 		clear(t.serverReqs[:drop])
 		t.serverReqs = t.serverReqs[drop:]
 	}
+}
+
+// addServerRequest keeps s among the server's requests that arrived
+// during the conversation's request, at most maxServerRequestsKept of
+// them: past that the oldest that ended is dropped (the oldest of all when
+// every one is open), and counted. A flood of questions during one call
+// (each with up to 64 KiB of params) would otherwise be kept whole for as
+// long as the request is.
+func (c *Conversation) addServerRequest(s *ServerRequest) {
+	c.ServerRequests = append(c.ServerRequests, s)
+	if len(c.ServerRequests) <= maxServerRequestsKept {
+		return
+	}
+	drop := 0
+	for i, o := range c.ServerRequests {
+		if !o.Open() {
+			drop = i
+			break
+		}
+	}
+	c.ServerRequests = slices.Delete(c.ServerRequests, drop, drop+1) // clears the tail too
+	c.ServerRequestsDropped++
 }
 
 // userInFlight counts the user's requests in flight (as onlyInFlight
@@ -283,9 +318,14 @@ func (t *Tracker) onlyInFlight() *Request {
 func (t *Tracker) serverAnswered(ev *event.Event) {
 	s := t.serverOpen[ev.Msg.ID]
 	if s == nil {
-		return
+		// An abandoned request may still be answered (its form stays
+		// open): what went out is its answer.
+		if s = t.abandoned(ev.Msg.ID); s == nil {
+			return
+		}
 	}
 	delete(t.serverOpen, s.ID)
+	delete(t.serverAbandoned, s.ID)
 	s.Ended, s.AnswerFailed = ev.Time, ""
 	if ev.Msg.Kind == wire.KindError {
 		s.Error = clipError(ev.Msg.Error)
@@ -351,6 +391,7 @@ func (t *Tracker) serverWithdrew(id wire.ID, reason string, ev *event.Event) boo
 		}
 	}
 	delete(t.serverOpen, id)
+	delete(t.serverAbandoned, id)
 	s.State, s.Ended, s.Reason = ServerWithdrawn, ev.Time, clip(reason, 256)
 	return true
 }
@@ -362,6 +403,9 @@ func (t *Tracker) serversLost(at time.Time) {
 		s.State, s.Ended = ServerLost, at
 		delete(t.serverOpen, id)
 	}
+	// The abandoned ones stay abandoned (their call had ended), but the
+	// next connection's IDs are its own.
+	clear(t.serverAbandoned)
 }
 
 // onLog applies a notifications/message: a line of the request it belongs
@@ -401,12 +445,13 @@ func (t *Tracker) onLog(ev *event.Event) {
 // request the tracker could name.
 func (t *Tracker) LogsUnattributed() int { return t.logsUnattributed }
 
-// abandoned finds a server request left abandoned under id, newest first.
+// abandoned finds the server request left abandoned under id (nil when
+// none is). Every abandoned one kept is found, however many came after:
+// the client holds each until it is answered or withdrawn (up to 256 of
+// them at once), whatever the tracker keeps.
 func (t *Tracker) abandoned(id wire.ID) *ServerRequest {
-	for i := len(t.serverReqs) - 1; i >= 0 && i >= len(t.serverReqs)-64; i-- {
-		if s := t.serverReqs[i]; s.ID == id && s.State == ServerAbandoned {
-			return s
-		}
+	if s := t.serverAbandoned[id]; s != nil && s.State == ServerAbandoned {
+		return s
 	}
 	return nil
 }
@@ -418,6 +463,10 @@ func (t *Tracker) serversAbandoned(r *Request, at time.Time) {
 		if s.Open() && t.serverOpen[s.ID] == s {
 			delete(t.serverOpen, s.ID)
 			s.State, s.Ended = ServerAbandoned, at
+			if t.serverAbandoned == nil {
+				t.serverAbandoned = map[wire.ID]*ServerRequest{}
+			}
+			t.serverAbandoned[s.ID] = s
 		}
 	}
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"inflight/event"
@@ -104,4 +105,54 @@ func TestServerRequestPlace(t *testing.T) {
 	all := h.tr.ServerRequests()
 	expect(t, "the first came after request 1", h.tr.ServerRequestPlace(all[0]), 0)
 	expect(t, "the second after all three", h.tr.ServerRequestPlace(all[1]), 2)
+}
+
+// TestServerRequestAbandonedStillHeld: an abandoned request is still held
+// by the client (its form open), however many of the server's requests
+// came after it: one under its ID is not_answered and flagged, and the
+// answer inflight then sends is the abandoned one's.
+func TestServerRequestAbandonedStillHeld(t *testing.T) {
+	h, _ := legacy(t, event.TransportStdio)
+	h.apply(serverReq(10, 1, wire.MethodElicitationCreate, `{"message":"first"}`, wire.ID{}))
+	h.recv(20, result(1, `{"content":[]}`))
+	for i := 0; i < 300; i++ { // more than the client holds at once
+		h.apply(serverReq(30, 100+i, wire.MethodElicitationCreate, `{}`, wire.ID{}))
+		h.apply(ourAnswer(30, wire.ErrorResponse(id(100+i), wire.CodeInternalError, "refused")))
+	}
+	first := h.tr.ServerRequests()[0]
+	expect(t, "first", first.State, ServerAbandoned)
+	h.apply(serverReq(40, 1, wire.MethodElicitationCreate, `{"message":"second"}`, wire.ID{}))
+	all := h.tr.ServerRequests()
+	second := all[len(all)-1]
+	expect(t, "second", second.State, ServerNotAnswered)
+	expect(t, "violations", h.tr.Violations().Count(ViolationServerRequestReusedID), 1)
+	h.apply(ourAnswer(50, wire.ResultResponse(id(1), json.RawMessage(`{"action":"accept","content":{}}`))))
+	expect(t, "first after the answer", first.State, ServerAnswered)
+	expect(t, "second after the answer", second.State, ServerNotAnswered)
+}
+
+// TestServerRequestsOfOneCallBounded: a server asks 5000 questions during
+// one call (the client refuses all past 256 and answers them with an
+// error): the call's own Conv.ServerRequests keeps, as the tracker's list
+// does, at most 1000 of them — the open one and the newest — and counts
+// the others, rather than every one, params and all, as the flood goes on.
+func TestServerRequestsOfOneCallBounded(t *testing.T) {
+	h, r := legacy(t, event.TransportStdio)
+	params := `{"message":"` + strings.Repeat("x", 32<<10) + `"}`
+	h.apply(serverReq(5, 1, wire.MethodElicitationCreate, `{"message":"still open"}`, wire.ID{}))
+	for i := 2; i <= 5001; i++ {
+		h.apply(serverReq(10+i, i, wire.MethodElicitationCreate, params, wire.ID{}))
+		h.apply(ourAnswer(10+i, wire.ErrorResponse(id(i), wire.CodeInternalError, "refused")))
+	}
+	if n := len(h.tr.ServerRequests()); n > maxServerRequestsKept {
+		t.Fatalf("tracker keeps %d", n)
+	}
+	kept := r.Conv.ServerRequests
+	if n := len(kept); n != maxServerRequestsKept {
+		t.Fatalf("the call's Conv.ServerRequests keeps %d server requests (%d MiB of params)", n, n*(32<<10)>>20)
+	}
+	expect(t, "dropped", r.Conv.ServerRequestsDropped, 5001-maxServerRequestsKept)
+	expect(t, "the open one kept", kept[0].ID == id(1) && kept[0].Open(), true)
+	expect(t, "the newest kept", kept[len(kept)-1].ID, id(5001))
+	expect(t, "the oldest refused kept", kept[1].ID, id(5001-maxServerRequestsKept+2))
 }

@@ -119,10 +119,11 @@ type Tracker struct {
 
 	// roundOf finds a conversation by an earlier round's ID (rounds.go);
 	// serverOpen and serverReqs are the server's own requests waiting and
-	// kept (serverreq.go); logsUnattributed counts log lines no request
-	// could be named for.
+	// kept (serverreq.go), serverAbandoned the kept ones abandoned by ID;
+	// logsUnattributed counts log lines no request could be named for.
 	roundOf          map[wire.ID]*Request
 	serverOpen       map[wire.ID]*ServerRequest
+	serverAbandoned  map[wire.ID]*ServerRequest
 	serverReqs       []*ServerRequest
 	logsUnattributed int
 }

@@ -86,14 +86,22 @@ type serverQuestion struct {
 	id     wire.ID // the server's ID (session.ServerRequest.ID)
 	method string
 	params json.RawMessage
-	at     time.Time
-	reply  chan serverReply // buffered 1: Update never waits on it
+	// at is when the client read it (session.ServerRequest.At; zero when
+	// the handler's ctx did not say): with id, its record, and no other
+	// under the same ID.
+	at    time.Time
+	reply chan serverReply // buffered 1: Update never waits on it
 	// rec is the tracker's record of it, once found (it stays the same
 	// record after the question ends: its fate is read from it).
 	rec *session.ServerRequest
 	// form is the form as it was when the user answered, kept so that an
 	// answer that could not be sent opens again as typed.
 	form *answerForm
+	// replied: the UI wrote an answer to reply (the form, or a decline).
+	// Its record answered then is that answer, which may yet come back
+	// (questionNotSent, maybe before the RequestFailed that makes the
+	// record wait again); answered before it, the client refused it.
+	replied bool
 }
 
 type serverReply struct {
@@ -108,7 +116,8 @@ func (q *Questions) Serve(ctx context.Context, method string, params json.RawMes
 		return q.roots, nil
 	}
 	id, _ := client.ServerRequestID(ctx)
-	sq := &serverQuestion{id: id, method: method, params: params, at: time.Now(), reply: make(chan serverReply, 1)}
+	at, _ := client.ServerRequestAt(ctx)
+	sq := &serverQuestion{id: id, method: method, params: params, at: at, reply: make(chan serverReply, 1)}
 	timer := time.NewTimer(q.wait)
 	defer timer.Stop()
 	select {
@@ -122,6 +131,16 @@ func (q *Questions) Serve(ctx context.Context, method string, params json.RawMes
 		select {
 		case q.ch <- questionMsg{kind: k, q: sq}:
 		default: // a full queue: the UI finds out from the tracker
+		}
+	}
+	// expired tells the UI that inflight refuses the question, waiting for
+	// room: the tracker would see the refusal only as an answer sent,
+	// which the form could then answer again (and the status say
+	// accepted). Only the server's cancel or the client's end stops it.
+	expired := func() {
+		select {
+		case q.ch <- questionMsg{kind: questionExpired, q: sq}:
+		case <-ctx.Done():
 		}
 	}
 	// An answer that cannot be sent (the POST failed) comes back to the
@@ -142,7 +161,7 @@ func (q *Questions) Serve(ctx context.Context, method string, params json.RawMes
 		case <-ctx.Done():
 			tell(questionWithdrawn)
 		case <-again.C:
-			tell(questionExpired)
+			expired()
 		}
 		return nil, nil, false
 	})
@@ -153,7 +172,7 @@ func (q *Questions) Serve(ctx context.Context, method string, params json.RawMes
 		tell(questionWithdrawn)
 		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "withdrawn"}
 	case <-timer.C:
-		tell(questionExpired)
+		expired()
 		return nil, &wire.Error{Code: wire.CodeInternalError,
 			Message: "the user did not answer " + method + " within " + fmtDur(q.wait)}
 	}
@@ -226,24 +245,42 @@ func (m *Model) asks(r *session.Request) bool {
 }
 
 // questionFor is the oldest legacy question waiting that belongs to the
-// request id; with id zero, or none of its own, the oldest tied to no
-// request.
+// request id (nil when none does). A question tied to no request is no
+// request's: it has a row of its own (incoming.go), where enter and a
+// answer it.
 func (m *Model) questionFor(id wire.ID) *serverQuestion {
-	var untied *serverQuestion
+	if id.IsZero() {
+		return nil
+	}
 	for _, q := range m.questions {
 		s := m.serverRequest(q)
-		switch {
-		case s == nil || s.During.IsZero():
-			if untied == nil {
-				untied = q
-			}
-		case !id.IsZero():
-			if r, ok := m.tracker.Get(s.During); ok && r.ID == id {
-				return q
-			}
+		if s == nil || s.During.IsZero() || questionOver(q, s) {
+			continue
+		}
+		if r, ok := m.tracker.Get(s.During); ok && r.ID == id {
+			return q
 		}
 	}
-	return untied
+	return nil
+}
+
+// questionOver reports whether the record s says that question q can no
+// longer be answered: withdrawn, lost, not answered, or answered when the
+// UI never replied (the client refused it: nobody answered in time).
+// Open and abandoned ones can be, and so can one the UI replied to whose
+// record says answered: the answer came back unsent (questionNotSent),
+// and the RequestFailed that makes the record wait again may be behind.
+func questionOver(q *serverQuestion, s *session.ServerRequest) bool {
+	if s == nil {
+		return false
+	}
+	switch s.State {
+	case session.ServerWaiting, session.ServerAbandoned:
+		return false
+	case session.ServerWithdrawn, session.ServerLost, session.ServerNotAnswered:
+		return true
+	}
+	return !q.replied
 }
 
 // serverRequest is the tracker's record of a legacy question (nil before
@@ -252,7 +289,12 @@ func (m *Model) serverRequest(q *serverQuestion) *session.ServerRequest {
 	if q.rec != nil {
 		return q.rec
 	}
-	if s, ok := m.tracker.ServerRequest(q.id); ok && s.Method == q.method {
+	// The open record under its ID may be another's: the server withdrew
+	// a question and asked a new one under its ID, and this question came
+	// through Serve before the events saying so were applied (two
+	// channels, no order). Bound to the old record, it would leave with
+	// its withdrawal; the read time tells them apart.
+	if s, ok := m.tracker.ServerRequest(q.id); ok && s.Method == q.method && (q.at.IsZero() || s.At.Equal(q.at)) {
 		q.rec = s
 		return s
 	}
@@ -265,7 +307,9 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 	switch msg.kind {
 	case questionAsked:
 		m.questions = append(m.questions, msg.q)
-		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: press a to answer", m.line(msg.q.method)))
+		// Its own row's a answers it (its request's too, when it is tied
+		// to one: the tracker may not have said yet).
+		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: a on its row answers", m.line(msg.q.method)))
 	case questionNotSent:
 		m.answerNotSent(msg.q, msg.err)
 	case questionWithdrawn, questionExpired:
@@ -715,15 +759,17 @@ func (m *Model) answerWith(action string) tea.Cmd {
 		result = mustJSON(map[string]string{"action": action})
 	}
 	if q := f.legacy; q != nil {
-		if s := m.serverRequest(q); s != nil && (s.State == session.ServerWithdrawn || s.State == session.ServerLost || s.State == session.ServerNotAnswered) {
+		if s := m.serverRequest(q); questionOver(q, s) {
 			// Its fate changed under the form: an answer now would be
-			// stale (and the client sends none for a withdrawn one).
+			// stale (and the client sends none for a withdrawn one, nor
+			// for one it refused).
 			m.dropQuestion(q)
 			m.closeAnswer()
 			m.setStatus(levelWarn, fmt.Sprintf("%s %s: not sent — %s", m.line(q.method), m.line(q.id.String()), incomingFate(m, s)))
 			return nil
 		}
 		q.reply <- serverReply{result: result, err: rpcErr}
+		q.replied = true
 		kept := *f
 		kept.err, kept.warn = "", ""
 		q.form = &kept
@@ -832,10 +878,6 @@ func (m *Model) takeQuestions(id wire.ID) []*serverQuestion {
 		if q == nil {
 			break
 		}
-		s := m.serverRequest(q)
-		if s == nil || s.During.IsZero() {
-			break // not this request's
-		}
 		qs = append(qs, q)
 		m.dropQuestion(q)
 		if m.answer.legacy == q {
@@ -867,6 +909,9 @@ func declineAfter(cancel tea.Cmd, qs []*serverQuestion) tea.Cmd {
 func declineCmd(qs []*serverQuestion) tea.Cmd {
 	if len(qs) == 0 {
 		return nil
+	}
+	for _, q := range qs {
+		q.replied = true // here, on Update's goroutine
 	}
 	return func() tea.Msg {
 		for _, q := range qs {
@@ -1178,6 +1223,9 @@ func (m *Model) writeConversation(b *strings.Builder, r *session.Request) {
 	}
 	if len(c.ServerRequests) > 0 {
 		b.WriteString(st.Bold.Render("THE SERVER'S REQUESTS") + "\n")
+		if n := c.ServerRequestsDropped; n > 0 {
+			b.WriteString(st.Dim.Render(fmt.Sprintf("  … %d older ones that had ended are not kept; these %d are the open ones and the newest", n, len(c.ServerRequests))) + "\n")
+		}
 		for _, s := range c.ServerRequests {
 			fate := "waiting for you"
 			if !s.Open() {

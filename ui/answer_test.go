@@ -456,6 +456,37 @@ func TestQuestionsServe(t *testing.T) {
 	}
 }
 
+// TestQuestionsServeExpiryWaitsForRoom: a question's bound passes while
+// the hand-over is full (a flood expiring together): its questionExpired
+// waits for room rather than being dropped, and the refusal goes out only
+// after the UI has it.
+func TestQuestionsServeExpiryWaitsForRoom(t *testing.T) {
+	q := NewQuestions(nil, 20*time.Millisecond)
+	done := make(chan serverReply, 1)
+	go func() {
+		res, err := q.Serve(context.Background(), wire.MethodElicitationCreate, json.RawMessage(`{}`))
+		done <- serverReply{res, err}
+	}()
+	asked := <-q.ch
+	for i := 0; i < cap(q.ch); i++ {
+		q.ch <- questionMsg{kind: questionWithdrawn, q: &serverQuestion{}}
+	}
+	select {
+	case <-done:
+		t.Fatal("Serve refused the question before the UI heard of it")
+	case <-time.After(100 * time.Millisecond):
+	}
+	for i := 0; i < cap(q.ch); i++ {
+		<-q.ch
+	}
+	if m := <-q.ch; m.kind != questionExpired || m.q != asked.q {
+		t.Errorf("after the queue drained: kind %v, same question %v", m.kind, m.q == asked.q)
+	}
+	if r := <-done; r.err == nil || !strings.Contains(r.err.Message, "did not answer") {
+		t.Errorf("got %+v", r.err)
+	}
+}
+
 func TestGoldenViewsAnswer(t *testing.T) {
 	for _, size := range []struct{ w, h int }{{80, 24}, {120, 35}} {
 		suffix := fmt.Sprintf("%dx%d", size.w, size.h)
@@ -693,5 +724,28 @@ func TestAnswerURLModeShowsTheSite(t *testing.T) {
 	}
 	if urlHost("not a url") != "" || urlHost("mailto:x@y") != "" {
 		t.Error("urlHost found a host where there is none")
+	}
+}
+
+// TestAnswerLegacyRefusedQuestionCannotBeAnswered: Serve's bound passed
+// and the client refused the question (the tracker saw the error go out)
+// before the UI had Serve's questionExpired: the question leaves the
+// queue on the tracker's word, and a on its request opens no form (whose
+// answer nobody would read, the status saying "accepted").
+func TestAnswerLegacyRefusedQuestionCannotBeAnswered(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("confirm")
+	q := h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
+	raw := wire.ErrorResponse(wire.IntID(7), wire.CodeInternalError, "the user did not answer elicitation/create within 1m0s")
+	msg, _ := wire.Decode(raw)
+	h.events(event.Event{Kind: event.Sent, RequestID: wire.IntID(7), Raw: raw, Msg: msg, Internal: true})
+	if s := h.m.serverRequest(q); s == nil || s.State != session.ServerRefused {
+		t.Fatalf("tracker: %v", s)
+	}
+	h.key("home", "down")
+	h.key("a")
+	if h.m.mode == keymap.ModeAnswer {
+		h.key("space", "enter")
+		t.Errorf("a opened a form on a question the client already refused; status after answering: %q", h.m.status.text)
 	}
 }

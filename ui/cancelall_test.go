@@ -16,7 +16,7 @@ func TestCancelAllDeclinesLegacyQuestions(t *testing.T) {
 	id := h.sendTool("confirm")
 	other := h.sendTool("slow")
 	q := h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
-	h.key("enter") // the form on the question
+	h.key("end", "enter") // the form on the question, from its own row (untied: the last)
 	if h.m.answer.legacy != q {
 		t.Fatal("the form did not open on the question")
 	}

@@ -40,7 +40,7 @@ func (m *Model) buildRows() {
 			switch {
 			case !l.filter.keepsIncoming(s):
 			case clearedIncoming(s, l.clearedAt):
-				l.hiddenByClear++
+				// Hidden, not counted: "N of M · K cleared" counts requests.
 			default:
 				l.shown = append(l.shown, listRow{idx: idx, srv: s})
 			}
@@ -330,7 +330,9 @@ func (m *Model) questionOf(s *session.ServerRequest) *serverQuestion {
 		return nil
 	}
 	for _, q := range m.questions {
-		if q.id == s.ID && q.method == s.Method {
+		// A question bound to another record is another request under the
+		// same ID (one abandoned, say, whose form is still open).
+		if q.id == s.ID && q.method == s.Method && (q.rec == nil || q.rec == s) {
 			return q
 		}
 	}
@@ -561,8 +563,9 @@ func answeredAs(s *session.ServerRequest) string {
 }
 
 // questionFates follows, after each event the tracker applied, the fate
-// of the legacy questions still queued for the user: one withdrawn, lost
-// or never to be answered leaves the queue, and its open form closes
+// of the legacy questions still queued for the user: one withdrawn,
+// lost, refused by the client (nobody answered in time) or never to be
+// answered leaves the queue (questionOver), and its open form closes
 // saying why (Serve's own word of it may be late or, with a full queue,
 // never come); one whose request ended first keeps its form, which says
 // so. No stale answer is sent without the user knowing.
@@ -574,8 +577,8 @@ func (m *Model) questionFates() {
 			continue
 		}
 		onForm := m.mode == keymap.ModeAnswer && m.answer.legacy == q
-		switch s.State {
-		case session.ServerWithdrawn, session.ServerLost, session.ServerNotAnswered:
+		switch {
+		case questionOver(q, s):
 			m.dropQuestion(q)
 			i--
 			why := incomingFate(m, s)
@@ -589,7 +592,7 @@ func (m *Model) questionFates() {
 				m.closeAnswer()
 				m.setStatus(levelWarn, m.line(q.method)+": "+why+"; nothing was sent")
 			}
-		case session.ServerAbandoned:
+		case s.State == session.ServerAbandoned:
 			if onForm && m.answer.warn == "" {
 				m.answer.warn = "its request #" + m.line(s.During.String()) + " ended first: the server may no longer read an answer"
 			}

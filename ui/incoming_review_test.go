@@ -1,12 +1,15 @@
 package ui
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"inflight/event"
 	"inflight/keymap"
+	"inflight/session"
 	"inflight/wire"
 )
 
@@ -127,6 +130,33 @@ func TestFormOpensAgainWhenTheAnswerIsNotSent(t *testing.T) {
 	}
 }
 
+// TestFormOpensAgainBeforeTheFailureIsApplied: Serve's questionNotSent
+// comes before the event batch with the RequestFailed (two channels, no
+// order): the record still says answered, but the answer came back
+// unsent, so the form opens and enter sends it again.
+func TestFormOpensAgainBeforeTheFailureIsApplied(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("confirm")
+	q := h.legacyAsk(wire.IntID(6), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a", "space", "enter")
+	<-q.reply
+	h.legacyAnswered(wire.IntID(6), `{"action":"accept","content":{"confirm":true}}`)
+	h.m.Update(questionMsg{kind: questionNotSent, q: q, err: errors.New("POST response: server unreachable")})
+	if h.m.mode != keymap.ModeAnswer {
+		t.Fatalf("the form did not open again:\n%s", h.screen())
+	}
+	h.key("enter")
+	select {
+	case <-q.reply:
+	default:
+		t.Fatalf("enter did not send it again; status %q", h.m.status.text)
+	}
+	h.events(event.Event{Kind: event.RequestFailed, RequestID: wire.IntID(6), Internal: true, Err: errors.New("POST response: server unreachable")})
+	if s := h.m.serverRequest(q); s == nil || s.State != session.ServerWaiting {
+		t.Errorf("after the failure: %v", s)
+	}
+}
+
 // TestModernRoundNotSentShowsTheForm: the next round's POST fails (the
 // server unreachable): the request fails with it (nothing reached the
 // server), and the form comes back as typed with the error, sending
@@ -157,5 +187,76 @@ func TestModernRoundNotSentShowsTheForm(t *testing.T) {
 	h.key("esc")
 	if h.m.mode != keymap.ModeList {
 		t.Errorf("esc did not close it: %v", h.m.mode)
+	}
+}
+
+// TestIncomingAbandonedIDUsedAgainIsNotAnswered: question 1 is abandoned
+// (its call ended first) while its form is still open, so the client
+// still holds ID 1 and does not hand a second request under it to Serve.
+// The tracker makes the second not_answered (not waiting), and enter on
+// its row does not open the first question's form.
+func TestIncomingAbandonedIDUsedAgainIsNotAnswered(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	id1 := h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(1), wire.MethodElicitationCreate, legacyConfirm)
+	h.answer(id1, `{"content":[{"type":"text","text":"went ahead"}]}`)
+	h.sendTool("later")
+	// The client read the second request (Received) and gave it no answer
+	// (serverCalls[1] still open): no questionMsg.
+	second := `{"message":"Second question: wipe the disk?","requestedSchema":{"type":"object","properties":{}}}`
+	raw := wire.Request(wire.IntID(1), wire.MethodElicitationCreate, json.RawMessage(second))
+	msg, _ := wire.Decode(raw)
+	h.events(event.Event{Kind: event.Received, RequestID: wire.IntID(1), Raw: raw, Msg: msg, Internal: true})
+	all := h.m.tracker.ServerRequests()
+	s2 := all[len(all)-1]
+	if s2.State != session.ServerNotAnswered {
+		t.Errorf("the second request under ID 1 is %s; the client will never answer it", s2.State)
+	}
+	h.m.selectIncoming(s2)
+	h.key("enter")
+	if h.m.mode == keymap.ModeAnswer && strings.Contains(h.screen(), "Confirm deletion") {
+		t.Errorf("enter on the second question's row opened the first question's form:\n%s", h.screen())
+	}
+}
+
+// TestIncomingAbandonedThenAnsweredSaysAnswered: the question's request
+// ended first, the user answered it anyway (the form allows it) and the
+// answer went out: the question is answered, no longer abandoned.
+func TestIncomingAbandonedThenAnsweredSaysAnswered(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	id := h.sendTool("confirm")
+	q := h.legacyAsk(wire.IntID(5), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("a")
+	h.answer(id, `{"content":[{"type":"text","text":"went ahead"}]}`)
+	h.key("space", "enter")
+	<-q.reply
+	h.legacyAnswered(wire.IntID(5), `{"action":"accept","content":{"confirm":true}}`)
+	if s := h.m.serverRequest(q); s.State != session.ServerAnswered {
+		t.Errorf("inflight's answer went out; the question says %s", s.State)
+	}
+}
+
+// TestFormQuestionTiedToItsOwnRecord: the server withdraws its question 7
+// and asks a new one under ID 7 (read later); Serve hands the new question
+// to the UI before the event batch carrying the withdrawal is applied
+// (two channels, no order between them), and a frame is drawn meanwhile.
+// The new question is not tied to the old record (its read time is not
+// the old one's), so the withdrawal leaves it queued, to be answered.
+func TestFormQuestionTiedToItsOwnRecord(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("withdrawn")
+	h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
+	h.advance(10 * time.Millisecond) // the new question is read later
+	second := `{"message":"A new question","requestedSchema":{"type":"object","properties":{}}}`
+	q2 := &serverQuestion{id: wire.IntID(7), method: wire.MethodElicitationCreate, params: json.RawMessage(second), at: h.now, reply: make(chan serverReply, 1)}
+	h.key("home") // the user is on another row
+	h.m.Update(questionMsg{kind: questionAsked, q: q2})
+	_ = h.screen() // a frame is drawn
+	h.legacyWithdrawn(7, "too slow")
+	raw := wire.Request(wire.IntID(7), wire.MethodElicitationCreate, json.RawMessage(second))
+	msg, _ := wire.Decode(raw)
+	h.events(event.Event{Kind: event.Received, RequestID: wire.IntID(7), Raw: raw, Msg: msg, Internal: true})
+	if !h.m.queued(q2) {
+		t.Errorf("the new question under ID 7 left the queue with the old one's withdrawal")
 	}
 }

@@ -288,3 +288,142 @@ func TestIncomingSelectionStaysOnAnUntiedRow(t *testing.T) {
 		t.Fatalf("the selected row is not found among the rows shown")
 	}
 }
+
+// TestIncomingDetailSaysHowManyWereDropped: a flood of the server's
+// requests during one call (each refused at once): the call's detail
+// lists the ones kept and says how many older ones are not.
+func TestIncomingDetailSaysHowManyWereDropped(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	id := h.sendTool("flood")
+	var evs []event.Event
+	for i := 1; i <= 1010; i++ {
+		raw := wire.Request(wire.IntID(int64(i)), wire.MethodElicitationCreate, json.RawMessage(`{"message":"again?"}`))
+		msg, _ := wire.Decode(raw)
+		evs = append(evs, event.Event{Kind: event.Received, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
+		raw = wire.ErrorResponse(msg.ID, wire.CodeInternalError, "refused")
+		msg, _ = wire.Decode(raw)
+		evs = append(evs, event.Event{Kind: event.Sent, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
+	}
+	h.events(evs...)
+	h.m.list.selected = wire.IntID(id)
+	h.m.openDetail()
+	h.layoutNow()
+	if scr := h.screen(); !strings.Contains(scr, "… 10 older ones that had ended are not kept; these 1000 are the open ones and the newest") {
+		t.Errorf("the detail does not say how many were dropped:\n%s", scr)
+	}
+}
+
+// TestIncomingEndFollowsWithANestedLastRow: the newest request has a
+// question nested under it, so the list's last row is the question. End
+// ("newest (follow)") selects that row and follows: the next event keeps
+// it selected, and the next request is selected when it comes.
+func TestIncomingEndFollowsWithANestedLastRow(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("home", "end")
+	h.events(event.Event{Kind: event.Stderr, Text: "working"})
+	if s := h.m.list.srv; s == nil || s.ID != wire.IntID(7) {
+		t.Fatalf("after End and an event, the question is not selected: selected %v", h.m.list.selected)
+	}
+	id := h.sendTool("later")
+	if h.m.list.selected != wire.IntID(id) || h.m.list.srv != nil {
+		t.Errorf("after End, a new request is not followed: selected %v srv %v", h.m.list.selected, h.m.list.srv != nil)
+	}
+}
+
+// TestIncomingClearedCountsRequests: x hides three finished requests and
+// one untied question; the list's header says "N of M · K cleared" in
+// requests, so K counts the three requests and not the question (seen in
+// tmux: "all 1 of 7 · 9 cleared").
+func TestIncomingClearedCountsRequests(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	a := h.sendTool("slow")
+	b := h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(3), wire.MethodElicitationCreate, legacyConfirm)
+	h.legacyAnswered(wire.IntID(3), `{"action":"decline"}`)
+	h.answer(a, `{"content":[]}`)
+	h.answer(b, `{"content":[]}`)
+	h.sendTool("later")
+	h.key("x")
+	head := strings.Split(h.screen(), "\n")[1]
+	if !strings.Contains(head, "1 of 4 · 3 cleared") {
+		t.Errorf("header: %s", head)
+	}
+}
+
+// TestIncomingUntiedRowVanishingKeepsItsPlace: under f's in flight, the
+// selected untied question is answered and leaves the list: the selection
+// goes to the row after it (as for a request), not to the newest row.
+func TestIncomingUntiedRowVanishingKeepsItsPlace(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("slow")
+	h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(3), wire.MethodElicitationCreate, legacyConfirm)
+	next := h.sendTool("next")
+	for i := 0; i < 5; i++ {
+		h.sendTool("more")
+	}
+	h.key("f") // in flight
+	h.key("home", "down", "down")
+	if s := h.m.list.srv; s == nil || s.ID != wire.IntID(3) {
+		t.Fatalf("selected %v, want the untied question", h.m.list.selected)
+	}
+	h.legacyAnswered(wire.IntID(3), `{"action":"decline"}`)
+	if h.m.list.srv != nil || h.m.list.selected != wire.IntID(next) {
+		t.Errorf("after the question left, selected %v (srv %v), want #%d, the row after it", h.m.list.selected, h.m.list.srv != nil, next)
+	}
+}
+
+// TestIncomingUntiedRowVanishingGoesToTheNextQuestion: two untied
+// questions came one after the other; the first, selected, is answered
+// and leaves the in-flight list: the selection goes to the second, the
+// row after it.
+func TestIncomingUntiedRowVanishingGoesToTheNextQuestion(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("slow")
+	h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(3), wire.MethodElicitationCreate, legacyConfirm)
+	h.advance(time.Millisecond)
+	h.legacyAsk(wire.IntID(4), wire.MethodElicitationCreate, legacyConfirm)
+	for i := 0; i < 5; i++ {
+		h.sendTool("more")
+	}
+	h.key("f") // in flight
+	h.key("home", "down", "down")
+	if s := h.m.list.srv; s == nil || s.ID != wire.IntID(3) {
+		t.Fatalf("selected %v, want the first untied question", h.m.list.selected)
+	}
+	h.legacyAnswered(wire.IntID(3), `{"action":"decline"}`)
+	if s := h.m.list.srv; s == nil || s.ID != wire.IntID(4) {
+		t.Errorf("after the first question left, selected %v (srv %v), want the second question", h.m.list.selected, s != nil)
+	}
+}
+
+// TestIncomingEnterOnAnotherRowOpensItsDetail: with an untied question
+// open, enter on the finished tools/list row (nothing of its own waits)
+// opens tools/list's detail, not the question's form: an untied question
+// is answered from its own row.
+func TestIncomingEnterOnAnotherRowOpensItsDetail(t *testing.T) {
+	h := newAnswerHarness(t, 120, 35, event.EraLegacy)
+	h.sendTool("slow")
+	confirm := h.sendTool("confirm")
+	h.legacyAsk(wire.IntID(3), wire.MethodElicitationCreate, legacyConfirm)
+	h.key("home") // #1 tools/list, completed
+	h.key("enter")
+	if h.m.mode != keymap.ModeDetail {
+		t.Errorf("enter on tools/list: mode %v, want its detail:\n%s", h.m.mode, h.screen())
+	}
+	h.key("esc", "down", "down") // confirm, in flight; the question is tied to none
+	if h.m.list.srv != nil || h.m.list.selected != wire.IntID(confirm) {
+		t.Fatalf("selected %v, want #%d", h.m.list.selected, confirm)
+	}
+	h.key("a")
+	if h.m.mode == keymap.ModeAnswer {
+		t.Errorf("a on confirm's row opened the untied question's form")
+	}
+	h.key("end", "enter") // the question's own row
+	if h.m.mode != keymap.ModeAnswer || h.m.answer.legacy == nil {
+		t.Errorf("enter on the untied question's row: mode %v", h.m.mode)
+	}
+}

@@ -60,7 +60,10 @@ func (m *Model) layoutList(height int) {
 		// it, else the newest shown, takes its place (an incoming row's
 		// own request first).
 		idx = n - 1
-		if ti, found := m.tracker.Index(m.list.selected); found && m.list.filtered {
+		if s := m.list.srv; s != nil && s.TiedBy == session.TiedNone && m.list.filtered {
+			// An untied question's row: the row that came after it.
+			idx = min(m.rowsAfterUntied(s), n-1)
+		} else if ti, found := m.tracker.Index(m.list.selected); found && m.list.filtered {
 			idx = min(m.rowsFrom(ti), n-1)
 		}
 		m.list.srv = nil
@@ -99,6 +102,22 @@ func (m *Model) layoutList(height int) {
 			m.cacheSummary(r)
 		}
 	}
+}
+
+// rowsAfterUntied is the position of the first row shown after where the
+// untied server request s has (or had) its row: past the rows of the
+// request it came after (its own, its nested ones) and the untied ones
+// that came before s.
+func (m *Model) rowsAfterUntied(s *session.ServerRequest) int {
+	place := m.tracker.ServerRequestPlace(s)
+	shown := m.list.shown
+	pos := m.rowsFrom(place)
+	for ; pos < len(shown) && shown[pos].idx == place; pos++ {
+		if o := shown[pos].srv; o != nil && o != s && o.TiedBy == session.TiedNone && !o.At.Before(s.At) {
+			break
+		}
+	}
+	return pos
 }
 
 // listWindow is the range of positions (among the rows shown) viewList

@@ -49,7 +49,9 @@ type listView struct {
 	// (its length and evictions, the server's requests), and layout need
 	// not walk it on every Update (zero: not built that way).
 	onlyTasksKey rowsKey
-	// hiddenByClear counts the rows x hid that the filter would show.
+	// hiddenByClear counts the requests x hid that the filter would show
+	// (the header's "N of M · K cleared": requests, as N and M are; an
+	// untied question's row is not counted).
 	hiddenByClear int
 	// labelW is the widest request label seen on screen, without [0] and
 	// with [1] the method: the REQUEST column is as wide as its labels
@@ -210,7 +212,27 @@ func (m *Model) handleListKey(msg tea.KeyPressMsg) bool {
 		return false
 	}
 	m.selectShown(idx)
+	if key.Matches(msg, k.Bottom) {
+		// End follows, whatever the last row is: a question nested under
+		// the newest request (selectIncoming stops following) included.
+		m.list.follow = true
+	}
 	return true
+}
+
+// followsServerRow reports whether the selection is one of the server's
+// requests past the newest request's own row (nested under it, or untied
+// after it): while following, it stays selected until a newer request
+// comes, rather than yield to its request at the next event.
+func (m *Model) followsServerRow() bool {
+	s, n := m.list.srv, m.tracker.Len()
+	if s == nil || n == 0 {
+		return false
+	}
+	if s.TiedBy != session.TiedNone {
+		return m.list.selected == m.tracker.At(n-1).ID
+	}
+	return m.tracker.ServerRequestPlace(s) >= n-1
 }
 
 // selectShown selects the row at position pos among those shown (clamped).

@@ -885,7 +885,7 @@ func (m *Model) block(s string) string { return termsafe.Block(m.opts.Redact(s))
 
 // afterChange keeps the selection on the newest request while following.
 func (m *Model) afterChange() {
-	if m.list.follow && m.tracker.Len() > 0 {
+	if m.list.follow && m.tracker.Len() > 0 && !m.followsServerRow() {
 		m.list.selected = m.tracker.At(m.tracker.Len() - 1).ID
 		m.list.srv = nil
 	}
@@ -987,9 +987,6 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		_, limit := r.Remaining(m.now())
 		st.SelectedTimed = st.SelectedActive && limit != session.LimitNone
 		st.SelectedAsks = m.asks(r)
-	}
-	if !ok && len(m.questions) > 0 {
-		st.SelectedAsks = m.questionFor(wire.ID{}) != nil
 	}
 	if m.selectedIncoming() != nil {
 		st.SelectedIncoming, st.SelectedAsks = true, m.incomingAsks()
