@@ -94,6 +94,7 @@ func conversationReport(rep *Report, r *session.Request) {
 			AtMs: since(s.At), Params: s.Params, Answer: s.Answer, Error: rpcError(s.Error)}
 		rep.ServerRequests = append(rep.ServerRequests, sr)
 	}
+	rep.ServerRequestsDropped = c.ServerRequestsDropped
 	if c.LogCount > 0 || c.LogLevel != "" {
 		lr := &LogsReport{Level: c.LogLevel, Count: c.LogCount, Lines: []LogReport{}}
 		for _, l := range c.Logs {

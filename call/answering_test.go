@@ -384,3 +384,22 @@ func TestCancelWhileWaiting(t *testing.T) {
 		})
 	}
 }
+
+// The report says how many of the server's requests it does not list
+// (the oldest ended ones past the bound), beside those it does.
+func TestConversationReportSaysWhatIsNotListed(t *testing.T) {
+	now := time.Unix(1000, 0)
+	r := &session.Request{Created: now, Conv: &session.Conversation{
+		ServerRequests:        []*session.ServerRequest{{ID: wire.IntID(5), Method: wire.MethodElicitationCreate, At: now}},
+		ServerRequestsDropped: 1200,
+	}}
+	var rep Report
+	conversationReport(&rep, r)
+	if len(rep.ServerRequests) != 1 || rep.ServerRequestsDropped != 1200 {
+		t.Fatalf("listed %d, dropped %d; want 1 and 1200", len(rep.ServerRequests), rep.ServerRequestsDropped)
+	}
+	b, _ := json.Marshal(rep)
+	if !strings.Contains(string(b), `"serverRequestsDropped":1200`) {
+		t.Errorf("the JSON lacks serverRequestsDropped: %s", b)
+	}
+}

@@ -148,8 +148,11 @@ type Report struct {
 	// notifications/message lines (omitted when there were none).
 	Rounds         []RoundReport         `json:"rounds,omitempty"`
 	ServerRequests []ServerRequestReport `json:"serverRequests,omitempty"`
-	Logs           *LogsReport           `json:"logs,omitempty"`
-	Violations     []report.Violation    `json:"violations"`
+	// ServerRequestsDropped counts the server's requests during it that
+	// ServerRequests does not list: the oldest ended ones past 1000.
+	ServerRequestsDropped int                `json:"serverRequestsDropped,omitempty"`
+	Logs                  *LogsReport        `json:"logs,omitempty"`
+	Violations            []report.Violation `json:"violations"`
 }
 
 // ProgressReport summarises the progress notifications of a request.
