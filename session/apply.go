@@ -244,6 +244,13 @@ func (t *Tracker) onResponse(ev *event.Event) {
 		}
 		return
 	}
+	if r.ByHost && otherSession(ev.SessionID, r.hostSession) {
+		// The answer to a request of another host session with this ID,
+		// which the tracker does not follow (one request per ID): not
+		// this one's (observe_reuse.go).
+		t.log.ring.buf[t.curLog].Text = "the answer to another host session's request " + id.String() + ", which is not followed"
+		return
+	}
 	t.log.ring.buf[t.curLog].Method = r.Method
 	if r.responded {
 		t.violate(ViolationDuplicateResponse, "another response for request "+r.ID.String()+", which already had one", r, id, ev)

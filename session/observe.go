@@ -111,7 +111,7 @@ func (t *Tracker) observeRequest(ev *event.Event) {
 	t.byID[id] = r
 	if m.Method == wire.MethodInitialize {
 		t.hostSession = r.seq
-		t.hostEvictedMax = 0
+		delete(t.hostEvicted, ev.SessionID) // a new session's IDs start over
 	}
 	if !token.IsZero() && token != id {
 		if t.tokens == nil {
@@ -141,8 +141,13 @@ func (t *Tracker) hostCancel(ev *event.Event) {
 	}
 	t.log.ring.buf[t.curLog].ID = c.RequestID
 	r := t.byID[c.RequestID]
+	if r != nil && otherSession(ev.SessionID, r.hostSession) {
+		// Another host session's cancel of its own request with this ID
+		// (over, or not followed): not this one's.
+		return
+	}
 	switch {
-	case r == nil && t.wasEvicted(c.RequestID):
+	case r == nil && t.wasEvictedIn(c.RequestID, ev.SessionID):
 		// Old news about a request long settled.
 	case r == nil:
 		t.violate(ViolationHostCancelledUnknown, "the host cancelled "+c.RequestID.String()+
@@ -274,7 +279,25 @@ func (t *Tracker) wasEvictedHost(id wire.ID) bool {
 		return false
 	}
 	n, ok := id.Int()
-	return ok && n <= t.hostEvictedMax && t.hostEvictedMax > 0
+	if !ok {
+		return false
+	}
+	for _, max := range t.hostEvicted {
+		if n <= max {
+			return true
+		}
+	}
+	return false
+}
+
+// wasEvictedIn is wasEvictedHost within one host session ("" where none
+// is known): another session's IDs are its own (found in review).
+func (t *Tracker) wasEvictedIn(id wire.ID, sessionID string) bool {
+	if _, kept := t.byID[id]; kept {
+		return false
+	}
+	n, ok := id.Int()
+	return ok && n > 0 && n <= t.hostEvicted[sessionID]
 }
 
 // forgetHost drops what only a host request has.
@@ -282,7 +305,10 @@ func (t *Tracker) forgetHost(r *Request) {
 	if t.tokens[r.ProgressToken] == r {
 		delete(t.tokens, r.ProgressToken)
 	}
-	if n, ok := r.ID.Int(); ok && n > t.hostEvictedMax {
-		t.hostEvictedMax = n
+	if n, ok := r.ID.Int(); ok && n > t.hostEvicted[r.hostSession] {
+		if t.hostEvicted == nil || len(t.hostEvicted) >= maxHostSessions {
+			t.hostEvicted = map[string]int64{} // bounded: the oldest sessions' go
+		}
+		t.hostEvicted[r.hostSession] = n
 	}
 }

@@ -74,6 +74,11 @@ func (t *Tracker) HostClosedStreamIn(id wire.ID, sessionID string, now time.Time
 		// Last-Event-ID), and the answer comes on the resumed one: only a
 		// host that resumes nothing in the wait gave up on it. Expire
 		// judges it then.
+		if at, ok := t.hostResumes[r.hostSession]; ok && !at.Before(now) {
+			// The host resumed a stream at or after this closure, seen
+			// first: the proxy reports a closure CancelGrace late.
+			return t.changes.buf
+		}
 		r.hostClosedAt, r.hostResumeBy = now, now.Add(t.resumeWait(r))
 	}
 	return t.changes.buf
@@ -97,12 +102,22 @@ func (t *Tracker) resumeWait(r *Request) time.Duration {
 // broken connection it recovered from, not a request given up. (Which
 // stream a resumption continues is the server's secret, in its event IDs:
 // any resumption clears every closure waiting.)
-func (t *Tracker) HostResumed(now time.Time) []Change {
+func (t *Tracker) HostResumed(now time.Time) []Change { return t.HostResumedIn("", now) }
+
+// HostResumedIn is HostResumed for the host session sessionID: it clears
+// that session's closures (and those of no known session); "" clears
+// every one.
+func (t *Tracker) HostResumedIn(sessionID string, now time.Time) []Change {
 	t.changes.reset()
+	if t.hostResumes == nil || len(t.hostResumes) >= maxHostSessions {
+		t.hostResumes = map[string]time.Time{}
+	}
+	t.hostResumes[sessionID] = now
 	for _, r := range t.active {
-		if !r.hostResumeBy.IsZero() && now.Before(r.hostResumeBy) {
-			r.hostClosedAt, r.hostResumeBy = time.Time{}, time.Time{}
+		if r.hostResumeBy.IsZero() || !now.Before(r.hostResumeBy) || otherSession(sessionID, r.hostSession) {
+			continue
 		}
+		r.hostClosedAt, r.hostResumeBy = time.Time{}, time.Time{}
 	}
 	return t.changes.buf
 }

@@ -39,25 +39,26 @@ func (t *Tracker) modernFor(r *Request) bool {
 // one is not followed, and note says so.
 func (t *Tracker) hostMayUse(m *wire.Message, sessionID string) (ok bool, note string) {
 	id := m.ID
-	// The request's own era rules (a proxy may see a modern host after a
-	// legacy one), else the connection's.
-	modern := modernMessage(m) || t.conn.Era == event.EraModern
+	// The request's own era rules: a proxy may see a legacy host after a
+	// modern one, and a modern request carries its version in _meta.
+	modern := modernMessage(m)
 	old, dup := t.byID[id]
 	if !dup {
-		return !t.wasEvicted(id) || modern, ""
+		return !t.wasEvictedIn(id, sessionID) || modern, ""
 	}
 	if !old.ByHost {
 		return false, ""
 	}
-	// Another session's (both known: an HTTP proxy's hosts), or the host
-	// began a new one since (its initialize).
-	otherSession := sessionID != "" && old.hostSession != "" && sessionID != old.hostSession
+	// Another session's (both known: an HTTP proxy's hosts; requests of
+	// two eras are two hosts'), or the host began a new one since (its
+	// initialize).
+	other := otherSession(sessionID, old.hostSession) || old.hostModern != modern
 	sameSession := sessionID != "" && sessionID == old.hostSession
-	newSession := otherSession || m.Method == wire.MethodInitialize || (!sameSession && old.seq < t.hostSession)
+	newSession := other || m.Method == wire.MethodInitialize || (!sameSession && old.seq < t.hostSession)
 	if old.State.IsActive() {
-		if newSession && !modern {
+		if other || (newSession && !modern) {
 			return false, "the host's " + m.Method + " " + id.String() + " has the ID of " + old.Method +
-				", still in flight from an earlier session: it is forwarded, not followed (one request per ID is followed)"
+				", still in flight from another session: it is forwarded, not followed (one request per ID is followed)"
 		}
 		return false, ""
 	}
@@ -67,6 +68,12 @@ func (t *Tracker) hostMayUse(m *wire.Message, sessionID string) (ok bool, note s
 	t.retireHostID(old)
 	return true, ""
 }
+
+// maxHostSessions bounds the host sessions whose evicted IDs are kept.
+const maxHostSessions = 1024
+
+// otherSession reports whether a and b are two host sessions, both known.
+func otherSession(a, b string) bool { return a != "" && b != "" && a != b }
 
 // retireHostID renames old, a finished host request, so that its ID is
 // free for the host's next request with it.

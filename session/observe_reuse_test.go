@@ -114,7 +114,7 @@ func TestObserveReuseWithinASession(t *testing.T) {
 	}
 	said := false
 	for i := 0; i < tr.Log().Len(); i++ {
-		if strings.Contains(tr.Log().At(i).Text, "still in flight from an earlier session") {
+		if strings.Contains(tr.Log().At(i).Text, "still in flight from another session") {
 			said = true
 		}
 	}

@@ -283,6 +283,12 @@ func (t *Tracker) lateTaskHandle(r *Request, ev *event.Event) {
 // due marks immediate task work (a tasks/cancel or tasks/result to
 // begin), for NextDeadline.
 func (t *Tracker) due(at time.Time) {
+	if t.observing {
+		// A proxy's tracker sends nothing: a host's task work is the
+		// host's, and a due time nobody clears would keep Expire (and the
+		// recorder's timer) spinning (found in review).
+		return
+	}
 	if t.taskDue.IsZero() || at.Before(t.taskDue) {
 		t.taskDue = at
 	}

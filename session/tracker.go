@@ -107,15 +107,19 @@ type Tracker struct {
 
 	// observing: the requests are a host's, seen by a proxy (observe.go).
 	// tokens finds a host request by a progress token that is not its ID;
-	// hostEvictedMax is the largest integer ID of a host request evicted.
-	observing      bool
-	tokens         map[wire.ID]*Request
-	hostEvictedMax int64
+	// hostEvicted is the largest integer ID of a host request evicted,
+	// by the host session it came in (at most maxHostSessions).
+	observing   bool
+	tokens      map[wire.ID]*Request
+	hostEvicted map[string]int64
 	// hostSession is the seq of the host's last initialize, which began
 	// its session (legacy: IDs are unique within one); retired counts
 	// the finished host requests whose ID a later one took (observe_reuse.go).
 	hostSession int64
 	retired     map[string]int
+	// hostResumes is when each host session last resumed a stream
+	// (HostResumedIn), for a closure reported after it.
+	hostResumes map[string]time.Time
 
 	// roundOf finds a conversation by an earlier round's ID (rounds.go);
 	// serverOpen and serverReqs are the server's own requests waiting and
@@ -364,6 +368,12 @@ func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
 				out = append(out, Expiry{ID: r.ID, Reason: "timeout", Limit: limit, Change: t.changes.buf[len(t.changes.buf)-1]})
 			}
 		case StateTask:
+			if r.ByHost {
+				// The host's task: its limits are the host's, never
+				// inflight's to cancel (found in review).
+				t.hostResumeDue(r, now)
+				continue
+			}
 			d, limit := r.deadline()
 			switch {
 			case now.Before(d):
