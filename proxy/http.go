@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -258,7 +259,7 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
 		// The host resumes a stream: a closure it made before may be a
 		// broken connection it recovers from (Tracker.HostResumed).
-		p.q.pushControl(line{ctl: ctlHostResumed, at: time.Now()})
+		p.q.pushControl(line{ctl: ctlHostResumed, at: time.Now(), session: r.Header.Get("Mcp-Session-Id")})
 	}
 	target := *p.up
 	if r.URL.RawQuery != "" {
@@ -289,9 +290,18 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).EnableFullDuplex()
 	var tap *bodyTap
 	var body io.Reader = http.NoBody
+	// The host session the messages of this exchange are of: a legacy
+	// host's Mcp-Session-Id; a POST without one (a modern host's, which
+	// has no sessions, or an initialize) is one of its own, so that two
+	// hosts using one ID at once are told apart (session/observe_reuse.go).
+	sess := r.Header.Get("Mcp-Session-Id")
+	var seq uint64
 	if r.Body != nil && r.Method == http.MethodPost {
-		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q, want: r.ContentLength, session: r.Header.Get("Mcp-Session-Id"),
-			seq: p.taps.Add(1)}
+		seq = p.taps.Add(1)
+		if sess == "" {
+			sess = "post " + strconv.FormatUint(seq, 10)
+		}
+		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q, want: r.ContentLength, session: sess, seq: seq}
 		body = tap
 	}
 	ctx := r.Context()
@@ -301,6 +311,7 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx, upCancel = context.WithCancel(ctx)
 		defer upCancel()
 		ex = p.inj.newExchange(r, target.String(), upCancel)
+		ex.session, ex.tap = sess, seq
 		if tap != nil {
 			tap.onWhole = func(msgs []wire.Message, at time.Time) { p.inj.hostMessages(ex, msgs, at) }
 		}
@@ -347,10 +358,10 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var whole *bodyTap
 	switch {
 	case sse:
-		events = &sseSplitter{max: p.maxBody}
+		events = &sseSplitter{max: p.maxBody, session: sess, tap: seq}
 		_ = rc.Flush() // the host sees the stream open at once
 	case mt == "application/json":
-		whole = &bodyTap{max: p.maxBody, q: p.q, from: FromServer}
+		whole = &bodyTap{max: p.maxBody, q: p.q, from: FromServer, session: sess, seq: seq}
 	}
 	buf := make([]byte, 32<<10)
 	var readErr error
@@ -564,6 +575,9 @@ func expandBatches(ls []line) []line {
 // the recorder (the stream itself is forwarded as it came).
 type sseSplitter struct {
 	max int
+	// session and tap are the exchange's, for every line it cuts.
+	session string
+	tap     uint64
 	// partial is an unfinished line of the stream (its first max+64
 	// bytes), partialLen its whole length so far.
 	partial    []byte
@@ -612,7 +626,7 @@ func (s *sseSplitter) line(ln []byte, lnLen int, at time.Time) (line, bool) {
 		if !s.hasData {
 			return line{}, false
 		}
-		l := line{from: FromServer, at: at, raw: bytes.Clone(s.data), total: s.total}
+		l := line{from: FromServer, at: at, raw: bytes.Clone(s.data), total: s.total, session: s.session, tap: s.tap}
 		s.data, s.total, s.hasData = s.data[:0], 0, false
 		return l, len(bytes.TrimSpace(l.raw)) > 0
 	}

@@ -93,7 +93,7 @@ func (f *flight) name() string {
 
 // note is a line for the recorder saying what f's rule did.
 func (f *flight) note(at time.Time, onResponse bool, phase, format string, args ...any) line {
-	return line{ctl: ctlInjected, at: at, inj: &injection{id: f.key.id, action: f.rule.Does(), rule: f.rule.Text,
+	return line{ctl: ctlInjected, at: at, inj: &injection{id: f.key.id, session: f.ex.session, action: f.rule.Does(), rule: f.rule.Text,
 		onResponse: onResponse, phase: phase, text: fmt.Sprintf(format, args...)}}
 }
 
@@ -126,6 +126,10 @@ type exchange struct {
 	target string      // the upstream URL it went to
 	header http.Header // the host's headers, for a legacy cancel's POST
 	sid    string      // the key's session
+	// session and tap are the host session and POST number the recorder
+	// knows the exchange's lines by (http.go).
+	session string
+	tap     uint64
 	// upCancel closes the upstream request (the modern cancel).
 	upCancel context.CancelFunc
 
@@ -377,7 +381,7 @@ func (in *httpInjector) cancel(f *flight) {
 		reason = "cancelled by inflight proxy (" + r.Text + ")"
 	}
 	at := time.Now()
-	inj := &injection{id: f.key.id, action: r.Does(), rule: r.Text, reason: reason, phase: PhaseCancel}
+	inj := &injection{id: f.key.id, session: f.ex.session, action: r.Does(), rule: r.Text, reason: reason, phase: PhaseCancel}
 	after := at.Sub(f.at).Round(time.Microsecond)
 	if modern {
 		inj.closedUp = true
@@ -838,7 +842,7 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 	var (
 		headersDone, sse, judged, mute, upEnded, hostGone, over bool
 		fr                                                      = sseFramer{max: p.maxBody}
-		sp                                                      = &sseSplitter{max: p.maxBody}
+		sp                                                      = &sseSplitter{max: p.maxBody, session: ex.session, tap: ex.tap}
 		units                                                   []*heldUnit
 		whole                                                   *bodyTap
 	)
@@ -1105,7 +1109,7 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 				raw := bytes.TrimSpace(m.data)
 				u := &heldUnit{raw: m.data, json: true, status: ex.resp.StatusCode, header: ex.resp.Header}
 				if len(raw) > 0 {
-					u.lines = expandBatch(line{from: FromServer, at: at, raw: bytes.Clone(raw), total: len(raw)})
+					u.lines = expandBatch(line{from: FromServer, at: at, raw: bytes.Clone(raw), total: len(raw), session: ex.session, tap: ex.tap})
 				}
 				decide(u, at)
 				if headersDone && !hostGone && !mute {
@@ -1137,7 +1141,7 @@ func (p *httpProxy) serveInjected(w http.ResponseWriter, r *http.Request, out *h
 						headersDone = true
 					}
 					if whole == nil && judgedJSON(ex.resp) {
-						whole = &bodyTap{max: p.maxBody, q: p.q, from: FromServer}
+						whole = &bodyTap{max: p.maxBody, q: p.q, from: FromServer, session: ex.session, seq: ex.tap}
 					}
 					if whole != nil {
 						whole.keep(m.data)

@@ -35,6 +35,9 @@ const (
 // injection is what a rule did, for the record.
 type injection struct {
 	id wire.ID
+	// session is the host session of the request acted on (HTTP): a
+	// request of another session with that ID is not it.
+	session string
 	// action is the rule's action as the trace names it ("delay 30s");
 	// rule the rule as written.
 	action, rule string
@@ -178,9 +181,10 @@ func (r *recorder) record(l *line) {
 	case ctlStreamClosed:
 		if t := r.byTap[l.tap%tapMemory]; l.tap != 0 && t.tap == l.tap {
 			// The POST's own request: if its ID names another by now (the
-			// host's next request took it once it was over), the closure
-			// is of a request already over, and nothing to judge.
-			if cur, ok := r.tr.Get(l.id); !ok || cur != t.req {
+			// host's next request took it once it was over), or the
+			// tracker never followed it (another's with the ID was in
+			// flight), the closure is not the followed request's.
+			if cur, ok := r.tr.Get(l.id); !ok || t.req == nil || cur != t.req {
 				return
 			}
 		}
@@ -188,7 +192,7 @@ func (r *recorder) record(l *line) {
 		r.report(ev, r.tr.HostClosedStreamIn(l.id, l.session, l.at))
 		return
 	case ctlHostResumed:
-		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostResumed}, r.tr.HostResumed(l.at))
+		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostResumed, SessionID: l.session}, r.tr.HostResumedIn(l.session, l.at))
 		return
 	}
 	if len(l.raw) == 0 && l.total == 0 {
@@ -211,7 +215,7 @@ func (r *recorder) record(l *line) {
 			ev.StreamEnd = l.serverSoFar
 		}
 	case FromServer:
-		ev = event.Event{Kind: event.Received, Time: l.at, Raw: l.raw, StreamEnd: l.end}
+		ev = event.Event{Kind: event.Received, Time: l.at, Raw: l.raw, StreamEnd: l.end, SessionID: l.session}
 		m, p, err := wire.DecodeLine(l.raw)
 		switch {
 		case l.total > len(l.raw):
@@ -226,11 +230,17 @@ func (r *recorder) record(l *line) {
 			}
 		}
 	}
-	_, known := r.tr.Get(ev.RequestID)
+	before, _ := r.tr.Get(ev.RequestID)
 	changes := r.tr.Observe(ev)
-	if l.tap != 0 && ev.Kind == event.Sent && ev.Msg.Kind == wire.KindRequest {
-		if req, ok := r.tr.Get(ev.RequestID); ok {
-			r.byTap[l.tap%tapMemory] = tapRequest{l.tap, req}
+	// A host request the tracker began following now (not one it already
+	// had under that ID: a duplicate, or another session's, not followed).
+	var begun *session.Request
+	if ev.Kind == event.Sent && ev.Msg.Kind == wire.KindRequest {
+		if req, ok := r.tr.Get(ev.RequestID); ok && req != before {
+			begun = req
+		}
+		if l.tap != 0 {
+			r.byTap[l.tap%tapMemory] = tapRequest{l.tap, begun} // nil: not followed
 		}
 	}
 	if ev.Progress != nil {
@@ -248,11 +258,9 @@ func (r *recorder) record(l *line) {
 		}
 	}
 	r.reportInjected(ev, changes, injected)
-	if ev.Kind == event.Sent && ev.Msg.Kind == wire.KindRequest && !known {
-		if req, ok := r.tr.Get(ev.RequestID); ok {
-			for _, tw := range r.tws {
-				_ = tw.State(ev.Time, req, req.State, req.State)
-			}
+	if begun != nil {
+		for _, tw := range r.tws {
+			_ = tw.State(ev.Time, begun, begun.State, begun.State)
 		}
 	}
 	if info, _ := r.tr.Conn(); info.Era != r.era || info.ServerName != r.server {
@@ -402,7 +410,13 @@ func describe(tr *session.Tracker, id wire.ID) string {
 // after it is judged as after any cancel), the answer it gave the host,
 // and a line saying what was done, in the trace and on stderr.
 func (r *recorder) injected(at time.Time, in *injection) {
-	if in.cancel != nil || in.closedUp {
+	// A cancel of a request the tracker does not follow (another host
+	// session's with that ID) is said, not applied to the one it follows.
+	followed := true
+	if req, ok := r.tr.Get(in.id); ok && in.session != "" && req.HostSession() != "" && req.HostSession() != in.session {
+		followed = false
+	}
+	if (in.cancel != nil || in.closedUp) && followed {
 		if ch, err := r.tr.RequestCancel(in.id, in.reason, session.CauseUser, at); err == nil {
 			for _, tw := range r.tws {
 				_ = tw.Changes(r.tr, []session.Change{ch})

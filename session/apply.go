@@ -391,6 +391,11 @@ func (t *Tracker) onProgress(ev *event.Event) {
 	}
 	// The progress token is the request's ID (see Begin).
 	r := t.byToken(p.Token)
+	if r != nil && r.ByHost && otherSession(ev.SessionID, r.hostSession) {
+		// Progress of another host session's request with that token,
+		// which the tracker does not follow: not this one's.
+		return
+	}
 	if r == nil && t.roundOf[p.Token] != nil {
 		// An earlier round of a conversation, answered already.
 		old := t.roundOf[p.Token]

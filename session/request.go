@@ -347,3 +347,7 @@ func (r *Request) addSample(count int, s ProgressSample) {
 	}
 	r.Timeline = append(r.Timeline, s)
 }
+
+// HostSession is the host's HTTP session the request came in, as the
+// proxy names it ("": none known).
+func (r *Request) HostSession() string { return r.hostSession }
