@@ -24,6 +24,10 @@ const (
 	ChangeCrossed
 	// ChangeViolation: a protocol violation was recorded (Violation).
 	ChangeViolation
+	// ChangeRenamed: the finished host request that had the ID Was is ID
+	// from now on (a later request of the host took Was:
+	// observe_reuse.go); what a consumer keeps by ID follows it.
+	ChangeRenamed
 )
 
 // Arrival names what arrived late or crossed.
@@ -64,6 +68,8 @@ type Change struct {
 	What Arrival
 	// Violation is the violation of a ChangeViolation.
 	Violation Violation
+	// Was is the ID a ChangeRenamed request had.
+	Was wire.ID
 }
 
 // Verdict is the tracker's judgement of a message it just applied, as

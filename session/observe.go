@@ -77,7 +77,7 @@ func (t *Tracker) observeRequest(ev *event.Event) {
 	m := &ev.Msg
 	id := m.ID
 	t.observeEra(m)
-	if ok, note := t.hostMayUse(m, ev.SessionID); !ok {
+	if ok, note := t.hostMayUse(m, ev.SessionID, ev.Time); !ok {
 		if note != "" {
 			t.log.append(&event.Event{Kind: event.Note, Time: ev.Time, Text: note})
 			return

@@ -3,6 +3,7 @@ package session
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"inflight/event"
 	"inflight/wire"
@@ -37,7 +38,7 @@ func (t *Tracker) modernFor(r *Request) bool {
 // still in flight with that ID is no fault of the host's (the sessions
 // may be two hosts'), but the tracker follows one request per ID: the new
 // one is not followed, and note says so.
-func (t *Tracker) hostMayUse(m *wire.Message, sessionID string) (ok bool, note string) {
+func (t *Tracker) hostMayUse(m *wire.Message, sessionID string, at time.Time) (ok bool, note string) {
 	id := m.ID
 	// The request's own era rules: a proxy may see a legacy host after a
 	// modern one, and a modern request carries its version in _meta.
@@ -65,7 +66,7 @@ func (t *Tracker) hostMayUse(m *wire.Message, sessionID string) (ok bool, note s
 	if !modern && !newSession {
 		return false, ""
 	}
-	t.retireHostID(old)
+	t.retireHostID(old, at)
 	return true, ""
 }
 
@@ -77,7 +78,7 @@ func otherSession(a, b string) bool { return a != "" && b != "" && a != b }
 
 // retireHostID renames old, a finished host request, so that its ID is
 // free for the host's next request with it.
-func (t *Tracker) retireHostID(old *Request) {
+func (t *Tracker) retireHostID(old *Request, at time.Time) {
 	if t.retired == nil {
 		t.retired = map[string]int{}
 	}
@@ -95,6 +96,7 @@ func (t *Tracker) retireHostID(old *Request) {
 	delete(t.byID, from)
 	t.byID[to] = old
 	old.ID = to
+	t.changes.add(Change{Kind: ChangeRenamed, ID: to, Was: from, At: at})
 	for _, k := range []rawKind{rawRequest, rawResponse, rawTaskOutcome} {
 		t.raw.rename(rawKey{from, k}, rawKey{to, k})
 	}

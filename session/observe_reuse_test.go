@@ -255,3 +255,31 @@ func TestObserveLegacyHostAfterModern(t *testing.T) {
 			v, r.State, r.Cancel, ViolationHostClosedStreamLegacy)
 	}
 }
+
+// A rename is a change of its own, at the time of the request that took
+// the ID, so that what a consumer keeps by ID (the view's selection, a
+// trace reader) can follow it.
+func TestObserveRenameIsAChange(t *testing.T) {
+	tr := NewTracker(Config{})
+	for _, s := range []step{
+		{0, "host", hostInit, 0}, {2, "server", serverInit, 0},
+		{10, "host", hostCall1, 0}, {20, "server", answer1Done, 0},
+		{100, "host", hostInit, 0}, {102, "server", serverInit, 0},
+	} {
+		kind := event.Sent
+		if s.from == "server" {
+			kind = event.Received
+		}
+		tr.Observe(msgEvent(t, kind, s.at, s.raw))
+	}
+	changes := tr.Observe(msgEvent(t, event.Sent, 110, hostCall1B))
+	for _, ch := range changes {
+		if ch.Kind == ChangeRenamed {
+			if ch.Was != wire.IntID(1) || ch.ID != wire.StringID("1·1") || !ch.At.Equal(ms(110)) {
+				t.Errorf("rename %+v, want 1 → 1·1 at 110ms", ch)
+			}
+			return
+		}
+	}
+	t.Errorf("no ChangeRenamed among %+v", changes)
+}

@@ -329,6 +329,14 @@ func (w *Writer) Changes(tr *session.Tracker, changes []session.Change) error {
 			if err := w.Violation(ch.Violation); err != nil {
 				return err
 			}
+		case session.ChangeRenamed:
+			// Said for a reader: what follows under the ID is the later
+			// request's; the earlier one's lines came before.
+			id := ch.Was
+			if err := w.Write(Record{MS: w.Since(ch.At), Dir: DirLocal, Event: EventNote, ID: &id,
+				Text: "the host used ID " + ch.Was.String() + " again: the earlier request with it is " + ch.ID.String() + " from here on"}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

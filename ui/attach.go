@@ -362,10 +362,34 @@ func (m *Model) observe(ev event.Event) []session.Change {
 	return changes
 }
 
+// followRename keeps what the view holds by a request's ID with the
+// request when the tracker renames it (its ID was used again by a later
+// request of the host): the selection, the open detail, the status line's
+// request and the cached result summary stay the earlier request's.
+func (m *Model) followRename(was, now wire.ID) {
+	if m.list.selected == was {
+		m.list.selected = now
+	}
+	if m.detail.id == was {
+		m.detail.id = now
+	}
+	if m.status.about == was {
+		m.status.about = now
+	}
+	if s, ok := m.summaries[was]; ok {
+		delete(m.summaries, was)
+		m.summaries[now] = s
+	}
+}
+
 // observed counts the view's flags, says the host's faults that have no
 // row of their own on the status line, and clears a settled status.
 func (m *Model) observed(changes []session.Change) {
 	for _, ch := range changes {
+		if ch.Kind == session.ChangeRenamed {
+			m.followRename(ch.Was, ch.ID)
+			continue
+		}
 		if ch.Kind != session.ChangeViolation {
 			continue
 		}
