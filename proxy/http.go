@@ -299,7 +299,7 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil && r.Method == http.MethodPost {
 		seq = p.taps.Add(1)
 		if sess == "" {
-			sess = "post " + strconv.FormatUint(seq, 10)
+			sess = session.PostSession + strconv.FormatUint(seq, 10)
 		}
 		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q, want: r.ContentLength, session: sess, seq: seq}
 		body = tap

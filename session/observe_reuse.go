@@ -74,7 +74,20 @@ func (t *Tracker) hostMayUse(m *wire.Message, sessionID string, at time.Time) (o
 const maxHostSessions = 1024
 
 // otherSession reports whether a and b are two host sessions, both known.
-func otherSession(a, b string) bool { return a != "" && b != "" && a != b }
+// A POST without a session (a modern host's exchange, or a legacy host's
+// initialize, before its session has an ID: the proxy names it "post N")
+// is no other session than a named one: a legacy host's initialize and
+// its later requests are one host's.
+func otherSession(a, b string) bool {
+	if a == "" || b == "" || a == b {
+		return false
+	}
+	return strings.HasPrefix(a, PostSession) == strings.HasPrefix(b, PostSession)
+}
+
+// PostSession begins the session name the HTTP proxy gives a POST that
+// carries no Mcp-Session-Id ("post 17"; proxy/http.go).
+const PostSession = "post "
 
 // retireHostID renames old, a finished host request, so that its ID is
 // free for the host's next request with it.
