@@ -117,16 +117,32 @@ func (t *Tracker) retireHostID(old *Request, at time.Time) {
 		delete(t.tokens, old.ProgressToken)
 	}
 	// What the log and the violations say of it (the entry being
-	// written now, t.curLog, is the new request's).
-	for i := 0; i < t.log.ring.len(); i++ {
+	// written now, t.curLog, is the new request's), newest first, back to
+	// a little before it began: nothing older can be its, and a host that
+	// reuses an ID on every request must not pay a walk of the whole log
+	// each time. (Entries come in nearly time order; a closure, reported
+	// 250ms late with its own time, is the latest out of order.)
+	since := old.Created.Add(-renameMargin)
+	for i := t.log.ring.len() - 1; i >= 0; i-- {
 		e := t.log.ring.at(i)
+		if e.Time.Before(since) {
+			break
+		}
 		if e.ID == from && !(t.curLog >= 0 && &t.log.ring.buf[t.curLog] == e) {
 			e.ID = to
 		}
 	}
-	for i := 0; i < t.violations.ring.len(); i++ {
-		if v := t.violations.ring.at(i); v.RequestID == from {
+	for i := t.violations.ring.len() - 1; i >= 0; i-- {
+		v := t.violations.ring.at(i)
+		if v.Time.Before(since) {
+			break
+		}
+		if v.RequestID == from {
 			v.RequestID = to
 		}
 	}
 }
+
+// renameMargin is how far before a renamed request began its log entries
+// are looked for.
+const renameMargin = 10 * time.Second

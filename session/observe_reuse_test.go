@@ -283,3 +283,27 @@ func TestObserveRenameIsAChange(t *testing.T) {
 	}
 	t.Errorf("no ChangeRenamed among %+v", changes)
 }
+
+// A rename re-keys every log entry of the earlier request, however long it
+// lived, and only its: the walk goes back to a little before it began.
+func TestObserveRenameReachesTheWholeRequest(t *testing.T) {
+	tr := observeAll(t, []step{
+		{0, "host", hostInit, 0}, {2, "server", serverInit, 0},
+		{10, "host", hostCall1, 0}, {15_000, "server", prog(1), 0}, {30_000, "server", answer1Done, 0},
+		{60_000, "host", hostInit, 0}, {60_002, "server", serverInit, 0},
+		{60_010, "host", hostCall1B, 0},
+	})
+	old, ok := tr.Get(wire.StringID("1·1"))
+	if !ok {
+		t.Fatal("the earlier request 1 was not renamed")
+	}
+	for i := 0; i < tr.Log().Len(); i++ {
+		e := tr.Log().At(i)
+		if e.ID == wire.IntID(1) && e.Time.Before(ms(60_010)) {
+			t.Errorf("a log entry of the earlier request 1 at %v kept its ID", e.Time.Sub(t0))
+		}
+	}
+	if old.State != StateCompleted {
+		t.Errorf("the earlier request: %s", old.State)
+	}
+}
