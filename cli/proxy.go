@@ -135,13 +135,8 @@ proxy is printed.`,
 				c.code = exitcode.Usage
 				return nil
 			}
-			rules, err := proxy.ParseRules(ruleTexts)
-			if err != nil {
-				for _, line := range strings.Split(err.Error(), "\n") {
-					fmt.Fprintf(c.stderr, "inflight proxy: --%s\n", termsafe.Line(line))
-				}
-				fmt.Fprintf(c.stderr, "a rule is:\n  %s\n", strings.ReplaceAll(proxy.RuleGrammar, "\n", "\n  "))
-				c.code = exitcode.Usage
+			rules, ok := c.parseRules(ruleTexts)
+			if !ok {
 				return nil
 			}
 			opts.Rules = rules
@@ -190,4 +185,19 @@ proxy is printed.`,
 	fs.BoolVar(&wrap.write, "write", false, "with --wrap: change the file in place, keeping a backup (FILE.inflight-backup) and its comments")
 	durationVar(fs, &lateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after the host's cancel", true)
 	return cmd
+}
+
+// parseRules parses the proxy's --rule flags; a rule that does not parse
+// is said on stderr, with the grammar, and the exit code is usage.
+func (c *cli) parseRules(texts []string) ([]proxy.Rule, bool) {
+	rules, err := proxy.ParseRules(texts)
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(c.stderr, "inflight proxy: --%s\n", termsafe.Line(line))
+		}
+		fmt.Fprintf(c.stderr, "a rule is:\n  %s\n", strings.ReplaceAll(proxy.RuleGrammar, "\n", "\n  "))
+		c.code = exitcode.Usage
+		return nil, false
+	}
+	return rules, true
 }

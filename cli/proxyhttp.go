@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"inflight/exitcode"
@@ -26,13 +25,8 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 		c.code = exitcode.Usage
 		return nil
 	}
-	parsed, err := proxy.ParseRules(rules)
-	if err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(c.stderr, "inflight proxy: --%s\n", termsafe.Line(line))
-		}
-		fmt.Fprintf(c.stderr, "a rule is:\n  %s\n", strings.ReplaceAll(proxy.RuleGrammar, "\n", "\n  "))
-		c.code = exitcode.Usage
+	parsed, ok := c.parseRules(rules)
+	if !ok {
 		return nil
 	}
 	up, err := url.Parse(upstream)

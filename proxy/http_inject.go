@@ -454,16 +454,23 @@ const (
 	fateWithheld
 )
 
-// responded decides the upstream's response to id, on ex, which came at.
-func (in *httpInjector) responded(ex *exchange, id wire.ID, at time.Time) (*flight, fate, []line) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
+// flightLocked is ex's (last) request with id, nil when it carried none;
+// in.mu is held.
+func (ex *exchange) flightLocked(id wire.ID) *flight {
 	var f *flight
 	for _, g := range ex.flights {
 		if g.key.id == id {
 			f = g
 		}
 	}
+	return f
+}
+
+// responded decides the upstream's response to id, on ex, which came at.
+func (in *httpInjector) responded(ex *exchange, id wire.ID, at time.Time) (*flight, fate, []line) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	f := ex.flightLocked(id)
 	if f == nil || f.answered || in.closed {
 		return nil, fatePass, nil
 	}
@@ -532,12 +539,7 @@ func (in *httpInjector) armDelayLocked(f *flight, d time.Duration) {
 func (in *httpInjector) passedUnjudged(ex *exchange, id wire.ID, at time.Time, max int) (*flight, []line) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	var f *flight
-	for _, g := range ex.flights {
-		if g.key.id == id {
-			f = g
-		}
-	}
+	f := ex.flightLocked(id)
 	if f == nil || f.answered || in.closed {
 		return nil, nil
 	}
