@@ -150,3 +150,17 @@ func TestProxyWrapHTTP(t *testing.T) {
 		t.Errorf("exit %d, the wrapped stdio entry lacks --read-only:\n%s%s", code, stdout, stderr)
 	}
 }
+
+// A --rule that does not parse is refused before anything starts, with
+// what is wrong and the grammar, on the stdio proxy and the HTTP one alike.
+func TestProxyBadRuleIsRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"proxy", "--rule", "tools/call slow: linger 3s", "--", "true"},
+		{"proxy", "--no-tui", "--url", "http://127.0.0.1:9/mcp", "--rule", "tools/call slow: linger 3s"},
+	} {
+		code, _, stderr := inflight(t, args...)
+		if code != exitcode.Usage || !strings.Contains(stderr, "inflight proxy: --") || !strings.Contains(stderr, "a rule is:") {
+			t.Errorf("%v: exit %d\n%s", args, code, stderr)
+		}
+	}
+}
