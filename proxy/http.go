@@ -291,14 +291,15 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var tap *bodyTap
 	var body io.Reader = http.NoBody
 	// The host session the messages of this exchange are of: a legacy
-	// host's Mcp-Session-Id; a POST without one (a modern host's, which
-	// has no sessions, or an initialize) is one of its own, so that two
-	// hosts using one ID at once are told apart (session/observe_reuse.go).
+	// host's Mcp-Session-Id; a modern host's POST is one of its own (the
+	// era has no sessions), so that two hosts using one ID at once are
+	// told apart (session/observe_reuse.go); none known otherwise.
 	sess := r.Header.Get("Mcp-Session-Id")
 	var seq uint64
+	modern := wire.IsModernVersion(r.Header.Get("MCP-Protocol-Version"))
 	if r.Body != nil && r.Method == http.MethodPost {
 		seq = p.taps.Add(1)
-		if sess == "" {
+		if sess == "" && modern {
 			sess = session.PostSession + strconv.FormatUint(seq, 10)
 		}
 		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q, want: r.ContentLength, session: sess, seq: seq}
@@ -418,7 +419,12 @@ func (p *httpProxy) hostClosed(tap *bodyTap) {
 		return
 	}
 	at := time.Now()
-	time.Sleep(CancelGrace)
+	if !strings.HasPrefix(tap.session, session.PostSession) {
+		// A legacy host posts notifications/cancelled with the closure:
+		// it is waited for. A modern host's closure is its cancel, said
+		// at once (a host that comes next with the ID must find it over).
+		time.Sleep(CancelGrace)
+	}
 	for _, id := range tap.ids {
 		p.q.pushControl(line{ctl: ctlStreamClosed, at: at, id: id, session: tap.session, tap: tap.seq})
 	}

@@ -137,3 +137,43 @@ func TestHTTPClosureOfAnEarlierRequestWithTheID(t *testing.T) {
 		t.Fatalf("request 2: %+v; want the tools/list, completed, never cancelled", r)
 	}
 }
+
+// TestHTTPModernHostThenLegacyAtOnce: a modern host that gives up on its
+// call (its stream closed: its cancel) and a legacy host that comes at
+// once with the same ID are both followed to their own ends: a modern
+// closure is reported at once (only a legacy one waits CancelGrace for
+// the notifications/cancelled posted with it), and each modern POST is a
+// session of its own, so the legacy call is not mistaken for it.
+func TestHTTPModernHostThenLegacyAtOnce(t *testing.T) {
+	up, _ := demoInProcess(t)
+	rp := startHTTPProxy(t, up)
+	rh := &ruleHTTP{runningHTTP: rp}
+	modern := rh.connect(t, "")
+	if _, _, err := callTool(modern, "stubborn", 0.6, 3, 100*time.Millisecond); err == nil {
+		t.Fatal("the modern call did not time out")
+	}
+	_ = modern.Close()
+	legacy := rh.connect(t, "2025-11-25")
+	if _, _, err := callTool(legacy, "slow", 0.05, 1, 5*time.Second); err != nil {
+		t.Fatalf("the legacy call: %v", err)
+	}
+	_ = legacy.Close()
+	time.Sleep(CancelGrace + 100*time.Millisecond)
+	rp.stop()
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	for _, ch := range rp.changes {
+		if ch.Kind == session.ChangeViolation {
+			t.Errorf("flagged: %s: %s", ch.Violation.Code, ch.Violation.Detail)
+		}
+	}
+	fates := map[string]session.State{}
+	for i := 0; i < rp.tr.Len(); i++ {
+		if q := rp.tr.At(i); q.Method == wire.MethodToolsCall {
+			fates[q.Target] = q.State
+		}
+	}
+	if fates["stubborn"] != session.StateCancelled || fates["slow"] != session.StateCompleted {
+		t.Errorf("fates %v: want the modern stubborn cancelled by its closure, the legacy slow completed", fates)
+	}
+}

@@ -74,19 +74,14 @@ func (t *Tracker) hostMayUse(m *wire.Message, sessionID string, at time.Time) (o
 const maxHostSessions = 1024
 
 // otherSession reports whether a and b are two host sessions, both known.
-// A POST without a session (a modern host's exchange, or a legacy host's
-// initialize, before its session has an ID: the proxy names it "post N")
-// is no other session than a named one: a legacy host's initialize and
-// its later requests are one host's.
-func otherSession(a, b string) bool {
-	if a == "" || b == "" || a == b {
-		return false
-	}
-	return strings.HasPrefix(a, PostSession) == strings.HasPrefix(b, PostSession)
-}
+func otherSession(a, b string) bool { return a != "" && b != "" && a != b }
 
-// PostSession begins the session name the HTTP proxy gives a POST that
-// carries no Mcp-Session-Id ("post 17"; proxy/http.go).
+// PostSession begins the session name the HTTP proxy gives a modern
+// host's POST ("post 17"; proxy/http.go): the modern era has no sessions,
+// and each exchange is its own (its cancel is closing its own stream), so
+// two modern hosts using one ID at once are told apart. A legacy POST
+// without an Mcp-Session-Id (an initialize, a stateless server's host)
+// has no session known: its cancel is another POST.
 const PostSession = "post "
 
 // retireHostID renames old, a finished host request, so that its ID is

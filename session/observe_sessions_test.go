@@ -206,19 +206,20 @@ func TestObserveSessionsHostTaskDeadlineStaysDue(t *testing.T) {
 	}
 }
 
-// A legacy host's initialize comes in a POST without a session (the proxy
-// names it "post N"), its later requests in its Mcp-Session-Id: one host.
-// Its cancel of the initialize is still flagged.
+// A legacy host's initialize comes in a POST without a session (none
+// known, ""), its later requests in its Mcp-Session-Id: one host. Its
+// cancel of the initialize is still flagged. A modern host's POSTs are
+// each their own session ("post N").
 func TestObserveSessionsInitializeIsTheHostsOwn(t *testing.T) {
 	const cancel0 = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0,"reason":"oops"}}`
 	tr := observeSessions(t, []step{
 		{0, "host", hostInit, 0},
 		{5, "host", cancel0, 0},
-	}, []string{PostSession + "1", "sA"})
+	}, []string{"", "sA"})
 	if v := violationCodes(tr); len(v) != 1 || v[0] != ViolationHostCancelledInitialize {
 		t.Errorf("violations %v, want %s", v, ViolationHostCancelledInitialize)
 	}
-	if !otherSession(PostSession+"1", PostSession+"2") || otherSession(PostSession+"1", "sA") || !otherSession("sA", "sB") {
-		t.Error("otherSession: two POSTs are two exchanges, a POST and a named session may be one host's, two names are two")
+	if !otherSession(PostSession+"1", PostSession+"2") || otherSession("", "sA") || !otherSession("sA", "sB") || !otherSession(PostSession+"1", "sA") {
+		t.Error("otherSession: two modern POSTs are two exchanges, an unknown session may be anyone's, two names are two")
 	}
 }
