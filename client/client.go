@@ -1173,11 +1173,13 @@ func (c *Client) respond(raw []byte) error {
 	out := outgoing{raw: raw, internal: true, version: info.ProtocolVersion, modern: info.Era == event.EraModern}
 	c.emitOwnSent(wire.ID{}, raw, time.Now())
 	err := c.t.send(context.Background(), out)
-	if err != nil && !c.isClosing() {
+	var status *HTTPStatusError
+	if err != nil && !(c.isClosing() && !errors.As(err, &status)) {
 		// (Once Close began, a POST cut while its 202 was read is the
 		// close's doing, not an answer the server lacks: it had it, and
 		// had answered the call, which is why the call closed. Said as a
-		// failure, the question went back to waiting, then lost.)
+		// failure, the question went back to waiting, then lost. A
+		// server's refusal of the answer is said all the same.)
 		msg, _ := wire.Decode(raw)
 		c.emit(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: msg.ID, Internal: true, Err: err,
 			Text: "answering the server's request " + msg.ID.String() + " failed: " + err.Error()})

@@ -403,6 +403,9 @@ func (t *Tracker) onProgress(ev *event.Event) {
 		return
 	}
 	if r == nil {
+		if _, ok := t.unfollowedTokens[p.Token]; ok {
+			return // a host request not followed: its progress is its own
+		}
 		if !t.wasEvicted(p.Token) {
 			t.violate(ViolationUnknownProgressToken, "progress for token "+p.Token.String()+", which no request carried", nil, wire.ID{}, ev)
 		}

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"inflight/event"
@@ -80,6 +81,7 @@ func (t *Tracker) observeRequest(ev *event.Event) {
 	if ok, note := t.hostMayUse(m, ev.SessionID, ev.Time); !ok {
 		if note != "" {
 			t.log.append(&event.Event{Kind: event.Note, Time: ev.Time, Text: note})
+			t.unfollowed(m, ev.SessionID)
 			return
 		}
 		t.violate(ViolationHostDuplicateID, "the host sent another request with ID "+id.String()+
@@ -141,13 +143,13 @@ func (t *Tracker) hostCancel(ev *event.Event) {
 	}
 	t.log.ring.buf[t.curLog].ID = c.RequestID
 	r := t.byID[c.RequestID]
-	if r != nil && otherSession(ev.SessionID, r.hostSession) {
+	if r != nil && otherSession(cancelSession(ev.SessionID), r.hostSession) {
 		// Another host session's cancel of its own request with this ID
 		// (over, or not followed): not this one's.
 		return
 	}
 	switch {
-	case r == nil && t.wasEvictedIn(c.RequestID, ev.SessionID):
+	case r == nil && t.wasEvictedIn(c.RequestID, cancelSession(ev.SessionID)):
 		// Old news about a request long settled.
 	case r == nil:
 		t.violate(ViolationHostCancelledUnknown, "the host cancelled "+c.RequestID.String()+
@@ -305,10 +307,44 @@ func (t *Tracker) forgetHost(r *Request) {
 	if t.tokens[r.ProgressToken] == r {
 		delete(t.tokens, r.ProgressToken)
 	}
-	if n, ok := r.ID.Int(); ok && n > t.hostEvicted[r.hostSession] {
+	// A modern POST's own session ("post N") is no one's to reuse IDs
+	// in: its evicted IDs count as of no known session.
+	s := cancelSession(r.hostSession)
+	if n, ok := r.ID.Int(); ok && n > t.hostEvicted[s] {
 		if t.hostEvicted == nil || len(t.hostEvicted) >= maxHostSessions {
 			t.hostEvicted = map[string]int64{} // bounded: the oldest sessions' go
 		}
-		t.hostEvicted[r.hostSession] = n
+		t.hostEvicted[s] = n
 	}
+}
+
+// cancelSession is the host session a message POSTed apart from the
+// request it names tells: a modern POST's own ("post N") tells none (a
+// modern host's notifications/cancelled comes in a POST of its own).
+func cancelSession(s string) string {
+	if strings.HasPrefix(s, PostSession) {
+		return ""
+	}
+	return s
+}
+
+// maxUnfollowed bounds the progress tokens of requests not followed.
+const maxUnfollowed = 1024
+
+// unfollowed remembers the progress token of a host request the tracker
+// does not follow (another's with its ID is in flight), so that its
+// progress is not the server's fault (unknown_progress_token).
+func (t *Tracker) unfollowed(m *wire.Message, sessionID string) {
+	raw, ok := wire.MetaValue(m.Params, wire.MetaProgressToken)
+	if !ok {
+		return
+	}
+	tok, err := wire.ParseID(raw)
+	if err != nil {
+		return
+	}
+	if t.unfollowedTokens == nil || len(t.unfollowedTokens) >= maxUnfollowed {
+		t.unfollowedTokens = map[wire.ID]string{}
+	}
+	t.unfollowedTokens[tok] = sessionID
 }

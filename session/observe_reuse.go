@@ -59,7 +59,7 @@ func (t *Tracker) hostMayUse(m *wire.Message, sessionID string, at time.Time) (o
 	if old.State.IsActive() {
 		if other || (newSession && !modern) {
 			return false, "the host's " + m.Method + " " + id.String() + " has the ID of " + old.Method +
-				", still in flight from another session: it is forwarded, not followed (one request per ID is followed)"
+				", still in flight from another session or POST (another host, or this one using the ID again): it is forwarded, not followed (one request per ID is followed)"
 		}
 		return false, ""
 	}

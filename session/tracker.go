@@ -118,8 +118,10 @@ type Tracker struct {
 	hostSession int64
 	retired     map[string]int
 	// hostResumes is when each host session last resumed a stream
-	// (HostResumedIn), for a closure reported after it.
-	hostResumes map[string]time.Time
+	// (HostResumedIn), for a closure reported after it; unfollowedTokens
+	// the progress tokens of host requests not followed, by session.
+	hostResumes      map[string]time.Time
+	unfollowedTokens map[wire.ID]string
 
 	// roundOf finds a conversation by an earlier round's ID (rounds.go);
 	// serverOpen and serverReqs are the server's own requests waiting and

@@ -275,7 +275,7 @@ func (m *Model) record(rec *trace.Record) {
 			return
 		case trace.NoteHostResumed:
 			m.observe(event.Event{Kind: event.Note, Time: at, Text: rec.Text})
-			m.observed(m.tracker.HostResumed(at))
+			m.observed(m.tracker.HostResumedIn(rec.SessionID, at))
 			return
 		case trace.NoteLateWindowOver, trace.NoteResumeWaitOver:
 			// The view's clock for the host's cancels is the proxy's: a
@@ -443,7 +443,7 @@ func (m *Model) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 			}
 			return ev, true
 		case trace.DirIn:
-			ev := event.Event{Kind: event.Received, Time: at, Raw: raw, StreamEnd: int64(rec.End)}
+			ev := event.Event{Kind: event.Received, Time: at, Raw: raw, StreamEnd: int64(rec.End), SessionID: rec.SessionID}
 			msg, p, err := wire.DecodeLine(raw)
 			if err != nil {
 				ev.Kind, ev.Err = event.Malformed, err
