@@ -117,7 +117,9 @@ func (t *Tracker) retireHostID(old *Request, at time.Time) {
 	// reuses an ID on every request must not pay a walk of the whole log
 	// each time. (Entries come in nearly time order; a closure, reported
 	// 250ms late with its own time, is the latest out of order.)
-	since := old.Created.Add(-renameMargin)
+	// (A flag raised at the end of a resumption wait carries the
+	// closure's time, a late window earlier than it was written.)
+	since := old.Created.Add(-renameMargin - t.resumeWait(old))
 	for i := t.log.ring.len() - 1; i >= 0; i-- {
 		e := t.log.ring.at(i)
 		if e.Time.Before(since) {
