@@ -140,22 +140,11 @@ proxy is printed.`,
 				return nil
 			}
 			opts.Rules = rules
-			if len(rules) > 0 || !readOnly { // a key in attach may hold one too
-				release, stop := proxy.NotifyRelease()
-				defer stop()
-				opts.Release = release
+			done, err := proxyExtras(&opts, tracePath, red)
+			if err != nil {
+				return fail(err)
 			}
-			if tracePath != "" {
-				f, err := os.Create(tracePath)
-				if err != nil {
-					return fail(fmt.Errorf("--trace: %w", err))
-				}
-				defer f.Close()
-				tw := trace.NewWriter(f, time.Now(), red)
-				tw.SetSenders("host", "server")
-				defer tw.Close()
-				opts.Trace = tw
-			}
+			defer done()
 			res, err := proxy.Run(cmd.Context(), proxy.Host{In: os.Stdin, Out: c.stdout}, args[0], args[1:], opts)
 			if err != nil {
 				return fail(err)
@@ -200,4 +189,34 @@ func (c *cli) parseRules(texts []string) ([]proxy.Rule, bool) {
 		return nil, false
 	}
 	return rules, true
+}
+
+// proxyExtras sets up what both proxies take beside their options: the
+// --trace file (both sides named) and SIGUSR1's release, wherever a
+// response may be held (a rule, or a key in inflight attach: any proxy
+// but a read-only one without rules). done undoes them, the trace first.
+func proxyExtras(opts *proxy.Options, tracePath string, red *redact.Redactor) (done func(), err error) {
+	var undo []func()
+	done = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	if len(opts.Rules) > 0 || !opts.ReadOnly {
+		release, stop := proxy.NotifyRelease()
+		opts.Release = release
+		undo = append(undo, stop)
+	}
+	if tracePath != "" {
+		f, err := os.Create(tracePath)
+		if err != nil {
+			done()
+			return nil, fmt.Errorf("--trace: %w", err)
+		}
+		tw := trace.NewWriter(f, time.Now(), red)
+		tw.SetSenders("host", "server")
+		opts.Trace = tw
+		undo = append(undo, func() { f.Close() }, func() { tw.Close() })
+	}
+	return done, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"time"
 
 	"inflight/exitcode"
@@ -13,7 +12,6 @@ import (
 	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
-	"inflight/trace"
 )
 
 // proxyHTTP is `inflight proxy --url UPSTREAM [--listen ADDR]`: the
@@ -52,23 +50,12 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 	opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow},
 		SocketDir: proxy.SocketDir(), Redactor: red, Rules: parsed,
 		ReadOnly: hu.readOnly}
-	if len(parsed) > 0 || !hu.readOnly { // a key in attach may hold one too
-		release, stop := proxy.NotifyRelease()
-		defer stop()
-		opts.Release = release
+	done, err := proxyExtras(&opts, tracePath, red)
+	if err != nil {
+		l.Close()
+		return fail(err)
 	}
-	if tracePath != "" {
-		f, err := os.Create(tracePath)
-		if err != nil {
-			l.Close()
-			return fail(fmt.Errorf("--trace: %w", err))
-		}
-		defer f.Close()
-		tw := trace.NewWriter(f, time.Now(), red)
-		tw.SetSenders("host", "server")
-		defer tw.Close()
-		opts.Trace = tw
-	}
+	defer done()
 	local := url.URL{Scheme: "http", Host: l.Addr().String(), Path: up.Path}
 	fmt.Fprintf(c.stderr, "inflight proxy %s: listening on %s → %s\n", termsafe.Line(name), local.String(),
 		termsafe.Line(red.String(up.Redacted())))
