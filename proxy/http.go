@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,8 +21,6 @@ import (
 	"inflight/event"
 	"inflight/redact"
 	"inflight/session"
-	"inflight/termsafe"
-	"inflight/trace"
 	"inflight/wire"
 )
 
@@ -123,34 +120,9 @@ func RunHTTP(ctx context.Context, l net.Listener, upstream string, opts Options)
 		return Result{}, fmt.Errorf("--url %q: want an http:// or https:// URL", opts.Redactor.String(upstream))
 	}
 	start := time.Now()
-	q := newQueue(opts.QueueBytes)
-	tr := session.NewTracker(opts.Tracker)
-	rec := &recorder{q: q, tr: tr, stderr: opts.Stderr, name: opts.Name, onEvent: opts.OnEvent,
-		maxLine: opts.MaxLineBytes, done: make(chan struct{}), transport: event.TransportHTTP}
-	if opts.Trace != nil {
-		rec.tws = append(rec.tws, opts.Trace)
-	}
 	shown := opts.Redactor.String(up.Redacted())
-	rec.report(event.Event{Kind: event.Note, Time: start,
-		Text: "proxy " + opts.Name + ": http://" + l.Addr().String() + " → " + shown}, nil)
-	var res Result
-	var bc *broadcast
-	if opts.SocketDir != "" {
-		sl, path, err := listen(opts.SocketDir, opts.Name)
-		if err != nil {
-			rec.say("no attach socket: " + err.Error())
-		} else {
-			res.Socket = path
-			bc = newBroadcast(sl, Hello{Stream: "trace", Proxy: opts.Name, PID: os.Getpid(),
-				Command: termsafe.Line("http://" + l.Addr().String() + " → " + shown), Started: start,
-				LateWindow: Duration(lateWindowOf(opts.Tracker)), Transport: "http"})
-			tw := trace.NewWriter(bc, start, opts.Redactor)
-			tw.SetSenders("host", "server")
-			tw.SetPositions(true)
-			rec.tws = append(rec.tws, tw)
-		}
-	}
-	go rec.run()
+	q, rec, bc, socket := startRecording(opts, start, event.TransportHTTP, "http://"+l.Addr().String()+" → "+shown)
+	res := Result{Socket: socket}
 
 	tp := http.DefaultTransport.(*http.Transport).Clone()
 	tp.Proxy = nil               // loopback upstreams stay direct

@@ -154,33 +154,8 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 		return Result{}, err
 	}
 	start := time.Now()
-	q := newQueue(opts.QueueBytes)
-	tr := session.NewTracker(opts.Tracker)
-	rec := &recorder{q: q, tr: tr, stderr: opts.Stderr, name: opts.Name, onEvent: opts.OnEvent,
-		maxLine: opts.MaxLineBytes, done: make(chan struct{})}
-	if opts.Trace != nil {
-		rec.tws = append(rec.tws, opts.Trace)
-	}
-	rec.report(event.Event{Kind: event.Note, Time: start,
-		Text: "proxy " + opts.Name + ": " + termsafe.CommandLine(command, args)}, nil)
-	res := Result{PID: srv.cmd.Process.Pid}
-	var bc *broadcast
-	if opts.SocketDir != "" {
-		l, path, err := listen(opts.SocketDir, opts.Name)
-		if err != nil {
-			rec.say("no attach socket: " + err.Error())
-		} else {
-			res.Socket = path
-			bc = newBroadcast(l, Hello{Stream: "trace", Proxy: opts.Name, PID: os.Getpid(),
-				Command: opts.Redactor.String(termsafe.CommandLine(command, args)), Started: start,
-				LateWindow: Duration(lateWindowOf(opts.Tracker)), Transport: "stdio"})
-			tw := trace.NewWriter(bc, start, opts.Redactor)
-			tw.SetSenders("host", "server")
-			tw.SetPositions(true)
-			rec.tws = append(rec.tws, tw)
-		}
-	}
-	go rec.run()
+	q, rec, bc, socket := startRecording(opts, start, event.TransportStdio, termsafe.CommandLine(command, args))
+	res := Result{PID: srv.cmd.Process.Pid, Socket: socket}
 
 	var serverRead atomic.Int64
 	serverSoFar := func() int64 { return serverRead.Load() + pipeinq.Pending(srv.stdout) }
@@ -565,4 +540,37 @@ func exitCause(err error) error {
 		return errors.New("the server exited (status 0)")
 	}
 	return fmt.Errorf("the server exited: %w", err)
+}
+
+// startRecording starts a proxy's record: the queue the forwarders copy
+// lines to, the recorder (on its goroutine) with its tracker and trace
+// writers, a first note naming what is proxied (what: the command, or
+// the local URL and the upstream's), and the attach socket, when one can
+// be opened (its path; a socket that cannot is said, and the proxy runs
+// on without).
+func startRecording(opts Options, start time.Time, transport event.TransportKind, what string) (q *queue, rec *recorder, bc *broadcast, socket string) {
+	q = newQueue(opts.QueueBytes)
+	rec = &recorder{q: q, tr: session.NewTracker(opts.Tracker), stderr: opts.Stderr, name: opts.Name, onEvent: opts.OnEvent,
+		maxLine: opts.MaxLineBytes, done: make(chan struct{}), transport: transport}
+	if opts.Trace != nil {
+		rec.tws = append(rec.tws, opts.Trace)
+	}
+	rec.report(event.Event{Kind: event.Note, Time: start, Text: "proxy " + opts.Name + ": " + what}, nil)
+	if opts.SocketDir != "" {
+		l, path, err := listen(opts.SocketDir, opts.Name)
+		if err != nil {
+			rec.say("no attach socket: " + err.Error())
+		} else {
+			socket = path
+			bc = newBroadcast(l, Hello{Stream: "trace", Proxy: opts.Name, PID: os.Getpid(),
+				Command: termsafe.Line(opts.Redactor.String(what)), Started: start,
+				LateWindow: Duration(lateWindowOf(opts.Tracker)), Transport: transport.String()})
+			tw := trace.NewWriter(bc, start, opts.Redactor)
+			tw.SetSenders("host", "server")
+			tw.SetPositions(true)
+			rec.tws = append(rec.tws, tw)
+		}
+	}
+	go rec.run()
+	return q, rec, bc, socket
 }

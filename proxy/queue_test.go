@@ -105,7 +105,7 @@ func TestRecorderFailureKeepsForwarding(t *testing.T) {
 	var stderr syncBuffer
 	q := newQueue(1 << 20)
 	calls := 0
-	rec := &recorder{q: q, tr: session.NewTracker(session.Config{}), stderr: &stderr, name: "p", done: make(chan struct{}),
+	rec := &recorder{q: q, tr: session.NewTracker(session.Config{}), stderr: &stderr, name: "p", done: make(chan struct{}), transport: event.TransportStdio,
 		onEvent: func(event.Event, []session.Change, *session.Tracker) {
 			calls++
 			panic("boom")

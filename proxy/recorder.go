@@ -88,7 +88,7 @@ type recorder struct {
 	// injectedOn names the action a rule took on the server's response to
 	// an ID, for that response's line.
 	injectedOn map[wire.ID]string
-	// transport is what the proxied connection is (zero: stdio).
+	// transport is what the proxied connection is.
 	transport event.TransportKind
 	// byTap is the request each of the last HTTP POSTs carried (by
 	// line.tap, modulo its length): a stream closed is that request's,
@@ -268,10 +268,7 @@ func (r *recorder) record(l *line) {
 		// modern request's _meta) or the server (server/discover's
 		// answer): say so as a connection would.
 		r.era, r.server = info.Era, info.ServerName
-		info.Transport = event.TransportStdio
-		if r.transport != 0 {
-			info.Transport = r.transport
-		}
+		info.Transport = r.transport
 		c := event.Event{Kind: event.Connected, Time: ev.Time, Info: &info}
 		r.report(c, r.tr.Apply(c))
 	}
