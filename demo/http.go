@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"inflight/internal/loopback"
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,7 +67,7 @@ func (s *Server) newRouter() *router {
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if origin := r.Header.Get("Origin"); !originAllowed(origin) {
+	if origin := r.Header.Get("Origin"); !loopback.Origin(origin) {
 		rt.s.logf("http: refused %s with foreign Origin %q", r.Method, origin)
 		writeForbidden(w, "Forbidden: Origin is not a loopback origin")
 		return
@@ -143,31 +141,6 @@ func carriesModernMeta(body []byte) bool {
 	return ok
 }
 
-// originAllowed reports whether a request's Origin may use the endpoint: no
-// Origin at all (not a browser), or one whose host is loopback. This is the
-// Origin validation the Streamable HTTP transport requires against DNS
-// rebinding.
-func originAllowed(origin string) bool {
-	if origin == "" {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	return isLoopbackHost(u.Hostname())
-}
-
-// isLoopbackHost reports whether host (without port or brackets) is
-// localhost or a loopback IP address (127.0.0.0/8, ::1).
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
-}
-
 // writeForbidden answers 403 with a JSON-RPC error that has no id, as the
 // transport page allows.
 func writeForbidden(w http.ResponseWriter, message string) {
@@ -215,7 +188,7 @@ func serveDemo(ctx context.Context, addr string, opts Options, ready func(url st
 	}
 	s := New(opts)
 	defer s.Close()
-	if !isLoopbackHost(host) {
+	if !loopback.Host(host) {
 		s.logf("warning: listening on non-loopback address %s: anyone who can reach it can %s", host, who)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"inflight/internal/loopback"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,7 +27,7 @@ type sseRouter struct {
 }
 
 func (rt *sseRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if origin := r.Header.Get("Origin"); !originAllowed(origin) {
+	if origin := r.Header.Get("Origin"); !loopback.Origin(origin) {
 		rt.s.logf("sse: refused %s with foreign Origin %q", r.Method, origin)
 		writeForbidden(w, "Forbidden: Origin is not a loopback origin")
 		return

@@ -10,9 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
+	"inflight/internal/loopback"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -201,7 +200,7 @@ func peekMessage(body []byte) peeked {
 // serveTaskHTTP answers an intercepted POST: application/json with the
 // response, or an SSE stream when notifications go first.
 func (rt *router) serveTaskHTTP(w http.ResponseWriter, r *http.Request, p peeked, modern bool) {
-	if !hostAllowed(r) {
+	if !loopback.HostHeader(r) {
 		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 		return
 	}
@@ -303,24 +302,6 @@ func checkModernHeaders(h http.Header, p peeked) error {
 		return fmt.Errorf("header mismatch: Mcp-Name header value %q does not match body value %q", got, want)
 	}
 	return nil
-}
-
-// hostAllowed is the SDK's DNS-rebinding check for the requests the layer
-// answers: on a loopback listener the Host must be loopback too.
-func hostAllowed(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil {
-		return true
-	}
-	lh, _, err := net.SplitHostPort(local.String())
-	if err != nil || !isLoopbackHost(strings.Trim(lh, "[]")) {
-		return true
-	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	return isLoopbackHost(strings.Trim(host, "[]"))
 }
 
 // hasSession reports whether a legacy HTTP session is open.

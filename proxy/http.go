@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"inflight/event"
+	"inflight/internal/loopback"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/wire"
@@ -57,56 +57,7 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Pro
 
 // LoopbackAddr reports whether a listen address's host is loopback
 // (localhost, 127.0.0.0/8, ::1).
-func LoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	return isLoopbackHost(host)
-}
-
-// originAllowed accepts no Origin (a host that is not a browser) or a
-// loopback one, as the demo's HTTP server does: a web page elsewhere must
-// not reach a local server through the proxy (DNS rebinding).
-func originAllowed(origin string) bool {
-	if origin == "" {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	return isLoopbackHost(u.Hostname())
-}
-
-// hostAllowed is the check against DNS rebinding, as the demo's HTTP
-// server (and go-sdk's handler) make it: on a loopback listener the
-// request's Host must be a loopback name or address too, or a web page
-// whose name was made to resolve to 127.0.0.1 would reach the server
-// through the proxy.
-func hostAllowed(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil {
-		return true
-	}
-	lh, _, err := net.SplitHostPort(local.String())
-	if err != nil || !isLoopbackHost(lh) {
-		return true
-	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	return isLoopbackHost(host)
-}
-
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
-	return err == nil && ip.Unmap().IsLoopback()
-}
+func LoopbackAddr(addr string) bool { return loopback.Addr(addr) }
 
 // RunHTTP serves the reverse proxy on l, forwarding to upstream (an http
 // or https URL), until ctx ends; then it stops serving (streams still open
@@ -218,12 +169,12 @@ type httpProxy struct {
 func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.wg.Add(1)
 	defer p.wg.Done()
-	if origin := r.Header.Get("Origin"); !originAllowed(origin) {
+	if origin := r.Header.Get("Origin"); !loopback.Origin(origin) {
 		p.say(fmt.Sprintf("refused %s with a foreign Origin %q", r.Method, origin))
 		writeJSONError(w, http.StatusForbidden, "Forbidden: Origin is not a loopback origin (inflight proxy)")
 		return
 	}
-	if !hostAllowed(r) {
+	if !loopback.HostHeader(r) {
 		p.say(fmt.Sprintf("refused %s with a foreign Host %q (the proxy listens on loopback)", r.Method, r.Host))
 		writeJSONError(w, http.StatusForbidden, "Forbidden: Host is not a loopback name or address (inflight proxy)")
 		return
