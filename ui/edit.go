@@ -16,20 +16,30 @@ import (
 // and settings filled in, to change and send as a new request (r sends it
 // again as it is).
 func (m *Model) edit() tea.Cmd {
-	r, ok := m.selectedRequest()
+	r, params, ok := m.selectedToSendAgain()
 	if !ok {
-		return nil
-	}
-	raw, ok := m.tracker.RawRequest(r.ID)
-	if !ok {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: its bytes are no longer in the store; compose it again with n", r.ID))
 		return nil
 	}
 	m.mode = keymap.ModeComposer
 	// The composer says what is edited, in the form it fills: a status
 	// line would outlive it.
 	m.status = statusLine{}
-	return m.composer.edit(m, r, paramsForReissue(raw))
+	return m.composer.edit(m, r, params)
+}
+
+// selectedToSendAgain is the selected request with the params it would be
+// sent again with (r, E); its bytes gone from the store, that is said.
+func (m *Model) selectedToSendAgain() (*session.Request, json.RawMessage, bool) {
+	r, ok := m.selectedRequest()
+	if !ok {
+		return nil, nil, false
+	}
+	raw, ok := m.tracker.RawRequest(r.ID)
+	if !ok {
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: its bytes are no longer in the store; compose it again with n", r.ID))
+		return nil, nil, false
+	}
+	return r, paramsForReissue(raw), true
 }
 
 // edit fills the composer from a request: the form of its kind when the

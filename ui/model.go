@@ -1198,16 +1198,10 @@ func (m *Model) adjustTimeout(longer bool) tea.Cmd {
 
 // reissue sends the selected request again with a new ID.
 func (m *Model) reissue() tea.Cmd {
-	r, ok := m.selectedRequest()
+	r, params, ok := m.selectedToSendAgain()
 	if !ok {
 		return nil
 	}
-	raw, ok := m.tracker.RawRequest(r.ID)
-	if !ok {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: its bytes are no longer in the store; compose it again with n", r.ID))
-		return nil
-	}
-	params := paramsForReissue(raw)
 	reset := r.Timeout.ResetOnProgress
 	// The timeout it began with, not one shortened with - since: a
 	// re-issue is the same request again (issue 10: after six presses of
