@@ -16,6 +16,7 @@ import (
 	"inflight/client"
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -174,7 +175,7 @@ func (q *Questions) Serve(ctx context.Context, method string, params json.RawMes
 	case <-timer.C:
 		expired()
 		return nil, &wire.Error{Code: wire.CodeInternalError,
-			Message: "the user did not answer " + method + " within " + fmtDur(q.wait)}
+			Message: "the user did not answer " + method + " within " + look.Dur(q.wait)}
 	}
 }
 
@@ -320,7 +321,7 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 			text = "the connection closed before this question was answered"
 		}
 		if msg.kind == questionExpired {
-			text = "nobody answered within " + fmtDur(m.opts.Questions.wait) + ": inflight refused the question"
+			text = "nobody answered within " + look.Dur(m.opts.Questions.wait) + ": inflight refused the question"
 		}
 		if m.mode == keymap.ModeAnswer && m.answer.legacy == msg.q {
 			m.closeAnswer()
@@ -446,7 +447,7 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage) tea.
 	m.closeAnswer()
 	rt, err := m.tracker.Answer(id, answers, m.now())
 	if err != nil {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: not answered — %s", id, refusalText(err, m.now())))
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: not answered — %s", id, look.RefusalText(err, m.now())))
 		return nil
 	}
 	m.changed([]session.Change{rt.Change})
@@ -477,7 +478,7 @@ func (m *Model) autoAnswer(changes []session.Change) tea.Cmd {
 			// The request left waiting under the form (the connection
 			// was lost): there is nothing to answer any more.
 			m.closeAnswer()
-			m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: its question can no longer be answered", ch.ID, stateName(ch.To)))
+			m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: its question can no longer be answered", ch.ID, look.StateName(ch.To)))
 		}
 		if ch.Kind != session.ChangeState || ch.To != session.StateWaitingInput {
 			continue
@@ -787,7 +788,7 @@ func (m *Model) answerWith(action string) tea.Cmd {
 		m.closeAnswer()
 		ch, err := m.tracker.EndConversation(id, "declined "+key+" ("+f.method+"); not retried", m.now())
 		if err != nil {
-			m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", id, refusalText(err, m.now())))
+			m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", id, look.RefusalText(err, m.now())))
 			return nil
 		}
 		m.changed([]session.Change{ch})
@@ -855,7 +856,7 @@ func (m *Model) cancelWaiting(id wire.ID, reason string, cause session.CancelCau
 	if r.State == session.StateWaitingInput {
 		ch, err := m.tracker.RequestCancel(id, reason, cause, m.now())
 		if err != nil {
-			m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, refusalText(err, m.now())))
+			m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.now())))
 			return nil, true, nil
 		}
 		m.changed([]session.Change{ch})
@@ -928,24 +929,24 @@ func declineCmd(qs []*serverQuestion) tea.Cmd {
 // waitingParts are the row's last column for a request waiting for the
 // user: `for you · round 2 · elicitation "Confirm deletion of 3 files?"`;
 // a narrow row keeps the question and drops the words first.
-func (m *Model) waitingParts(r *session.Request) []cellPart {
+func (m *Model) waitingParts(r *session.Request) []look.Part {
 	st := m.styles
 	asked, _ := r.Asked()
-	parts := []cellPart{{variants: []string{"for you"}, style: st.Warn, prio: prioTiming}}
+	parts := []look.Part{{Variants: []string{"for you"}, Style: st.Warn, Prio: look.PrioTiming}}
 	round := strconv.Itoa(r.Round())
-	parts = append(parts, cellPart{variants: []string{"round " + round}, style: st.Warn, prio: prioTiming})
+	parts = append(parts, look.Part{Variants: []string{"round " + round}, Style: st.Warn, Prio: look.PrioTiming})
 	shown := 0
 	for _, q := range asked {
 		if q.Method == wire.MethodRootsList {
 			continue
 		}
 		if shown == 0 {
-			parts = append(parts, cellPart{variants: []string{questionText(m, q.Method, q.Params)}, style: st.Warn, prio: prioSignal, cut: true, keep: len("elicitation")})
+			parts = append(parts, look.Part{Variants: []string{questionText(m, q.Method, q.Params)}, Style: st.Warn, Prio: look.PrioSignal, Cut: true, Keep: len("elicitation")})
 		}
 		shown++
 	}
 	if shown > 1 {
-		parts = append(parts, cellPart{variants: []string{fmt.Sprintf("+%d more", shown-1)}, style: st.Warn, prio: prioFlag})
+		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("+%d more", shown-1)}, Style: st.Warn, Prio: look.PrioFlag})
 	}
 	return parts
 }
@@ -983,12 +984,12 @@ func (m *Model) serverAskCell(r *session.Request, w int) string {
 		if s.Open() {
 			method := m.line(s.Method)
 			short, _, _ := strings.Cut(method, "/")
-			return buildCell([]cellPart{{variants: []string{
+			return look.BuildCell([]look.Part{{Variants: []string{
 				"↘ " + method + " from the server · waiting for you",
 				"↘ " + method + " · waiting for you",
 				"↘ " + short + " · waiting for you",
 				"↘ " + short + " waits",
-			}, style: m.styles.Warn, prio: prioFlag}}, w)
+			}, Style: m.styles.Warn, Prio: look.PrioFlag}}, w)
 		}
 	}
 	return ""
@@ -1028,7 +1029,7 @@ func (m *Model) viewAnswer(height int) string {
 			about = head + " · " + about
 		}
 	}
-	b.WriteString(fit("  "+st.Title.Render(title)+st.Dim.Render(about), m.width) + "\n")
+	b.WriteString(look.Fit("  "+st.Title.Render(title)+st.Dim.Render(about), m.width) + "\n")
 	hint := "tab/↓ next field · enter accept · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc back (answer later)"
 	if m.width < 110 {
 		hint = "enter accept · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc later"
@@ -1039,31 +1040,31 @@ func (m *Model) viewAnswer(height int) string {
 	if f.url != "" && len(f.fields) == 0 {
 		hint = "enter accept (you opened it) · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc later"
 	}
-	b.WriteString(st.Dim.Render(fit("  "+hint, m.width)) + "\n\n")
+	b.WriteString(st.Dim.Render(look.Fit("  "+hint, m.width)) + "\n\n")
 	if f.message != "" {
 		for _, l := range wrapText(m.line(f.message), m.width-4) {
-			b.WriteString(fit("  "+st.Bold.Render(l), m.width) + "\n")
+			b.WriteString(look.Fit("  "+st.Bold.Render(l), m.width) + "\n")
 		}
 		b.WriteString("\n")
 	}
 	if f.url != "" {
 		// The spec asks that the target's host be shown clearly, before
 		// the user consents to go there.
-		b.WriteString(st.Warn.Render(fit("  open this URL yourself (inflight never opens it): ", m.width)) + "\n")
+		b.WriteString(st.Warn.Render(look.Fit("  open this URL yourself (inflight never opens it): ", m.width)) + "\n")
 		if host := urlHost(f.url); host != "" {
-			b.WriteString(fit("  site  "+st.Bold.Render(m.line(host)), m.width) + "\n")
+			b.WriteString(look.Fit("  site  "+st.Bold.Render(m.line(host)), m.width) + "\n")
 		} else {
-			b.WriteString(st.Warn.Render(fit("  the server's URL has no host inflight can read: do not open it unchecked", m.width)) + "\n")
+			b.WriteString(st.Warn.Render(look.Fit("  the server's URL has no host inflight can read: do not open it unchecked", m.width)) + "\n")
 		}
 		for _, l := range wrapText(m.line(f.url), m.width-4) {
-			b.WriteString(fit("  "+l, m.width) + "\n")
+			b.WriteString(look.Fit("  "+l, m.width) + "\n")
 		}
 		b.WriteString("\n")
-		b.WriteString(st.Dim.Render(fit("  enter says you did (accept); ctrl+d declines; ctrl+x cancels", m.width)) + "\n")
+		b.WriteString(st.Dim.Render(look.Fit("  enter says you did (accept); ctrl+d declines; ctrl+x cancels", m.width)) + "\n")
 	}
 	for _, l := range f.lines {
 		for _, w := range wrapText(m.line(l), m.width-4) {
-			b.WriteString(fit("  "+w, m.width) + "\n")
+			b.WriteString(look.Fit("  "+w, m.width) + "\n")
 		}
 	}
 	if len(f.lines) > 0 {
@@ -1073,10 +1074,10 @@ func (m *Model) viewAnswer(height int) string {
 		b.WriteString(m.answerFieldLine(i) + "\n")
 	}
 	if f.schema.note != "" {
-		b.WriteString(st.Warn.Render(fit("  "+f.schema.note, m.width)) + "\n")
+		b.WriteString(st.Warn.Render(look.Fit("  "+f.schema.note, m.width)) + "\n")
 	}
 	if f.warn != "" {
-		b.WriteString("\n" + st.Warn.Render(fit("  ⚑ "+m.line(f.warn), m.width)) + "\n")
+		b.WriteString("\n" + st.Warn.Render(look.Fit("  ⚑ "+m.line(f.warn), m.width)) + "\n")
 	}
 	if f.err != "" {
 		b.WriteString("\n")
@@ -1085,7 +1086,7 @@ func (m *Model) viewAnswer(height int) string {
 			if i > 0 {
 				mark = "    "
 			}
-			b.WriteString(st.Error.Render(fit(mark+l, m.width)) + "\n")
+			b.WriteString(st.Error.Render(look.Fit(mark+l, m.width)) + "\n")
 		}
 	}
 	return b.String()
@@ -1120,7 +1121,7 @@ func (m *Model) answerFieldLine(i int) string {
 	if f.hint != "" {
 		hint += st.Dim.Render(" · " + m.line(f.hint))
 	}
-	return fit(cursor+fit(label, fieldLabelWidth)+value+hint, m.width)
+	return look.Fit(cursor+look.Fit(label, fieldLabelWidth)+value+hint, m.width)
 }
 
 // wrapText breaks s into lines of at most w runes, at spaces.
@@ -1190,16 +1191,16 @@ func (m *Model) writeConversation(b *strings.Builder, r *session.Request) {
 		if t.IsZero() {
 			return "—"
 		}
-		return fmtAgo(t.Sub(start))
+		return look.Ago(t.Sub(start))
 	}
 	if n := len(c.Rounds); n > 0 {
-		b.WriteString(st.Bold.Render(fmt.Sprintf("CONVERSATION (%d %s)", n, countNoun(n, "round", "rounds"))) + "\n")
+		b.WriteString(st.Bold.Render(fmt.Sprintf("CONVERSATION (%d %s)", n, look.CountNoun(n, "round", "rounds"))) + "\n")
 		for i, rd := range c.Rounds {
 			line := fmt.Sprintf("round %d  #%s  sent %s", i+1, m.line(rd.ID.String()), at(rd.Began))
 			if !rd.ResponseAt.IsZero() {
-				line += fmt.Sprintf(" → %s %s", stateName(rd.Outcome), at(rd.ResponseAt))
+				line += fmt.Sprintf(" → %s %s", look.StateName(rd.Outcome), at(rd.ResponseAt))
 			} else if rd.Outcome.IsFinal() {
-				line += " → " + stateName(rd.Outcome)
+				line += " → " + look.StateName(rd.Outcome)
 			}
 			b.WriteString("  " + line + "\n")
 			for _, q := range rd.Asked {
@@ -1251,15 +1252,15 @@ func answerWord(raw json.RawMessage) string {
 // inputRequiredParts say why a request ended input_required: the round
 // cap (flagged), how the conversation was stopped, or a request begun
 // where nobody could answer.
-func (m *Model) inputRequiredParts(r *session.Request) []cellPart {
+func (m *Model) inputRequiredParts(r *session.Request) []look.Part {
 	st := m.styles
 	switch c := r.Conv; {
 	case c != nil && c.GaveUp:
-		return []cellPart{{variants: []string{"⚑ " + m.line(c.Stopped)}, style: st.Flag, prio: prioFlag}}
+		return []look.Part{{Variants: []string{"⚑ " + m.line(c.Stopped)}, Style: st.Flag, Prio: look.PrioFlag}}
 	case c != nil && c.Stopped != "":
-		return []cellPart{{variants: []string{m.line(c.Stopped)}, style: st.Warn, prio: prioSignal, cut: true, keep: minCut}}
+		return []look.Part{{Variants: []string{m.line(c.Stopped)}, Style: st.Warn, Prio: look.PrioSignal, Cut: true, Keep: look.MinCut}}
 	}
-	return []cellPart{{variants: []string{"the server needs input (MRTR): not answered here", "needs input: not answered"}, style: st.Warn, prio: prioSignal}}
+	return []look.Part{{Variants: []string{"the server needs input (MRTR): not answered here", "needs input: not answered"}, Style: st.Warn, Prio: look.PrioSignal}}
 }
 
 // urlHost is the host a URL names (lower case, port kept), "" when it has

@@ -20,6 +20,7 @@ import (
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/trace"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -648,7 +649,7 @@ func (m *Model) attachBanner() string {
 	if err := m.attach.endErr; err != nil {
 		text = "↯ the proxy's stream broke (" + m.line(err.Error()) + ") — what came before stays here; q to leave"
 	}
-	return m.styles.Banner.Render(fit(text, m.width-2))
+	return m.styles.Banner.Render(look.Fit(text, m.width-2))
 }
 
 // hostMark is the REQUEST column's mark of a host's request.
@@ -660,11 +661,11 @@ func hostMark(r *session.Request) string {
 }
 
 // hostParts are the flags a host's request earns by the host's conduct.
-func (m *Model) hostParts(r *session.Request) []cellPart {
+func (m *Model) hostParts(r *session.Request) []look.Part {
 	if !r.ByHost {
 		return nil
 	}
-	var parts []cellPart
+	var parts []look.Part
 	if p := m.actPart(r, m.now()); p != nil {
 		parts = append(parts, *p)
 	}
@@ -674,9 +675,9 @@ func (m *Model) hostParts(r *session.Request) []cellPart {
 	for _, v := range m.tracker.Violations().ForRequest(r.ID) {
 		switch v.Code {
 		case session.ViolationHostAbandoned:
-			parts = append(parts, cellPart{variants: []string{"⚑ host gave up without cancelling", "⚑ host gave up"}, style: m.styles.Flag, prio: prioFlag})
+			parts = append(parts, look.Part{Variants: []string{"⚑ host gave up without cancelling", "⚑ host gave up"}, Style: m.styles.Flag, Prio: look.PrioFlag})
 		case session.ViolationHostCancelledInitialize:
-			parts = append(parts, cellPart{variants: []string{"⚑ host cancelled initialize", "⚑ cancelled initialize"}, style: m.styles.Flag, prio: prioFlag})
+			parts = append(parts, look.Part{Variants: []string{"⚑ host cancelled initialize", "⚑ cancelled initialize"}, Style: m.styles.Flag, Prio: look.PrioFlag})
 		}
 	}
 	return parts
@@ -688,7 +689,7 @@ const hostTimeoutText = "timeout: the host's own"
 
 // hostCancelVariants say a host's cancel in the list, widest first.
 func hostCancelVariants(cn *session.Cancel, ago string) []string {
-	return []string{"host sent " + signalText(cn.Signal) + " " + ago, "host cancelled " + ago, "by host " + ago}
+	return []string{"host sent " + look.SignalText(cn.Signal) + " " + ago, "host cancelled " + ago, "by host " + ago}
 }
 
 // hostActiveCell is the PROGRESS / OUTCOME cell of a host's request still
@@ -709,8 +710,8 @@ func (m *Model) hostActiveCell(r *session.Request, w int, now time.Time) (string
 			rest = fmt.Sprintf("%d progress, last %g/%g", p.Count, p.Value, p.Total)
 		}
 	}
-	parts = append(parts, cellPart{variants: []string{rest}, style: m.styles.Dim, prio: prioRepeats})
-	return buildCell(parts, w), true
+	parts = append(parts, look.Part{Variants: []string{rest}, Style: m.styles.Dim, Prio: look.PrioRepeats})
+	return look.BuildCell(parts, w), true
 }
 
 // attachHeaderParts are the header's choices on a proxy, widest first,

@@ -10,6 +10,7 @@ import (
 
 	"inflight/session"
 	"inflight/trace"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -170,7 +171,7 @@ func actVerb(action string) string {
 
 // actPart is a host request's mark in its row: what the proxy did to it
 // (nil when nothing).
-func (m *Model) actPart(r *session.Request, now time.Time) *cellPart {
+func (m *Model) actPart(r *session.Request, now time.Time) *look.Part {
 	a, ok := m.attach.acts[r]
 	if !ok {
 		return nil
@@ -189,7 +190,7 @@ func (m *Model) actPart(r *session.Request, now time.Time) *cellPart {
 			v = []string{"⚑ " + a.action + " by " + by + ", waiting for the response", "⚑ " + a.action + " by " + by, "⚑ " + verb}
 		}
 	case phaseHolding:
-		held := fmtDur(now.Sub(a.heldAt))
+		held := look.Dur(now.Sub(a.heldAt))
 		switch verb {
 		case "delay":
 			v = []string{"⚑ delayed by " + by + " · " + held + " (" + a.action + ")", "⚑ delayed by " + by + " · " + held, "⚑ delayed · " + held}
@@ -200,7 +201,7 @@ func (m *Model) actPart(r *session.Request, now time.Time) *cellPart {
 		}
 	case phaseReleased:
 		style = st.Dim
-		after := fmtDur(a.releasedAfter)
+		after := look.Dur(a.releasedAfter)
 		if verb == "race" {
 			v = []string{"released as the host's cancel came, held " + after, "released after " + after}
 		} else {
@@ -223,7 +224,7 @@ func (m *Model) actPart(r *session.Request, now time.Time) *cellPart {
 	default:
 		return nil
 	}
-	return &cellPart{variants: v, style: style, prio: prioFlag}
+	return &look.Part{Variants: v, Style: style, Prio: look.PrioFlag}
 }
 
 // attachTicking reports whether a row's held time is counting up.
@@ -242,7 +243,7 @@ func (m *Model) actFact(r *session.Request, now time.Time) string {
 	if p == nil {
 		return ""
 	}
-	return p.variants[0]
+	return p.Variants[0]
 }
 
 // actTimes are when the proxy acted on r (the timeline reaches them: a
@@ -280,7 +281,7 @@ func (m *Model) actMarks(r *session.Request, start time.Time) []mark {
 		default:
 			continue
 		}
-		marks = append(marks, mark{s.at, "⚑", label + " " + fmtAgo(s.at.Sub(start))})
+		marks = append(marks, mark{s.at, "⚑", label + " " + look.Ago(s.at.Sub(start))})
 	}
 	return marks
 }
@@ -345,7 +346,7 @@ func (m *Model) cannotAct(r *session.Request, act string) string {
 	case r.State == session.StateCancelRequested && r.Cancel != nil && r.Cancel.Cause == session.CauseHost:
 		return "the host cancelled " + id + " already: it is not in flight"
 	case !r.IsActive() || r.State == session.StateCancelRequested:
-		return id + " is not in flight (" + stateName(r.State) + "): only a request the host still waits for can be acted on"
+		return id + " is not in flight (" + look.StateName(r.State) + "): only a request the host still waits for can be acted on"
 	}
 	return ""
 }
@@ -371,7 +372,7 @@ type actFailedMsg struct{ err error }
 
 // openDelayPrompt asks for the delay of id's response.
 func (m *Model) openDelayPrompt(id wire.ID) {
-	in := newTextInput()
+	in := look.NewTextInput()
 	in.Prompt = "delay: "
 	in.Placeholder = defaultDelay.String()
 	in.CharLimit = 20

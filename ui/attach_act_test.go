@@ -241,7 +241,7 @@ func TestAttachActMarkFollowsARetiredID(t *testing.T) {
 		t.Fatalf("#2 is %+v, want the new session's tools/call fresh", r)
 	}
 	if p := h.m.actPart(r, h.now); p != nil {
-		t.Errorf("the new session's #2 (tools/call fresh, nothing done to it) wears the old #2's mark %q", p.variants[0])
+		t.Errorf("the new session's #2 (tools/call fresh, nothing done to it) wears the old #2's mark %q", p.Variants[0])
 	}
 	for _, line := range strings.Split(h.screen(), "\n") {
 		if strings.Contains(line, "fresh") && strings.Contains(line, "dropped") {
@@ -255,8 +255,8 @@ func TestAttachActMarkFollowsARetiredID(t *testing.T) {
 	if !ok || h.m.actPart(old, h.now) == nil {
 		t.Fatalf("the old #2 (now 2·1) lost the mark of what the proxy did to it")
 	}
-	if p := h.m.actPart(old, h.now); !strings.Contains(p.variants[0], "dropped") {
-		t.Errorf("the old #2's mark: %q", p.variants[0])
+	if p := h.m.actPart(old, h.now); !strings.Contains(p.Variants[0], "dropped") {
+		t.Errorf("the old #2's mark: %q", p.Variants[0])
 	}
 }
 

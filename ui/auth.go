@@ -11,6 +11,7 @@ import (
 
 	"inflight/event"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -141,7 +142,7 @@ func (m *Model) authCell(r *session.Request, c columns, now time.Time) string {
 		since, _ := m.authPending()
 		s := "⧗ waiting for authorization"
 		if c.detail >= len([]rune(s))+8 {
-			s += " · " + fmtDur(now.Sub(since))
+			s += " · " + look.Dur(now.Sub(since))
 		}
 		return st.Warn.Render(s)
 	}
@@ -174,7 +175,7 @@ func (m *Model) authLines(width int) []string {
 	for _, s := range a.steps {
 		p := s.step
 		kind := p.Kind.String()
-		head := st.Dim.Render(s.at.Format("15:04:05.000")) + "  " + fitLeft("+"+fmtDur(s.at.Sub(first)), 8) + "  "
+		head := st.Dim.Render(s.at.Format("15:04:05.000")) + "  " + look.FitLeft("+"+look.Dur(s.at.Sub(first)), 8) + "  "
 		style := st.Running
 		switch {
 		case p.Err != "" || p.Kind == event.AuthFailed:
@@ -191,7 +192,7 @@ func (m *Model) authLines(width int) []string {
 			line += fmt.Sprintf(" → %d", p.Status)
 		}
 		if p.Duration > 0 {
-			line += st.Dim.Render(" (" + fmtDur(p.Duration) + ")")
+			line += st.Dim.Render(" (" + look.Dur(p.Duration) + ")")
 		}
 		if p.FellBack {
 			line += st.Warn.Render(" · fell back")
@@ -200,7 +201,7 @@ func (m *Model) authLines(width int) []string {
 			line += st.Dim.Render(" · for #" + s.req.String())
 		}
 		prevReq = s.req
-		out = append(out, fit(head+line, width))
+		out = append(out, look.Fit(head+line, width))
 		var more []string
 		if p.Method != "" || p.URL != "" {
 			more = append(more, m.line(strings.TrimSpace(p.Method+" "+p.URL)))
@@ -234,7 +235,7 @@ func (m *Model) authLines(width int) []string {
 		}
 		for _, t := range more {
 			for _, l := range strings.Split(ansi.Wrap(t, textW, ""), "\n") {
-				out = append(out, fit(indent+l, width))
+				out = append(out, look.Fit(indent+l, width))
 			}
 		}
 	}
@@ -252,9 +253,9 @@ func (m *Model) viewAuth(height int) string {
 		a.top = last
 	}
 	a.top = min(max(a.top, 0), last)
-	title := fmt.Sprintf("AUTHORIZATION · %d %s", len(a.steps), countNoun(len(a.steps), "step", "steps"))
+	title := fmt.Sprintf("AUTHORIZATION · %d %s", len(a.steps), look.CountNoun(len(a.steps), "step", "steps"))
 	if since, ok := m.authPending(); ok {
-		title += " · in progress for " + fmtDur(m.now().Sub(since))
+		title += " · in progress for " + look.Dur(m.now().Sub(since))
 	}
 	if a.dropped > 0 {
 		title += fmt.Sprintf(" · %d older dropped", a.dropped)
@@ -266,7 +267,7 @@ func (m *Model) viewAuth(height int) string {
 		title += " · ↓ more"
 	}
 	var b strings.Builder
-	b.WriteString(st.ColumnHeader.Render(fit(title, m.width)))
+	b.WriteString(st.ColumnHeader.Render(look.Fit(title, m.width)))
 	for i := a.top; i < min(len(lines), a.top+rows); i++ {
 		b.WriteByte('\n')
 		b.WriteString(lines[i])

@@ -3,6 +3,8 @@ package ui
 import (
 	"fmt"
 
+	"inflight/ui/look"
+
 	tea "charm.land/bubbletea/v2"
 )
 
@@ -47,9 +49,9 @@ func declineAfterAll(cancels []tea.Cmd, qs []*serverQuestion) tea.Cmd {
 // cancelAllStatus says what X did: n requests cancelled, declined of the
 // server's questions declined.
 func cancelAllStatus(n, declined int) string {
-	s := fmt.Sprintf("cancelling %d %s", n, countNoun(n, "request", "requests"))
+	s := fmt.Sprintf("cancelling %d %s", n, look.CountNoun(n, "request", "requests"))
 	if declined > 0 {
-		s += fmt.Sprintf("; %d %s of the server declined", declined, countNoun(declined, "question", "questions"))
+		s += fmt.Sprintf("; %d %s of the server declined", declined, look.CountNoun(declined, "question", "questions"))
 	}
 	return s
 }

@@ -17,6 +17,7 @@ import (
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/termsafe"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -373,7 +374,7 @@ func fmtSetting(d time.Duration) string {
 }
 
 func textField(name, typ string, required bool, placeholder, hint string) field {
-	in := newTextInput()
+	in := look.NewTextInput()
 	in.Prompt = ""
 	in.Placeholder = placeholder
 	in.CharLimit = 4096
@@ -771,7 +772,7 @@ func (c *composer) toggleJSON() tea.Cmd {
 
 // openJSON opens the JSON editor on a tool call's arguments.
 func (c *composer) openJSON(b []byte) {
-	ta := newTextArea()
+	ta := look.NewTextArea()
 	ta.ShowLineNumbers = false
 	ta.SetWidth(60)
 	ta.SetHeight(8)

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"inflight/session"
+	"inflight/ui/look"
 )
 
 // view draws the composer.
@@ -36,9 +37,9 @@ func (c *composer) view(m *Model, height int) string {
 	if c.kindRow {
 		marker = st.Cursor.Render("▌ ")
 	}
-	b.WriteString(fit(marker+st.Title.Render("NEW REQUEST ")+strings.Join(tabs, st.Dim.Render("│")), m.width))
+	b.WriteString(look.Fit(marker+st.Title.Render("NEW REQUEST ")+strings.Join(tabs, st.Dim.Render("│")), m.width))
 	b.WriteString("\n")
-	b.WriteString(st.Dim.Render(fit("  "+c.hint(), m.width)))
+	b.WriteString(st.Dim.Render(look.Fit("  "+c.hint(), m.width)))
 	b.WriteString("\n\n")
 	lines := 3
 	if c.step == stepPick {
@@ -46,16 +47,16 @@ func (c *composer) view(m *Model, height int) string {
 		return b.String()
 	}
 	if c.editOf != "" {
-		b.WriteString(st.Dim.Render(fit("  editing a copy of "+m.line(c.editOf)+": enter sends it as a new request", m.width)) + "\n\n")
+		b.WriteString(st.Dim.Render(look.Fit("  editing a copy of "+m.line(c.editOf)+": enter sends it as a new request", m.width)) + "\n\n")
 	}
 	if note := c.lacks(m, c.kind); note != "" {
 		what := map[composeKind]string{kindResource: "type the URI", kindPrompt: "type the prompt's name"}[c.kind]
-		b.WriteString(st.Dim.Render(fit("  "+note+": "+what, m.width)) + "\n\n")
+		b.WriteString(st.Dim.Render(look.Fit("  "+note+": "+what, m.width)) + "\n\n")
 	}
 	switch {
 	case c.kind == kindTool:
 		if t, ok := c.tool(); ok {
-			b.WriteString(fit("  "+st.Bold.Render(m.line(t.Name))+"  "+st.Dim.Render(m.line(t.Description)), m.width))
+			b.WriteString(look.Fit("  "+st.Bold.Render(m.line(t.Name))+"  "+st.Dim.Render(m.line(t.Description)), m.width))
 			b.WriteString("\n\n")
 		}
 	case c.kind == kindResource && c.res != nil:
@@ -63,13 +64,13 @@ func (c *composer) view(m *Model, height int) string {
 		if d := firstOf(c.res.Description, c.res.Title); d != "" {
 			head += "  " + st.Dim.Render(m.line(d))
 		}
-		b.WriteString(fit(head, m.width) + "\n")
+		b.WriteString(look.Fit(head, m.width) + "\n")
 		if c.res.template != "" {
 			uri, err := c.templateURI()
 			if err != nil {
 				uri = "…"
 			}
-			b.WriteString(st.Dim.Render(fit("  template "+m.line(c.res.template)+"  →  reads "+m.line(uri), m.width)) + "\n")
+			b.WriteString(st.Dim.Render(look.Fit("  template "+m.line(c.res.template)+"  →  reads "+m.line(uri), m.width)) + "\n")
 		}
 		b.WriteString("\n")
 	case c.kind == kindPrompt && c.prompt != nil:
@@ -77,10 +78,10 @@ func (c *composer) view(m *Model, height int) string {
 		if d := firstOf(c.prompt.Description, c.prompt.Title); d != "" {
 			head += "  " + st.Dim.Render(m.line(d))
 		}
-		b.WriteString(fit(head, m.width) + "\n\n")
+		b.WriteString(look.Fit(head, m.width) + "\n\n")
 	}
 	if c.kind == kindListen && m.tracker.Era().String() == "legacy" {
-		b.WriteString(st.Warn.Render(fit("  this server is legacy: subscriptions/listen is a 2026-07-28 method, expect an error", m.width)) + "\n\n")
+		b.WriteString(st.Warn.Render(look.Fit("  this server is legacy: subscriptions/listen is a 2026-07-28 method, expect an error", m.width)) + "\n\n")
 	}
 	if c.jsonMode {
 		b.WriteString(st.Dim.Render("  arguments (JSON):") + "\n")
@@ -104,10 +105,10 @@ func (c *composer) view(m *Model, height int) string {
 		switch {
 		case c.kind == kindTool:
 			if t, ok := c.tool(); ok && c.taskLine(t) != "" {
-				b.WriteString(st.Running.Render(fit("  ⧗ "+c.taskLine(t), m.width)) + "\n")
+				b.WriteString(st.Running.Render(look.Fit("  ⧗ "+c.taskLine(t), m.width)) + "\n")
 			}
 			if t, ok := c.tool(); ok && t.form.note != "" {
-				b.WriteString(st.Warn.Render(fit("  "+m.line(t.form.note), m.width)) + "\n")
+				b.WriteString(st.Warn.Render(look.Fit("  "+m.line(t.form.note), m.width)) + "\n")
 			} else if c.settingsStart() == 0 {
 				b.WriteString(st.Dim.Render("  (this tool takes no arguments)") + "\n")
 			}
@@ -151,16 +152,16 @@ func (c *composer) viewMessage(m *Model) string {
 	switch {
 	case c.err != "":
 		// Errors name the fields, whose names are the server's.
-		return "\n" + st.Error.Render(fit("  ✗ "+m.line(c.err), m.width)) + "\n"
+		return "\n" + st.Error.Render(look.Fit("  ✗ "+m.line(c.err), m.width)) + "\n"
 	case c.note != "":
-		return "\n" + st.Warn.Render(fit("  "+m.line(c.note), m.width)) + "\n"
+		return "\n" + st.Warn.Render(look.Fit("  "+m.line(c.note), m.width)) + "\n"
 	case c.warn != "":
 		// So do the schema's objections, and they quote its values.
 		anyway := " (enter sends it anyway)"
 		if c.jsonMode {
 			anyway = " (ctrl+s sends it anyway)"
 		}
-		return "\n" + st.Warn.Render(fit("  ! "+m.line(c.warn)+anyway, m.width)) + "\n"
+		return "\n" + st.Warn.Render(look.Fit("  ! "+m.line(c.warn)+anyway, m.width)) + "\n"
 	}
 	return ""
 }
@@ -194,7 +195,7 @@ func (c *composer) fieldLine(m *Model, i int) string {
 	if f.hint != "" {
 		hint += st.Dim.Render(" · " + m.line(f.hint))
 	}
-	return fit(cursor+fit(label, fieldLabelWidth)+value+hint, m.width)
+	return look.Fit(cursor+look.Fit(label, fieldLabelWidth)+value+hint, m.width)
 }
 
 // viewPick draws the kind's list: the filter, the rows, and what the
@@ -204,13 +205,13 @@ func (c *composer) viewPick(m *Model, height int) string {
 	p := &c.pickers[c.kind]
 	items := c.items(c.kind)
 	var b strings.Builder
-	b.WriteString(fit("  "+p.filter.View()+st.Dim.Render("  "+c.pickCount(items)), m.width) + "\n")
+	b.WriteString(look.Fit("  "+p.filter.View()+st.Dim.Render("  "+c.pickCount(items)), m.width) + "\n")
 	var status []string
 	switch c.kind {
 	case kindTool:
 		if len(c.tools) == 0 {
 			if r, ok := m.tracker.Get(m.toolsReq); ok && r.IsActive() {
-				status = append(status, spinnerAt(m.now())+" asking the server for its tools (tools/list)…")
+				status = append(status, look.Spinner(m.now())+" asking the server for its tools (tools/list)…")
 			} else {
 				status = append(status, "The server listed no tools. Use → to send another kind of request.")
 			}
@@ -221,10 +222,10 @@ func (c *composer) viewPick(m *Model, height int) string {
 		status = c.listStatus(m, listPrompts)
 	}
 	for _, s := range status {
-		b.WriteString(st.Dim.Render(fit("  "+m.line(s), m.width)) + "\n")
+		b.WriteString(st.Dim.Render(look.Fit("  "+m.line(s), m.width)) + "\n")
 	}
 	if c.note != "" {
-		b.WriteString(st.Warn.Render(fit("  "+m.line(c.note), m.width)) + "\n")
+		b.WriteString(st.Warn.Render(look.Fit("  "+m.line(c.note), m.width)) + "\n")
 	}
 	about := c.pickAbout(m, items)
 	used := 1 + len(status) + 1
@@ -290,7 +291,7 @@ func (c *composer) listStatus(m *Model, lists ...catalogList) []string {
 		for _, l := range lists {
 			names = append(names, listMethods[l])
 		}
-		out = append(out, spinnerAt(m.now())+" asking the server ("+strings.Join(names, ", ")+")…")
+		out = append(out, look.Spinner(m.now())+" asking the server ("+strings.Join(names, ", ")+")…")
 	}
 	empty := true
 	for _, l := range lists {
@@ -304,7 +305,7 @@ func (c *composer) listStatus(m *Model, lists ...catalogList) []string {
 			out = append(out, f.err)
 		case asked && !r.IsActive() && r.State != session.StateCompleted:
 			// No answer came: say how it ended, not that the list is empty.
-			out = append(out, listMethods[l]+" is "+stateName(r.State)+": nothing was listed")
+			out = append(out, listMethods[l]+" is "+look.StateName(r.State)+": nothing was listed")
 		case f.more:
 			out = append(out, listMethods[l]+": the first "+strconv.Itoa(maxListPages)+" pages are shown; the server has more")
 		}
@@ -395,7 +396,7 @@ func (c *composer) pickAbout(m *Model, items []pickItem) []string {
 		w := lipgloss.NewStyle().Width(max(20, m.width-4)).Render(m.line(s))
 		ls := strings.Split(w, "\n")
 		if len(ls) > 4 {
-			ls = append(ls[:3], trunc(ls[3], max(20, m.width-5))+"…")
+			ls = append(ls[:3], look.Trunc(ls[3], max(20, m.width-5))+"…")
 		}
 		for _, l := range ls {
 			if dim {

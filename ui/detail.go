@@ -16,6 +16,7 @@ import (
 	"inflight/keymap"
 	"inflight/msgtext"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -325,22 +326,22 @@ func (m *Model) viewDetail(height int) string {
 	}
 	st := m.styles
 	now := m.now()
-	look := lookOf(r.State)
+	sl := look.StateLookOf(r.State)
 	var b strings.Builder
 	title := fmt.Sprintf("#%s %s", r.ID, m.requestLabel(r, true))
-	b.WriteString(fit(st.Title.Render(title)+"  "+look.style(st).Render(look.icon+" "+stateName(r.State))+
-		st.Dim.Render("  ·  "+fmtDur(elapsed(r, now))), m.width))
+	b.WriteString(look.Fit(st.Title.Render(title)+"  "+sl.Style(st).Render(sl.Icon+" "+look.StateName(r.State))+
+		st.Dim.Render("  ·  "+look.Dur(look.Elapsed(r, now))), m.width))
 	b.WriteByte('\n')
-	b.WriteString(fit(m.detailFacts(r, now), m.width))
+	b.WriteString(look.Fit(m.detailFacts(r, now), m.width))
 	b.WriteByte('\n')
 	cancelLine, flagLine := m.cancelFacts(r, now)
-	b.WriteString(fit(cancelLine, m.width))
+	b.WriteString(look.Fit(cancelLine, m.width))
 	b.WriteByte('\n')
-	b.WriteString(fit(flagLine, m.width))
+	b.WriteString(look.Fit(flagLine, m.width))
 	b.WriteByte('\n')
 	tl := m.timeline(r, m.width, now)
 	for _, line := range tl {
-		b.WriteString(fit(line, m.width))
+		b.WriteString(look.Fit(line, m.width))
 		b.WriteByte('\n')
 	}
 	// layoutDetail built the body and sized the viewport for the timeline
@@ -388,11 +389,11 @@ func (m *Model) detailFacts(r *session.Request, now time.Time) string {
 		// timeout stopped with the acknowledgment.
 		ack := "acknowledged"
 		if at := m.detail.trail.ackAt; !at.IsZero() && m.detail.trail.id == r.ID {
-			ack += " " + fmtAgo(at.Sub(startOf(r)))
+			ack += " " + look.Ago(at.Sub(startOf(r)))
 		}
-		u := fmt.Sprintf("%d %s (•)", r.Notifications, countNoun(r.Notifications, "update", "updates"))
+		u := fmt.Sprintf("%d %s (•)", r.Notifications, look.CountNoun(r.Notifications, "update", "updates"))
 		if !r.LastNotificationAt.IsZero() {
-			u += ", last " + fmtAgo(r.LastNotificationAt.Sub(startOf(r)))
+			u += ", last " + look.Ago(r.LastNotificationAt.Sub(startOf(r)))
 		}
 		// What it says of the timeout goes first: "sent" is on the timeline.
 		parts = append([]string{ack + " (no timeout since)", u}, parts...)
@@ -404,9 +405,9 @@ func (m *Model) detailFacts(r *session.Request, now time.Time) string {
 		if r.Timeout.ResetOnProgress {
 			reset = ", reset by progress"
 		}
-		parts = append(parts, fmt.Sprintf("times out in %s (timeout %s%s; max %s)", fmtDur(rem), fmtDur(r.Timeout.Timeout), reset, fmtDur(r.Timeout.Max)))
+		parts = append(parts, fmt.Sprintf("times out in %s (timeout %s%s; max %s)", look.Dur(rem), look.Dur(r.Timeout.Timeout), reset, look.Dur(r.Timeout.Max)))
 	case session.LimitMax:
-		parts = append(parts, fmt.Sprintf("maximum reached in %s (max %s, never reset)", fmtDur(rem), fmtDur(r.Timeout.Max)))
+		parts = append(parts, fmt.Sprintf("maximum reached in %s (max %s, never reset)", look.Dur(rem), look.Dur(r.Timeout.Max)))
 	case session.LimitNone:
 		if r.ByHost {
 			parts = append(parts, hostTimeoutText)
@@ -417,7 +418,7 @@ func (m *Model) detailFacts(r *session.Request, now time.Time) string {
 		}
 		fallthrough
 	default:
-		parts = append(parts, fmt.Sprintf("timeout %s · max %s", fmtDur(r.Timeout.Timeout), fmtDur(r.Timeout.Max)))
+		parts = append(parts, fmt.Sprintf("timeout %s · max %s", look.Dur(r.Timeout.Timeout), look.Dur(r.Timeout.Max)))
 	}
 	return st.Dim.Render(strings.Join(parts, " · "))
 }
@@ -437,11 +438,11 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 		return "", "" // nothing to say: it ended on its own
 	}
 	c := r.Cancel
-	sig := signalText(c.Signal)
+	sig := look.SignalText(c.Signal)
 	if c.Failed != "" {
 		sig = "could not be sent: " + m.line(c.Failed)
 	}
-	s := fmt.Sprintf("cancel (%s) at %s · %s", c.Cause, fmtAgo(c.At.Sub(startOf(r))), sig)
+	s := fmt.Sprintf("cancel (%s) at %s · %s", c.Cause, look.Ago(c.At.Sub(startOf(r))), sig)
 	if c.Reason != "" {
 		s += fmt.Sprintf(" · reason %q", m.line(c.Reason))
 		switch c.Signal {
@@ -453,21 +454,21 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	}
 	var flags, crossed []string
 	if tk := r.Task; tk != nil && tk.EndedAfterCancel != "" {
-		flags = append(flags, fmt.Sprintf("⚑ %s after tasks/cancel (+%s) — its result ignored", m.line(tk.EndedAfterCancel), fmtDur(tk.AfterCancel)))
+		flags = append(flags, fmt.Sprintf("⚑ %s after tasks/cancel (+%s) — its result ignored", m.line(tk.EndedAfterCancel), look.Dur(tk.AfterCancel)))
 	} else if r.Late.Response && !r.Late.Crossed {
-		flags = append(flags, fmt.Sprintf("⚑ late response %s after the cancel — %s", fmtDur(r.Late.AfterCancel), lateFate(r)))
+		flags = append(flags, fmt.Sprintf("⚑ late response %s after the cancel — %s", look.Dur(r.Late.AfterCancel), lateFate(r)))
 	}
 	if r.Late.ProgressAfterCancel > 0 {
 		flags = append(flags, fmt.Sprintf("⚑ %d progress after the cancel", r.Late.ProgressAfterCancel))
 	}
 	if r.Late.Response && r.Late.Crossed {
-		crossed = append(crossed, fmt.Sprintf("a response crossed the cancel in flight (%s after it) — %s", fmtDur(r.Late.AfterCancel), lateFate(r)))
+		crossed = append(crossed, fmt.Sprintf("a response crossed the cancel in flight (%s after it) — %s", look.Dur(r.Late.AfterCancel), lateFate(r)))
 	}
 	if n := r.Late.ProgressCrossed; n > 0 {
 		crossed = append(crossed, fmt.Sprintf("%d progress crossed in flight", n))
 	}
 	if watched, still, ok := r.WatchEnded(); ok && still {
-		flags = append(flags, fmt.Sprintf("still sending when the %s watch ended", fmtDur(watched)))
+		flags = append(flags, fmt.Sprintf("still sending when the %s watch ended", look.Dur(watched)))
 	}
 	if len(flags)+len(crossed) > 0 {
 		var parts []string
@@ -481,10 +482,10 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	}
 	switch r.State {
 	case session.StateCancelRequested:
-		if w := watchingText(r, now); w != "" {
+		if w := look.WatchingText(r, now); w != "" {
 			return st.Cancelling.Render(s), st.Dim.Render(w)
 		}
-		return st.Cancelling.Render(s), st.Dim.Render(fmt.Sprintf("waiting for the server's answer to the cancel, %s so far", fmtDur(now.Sub(c.At))))
+		return st.Cancelling.Render(s), st.Dim.Render(fmt.Sprintf("waiting for the server's answer to the cancel, %s so far", look.Dur(now.Sub(c.At))))
 	case session.StateCompleted, session.StateFailed, session.StateInputRequired, session.StateEndedByServer:
 		line := st.Dim.Render("the answer had arrived before the cancel: nothing was cancelled")
 		if failure != "" {
@@ -500,7 +501,7 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 		return st.Cancelled.Render(s), st.Dim.Render("the task says cancelled: what the server says of it, not whether its work stopped")
 	}
 	if watched, _, ok := r.WatchEnded(); ok && c.Signal != event.SignalStreamClosed {
-		return st.Cancelled.Render(s), st.Dim.Render(fmt.Sprintf("the server sent nothing more for this request in the %s watched", fmtDur(watched)))
+		return st.Cancelled.Render(s), st.Dim.Render(fmt.Sprintf("the server sent nothing more for this request in the %s watched", look.Dur(watched)))
 	}
 	return st.Cancelled.Render(s), st.Dim.Render("the server sent nothing more for this request")
 }
@@ -652,22 +653,22 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 	}
 	marks := []mark{{start, "●", "sent 0s"}}
 	if r.Cancel != nil {
-		marks = append(marks, mark{r.Cancel.At, "✕", "cancel " + fmtAgo(r.Cancel.At.Sub(start))})
+		marks = append(marks, mark{r.Cancel.At, "✕", "cancel " + look.Ago(r.Cancel.At.Sub(start))})
 	}
 	switch {
 	case r.Late.Response && r.Late.Crossed:
-		marks = append(marks, mark{r.Late.ResponseAt, "x", "crossed response " + fmtAgo(r.Late.ResponseAt.Sub(start))})
+		marks = append(marks, mark{r.Late.ResponseAt, "x", "crossed response " + look.Ago(r.Late.ResponseAt.Sub(start))})
 	case r.Late.Response:
 		label := "late response "
 		if tk := r.Task; tk != nil && tk.EndedAfterCancel != "" {
 			label = m.line(tk.EndedAfterCancel) + " after tasks/cancel "
 		}
-		marks = append(marks, mark{r.Late.ResponseAt, "!", label + fmtAgo(r.Late.ResponseAt.Sub(start))})
+		marks = append(marks, mark{r.Late.ResponseAt, "!", label + look.Ago(r.Late.ResponseAt.Sub(start))})
 	}
 	if !r.IsActive() && !r.Ended.IsZero() {
-		marks = append(marks, mark{r.Ended, "■", stateName(r.State) + " " + fmtAgo(r.Ended.Sub(start))})
+		marks = append(marks, mark{r.Ended, "■", look.StateName(r.State) + " " + look.Ago(r.Ended.Sub(start))})
 	} else {
-		marks = append(marks, mark{now, "▶", "now " + fmtAgo(now.Sub(start))})
+		marks = append(marks, mark{now, "▶", "now " + look.Ago(now.Sub(start))})
 	}
 	// A late response that settled the cancel shares the end's instant:
 	// one label says both.
@@ -675,7 +676,7 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 		if mk := marks[i]; mk.glyph == "■" {
 			for j := range marks {
 				if marks[j].glyph == "!" && marks[j].at.Equal(mk.at) {
-					marks[j].label += ", " + strings.TrimSuffix(mk.label, " "+fmtAgo(mk.at.Sub(start)))
+					marks[j].label += ", " + strings.TrimSuffix(mk.label, " "+look.Ago(mk.at.Sub(start)))
 					marks = append(marks[:i], marks[i+1:]...)
 					break
 				}
@@ -711,9 +712,9 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 		if firstAt.IsZero() {
 			continue
 		}
-		lbl := fmt.Sprintf("%s %d %s %s %s", kind.glyph, kind.count, kind.word, what, fmtAgo(firstAt.Sub(start)))
+		lbl := fmt.Sprintf("%s %d %s %s %s", kind.glyph, kind.count, kind.word, what, look.Ago(firstAt.Sub(start)))
 		if lastAt.After(firstAt) {
-			lbl += "…" + fmtAgo(lastAt.Sub(start))
+			lbl += "…" + look.Ago(lastAt.Sub(start))
 		}
 		groups = append(groups, mark{firstAt, kind.glyph, lbl})
 	}
@@ -733,9 +734,9 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 			}
 		}
 		if n := m.detail.trail.pollsSeen; n > 0 && m.detail.trail.id == r.ID {
-			lbl := fmt.Sprintf("· %d %s %s", n, countNoun(n, "poll", "polls"), fmtAgo(firstPoll.Sub(start)))
+			lbl := fmt.Sprintf("· %d %s %s", n, look.CountNoun(n, "poll", "polls"), look.Ago(firstPoll.Sub(start)))
 			if lastPoll.After(firstPoll) {
-				lbl += "…" + fmtAgo(lastPoll.Sub(start))
+				lbl += "…" + look.Ago(lastPoll.Sub(start))
 			}
 			groups = append(groups, mark{firstPoll, "·", lbl})
 		}
@@ -748,7 +749,7 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 				// The handle's status is the task's start (the TASK
 				// table lists it); the end's ■ says a terminal status
 				// seen at its instant.
-				groups = append(groups, mark{ch.At, "◆", "◆ " + m.line(clipRunes(ch.Status, 20)) + " " + fmtAgo(ch.At.Sub(start))})
+				groups = append(groups, mark{ch.At, "◆", "◆ " + m.line(clipRunes(ch.Status, 20)) + " " + look.Ago(ch.At.Sub(start))})
 			}
 			prev = ch.Status
 		}
@@ -927,12 +928,12 @@ func (m *Model) writeUpdates(b *strings.Builder, r *session.Request) {
 		return
 	}
 	for _, u := range tr.updates {
-		line := fmt.Sprintf("%-8s %s  %s", fmtAgo(u.at.Sub(startOf(r))), u.at.Format("15:04:05.000"), m.line(u.text))
+		line := fmt.Sprintf("%-8s %s  %s", look.Ago(u.at.Sub(startOf(r))), u.at.Format("15:04:05.000"), m.line(u.text))
 		switch u.verdict {
 		case session.VerdictLate:
-			line = st.Flag.Render("⚑ late "+fmtAgo(u.after)) + "  " + line
+			line = st.Flag.Render("⚑ late "+look.Ago(u.after)) + "  " + line
 		case session.VerdictCrossed:
-			line = st.Dim.Render("crossed the cancel "+fmtAgo(u.after)) + "  " + line
+			line = st.Dim.Render("crossed the cancel "+look.Ago(u.after)) + "  " + line
 		}
 		b.WriteString(line + "\n")
 	}
@@ -966,5 +967,5 @@ func fmtFine(d time.Duration) string {
 	if d < 10*time.Millisecond {
 		return d.Round(time.Microsecond).String()
 	}
-	return fmtDur(d)
+	return look.Dur(d)
 }

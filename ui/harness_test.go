@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"inflight/ui/look"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
@@ -288,8 +290,8 @@ func (h *harness) golden() {
 	got := h.screen()
 	// Our own views, with benign data, are drawn as they are: the frame
 	// pass keeps every attribute of our styling.
-	if raw := h.m.frame(); frameFilter().Clean(raw) != raw {
-		h.t.Errorf("the frame pass changed our own view:\n%q\nbecame\n%q", raw, frameFilter().Clean(raw))
+	if raw := h.m.frame(); look.FrameFilter().Clean(raw) != raw {
+		h.t.Errorf("the frame pass changed our own view:\n%q\nbecame\n%q", raw, look.FrameFilter().Clean(raw))
 	}
 	for _, line := range strings.Split(got, "\n") {
 		if w := ansi.StringWidth(line); w > h.m.width {

@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"inflight/ui/look"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -127,7 +129,7 @@ func strictFrameProblem(frame string) string {
 		if j < len(frame) && frame[j] == '[' {
 			for j++; j < len(frame) && (frame[j] >= '0' && frame[j] <= '9' || frame[j] == ';' || frame[j] == ':'); j++ {
 			}
-			if j < len(frame) && frame[j] == 'm' && frameFilter().Allows(frame[i:j+1]) {
+			if j < len(frame) && frame[j] == 'm' && look.FrameFilter().Allows(frame[i:j+1]) {
 				i = j
 				continue
 			}
@@ -150,7 +152,7 @@ func strictFrameProblem(frame string) string {
 
 // The strict check catches each hazard, and passes our own styling.
 func TestStrictFrameProblem(t *testing.T) {
-	st := NewStyles(true)
+	st := look.NewStyles(true)
 	if p := strictFrameProblem(st.Selected.Render(st.Title.Render("inflight")) + "\n" + st.Flag.Render("⚑")); p != "" {
 		t.Errorf("our styling: %s", p)
 	}
@@ -191,11 +193,11 @@ func TestEvilStringsInEveryView(t *testing.T) {
 	l.connected()
 
 	var seen strings.Builder
-	look := func() { seen.WriteString(l.screen() + "\n") }
+	peek := func() { seen.WriteString(l.screen() + "\n") }
 	// The header: the server's name and version (a name this long gives
 	// way to the era on a screen of ordinary width).
 	l.update(tea.WindowSizeMsg{Width: 600, Height: liveHeight})
-	look()
+	peek()
 	l.update(tea.WindowSizeMsg{Width: liveWidth, Height: liveHeight})
 
 	// Composer: the picker, the form, an error naming the required field,
@@ -203,25 +205,25 @@ func TestEvilStringsInEveryView(t *testing.T) {
 	send := func() *session.Request {
 		n := l.m.tracker.Len()
 		l.key("n")
-		look()
+		peek()
 		l.key("enter")
-		look()
+		peek()
 		l.key("ctrl+s")
 		if l.m.composer.err == "" {
 			t.Fatalf("no error for the empty required field:\n%s", l.screen())
 		}
-		look()
+		peek()
 		l.key("x")
 		l.key("ctrl+e")
 		if !l.m.composer.jsonMode {
 			t.Fatalf("the JSON editor did not open: %s", l.m.composer.err)
 		}
-		look()
+		peek()
 		l.key("ctrl+e", "enter")
 		if l.m.mode != keymap.ModeList || l.m.tracker.Len() != n+1 {
 			t.Fatalf("the composer did not send:\n%s", l.screen())
 		}
-		look() // the status line: "sent #2 …"
+		peek() // the status line: "sent #2 …"
 		return l.m.tracker.At(l.m.tracker.Len() - 1)
 	}
 	first := send()
@@ -234,27 +236,27 @@ func TestEvilStringsInEveryView(t *testing.T) {
 	if first.State != session.StateCompleted || second.State != session.StateFailed {
 		t.Errorf("the calls ended %s and %s", first.State, second.State)
 	}
-	look() // the list: the result's summary, the error's message
+	peek() // the list: the result's summary, the error's message
 	seen.WriteString(l.detail(first))
 	seen.WriteString(l.detail(second))
 
 	// The log, and every entry in it opened whole.
 	l.key("l")
-	look()
+	peek()
 	l.key("home")
 	for i := 0; i < l.m.tracker.Log().Len(); i++ {
 		l.key("enter")
-		look()
+		peek()
 		l.key("esc", "down")
 	}
 	l.key("/", "e", "v", "i", "l")
-	look()
+	peek()
 	l.key("esc", "esc")
 
 	l.key("s")
-	look()
+	peek()
 	l.key("esc", "?")
-	look()
+	peek()
 	l.key("esc")
 
 	text := seen.String()

@@ -13,6 +13,7 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -180,28 +181,28 @@ func incomingLabel(m *Model, s *session.ServerRequest, full bool) string {
 
 // incomingLook is how an incoming row's STATE column draws its state, in
 // the list's words.
-func incomingLook(s session.ServerRequestState) stateLook {
+func incomingLook(s session.ServerRequestState) look.StateLook {
 	switch s {
 	case session.ServerWaiting:
-		return stateLook{"?", "waiting", func(s Styles) lipgloss.Style { return s.Warn }}
+		return look.StateLook{Icon: "?", Word: "waiting", Style: func(s look.Styles) lipgloss.Style { return s.Warn }}
 	case session.ServerAnswered:
-		return stateLook{"✓", "answered", func(s Styles) lipgloss.Style { return s.Completed }}
+		return look.StateLook{Icon: "✓", Word: "answered", Style: func(s look.Styles) lipgloss.Style { return s.Completed }}
 	case session.ServerDeclined:
-		return stateLook{"✗", "declined", func(s Styles) lipgloss.Style { return s.Cancelled }}
+		return look.StateLook{Icon: "✗", Word: "declined", Style: func(s look.Styles) lipgloss.Style { return s.Cancelled }}
 	case session.ServerDismissed:
-		return stateLook{"✗", "dismissed", func(s Styles) lipgloss.Style { return s.Cancelled }}
+		return look.StateLook{Icon: "✗", Word: "dismissed", Style: func(s look.Styles) lipgloss.Style { return s.Cancelled }}
 	case session.ServerRefused:
-		return stateLook{"✗", "refused", func(s Styles) lipgloss.Style { return s.Failed }}
+		return look.StateLook{Icon: "✗", Word: "refused", Style: func(s look.Styles) lipgloss.Style { return s.Failed }}
 	case session.ServerWithdrawn:
-		return stateLook{"⊗", "withdrawn", func(s Styles) lipgloss.Style { return s.Cancelled }}
+		return look.StateLook{Icon: "⊗", Word: "withdrawn", Style: func(s look.Styles) lipgloss.Style { return s.Cancelled }}
 	case session.ServerLost:
-		return stateLook{"↯", "lost", func(s Styles) lipgloss.Style { return s.Lost }}
+		return look.StateLook{Icon: "↯", Word: "lost", Style: func(s look.Styles) lipgloss.Style { return s.Lost }}
 	case session.ServerAbandoned:
-		return stateLook{"·", "abandoned", func(s Styles) lipgloss.Style { return s.Dim }}
+		return look.StateLook{Icon: "·", Word: "abandoned", Style: func(s look.Styles) lipgloss.Style { return s.Dim }}
 	case session.ServerNotAnswered:
-		return stateLook{"⚠", "unanswered", func(s Styles) lipgloss.Style { return s.Flag }}
+		return look.StateLook{Icon: "⚠", Word: "unanswered", Style: func(s look.Styles) lipgloss.Style { return s.Flag }}
 	}
-	return stateLook{"·", s.String(), func(s Styles) lipgloss.Style { return s.Dim }}
+	return look.StateLook{Icon: "·", Word: s.String(), Style: func(s look.Styles) lipgloss.Style { return s.Dim }}
 }
 
 // incomingElapsed runs from its arrival until it ended.
@@ -217,7 +218,7 @@ func incomingElapsed(s *session.ServerRequest, now time.Time) time.Duration {
 func (m *Model) incomingRow(row listRow, c columns, selected bool, now time.Time) string {
 	st := m.styles
 	s := row.srv
-	look := incomingLook(s.State)
+	sl := incomingLook(s.State)
 	marker := "  "
 	if selected {
 		marker = st.Cursor.Render("▌ ")
@@ -227,86 +228,86 @@ func (m *Model) incomingRow(row listRow, c columns, selected bool, now time.Time
 		label = incomingLabel(m, s, false)
 	}
 	parts := []string{
-		marker + fitLeft("", c.id),
-		fit(st.Dim.Render(label), c.request),
-		look.style(st).Render(fit(look.icon+" "+look.word, c.state)),
+		marker + look.FitLeft("", c.id),
+		look.Fit(st.Dim.Render(label), c.request),
+		sl.Style(st).Render(look.Fit(sl.Icon+" "+sl.Word, c.state)),
 	}
 	if c.elapsed > 0 {
-		parts = append(parts, fitLeft(fmtDur(incomingElapsed(s, now)), c.elapsed))
+		parts = append(parts, look.FitLeft(look.Dur(incomingElapsed(s, now)), c.elapsed))
 	}
 	if c.timeout > 0 {
 		// inflight sets no timeout on the server's requests (the server
 		// times out its own, and says so by withdrawing it).
-		parts = append(parts, fitLeft(st.Dim.Render("—"), c.timeout))
+		parts = append(parts, look.FitLeft(st.Dim.Render("—"), c.timeout))
 	}
 	if c.detail > 0 {
-		parts = append(parts, fit(buildCell(m.incomingParts(s), c.detail), c.detail))
+		parts = append(parts, look.Fit(look.BuildCell(m.incomingParts(s), c.detail), c.detail))
 	}
-	line := fit(strings.Join(parts, " "), m.width)
+	line := look.Fit(strings.Join(parts, " "), m.width)
 	if selected {
-		return st.highlight(line)
+		return st.Highlight(line)
 	}
 	return line
 }
 
 // incomingParts are an incoming row's last column: its fate in the
 // list's words, the question in a few words, and where it came from.
-func (m *Model) incomingParts(s *session.ServerRequest) []cellPart {
+func (m *Model) incomingParts(s *session.ServerRequest) []look.Part {
 	st := m.styles
-	var parts []cellPart
+	var parts []look.Part
 	add := func(style lipgloss.Style, prio int, variants ...string) {
-		parts = append(parts, cellPart{variants: variants, style: style, prio: prio})
+		parts = append(parts, look.Part{Variants: variants, Style: style, Prio: prio})
 	}
 	after := ""
 	if !s.Ended.IsZero() {
-		after = " after " + fmtDur(s.Ended.Sub(s.At))
+		after = " after " + look.Dur(s.Ended.Sub(s.At))
 	}
 	switch s.State {
 	case session.ServerWaiting:
-		add(st.Warn, prioFlag, "waiting for you", "for you")
+		add(st.Warn, look.PrioFlag, "waiting for you", "for you")
 		if s.AnswerFailed != "" {
-			parts = append(parts, cellPart{variants: []string{"✗ the answer could not be sent: " + m.line(s.AnswerFailed), "✗ answer not sent"},
-				style: st.Error, prio: prioFlag, cut: true, keep: len("✗ answer not sent")})
+			parts = append(parts, look.Part{Variants: []string{"✗ the answer could not be sent: " + m.line(s.AnswerFailed), "✗ answer not sent"},
+				Style: st.Error, Prio: look.PrioFlag, Cut: true, Keep: len("✗ answer not sent")})
 		}
 	case session.ServerAnswered:
-		add(st.Dim, prioSignal, "answered"+after+" · "+answeredAs(s), "answered"+after, "answered")
+		add(st.Dim, look.PrioSignal, "answered"+after+" · "+answeredAs(s), "answered"+after, "answered")
 	case session.ServerDeclined:
-		add(st.Dim, prioSignal, "declined"+after, "declined")
+		add(st.Dim, look.PrioSignal, "declined"+after, "declined")
 	case session.ServerDismissed:
-		add(st.Dim, prioSignal, "dismissed (cancel)"+after, "dismissed")
+		add(st.Dim, look.PrioSignal, "dismissed (cancel)"+after, "dismissed")
 	case session.ServerRefused:
 		why := "refused"
 		if s.Error != nil {
 			why += " · error " + strconv.Itoa(s.Error.Code) + " " + m.line(s.Error.Message)
 		}
-		parts = append(parts, cellPart{variants: []string{why}, style: st.Failed, prio: prioSignal, cut: true, keep: len("refused")})
+		parts = append(parts, look.Part{Variants: []string{why}, Style: st.Failed, Prio: look.PrioSignal, Cut: true, Keep: len("refused")})
 	case session.ServerWithdrawn:
 		text := "cancelled by the server" + after
 		if s.Reason != "" {
 			text += ": " + m.line(s.Reason)
 		}
-		parts = append(parts, cellPart{variants: []string{text, "cancelled by the server"}, style: st.Cancelled, prio: prioSignal, cut: true, keep: len("cancelled by the server")})
+		parts = append(parts, look.Part{Variants: []string{text, "cancelled by the server"}, Style: st.Cancelled, Prio: look.PrioSignal, Cut: true, Keep: len("cancelled by the server")})
 	case session.ServerLost:
-		add(st.Lost, prioSignal, "connection lost before an answer", "connection lost")
+		add(st.Lost, look.PrioSignal, "connection lost before an answer", "connection lost")
 	case session.ServerAbandoned:
-		add(st.Dim, prioSignal, "abandoned: its request ended first", "abandoned: request ended", "abandoned")
+		add(st.Dim, look.PrioSignal, "abandoned: its request ended first", "abandoned: request ended", "abandoned")
 	case session.ServerNotAnswered:
-		add(st.Flag, prioFlag, "⚑ not answered: its ID "+m.line(s.ID.String())+" was in use", "⚑ ID in use: not answered", "⚑ ID reused")
+		add(st.Flag, look.PrioFlag, "⚑ not answered: its ID "+m.line(s.ID.String())+" was in use", "⚑ ID in use: not answered", "⚑ ID reused")
 	}
 	if q := questionWords(m, s.Method, s.Params); q != "" {
 		// Once it ended, its fate comes first and the question gets what
 		// is left.
-		prio, style := prioWatch, st.Warn
+		prio, style := look.PrioWatch, st.Warn
 		if !s.Open() {
-			prio, style = prioRepeats, st.Dim
+			prio, style = look.PrioRepeats, st.Dim
 		}
-		parts = append(parts, cellPart{variants: []string{q}, style: style, prio: prio, cut: true, keep: minCut})
+		parts = append(parts, look.Part{Variants: []string{q}, Style: style, Prio: prio, Cut: true, Keep: look.MinCut})
 	}
 	if s.TiedBy == session.TiedNone {
 		// After the question: it gets what the question leaves.
-		add(st.Dim, prioRepeats, fmt.Sprintf("not tied to a request: %d in flight", s.InFlight), fmt.Sprintf("not tied: %d in flight", s.InFlight), "not tied")
+		add(st.Dim, look.PrioRepeats, fmt.Sprintf("not tied to a request: %d in flight", s.InFlight), fmt.Sprintf("not tied: %d in flight", s.InFlight), "not tied")
 	}
-	add(st.Dim, prioRepeats, "from the server")
+	add(st.Dim, look.PrioRepeats, "from the server")
 	return parts
 }
 
@@ -460,13 +461,13 @@ func (m *Model) viewIncomingDetail(height int) string {
 	st := m.styles
 	s := m.detail.srv
 	now := m.now()
-	look := incomingLook(s.State)
+	sl := incomingLook(s.State)
 	var b strings.Builder
 	title := "↘ " + m.line(s.Method) + " from the server (its ID " + m.line(s.ID.String()) + ")"
-	b.WriteString(fit(st.Title.Render(title)+"  "+look.style(st).Render(look.icon+" "+incomingFate(m, s))+
-		st.Dim.Render("  ·  "+fmtDur(incomingElapsed(s, now))), m.width))
+	b.WriteString(look.Fit(st.Title.Render(title)+"  "+sl.Style(st).Render(sl.Icon+" "+incomingFate(m, s))+
+		st.Dim.Render("  ·  "+look.Dur(incomingElapsed(s, now))), m.width))
 	b.WriteByte('\n')
-	b.WriteString(fit(st.Dim.Render(m.tiedText(s)), m.width))
+	b.WriteString(look.Fit(st.Dim.Render(m.tiedText(s)), m.width))
 	b.WriteString("\n\n")
 	b.WriteString(m.detail.vp.View())
 	return b.String()
@@ -475,7 +476,7 @@ func (m *Model) viewIncomingDetail(height int) string {
 // tiedText says which request s belongs to and how the tracker knew.
 func (m *Model) tiedText(s *session.ServerRequest) string {
 	if s.TiedBy == session.TiedNone {
-		return fmt.Sprintf("not tied to a request: %d %s in flight when it came", s.InFlight, countNoun(s.InFlight, "was", "were"))
+		return fmt.Sprintf("not tied to a request: %d %s in flight when it came", s.InFlight, look.CountNoun(s.InFlight, "was", "were"))
 	}
 	label := ""
 	if r, ok := m.tracker.Get(s.During); ok {
@@ -493,7 +494,7 @@ func (m *Model) tiedText(s *session.ServerRequest) string {
 func (m *Model) incomingBody(s *session.ServerRequest) string {
 	st := m.styles
 	var b strings.Builder
-	at := func(t time.Time) string { return fmtAgo(t.Sub(s.At)) }
+	at := func(t time.Time) string { return look.Ago(t.Sub(s.At)) }
 	b.WriteString(st.Bold.Render("TIMELINE") + "\n")
 	b.WriteString(fmt.Sprintf("  %s  arrived  %s\n", at(s.At), s.At.Format("15:04:05.000")))
 	if !s.Open() && !s.Ended.IsZero() {

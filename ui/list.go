@@ -16,6 +16,7 @@ import (
 	"inflight/event"
 	"inflight/session"
 	"inflight/termsafe"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -282,9 +283,9 @@ func (m *Model) cycleFilter() {
 	m.list.filter = m.list.filter.next()
 	m.refreshShown()
 	n := m.shownRequests()
-	text := fmt.Sprintf("list: %s — %d %s", m.list.filter, n, countNoun(n, "request", "requests"))
+	text := fmt.Sprintf("list: %s — %d %s", m.list.filter, n, look.CountNoun(n, "request", "requests"))
 	if m.list.filter == filterAll {
-		text = fmt.Sprintf("list: all %d %s", n, countNoun(n, "request", "requests"))
+		text = fmt.Sprintf("list: all %d %s", n, look.CountNoun(n, "request", "requests"))
 	}
 	if m.list.filter == filterFailed {
 		text += " (failed, timed out or lost)"
@@ -313,7 +314,7 @@ func (m *Model) clearFinished() {
 	switch {
 	case finished > 0:
 		m.list.clearedAt = m.now()
-		m.setStatus(levelInfo, fmt.Sprintf("cleared %d finished %s; the log and exports keep them · x shows them again", finished, countNoun(finished, "row", "rows")))
+		m.setStatus(levelInfo, fmt.Sprintf("cleared %d finished %s; the log and exports keep them · x shows them again", finished, look.CountNoun(finished, "row", "rows")))
 	case !m.list.clearedAt.IsZero():
 		m.list.clearedAt = time.Time{}
 		m.refreshShown()
@@ -368,7 +369,7 @@ func idCell(id string, w int) string {
 	if n := lipgloss.Width(id); n > w {
 		id = ansi.TruncateLeft(id, n-w+1, "…")
 	}
-	return fitLeft(id, w)
+	return look.FitLeft(id, w)
 }
 
 // layoutColumns lays the list out in width cells for IDs of idWidth
@@ -497,23 +498,23 @@ func (m *Model) onlyHousekeeping() bool {
 // columnHeader names the columns and, at its right end, says how many rows
 // are hidden above and below the window ("↑ 4 more · 13 more ↓").
 func (m *Model) columnHeader(c columns, above, below int) string {
-	parts := []string{"  " + fitLeft("ID", c.id), fit("REQUEST", c.request), fit("STATE", c.state)}
+	parts := []string{"  " + look.FitLeft("ID", c.id), look.Fit("REQUEST", c.request), look.Fit("STATE", c.state)}
 	if c.elapsed > 0 {
-		parts = append(parts, fitLeft("ELAPSED", c.elapsed))
+		parts = append(parts, look.FitLeft("ELAPSED", c.elapsed))
 	}
 	if c.timeout > 0 {
-		parts = append(parts, fitLeft("TIMEOUT", c.timeout))
+		parts = append(parts, look.FitLeft("TIMEOUT", c.timeout))
 	}
 	if c.detail > 0 {
-		parts = append(parts, fit("PROGRESS / OUTCOME", c.detail))
+		parts = append(parts, look.Fit("PROGRESS / OUTCOME", c.detail))
 	}
 	ind := scrollIndicator(above, below)
 	if ind == "" {
-		return m.styles.ColumnHeader.Render(fit(strings.Join(parts, " "), m.width))
+		return m.styles.ColumnHeader.Render(look.Fit(strings.Join(parts, " "), m.width))
 	}
 	w := lipgloss.Width(ind)
 	names := strings.TrimRight(strings.Join(parts, " "), " ")
-	return m.styles.ColumnHeader.Render(fit(names, max(0, m.width-w-1))) + " " + m.styles.Cursor.Render(ind)
+	return m.styles.ColumnHeader.Render(look.Fit(names, max(0, m.width-w-1))) + " " + m.styles.Cursor.Render(ind)
 }
 
 // scrollIndicator says how many rows the window hides above and below.
@@ -532,33 +533,33 @@ func scrollIndicator(above, below int) string {
 // marked with ▌.
 func (m *Model) row(r *session.Request, c columns, selected bool, now time.Time) string {
 	st := m.styles
-	look := lookOf(r.State)
-	icon := look.icon
+	sl := look.StateLookOf(r.State)
+	icon := sl.Icon
 	if r.State == session.StateRunning || r.State == session.StatePending {
-		icon = spinnerAt(now)
+		icon = look.Spinner(now)
 	}
 	marker := "  "
 	if selected {
 		marker = st.Cursor.Render("▌ ")
 	}
-	stateCell := look.style(st).Render(fit(icon+" "+look.word, c.state))
+	stateCell := sl.Style(st).Render(look.Fit(icon+" "+sl.Word, c.state))
 	parts := []string{
 		marker + idCell(m.line(r.ID.String()), c.id),
-		fit(hostMark(r)+m.requestLabel(r, c.method), c.request),
+		look.Fit(hostMark(r)+m.requestLabel(r, c.method), c.request),
 		stateCell,
 	}
 	if c.elapsed > 0 {
-		parts = append(parts, fitLeft(fmtDur(elapsed(r, now)), c.elapsed))
+		parts = append(parts, look.FitLeft(look.Dur(look.Elapsed(r, now)), c.elapsed))
 	}
 	if c.timeout > 0 {
-		parts = append(parts, fitLeft(m.countdown(r, now), c.timeout))
+		parts = append(parts, look.FitLeft(m.countdown(r, now), c.timeout))
 	}
 	if c.detail > 0 {
-		parts = append(parts, fit(m.authCell(r, c, now), c.detail))
+		parts = append(parts, look.Fit(m.authCell(r, c, now), c.detail))
 	}
-	line := fit(strings.Join(parts, " "), m.width)
+	line := look.Fit(strings.Join(parts, " "), m.width)
 	if selected {
-		return st.highlight(line)
+		return st.Highlight(line)
 	}
 	return line
 }
@@ -597,7 +598,7 @@ func (m *Model) countdown(r *session.Request, now time.Time) string {
 	if limit == session.LimitNone {
 		return st.Dim.Render("—")
 	}
-	text := fmtDur(rem)
+	text := look.Dur(rem)
 	switch limit {
 	case session.LimitMax:
 		text = "max " + text
@@ -644,7 +645,7 @@ func (m *Model) detailCell(r *session.Request, c columns, now time.Time) string 
 	}
 	switch r.State {
 	case session.StateWaitingInput:
-		return buildCell(m.waitingParts(r), w)
+		return look.BuildCell(m.waitingParts(r), w)
 	case session.StatePending:
 		if s := m.serverAskCell(r, w); s != "" {
 			return s
@@ -659,50 +660,50 @@ func (m *Model) detailCell(r *session.Request, c columns, now time.Time) string 
 		}
 		return m.progressCell(r, w, now)
 	case session.StateListening:
-		s := fmt.Sprintf("%d %s", r.Notifications, countNoun(r.Notifications, "update", "updates"))
+		s := fmt.Sprintf("%d %s", r.Notifications, look.CountNoun(r.Notifications, "update", "updates"))
 		if !r.LastNotificationAt.IsZero() {
-			s += ", last " + fmtDur(now.Sub(r.LastNotificationAt)) + " ago"
+			s += ", last " + look.Dur(now.Sub(r.LastNotificationAt)) + " ago"
 		}
 		return st.Listening.Render(s)
 	case session.StateTask:
-		return buildCell(m.taskParts(r, now), w)
+		return look.BuildCell(m.taskParts(r, now), w)
 	case session.StateCancelRequested:
 		if r.IsTask() {
-			return buildCell(m.taskCancelParts(r, now), w)
+			return look.BuildCell(m.taskCancelParts(r, now), w)
 		}
-		return buildCell(m.cancellingParts(r, c, now), w)
+		return look.BuildCell(m.cancellingParts(r, c, now), w)
 	}
-	return buildCell(m.outcomeParts(r), w)
+	return look.BuildCell(m.outcomeParts(r), w)
 }
 
 // lateParts are the flags of late traffic and violations (first in line for
 // the width), and the traffic that crossed the cancel in flight (shown in a
 // neutral colour, never flagged).
-func (m *Model) lateParts(r *session.Request) []cellPart {
+func (m *Model) lateParts(r *session.Request) []look.Part {
 	st := m.styles
 	parts := m.hostParts(r)
 	if tk := r.Task; tk != nil && tk.EndedAfterCancel != "" {
-		ago := fmtAgo(tk.AfterCancel)
-		parts = append(parts, cellPart{variants: []string{"⚑ " + m.line(tk.EndedAfterCancel) + " after tasks/cancel (" + ago + ")", "⚑ " + m.line(tk.EndedAfterCancel) + " after cancel"}, style: st.Flag, prio: prioFlag})
+		ago := look.Ago(tk.AfterCancel)
+		parts = append(parts, look.Part{Variants: []string{"⚑ " + m.line(tk.EndedAfterCancel) + " after tasks/cancel (" + ago + ")", "⚑ " + m.line(tk.EndedAfterCancel) + " after cancel"}, Style: st.Flag, Prio: look.PrioFlag})
 	} else if r.Late.Response && !r.Late.Crossed {
-		ago := fmtAgo(r.Late.AfterCancel)
-		parts = append(parts, cellPart{variants: []string{"⚑ late response " + lateFateShort(r) + " (" + ago + ")", "⚑ late response"}, style: st.Flag, prio: prioFlag})
+		ago := look.Ago(r.Late.AfterCancel)
+		parts = append(parts, look.Part{Variants: []string{"⚑ late response " + lateFateShort(r) + " (" + ago + ")", "⚑ late response"}, Style: st.Flag, Prio: look.PrioFlag})
 	}
 	if n := r.Late.ProgressAfterCancel; n > 0 {
-		parts = append(parts, cellPart{variants: []string{
+		parts = append(parts, look.Part{Variants: []string{
 			fmt.Sprintf("⚑ %d progress after cancel", n), fmt.Sprintf("⚑ %d late progress", n), fmt.Sprintf("⚑ %d late", n),
-		}, style: st.Flag, prio: prioFlag})
+		}, Style: st.Flag, Prio: look.PrioFlag})
 	}
 	if n := r.Violations; n > 0 {
-		parts = append(parts, cellPart{variants: []string{
-			fmt.Sprintf("⚠ %d %s", n, countNoun(n, "violation", "violations")), fmt.Sprintf("⚠ %d", n),
-		}, style: st.Flag, prio: prioFlag})
+		parts = append(parts, look.Part{Variants: []string{
+			fmt.Sprintf("⚠ %d %s", n, look.CountNoun(n, "violation", "violations")), fmt.Sprintf("⚠ %d", n),
+		}, Style: st.Flag, Prio: look.PrioFlag})
 	}
 	if r.Late.Response && r.Late.Crossed {
-		parts = append(parts, cellPart{variants: []string{"response crossed the cancel in flight, " + lateFateShort(r), "response crossed the cancel", "crossed"}, style: st.Dim, prio: prioWatch})
+		parts = append(parts, look.Part{Variants: []string{"response crossed the cancel in flight, " + lateFateShort(r), "response crossed the cancel", "crossed"}, Style: st.Dim, Prio: look.PrioWatch})
 	}
 	if n := r.Late.ProgressCrossed; n > 0 {
-		parts = append(parts, cellPart{variants: []string{fmt.Sprintf("%d crossed in flight", n), fmt.Sprintf("%d crossed", n)}, style: st.Dim, prio: prioWatch})
+		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("%d crossed in flight", n), fmt.Sprintf("%d crossed", n)}, Style: st.Dim, Prio: look.PrioWatch})
 	}
 	return parts
 }
@@ -710,24 +711,24 @@ func (m *Model) lateParts(r *session.Request) []cellPart {
 // cancellingParts tell a request whose cancel waits for its fate: the
 // flags, the signal and how long ago it left, the late window running
 // out, and last the words the STATE column already says.
-func (m *Model) cancellingParts(r *session.Request, c columns, now time.Time) []cellPart {
+func (m *Model) cancellingParts(r *session.Request, c columns, now time.Time) []look.Part {
 	st := m.styles
 	parts := m.lateParts(r)
 	cn := r.Cancel
 	if cn == nil {
-		return append(parts, cellPart{variants: []string{"cancellation requested"}, style: st.Cancelling, prio: prioRepeats})
+		return append(parts, look.Part{Variants: []string{"cancellation requested"}, Style: st.Cancelling, Prio: look.PrioRepeats})
 	}
 	switch {
 	case cn.Failed != "":
-		parts = append(parts, cellPart{variants: []string{"the cancel could not be sent", "cancel not sent"}, style: st.Error, prio: prioSignal})
+		parts = append(parts, look.Part{Variants: []string{"the cancel could not be sent", "cancel not sent"}, Style: st.Error, Prio: look.PrioSignal})
 	case cn.Signal == event.SignalNone:
-		parts = append(parts, cellPart{variants: []string{"sending cancel…"}, style: st.Cancelling, prio: prioSignal})
+		parts = append(parts, look.Part{Variants: []string{"sending cancel…"}, Style: st.Cancelling, Prio: look.PrioSignal})
 	default:
 		since := cn.At
 		if !cn.SignalAt.IsZero() {
 			since = cn.SignalAt
 		}
-		ago := fmtDur(now.Sub(since)) + " ago"
+		ago := look.Dur(now.Sub(since)) + " ago"
 		short := "cancel sent " + ago
 		if cn.Signal == event.SignalStreamClosed {
 			short = "closed " + ago
@@ -735,29 +736,29 @@ func (m *Model) cancellingParts(r *session.Request, c columns, now time.Time) []
 		// "sent 1.2s ago" last, in a narrow column (29 cells at 80): next
 		// to "⊘ cancelling" it can only be the cancel, and it keeps the
 		// signal ahead of the watch there.
-		variants := []string{signalText(cn.Signal) + " " + ago, short}
+		variants := []string{look.SignalText(cn.Signal) + " " + ago, short}
 		if cn.Signal != event.SignalStreamClosed && c.detail < 35 {
 			variants = append(variants, "sent "+ago)
 		}
 		if cn.Cause == session.CauseHost {
 			variants = hostCancelVariants(cn, ago)
 		}
-		parts = append(parts, cellPart{variants: variants, style: st.Cancelling, prio: prioSignal})
+		parts = append(parts, look.Part{Variants: variants, Style: st.Cancelling, Prio: look.PrioSignal})
 	}
-	if left, ok := lateWindowLeft(r, now); ok {
-		l := fmtDur(left)
-		parts = append(parts, cellPart{variants: []string{watchingText(r, now), "watching " + l + " more", l + " left"}, style: st.Dim, prio: prioWatch})
+	if left, ok := look.LateWindowLeft(r, now); ok {
+		l := look.Dur(left)
+		parts = append(parts, look.Part{Variants: []string{look.WatchingText(r, now), "watching " + l + " more", l + " left"}, Style: st.Dim, Prio: look.PrioWatch})
 	}
 	if cn.Cause == session.CauseTimeout {
 		// "timed out" repeats the TIMEOUT column's "expired" while that
 		// column is shown; without it, it is news.
-		prio := prioRepeats
+		prio := look.PrioRepeats
 		if c.timeout == 0 {
-			prio = prioSignal
+			prio = look.PrioSignal
 		}
-		parts = append(parts, cellPart{variants: []string{"timed out, cancellation requested", "timed out"}, style: st.Cancelling, prio: prio})
+		parts = append(parts, look.Part{Variants: []string{"timed out, cancellation requested", "timed out"}, Style: st.Cancelling, Prio: prio})
 	} else {
-		parts = append(parts, cellPart{variants: []string{"cancellation requested"}, style: st.Cancelling, prio: prioRepeats})
+		parts = append(parts, look.Part{Variants: []string{"cancellation requested"}, Style: st.Cancelling, Prio: look.PrioRepeats})
 	}
 	return parts
 }
@@ -773,9 +774,9 @@ func (m *Model) progressCell(r *session.Request, w int, now time.Time) string {
 		// or value of 1e308 reads 100%, never +Inf% or 309 digits.
 		barW := min(20, max(6, w/3))
 		pct = fmt.Sprintf(" %4s ", pct)
-		return bar(st, f, barW) + pct + trunc(msg, w-barW-len(pct))
+		return look.Bar(st, f, barW) + pct + look.Trunc(msg, w-barW-len(pct))
 	}
-	s := spinnerAt(now) + " " + termsafe.Number(p.Value)
+	s := look.Spinner(now) + " " + termsafe.Number(p.Value)
 	if msg != "" {
 		s += " · " + msg
 	}
@@ -784,15 +785,15 @@ func (m *Model) progressCell(r *session.Request, w int, now time.Time) string {
 
 // outcomeParts describe a settled request, flags first: late traffic and
 // violations are what a person most needs to know.
-func (m *Model) outcomeParts(r *session.Request) []cellPart {
+func (m *Model) outcomeParts(r *session.Request) []look.Part {
 	st := m.styles
 	parts := m.lateParts(r)
 	add := func(style lipgloss.Style, prio int, variants ...string) {
-		parts = append(parts, cellPart{variants: variants, style: style, prio: prio})
+		parts = append(parts, look.Part{Variants: variants, Style: style, Prio: prio})
 	}
 	addCut := func(style lipgloss.Style, text string, keep int) {
 		if text != "" {
-			parts = append(parts, cellPart{variants: []string{text}, style: style, prio: prioSignal, cut: true, keep: keep})
+			parts = append(parts, look.Part{Variants: []string{text}, Style: style, Prio: look.PrioSignal, Cut: true, Keep: keep})
 		}
 	}
 	switch r.State {
@@ -803,40 +804,40 @@ func (m *Model) outcomeParts(r *session.Request) []cellPart {
 		}
 		if r.State == session.StateTimedOut && r.Cancel != nil {
 			if r.Cancel.Limit == session.LimitMax {
-				add(st.Dim, prioWatch, "max timeout "+fmtDur(r.Timeout.Max)+" reached", "max timeout")
+				add(st.Dim, look.PrioWatch, "max timeout "+look.Dur(r.Timeout.Max)+" reached", "max timeout")
 			} else {
 				// "timed out" is the STATE column's word already; the
 				// limit is not (ELAPSED runs on through the late window).
-				add(st.Dim, prioSignal, "timeout "+fmtDur(r.Timeout.Timeout)+" reached", "timeout "+fmtDur(r.Timeout.Timeout))
+				add(st.Dim, look.PrioSignal, "timeout "+look.Dur(r.Timeout.Timeout)+" reached", "timeout "+look.Dur(r.Timeout.Timeout))
 			}
 		}
 		if r.Conv != nil && r.Conv.Stopped != "" && r.Cancel != nil && r.Cancel.Signal == event.SignalNone {
 			// Cancelled while it waited for the user: nothing was sent.
-			add(st.Dim, prioSignal, m.line(r.Conv.Stopped), "conversation dropped, nothing sent")
+			add(st.Dim, look.PrioSignal, m.line(r.Conv.Stopped), "conversation dropped, nothing sent")
 			break
 		}
 		if !r.Flagged() && r.Cancel != nil && !r.Late.Response && r.Late.ProgressCrossed == 0 {
 			if tk := r.Task; tk != nil {
 				if tk.Status == wire.TaskCancelled {
 					// What the server says of its task, not whether its work stopped.
-					add(st.Dim, prioSignal, "the task says cancelled (tasks/cancel answered)", "task says cancelled")
+					add(st.Dim, look.PrioSignal, "the task says cancelled (tasks/cancel answered)", "task says cancelled")
 				} else {
-					add(st.Dim, prioSignal, "tasks/cancel sent; task last "+m.line(tk.Status)+", no terminal status seen", "no terminal status seen")
+					add(st.Dim, look.PrioSignal, "tasks/cancel sent; task last "+m.line(tk.Status)+", no terminal status seen", "no terminal status seen")
 				}
 				break
 			}
 			if r.Cancel.Signal == event.SignalStreamClosed {
 				// A closed stream can carry nothing more: the cancel is final.
-				add(st.Dim, prioSignal, "stream closed; nothing more can come", "closed; nothing more can come", "stream closed")
+				add(st.Dim, look.PrioSignal, "stream closed; nothing more can come", "closed; nothing more can come", "stream closed")
 			} else if watched, _, ok := r.WatchEnded(); ok {
-				w := fmtDur(watched)
-				add(st.Dim, prioSignal, signalText(r.Cancel.Signal)+"; nothing more came in "+w+" watched", "nothing more in "+w+" watched", "nothing more in "+w)
+				w := look.Dur(watched)
+				add(st.Dim, look.PrioSignal, look.SignalText(r.Cancel.Signal)+"; nothing more came in "+w+" watched", "nothing more in "+w+" watched", "nothing more in "+w)
 			} else {
-				add(st.Dim, prioSignal, signalText(r.Cancel.Signal)+"; nothing more came", "nothing more came")
+				add(st.Dim, look.PrioSignal, look.SignalText(r.Cancel.Signal)+"; nothing more came", "nothing more came")
 			}
 		}
 		if _, still, ok := r.WatchEnded(); ok && still {
-			add(st.Flag, prioFlag, "still sending when the watch ended", "still sending")
+			add(st.Flag, look.PrioFlag, "still sending when the watch ended", "still sending")
 		}
 	case session.StateFailed:
 		// The code, then why: the why keeps 16 cells before the code gets
@@ -846,15 +847,15 @@ func (m *Model) outcomeParts(r *session.Request) []cellPart {
 			addCut(st.Failed, label[0], 0)
 			break
 		}
-		parts = append(parts, cellPart{variants: label, style: st.Failed, prio: prioSignal},
-			cellPart{variants: []string{why}, style: st.Failed, prio: prioSignal, cut: true, keep: 16})
+		parts = append(parts, look.Part{Variants: label, Style: st.Failed, Prio: look.PrioSignal},
+			look.Part{Variants: []string{why}, Style: st.Failed, Prio: look.PrioSignal, Cut: true, Keep: 16})
 	case session.StateConnectionLost:
 		addCut(st.Lost, m.line(r.LocalError), 0)
 	case session.StateInputRequired:
 		parts = append(parts, m.inputRequiredParts(r)...)
 	case session.StateEndedByServer:
-		n := fmt.Sprintf("%d %s", r.Notifications, countNoun(r.Notifications, "update", "updates"))
-		add(st.Dim, prioSignal, "server ended it after "+n, "ended after "+n)
+		n := fmt.Sprintf("%d %s", r.Notifications, look.CountNoun(r.Notifications, "update", "updates"))
+		add(st.Dim, look.PrioSignal, "server ended it after "+n, "ended after "+n)
 	case session.StateCompleted:
 		addCut(st.Dim, m.resultSummary(r), 0)
 	}
@@ -922,7 +923,7 @@ func (m *Model) viewEmpty(height int) string {
 	var lines []string
 	switch m.state {
 	case connConnecting:
-		lines = []string{st.Dim.Render(spinnerAt(m.now()) + " connecting…")}
+		lines = []string{st.Dim.Render(look.Spinner(m.now()) + " connecting…")}
 	case connLost:
 		lines = []string{st.Error.Render("not connected"), "", "Press " + st.Key.Render("R") + " to try again, " + st.Key.Render("q") + " to quit."}
 	default:
@@ -946,7 +947,7 @@ func (m *Model) firstStepHint() []string {
 		return []string{"Press " + k("n") + " to send one — on the demo server " + st.Bold.Render("slow") + " is chosen: press " + k("enter") + " twice.", cancel}
 	case len(m.tools) > 0:
 		n := len(m.tools)
-		return []string{fmt.Sprintf("Press %s to send one: pick one of the server's %d %s with %s, then %s sends it.", k("n"), n, countNoun(n, "tool", "tools"), k("enter"), k("enter")), cancel}
+		return []string{fmt.Sprintf("Press %s to send one: pick one of the server's %d %s with %s, then %s sends it.", k("n"), n, look.CountNoun(n, "tool", "tools"), k("enter"), k("enter")), cancel}
 	}
 	return []string{"Press " + k("n") + " to compose a request: a tool call, a resource read, a prompt or any method.", cancel}
 }

@@ -13,36 +13,37 @@ import (
 	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
 // The parts of a cancelled stubborn's cell while it waits for its fate,
 // and of a timed-out one, as the list builds them.
-func stubbornParts() []cellPart {
+func stubbornParts() []look.Part {
 	plain := lipgloss.NewStyle()
-	return []cellPart{
-		{variants: []string{"⚑ 2 progress after cancel", "⚑ 2 late progress", "⚑ 2 late"}, style: plain, prio: prioFlag},
-		{variants: []string{"notifications/cancelled sent 1.0s ago", "cancel sent 1.0s ago"}, style: plain, prio: prioSignal},
-		{variants: []string{"watching for late traffic · 3.3s left", "watching 3.3s more", "3.3s left"}, style: plain, prio: prioWatch},
-		{variants: []string{"cancellation requested"}, style: plain, prio: prioRepeats},
+	return []look.Part{
+		{Variants: []string{"⚑ 2 progress after cancel", "⚑ 2 late progress", "⚑ 2 late"}, Style: plain, Prio: look.PrioFlag},
+		{Variants: []string{"notifications/cancelled sent 1.0s ago", "cancel sent 1.0s ago"}, Style: plain, Prio: look.PrioSignal},
+		{Variants: []string{"watching for late traffic · 3.3s left", "watching 3.3s more", "3.3s left"}, Style: plain, Prio: look.PrioWatch},
+		{Variants: []string{"cancellation requested"}, Style: plain, Prio: look.PrioRepeats},
 	}
 }
 
 func TestBuildCellSpendsWidthInPriorityOrder(t *testing.T) {
 	plain := lipgloss.NewStyle()
-	timedOut := []cellPart{
-		{variants: []string{"⚑ 1 progress after cancel", "⚑ 1 late progress", "⚑ 1 late"}, style: plain, prio: prioFlag},
-		{variants: []string{"notifications/cancelled sent 0.2s ago", "cancel sent 0.2s ago"}, style: plain, prio: prioSignal},
-		{variants: []string{"watching for late traffic · 4.8s left", "watching 4.8s more", "4.8s left"}, style: plain, prio: prioWatch},
-		{variants: []string{"timed out, cancellation requested", "timed out"}, style: plain, prio: prioRepeats},
+	timedOut := []look.Part{
+		{Variants: []string{"⚑ 1 progress after cancel", "⚑ 1 late progress", "⚑ 1 late"}, Style: plain, Prio: look.PrioFlag},
+		{Variants: []string{"notifications/cancelled sent 0.2s ago", "cancel sent 0.2s ago"}, Style: plain, Prio: look.PrioSignal},
+		{Variants: []string{"watching for late traffic · 4.8s left", "watching 4.8s more", "4.8s left"}, Style: plain, Prio: look.PrioWatch},
+		{Variants: []string{"timed out, cancellation requested", "timed out"}, Style: plain, Prio: look.PrioRepeats},
 	}
-	result := []cellPart{
-		{variants: []string{"⚑ late response ignored (+2.3s)", "⚑ late response"}, style: plain, prio: prioFlag},
-		{variants: []string{"“stubborn finished 6 steps anyway, as it always does”"}, style: plain, prio: prioSignal, cut: true},
+	result := []look.Part{
+		{Variants: []string{"⚑ late response ignored (+2.3s)", "⚑ late response"}, Style: plain, Prio: look.PrioFlag},
+		{Variants: []string{"“stubborn finished 6 steps anyway, as it always does”"}, Style: plain, Prio: look.PrioSignal, Cut: true},
 	}
 	for _, tc := range []struct {
 		name  string
-		parts []cellPart
+		parts []look.Part
 		w     int
 		want  string
 	}{
@@ -67,7 +68,7 @@ func TestBuildCellSpendsWidthInPriorityOrder(t *testing.T) {
 		{"result at 20", result, 20, "⚑ late response"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ansi.Strip(buildCell(tc.parts, tc.w))
+			got := ansi.Strip(look.BuildCell(tc.parts, tc.w))
 			if got != tc.want {
 				t.Errorf("width %d:\n got %q\nwant %q", tc.w, got, tc.want)
 			}
@@ -146,9 +147,9 @@ func TestLateWindowRunsOutAndWStopsWatching(t *testing.T) {
 	if !strings.Contains(row, "3.2s") || !strings.Contains(row, "watching") {
 		t.Fatalf("the row does not show the late window running out: %q", row)
 	}
-	before := elapsed(h.request(id), h.now)
+	before := look.Elapsed(h.request(id), h.now)
 	h.advance(time.Second)
-	if after := elapsed(h.request(id), h.now); after-before != time.Second {
+	if after := look.Elapsed(h.request(id), h.now); after-before != time.Second {
 		t.Fatalf("elapsed went from %s to %s in a second of cancelling: it must keep running", before, after)
 	}
 	if !strings.Contains(h.screen(), "W stop watching") {
@@ -159,7 +160,7 @@ func TestLateWindowRunsOutAndWStopsWatching(t *testing.T) {
 	if r.State != session.StateCancelled {
 		t.Fatalf("state after w = %s, want cancelled", r.State)
 	}
-	if got := elapsed(r, h.now.Add(time.Hour)); got != 2800*time.Millisecond {
+	if got := look.Elapsed(r, h.now.Add(time.Hour)); got != 2800*time.Millisecond {
 		t.Fatalf("elapsed of a settled request = %s, want 2.8s (until w settled it)", got)
 	}
 	scr := h.screen()
@@ -368,7 +369,7 @@ func TestRequestColumnFollowsTheTerminal(t *testing.T) {
 // cell to its last: the background is on again after every reset inside.
 func TestSelectedRowIsHighlightedWhole(t *testing.T) {
 	h, _, stubborn := cancellingRows(t, 120, 35)
-	on := h.m.styles.selectedOn
+	on, _, _ := strings.Cut(h.m.styles.Selected.Render("x"), "x")
 	if on == "" {
 		t.Fatal("the Selected style draws no background")
 	}

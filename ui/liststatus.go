@@ -8,6 +8,7 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -33,12 +34,12 @@ func (m *Model) whyNoCancel() {
 		m.setStatus(levelInfo, "no request selected")
 	case r.State == session.StateCancelRequested:
 		text := fmt.Sprintf("#%s: cancellation already requested", r.ID)
-		if left, ok := lateWindowLeft(r, m.now()); ok {
-			text += fmt.Sprintf("; watching for late traffic %s more — W stops watching now", fmtDur(left))
+		if left, ok := look.LateWindowLeft(r, m.now()); ok {
+			text += fmt.Sprintf("; watching for late traffic %s more — W stops watching now", look.Dur(left))
 		}
 		m.setStatus(levelInfo, text)
 	default:
-		m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: there is nothing to cancel", r.ID, stateName(r.State)))
+		m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: there is nothing to cancel", r.ID, look.StateName(r.State)))
 	}
 }
 
@@ -52,15 +53,15 @@ func (m *Model) stopWatching() {
 		return
 	}
 	now := m.now()
-	left, _ := lateWindowLeft(r, now)
+	left, _ := look.LateWindowLeft(r, now)
 	ch, err := m.tracker.StopWatching(r.ID, now)
 	if err != nil {
-		m.setStatus(levelInfo, fmt.Sprintf("#%s: %s", r.ID, refusalText(err, now)))
+		m.setStatus(levelInfo, fmt.Sprintf("#%s: %s", r.ID, look.RefusalText(err, now)))
 		return
 	}
 	m.changed([]session.Change{ch})
 	m.afterChange()
-	m.setStatus(levelInfo, fmt.Sprintf("#%s: stopped watching %s early: %s; later traffic is still flagged late", r.ID, fmtDur(left), stateName(ch.To)))
+	m.setStatus(levelInfo, fmt.Sprintf("#%s: stopped watching %s early: %s; later traffic is still flagged late", r.ID, look.Dur(left), look.StateName(ch.To)))
 	m.status.about = r.ID // it goes when another request is on screen
 }
 

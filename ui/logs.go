@@ -11,6 +11,7 @@ import (
 
 	"inflight/event"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -126,14 +127,14 @@ func (m *Model) detailCellWithLogs(r *session.Request, c columns, now time.Time)
 		return m.detailCell(r, c, now)
 	}
 	n := r.Conv.LogCount
-	count := fmt.Sprintf("%d %s", n, countNoun(n, "log", "logs"))
-	if w := c.detail - ansi.StringWidth(cellSep+count); w >= logsReserve {
+	count := fmt.Sprintf("%d %s", n, look.CountNoun(n, "log", "logs"))
+	if w := c.detail - ansi.StringWidth(look.CellSep+count); w >= logsReserve {
 		c.detail = w
 		cell := m.detailCell(r, c, now)
 		if ansi.StringWidth(cell) == 0 {
 			return m.styles.Dim.Render(count)
 		}
-		return cell + m.styles.Dim.Render(cellSep+count)
+		return cell + m.styles.Dim.Render(look.CellSep+count)
 	}
 	return m.withLogs(r, m.detailCell(r, c, now), c.detail)
 }
@@ -146,10 +147,10 @@ func (m *Model) withLogs(r *session.Request, cell string, w int) string {
 		return cell
 	}
 	n := r.Conv.LogCount
-	for _, s := range []string{fmt.Sprintf("%d %s", n, countNoun(n, "log", "logs")), fmt.Sprintf("%d≡", n)} {
+	for _, s := range []string{fmt.Sprintf("%d %s", n, look.CountNoun(n, "log", "logs")), fmt.Sprintf("%d≡", n)} {
 		used := ansi.StringWidth(cell)
 		if used > 0 {
-			s = cellSep + s
+			s = look.CellSep + s
 		}
 		if used+ansi.StringWidth(s) <= w {
 			return cell + m.styles.Dim.Render(s)
@@ -166,7 +167,7 @@ func (m *Model) writeLogs(b *strings.Builder, r *session.Request) {
 		return
 	}
 	st := m.styles
-	title := fmt.Sprintf("LOGS (%d %s", c.LogCount, countNoun(c.LogCount, "line", "lines"))
+	title := fmt.Sprintf("LOGS (%d %s", c.LogCount, look.CountNoun(c.LogCount, "line", "lines"))
 	if c.LogLevel != "" {
 		title += ", asked at " + m.line(c.LogLevel)
 	} else if info, _ := m.tracker.Conn(); info.Era == event.EraModern {
@@ -184,7 +185,7 @@ func (m *Model) writeLogs(b *strings.Builder, r *session.Request) {
 		loggers = max(loggers, ansi.StringWidth(m.line(clipRunes(l.Logger, 24))))
 	}
 	for _, l := range c.Logs {
-		line := fmt.Sprintf("  %-7s %-9s", fmtAgo(l.At.Sub(r.Created)), m.line(clipRunes(l.Level, 9)))
+		line := fmt.Sprintf("  %-7s %-9s", look.Ago(l.At.Sub(r.Created)), m.line(clipRunes(l.Level, 9)))
 		if loggers > 0 {
 			lg := m.line(clipRunes(l.Logger, 24))
 			line += " " + lg + strings.Repeat(" ", loggers-ansi.StringWidth(lg))
@@ -212,9 +213,9 @@ func (m *Model) conversationMarks(r *session.Request, start time.Time, col func(
 		}
 		cells["≡"] = logs
 		first, last := c.Logs[0].At, c.Logs[len(c.Logs)-1].At
-		lbl := fmt.Sprintf("≡ %d %s %s", c.LogCount, countNoun(c.LogCount, "log", "logs"), fmtAgo(first.Sub(start)))
+		lbl := fmt.Sprintf("≡ %d %s %s", c.LogCount, look.CountNoun(c.LogCount, "log", "logs"), look.Ago(first.Sub(start)))
 		if last.After(first) {
-			lbl += "…" + fmtAgo(last.Sub(start))
+			lbl += "…" + look.Ago(last.Sub(start))
 		}
 		*groups = append(*groups, mark{first, "≡", lbl})
 	}
@@ -222,17 +223,17 @@ func (m *Model) conversationMarks(r *session.Request, start time.Time, col func(
 		// A legacy server's own request during this one: ↘ when it came,
 		// ↗ when it was answered (or withdrawn, or lost).
 		method := m.line(clipRunes(strings.TrimSuffix(strings.TrimSuffix(sr.Method, "/create"), "/createMessage"), 20))
-		*marks = append(*marks, mark{sr.At, "↘", fmt.Sprintf("↘ %s %s", method, fmtAgo(sr.At.Sub(start)))})
+		*marks = append(*marks, mark{sr.At, "↘", fmt.Sprintf("↘ %s %s", method, look.Ago(sr.At.Sub(start)))})
 		if !sr.Open() && !sr.Ended.IsZero() {
-			*marks = append(*marks, mark{sr.Ended, "↗", fmt.Sprintf("↗ %s %s", strings.ReplaceAll(sr.State.String(), "_", " "), fmtAgo(sr.Ended.Sub(start)))})
+			*marks = append(*marks, mark{sr.Ended, "↗", fmt.Sprintf("↗ %s %s", strings.ReplaceAll(sr.State.String(), "_", " "), look.Ago(sr.Ended.Sub(start)))})
 		}
 	}
 	for i, rd := range c.Rounds {
 		if i > 0 && !rd.Began.IsZero() {
-			*marks = append(*marks, mark{rd.Began, "↻", fmt.Sprintf("↻ round %d #%s %s", i+1, m.line(clipRunes(rd.ID.String(), 12)), fmtAgo(rd.Began.Sub(start)))})
+			*marks = append(*marks, mark{rd.Began, "↻", fmt.Sprintf("↻ round %d #%s %s", i+1, m.line(clipRunes(rd.ID.String(), 12)), look.Ago(rd.Began.Sub(start)))})
 		}
 		if !rd.ResponseAt.IsZero() && rd.Outcome == session.StateInputRequired {
-			*marks = append(*marks, mark{rd.ResponseAt, "?", fmt.Sprintf("? #%s asked %s", m.line(clipRunes(rd.ID.String(), 12)), fmtAgo(rd.ResponseAt.Sub(start)))})
+			*marks = append(*marks, mark{rd.ResponseAt, "?", fmt.Sprintf("? #%s asked %s", m.line(clipRunes(rd.ID.String(), 12)), look.Ago(rd.ResponseAt.Sub(start)))})
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"inflight/keymap"
 	"inflight/msgtext"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -213,7 +214,7 @@ func (m *Model) viewEntry() string {
 		how = fmt.Sprintf("lines cut at column %d, ←/→ scroll (w: wrap)", lv.vp.XOffset()+1)
 	}
 	title := fmt.Sprintf("LOG ENTRY · %d%% · %s · esc back to the log", int(lv.vp.ScrollPercent()*100), how)
-	return st.ColumnHeader.Render(fit(title, m.width)) + "\n" + lv.vp.View()
+	return st.ColumnHeader.Render(look.Fit(title, m.width)) + "\n" + lv.vp.View()
 }
 
 // items is the sequence a scrollView shows: n items whose absolute
@@ -524,12 +525,12 @@ func (m *Model) viewLog(height int) string {
 		title += fmt.Sprintf(" (oldest %d dropped)", dropped)
 	}
 	if lv.filter.Value() != "" {
-		title += fmt.Sprintf(" · %d %s", it.n, countNoun(it.n, "match", "matches"))
+		title += fmt.Sprintf(" · %d %s", it.n, look.CountNoun(it.n, "match", "matches"))
 	}
 	if !lv.follow && it.n > 0 {
 		title += fmt.Sprintf(" · showing %d–%d of %d (G: newest)", from+1, to, it.n)
 	}
-	b.WriteString(st.ColumnHeader.Render(fit(title, m.width)))
+	b.WriteString(st.ColumnHeader.Render(look.Fit(title, m.width)))
 	b.WriteByte('\n')
 	// The ID column is as wide as the widest ID on screen (within bounds),
 	// so internal IDs and large ones are not cut to "i… ".
@@ -538,10 +539,10 @@ func (m *Model) viewLog(height int) string {
 		idW = max(idW, min(10, len(logID(lg.At(int(it.abs(i)-first)).ID))))
 	}
 	if lv.filter.Focused() || lv.filter.Value() != "" {
-		b.WriteString(fit(lv.filter.View(), m.width))
+		b.WriteString(look.Fit(lv.filter.View(), m.width))
 	} else {
-		head := "  TIME          DIR    " + fit("WHAT", whatW) + " " + fitLeft("ID", idW) + "  MESSAGE"
-		b.WriteString(st.Dim.Render(fit(head, m.width)))
+		head := "  TIME          DIR    " + look.Fit("WHAT", whatW) + " " + look.FitLeft("ID", idW) + "  MESSAGE"
+		b.WriteString(st.Dim.Render(look.Fit(head, m.width)))
 	}
 	sel := lv.selected(it)
 	for i := from; i < to; i++ {
@@ -590,9 +591,9 @@ func (m *Model) rowOf(e session.LogEntry) logRow {
 	}
 	switch e.Verdict {
 	case session.VerdictLate:
-		row.mark = "⚑ late " + fmtAgo(e.AfterCancel)
+		row.mark = "⚑ late " + look.Ago(e.AfterCancel)
 	case session.VerdictCrossed:
-		row.mark = "crossed the cancel " + fmtAgo(e.AfterCancel)
+		row.mark = "crossed the cancel " + look.Ago(e.AfterCancel)
 	}
 	return row
 }
@@ -621,14 +622,14 @@ func (m *Model) logLine(e session.LogEntry, whatW, idW int) string {
 	default:
 		dir = st.Local.Render(r.dir)
 	}
-	whatCell := fit(r.what, whatW)
+	whatCell := look.Fit(r.what, whatW)
 	msg := r.msg
 	switch {
 	case e.Violation != "":
 		// The violation takes the WHAT column, so the message keeps its room
 		// (for a rejected line the message is why it was rejected); a
 		// verdict then leads the message.
-		whatCell = st.Flag.Render(fit("⚠ "+m.line(e.Violation), whatW))
+		whatCell = st.Flag.Render(look.Fit("⚠ "+m.line(e.Violation), whatW))
 		if r.mark != "" {
 			msg = r.mark + " · " + msg
 		}
@@ -638,15 +639,15 @@ func (m *Model) logLine(e session.LogEntry, whatW, idW int) string {
 		// mark is never the part cut off.
 		mark := r.mark
 		if lipgloss.Width(mark) > whatW {
-			mark = strings.TrimSuffix(mark, " "+fmtAgo(e.AfterCancel))
+			mark = strings.TrimSuffix(mark, " "+look.Ago(e.AfterCancel))
 		}
 		style := st.Flag
 		if e.Verdict == session.VerdictCrossed {
 			style = st.Dim
 		}
-		whatCell = style.Render(fit(mark, whatW))
+		whatCell = style.Render(look.Fit(mark, whatW))
 	}
-	return fit(fmt.Sprintf("  %s  %s  %s %s  %s", r.time, dir, whatCell, fitLeft(r.id, idW), msg), m.width)
+	return look.Fit(fmt.Sprintf("  %s  %s  %s %s  %s", r.time, dir, whatCell, look.FitLeft(r.id, idW), msg), m.width)
 }
 
 // verdictText is the entry view's line about the tracker's verdict on the
@@ -663,7 +664,7 @@ func (m *Model) verdictText(e session.LogEntry) string {
 	switch e.Verdict {
 	case session.VerdictLate:
 		return st.Flag.Render(fmt.Sprintf("⚑ late %s: arrived %s after %s, past the crossing window — flagged, and %s",
-			fmtAgo(e.AfterCancel), fmtFine(e.AfterCancel), since, fate)) + st.Dim.Render(" · "+m.crossingBasis())
+			look.Ago(e.AfterCancel), fmtFine(e.AfterCancel), since, fate)) + st.Dim.Render(" · "+m.crossingBasis())
 	case session.VerdictCrossed:
 		return st.Dim.Render(fmt.Sprintf("crossed the cancel in flight: arrived %s after %s, within the crossing window — not flagged, %s · %s",
 			fmtFine(e.AfterCancel), since, fate, m.crossingBasis()))
@@ -711,7 +712,7 @@ func logID(id wire.ID) string {
 // view's business.
 func describeEntry(e session.LogEntry) (what, msg string) {
 	if e.IsState {
-		return "state", lookOf(e.From).word + " → " + lookOf(e.State).word
+		return "state", look.StateLookOf(e.From).Word + " → " + look.StateLookOf(e.State).Word
 	}
 	what, msg = e.Method, e.Text
 	switch e.Kind {
@@ -739,7 +740,7 @@ func describeEntry(e session.LogEntry) (what, msg string) {
 	case event.CancelSent:
 		// inflight noting its cancel: the signal's own message, if it has
 		// one, is the → out row before this one.
-		what, msg = "cancel", signalText(e.Signal)
+		what, msg = "cancel", look.SignalText(e.Signal)
 		if e.Text != "" && e.Signal != event.SignalNotification {
 			// notifications/cancelled carries the reason, on its own row;
 			// a closed stream or tasks/cancel does not.
@@ -801,7 +802,7 @@ func (m *Model) viewStderr(height int) string {
 		title += fmt.Sprintf(" · from line %d (G: newest)", from+1)
 	}
 	title += " (the server's own log; not an error by itself)"
-	b.WriteString(st.ColumnHeader.Render(fit(title, m.width)))
+	b.WriteString(st.ColumnHeader.Render(look.Fit(title, m.width)))
 	n := 0
 	for i := from; i < it.n && n < rows; i++ {
 		t := sl.At(int(it.abs(i) - first)).Time.Format("15:04:05.000")
@@ -814,7 +815,7 @@ func (m *Model) viewStderr(height int) string {
 				lead = st.Dim.Render(t) + "  "
 			}
 			b.WriteByte('\n')
-			b.WriteString(fit(lead+l, m.width))
+			b.WriteString(look.Fit(lead+l, m.width))
 			n++
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -160,7 +161,7 @@ type Model struct {
 
 	keys   keymap.KeyMap
 	help   help.Model
-	styles Styles
+	styles look.Styles
 	dark   bool
 
 	width, height int
@@ -377,7 +378,7 @@ func New(opts Options) (*Model, error) {
 	m.list.follow = true
 	m.logv.follow = true
 	m.stderrv.follow = true
-	m.logv.filter = newTextInput()
+	m.logv.filter = look.NewTextInput()
 	m.logv.filter.Prompt = "/"
 	m.logv.filter.Placeholder = logFilterPlaceholder
 	m.composer = newComposer()
@@ -386,7 +387,7 @@ func New(opts Options) (*Model, error) {
 
 func (m *Model) setStyles(dark bool) {
 	m.dark = dark
-	m.styles = NewStyles(dark)
+	m.styles = look.NewStyles(dark)
 	m.help.Styles = m.styles.Help
 }
 
@@ -755,7 +756,7 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 	}
 	ch, err := m.tracker.RequestCancel(id, reason, cause, m.now())
 	if err != nil {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, refusalText(err, m.now())))
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.now())))
 		return declineCmd(declines)
 	}
 	m.changed([]session.Change{ch})
@@ -800,7 +801,7 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 				what = "maximum timeout reached"
 			}
 		}
-		m.setStatus(levelInfo, fmt.Sprintf("#%s: %s — %s", msg.id, what, signalText(msg.signal)))
+		m.setStatus(levelInfo, fmt.Sprintf("#%s: %s — %s", msg.id, what, look.SignalText(msg.signal)))
 		m.status.about = msg.id
 		// On modern HTTP the closed stream may have settled the request
 		// before this acknowledgement came back.
@@ -1102,7 +1103,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.CancelAll):
 		n := m.tracker.Counts().InFlight
-		m.prompt = prompt{kind: promptCancelAll, text: cancelAllQuestion(n)}
+		m.prompt = prompt{kind: promptCancelAll, text: look.CancelAllQuestion(n)}
 	case key.Matches(msg, k.StopWatching):
 		m.stopWatching()
 	case key.Matches(msg, k.Longer), key.Matches(msg, k.Shorter):
@@ -1144,7 +1145,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 			case r.State == session.StateCancelRequested:
 				m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation already requested; its timeout no longer runs", r.ID))
 			default:
-				m.setStatus(levelInfo, fmt.Sprintf("#%s is %s: its timeout no longer runs", r.ID, stateName(r.State)))
+				m.setStatus(levelInfo, fmt.Sprintf("#%s is %s: its timeout no longer runs", r.ID, look.StateName(r.State)))
 			}
 		}
 	case (pressed(msg, k.New) || pressed(msg, k.Reissue) || pressed(msg, k.Edit)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
@@ -1180,16 +1181,16 @@ func (m *Model) adjustTimeout(longer bool) tea.Cmd {
 	}
 	clamped, err := m.tracker.AdjustTimeout(r.ID, delta, m.now())
 	if err != nil {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", r.ID, refusalText(err, m.now())))
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", r.ID, look.RefusalText(err, m.now())))
 		return nil
 	}
 	rem, limit := r.Remaining(m.now())
-	text := fmt.Sprintf("#%s: timeout now %s (%s nearer, %s left)", r.ID, fmtDur(r.Timeout.Timeout), limit, fmtDur(rem))
+	text := fmt.Sprintf("#%s: timeout now %s (%s nearer, %s left)", r.ID, look.Dur(r.Timeout.Timeout), limit, look.Dur(rem))
 	switch clamped {
 	case session.ClampedMax:
-		text = fmt.Sprintf("#%s: timeout is at the %s maximum (%s left)", r.ID, fmtDur(r.Timeout.Max), fmtDur(rem))
+		text = fmt.Sprintf("#%s: timeout is at the %s maximum (%s left)", r.ID, look.Dur(r.Timeout.Max), look.Dur(rem))
 	case session.ClampedFloor:
-		text = fmt.Sprintf("#%s: timeout at its floor: %s left is the least", r.ID, fmtDur(session.MinTimeout))
+		text = fmt.Sprintf("#%s: timeout at its floor: %s left is the least", r.ID, look.Dur(session.MinTimeout))
 	}
 	m.setStatus(levelInfo, text)
 	m.status.about = r.ID
@@ -1286,7 +1287,7 @@ func withoutProtocolMeta(obj json.RawMessage) json.RawMessage {
 }
 
 func (m *Model) openReasonPrompt(id wire.ID) {
-	in := newTextInput()
+	in := look.NewTextInput()
 	in.Prompt = "reason: "
 	in.Placeholder = "user requested cancellation"
 	in.CharLimit = 200
@@ -1395,7 +1396,7 @@ func (m *Model) askQuit() tea.Cmd {
 	if n == 0 || m.state != connUp {
 		return m.quit("", session.CauseShutdown)
 	}
-	m.prompt = prompt{kind: promptQuit, text: fmt.Sprintf("%d %s in flight. Cancel %s and quit?", n, countNoun(n, "request", "requests"), countNoun(n, "it", "them"))}
+	m.prompt = prompt{kind: promptQuit, text: fmt.Sprintf("%d %s in flight. Cancel %s and quit?", n, look.CountNoun(n, "request", "requests"), look.CountNoun(n, "it", "them"))}
 	return nil
 }
 
@@ -1445,7 +1446,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	conn := m.conn
 	if len(taskCancels) > 0 {
 		n := len(ids) + len(taskCancels)
-		m.setStatus(levelInfo, fmt.Sprintf("cancelling %d %s before quitting…", n, countNoun(n, "request", "requests")))
+		m.setStatus(levelInfo, fmt.Sprintf("cancelling %d %s before quitting…", n, look.CountNoun(n, "request", "requests")))
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(context.Background(), quitCancelWait)
 			defer cancel()
@@ -1456,7 +1457,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 			return quitReadyMsg{}
 		}
 	}
-	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d %s before quitting…", len(ids), countNoun(len(ids), "request", "requests")))
+	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d %s before quitting…", len(ids), look.CountNoun(len(ids), "request", "requests")))
 	return func() tea.Msg {
 		conn.CancelAll(ids, reason, quitCancelWait)
 		return quitReadyMsg{}

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"inflight/ui/look"
+
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -30,7 +32,7 @@ type picker struct {
 }
 
 func newPicker(placeholder string) picker {
-	in := newTextInput()
+	in := look.NewTextInput()
 	in.Prompt = "filter: "
 	in.Placeholder = placeholder
 	in.CharLimit = 256
@@ -126,7 +128,7 @@ func (p *picker) view(m *Model, items []pickItem, height int) string {
 	var b strings.Builder
 	for _, i := range ms[start:end] {
 		it := items[i]
-		name := fit(m.line(it.name), nameW)
+		name := look.Fit(m.line(it.name), nameW)
 		rest := m.line(it.detail)
 		if it.desc != "" {
 			if rest != "" {
@@ -135,9 +137,9 @@ func (p *picker) view(m *Model, items []pickItem, height int) string {
 			rest += m.line(it.desc)
 		}
 		if i == cur {
-			b.WriteString(st.Selected.Render(fit(st.Cursor.Render("▌ ")+st.Bold.Render(name)+"  "+st.Dim.Render(rest), m.width)))
+			b.WriteString(st.Selected.Render(look.Fit(st.Cursor.Render("▌ ")+st.Bold.Render(name)+"  "+st.Dim.Render(rest), m.width)))
 		} else {
-			b.WriteString(fit("  "+name+"  "+st.Dim.Render(rest), m.width))
+			b.WriteString(look.Fit("  "+name+"  "+st.Dim.Render(rest), m.width))
 		}
 		b.WriteByte('\n')
 	}
@@ -149,7 +151,7 @@ func (p *picker) view(m *Model, items []pickItem, height int) string {
 		if below > 0 {
 			parts = append(parts, strconv.Itoa(below)+" more ↓")
 		}
-		b.WriteString(st.Dim.Render(fit("  "+strings.Join(parts, " · "), m.width)) + "\n")
+		b.WriteString(st.Dim.Render(look.Fit("  "+strings.Join(parts, " · "), m.width)) + "\n")
 	}
 	return b.String()
 }

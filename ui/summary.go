@@ -7,6 +7,7 @@ import (
 
 	"inflight/session"
 	"inflight/termsafe"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -72,7 +73,7 @@ func summarize(method string, raw []byte) string {
 		}
 		return fmt.Sprintf("%d content item(s)", len(res.Content))
 	case wire.MethodToolsList:
-		return fmt.Sprintf("%d %s", len(res.Tools), countNoun(len(res.Tools), "tool", "tools"))
+		return fmt.Sprintf("%d %s", len(res.Tools), look.CountNoun(len(res.Tools), "tool", "tools"))
 	case wire.MethodResourcesList:
 		return fmt.Sprintf("%d resource(s)", len(res.Resources))
 	case wire.MethodPromptsList:

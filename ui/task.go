@@ -10,6 +10,7 @@ import (
 
 	"inflight/client"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -43,56 +44,56 @@ func isTaskRequest(r *session.Request) bool { return r.Role != session.RoleNone 
 
 // taskParts tell a task at work: its status and message, when it was
 // polled and when it is polled next. The message takes the width before
-// the poll timing (prioTiming): it is what the server says it is doing.
-func (m *Model) taskParts(r *session.Request, now time.Time) []cellPart {
+// the poll timing (look.PrioTiming): it is what the server says it is doing.
+func (m *Model) taskParts(r *session.Request, now time.Time) []look.Part {
 	st := m.styles
 	tk := r.Task
 	parts := m.lateParts(r)
 	// STATE says "⧗ task"; this says what the task says of itself.
-	parts = append(parts, cellPart{variants: []string{m.line(tk.Status)}, style: st.Running, prio: prioSignal})
+	parts = append(parts, look.Part{Variants: []string{m.line(tk.Status)}, Style: st.Running, Prio: look.PrioSignal})
 	if tk.Status == wire.TaskInputRequired {
-		parts = append(parts, cellPart{variants: []string{"the server asks for input (answering it is not supported yet)", "asks for input"}, style: st.Warn, prio: prioFlag})
+		parts = append(parts, look.Part{Variants: []string{"the server asks for input (answering it is not supported yet)", "asks for input"}, Style: st.Warn, Prio: look.PrioFlag})
 	}
 	if tk.Message != "" {
-		parts = append(parts, cellPart{variants: []string{fmt.Sprintf("%q", m.line(tk.Message))}, style: st.Running, prio: prioSignal, cut: true, keep: 8})
+		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("%q", m.line(tk.Message))}, Style: st.Running, Prio: look.PrioSignal, Cut: true, Keep: 8})
 	}
 	if !tk.LastPollAt.IsZero() {
-		parts = append(parts, cellPart{variants: []string{"polled " + fmtDur(now.Sub(tk.LastPollAt)) + " ago"}, style: st.Dim, prio: prioTiming})
+		parts = append(parts, look.Part{Variants: []string{"polled " + look.Dur(now.Sub(tk.LastPollAt)) + " ago"}, Style: st.Dim, Prio: look.PrioTiming})
 	}
 	if !tk.NextPollAt.IsZero() {
-		parts = append(parts, cellPart{variants: []string{"next in " + fmtDur(max(0, tk.NextPollAt.Sub(now)))}, style: st.Dim, prio: prioTiming})
+		parts = append(parts, look.Part{Variants: []string{"next in " + look.Dur(max(0, tk.NextPollAt.Sub(now)))}, Style: st.Dim, Prio: look.PrioTiming})
 	} else if tk.Polls > 0 || !tk.LastPollAt.IsZero() {
-		parts = append(parts, cellPart{variants: []string{"polling…"}, style: st.Dim, prio: prioTiming})
+		parts = append(parts, look.Part{Variants: []string{"polling…"}, Style: st.Dim, Prio: look.PrioTiming})
 	}
 	return parts
 }
 
 // taskCancelParts tell a task whose tasks/cancel waits for its fate.
-func (m *Model) taskCancelParts(r *session.Request, now time.Time) []cellPart {
+func (m *Model) taskCancelParts(r *session.Request, now time.Time) []look.Part {
 	st := m.styles
 	tk := r.Task
 	parts := m.lateParts(r)
 	switch {
 	case tk.CancelError != nil:
-		parts = append(parts, cellPart{variants: []string{fmt.Sprintf("tasks/cancel refused: error %d %s", tk.CancelError.Code, m.line(tk.CancelError.Message)), "tasks/cancel refused"},
-			style: st.Error, prio: prioSignal, cut: true, keep: len("tasks/cancel refused")})
+		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("tasks/cancel refused: error %d %s", tk.CancelError.Code, m.line(tk.CancelError.Message)), "tasks/cancel refused"},
+			Style: st.Error, Prio: look.PrioSignal, Cut: true, Keep: len("tasks/cancel refused")})
 	case !tk.CancelAckAt.IsZero():
-		ago := fmtDur(now.Sub(tk.CancelAckAt)) + " ago"
-		parts = append(parts, cellPart{variants: []string{"tasks/cancel acknowledged " + ago, "acknowledged " + ago, "acked " + ago}, style: st.Cancelling, prio: prioSignal})
+		ago := look.Dur(now.Sub(tk.CancelAckAt)) + " ago"
+		parts = append(parts, look.Part{Variants: []string{"tasks/cancel acknowledged " + ago, "acknowledged " + ago, "acked " + ago}, Style: st.Cancelling, Prio: look.PrioSignal})
 	case !tk.CancelSentAt.IsZero():
-		ago := fmtDur(now.Sub(tk.CancelSentAt)) + " ago"
-		parts = append(parts, cellPart{variants: []string{"tasks/cancel sent " + ago + ", not acknowledged", "tasks/cancel sent " + ago}, style: st.Cancelling, prio: prioSignal})
+		ago := look.Dur(now.Sub(tk.CancelSentAt)) + " ago"
+		parts = append(parts, look.Part{Variants: []string{"tasks/cancel sent " + ago + ", not acknowledged", "tasks/cancel sent " + ago}, Style: st.Cancelling, Prio: look.PrioSignal})
 	default:
-		parts = append(parts, cellPart{variants: []string{"sending tasks/cancel…"}, style: st.Cancelling, prio: prioSignal})
+		parts = append(parts, look.Part{Variants: []string{"sending tasks/cancel…"}, Style: st.Cancelling, Prio: look.PrioSignal})
 	}
 	if !tk.Terminal() {
-		parts = append(parts, cellPart{variants: []string{"task still " + m.line(tk.Status), m.line(tk.Status)}, style: st.Dim, prio: prioWatch})
+		parts = append(parts, look.Part{Variants: []string{"task still " + m.line(tk.Status), m.line(tk.Status)}, Style: st.Dim, Prio: look.PrioWatch})
 	}
-	if left, ok := lateWindowLeft(r, now); ok {
-		l := fmtDur(left)
-		parts = append(parts, cellPart{variants: []string{"watching for its fate · " + l + " left", l + " left"}, style: st.Dim, prio: prioWatch})
+	if left, ok := look.LateWindowLeft(r, now); ok {
+		l := look.Dur(left)
+		parts = append(parts, look.Part{Variants: []string{"watching for its fate · " + l + " left", l + " left"}, Style: st.Dim, Prio: look.PrioWatch})
 	}
-	return append(parts, cellPart{variants: []string{"cancellation requested"}, style: st.Cancelling, prio: prioRepeats})
+	return append(parts, look.Part{Variants: []string{"cancellation requested"}, Style: st.Cancelling, Prio: look.PrioRepeats})
 }
 
 // taskFacts is the detail header's line about the task.
@@ -100,35 +101,35 @@ func (m *Model) taskFacts(r *session.Request, now time.Time, width int) string {
 	st := m.styles
 	tk := r.Task
 	id := m.line(clipRunes(tk.ID, 40))
-	parts := []cellPart{{variants: []string{"task " + id + " " + m.line(tk.Status), m.line(tk.Status)}, style: st.Running, prio: prioSignal}}
+	parts := []look.Part{{Variants: []string{"task " + id + " " + m.line(tk.Status), m.line(tk.Status)}, Style: st.Running, Prio: look.PrioSignal}}
 	if tk.Message != "" {
-		parts = append(parts, cellPart{variants: []string{fmt.Sprintf("%q", m.line(tk.Message))}, style: st.Running, prio: prioSignal, cut: true, keep: 10})
+		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("%q", m.line(tk.Message))}, Style: st.Running, Prio: look.PrioSignal, Cut: true, Keep: 10})
 	}
-	polls := fmt.Sprintf("%d %s", tk.Polls, countNoun(tk.Polls, "poll", "polls"))
+	polls := fmt.Sprintf("%d %s", tk.Polls, look.CountNoun(tk.Polls, "poll", "polls"))
 	long := polls
 	if !tk.LastPollAt.IsZero() {
-		long += ", last " + fmtDur(now.Sub(tk.LastPollAt)) + " ago"
+		long += ", last " + look.Dur(now.Sub(tk.LastPollAt)) + " ago"
 	}
 	if !tk.NextPollAt.IsZero() && r.IsActive() {
-		long += ", next in " + fmtDur(max(0, tk.NextPollAt.Sub(now)))
+		long += ", next in " + look.Dur(max(0, tk.NextPollAt.Sub(now)))
 	}
-	interval := fmt.Sprintf(" (no interval from the server: every %s)", fmtDur(m.tracker.Config().PollInterval))
+	interval := fmt.Sprintf(" (no interval from the server: every %s)", look.Dur(m.tracker.Config().PollInterval))
 	if tk.PollInterval > 0 {
-		interval = fmt.Sprintf(" (the server's interval %s)", fmtDur(tk.PollInterval))
+		interval = fmt.Sprintf(" (the server's interval %s)", look.Dur(tk.PollInterval))
 	}
-	parts = append(parts, cellPart{variants: []string{long + interval, long, polls}, style: st.Dim, prio: prioWatch})
+	parts = append(parts, look.Part{Variants: []string{long + interval, long, polls}, Style: st.Dim, Prio: look.PrioWatch})
 	switch left, ok := r.TTLLeft(now); {
 	case ok && r.IsActive():
-		parts = append(parts, cellPart{variants: []string{fmt.Sprintf("ttl %s, %s left", fmtDur(tk.TTL), fmtDur(left)), "ttl " + fmtDur(left) + " left"}, style: st.Dim, prio: prioSignal})
+		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("ttl %s, %s left", look.Dur(tk.TTL), look.Dur(left)), "ttl " + look.Dur(left) + " left"}, Style: st.Dim, Prio: look.PrioSignal})
 	case ok:
-		parts = append(parts, cellPart{variants: []string{"ttl " + fmtDur(tk.TTL)}, style: st.Dim, prio: prioWatch})
+		parts = append(parts, look.Part{Variants: []string{"ttl " + look.Dur(tk.TTL)}, Style: st.Dim, Prio: look.PrioWatch})
 	case tk.TTLUnlimited:
-		parts = append(parts, cellPart{variants: []string{"ttl unlimited"}, style: st.Dim, prio: prioWatch})
+		parts = append(parts, look.Part{Variants: []string{"ttl unlimited"}, Style: st.Dim, Prio: look.PrioWatch})
 	}
 	if r.IsActive() {
-		parts = append(parts, cellPart{variants: []string{"no response timeout (max " + fmtDur(r.Timeout.Max) + ")", "max " + fmtDur(r.Timeout.Max)}, style: st.Dim, prio: prioRepeats})
+		parts = append(parts, look.Part{Variants: []string{"no response timeout (max " + look.Dur(r.Timeout.Max) + ")", "max " + look.Dur(r.Timeout.Max)}, Style: st.Dim, Prio: look.PrioRepeats})
 	}
-	return buildCell(parts, width)
+	return look.BuildCell(parts, width)
 }
 
 // writeTask is the detail body's TASK section: every status change, where
@@ -136,7 +137,7 @@ func (m *Model) taskFacts(r *session.Request, now time.Time, width int) string {
 func (m *Model) writeTask(b *strings.Builder, r *session.Request) {
 	st := m.styles
 	tk := r.Task
-	head := fmt.Sprintf("TASK %s (%d %s", m.line(tk.ID), tk.Polls, countNoun(tk.Polls, "poll", "polls"))
+	head := fmt.Sprintf("TASK %s (%d %s", m.line(tk.ID), tk.Polls, look.CountNoun(tk.Polls, "poll", "polls"))
 	if tk.HistoryDropped > 0 {
 		head += fmt.Sprintf("; %d later status changes not kept", tk.HistoryDropped)
 	}
@@ -172,10 +173,10 @@ func (m *Model) writeTask(b *strings.Builder, r *session.Request) {
 		}
 	}
 	for _, l := range lines {
-		b.WriteString(fmt.Sprintf("%-8s %s  %s\n", fmtAgo(l.at.Sub(startOf(r))), l.at.Format("15:04:05.000"), l.text))
+		b.WriteString(fmt.Sprintf("%-8s %s  %s\n", look.Ago(l.at.Sub(startOf(r))), l.at.Format("15:04:05.000"), l.text))
 	}
 	if tk.EndedAfterCancel != "" {
-		b.WriteString(st.Flag.Render(fmt.Sprintf("⚑ %s after tasks/cancel (+%s): its outcome is kept below as late, never a success", m.line(tk.EndedAfterCancel), fmtDur(tk.AfterCancel))) + "\n")
+		b.WriteString(st.Flag.Render(fmt.Sprintf("⚑ %s after tasks/cancel (+%s): its outcome is kept below as late, never a success", m.line(tk.EndedAfterCancel), look.Dur(tk.AfterCancel))) + "\n")
 	}
 	if tk.InputRequests != "" && tk.Status == wire.TaskInputRequired {
 		b.WriteString("\n" + st.Bold.Render("WHAT THE SERVER ASKS FOR (inputRequests; answering is not supported yet)") + "\n")

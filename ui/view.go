@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"inflight/ui/look"
+
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -36,7 +38,7 @@ func (m *Model) bodyHeight() int {
 // secret reaches the screen (Redact), and nothing but our own styling acts
 // on the terminal (frameFilter, see frame.go).
 func (m *Model) View() tea.View {
-	v := tea.NewView(frameFilter().Clean(m.opts.Redact(m.frame())))
+	v := tea.NewView(look.FrameFilter().Clean(m.opts.Redact(m.frame())))
 	v.AltScreen = true
 	v.WindowTitle = "inflight"
 	// The one place mouse reports are asked for: clicks and the wheel
@@ -95,7 +97,7 @@ func clampLines(s string, h, w int) string {
 	}
 	for i, l := range lines {
 		if lipgloss.Width(l) > w {
-			lines[i] = trunc(l, w)
+			lines[i] = look.Trunc(l, w)
 		}
 	}
 	for len(lines) < h {
@@ -110,7 +112,7 @@ func (m *Model) viewHeader() string {
 	var state string
 	switch m.state {
 	case connConnecting:
-		state = st.Warn.Render(spinnerAt(m.now()) + " connecting")
+		state = st.Warn.Render(look.Spinner(m.now()) + " connecting")
 	case connUp:
 		state = st.Good.Render("● connected")
 	case connLost:
@@ -173,7 +175,7 @@ func (m *Model) viewHeader() string {
 			break
 		}
 	}
-	line1 := fit(left, room) + " " + state
+	line1 := look.Fit(left, room) + " " + state
 	c := m.tracker.Counts()
 	counts := []string{fmt.Sprintf("%d in flight", c.InFlight-m.waitingInput())}
 	if n := m.waitingForYou(); n > 0 {
@@ -189,14 +191,14 @@ func (m *Model) viewHeader() string {
 	}
 	counts = append(counts, flagged)
 	if vs := m.tracker.Violations().Total(); vs > 0 {
-		counts = append(counts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", vs, countNoun(int(vs), "violation", "violations"))))
+		counts = append(counts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", vs, look.CountNoun(int(vs), "violation", "violations"))))
 	}
 	line2 := st.Dim.Render(strings.Join(counts, " · "))
 	if shown := m.listShownText(m.width - lipgloss.Width(line2) - 1); shown != "" {
 		w := lipgloss.Width(shown)
-		line2 = fit(line2, max(0, m.width-w-1)) + " " + shown
+		line2 = look.Fit(line2, max(0, m.width-w-1)) + " " + shown
 	}
-	return fit(line1, m.width) + "\n" + fit(line2, m.width)
+	return look.Fit(line1, m.width) + "\n" + look.Fit(line2, m.width)
 }
 
 // footer is the one-line help. When the usual keys do not fit, the
@@ -206,12 +208,12 @@ func (m *Model) footer() string {
 	h := m.help
 	h.SetWidth(0)
 	if v := h.ShortHelpView(m.keys.ShortHelp()); lipgloss.Width(v) <= m.width {
-		return fit(v, m.width)
+		return look.Fit(v, m.width)
 	}
 	if v := h.ShortHelpView(m.keys.EssentialHelp()); lipgloss.Width(v) <= m.width {
-		return fit(v, m.width)
+		return look.Fit(v, m.width)
 	}
-	return fit(h.ShortHelpView(m.keys.BareHelp()), m.width)
+	return look.Fit(h.ShortHelpView(m.keys.BareHelp()), m.width)
 }
 
 // minHeaderTarget is the narrowest a shortened target is still worth
@@ -249,11 +251,11 @@ func (m *Model) viewBanner() string {
 		tail += " (restarts the server)"
 	}
 	if m.connErr == nil {
-		return m.styles.Banner.Render(fit(head+tail, m.width-2))
+		return m.styles.Banner.Render(look.Fit(head+tail, m.width-2))
 	}
 	cause := m.line(m.connErr.Error())
 	if one := head + ": " + cause + tail; lipgloss.Width(one) <= m.width-2 {
-		return m.styles.Banner.Render(fit(one, m.width-2))
+		return m.styles.Banner.Render(look.Fit(one, m.width-2))
 	}
 	// Too long for one line: the cause gets a line of its own. It is
 	// usually at the end of an error ("…: no such file or directory"), so a
@@ -264,7 +266,7 @@ func (m *Model) viewBanner() string {
 		front := keep / 3
 		cause = string(r[:front]) + "…" + string(r[len(r)-(keep-front):])
 	}
-	return m.styles.Banner.Render(fit(head+tail, m.width-2)) + "\n" + m.styles.Error.Render(fit("  "+cause, m.width))
+	return m.styles.Banner.Render(look.Fit(head+tail, m.width-2)) + "\n" + m.styles.Error.Render(look.Fit("  "+cause, m.width))
 }
 
 func (m *Model) viewStatus() string {
@@ -275,11 +277,11 @@ func (m *Model) viewStatus() string {
 	text := m.line(m.status.text)
 	switch m.status.level {
 	case levelWarn:
-		return st.Warn.Render(fit("! "+text, m.width))
+		return st.Warn.Render(look.Fit("! "+text, m.width))
 	case levelError:
-		return st.Error.Render(fit("✗ "+text, m.width))
+		return st.Error.Render(look.Fit("✗ "+text, m.width))
 	}
-	return st.Status.Render(fit("› "+text, m.width))
+	return st.Status.Render(look.Fit("› "+text, m.width))
 }
 
 func (m *Model) viewHelp(height int) string {
@@ -319,8 +321,8 @@ func (m *Model) viewHelp(height int) string {
 	out := strings.Join(intro, "\n") + "\n" + full
 	if strings.Count(out, "\n")+1 > height {
 		// A short terminal keeps every key and says the same in two lines.
-		out = fit("the cancel: notifications/cancelled (stdio, legacy HTTP), the stream closed (modern", m.width) + "\n" +
-			fit("HTTP) or tasks/cancel (a task); what comes after it is "+st.Flag.Render("⚑ flagged")+".", m.width) + "\n\n" + full
+		out = look.Fit("the cancel: notifications/cancelled (stdio, legacy HTTP), the stream closed (modern", m.width) + "\n" +
+			look.Fit("HTTP) or tasks/cancel (a task); what comes after it is "+st.Flag.Render("⚑ flagged")+".", m.width) + "\n\n" + full
 	}
 	closing := "\n\n" + st.Dim.Render("press ? or esc to close")
 	if strings.Count(out+closing, "\n")+1 > height {
@@ -342,7 +344,7 @@ func (m *Model) overlayPrompt(body string, h int) string {
 	case promptReason:
 		content = st.Bold.Render(m.prompt.text) + "\n"
 		if m.prompt.note != "" {
-			content += st.Dim.Render(fit(m.prompt.note, max(20, m.width-8))) + "\n"
+			content += st.Dim.Render(look.Fit(m.prompt.note, max(20, m.width-8))) + "\n"
 		}
 		hint := "enter cancel · esc keep running"
 		if m.prompt.hint != "" {
@@ -358,7 +360,7 @@ func (m *Model) overlayPrompt(body string, h int) string {
 	start := max(0, len(lines)-len(boxLines)-1)
 	for i, bl := range boxLines {
 		if start+i < len(lines) {
-			lines[start+i] = fit("  "+bl, m.width)
+			lines[start+i] = look.Fit("  "+bl, m.width)
 		}
 	}
 	return strings.Join(lines, "\n")

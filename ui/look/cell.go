@@ -1,4 +1,4 @@
-package ui
+package look
 
 import (
 	"sort"
@@ -8,54 +8,54 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// cellPart is one thing the list's last column can say: a late flag, the
+// Part is one thing the list's last column can say: a late flag, the
 // cancel signal and its age, the result. It has one or more wordings,
 // longest first, so that a narrow terminal gets a shorter one rather than
 // losing it.
-type cellPart struct {
+type Part struct {
 	// variants are the wordings, longest first: plain text, already
 	// sanitised (buildCell styles them).
-	variants []string
-	style    lipgloss.Style
+	Variants []string
+	Style    lipgloss.Style
 	// prio orders who gets the width: 0 first. Parts are still drawn in
 	// the order given.
-	prio int
+	Prio int
 	// cut: the part may be cut short with "…" to fill what room is left
-	// (a result text, an error message), never below keep cells (minCut
+	// (a result text, an error message), never below keep cells (MinCut
 	// when 0).
-	cut  bool
-	keep int
+	Cut  bool
+	Keep int
 }
 
 // Priorities of the last column, most important first (issue 10: the flags,
 // then the signal and its age, then words that repeat the STATE column).
 const (
-	prioFlag    = iota // ⚑ late traffic, ⚠ violations
-	prioSignal         // the cancel signal and its age, the outcome itself
-	prioWatch          // the late window running out, crossed traffic
-	prioRepeats        // words the STATE or TIMEOUT column already says
+	PrioFlag    = iota // ⚑ late traffic, ⚠ violations
+	PrioSignal         // the cancel signal and its age, the outcome itself
+	PrioWatch          // the late window running out, crossed traffic
+	PrioRepeats        // words the STATE or TIMEOUT column already says
 	// prioTiming: ages that change every second (a task's last and next
 	// poll). They get only what the server's own words leave: the status
 	// message says what the task is doing, the poll timing matters less.
-	prioTiming
+	PrioTiming
 )
 
-// cellSep separates the parts of a cell.
-const cellSep = " · "
+// CellSep separates the parts of a cell.
+const CellSep = " · "
 
-// minCut is the fewest cells a cut part is given: less says nothing.
-const minCut = 8
+// MinCut is the fewest cells a cut part is given: less says nothing.
+const MinCut = 8
 
-// buildCell lays out parts in w cells. Width goes to the parts in priority
+// BuildCell lays out parts in w cells. Width goes to the parts in priority
 // order: first each part that fits gets its shortest wording, then, round
 // the parts in priority order, each is given its next longer wording while
 // it fits; a part that may be cut then takes what room is left. A
 // part that does not fit even at its shortest is left out, except the most
 // important one, which is cut to w rather than vanish. Parts that repeat
-// other columns (prioRepeats and later) only get what is left once the
+// other columns (PrioRepeats and later) only get what is left once the
 // others have their longest wording. The result is at most w cells wide
 // (it is not padded).
-func buildCell(parts []cellPart, w int) string {
+func BuildCell(parts []Part, w int) string {
 	if w <= 0 || len(parts) == 0 {
 		return ""
 	}
@@ -63,8 +63,8 @@ func buildCell(parts []cellPart, w int) string {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return parts[order[a]].prio < parts[order[b]].prio })
-	split := sort.Search(len(order), func(i int) bool { return parts[order[i]].prio >= prioRepeats })
+	sort.SliceStable(order, func(a, b int) bool { return parts[order[a]].Prio < parts[order[b]].Prio })
+	split := sort.Search(len(order), func(i int) bool { return parts[order[i]].Prio >= PrioRepeats })
 
 	l := cellLayout{parts: parts, w: w, widths: make([]int, len(parts)), text: make([]string, len(parts))}
 	l.fill(order[:split])
@@ -77,14 +77,14 @@ func buildCell(parts []cellPart, w int) string {
 			continue
 		}
 		if !first {
-			b.WriteString(cellSep)
+			b.WriteString(CellSep)
 		}
 		first = false
 		s := l.text[i]
 		if lipgloss.Width(s) > l.widths[i] {
 			s = ansi.Truncate(s, l.widths[i], "…")
 		}
-		b.WriteString(p.style.Render(s))
+		b.WriteString(p.Style.Render(s))
 	}
 	return b.String()
 }
@@ -92,7 +92,7 @@ func buildCell(parts []cellPart, w int) string {
 // cellLayout is buildCell's work in progress: the cells each part is given
 // (0: left out) and its wording before any cut.
 type cellLayout struct {
-	parts  []cellPart
+	parts  []Part
 	w      int
 	widths []int
 	text   []string
@@ -103,7 +103,7 @@ type cellLayout struct {
 // need is what a part of cells costs now (with its separator).
 func (l *cellLayout) need(cells int) int {
 	if l.n > 0 {
-		return cells + lipgloss.Width(cellSep)
+		return cells + lipgloss.Width(CellSep)
 	}
 	return cells
 }
@@ -113,15 +113,15 @@ func (l *cellLayout) need(cells int) int {
 func (l *cellLayout) fill(order []int) {
 	for _, i := range order {
 		p := l.parts[i]
-		if len(p.variants) == 0 {
+		if len(p.Variants) == 0 {
 			continue
 		}
-		short := p.variants[len(p.variants)-1]
+		short := p.Variants[len(p.Variants)-1]
 		cells := lipgloss.Width(short)
-		if p.cut {
-			keep := p.keep
+		if p.Cut {
+			keep := p.Keep
 			if keep <= 0 {
-				keep = minCut
+				keep = MinCut
 			}
 			cells = min(cells, keep)
 		}
@@ -146,10 +146,10 @@ func (l *cellLayout) fill(order []int) {
 		changed = false
 		for _, i := range order {
 			p := l.parts[i]
-			if l.widths[i] == 0 || step[i]+1 >= len(p.variants) {
+			if l.widths[i] == 0 || step[i]+1 >= len(p.Variants) {
 				continue
 			}
-			v := p.variants[len(p.variants)-2-step[i]]
+			v := p.Variants[len(p.Variants)-2-step[i]]
 			vw := lipgloss.Width(v)
 			if l.used-l.widths[i]+vw > l.w {
 				continue
@@ -163,13 +163,13 @@ func (l *cellLayout) fill(order []int) {
 	// A cut part takes the room left, cut, for its longest wording.
 	for _, i := range order {
 		p := l.parts[i]
-		if l.widths[i] == 0 || !p.cut || l.text[i] == p.variants[0] && l.widths[i] >= lipgloss.Width(p.variants[0]) {
+		if l.widths[i] == 0 || !p.Cut || l.text[i] == p.Variants[0] && l.widths[i] >= lipgloss.Width(p.Variants[0]) {
 			continue
 		}
 		room := l.w - l.used + l.widths[i]
 		if room > l.widths[i] {
-			l.used += min(room, lipgloss.Width(p.variants[0])) - l.widths[i]
-			l.widths[i], l.text[i] = min(room, lipgloss.Width(p.variants[0])), p.variants[0]
+			l.used += min(room, lipgloss.Width(p.Variants[0])) - l.widths[i]
+			l.widths[i], l.text[i] = min(room, lipgloss.Width(p.Variants[0])), p.Variants[0]
 		}
 	}
 }

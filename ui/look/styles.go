@@ -1,4 +1,4 @@
-package ui
+package look
 
 import (
 	"image/color"
@@ -94,9 +94,9 @@ func NewStyles(dark bool) Styles {
 	return s
 }
 
-// newTextInput returns a text input with a steady cursor: a blinking one
+// NewTextInput returns a text input with a steady cursor: a blinking one
 // would need its own timer, and inflight keeps a single clock.
-func newTextInput() textinput.Model {
+func NewTextInput() textinput.Model {
 	in := textinput.New()
 	s := in.Styles()
 	s.Cursor.Blink = false
@@ -104,8 +104,8 @@ func newTextInput() textinput.Model {
 	return in
 }
 
-// newTextArea returns a JSON editor with a steady cursor.
-func newTextArea() textarea.Model {
+// NewTextArea returns a JSON editor with a steady cursor.
+func NewTextArea() textarea.Model {
 	ta := textarea.New()
 	s := ta.Styles()
 	s.Cursor.Blink = false
@@ -113,11 +113,11 @@ func newTextArea() textarea.Model {
 	return ta
 }
 
-// highlight draws a whole (already styled, fitted) line on the Selected
+// Highlight draws a whole (already styled, fitted) line on the Selected
 // background. Rendering the line with Selected is not enough: every styled
 // part inside it ends with a reset, which would turn the background off
 // for the rest of the row, so the background is turned on again after each.
-func (s Styles) highlight(line string) string {
+func (s Styles) Highlight(line string) string {
 	if s.selectedOn == "" {
 		return line
 	}

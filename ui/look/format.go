@@ -1,4 +1,4 @@
-package ui
+package look
 
 import (
 	"errors"
@@ -14,9 +14,9 @@ import (
 	"inflight/session"
 )
 
-// fmtDur formats a duration the way a person reads a stopwatch: tenths below
+// Dur formats a duration the way a person reads a stopwatch: tenths below
 // a minute, then minutes and seconds, then hours and minutes.
-func fmtDur(d time.Duration) string {
+func Dur(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
@@ -37,26 +37,26 @@ func fmtDur(d time.Duration) string {
 	}
 }
 
-// fmtAgo formats a duration since something, as "+2.3s".
-func fmtAgo(d time.Duration) string { return "+" + fmtDur(d) }
+// Ago formats a duration since something, as "+2.3s".
+func Ago(d time.Duration) string { return "+" + Dur(d) }
 
-// stateName is a state in words, as the detail, the log and the status
+// StateName is a state in words, as the detail, the log and the status
 // line say it ("cancellation requested", "timed out").
-func stateName(st session.State) string {
+func StateName(st session.State) string {
 	if st == session.StateCancelRequested {
 		return "cancellation requested"
 	}
 	return strings.ReplaceAll(st.String(), "_", " ")
 }
 
-// stateLook is how a state is drawn: an icon and a word (never colour
+// StateLook is how a state is drawn: an icon and a word (never colour
 // alone), and a style.
-type stateLook struct {
-	icon, word string
-	style      func(Styles) lipgloss.Style
+type StateLook struct {
+	Icon, Word string
+	Style      func(Styles) lipgloss.Style
 }
 
-var stateLooks = map[session.State]stateLook{
+var stateLooks = map[session.State]StateLook{
 	session.StatePending:         {"○", "pending", func(s Styles) lipgloss.Style { return s.Pending }},
 	session.StateRunning:         {"◐", "running", func(s Styles) lipgloss.Style { return s.Running }},
 	session.StateListening:       {"◉", "listening", func(s Styles) lipgloss.Style { return s.Listening }},
@@ -72,23 +72,25 @@ var stateLooks = map[session.State]stateLook{
 	session.StateConnectionLost:  {"↯", "lost", func(s Styles) lipgloss.Style { return s.Lost }},
 }
 
-func lookOf(st session.State) stateLook {
+// StateLookOf is how a request in state st is drawn.
+func StateLookOf(st session.State) StateLook {
 	if l, ok := stateLooks[st]; ok {
 		return l
 	}
-	return stateLook{"·", st.String(), func(s Styles) lipgloss.Style { return s.Dim }}
+	return StateLook{"·", st.String(), func(s Styles) lipgloss.Style { return s.Dim }}
 }
 
 // spinnerFrames animate activity; the frame comes from the clock so that
 // no separate spinner timer is needed.
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-func spinnerAt(now time.Time) string {
+// Spinner is the spinner frame shown at now.
+func Spinner(now time.Time) string {
 	return spinnerFrames[int(now.UnixMilli()/100)%len(spinnerFrames)]
 }
 
-// signalText is how a cancel signal reads on a row.
-func signalText(sig event.CancelSignal) string {
+// SignalText is how a cancel signal reads on a row.
+func SignalText(sig event.CancelSignal) string {
 	switch sig {
 	case event.SignalNotification:
 		return "notifications/cancelled sent"
@@ -100,8 +102,8 @@ func signalText(sig event.CancelSignal) string {
 	return "sending cancel…"
 }
 
-// bar draws a progress bar of width w (≥ 3) for fraction f in [0, 1].
-func bar(st Styles, f float64, w int) string {
+// Bar draws a progress bar of width w (≥ 3) for fraction f in [0, 1].
+func Bar(st Styles, f float64, w int) string {
 	if w < 3 {
 		return ""
 	}
@@ -129,8 +131,8 @@ func bar(st Styles, f float64, w int) string {
 	return st.BarFull.Render(b.String()) + st.BarEmpty.Render(strings.Repeat("░", w-filled))
 }
 
-// fit truncates or pads s (which may hold ANSI styling) to exactly w cells.
-func fit(s string, w int) string {
+// Fit truncates or pads s (which may hold ANSI styling) to exactly w cells.
+func Fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
@@ -143,16 +145,16 @@ func fit(s string, w int) string {
 	return s
 }
 
-// fitLeft right-aligns s in w cells.
-func fitLeft(s string, w int) string {
+// FitLeft right-aligns s in w cells.
+func FitLeft(s string, w int) string {
 	if lipgloss.Width(s) > w {
 		return ansi.Truncate(s, w, "…")
 	}
 	return strings.Repeat(" ", w-lipgloss.Width(s)) + s
 }
 
-// trunc truncates plain or styled text to w cells with an ellipsis.
-func trunc(s string, w int) string {
+// Trunc truncates plain or styled text to w cells with an ellipsis.
+func Trunc(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
@@ -162,24 +164,24 @@ func trunc(s string, w int) string {
 	return ansi.Truncate(s, w, "…")
 }
 
-// countNoun is the singular or the plural noun for n.
-func countNoun(n int, one, many string) string {
+// CountNoun is the singular or the plural noun for n.
+func CountNoun(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
 }
 
-// cancelAllQuestion is X's confirmation.
-func cancelAllQuestion(n int) string {
+// CancelAllQuestion is X's confirmation.
+func CancelAllQuestion(n int) string {
 	if n == 1 {
 		return "Cancel the 1 request in flight?"
 	}
 	return fmt.Sprintf("Cancel all %d requests in flight?", n)
 }
 
-// refusalText says in words why the tracker refused an action.
-func refusalText(err error, now time.Time) string {
+// RefusalText says in words why the tracker refused an action.
+func RefusalText(err error, now time.Time) string {
 	var rf *session.Refused
 	if !errors.As(err, &rf) {
 		return err.Error()
@@ -190,9 +192,9 @@ func refusalText(err error, now time.Time) string {
 	case session.RefusedEvicted:
 		return fmt.Sprintf("request %s is no longer in history", rf.ID)
 	case session.RefusedFinal:
-		return fmt.Sprintf("%s %s ago", alreadyText(rf.State), agoText(now.Sub(rf.Since)))
+		return fmt.Sprintf("%s %s ago", AlreadyText(rf.State), AgoText(now.Sub(rf.Since)))
 	case session.RefusedCancelling:
-		return fmt.Sprintf("cancellation already requested %s ago", agoText(now.Sub(rf.Since)))
+		return fmt.Sprintf("cancellation already requested %s ago", AgoText(now.Sub(rf.Since)))
 	case session.RefusedInitialize:
 		return "initialize must never be cancelled"
 	case session.RefusedNoTimeout:
@@ -206,8 +208,8 @@ func refusalText(err error, now time.Time) string {
 	return err.Error()
 }
 
-// alreadyText explains that a final request cannot be acted on any more.
-func alreadyText(s session.State) string {
+// AlreadyText explains that a final request cannot be acted on any more.
+func AlreadyText(s session.State) string {
 	switch s {
 	case session.StateInputRequired:
 		return "already answered (input required)"
@@ -221,8 +223,8 @@ func alreadyText(s session.State) string {
 	return "already " + s.String()
 }
 
-// agoText formats a duration for "… 2.1s ago" messages.
-func agoText(d time.Duration) string {
+// AgoText formats a duration for "… 2.1s ago" messages.
+func AgoText(d time.Duration) string {
 	switch {
 	case d < 0:
 		d = 0

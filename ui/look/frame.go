@@ -1,4 +1,4 @@
-package ui
+package look
 
 import (
 	"image/color"
@@ -28,10 +28,10 @@ import (
 // call — and each conversion is a place to forget. The frame is the one
 // string every view ends in.
 
-// frameFilter learns our styling once, from every style inflight and the
+// FrameFilter learns our styling once, from every style inflight and the
 // bubbles components it uses can draw with, in both the dark and the light
 // palette.
-var frameFilter = sync.OnceValue(func() *termsafe.Frame {
+var FrameFilter = sync.OnceValue(func() *termsafe.Frame {
 	var samples []string
 	for _, dark := range []bool{true, false} {
 		samples = styleSamples(samples, reflect.ValueOf(NewStyles(dark)))
