@@ -68,16 +68,16 @@ func (d *demoDialer) close() {
 	d.wg.Wait()
 }
 
-// screen replays the program's output into a terminal emulator, so tests
+// vtScreen replays the program's output into a terminal emulator, so tests
 // read the screen a person would see: the renderer only writes what
 // changed, so the raw output never holds a whole screen.
-type screen struct {
+type vtScreen struct {
 	tm  *teatest.TestModel
 	vt  *vt.Emulator
 	raw []byte
 }
 
-func newScreen(t *testing.T, tm *teatest.TestModel, w, h int) *screen {
+func newScreen(t *testing.T, tm *teatest.TestModel, w, h int) *vtScreen {
 	e := vt.NewEmulator(w, h)
 	// Without a TTY on its input, Bubble Tea's renderer assumes the
 	// terminal maps "\n" to CR LF (tea.go: mapNl) and moves down a line
@@ -104,11 +104,11 @@ func newScreen(t *testing.T, tm *teatest.TestModel, w, h int) *screen {
 		e.SendText("x")
 		<-done
 	})
-	return &screen{tm: tm, vt: e}
+	return &vtScreen{tm: tm, vt: e}
 }
 
 // waitFor polls the screen until it shows want.
-func (s *screen) waitFor(t *testing.T, want string, d time.Duration) {
+func (s *vtScreen) waitFor(t *testing.T, want string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {

@@ -30,7 +30,9 @@ import (
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
+	helpscreen "inflight/ui/help"
 	"inflight/ui/look"
+	"inflight/ui/screen"
 	"inflight/wire"
 )
 
@@ -175,6 +177,7 @@ type Model struct {
 	stderrv  scrollView
 	pager    pager
 	prompt   prompt
+	helpv    helpscreen.Model
 
 	status statusLine
 
@@ -956,7 +959,25 @@ func (m *Model) selectedRequest() (*session.Request, bool) {
 }
 
 // syncKeys enables the keys that act in the current state.
-func (m *Model) syncKeys() { m.keys.SetState(m.keyState(m.mode)) }
+func (m *Model) syncKeys() {
+	m.keys.SetState(m.keyState(m.mode))
+	if m.mode == keymap.ModeHelp {
+		// Help lists only the keys that act on the screen you came from.
+		keys := m.keys
+		keys.SetState(m.keyState(m.prev))
+		var intro []string
+		if m.attaching() {
+			intro = m.attachHelpIntro()
+		}
+		m.helpv = m.helpv.Show(keys, intro)
+	}
+}
+
+// env is what the screens read: the tracker, the time of this update or
+// frame, the styles, the keys and the sanitisers.
+func (m *Model) env() screen.Env {
+	return screen.Env{Tracker: m.tracker, Now: m.now(), Styles: m.styles, Keys: &m.keys, Line: m.line, Block: m.block}
+}
 
 // keyState is what the key map needs to know on screen mode.
 func (m *Model) keyState(mode keymap.Mode) keymap.State {
@@ -1041,13 +1062,13 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case keymap.ModeAnswer:
 		return m.answerKey(msg)
 	case keymap.ModeHelp:
-		// esc or ? close help; q quits, as the bottom bar says.
-		if key.Matches(msg, m.keys.Help, m.keys.Back) {
+		var act screen.Action
+		m.helpv, act = m.helpv.Update(m.env(), msg)
+		switch act.(type) {
+		case screen.Close:
 			m.mode = m.prev
-			return nil
-		}
-		if key.Matches(msg, m.keys.Quit) {
-			return m.askQuit()
+		case screen.Unused:
+			return m.handleGlobalKey(msg)
 		}
 		return nil
 	case keymap.ModeLog:

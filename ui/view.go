@@ -3,12 +3,10 @@ package ui
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"inflight/ui/look"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
@@ -73,7 +71,7 @@ func (m *Model) frame() string {
 	case keymap.ModeAnswer:
 		body = m.viewAnswer(h)
 	case keymap.ModeHelp:
-		body = m.viewHelp(h)
+		body = m.helpv.View(m.env(), m.width, h)
 	default:
 		body = m.viewList(h)
 	}
@@ -282,58 +280,6 @@ func (m *Model) viewStatus() string {
 		return st.Error.Render(look.Fit("✗ "+text, m.width))
 	}
 	return st.Status.Render(look.Fit("› "+text, m.width))
-}
-
-func (m *Model) viewHelp(height int) string {
-	st := m.styles
-	hm := m.help
-	hm.ShowAll = true
-	hm.SetWidth(0) // measure the natural width; columns are split below if needed
-	intro := []string{
-		st.Title.Render("inflight") + " cancels each request with the signal its transport and era require:",
-		"  stdio and legacy HTTP: notifications/cancelled; a task: tasks/cancel;",
-		"  modern (2026-07-28) Streamable HTTP: the request's stream is closed.",
-		"  A cancelled request shows " + st.Cancelling.Render("cancelling") + " until its fate is known;",
-		"  whatever the server sends after that is " + st.Flag.Render("⚑ flagged") + " and ignored.",
-		"",
-	}
-	if m.attaching() {
-		intro = m.attachHelpIntro()
-	}
-	// Help lists only the keys that act on the screen you came from.
-	keys := m.keys
-	keys.SetState(m.keyState(m.prev))
-	var groups [][]key.Binding
-	for _, g := range keys.FullHelp() {
-		// A column none of whose keys act here (the attach keys elsewhere)
-		// takes no place in the split below.
-		if slices.ContainsFunc(g, key.Binding.Enabled) {
-			groups = append(groups, g)
-		}
-	}
-	full := hm.FullHelpView(groups)
-	if lipgloss.Width(full) > m.width {
-		// Narrow terminals get the columns in two rows instead of losing
-		// the last ones.
-		half := (len(groups) + 1) / 2
-		full = hm.FullHelpView(groups[:half]) + "\n\n" + hm.FullHelpView(groups[half:])
-	}
-	out := strings.Join(intro, "\n") + "\n" + full
-	if strings.Count(out, "\n")+1 > height {
-		// A short terminal keeps every key and says the same in two lines.
-		out = look.Fit("the cancel: notifications/cancelled (stdio, legacy HTTP), the stream closed (modern", m.width) + "\n" +
-			look.Fit("HTTP) or tasks/cancel (a task); what comes after it is "+st.Flag.Render("⚑ flagged")+".", m.width) + "\n\n" + full
-	}
-	closing := "\n\n" + st.Dim.Render("press ? or esc to close")
-	if strings.Count(out+closing, "\n")+1 > height {
-		// A short terminal keeps every key: the blank line before the
-		// closing words goes first, then the words (the footer says esc).
-		closing = "\n" + st.Dim.Render("press ? or esc to close")
-		if strings.Count(out+closing, "\n")+1 > height {
-			closing = ""
-		}
-	}
-	return out + closing
 }
 
 // overlayPrompt draws a dialog over the bottom of the body.
