@@ -27,6 +27,7 @@ func (m *Model) layout() {
 	// Without a width the filter shows one character of its placeholder.
 	m.logv.filter.SetWidth(max(20, m.width-2))
 	m.layoutEntry(h)
+	m.auth.SetSize(m.width, h)
 	if m.mode == keymap.ModeDetail {
 		m.layoutDetail(h)
 	}

@@ -482,7 +482,7 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	case keymap.ModeDetail:
 		m.detail.vp, cmd = m.detail.vp.Update(msg)
 	case keymap.ModeAuth:
-		m.scrollAuth(d)
+		m.auth = m.auth.Wheel(m.env(), d)
 	case keymap.ModeStderr:
 		switch {
 		case d != 0:

@@ -30,6 +30,7 @@ import (
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
+	"inflight/ui/authview"
 	helpscreen "inflight/ui/help"
 	"inflight/ui/look"
 	"inflight/ui/screen"
@@ -233,7 +234,7 @@ type Model struct {
 
 	// auth is the connection's OAuth authorization as its steps told it
 	// (auth.go).
-	auth authState
+	auth authview.Model
 }
 
 // stoppableTick is tea.Tick that gives up when the program ends: tea.Tick
@@ -583,7 +584,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		case event.Connected:
 			m.connectedSeen = true
 		case event.Auth:
-			m.recordAuth(ev)
+			m.auth.Record(ev)
 		case event.TransportClosed:
 			if !m.quitting {
 				m.state = connLost
@@ -995,7 +996,7 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		EntryOpen:    mode == keymap.ModeLog && m.logv.open,
 		Chopped:      m.pager.chop,
 		HasRequests:  m.tracker.Len() > 0,
-		HasAuth:      len(m.auth.steps) > 0,
+		HasAuth:      m.auth.Steps() > 0,
 	}
 	if mode == keymap.ModeLog {
 		// Not selectedEntry: with a filter it reads the whole log, and
@@ -1088,7 +1089,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	case keymap.ModeAuth:
-		if m.handleAuthKey(msg) {
+		var act screen.Action
+		if m.auth, act = m.auth.Update(m.env(), msg); act == nil {
 			return nil
 		}
 	case keymap.ModeList:

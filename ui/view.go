@@ -65,7 +65,7 @@ func (m *Model) frame() string {
 	case keymap.ModeStderr:
 		body = m.viewStderr(h)
 	case keymap.ModeAuth:
-		body = m.viewAuth(h)
+		body = m.auth.View(m.env(), m.width, h)
 	case keymap.ModeComposer:
 		body = m.composer.view(m, h)
 	case keymap.ModeAnswer:
