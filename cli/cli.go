@@ -38,7 +38,7 @@ type cli struct {
 // name) and returns the process exit code. ctx ending is the first Ctrl+C;
 // runner.HurryOf(ctx), the second.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{ctx: ctx, stdout: stdout, stderr: stderr, jsonUsage: map[*cobra.Command]func(string, *redact.Redactor){}}
+	c := newCLI(ctx, stdout, stderr)
 	root := c.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -59,6 +59,13 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitcode.Usage
 	}
 	return c.code
+}
+
+// newCLI is what the commands share before any has run: Execute builds
+// the root command on it, and the test that keeps docs/cli current builds
+// the same tree without running it.
+func newCLI(ctx context.Context, stdout, stderr io.Writer) *cli {
+	return &cli{ctx: ctx, stdout: stdout, stderr: stderr, jsonUsage: map[*cobra.Command]func(string, *redact.Redactor){}}
 }
 
 // commandLineRedactor knows the secrets of the command line as typed: the
