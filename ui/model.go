@@ -976,7 +976,7 @@ func (m *Model) syncKeys() {
 // env is what the screens read: the tracker, the time of this update or
 // frame, the styles, the keys and the sanitisers.
 func (m *Model) env() screen.Env {
-	return screen.Env{Tracker: m.tracker, Now: m.now(), Styles: m.styles, Keys: &m.keys, Line: m.line, Block: m.block}
+	return screen.Env{Tracker: m.tracker, Now: m.now(), Styles: m.styles, Keys: &m.keys, Chop: m.pager.chop, Line: m.line, Block: m.block}
 }
 
 // keyState is what the key map needs to know on screen mode.
