@@ -547,10 +547,10 @@ func (m *Model) attachKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 			return m.delayPromptKey(msg)
 		}
 	}
-	if key.Matches(msg, k.Interrupt) || (m.prompt.kind == promptNone && m.mode != keymap.ModeHelp && pressed(msg, k.Quit) && !(m.mode == keymap.ModeLog && m.logv.filter.Focused())) {
+	if key.Matches(msg, k.Interrupt) || (m.prompt.kind == promptNone && m.mode != keymap.ModeHelp && pressed(msg, k.Quit) && !(m.mode == keymap.ModeLog && m.logv.Filtering())) {
 		return m.exit(), true
 	}
-	if m.prompt.kind != promptNone || m.mode == keymap.ModeHelp || (m.mode == keymap.ModeLog && m.logv.filter.Focused()) {
+	if m.prompt.kind != promptNone || m.mode == keymap.ModeHelp || (m.mode == keymap.ModeLog && m.logv.Filtering()) {
 		return nil, false
 	}
 	if m.mode != keymap.ModeList && m.mode != keymap.ModeDetail && m.mode != keymap.ModeLog {

@@ -24,6 +24,7 @@ import (
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/termsafe"
+	"inflight/ui/logview"
 	"inflight/wire"
 )
 
@@ -51,8 +52,9 @@ const maxClipboard = 1 << 20
 const largeClipboard = 100_000
 
 // payloadOf is what y and o act on in mode: the selected request's JSON
-// in the list and the detail, the selected (or open) entry's in the log.
-// It is false when there is nothing there to copy.
+// in the list and the detail. It is false when there is nothing there to
+// copy. In the log, the screen names the entry (logview.Copy,
+// logview.Open) and entryPayload makes it.
 func (m *Model) payloadOf(mode keymap.Mode) (copyable, bool) {
 	switch mode {
 	case keymap.ModeList, keymap.ModeDetail:
@@ -61,30 +63,8 @@ func (m *Model) payloadOf(mode keymap.Mode) (copyable, bool) {
 			return copyable{}, false
 		}
 		return m.requestPayload(r), true
-	case keymap.ModeLog:
-		abs, ok := m.selectedEntry()
-		if !ok {
-			return copyable{}, false
-		}
-		return m.entryPayload(abs)
 	}
 	return copyable{}, false
-}
-
-// selectedEntry is the absolute log position of the entry y and o act on
-// in the log: the open entry, else the selection (which follows the
-// filter). False when the log shows nothing.
-func (m *Model) selectedEntry() (int64, bool) {
-	lv := &m.logv
-	if lv.open {
-		return lv.openAbs, true
-	}
-	it := m.logItems()
-	i := lv.selected(it)
-	if i < 0 {
-		return 0, false
-	}
-	return it.abs(i), true
 }
 
 // requestPayload is r as one JSON object: the request as it went out and
@@ -157,7 +137,7 @@ func (m *Model) entryPayload(abs int64) (copyable, bool) {
 
 // entryFacts is an entry without bytes as one line of text.
 func entryFacts(e session.LogEntry) string {
-	facts := []string{e.Time.Format("15:04:05.000000"), logDir(e).String()}
+	facts := []string{e.Time.Format("15:04:05.000000"), logview.Direction(e).String()}
 	switch {
 	case e.IsState:
 		facts = append(facts, "state "+e.From.String()+" → "+e.State.String())
@@ -196,11 +176,11 @@ func (m *Model) indentedJSON(raw []byte) []byte {
 	return termsafe.EscapeJSON(red(buf.Bytes()))
 }
 
-// copyPayload is y: the payload goes to the clipboard through the OSC 52
-// sequence Bubble Tea writes, and the status line says what went and
-// that a terminal without OSC 52 takes nothing.
-func (m *Model) copyPayload() tea.Cmd {
-	p, ok := m.payloadOf(m.mode)
+// copyPayload is y on p (ok false: there was nothing to copy): it goes to
+// the clipboard through the OSC 52 sequence Bubble Tea writes, and the
+// status line says what went and that a terminal without OSC 52 takes
+// nothing.
+func (m *Model) copyPayload(p copyable, ok bool) tea.Cmd {
 	if !ok {
 		m.setStatus(levelInfo, "nothing selected to copy")
 		return nil
@@ -225,12 +205,11 @@ func (m *Model) copyPayload() tea.Cmd {
 	return tea.SetClipboard(string(p.body))
 }
 
-// openPayload is o (and O, editor): the payload in $PAGER (or $EDITOR),
-// through a temporary file of mode 0600 that is removed when the program
-// exits. The program runs with the terminal handed over, and the TUI
-// comes back as it was.
-func (m *Model) openPayload(editor bool) tea.Cmd {
-	p, ok := m.payloadOf(m.mode)
+// openPayload is o (and O, editor) on p (ok false: there was nothing to
+// open): it is shown in $PAGER (or $EDITOR), through a temporary file of
+// mode 0600 that is removed when the program exits. The program runs with
+// the terminal handed over, and the TUI comes back as it was.
+func (m *Model) openPayload(p copyable, ok bool, editor bool) tea.Cmd {
 	if !ok {
 		m.setStatus(levelInfo, "nothing selected to open")
 		return nil

@@ -159,10 +159,11 @@ func TestCopyLogEntry(t *testing.T) {
 	}
 
 	h.key("up", "enter")
-	if !h.m.logv.open {
+	openAbs, open := h.m.logv.OpenEntry()
+	if !open {
 		t.Fatal("enter did not open the entry")
 	}
-	opened := lg.At(int(h.m.logv.openAbs - (lg.Total() - int64(lg.Len()))))
+	opened := lg.At(int(openAbs - (lg.Total() - int64(lg.Len()))))
 	got, ok = clipboardOf(t, h.press("y"))
 	if !ok || !json.Valid([]byte(got)) {
 		t.Fatalf("y in the entry view copied %q (ok %v)", got, ok)
@@ -178,8 +179,8 @@ func TestCopyLogEntry(t *testing.T) {
 	if _, ok := clipboardOf(t, h.press("y")); ok {
 		t.Error("y while filtering copied instead of typing")
 	}
-	if h.m.logv.filter.Value() != "y" {
-		t.Errorf("filter %q, want the y typed", h.m.logv.filter.Value())
+	if h.m.logv.Filter() != "y" {
+		t.Errorf("filter %q, want the y typed", h.m.logv.Filter())
 	}
 }
 

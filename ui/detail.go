@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -509,12 +508,7 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 // lateFate is what became of what came after a cancel: inflight ignores
 // what answers its own requests; of a host's, the proxy saw it forwarded
 // (the wire requires it), not whether the host ignored it.
-func lateFate(r *session.Request) string {
-	if r.ByHost {
-		return "forwarded to the host"
-	}
-	return "ignored"
-}
+func lateFate(r *session.Request) string { return look.LateFate(r) }
 
 // lateFateShort is lateFate in a word, for the list's cell.
 func lateFateShort(r *session.Request) string {
@@ -942,30 +936,12 @@ func (m *Model) writeUpdates(b *strings.Builder, r *session.Request) {
 // prettyJSON indents JSON for reading and renders it inert; invalid JSON
 // is shown as it is (sanitised). Indentation is bounded: a hostile answer
 // nested thousands deep would otherwise grow quadratically on every frame.
-func (m *Model) prettyJSON(raw []byte) string {
-	var out bytes.Buffer
-	if err := wire.IndentBounded(&out, raw, "", "  ", 24); err != nil {
-		return m.block(string(raw))
-	}
-	return m.block(out.String())
-}
+func (m *Model) prettyJSON(raw []byte) string { return look.PrettyJSON(raw, m.block) }
 
 // crossingBasis says what "crossed" was judged by: the tracker's window,
 // and the round trip it comes from.
-func (m *Model) crossingBasis() string {
-	w := m.tracker.CrossingWindow()
-	rt := m.tracker.RoundTrip()
-	if !rt.Measured() {
-		return fmt.Sprintf("crossed = within %s (no round trip measured)", fmtFine(w))
-	}
-	return fmt.Sprintf("crossed = within %s: half the quickest round trip (%s, %s)", fmtFine(w), fmtFine(rt.D), m.line(rt.Source))
-}
+func (m *Model) crossingBasis() string { return look.CrossingBasis(m.tracker, m.line) }
 
 // fmtFine formats a short duration to the microsecond: round trips are
 // tens of microseconds on a loopback.
-func fmtFine(d time.Duration) string {
-	if d < 10*time.Millisecond {
-		return d.Round(time.Microsecond).String()
-	}
-	return look.Dur(d)
-}
+func fmtFine(d time.Duration) string { return look.FineDur(d) }

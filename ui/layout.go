@@ -20,13 +20,8 @@ import (
 func (m *Model) layout() {
 	h := m.bodyHeight()
 	m.layoutList(h)
-	// The log has a title and a column header (or the filter) above its
-	// rows; stderr a title.
-	m.logv.rows = h - 2
-	m.stderrv.rows = h - 1
-	// Without a width the filter shows one character of its placeholder.
-	m.logv.filter.SetWidth(max(20, m.width-2))
-	m.layoutEntry(h)
+	m.logv = m.logv.Layout(m.env(), m.width, h)
+	m.stderrv = m.stderrv.Layout(m.env(), m.width, h)
 	m.auth.SetSize(m.width, h)
 	if m.mode == keymap.ModeDetail {
 		m.layoutDetail(h)
@@ -130,6 +125,3 @@ func (m *Model) listWindow(rows int) (from, to int) {
 	from = min(max(m.list.offset, 0), max(0, n-rows))
 	return from, min(n, from+rows)
 }
-
-// layoutEntry lays out the protocol log and its entry viewer (logview.go).
-func (m *Model) layoutEntry(height int) { m.layoutLog(height) }

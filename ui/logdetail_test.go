@@ -12,6 +12,7 @@ import (
 
 	"inflight/event"
 	"inflight/keymap"
+	"inflight/ui/logview"
 	"inflight/wire"
 )
 
@@ -122,44 +123,44 @@ func TestLogFilterMatchesTheRow(t *testing.T) {
 	h := everyState(t, 120, 35)
 	h.key("l", "/")
 	h.typeText("running")
-	it := h.m.logItems()
-	if it.n == 0 {
+	shown := h.m.logv.Shown(h.m.env())
+	if len(shown) == 0 {
 		t.Fatal("/running matched nothing")
 	}
 	lg := h.m.tracker.Log()
 	first := lg.Total() - int64(lg.Len())
 	states := 0
-	for i := 0; i < it.n; i++ {
-		if lg.At(int(it.abs(i) - first)).IsState {
+	for _, abs := range shown {
+		if lg.At(int(abs - first)).IsState {
 			states++
 		}
 	}
 	if states == 0 {
-		t.Errorf("/running matched %d rows, none a state row", it.n)
+		t.Errorf("/running matched %d rows, none a state row", len(shown))
 	}
 	if !strings.Contains(h.screen(), "pending → running") {
 		t.Errorf("the filtered log does not show the state rows:\n%s", h.screen())
 	}
 	h.key("esc", "/")
 	h.typeText("← in")
-	for i, n := 0, h.m.logItems(); i < n.n; i++ {
-		if e := lg.At(int(n.abs(i) - first)); e.Dir != event.DirIn && !strings.Contains(strings.ToLower(string(e.Raw)), "← in") {
+	for _, abs := range h.m.logv.Shown(h.m.env()) {
+		if e := lg.At(int(abs - first)); e.Dir != event.DirIn && !strings.Contains(strings.ToLower(string(e.Raw)), "← in") {
 			t.Errorf("/← in matched an entry going %s", e.Dir)
 		}
 	}
-	if h.m.logItems().n == 0 {
+	if len(h.m.logv.Shown(h.m.env())) == 0 {
 		t.Error("/← in matched nothing")
 	}
 	// A narrower needle searches the matches, a new one the whole log.
 	h.key("esc", "/")
 	h.typeText("late")
-	late := h.m.logItems().n
+	late := len(h.m.logv.Shown(h.m.env()))
 	h.typeText(" +")
-	if n := h.m.logItems().n; n == 0 || n > late {
+	if n := len(h.m.logv.Shown(h.m.env())); n == 0 || n > late {
 		t.Errorf("/late + matched %d, /late %d", n, late)
 	}
-	if !strings.Contains(h.m.logv.filter.Placeholder, "direction") {
-		t.Errorf("the placeholder does not say what it matches: %q", h.m.logv.filter.Placeholder)
+	if !strings.Contains(logview.FilterPlaceholder, "direction") {
+		t.Errorf("the placeholder does not say what it matches: %q", logview.FilterPlaceholder)
 	}
 }
 
@@ -168,11 +169,11 @@ func TestLogFilterSeesNewEntries(t *testing.T) {
 	h := everyState(t, 120, 35)
 	h.key("l", "/")
 	h.typeText("step 10 of 10")
-	if n := h.m.logItems().n; n != 0 {
+	if n := len(h.m.logv.Shown(h.m.env())); n != 0 {
 		t.Fatalf("matched %d before it came", n)
 	}
 	h.progress(10, 10, 10, "step 10 of 10")
-	if n := h.m.logItems().n; n != 1 {
+	if n := len(h.m.logv.Shown(h.m.env())); n != 1 {
 		t.Errorf("matched %d after it came, want 1", n)
 	}
 }
@@ -182,7 +183,7 @@ func TestLogFilterSeesNewEntries(t *testing.T) {
 func TestEntryViewKeys(t *testing.T) {
 	h, _ := stubbornScene(t, 80, 24)
 	h.key("l", "up", "enter")
-	if !h.m.logv.open {
+	if !h.m.logv.EntryOpen() {
 		t.Fatal("enter did not open the entry")
 	}
 	foot := h.screen()[strings.LastIndex(h.screen(), "\n"):]
@@ -195,7 +196,7 @@ func TestEntryViewKeys(t *testing.T) {
 		t.Errorf("the footer does not offer w: %s", foot)
 	}
 	h.key("/", "enter")
-	if h.m.logv.filter.Focused() || !h.m.logv.open {
+	if h.m.logv.Filtering() || !h.m.logv.EntryOpen() {
 		t.Error("/ or enter acted in the entry view")
 	}
 	h.key("?")
@@ -212,7 +213,7 @@ func TestEntryViewKeys(t *testing.T) {
 		t.Error("a second w did not wrap them again")
 	}
 	h.key("esc")
-	if h.m.logv.open || h.m.mode != keymap.ModeLog {
+	if h.m.logv.EntryOpen() || h.m.mode != keymap.ModeLog {
 		t.Error("esc did not go back to the log")
 	}
 }
@@ -234,17 +235,17 @@ func TestWheelScrolls(t *testing.T) {
 	h, _ := stubbornScene(t, 80, 12)
 	h.key("l")
 	h.send(wheel(tea.MouseWheelUp))
-	if h.m.logv.follow {
+	if h.m.logv.Following() {
 		t.Error("the wheel did not scroll the log")
 	}
-	sel := h.m.logv.sel
+	sel, _ := h.m.logv.Selected(h.m.env())
 	h.send(wheel(tea.MouseWheelDown))
-	if h.m.logv.sel <= sel {
+	if now, _ := h.m.logv.Selected(h.m.env()); now <= sel {
 		t.Error("the wheel down did not move down the log")
 	}
 	h.key("enter")
 	h.send(wheel(tea.MouseWheelDown))
-	if h.m.logv.vp.YOffset() == 0 {
+	if h.m.logv.EntryOffset() == 0 {
 		t.Error("the wheel did not scroll the entry")
 	}
 	h.key("esc", "esc", "enter")
@@ -258,7 +259,7 @@ func TestWheelScrolls(t *testing.T) {
 	}
 	h.key("s")
 	h.send(wheel(tea.MouseWheelUp))
-	if h.m.stderrv.follow {
+	if h.m.stderrv.Following() {
 		t.Error("the wheel did not scroll stderr")
 	}
 }
@@ -359,26 +360,15 @@ func TestLogMarksCrossedNeutral(t *testing.T) {
 	if e.Verdict != "crossed" {
 		t.Fatalf("the tracker's verdict is %q", e.Verdict)
 	}
-	line := h.m.logLine(e, 27, 3)
+	// The log follows its newest entry, e: its row is the last drawn (at
+	// 120 columns the WHAT column is 27 wide).
+	rows := strings.Split(strings.TrimRight(h.m.logv.View(h.m.env(), 120, h.m.bodyHeight()), "\n"), "\n")
+	line := rows[len(rows)-1]
 	if !strings.Contains(ansi.Strip(line), "crossed the cancel +1ms") || strings.Contains(line, "⚑") {
 		t.Errorf("the crossed row: %q", ansi.Strip(line))
 	}
 	if want := h.m.styles.Dim.Render("crossed the cancel +1ms"); !strings.Contains(line, strings.TrimSuffix(want, "\x1b[m")) {
 		t.Errorf("the crossed mark is not in the neutral style: %q", line)
-	}
-}
-
-// BenchmarkLogFilterNewNeedle measures a new filter over a full log (10 000
-// entries): what one keystroke in the filter costs at worst.
-func BenchmarkLogFilterNewNeedle(b *testing.B) {
-	h := benchModel(b, 5000)
-	h.m.mode = keymap.ModeLog
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		h.m.logv.filter.SetValue(fmt.Sprintf("step %d", i%10))
-		h.m.logv.matches = logMatches{}
-		h.m.refreshMatches()
 	}
 }
 

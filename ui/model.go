@@ -32,6 +32,7 @@ import (
 	"inflight/trace"
 	"inflight/ui/authview"
 	helpscreen "inflight/ui/help"
+	"inflight/ui/logview"
 	"inflight/ui/look"
 	"inflight/ui/screen"
 	"inflight/wire"
@@ -174,8 +175,8 @@ type Model struct {
 	list     listView
 	detail   detailView
 	composer composer
-	logv     logView
-	stderrv  scrollView
+	logv     logview.Model
+	stderrv  logview.Stderr
 	pager    pager
 	prompt   prompt
 	helpv    helpscreen.Model
@@ -380,11 +381,8 @@ func New(opts Options) (*Model, error) {
 	m.exec = tea.Exec
 	m.setStyles(opts.Dark)
 	m.list.follow = true
-	m.logv.follow = true
-	m.stderrv.follow = true
-	m.logv.filter = look.NewTextInput()
-	m.logv.filter.Prompt = "/"
-	m.logv.filter.Placeholder = logFilterPlaceholder
+	m.logv = logview.New()
+	m.stderrv = logview.NewStderr()
 	m.composer = newComposer()
 	return m, nil
 }
@@ -977,7 +975,7 @@ func (m *Model) syncKeys() {
 // env is what the screens read: the tracker, the time of this update or
 // frame, the styles, the keys and the sanitisers.
 func (m *Model) env() screen.Env {
-	return screen.Env{Tracker: m.tracker, Now: m.now(), Styles: m.styles, Keys: &m.keys, Line: m.line, Block: m.block}
+	return screen.Env{Tracker: m.tracker, Now: m.now(), Styles: m.styles, Keys: &m.keys, Chop: m.pager.chop, Line: m.line, Block: m.block}
 }
 
 // keyState is what the key map needs to know on screen mode.
@@ -992,17 +990,17 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		Connected:    m.state == connUp && !closed,
 		Lost:         m.state == connLost,
 		HasStderr:    m.opts.Transport == "stdio",
-		Filtering:    mode == keymap.ModeLog && m.logv.filter.Focused(),
-		EntryOpen:    mode == keymap.ModeLog && m.logv.open,
+		Filtering:    mode == keymap.ModeLog && m.logv.Filtering(),
+		EntryOpen:    mode == keymap.ModeLog && m.logv.EntryOpen(),
 		Chopped:      m.pager.chop,
 		HasRequests:  m.tracker.Len() > 0,
 		HasAuth:      m.auth.Steps() > 0,
 	}
 	if mode == keymap.ModeLog {
-		// Not selectedEntry: with a filter it reads the whole log, and
+		// Not logv.Selected: with a filter it reads the whole log, and
 		// this runs on every Update. A filter that matches nothing makes
 		// y say there is nothing to copy.
-		st.HasEntry = m.logv.open || m.tracker.Log().Len() > 0
+		st.HasEntry = m.logv.EntryOpen() || m.tracker.Log().Len() > 0
 	}
 	if ok {
 		st.SelectedActive = r.IsActive() && r.State != session.StateCancelRequested
@@ -1033,10 +1031,10 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 		var cmd tea.Cmd
 		m.prompt.input, cmd = m.prompt.input.Update(msg)
 		return cmd
-	case m.mode == keymap.ModeLog && m.logv.filter.Focused():
-		var cmd tea.Cmd
-		m.logv.filter, cmd = m.logv.filter.Update(msg)
-		return cmd
+	case m.mode == keymap.ModeLog:
+		var act screen.Action
+		m.logv, act = m.logv.Update(m.env(), msg)
+		return m.logAction(msg, act)
 	}
 	return nil
 }
@@ -1073,17 +1071,13 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case keymap.ModeLog:
-		if m.logv.open && key.Matches(msg, m.keys.Copy, m.keys.Pager, m.keys.Editor) {
-			// The entry view gives every other key to its viewport.
-			return m.handleGlobalKey(msg)
-		}
-		if cmd, handled := m.handleLogKey(msg); handled {
-			return cmd
-		}
+		var act screen.Action
+		m.logv, act = m.logv.Update(m.env(), msg)
+		return m.logAction(msg, act)
 	case keymap.ModeStderr:
-		if m.handleStderrKey(msg) {
-			return nil
-		}
+		var act screen.Action
+		m.stderrv, act = m.stderrv.Update(m.env(), msg)
+		return m.logAction(msg, act)
 	case keymap.ModeDetail:
 		if m.handleDetailKey(msg) {
 			return nil
@@ -1149,9 +1143,10 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Reconnect):
 		return m.reconnect()
 	case key.Matches(msg, k.Copy):
-		return m.copyPayload()
+		return m.copyPayload(m.payloadOf(m.mode))
 	case key.Matches(msg, k.Pager), key.Matches(msg, k.Editor):
-		return m.openPayload(key.Matches(msg, k.Editor))
+		p, ok := m.payloadOf(m.mode)
+		return m.openPayload(p, ok, key.Matches(msg, k.Editor))
 	case (pressed(msg, k.Cancel) || pressed(msg, k.CancelReason)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
 		// Say why c or C did nothing rather than ignore it.
 		m.whyNoCancel()

@@ -343,7 +343,7 @@ func TestLogFilter(t *testing.T) {
 		t.Fatalf("filter did not filter:\n%s", scr)
 	}
 	h.key("esc")
-	if h.m.logv.filter.Value() != "" {
+	if h.m.logv.Filter() != "" {
 		t.Fatal("esc did not clear the filter")
 	}
 }
@@ -555,7 +555,7 @@ func TestLogScrollIsAnchored(t *testing.T) {
 		t.Fatalf("g does not show a full first page:\n%s", h.screen())
 	}
 	h.key("G")
-	if !strings.Contains(h.screen(), `"step 80"`) || !h.m.logv.follow {
+	if !strings.Contains(h.screen(), `"step 80"`) || !h.m.logv.Following() {
 		t.Fatalf("G did not return to the newest:\n%s", h.screen())
 	}
 }
@@ -869,7 +869,12 @@ func TestLogEntryOpensWhole(t *testing.T) {
 	}
 	// The newest entries are the answer and its state line; the progress
 	// comes two or three rows above.
-	for i := 0; i < 6 && !strings.Contains(h.m.entryText(h.m.logv.sel), "THE END"); i++ {
+	selectedHas := func(s string) bool {
+		abs, ok := h.m.logv.Selected(h.m.env())
+		lg := h.m.tracker.Log()
+		return ok && strings.Contains(string(lg.At(int(abs-(lg.Total()-int64(lg.Len())))).Raw), s)
+	}
+	for i := 0; i < 6 && !selectedHas("THE END"); i++ {
 		h.key("up")
 	}
 	if !strings.Contains(h.screen(), "▌") {
@@ -877,11 +882,11 @@ func TestLogEntryOpensWhole(t *testing.T) {
 	}
 	h.key("enter")
 	s := h.screen()
-	if !h.m.logv.open || !strings.Contains(s, "LOG ENTRY") || !strings.Contains(s, "THE END") || !strings.Contains(s, `"progressToken": 2`) {
+	if !h.m.logv.EntryOpen() || !strings.Contains(s, "LOG ENTRY") || !strings.Contains(s, "THE END") || !strings.Contains(s, `"progressToken": 2`) {
 		t.Fatalf("the entry is not shown whole:\n%s", s)
 	}
 	h.key("esc")
-	if h.m.logv.open || h.m.mode != keymap.ModeLog || !strings.Contains(h.screen(), "PROTOCOL LOG") {
+	if h.m.logv.EntryOpen() || h.m.mode != keymap.ModeLog || !strings.Contains(h.screen(), "PROTOCOL LOG") {
 		t.Fatalf("esc did not go back to the log:\n%s", h.screen())
 	}
 }

@@ -61,9 +61,9 @@ func (m *Model) frame() string {
 	case keymap.ModeDetail:
 		body = m.viewDetail(h)
 	case keymap.ModeLog:
-		body = m.viewLog(h)
+		body = m.logv.View(m.env(), m.width, h)
 	case keymap.ModeStderr:
-		body = m.viewStderr(h)
+		body = m.stderrv.View(m.env(), m.width, h)
 	case keymap.ModeAuth:
 		body = m.auth.View(m.env(), m.width, h)
 	case keymap.ModeComposer:

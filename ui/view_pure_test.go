@@ -87,7 +87,7 @@ func TestDeepDiffSeesChanges(t *testing.T) {
 		{"list offset", func() { h.m.list.offset++ }},
 		{"viewport height", func() { h.m.detail.vp.SetHeight(h.m.detail.vp.Height() + 1) }},
 		{"viewport scroll", func() { h.m.detail.vp.ScrollDown(1) }},
-		{"filter width", func() { h.m.logv.filter.SetWidth(3) }},
+		{"filter width", func() { h.m.logv = h.m.logv.Layout(h.m.env(), 3, 24) }},
 		{"a request in the tracker", func() { h.m.tracker.At(0).Notifications++ }},
 		{"a cache entry", func() { h.m.summaries[wire.IntID(999)] = "x" }},
 	} {

@@ -31,13 +31,19 @@ import (
 
 // Env is what a screen may read: the tracker (a screen reads it and never
 // changes it: changes go through actions), the clock's reading for this
-// update or frame, the styles, the key bindings as enabled now, and the
-// sanitisers every server string goes through before it is drawn.
+// update or frame, the styles, the key bindings as enabled now, the way
+// long payload lines are laid out, and the sanitisers every server string
+// goes through before it is drawn.
 type Env struct {
 	Tracker *session.Tracker
 	Now     time.Time
 	Styles  look.Styles
 	Keys    *keymap.KeyMap
+	// Chop says how the payload views (a log entry, the detail, stderr)
+	// lay out a line wider than the screen: cut, scrolling sideways, when
+	// true; wrapped when false. It is one preference for all of them (w),
+	// about reading rather than about one view, so the root holds it.
+	Chop bool
 	// Line makes text safe for one terminal line, Block for several:
 	// secrets redacted first, then control sequences made inert.
 	Line, Block func(string) string
