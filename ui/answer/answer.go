@@ -39,6 +39,9 @@ type Model struct {
 	answers map[string]json.RawMessage
 	roots   json.RawMessage
 
+	// shown: a question is built (its method may be any string the
+	// server sent, even none).
+	shown   bool
 	method  string
 	message string   // the elicitation's message
 	url     string   // a URL-mode elicitation's URL (shown, never opened)
@@ -159,7 +162,7 @@ func OpenQuestion(env screen.Env, read SchemaReader, q Question, during wire.ID)
 }
 
 // Shown reports whether the form shows a question (false: closed).
-func (m Model) Shown() bool { return m.method != "" }
+func (m Model) Shown() bool { return m.shown }
 
 // ID is the request the form's question belongs to.
 func (m Model) ID() wire.ID { return m.id }

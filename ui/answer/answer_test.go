@@ -199,3 +199,16 @@ func TestURLQuestionShowsTheSite(t *testing.T) {
 		t.Errorf("accept: %#v", act)
 	}
 }
+
+// A question with no method still opens the form, which says it cannot
+// answer it; decline ends the conversation.
+func TestQuestionWithoutAMethodCanBeDeclined(t *testing.T) {
+	env := testEnv()
+	m, _ := OpenRound(env, oneParam, wire.IntID(3), []session.InputRequest{{Key: "x"}}, nil)
+	if !m.Shown() || !strings.Contains(ansi.Strip(m.View(env, 100, 24)), "inflight cannot answer ; decline it") {
+		t.Fatalf("shown %v:\n%s", m.Shown(), m.View(env, 100, 24))
+	}
+	if _, act := press(t, env, m, "ctrl+d"); act != (Decline{ID: wire.IntID(3), Reason: "declined x (); not retried"}) {
+		t.Errorf("ctrl+d: %#v", act)
+	}
+}

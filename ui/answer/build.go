@@ -14,7 +14,7 @@ import (
 
 // build fills the form for one question.
 func (m *Model) build(env screen.Env, method string, params json.RawMessage) tea.Cmd {
-	m.method, m.message, m.url, m.lines, m.fields, m.focus, m.err = method, "", "", nil, nil, 0, ""
+	m.shown, m.method, m.message, m.url, m.lines, m.fields, m.focus, m.err = true, method, "", "", nil, nil, 0, ""
 	m.schema = Schema{}
 	switch method {
 	case wire.MethodElicitationCreate:
