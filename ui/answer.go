@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,7 +15,9 @@ import (
 	"inflight/client"
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/answer"
 	"inflight/ui/look"
+	"inflight/ui/screen"
 	"inflight/wire"
 )
 
@@ -97,7 +98,7 @@ type serverQuestion struct {
 	rec *session.ServerRequest
 	// form is the form as it was when the user answered, kept so that an
 	// answer that could not be sent opens again as typed.
-	form *answerForm
+	form *answer.Model
 	// replied: the UI wrote an answer to reply (the form, or a decline).
 	// Its record answered then is that answer, which may yet come back
 	// (questionNotSent, maybe before the RequestFailed that makes the
@@ -192,47 +193,6 @@ func waitQuestion(q *Questions, stop <-chan struct{}) tea.Cmd {
 	}
 }
 
-// answerForm is the open answer form: one question at a time.
-type answerForm struct {
-	// id is the request the question belongs to (zero for a legacy
-	// question tied to none).
-	id wire.ID
-	// legacy is the server's own request being answered (nil: modern).
-	legacy *serverQuestion
-	// Modern: the round's input requests still to answer, the one shown
-	// (cur), and the answers so far.
-	asked   []session.InputRequest
-	cur     int
-	answers map[string]json.RawMessage
-
-	method  string
-	message string   // the elicitation's message
-	url     string   // a URL-mode elicitation's URL (shown, never opened)
-	lines   []string // sampling: the messages and preferences
-	fields  []field
-	schema  toolForm
-	focus   int
-	err     string
-	// warn says what changed under the form (the question's request
-	// ended first): the answer can still be sent.
-	warn string
-	// dead: a modern form shown again, as typed, after its round could not
-	// be sent (the request failed): it only tells, it sends nothing.
-	dead bool
-}
-
-// anyway begins a schema objection the form says before sending.
-const anyway = "enter again sends it anyway: "
-
-// answerKeys are the form's keys (shown in its hint line).
-var (
-	answerDecline = key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "decline"))
-	answerDismiss = key.NewBinding(key.WithKeys("ctrl+x"), key.WithHelp("ctrl+x", "cancel"))
-	// answerDetails leaves the form, unanswered, for the request's detail
-	// (enter on a waiting row opens the form, not the detail).
-	answerDetails = key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "details"))
-)
-
 // asks reports whether r waits for the user: a modern round's input
 // requests, or a legacy question that arrived during it.
 func (m *Model) asks(r *session.Request) bool {
@@ -323,7 +283,7 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 		if msg.kind == questionExpired {
 			text = "nobody answered within " + look.Dur(m.opts.Questions.wait) + ": inflight refused the question"
 		}
-		if m.mode == keymap.ModeAnswer && m.answer.legacy == msg.q {
+		if m.mode == keymap.ModeAnswer && m.answer.Legacy() == msg.q {
 			m.closeAnswer()
 			m.setStatus(levelWarn, m.line(msg.q.method)+": "+text)
 		} else {
@@ -388,8 +348,12 @@ func (m *Model) openAnswer() tea.Cmd {
 	}
 	if r != nil && r.State == session.StateWaitingInput {
 		asked, _ := r.Asked()
-		m.answer = answerForm{id: r.ID, asked: asked, answers: map[string]json.RawMessage{}}
-		return m.nextAsked()
+		var act screen.Action
+		m.answer, act = answer.OpenRound(m.env(), answerSchema, r.ID, asked, rootsOrEmpty(m.opts.Roots))
+		if m.answer.Shown() {
+			m.showAnswer()
+		}
+		return m.doAnswer(act)
 	}
 	q := m.questionFor(id)
 	if q == nil {
@@ -401,49 +365,117 @@ func (m *Model) openAnswer() tea.Cmd {
 
 // openQuestion opens the form on one legacy question.
 func (m *Model) openQuestion(q *serverQuestion) tea.Cmd {
-	m.answer = answerForm{legacy: q}
+	var during wire.ID
 	if s := m.serverRequest(q); s != nil {
-		m.answer.id = s.During
+		during = s.During
 	}
-	m.prevAnswer = m.mode
+	var act screen.Action
+	m.answer, act = answer.OpenQuestion(m.env(), answerSchema, answer.Question{ID: q.id, Method: q.method, Params: q.params, Ref: q}, during)
+	m.showAnswer()
+	return m.doAnswer(act)
+}
+
+// answerSchema reads an elicitation's requested schema for the form as
+// the composer reads a tool's input schema.
+func answerSchema(raw json.RawMessage, line func(string) string) answer.Schema {
+	tf := readSchema(raw, line)
+	s := answer.Schema{Note: tf.note, Check: tf.validate}
+	for _, p := range tf.params {
+		s.Params = append(s.Params, answer.Param{Name: p.name, Type: p.typ, Required: p.required, Default: p.def, Hint: p.hint})
+	}
+	return s
+}
+
+// showAnswer shows the form, remembering the screen it was opened from.
+func (m *Model) showAnswer() {
+	if m.mode != keymap.ModeAnswer {
+		m.prevAnswer = m.mode
+	}
 	m.mode = keymap.ModeAnswer
-	return m.answer.build(m, q.method, q.params)
 }
 
-// nextAsked moves the modern form to the next input request that needs
-// the user, answering roots/list from --root on the way; past the last it
-// sends the round.
-func (m *Model) nextAsked() tea.Cmd {
-	f := &m.answer
-	for f.cur < len(f.asked) {
-		q := f.asked[f.cur]
-		if q.Method == wire.MethodRootsList {
-			f.answers[q.Key] = rootsOrEmpty(m.opts.Roots)
-			f.cur++
-			continue
+// doAnswer carries out what the answer form asks.
+func (m *Model) doAnswer(act screen.Action) tea.Cmd {
+	switch a := act.(type) {
+	case screen.Batch:
+		cmds := make([]tea.Cmd, 0, len(a))
+		for _, one := range a {
+			cmds = append(cmds, m.doAnswer(one))
 		}
-		if m.mode != keymap.ModeAnswer {
-			m.prevAnswer = m.mode
+		return tea.Batch(cmds...)
+	case screen.Run:
+		return a.Cmd
+	case screen.Close:
+		m.closeAnswer()
+	case screen.Status:
+		m.setStatus(statusLevel(a.Level), a.Text) // the same levels, in the same order
+		if !a.About.IsZero() {
+			m.status.about = a.About
 		}
-		m.mode = keymap.ModeAnswer
-		return f.build(m, q.Method, q.Params)
+	case answer.Details:
+		m.answerDetails(a)
+	case answer.Reply:
+		m.replyQuestion(a)
+	case answer.SendRound:
+		return m.sendAnswers(a.ID, a.Answers, a.Kept)
+	case answer.Decline:
+		// The conversation ends here, its request not retried.
+		m.closeAnswer()
+		ch, err := m.tracker.EndConversation(a.ID, a.Reason, m.now())
+		if err != nil {
+			m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", a.ID, look.RefusalText(err, m.now())))
+			return nil
+		}
+		m.changed([]session.Change{ch})
+		m.setStatus(levelInfo, fmt.Sprintf("#%s: sampling declined; the request is not retried", a.ID))
 	}
-	return m.sendAnswers(f.id, f.answers)
+	return nil
 }
 
-// sendAnswers answers the round and sends the next one.
-func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage) tea.Cmd {
-	var kept *answerForm
-	if m.mode == keymap.ModeAnswer && m.answer.legacy == nil && len(m.answer.fields) > 0 {
-		f := m.answer
-		f.err, f.warn = "", ""
-		// The question shown last (answering moved past it, and past any
-		// roots answered without a prompt).
-		for f.cur > 0 && (f.cur >= len(f.asked) || f.asked[f.cur].Method == wire.MethodRootsList) {
-			f.cur--
+// answerDetails leaves the form, unanswered, for the detail of what it
+// asks: a legacy question's own, else its request's.
+func (m *Model) answerDetails(a answer.Details) {
+	if q, ok := a.Question.(*serverQuestion); ok {
+		if s := m.serverRequest(q); s != nil {
+			// The server's question itself: its params, its tie.
+			m.closeAnswer()
+			m.openIncomingDetail(s)
+			m.setStatus(levelInfo, answer.LaterText)
+			return
 		}
-		kept = &f
 	}
+	m.closeAnswer()
+	if r, ok := m.tracker.Get(a.ID); ok && !a.ID.IsZero() {
+		m.list.selected = r.ID
+		m.openDetail()
+		m.setStatus(levelInfo, answer.LaterText)
+	}
+}
+
+// replyQuestion hands the form's answer to a legacy question to Serve,
+// unless its fate changed under the form: an answer then would be stale
+// (and the client sends none for a withdrawn one, nor for one it
+// refused).
+func (m *Model) replyQuestion(a answer.Reply) {
+	q := a.Question.(*serverQuestion)
+	if s := m.serverRequest(q); questionOver(q, s) {
+		m.dropQuestion(q)
+		m.closeAnswer()
+		m.setStatus(levelWarn, fmt.Sprintf("%s %s: not sent — %s", m.line(q.method), m.line(q.id.String()), incomingFate(m, s)))
+		return
+	}
+	q.reply <- serverReply{result: a.Result, err: a.Err}
+	q.replied = true
+	kept := a.Kept
+	q.form = &kept
+	m.dropQuestion(q)
+	m.closeAnswer()
+	m.setStatus(levelInfo, fmt.Sprintf("%s %s: %s", m.line(q.method), m.line(q.id.String()), answeredWord(a.Action, q.method)))
+}
+
+// sendAnswers answers the round and sends the next one; kept is the form
+// as last shown (nil: none), shown again if the round cannot be sent.
+func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage, kept *answer.Model) tea.Cmd {
 	m.closeAnswer()
 	rt, err := m.tracker.Answer(id, answers, m.now())
 	if err != nil {
@@ -452,8 +484,8 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage) tea.
 	}
 	m.changed([]session.Change{rt.Change})
 	if kept != nil {
-		kept.id = rt.ID
-		m.sentRound = kept
+		sent := kept.SentAs(rt.ID)
+		m.sentRound = &sent
 	}
 	m.setStatus(levelInfo, fmt.Sprintf("#%s: answered — round %d sent", rt.ID, rt.Round))
 	m.status.about = rt.ID
@@ -474,7 +506,7 @@ func (m *Model) autoAnswer(changes []session.Change) tea.Cmd {
 	m.questionFates()
 	var cmds []tea.Cmd
 	for _, ch := range changes {
-		if ch.Kind == session.ChangeState && m.mode == keymap.ModeAnswer && m.answer.legacy == nil && ch.ID == m.answer.id && ch.To != session.StateWaitingInput {
+		if ch.Kind == session.ChangeState && m.mode == keymap.ModeAnswer && m.answer.Legacy() == nil && ch.ID == m.answer.ID() && ch.To != session.StateWaitingInput {
 			// The request left waiting under the form (the connection
 			// was lost): there is nothing to answer any more.
 			m.closeAnswer()
@@ -497,7 +529,7 @@ func (m *Model) autoAnswer(changes []session.Change) tea.Cmd {
 			answers[q.Key] = rootsOrEmpty(m.opts.Roots)
 		}
 		if answers != nil {
-			cmds = append(cmds, m.sendAnswers(r.ID, answers))
+			cmds = append(cmds, m.sendAnswers(r.ID, answers, nil))
 			continue
 		}
 		m.setStatus(levelInfo, fmt.Sprintf("#%s waits for you: press a to answer", r.ID))
@@ -514,290 +546,7 @@ func (m *Model) closeAnswer() {
 			m.mode = keymap.ModeList
 		}
 	}
-	m.answer = answerForm{}
-}
-
-// build fills the form for one question.
-func (f *answerForm) build(m *Model, method string, params json.RawMessage) tea.Cmd {
-	f.method, f.message, f.url, f.lines, f.fields, f.focus, f.err = method, "", "", nil, nil, 0, ""
-	f.schema = toolForm{}
-	switch method {
-	case wire.MethodElicitationCreate:
-		var p struct {
-			Mode    string          `json:"mode"`
-			Message string          `json:"message"`
-			URL     string          `json:"url"`
-			Schema  json.RawMessage `json:"requestedSchema"`
-		}
-		_ = json.Unmarshal(params, &p)
-		f.message = p.Message
-		if p.Mode == "url" {
-			f.url = p.URL
-			break
-		}
-		f.schema = readSchema(p.Schema, m.line)
-		for _, prm := range f.schema.params {
-			if prm.typ == "boolean" {
-				fl := boolField(prm.name, prm.def == "true")
-				fl.hint, fl.required = prm.hint, prm.required
-				f.fields = append(f.fields, fl)
-				continue
-			}
-			fl := textField(prm.name, prm.typ, prm.required, "", prm.hint)
-			fl.input.SetValue(prm.def) // defaults pre-filled (SEP-1034)
-			f.fields = append(f.fields, fl)
-		}
-	case wire.MethodSamplingCreate:
-		f.lines = samplingLines(params)
-		fl := textField("reply", "string", true, "the assistant's reply", "")
-		f.fields = append(f.fields, fl)
-	default:
-		f.message = "inflight cannot answer " + method + "; decline it"
-	}
-	return f.focusOn(0)
-}
-
-func (f *answerForm) focusOn(i int) tea.Cmd {
-	if len(f.fields) == 0 {
-		return nil
-	}
-	i = (i + len(f.fields)) % len(f.fields)
-	for j := range f.fields {
-		f.fields[j].input.Blur()
-	}
-	f.focus = i
-	if !f.fields[i].isBool {
-		return f.fields[i].input.Focus()
-	}
-	return nil
-}
-
-// samplingLines is what a sampling request shows: its messages, the
-// system prompt and the model preferences (raw: sanitised when drawn).
-func samplingLines(params json.RawMessage) []string {
-	var p struct {
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-		SystemPrompt string `json:"systemPrompt"`
-		MaxTokens    int    `json:"maxTokens"`
-		Prefs        *struct {
-			Hints []struct {
-				Name string `json:"name"`
-			} `json:"hints"`
-			Cost         *float64 `json:"costPriority"`
-			Speed        *float64 `json:"speedPriority"`
-			Intelligence *float64 `json:"intelligencePriority"`
-		} `json:"modelPreferences"`
-	}
-	_ = json.Unmarshal(params, &p)
-	var out []string
-	if p.SystemPrompt != "" {
-		out = append(out, "system: "+p.SystemPrompt)
-	}
-	for _, msg := range p.Messages {
-		out = append(out, msg.Role+": "+contentText(msg.Content))
-	}
-	var prefs []string
-	if p.Prefs != nil {
-		var hints []string
-		for _, h := range p.Prefs.Hints {
-			hints = append(hints, h.Name)
-		}
-		if len(hints) > 0 {
-			prefs = append(prefs, "hints "+strings.Join(hints, ", "))
-		}
-		for _, pr := range []struct {
-			name string
-			v    *float64
-		}{{"cost", p.Prefs.Cost}, {"speed", p.Prefs.Speed}, {"intelligence", p.Prefs.Intelligence}} {
-			if pr.v != nil {
-				prefs = append(prefs, pr.name+" "+strconv.FormatFloat(*pr.v, 'g', 3, 64))
-			}
-		}
-	}
-	if p.MaxTokens > 0 {
-		prefs = append(prefs, "max "+strconv.Itoa(p.MaxTokens)+" tokens")
-	}
-	if len(prefs) > 0 {
-		out = append(out, "model preferences: "+strings.Join(prefs, " · "))
-	}
-	return out
-}
-
-// contentText is a message's content in words: its text, or its type.
-func contentText(raw json.RawMessage) string {
-	type block struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	var one block
-	if json.Unmarshal(raw, &one) == nil && one.Type != "" {
-		if one.Type == "text" {
-			return one.Text
-		}
-		return "[" + one.Type + "]"
-	}
-	var many []block
-	if json.Unmarshal(raw, &many) == nil {
-		parts := make([]string, 0, len(many))
-		for _, b := range many {
-			if b.Type == "text" {
-				parts = append(parts, b.Text)
-			} else {
-				parts = append(parts, "["+b.Type+"]")
-			}
-		}
-		return strings.Join(parts, " ")
-	}
-	return string(raw)
-}
-
-// answerKey handles a key in the form.
-func (m *Model) answerKey(msg tea.KeyPressMsg) tea.Cmd {
-	f := &m.answer
-	switch {
-	case key.Matches(msg, m.keys.Back):
-		m.closeAnswer()
-		m.setStatus(levelInfo, "not answered yet: a opens the form again")
-		return nil
-	case key.Matches(msg, answerDetails):
-		id := f.id
-		if q := f.legacy; q != nil {
-			if s := m.serverRequest(q); s != nil {
-				// The server's question itself: its params, its tie.
-				m.closeAnswer()
-				m.openIncomingDetail(s)
-				m.setStatus(levelInfo, "not answered yet: a opens the form again")
-				return nil
-			}
-		}
-		m.closeAnswer()
-		if r, ok := m.tracker.Get(id); ok && !id.IsZero() {
-			m.list.selected = r.ID
-			m.openDetail()
-			m.setStatus(levelInfo, "not answered yet: a opens the form again")
-		}
-		return nil
-	case f.dead:
-		// Shown again after its round could not be sent: the request
-		// failed with it, and nothing more can be sent on it.
-		if msg.String() == "enter" || key.Matches(msg, answerDecline) || key.Matches(msg, answerDismiss) {
-			f.err = "the request failed with the round that could not be sent: nothing more can be sent on it — esc closes, r on its row re-issues it"
-		}
-		return nil
-	case msg.String() == "enter":
-		return m.answerWith("accept")
-	case key.Matches(msg, answerDecline):
-		return m.answerWith("decline")
-	case key.Matches(msg, answerDismiss):
-		if f.method != wire.MethodElicitationCreate {
-			f.err = "a sampling request has no cancel: ctrl+d declines it"
-			return nil
-		}
-		return m.answerWith("cancel")
-	case msg.String() == "tab" || msg.String() == "down":
-		return f.focusOn(f.focus + 1)
-	case msg.String() == "shift+tab" || msg.String() == "up":
-		return f.focusOn(f.focus - 1)
-	case f.focus < len(f.fields) && f.fields[f.focus].isBool:
-		if msg.String() == "space" {
-			f.fields[f.focus].on = !f.fields[f.focus].on
-		}
-		return nil
-	}
-	return f.toInput(msg)
-}
-
-// toInput hands a message to the focused text field.
-func (f *answerForm) toInput(msg tea.Msg) tea.Cmd {
-	if f.focus >= len(f.fields) || f.fields[f.focus].isBool {
-		return nil
-	}
-	var cmd tea.Cmd
-	fl := &f.fields[f.focus]
-	fl.input, cmd = fl.input.Update(msg)
-	f.err = ""
-	return cmd
-}
-
-// answerWith answers the question shown with one of the spec's actions:
-// accept (the form's content, or the sampling reply), decline, cancel.
-func (m *Model) answerWith(action string) tea.Cmd {
-	f := &m.answer
-	var result json.RawMessage
-	var rpcErr *wire.Error
-	switch {
-	case f.method == wire.MethodSamplingCreate && action == "accept":
-		text := strings.TrimSpace(f.fields[0].input.Value())
-		if text == "" {
-			f.err = "write the reply (ctrl+d declines)"
-			return nil
-		}
-		result = mustJSON(map[string]any{"role": "assistant", "content": map[string]string{"type": "text", "text": text},
-			"model": "inflight-user", "stopReason": "endTurn"})
-	case f.method == wire.MethodSamplingCreate:
-		rpcErr = &wire.Error{Code: wire.CodeUserRejected, Message: "User rejected sampling request"}
-	case f.method != wire.MethodElicitationCreate:
-		rpcErr = &wire.Error{Code: wire.CodeMethodNotFound, Message: "inflight does not answer " + f.method}
-	case action == "accept" && f.url == "":
-		content, err := f.content()
-		if err != nil {
-			f.err = err.Error()
-			return nil
-		}
-		if err := f.schema.validate(content); err != nil {
-			// Said once; enter again sends it anyway (a fair probe of
-			// the server's own checks).
-			if msg := anyway + strings.ReplaceAll(err.Error(), "the tool's schema", "the requested schema"); f.err != msg {
-				f.err = msg
-				return nil
-			}
-		}
-		result = mustJSON(map[string]any{"action": "accept", "content": content})
-	default:
-		result = mustJSON(map[string]string{"action": action})
-	}
-	if q := f.legacy; q != nil {
-		if s := m.serverRequest(q); questionOver(q, s) {
-			// Its fate changed under the form: an answer now would be
-			// stale (and the client sends none for a withdrawn one, nor
-			// for one it refused).
-			m.dropQuestion(q)
-			m.closeAnswer()
-			m.setStatus(levelWarn, fmt.Sprintf("%s %s: not sent — %s", m.line(q.method), m.line(q.id.String()), incomingFate(m, s)))
-			return nil
-		}
-		q.reply <- serverReply{result: result, err: rpcErr}
-		q.replied = true
-		kept := *f
-		kept.err, kept.warn = "", ""
-		q.form = &kept
-		m.dropQuestion(q)
-		m.closeAnswer()
-		m.setStatus(levelInfo, fmt.Sprintf("%s %s: %s", m.line(q.method), m.line(q.id.String()), answeredWord(action, q.method)))
-		return nil
-	}
-	key := f.asked[f.cur].Key
-	if rpcErr != nil {
-		// "If an error occurs or the user declines the sampling request,
-		// the client does not need to replay the initial call"
-		// (sampling.mdx): the conversation ends here.
-		id := f.id
-		m.closeAnswer()
-		ch, err := m.tracker.EndConversation(id, "declined "+key+" ("+f.method+"); not retried", m.now())
-		if err != nil {
-			m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", id, look.RefusalText(err, m.now())))
-			return nil
-		}
-		m.changed([]session.Change{ch})
-		m.setStatus(levelInfo, fmt.Sprintf("#%s: sampling declined; the request is not retried", id))
-		return nil
-	}
-	f.answers[key] = result
-	f.cur++
-	return m.nextAsked()
+	m.answer = answer.Model{}
 }
 
 func answeredWord(action, method string) string {
@@ -812,31 +561,6 @@ func answeredWord(action, method string) string {
 		return "declined"
 	}
 	return "cancelled (dismissed)"
-}
-
-// content is the accepted elicitation's content.
-func (f *answerForm) content() (map[string]json.RawMessage, error) {
-	out := map[string]json.RawMessage{}
-	for i := range f.fields {
-		fl := &f.fields[i]
-		if fl.isBool {
-			out[fl.name] = json.RawMessage(strconv.FormatBool(fl.on))
-			continue
-		}
-		v := strings.TrimSpace(fl.input.Value())
-		if v == "" {
-			if fl.required {
-				return nil, fmt.Errorf("%s is required", fl.name)
-			}
-			continue
-		}
-		raw, err := fieldJSON(fl.typ, v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", fl.name, err)
-		}
-		out[fl.name] = raw
-	}
-	return out, nil
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -860,7 +584,7 @@ func (m *Model) cancelWaiting(id wire.ID, reason string, cause session.CancelCau
 			return nil, true, nil
 		}
 		m.changed([]session.Change{ch})
-		if m.answer.id == id {
+		if m.answer.ID() == id {
 			m.closeAnswer()
 		}
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: no request in flight; the conversation was dropped (nothing sent)", id))
@@ -881,7 +605,7 @@ func (m *Model) takeQuestions(id wire.ID) []*serverQuestion {
 		}
 		qs = append(qs, q)
 		m.dropQuestion(q)
-		if m.answer.legacy == q {
+		if m.answer.Legacy() == q {
 			m.closeAnswer()
 			m.setStatus(levelWarn, fmt.Sprintf("#%s is being cancelled: the server's question is declined", id))
 		}
@@ -966,7 +690,7 @@ func questionText(m *Model, method string, params json.RawMessage) string {
 	case wire.MethodSamplingCreate:
 		text := ""
 		if n := len(p.Messages); n > 0 {
-			text = contentText(p.Messages[n-1].Content)
+			text = look.ContentText(p.Messages[n-1].Content)
 		}
 		return "sampling " + strconv.Quote(m.line(clipRunes(text, 80)))
 	}
@@ -993,162 +717,6 @@ func (m *Model) serverAskCell(r *session.Request, w int) string {
 		}
 	}
 	return ""
-}
-
-// viewAnswer draws the form, in the composer's style.
-func (m *Model) viewAnswer(height int) string {
-	st := m.styles
-	f := &m.answer
-	var b strings.Builder
-	title := "ANSWER THE SERVER "
-	about := m.line(f.method)
-	if f.legacy != nil {
-		about = "↘ " + about + " from the server (its ID " + m.line(f.legacy.id.String()) + ")"
-	} else {
-		about += fmt.Sprintf(" · %s", m.line(f.asked[f.cur].Key))
-		// Roots are answered without a prompt: not counted.
-		n, at := 0, 0
-		for i, q := range f.asked {
-			if q.Method != wire.MethodRootsList {
-				n++
-				if i <= f.cur {
-					at++
-				}
-			}
-		}
-		if n > 1 {
-			about += fmt.Sprintf(" · question %d of %d", at, n)
-		}
-	}
-	if !f.id.IsZero() {
-		if r, ok := m.tracker.Get(f.id); ok {
-			head := "#" + r.ID.String() + " " + m.requestLabel(r, false)
-			if f.legacy == nil {
-				head += " · round " + strconv.Itoa(r.Round())
-			}
-			about = head + " · " + about
-		}
-	}
-	b.WriteString(look.Fit("  "+st.Title.Render(title)+st.Dim.Render(about), m.width) + "\n")
-	hint := "tab/↓ next field · enter accept · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc back (answer later)"
-	if m.width < 110 {
-		hint = "enter accept · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc later"
-	}
-	if f.method == wire.MethodSamplingCreate {
-		hint = "enter send the reply · ctrl+d decline · ctrl+o details · esc back (answer later)"
-	}
-	if f.url != "" && len(f.fields) == 0 {
-		hint = "enter accept (you opened it) · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc later"
-	}
-	b.WriteString(st.Dim.Render(look.Fit("  "+hint, m.width)) + "\n\n")
-	if f.message != "" {
-		for _, l := range wrapText(m.line(f.message), m.width-4) {
-			b.WriteString(look.Fit("  "+st.Bold.Render(l), m.width) + "\n")
-		}
-		b.WriteString("\n")
-	}
-	if f.url != "" {
-		// The spec asks that the target's host be shown clearly, before
-		// the user consents to go there.
-		b.WriteString(st.Warn.Render(look.Fit("  open this URL yourself (inflight never opens it): ", m.width)) + "\n")
-		if host := urlHost(f.url); host != "" {
-			b.WriteString(look.Fit("  site  "+st.Bold.Render(m.line(host)), m.width) + "\n")
-		} else {
-			b.WriteString(st.Warn.Render(look.Fit("  the server's URL has no host inflight can read: do not open it unchecked", m.width)) + "\n")
-		}
-		for _, l := range wrapText(m.line(f.url), m.width-4) {
-			b.WriteString(look.Fit("  "+l, m.width) + "\n")
-		}
-		b.WriteString("\n")
-		b.WriteString(st.Dim.Render(look.Fit("  enter says you did (accept); ctrl+d declines; ctrl+x cancels", m.width)) + "\n")
-	}
-	for _, l := range f.lines {
-		for _, w := range wrapText(m.line(l), m.width-4) {
-			b.WriteString(look.Fit("  "+w, m.width) + "\n")
-		}
-	}
-	if len(f.lines) > 0 {
-		b.WriteString("\n")
-	}
-	for i := range f.fields {
-		b.WriteString(m.answerFieldLine(i) + "\n")
-	}
-	if f.schema.note != "" {
-		b.WriteString(st.Warn.Render(look.Fit("  "+f.schema.note, m.width)) + "\n")
-	}
-	if f.warn != "" {
-		b.WriteString("\n" + st.Warn.Render(look.Fit("  ⚑ "+m.line(f.warn), m.width)) + "\n")
-	}
-	if f.err != "" {
-		b.WriteString("\n")
-		for i, l := range wrapText(m.line(f.err), m.width-6) {
-			mark := "  ✗ "
-			if i > 0 {
-				mark = "    "
-			}
-			b.WriteString(st.Error.Render(look.Fit(mark+l, m.width)) + "\n")
-		}
-	}
-	return b.String()
-}
-
-func (m *Model) answerFieldLine(i int) string {
-	st := m.styles
-	f := &m.answer.fields[i]
-	if !f.isBool {
-		f.input.SetWidth(max(10, min(40, m.width-fieldLabelWidth-30)))
-	}
-	cursor := "  "
-	if i == m.answer.focus {
-		cursor = st.Cursor.Render("▌ ")
-	}
-	label := m.line(f.name)
-	if f.required {
-		label += "*"
-	}
-	value := f.input.View()
-	if f.isBool {
-		value = "[ ]"
-		if f.on {
-			value = "[x]"
-		}
-		value += st.Dim.Render("  space toggles")
-	}
-	hint := ""
-	if f.typ != "" && !f.isBool {
-		hint = st.Dim.Render("  " + f.typ)
-	}
-	if f.hint != "" {
-		hint += st.Dim.Render(" · " + m.line(f.hint))
-	}
-	return look.Fit(cursor+look.Fit(label, fieldLabelWidth)+value+hint, m.width)
-}
-
-// wrapText breaks s into lines of at most w runes, at spaces.
-func wrapText(s string, w int) []string {
-	if w < 10 {
-		w = 10
-	}
-	var out []string
-	for _, para := range strings.Split(s, "\n") {
-		line := ""
-		for _, word := range strings.Fields(para) {
-			switch {
-			case line == "":
-				line = word
-			case len([]rune(line))+1+len([]rune(word)) > w:
-				out = append(out, line)
-				line = word
-			default:
-				line += " " + word
-			}
-		}
-		out = append(out, line)
-		if len(out) > 12 {
-			return append(out[:12], "…")
-		}
-	}
-	return out
 }
 
 // convSig is what the detail's CONVERSATION section is built from.
@@ -1261,14 +829,4 @@ func (m *Model) inputRequiredParts(r *session.Request) []look.Part {
 		return []look.Part{{Variants: []string{m.line(c.Stopped)}, Style: st.Warn, Prio: look.PrioSignal, Cut: true, Keep: look.MinCut}}
 	}
 	return []look.Part{{Variants: []string{"the server needs input (MRTR): not answered here", "needs input: not answered"}, Style: st.Warn, Prio: look.PrioSignal}}
-}
-
-// urlHost is the host a URL names (lower case, port kept), "" when it has
-// none (a scheme without one, or not a URL).
-func urlHost(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	return strings.ToLower(u.Host)
 }

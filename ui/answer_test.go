@@ -14,6 +14,7 @@ import (
 	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -127,7 +128,7 @@ func TestAnswerElicitationAcceptSendsTheNextRound(t *testing.T) {
 	}
 	h.key("enter")
 	if h.m.mode == keymap.ModeAnswer {
-		t.Fatalf("the form is still open: %s", h.m.answer.err)
+		t.Fatalf("the form is still open: %s", h.m.answer.Err())
 	}
 	nid, p := h.lastRound()
 	if nid == wire.IntID(id) || h.sentCount() != before+1 {
@@ -722,8 +723,8 @@ func TestAnswerURLModeShowsTheSite(t *testing.T) {
 	if got := string(p["inputResponses"]); got != `{"key":{"action":"accept"}}` {
 		t.Errorf("inputResponses %s", got)
 	}
-	if urlHost("not a url") != "" || urlHost("mailto:x@y") != "" {
-		t.Error("urlHost found a host where there is none")
+	if look.URLHost("not a url") != "" || look.URLHost("mailto:x@y") != "" {
+		t.Error("URLHost found a host where there is none")
 	}
 }
 

@@ -16,7 +16,7 @@ func (m *Model) takeAllQuestions() []*serverQuestion {
 	qs := m.questions
 	m.questions = nil
 	for _, q := range qs {
-		if m.answer.legacy == q {
+		if m.answer.Legacy() == q {
 			m.closeAnswer()
 		}
 	}

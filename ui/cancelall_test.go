@@ -17,7 +17,7 @@ func TestCancelAllDeclinesLegacyQuestions(t *testing.T) {
 	other := h.sendTool("slow")
 	q := h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
 	h.key("end", "enter") // the form on the question, from its own row (untied: the last)
-	if h.m.answer.legacy != q {
+	if h.m.answer.Legacy() != q {
 		t.Fatal("the form did not open on the question")
 	}
 	_, c0 := h.fake.calls()
@@ -44,7 +44,7 @@ func TestCancelAllDeclinesLegacyQuestions(t *testing.T) {
 	default:
 		t.Fatal("the server's question was not declined")
 	}
-	if h.m.answer.legacy != nil || h.m.questionFor(wire.IntID(id)) != nil {
+	if h.m.answer.Legacy() != nil || h.m.questionFor(wire.IntID(id)) != nil {
 		t.Fatal("the question is still open in the UI")
 	}
 	if !strings.Contains(h.screen(), "cancelling 2 requests; 1 question of the server declined") {

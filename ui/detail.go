@@ -540,7 +540,7 @@ func (m *Model) urlsRequired(r *session.Request) string {
 	}
 	var parts []string
 	for _, e := range data.Elicitations {
-		site := urlHost(e.URL)
+		site := look.URLHost(e.URL)
 		if site == "" {
 			site = "no host inflight can read"
 		}

@@ -371,7 +371,7 @@ func (m *Model) incomingKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		m.dropQuestion(q)
-		if m.answer.legacy == q {
+		if m.answer.Legacy() == q {
 			m.closeAnswer()
 		}
 		m.setStatus(levelInfo, "↘ "+m.line(s.Method)+": declined (c on a question declines it)")
@@ -577,7 +577,7 @@ func (m *Model) questionFates() {
 		if s == nil {
 			continue
 		}
-		onForm := m.mode == keymap.ModeAnswer && m.answer.legacy == q
+		onForm := m.mode == keymap.ModeAnswer && m.answer.Legacy() == q
 		switch {
 		case questionOver(q, s):
 			m.dropQuestion(q)
@@ -594,8 +594,8 @@ func (m *Model) questionFates() {
 				m.setStatus(levelWarn, m.line(q.method)+": "+why+"; nothing was sent")
 			}
 		case s.State == session.ServerAbandoned:
-			if onForm && m.answer.warn == "" {
-				m.answer.warn = "its request #" + m.line(s.During.String()) + " ended first: the server may no longer read an answer"
+			if onForm {
+				m.answer = m.answer.Warn("its request #" + m.line(s.During.String()) + " ended first: the server may no longer read an answer")
 			}
 		}
 	}
@@ -614,10 +614,8 @@ func (m *Model) answerNotSent(q *serverQuestion, err error) {
 		why += ": " + err.Error()
 	}
 	if q.form != nil && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail) {
-		m.prevAnswer = m.mode
-		m.answer = *q.form
-		m.answer.err = why + " — enter sends it again, esc answers later"
-		m.mode = keymap.ModeAnswer
+		m.answer = q.form.Failed(why + " — enter sends it again, esc answers later")
+		m.showAnswer()
 		m.setStatus(levelError, m.line(q.method)+" "+m.line(q.id.String())+": "+why)
 		return
 	}
@@ -640,16 +638,13 @@ func (m *Model) queued(q *serverQuestion) bool {
 // sends nothing more; the status line already says why.
 func (m *Model) answerRoundFailed(id wire.ID, err error) {
 	f := m.sentRound
-	if f == nil || f.id != id {
+	if f == nil || f.ID() != id {
 		return
 	}
 	m.sentRound = nil
 	if m.mode != keymap.ModeList && m.mode != keymap.ModeDetail {
 		return
 	}
-	m.prevAnswer = m.mode
-	m.answer = *f
-	m.answer.dead = true
-	m.answer.err = fmt.Sprintf("this answer could not be sent: %v — the request failed with it (esc closes)", err)
-	m.mode = keymap.ModeAnswer
+	m.answer = f.Dead(fmt.Sprintf("this answer could not be sent: %v — the request failed with it (esc closes)", err))
+	m.showAnswer()
 }

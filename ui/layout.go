@@ -30,6 +30,7 @@ func (m *Model) layout() {
 		m.prompt.input.SetWidth(max(20, min(60, m.width-12)))
 	}
 	m.composer.layout(m.width)
+	m.answer = m.answer.Sized(m.width)
 }
 
 // layoutList decides which rows the list shows (its filter, x), keeps the

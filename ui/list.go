@@ -567,24 +567,7 @@ func (m *Model) row(r *session.Request, c columns, selected bool, now time.Time)
 // requestLabel is what the request is about: the tool, prompt or resource,
 // with the method when there is room.
 func (m *Model) requestLabel(r *session.Request, withMethod bool) string {
-	target := m.line(r.Target)
-	// A raw request's method is whatever was typed or passed to --call.
-	method := m.line(r.Method)
-	switch {
-	case r.Method == wire.MethodSubscriptionsListen:
-		return "listen"
-	case target == "":
-		return method
-	case withMethod:
-		return method + " " + target
-	case r.Method == wire.MethodToolsCall:
-		return target
-	case r.Method == wire.MethodResourcesRead:
-		return "read " + target
-	case r.Method == wire.MethodPromptsGet:
-		return "prompt " + target
-	}
-	return method + " " + target
+	return look.RequestLabel(r, withMethod, m.line)
 }
 
 // countdown is the timeout column: time left before the nearer limit,

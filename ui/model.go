@@ -30,6 +30,7 @@ import (
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
+	"inflight/ui/answer"
 	"inflight/ui/authview"
 	helpscreen "inflight/ui/help"
 	"inflight/ui/logview"
@@ -227,11 +228,11 @@ type Model struct {
 	// The server's questions (answer.go): the legacy ones waiting for
 	// the user, the open answer form, and the screen it was opened from.
 	questions  []*serverQuestion
-	answer     answerForm
+	answer     answer.Model
 	prevAnswer mode
 	// sentRound is the modern form as it was when its round was sent, until
 	// the send returns (answerRoundFailed shows it again on a failure).
-	sentRound *answerForm
+	sentRound *answer.Model
 
 	// auth is the connection's OAuth authorization as its steps told it
 	// (auth.go).
@@ -548,7 +549,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.mode == keymap.ModeComposer {
 			cmd = m.composer.update(m, msg)
 		} else if m.mode == keymap.ModeAnswer {
-			cmd = m.answer.toInput(msg)
+			var act screen.Action
+			m.answer, act = m.answer.Update(m.env(), msg)
+			cmd = m.doAnswer(act)
 		} else if m.prompt.kind == promptReason {
 			var c tea.Cmd
 			m.prompt.input, c = m.prompt.input.Update(msg)
@@ -1026,7 +1029,9 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	case m.mode == keymap.ModeComposer:
 		return m.composer.update(m, msg)
 	case m.mode == keymap.ModeAnswer:
-		return m.answer.toInput(msg)
+		var act screen.Action
+		m.answer, act = m.answer.Update(m.env(), msg)
+		return m.doAnswer(act)
 	case m.prompt.kind == promptReason:
 		var cmd tea.Cmd
 		m.prompt.input, cmd = m.prompt.input.Update(msg)
@@ -1059,7 +1064,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case keymap.ModeComposer:
 		return m.composer.update(m, msg)
 	case keymap.ModeAnswer:
-		return m.answerKey(msg)
+		var act screen.Action
+		m.answer, act = m.answer.Update(m.env(), msg)
+		return m.doAnswer(act)
 	case keymap.ModeHelp:
 		var act screen.Action
 		m.helpv, act = m.helpv.Update(m.env(), msg)
@@ -1385,7 +1392,7 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 	}
 	m.changed([]session.Change{ch})
 	if waiting {
-		if m.answer.id == id {
+		if m.answer.ID() == id {
 			m.closeAnswer()
 		}
 		return nil, true

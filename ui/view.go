@@ -69,7 +69,7 @@ func (m *Model) frame() string {
 	case keymap.ModeComposer:
 		body = m.composer.view(m, h)
 	case keymap.ModeAnswer:
-		body = m.viewAnswer(h)
+		body = m.answer.View(m.env(), m.width, h)
 	case keymap.ModeHelp:
 		body = m.helpv.View(m.env(), m.width, h)
 	default:
