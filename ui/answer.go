@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -597,7 +596,7 @@ func samplingLines(params json.RawMessage) []string {
 		out = append(out, "system: "+p.SystemPrompt)
 	}
 	for _, msg := range p.Messages {
-		out = append(out, msg.Role+": "+contentText(msg.Content))
+		out = append(out, msg.Role+": "+look.ContentText(msg.Content))
 	}
 	var prefs []string
 	if p.Prefs != nil {
@@ -624,34 +623,6 @@ func samplingLines(params json.RawMessage) []string {
 		out = append(out, "model preferences: "+strings.Join(prefs, " · "))
 	}
 	return out
-}
-
-// contentText is a message's content in words: its text, or its type.
-func contentText(raw json.RawMessage) string {
-	type block struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	var one block
-	if json.Unmarshal(raw, &one) == nil && one.Type != "" {
-		if one.Type == "text" {
-			return one.Text
-		}
-		return "[" + one.Type + "]"
-	}
-	var many []block
-	if json.Unmarshal(raw, &many) == nil {
-		parts := make([]string, 0, len(many))
-		for _, b := range many {
-			if b.Type == "text" {
-				parts = append(parts, b.Text)
-			} else {
-				parts = append(parts, "["+b.Type+"]")
-			}
-		}
-		return strings.Join(parts, " ")
-	}
-	return string(raw)
 }
 
 // answerKey handles a key in the form.
@@ -941,7 +912,7 @@ func (m *Model) waitingParts(r *session.Request) []look.Part {
 			continue
 		}
 		if shown == 0 {
-			parts = append(parts, look.Part{Variants: []string{questionText(m, q.Method, q.Params)}, Style: st.Warn, Prio: look.PrioSignal, Cut: true, Keep: len("elicitation")})
+			parts = append(parts, look.Part{Variants: []string{look.QuestionText(q.Method, q.Params, m.line)}, Style: st.Warn, Prio: look.PrioSignal, Cut: true, Keep: len("elicitation")})
 		}
 		shown++
 	}
@@ -949,28 +920,6 @@ func (m *Model) waitingParts(r *session.Request) []look.Part {
 		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("+%d more", shown-1)}, Style: st.Warn, Prio: look.PrioFlag})
 	}
 	return parts
-}
-
-// questionText names a question in a few words: `elicitation "…"`.
-func questionText(m *Model, method string, params json.RawMessage) string {
-	var p struct {
-		Message  string `json:"message"`
-		Messages []struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	_ = json.Unmarshal(params, &p)
-	switch method {
-	case wire.MethodElicitationCreate:
-		return "elicitation " + strconv.Quote(m.line(clipRunes(p.Message, 80)))
-	case wire.MethodSamplingCreate:
-		text := ""
-		if n := len(p.Messages); n > 0 {
-			text = contentText(p.Messages[n-1].Content)
-		}
-		return "sampling " + strconv.Quote(m.line(clipRunes(text, 80)))
-	}
-	return m.line(method)
 }
 
 // serverAskCell is the row's last column for a legacy request the
@@ -1022,7 +971,7 @@ func (m *Model) viewAnswer(height int) string {
 	}
 	if !f.id.IsZero() {
 		if r, ok := m.tracker.Get(f.id); ok {
-			head := "#" + r.ID.String() + " " + m.requestLabel(r, false)
+			head := "#" + r.ID.String() + " " + look.RequestLabel(r, false, m.line)
 			if f.legacy == nil {
 				head += " · round " + strconv.Itoa(r.Round())
 			}
@@ -1051,7 +1000,7 @@ func (m *Model) viewAnswer(height int) string {
 		// The spec asks that the target's host be shown clearly, before
 		// the user consents to go there.
 		b.WriteString(st.Warn.Render(look.Fit("  open this URL yourself (inflight never opens it): ", m.width)) + "\n")
-		if host := urlHost(f.url); host != "" {
+		if host := look.URLHost(f.url); host != "" {
 			b.WriteString(look.Fit("  site  "+st.Bold.Render(m.line(host)), m.width) + "\n")
 		} else {
 			b.WriteString(st.Warn.Render(look.Fit("  the server's URL has no host inflight can read: do not open it unchecked", m.width)) + "\n")
@@ -1204,7 +1153,7 @@ func (m *Model) writeConversation(b *strings.Builder, r *session.Request) {
 			}
 			b.WriteString("  " + line + "\n")
 			for _, q := range rd.Asked {
-				b.WriteString(st.Dim.Render("      asked "+m.line(q.Key)+": ") + questionText(m, q.Method, q.Params) + "\n")
+				b.WriteString(st.Dim.Render("      asked "+m.line(q.Key)+": ") + look.QuestionText(q.Method, q.Params, m.line) + "\n")
 			}
 			if len(rd.RequestState) > 0 {
 				b.WriteString(st.Dim.Render(fmt.Sprintf("      requestState: %d opaque bytes, echoed as they came", len(rd.RequestState))) + "\n")
@@ -1212,7 +1161,7 @@ func (m *Model) writeConversation(b *strings.Builder, r *session.Request) {
 			if !rd.AnsweredAt.IsZero() {
 				keys := make([]string, 0, len(rd.Answers))
 				for k, v := range rd.Answers {
-					keys = append(keys, m.line(k)+" "+answerWord(v))
+					keys = append(keys, m.line(k)+" "+look.AnswerWord(v))
 				}
 				sort.Strings(keys)
 				b.WriteString(st.Dim.Render("      answered "+at(rd.AnsweredAt)+": ") + strings.Join(keys, ", ") + "\n")
@@ -1237,18 +1186,6 @@ func (m *Model) writeConversation(b *strings.Builder, r *session.Request) {
 	}
 }
 
-// answerWord says what an answer was, in a word: an elicitation's action,
-// else "answered".
-func answerWord(raw json.RawMessage) string {
-	var a struct {
-		Action string `json:"action"`
-	}
-	if json.Unmarshal(raw, &a) == nil && a.Action != "" {
-		return a.Action
-	}
-	return "answered"
-}
-
 // inputRequiredParts say why a request ended input_required: the round
 // cap (flagged), how the conversation was stopped, or a request begun
 // where nobody could answer.
@@ -1261,14 +1198,4 @@ func (m *Model) inputRequiredParts(r *session.Request) []look.Part {
 		return []look.Part{{Variants: []string{m.line(c.Stopped)}, Style: st.Warn, Prio: look.PrioSignal, Cut: true, Keep: look.MinCut}}
 	}
 	return []look.Part{{Variants: []string{"the server needs input (MRTR): not answered here", "needs input: not answered"}, Style: st.Warn, Prio: look.PrioSignal}}
-}
-
-// urlHost is the host a URL names (lower case, port kept), "" when it has
-// none (a scheme without one, or not a URL).
-func urlHost(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	return strings.ToLower(u.Host)
 }

@@ -14,6 +14,7 @@ import (
 	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -722,7 +723,7 @@ func TestAnswerURLModeShowsTheSite(t *testing.T) {
 	if got := string(p["inputResponses"]); got != `{"key":{"action":"accept"}}` {
 		t.Errorf("inputResponses %s", got)
 	}
-	if urlHost("not a url") != "" || urlHost("mailto:x@y") != "" {
+	if look.URLHost("not a url") != "" || look.URLHost("mailto:x@y") != "" {
 		t.Error("urlHost found a host where there is none")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"inflight/event"
 	"inflight/session"
 	"inflight/trace"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -423,10 +424,10 @@ func TestAttachStringHostIDs(t *testing.T) {
 func TestLateFateIsWhatWasSeen(t *testing.T) {
 	host := &session.Request{ByHost: true}
 	own := &session.Request{}
-	if lateFate(host) != "forwarded to the host" || lateFateShort(host) != "forwarded" {
-		t.Errorf("a host's late response: %q / %q", lateFate(host), lateFateShort(host))
+	if look.LateFate(host) != "forwarded to the host" || look.LateFateShort(host) != "forwarded" {
+		t.Errorf("a host's late response: %q / %q", look.LateFate(host), look.LateFateShort(host))
 	}
-	if lateFate(own) != "ignored" || lateFateShort(own) != "ignored" {
-		t.Errorf("inflight's own late response: %q / %q", lateFate(own), lateFateShort(own))
+	if look.LateFate(own) != "ignored" || look.LateFateShort(own) != "ignored" {
+		t.Errorf("inflight's own late response: %q / %q", look.LateFate(own), look.LateFateShort(own))
 	}
 }

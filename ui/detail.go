@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -10,7 +9,6 @@ import (
 
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"inflight/event"
 	"inflight/keymap"
@@ -212,7 +210,7 @@ func (m *Model) pagerLines(s string) []string {
 	if m.pager.chop {
 		return strings.Split(s, "\n")
 	}
-	return wrapLines(s, m.width)
+	return look.WrapLines(s, m.width)
 }
 
 // readTrail brings the detail's trail up to date with the log: the
@@ -276,31 +274,6 @@ func (m *Model) readTrail(r *session.Request) {
 	}
 }
 
-// wrapLines cuts s into lines of at most width cells. Long errors and long
-// JSON strings wrap rather than run off the edge (the cause is usually at
-// the end of an error message). The cut is the viewport's own soft wrap,
-// done once here: with SoftWrap the viewport measures every line of its
-// content on every frame, which for a 1 MB payload took 30–50 ms a frame
-// (BenchmarkViewDetail).
-func wrapLines(s string, width int) []string {
-	lines := strings.Split(s, "\n")
-	if width <= 0 {
-		return lines
-	}
-	out := make([]string, 0, len(lines))
-	for _, line := range lines {
-		w := ansi.StringWidth(line)
-		if w <= width {
-			out = append(out, line)
-			continue
-		}
-		// One pass over the line (cutting it piece by piece rescans it
-		// from the start for every piece: quadratic in a long line).
-		out = append(out, strings.Split(ansi.Hardwrap(line, width, true), "\n")...)
-	}
-	return out
-}
-
 // detailViewportHeight is what is left for the body under a timeline of
 // timelineLines lines (it takes a third row of labels when they crowd).
 func detailViewportHeight(height, timelineLines int) int {
@@ -328,7 +301,7 @@ func (m *Model) viewDetail(height int) string {
 	now := m.now()
 	sl := look.StateLookOf(r.State)
 	var b strings.Builder
-	title := fmt.Sprintf("#%s %s", r.ID, m.requestLabel(r, true))
+	title := fmt.Sprintf("#%s %s", r.ID, look.RequestLabel(r, true, m.line))
 	b.WriteString(look.Fit(st.Title.Render(title)+"  "+sl.Style(st).Render(sl.Icon+" "+look.StateName(r.State))+
 		st.Dim.Render("  ·  "+look.Dur(look.Elapsed(r, now))), m.width))
 	b.WriteByte('\n')
@@ -456,13 +429,13 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	if tk := r.Task; tk != nil && tk.EndedAfterCancel != "" {
 		flags = append(flags, fmt.Sprintf("⚑ %s after tasks/cancel (+%s) — its result ignored", m.line(tk.EndedAfterCancel), look.Dur(tk.AfterCancel)))
 	} else if r.Late.Response && !r.Late.Crossed {
-		flags = append(flags, fmt.Sprintf("⚑ late response %s after the cancel — %s", look.Dur(r.Late.AfterCancel), lateFate(r)))
+		flags = append(flags, fmt.Sprintf("⚑ late response %s after the cancel — %s", look.Dur(r.Late.AfterCancel), look.LateFate(r)))
 	}
 	if r.Late.ProgressAfterCancel > 0 {
 		flags = append(flags, fmt.Sprintf("⚑ %d progress after the cancel", r.Late.ProgressAfterCancel))
 	}
 	if r.Late.Response && r.Late.Crossed {
-		crossed = append(crossed, fmt.Sprintf("a response crossed the cancel in flight (%s after it) — %s", look.Dur(r.Late.AfterCancel), lateFate(r)))
+		crossed = append(crossed, fmt.Sprintf("a response crossed the cancel in flight (%s after it) — %s", look.Dur(r.Late.AfterCancel), look.LateFate(r)))
 	}
 	if n := r.Late.ProgressCrossed; n > 0 {
 		crossed = append(crossed, fmt.Sprintf("%d progress crossed in flight", n))
@@ -476,7 +449,7 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 			parts = append(parts, st.Flag.Render(strings.Join(flags, " · ")))
 		}
 		if len(crossed) > 0 {
-			parts = append(parts, st.Dim.Render(strings.Join(crossed, " · ")+" · "+m.crossingBasis()))
+			parts = append(parts, st.Dim.Render(strings.Join(crossed, " · ")+" · "+look.CrossingBasis(m.tracker, m.line)))
 		}
 		return st.Cancelling.Render(s), strings.Join(parts, st.Dim.Render(" · "))
 	}
@@ -506,24 +479,6 @@ func (m *Model) cancelFacts(r *session.Request, now time.Time) (string, string) 
 	return st.Cancelled.Render(s), st.Dim.Render("the server sent nothing more for this request")
 }
 
-// lateFate is what became of what came after a cancel: inflight ignores
-// what answers its own requests; of a host's, the proxy saw it forwarded
-// (the wire requires it), not whether the host ignored it.
-func lateFate(r *session.Request) string {
-	if r.ByHost {
-		return "forwarded to the host"
-	}
-	return "ignored"
-}
-
-// lateFateShort is lateFate in a word, for the list's cell.
-func lateFateShort(r *session.Request) string {
-	if r.ByHost {
-		return "forwarded"
-	}
-	return "ignored"
-}
-
 // codeURLElicitationRequired is URLElicitationRequiredError: the request
 // cannot go on until the user has opened the URLs its data lists.
 const codeURLElicitationRequired = -32042
@@ -546,7 +501,7 @@ func (m *Model) urlsRequired(r *session.Request) string {
 	}
 	var parts []string
 	for _, e := range data.Elicitations {
-		site := urlHost(e.URL)
+		site := look.URLHost(e.URL)
 		if site == "" {
 			site = "no host inflight can read"
 		}
@@ -749,7 +704,7 @@ func (m *Model) timeline(r *session.Request, width int, now time.Time) []string 
 				// The handle's status is the task's start (the TASK
 				// table lists it); the end's ■ says a terminal status
 				// seen at its instant.
-				groups = append(groups, mark{ch.At, "◆", "◆ " + m.line(clipRunes(ch.Status, 20)) + " " + look.Ago(ch.At.Sub(start))})
+				groups = append(groups, mark{ch.At, "◆", "◆ " + m.line(look.ClipRunes(ch.Status, 20)) + " " + look.Ago(ch.At.Sub(start))})
 			}
 			prev = ch.Status
 		}
@@ -861,7 +816,7 @@ func (m *Model) detailBody(r *session.Request) string {
 	}
 	section("REQUEST")
 	if raw, ok := m.tracker.RawRequest(r.ID); ok {
-		b.WriteString(m.prettyJSON(raw))
+		b.WriteString(look.PrettyJSON(raw, m.block))
 	} else {
 		b.WriteString(st.Dim.Render("(no longer in the bounded store)"))
 	}
@@ -871,9 +826,9 @@ func (m *Model) detailBody(r *session.Request) string {
 	case r.Task != nil:
 		section("RESPONSE (the task handle)")
 	case r.Late.Response && r.Late.Crossed:
-		section("RESPONSE THAT CROSSED THE CANCEL (sent before the server could see it; " + lateFate(r) + ")")
+		section("RESPONSE THAT CROSSED THE CANCEL (sent before the server could see it; " + look.LateFate(r) + ")")
 	case r.Late.Response:
-		section("LATE RESPONSE (arrived after the cancel; " + lateFate(r) + ")")
+		section("LATE RESPONSE (arrived after the cancel; " + look.LateFate(r) + ")")
 	case !haveResponse && r.LocalError != "":
 		// No response: what inflight saw itself went wrong.
 		section("ERROR (seen by inflight; the server sent no response)")
@@ -882,7 +837,7 @@ func (m *Model) detailBody(r *session.Request) string {
 	}
 	switch {
 	case haveResponse:
-		b.WriteString(m.prettyJSON(raw))
+		b.WriteString(look.PrettyJSON(raw, m.block))
 	case r.LocalError != "":
 		b.WriteString(st.Failed.Render(m.block(r.LocalError)))
 	default:
@@ -937,35 +892,4 @@ func (m *Model) writeUpdates(b *strings.Builder, r *session.Request) {
 		}
 		b.WriteString(line + "\n")
 	}
-}
-
-// prettyJSON indents JSON for reading and renders it inert; invalid JSON
-// is shown as it is (sanitised). Indentation is bounded: a hostile answer
-// nested thousands deep would otherwise grow quadratically on every frame.
-func (m *Model) prettyJSON(raw []byte) string {
-	var out bytes.Buffer
-	if err := wire.IndentBounded(&out, raw, "", "  ", 24); err != nil {
-		return m.block(string(raw))
-	}
-	return m.block(out.String())
-}
-
-// crossingBasis says what "crossed" was judged by: the tracker's window,
-// and the round trip it comes from.
-func (m *Model) crossingBasis() string {
-	w := m.tracker.CrossingWindow()
-	rt := m.tracker.RoundTrip()
-	if !rt.Measured() {
-		return fmt.Sprintf("crossed = within %s (no round trip measured)", fmtFine(w))
-	}
-	return fmt.Sprintf("crossed = within %s: half the quickest round trip (%s, %s)", fmtFine(w), fmtFine(rt.D), m.line(rt.Source))
-}
-
-// fmtFine formats a short duration to the microsecond: round trips are
-// tens of microseconds on a loopback.
-func fmtFine(d time.Duration) string {
-	if d < 10*time.Millisecond {
-		return d.Round(time.Microsecond).String()
-	}
-	return look.Dur(d)
 }

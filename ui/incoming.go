@@ -316,7 +316,7 @@ func (m *Model) incomingParts(s *session.ServerRequest) []look.Part {
 func questionWords(m *Model, method string, params json.RawMessage) string {
 	switch method {
 	case wire.MethodElicitationCreate, wire.MethodSamplingCreate:
-		q := questionText(m, method, params)
+		q := look.QuestionText(method, params, m.line)
 		if _, quoted, ok := strings.Cut(q, " "); ok && quoted != `""` {
 			return quoted
 		}
@@ -480,7 +480,7 @@ func (m *Model) tiedText(s *session.ServerRequest) string {
 	}
 	label := ""
 	if r, ok := m.tracker.Get(s.During); ok {
-		label = " " + m.requestLabel(r, false)
+		label = " " + look.RequestLabel(r, false, m.line)
 	}
 	how := map[session.TiedBy]string{
 		session.TiedStream: "it came on that request's response stream",
@@ -518,12 +518,12 @@ func (m *Model) incomingBody(s *session.ServerRequest) string {
 	}
 	b.WriteString("\n" + st.Bold.Render("PARAMS") + "\n")
 	if len(s.Params) > 0 {
-		b.WriteString(m.prettyJSON(s.Params))
+		b.WriteString(look.PrettyJSON(s.Params, m.block))
 	} else {
 		b.WriteString(st.Dim.Render("(none kept)"))
 	}
 	if len(s.Answer) > 0 {
-		b.WriteString("\n\n" + st.Bold.Render("ANSWERED WITH") + "\n" + m.prettyJSON(s.Answer))
+		b.WriteString("\n\n" + st.Bold.Render("ANSWERED WITH") + "\n" + look.PrettyJSON(s.Answer, m.block))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -557,10 +557,10 @@ func answeredAs(s *session.ServerRequest) string {
 	case wire.MethodRootsList:
 		return "roots sent"
 	}
-	if w := answerWord(s.Answer); w == "accept" {
+	if w := look.AnswerWord(s.Answer); w == "accept" {
 		return "accepted"
 	}
-	return answerWord(s.Answer)
+	return look.AnswerWord(s.Answer)
 }
 
 // questionFates follows, after each event the tracker applied, the fate

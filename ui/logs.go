@@ -182,12 +182,12 @@ func (m *Model) writeLogs(b *strings.Builder, r *session.Request) {
 	// The loggers' column is as wide as the widest of them.
 	loggers := 0
 	for _, l := range c.Logs {
-		loggers = max(loggers, ansi.StringWidth(m.line(clipRunes(l.Logger, 24))))
+		loggers = max(loggers, ansi.StringWidth(m.line(look.ClipRunes(l.Logger, 24))))
 	}
 	for _, l := range c.Logs {
-		line := fmt.Sprintf("  %-7s %-9s", look.Ago(l.At.Sub(r.Created)), m.line(clipRunes(l.Level, 9)))
+		line := fmt.Sprintf("  %-7s %-9s", look.Ago(l.At.Sub(r.Created)), m.line(look.ClipRunes(l.Level, 9)))
 		if loggers > 0 {
-			lg := m.line(clipRunes(l.Logger, 24))
+			lg := m.line(look.ClipRunes(l.Logger, 24))
 			line += " " + lg + strings.Repeat(" ", loggers-ansi.StringWidth(lg))
 		}
 		b.WriteString(st.Dim.Render(line) + "  " + m.line(l.Data) + "\n")
@@ -222,7 +222,7 @@ func (m *Model) conversationMarks(r *session.Request, start time.Time, col func(
 	for _, sr := range c.ServerRequests {
 		// A legacy server's own request during this one: ↘ when it came,
 		// ↗ when it was answered (or withdrawn, or lost).
-		method := m.line(clipRunes(strings.TrimSuffix(strings.TrimSuffix(sr.Method, "/create"), "/createMessage"), 20))
+		method := m.line(look.ClipRunes(strings.TrimSuffix(strings.TrimSuffix(sr.Method, "/create"), "/createMessage"), 20))
 		*marks = append(*marks, mark{sr.At, "↘", fmt.Sprintf("↘ %s %s", method, look.Ago(sr.At.Sub(start)))})
 		if !sr.Open() && !sr.Ended.IsZero() {
 			*marks = append(*marks, mark{sr.Ended, "↗", fmt.Sprintf("↗ %s %s", strings.ReplaceAll(sr.State.String(), "_", " "), look.Ago(sr.Ended.Sub(start)))})
@@ -230,10 +230,10 @@ func (m *Model) conversationMarks(r *session.Request, start time.Time, col func(
 	}
 	for i, rd := range c.Rounds {
 		if i > 0 && !rd.Began.IsZero() {
-			*marks = append(*marks, mark{rd.Began, "↻", fmt.Sprintf("↻ round %d #%s %s", i+1, m.line(clipRunes(rd.ID.String(), 12)), look.Ago(rd.Began.Sub(start)))})
+			*marks = append(*marks, mark{rd.Began, "↻", fmt.Sprintf("↻ round %d #%s %s", i+1, m.line(look.ClipRunes(rd.ID.String(), 12)), look.Ago(rd.Began.Sub(start)))})
 		}
 		if !rd.ResponseAt.IsZero() && rd.Outcome == session.StateInputRequired {
-			*marks = append(*marks, mark{rd.ResponseAt, "?", fmt.Sprintf("? #%s asked %s", m.line(clipRunes(rd.ID.String(), 12)), look.Ago(rd.ResponseAt.Sub(start)))})
+			*marks = append(*marks, mark{rd.ResponseAt, "?", fmt.Sprintf("? #%s asked %s", m.line(look.ClipRunes(rd.ID.String(), 12)), look.Ago(rd.ResponseAt.Sub(start)))})
 		}
 	}
 }

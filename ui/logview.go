@@ -196,7 +196,7 @@ func (m *Model) entryText(abs int64) string {
 	b.WriteString("\n")
 	switch {
 	case len(e.Raw) > 0 && json.Valid(e.Raw):
-		b.WriteString(m.prettyJSON(e.Raw))
+		b.WriteString(look.PrettyJSON(e.Raw, m.block))
 	case len(e.Raw) > 0:
 		b.WriteString(m.block(string(e.Raw)))
 	default:
@@ -659,15 +659,15 @@ func (m *Model) verdictText(e session.LogEntry) string {
 		if r.Cancel == nil {
 			since = "the request was given up"
 		}
-		fate = lateFate(r)
+		fate = look.LateFate(r)
 	}
 	switch e.Verdict {
 	case session.VerdictLate:
 		return st.Flag.Render(fmt.Sprintf("⚑ late %s: arrived %s after %s, past the crossing window — flagged, and %s",
-			look.Ago(e.AfterCancel), fmtFine(e.AfterCancel), since, fate)) + st.Dim.Render(" · "+m.crossingBasis())
+			look.Ago(e.AfterCancel), look.FineDur(e.AfterCancel), since, fate)) + st.Dim.Render(" · "+look.CrossingBasis(m.tracker, m.line))
 	case session.VerdictCrossed:
 		return st.Dim.Render(fmt.Sprintf("crossed the cancel in flight: arrived %s after %s, within the crossing window — not flagged, %s · %s",
-			fmtFine(e.AfterCancel), since, fate, m.crossingBasis()))
+			look.FineDur(e.AfterCancel), since, fate, look.CrossingBasis(m.tracker, m.line)))
 	}
 	return ""
 }
@@ -749,7 +749,7 @@ func describeEntry(e session.LogEntry) (what, msg string) {
 	case event.RoundTrip:
 		// The client's own timed request: one sample of the round trip the
 		// crossing window is judged by.
-		what, msg = "round trip", fmtFine(e.RTT)
+		what, msg = "round trip", look.FineDur(e.RTT)
 		if e.Text != "" {
 			msg += " for " + e.Text // the value first: it is what is cut last
 		}

@@ -767,7 +767,7 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
 		// A task is cancelled with tasks/cancel, never the transport's
 		// signal (which would reach nothing: its request was answered).
-		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.line(clipRunes(r.Task.ID, 40))))
+		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.line(look.ClipRunes(r.Task.ID, 40))))
 		m.status.about = id
 		return tea.Batch(append(m.taskWork(m.now()), declineCmd(declines))...)
 	}

@@ -100,7 +100,7 @@ func (m *Model) taskCancelParts(r *session.Request, now time.Time) []look.Part {
 func (m *Model) taskFacts(r *session.Request, now time.Time, width int) string {
 	st := m.styles
 	tk := r.Task
-	id := m.line(clipRunes(tk.ID, 40))
+	id := m.line(look.ClipRunes(tk.ID, 40))
 	parts := []look.Part{{Variants: []string{"task " + id + " " + m.line(tk.Status), m.line(tk.Status)}, Style: st.Running, Prio: look.PrioSignal}}
 	if tk.Message != "" {
 		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("%q", m.line(tk.Message))}, Style: st.Running, Prio: look.PrioSignal, Cut: true, Keep: 10})
@@ -180,7 +180,7 @@ func (m *Model) writeTask(b *strings.Builder, r *session.Request) {
 	}
 	if tk.InputRequests != "" && tk.Status == wire.TaskInputRequired {
 		b.WriteString("\n" + st.Bold.Render("WHAT THE SERVER ASKS FOR (inputRequests; answering is not supported yet)") + "\n")
-		b.WriteString(m.prettyJSON([]byte(tk.InputRequests)) + "\n")
+		b.WriteString(look.PrettyJSON([]byte(tk.InputRequests), m.block) + "\n")
 	}
 	if raw, isErr, ok := m.tracker.TaskOutcome(r.ID); ok {
 		title := "TASK RESULT"
@@ -191,7 +191,7 @@ func (m *Model) writeTask(b *strings.Builder, r *session.Request) {
 			title = "TASK ERROR"
 		}
 		b.WriteString("\n" + st.Bold.Render(title) + "\n")
-		b.WriteString(m.prettyJSON(raw) + "\n")
+		b.WriteString(look.PrettyJSON(raw, m.block) + "\n")
 	}
 }
 
@@ -202,14 +202,6 @@ type taskSig struct {
 	sent, acked, refused  bool
 	after                 string
 	outcome               bool
-}
-
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // taskCall reports whether a call of tool t is sent as a task: in the
