@@ -14,6 +14,7 @@ import (
 	"inflight/event"
 	"inflight/session"
 	"inflight/trace"
+	"inflight/ui/detail"
 	"inflight/ui/look"
 	"inflight/wire"
 )
@@ -163,7 +164,7 @@ func TestAttachRecordedStubborn(t *testing.T) {
 			t.Errorf("n: mode %v status %q; want the list and a refusal", h.m.mode, h.m.status.text)
 		}
 		h.key("enter")
-		if s := h.screen(); !strings.Contains(s, "cancel (host)") || !strings.Contains(s, hostTimeoutText) {
+		if s := h.screen(); !strings.Contains(s, "cancel (host)") || !strings.Contains(s, detail.HostTimeoutText) {
 			t.Errorf("the detail of the host's request:\n%s", s)
 		}
 		h.key("l")

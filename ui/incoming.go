@@ -13,6 +13,7 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/detail"
 	"inflight/ui/look"
 	"inflight/wire"
 )
@@ -158,7 +159,7 @@ func (m *Model) selectRowAt(pos int) {
 func (m *Model) selectedIncoming() *session.ServerRequest {
 	switch m.mode {
 	case keymap.ModeDetail:
-		return m.detail.srv
+		return m.incoming.srv
 	case keymap.ModeList:
 		return m.list.srv
 	}
@@ -420,11 +421,24 @@ func (m *Model) incomingAsks() bool {
 	return m.questionOf(m.selectedIncoming()) != nil
 }
 
+// incomingDetail is the detail of one of the server's own requests: the
+// request, and its body in a viewport.
+type incomingDetail struct {
+	srv *session.ServerRequest
+	vp  viewport.Model
+	// content is the body the viewport holds, built from what built
+	// says; wrapped is the width it was cut to (0: lay it out again).
+	content string
+	built   incomingSig
+	wrapped int
+}
+
 // openIncomingDetail shows one of the server's requests in the detail.
 func (m *Model) openIncomingDetail(s *session.ServerRequest) {
-	m.detail = detailView{srv: s, vp: viewport.New()}
-	m.detail.vp.SetHorizontalStep(horizontalStep)
-	m.detail.vp.SetWidth(m.width)
+	m.detail = detail.Model{}
+	m.incoming = incomingDetail{srv: s, vp: viewport.New()}
+	m.incoming.vp.SetHorizontalStep(horizontalStep)
+	m.incoming.vp.SetWidth(m.width)
 	m.mode = keymap.ModeDetail
 }
 
@@ -439,12 +453,12 @@ type incomingSig struct {
 // layoutIncomingDetail builds the incoming detail's body when what it
 // shows changed.
 func (m *Model) layoutIncomingDetail(height int) {
-	d := &m.detail
+	d := &m.incoming
 	sig := incomingSig{s: d.srv, state: d.srv.State, failed: d.srv.AnswerFailed, dark: m.dark}
-	if sig != d.srvBuilt || d.wrapped != m.width {
-		d.srvBuilt = sig
+	if sig != d.built || d.wrapped != m.width {
+		d.built = sig
 		d.content = m.incomingBody(d.srv)
-		d.vp.SetContentLines(m.pagerLines(d.content))
+		d.vp.SetContentLines(look.PagerLines(d.content, m.width, m.pager.chop))
 		d.wrapped = m.width
 	}
 	d.vp.SetWidth(m.width)
@@ -459,7 +473,7 @@ const incomingHeaderLines = 3
 // its params.
 func (m *Model) viewIncomingDetail(height int) string {
 	st := m.styles
-	s := m.detail.srv
+	s := m.incoming.srv
 	now := m.now()
 	sl := incomingLook(s.State)
 	var b strings.Builder
@@ -469,7 +483,7 @@ func (m *Model) viewIncomingDetail(height int) string {
 	b.WriteByte('\n')
 	b.WriteString(look.Fit(st.Dim.Render(m.tiedText(s)), m.width))
 	b.WriteString("\n\n")
-	b.WriteString(m.detail.vp.View())
+	b.WriteString(m.incoming.vp.View())
 	return b.String()
 }
 

@@ -425,7 +425,7 @@ func (m *Model) toggleWrap() {
 	m.pager.chop = !m.pager.chop
 	m.pager.xoff = 0
 	m.logv.wrapped = 0
-	m.detail.wrapped = 0
+	m.incoming.wrapped = 0
 	if m.pager.chop {
 		m.setStatus(levelInfo, "long lines are cut: ←/→ scroll sideways, w wraps them again")
 	} else {
@@ -480,7 +480,7 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 			m.selectLogRow(m.logv.selected(it)+d, it)
 		}
 	case keymap.ModeDetail:
-		m.detail.vp, cmd = m.detail.vp.Update(msg)
+		cmd = m.detailWheel(msg)
 	case keymap.ModeAuth:
 		m.scrollAuth(d)
 	case keymap.ModeStderr:

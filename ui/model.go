@@ -30,6 +30,7 @@ import (
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
+	"inflight/ui/detail"
 	helpscreen "inflight/ui/help"
 	"inflight/ui/look"
 	"inflight/ui/screen"
@@ -171,7 +172,8 @@ type Model struct {
 	prev          mode // where esc from help goes back to
 
 	list     listView
-	detail   detailView
+	detail   detail.Model
+	incoming incomingDetail
 	composer composer
 	logv     logView
 	stderrv  scrollView
@@ -949,8 +951,8 @@ func (m *Model) selectedRequest() (*session.Request, bool) {
 		return nil, false // one of the server's own requests (incoming.go)
 	}
 	id := m.list.selected
-	if m.mode == keymap.ModeDetail && !m.detail.id.IsZero() {
-		id = m.detail.id
+	if m.mode == keymap.ModeDetail && !m.detail.ID().IsZero() {
+		id = m.detail.ID()
 	}
 	if id.IsZero() {
 		return nil, false
@@ -1084,9 +1086,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	case keymap.ModeDetail:
-		if m.handleDetailKey(msg) {
-			return nil
-		}
+		return m.handleDetailKey(msg)
 	case keymap.ModeAuth:
 		if m.handleAuthKey(msg) {
 			return nil
