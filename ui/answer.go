@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -665,7 +664,7 @@ func (m *Model) waitingParts(r *session.Request) []look.Part {
 			continue
 		}
 		if shown == 0 {
-			parts = append(parts, look.Part{Variants: []string{questionText(m, q.Method, q.Params)}, Style: st.Warn, Prio: look.PrioSignal, Cut: true, Keep: len("elicitation")})
+			parts = append(parts, look.Part{Variants: []string{look.QuestionText(q.Method, q.Params, m.line)}, Style: st.Warn, Prio: look.PrioSignal, Cut: true, Keep: len("elicitation")})
 		}
 		shown++
 	}
@@ -673,28 +672,6 @@ func (m *Model) waitingParts(r *session.Request) []look.Part {
 		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("+%d more", shown-1)}, Style: st.Warn, Prio: look.PrioFlag})
 	}
 	return parts
-}
-
-// questionText names a question in a few words: `elicitation "…"`.
-func questionText(m *Model, method string, params json.RawMessage) string {
-	var p struct {
-		Message  string `json:"message"`
-		Messages []struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	_ = json.Unmarshal(params, &p)
-	switch method {
-	case wire.MethodElicitationCreate:
-		return "elicitation " + strconv.Quote(m.line(clipRunes(p.Message, 80)))
-	case wire.MethodSamplingCreate:
-		text := ""
-		if n := len(p.Messages); n > 0 {
-			text = look.ContentText(p.Messages[n-1].Content)
-		}
-		return "sampling " + strconv.Quote(m.line(clipRunes(text, 80)))
-	}
-	return m.line(method)
 }
 
 // serverAskCell is the row's last column for a legacy request the
@@ -717,104 +694,6 @@ func (m *Model) serverAskCell(r *session.Request, w int) string {
 		}
 	}
 	return ""
-}
-
-// convSig is what the detail's CONVERSATION section is built from.
-type convSig struct {
-	rounds, answered, serverReqs, serverEnded int
-	last                                      session.State
-	stopped                                   string
-}
-
-func convSigOf(r *session.Request) convSig {
-	c := r.Conv
-	if c == nil {
-		return convSig{}
-	}
-	s := convSig{rounds: len(c.Rounds), serverReqs: len(c.ServerRequests), stopped: c.Stopped}
-	for _, rd := range c.Rounds {
-		if !rd.AnsweredAt.IsZero() {
-			s.answered++
-		}
-		s.last = rd.Outcome
-	}
-	for _, sr := range c.ServerRequests {
-		if !sr.Open() {
-			s.serverEnded++
-		}
-	}
-	return s
-}
-
-// writeConversation is the detail's CONVERSATION section: every round
-// with its ID, what was asked and answered (requestState only as opaque
-// bytes), and the legacy server's own requests with their fate.
-func (m *Model) writeConversation(b *strings.Builder, r *session.Request) {
-	st := m.styles
-	c := r.Conv
-	// Times from the request's start (its first round), where ELAPSED
-	// counts from.
-	start := r.Created
-	at := func(t time.Time) string {
-		if t.IsZero() {
-			return "—"
-		}
-		return look.Ago(t.Sub(start))
-	}
-	if n := len(c.Rounds); n > 0 {
-		b.WriteString(st.Bold.Render(fmt.Sprintf("CONVERSATION (%d %s)", n, look.CountNoun(n, "round", "rounds"))) + "\n")
-		for i, rd := range c.Rounds {
-			line := fmt.Sprintf("round %d  #%s  sent %s", i+1, m.line(rd.ID.String()), at(rd.Began))
-			if !rd.ResponseAt.IsZero() {
-				line += fmt.Sprintf(" → %s %s", look.StateName(rd.Outcome), at(rd.ResponseAt))
-			} else if rd.Outcome.IsFinal() {
-				line += " → " + look.StateName(rd.Outcome)
-			}
-			b.WriteString("  " + line + "\n")
-			for _, q := range rd.Asked {
-				b.WriteString(st.Dim.Render("      asked "+m.line(q.Key)+": ") + questionText(m, q.Method, q.Params) + "\n")
-			}
-			if len(rd.RequestState) > 0 {
-				b.WriteString(st.Dim.Render(fmt.Sprintf("      requestState: %d opaque bytes, echoed as they came", len(rd.RequestState))) + "\n")
-			}
-			if !rd.AnsweredAt.IsZero() {
-				keys := make([]string, 0, len(rd.Answers))
-				for k, v := range rd.Answers {
-					keys = append(keys, m.line(k)+" "+answerWord(v))
-				}
-				sort.Strings(keys)
-				b.WriteString(st.Dim.Render("      answered "+at(rd.AnsweredAt)+": ") + strings.Join(keys, ", ") + "\n")
-			}
-		}
-		if c.Stopped != "" {
-			b.WriteString(st.Warn.Render("  "+m.line(c.Stopped)) + "\n")
-		}
-	}
-	if len(c.ServerRequests) > 0 {
-		b.WriteString(st.Bold.Render("THE SERVER'S REQUESTS") + "\n")
-		if n := c.ServerRequestsDropped; n > 0 {
-			b.WriteString(st.Dim.Render(fmt.Sprintf("  … %d older ones that had ended are not kept; these %d are the open ones and the newest", n, len(c.ServerRequests))) + "\n")
-		}
-		for _, s := range c.ServerRequests {
-			fate := "waiting for you"
-			if !s.Open() {
-				fate = strings.ReplaceAll(s.State.String(), "_", " ") + " " + at(s.Ended)
-			}
-			b.WriteString(fmt.Sprintf("  ↘ %s  id %s  %s · %s\n", m.line(s.Method), m.line(s.ID.String()), at(s.At), fate))
-		}
-	}
-}
-
-// answerWord says what an answer was, in a word: an elicitation's action,
-// else "answered".
-func answerWord(raw json.RawMessage) string {
-	var a struct {
-		Action string `json:"action"`
-	}
-	if json.Unmarshal(raw, &a) == nil && a.Action != "" {
-		return a.Action
-	}
-	return "answered"
 }
 
 // inputRequiredParts say why a request ended input_required: the round

@@ -643,8 +643,8 @@ func TestAnswerFormToDetailAndBack(t *testing.T) {
 	h := newAnswerHarness(t, 80, 24, event.EraModern)
 	id := h.waitingConfirm()
 	h.key("enter", "ctrl+o")
-	if h.m.mode != keymap.ModeDetail || h.m.detail.id != wire.IntID(id) {
-		t.Fatalf("ctrl+o: mode %v, detail %s", h.m.mode, h.m.detail.id)
+	if h.m.mode != keymap.ModeDetail || h.m.detail.ID() != wire.IntID(id) {
+		t.Fatalf("ctrl+o: mode %v, detail %s", h.m.mode, h.m.detail.ID())
 	}
 	if !strings.Contains(h.screen(), "CONVERSATION (1 round)") {
 		t.Errorf("detail:\n%s", h.screen())

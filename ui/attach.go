@@ -371,9 +371,7 @@ func (m *Model) followRename(was, now wire.ID) {
 	if m.list.selected == was {
 		m.list.selected = now
 	}
-	if m.detail.id == was {
-		m.detail.id = now
-	}
+	m.detail = m.detail.Renamed(was, now)
 	if m.status.about == was {
 		m.status.about = now
 	}
@@ -682,10 +680,6 @@ func (m *Model) hostParts(r *session.Request) []look.Part {
 	}
 	return parts
 }
-
-// hostTimeoutText is the detail's word on a host request's timeout: the
-// host keeps it, and nothing on the wire says what it is.
-const hostTimeoutText = "timeout: the host's own"
 
 // hostCancelVariants say a host's cancel in the list, widest first.
 func hostCancelVariants(cn *session.Cancel, ago string) []string {

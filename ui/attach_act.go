@@ -10,6 +10,7 @@ import (
 
 	"inflight/session"
 	"inflight/trace"
+	"inflight/ui/detail"
 	"inflight/ui/look"
 	"inflight/wire"
 )
@@ -246,28 +247,17 @@ func (m *Model) actFact(r *session.Request, now time.Time) string {
 	return p.Variants[0]
 }
 
-// actTimes are when the proxy acted on r (the timeline reaches them: a
-// held response is released after the request ended for the server).
-func (m *Model) actTimes(r *session.Request) []time.Time {
+// actSteps are what the proxy did to r, each at its time (the detail's
+// timeline reaches them all: a held response is released after the
+// request ended for the server), with the timeline's word for those it
+// marks.
+func (m *Model) actSteps(r *session.Request) []detail.Act {
 	a, ok := m.attach.acts[r]
 	if !ok {
 		return nil
 	}
-	ts := make([]time.Time, len(a.history))
+	steps := make([]detail.Act, len(a.history))
 	for i, s := range a.history {
-		ts[i] = s.at
-	}
-	return ts
-}
-
-// actMarks are the timeline's marks of what the proxy did.
-func (m *Model) actMarks(r *session.Request, start time.Time) []mark {
-	a, ok := m.attach.acts[r]
-	if !ok {
-		return nil
-	}
-	var marks []mark
-	for _, s := range a.history {
 		label := ""
 		switch s.phase {
 		case phaseActing, phaseMatched:
@@ -278,12 +268,10 @@ func (m *Model) actMarks(r *session.Request, start time.Time) []mark {
 			label = "released"
 		case phaseDropped:
 			label = "⚑ dropped"
-		default:
-			continue
 		}
-		marks = append(marks, mark{s.at, "⚑", label + " " + look.Ago(s.at.Sub(start))})
+		steps[i] = detail.Act{At: s.at, Label: label}
 	}
-	return marks
+	return steps
 }
 
 // attachActKey handles the keys that act on the selected host request.

@@ -74,7 +74,7 @@ func TestAttachRenameSelectionFollowsRename(t *testing.T) {
 	if r, _ := h.m.tracker.Get(h.m.list.selected); r != first {
 		t.Errorf("the selection moved to %s (%s) from the first call, now %s", h.m.list.selected, r.Target, first.ID)
 	}
-	if r, _ := h.m.tracker.Get(h.m.detail.id); r != first {
-		t.Errorf("the open detail shows %s (%s), not the first call (now %s)\n%s", h.m.detail.id, r.Target, first.ID, h.screen())
+	if r, _ := h.m.tracker.Get(h.m.detail.ID()); r != first {
+		t.Errorf("the open detail shows %s (%s), not the first call (now %s)\n%s", h.m.detail.ID(), r.Target, first.ID, h.screen())
 	}
 }

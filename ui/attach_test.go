@@ -14,6 +14,8 @@ import (
 	"inflight/event"
 	"inflight/session"
 	"inflight/trace"
+	"inflight/ui/detail"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -162,7 +164,7 @@ func TestAttachRecordedStubborn(t *testing.T) {
 			t.Errorf("n: mode %v status %q; want the list and a refusal", h.m.mode, h.m.status.text)
 		}
 		h.key("enter")
-		if s := h.screen(); !strings.Contains(s, "cancel (host)") || !strings.Contains(s, hostTimeoutText) {
+		if s := h.screen(); !strings.Contains(s, "cancel (host)") || !strings.Contains(s, detail.HostTimeoutText) {
 			t.Errorf("the detail of the host's request:\n%s", s)
 		}
 		h.key("l")
@@ -423,10 +425,10 @@ func TestAttachStringHostIDs(t *testing.T) {
 func TestLateFateIsWhatWasSeen(t *testing.T) {
 	host := &session.Request{ByHost: true}
 	own := &session.Request{}
-	if lateFate(host) != "forwarded to the host" || lateFateShort(host) != "forwarded" {
-		t.Errorf("a host's late response: %q / %q", lateFate(host), lateFateShort(host))
+	if look.LateFate(host) != "forwarded to the host" || look.LateFateShort(host) != "forwarded" {
+		t.Errorf("a host's late response: %q / %q", look.LateFate(host), look.LateFateShort(host))
 	}
-	if lateFate(own) != "ignored" || lateFateShort(own) != "ignored" {
-		t.Errorf("inflight's own late response: %q / %q", lateFate(own), lateFateShort(own))
+	if look.LateFate(own) != "ignored" || look.LateFateShort(own) != "ignored" {
+		t.Errorf("inflight's own late response: %q / %q", look.LateFate(own), look.LateFateShort(own))
 	}
 }

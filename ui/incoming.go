@@ -13,6 +13,7 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/detail"
 	"inflight/ui/look"
 	"inflight/wire"
 )
@@ -158,7 +159,7 @@ func (m *Model) selectRowAt(pos int) {
 func (m *Model) selectedIncoming() *session.ServerRequest {
 	switch m.mode {
 	case keymap.ModeDetail:
-		return m.detail.srv
+		return m.incoming.srv
 	case keymap.ModeList:
 		return m.list.srv
 	}
@@ -316,7 +317,7 @@ func (m *Model) incomingParts(s *session.ServerRequest) []look.Part {
 func questionWords(m *Model, method string, params json.RawMessage) string {
 	switch method {
 	case wire.MethodElicitationCreate, wire.MethodSamplingCreate:
-		q := questionText(m, method, params)
+		q := look.QuestionText(method, params, m.line)
 		if _, quoted, ok := strings.Cut(q, " "); ok && quoted != `""` {
 			return quoted
 		}
@@ -420,11 +421,24 @@ func (m *Model) incomingAsks() bool {
 	return m.questionOf(m.selectedIncoming()) != nil
 }
 
+// incomingDetail is the detail of one of the server's own requests: the
+// request, and its body in a viewport.
+type incomingDetail struct {
+	srv *session.ServerRequest
+	vp  viewport.Model
+	// content is the body the viewport holds, built from what built
+	// says; wrapped is the width it was cut to (0: lay it out again).
+	content string
+	built   incomingSig
+	wrapped int
+}
+
 // openIncomingDetail shows one of the server's requests in the detail.
 func (m *Model) openIncomingDetail(s *session.ServerRequest) {
-	m.detail = detailView{srv: s, vp: viewport.New()}
-	m.detail.vp.SetHorizontalStep(horizontalStep)
-	m.detail.vp.SetWidth(m.width)
+	m.detail = detail.Model{}
+	m.incoming = incomingDetail{srv: s, vp: viewport.New()}
+	m.incoming.vp.SetHorizontalStep(horizontalStep)
+	m.incoming.vp.SetWidth(m.width)
 	m.mode = keymap.ModeDetail
 }
 
@@ -439,12 +453,12 @@ type incomingSig struct {
 // layoutIncomingDetail builds the incoming detail's body when what it
 // shows changed.
 func (m *Model) layoutIncomingDetail(height int) {
-	d := &m.detail
+	d := &m.incoming
 	sig := incomingSig{s: d.srv, state: d.srv.State, failed: d.srv.AnswerFailed, dark: m.dark}
-	if sig != d.srvBuilt || d.wrapped != m.width {
-		d.srvBuilt = sig
+	if sig != d.built || d.wrapped != m.width {
+		d.built = sig
 		d.content = m.incomingBody(d.srv)
-		d.vp.SetContentLines(m.pagerLines(d.content))
+		d.vp.SetContentLines(look.PagerLines(d.content, m.width, m.pager.chop))
 		d.wrapped = m.width
 	}
 	d.vp.SetWidth(m.width)
@@ -459,7 +473,7 @@ const incomingHeaderLines = 3
 // its params.
 func (m *Model) viewIncomingDetail(height int) string {
 	st := m.styles
-	s := m.detail.srv
+	s := m.incoming.srv
 	now := m.now()
 	sl := incomingLook(s.State)
 	var b strings.Builder
@@ -469,7 +483,7 @@ func (m *Model) viewIncomingDetail(height int) string {
 	b.WriteByte('\n')
 	b.WriteString(look.Fit(st.Dim.Render(m.tiedText(s)), m.width))
 	b.WriteString("\n\n")
-	b.WriteString(m.detail.vp.View())
+	b.WriteString(m.incoming.vp.View())
 	return b.String()
 }
 
@@ -480,7 +494,7 @@ func (m *Model) tiedText(s *session.ServerRequest) string {
 	}
 	label := ""
 	if r, ok := m.tracker.Get(s.During); ok {
-		label = " " + m.requestLabel(r, false)
+		label = " " + look.RequestLabel(r, false, m.line)
 	}
 	how := map[session.TiedBy]string{
 		session.TiedStream: "it came on that request's response stream",
@@ -518,12 +532,12 @@ func (m *Model) incomingBody(s *session.ServerRequest) string {
 	}
 	b.WriteString("\n" + st.Bold.Render("PARAMS") + "\n")
 	if len(s.Params) > 0 {
-		b.WriteString(m.prettyJSON(s.Params))
+		b.WriteString(look.PrettyJSON(s.Params, m.block))
 	} else {
 		b.WriteString(st.Dim.Render("(none kept)"))
 	}
 	if len(s.Answer) > 0 {
-		b.WriteString("\n\n" + st.Bold.Render("ANSWERED WITH") + "\n" + m.prettyJSON(s.Answer))
+		b.WriteString("\n\n" + st.Bold.Render("ANSWERED WITH") + "\n" + look.PrettyJSON(s.Answer, m.block))
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -557,10 +571,10 @@ func answeredAs(s *session.ServerRequest) string {
 	case wire.MethodRootsList:
 		return "roots sent"
 	}
-	if w := answerWord(s.Answer); w == "accept" {
+	if w := look.AnswerWord(s.Answer); w == "accept" {
 		return "accepted"
 	}
-	return answerWord(s.Answer)
+	return look.AnswerWord(s.Answer)
 }
 
 // questionFates follows, after each event the tracker applied, the fate

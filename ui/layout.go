@@ -5,6 +5,7 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -89,7 +90,7 @@ func (m *Model) layoutList(height int) {
 			continue
 		}
 		r := m.shownAt(i)
-		if w := lipgloss.Width(m.requestLabel(r, method == 1)); w > m.list.labelW[method] {
+		if w := lipgloss.Width(look.RequestLabel(r, method == 1, m.line)); w > m.list.labelW[method] {
 			m.list.labelW[method] = w
 		}
 		if w := lipgloss.Width(m.line(r.ID.String())); w > m.list.idW {

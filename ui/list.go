@@ -545,7 +545,7 @@ func (m *Model) row(r *session.Request, c columns, selected bool, now time.Time)
 	stateCell := sl.Style(st).Render(look.Fit(icon+" "+sl.Word, c.state))
 	parts := []string{
 		marker + idCell(m.line(r.ID.String()), c.id),
-		look.Fit(hostMark(r)+m.requestLabel(r, c.method), c.request),
+		look.Fit(hostMark(r)+look.RequestLabel(r, c.method, m.line), c.request),
 		stateCell,
 	}
 	if c.elapsed > 0 {
@@ -562,12 +562,6 @@ func (m *Model) row(r *session.Request, c columns, selected bool, now time.Time)
 		return st.Highlight(line)
 	}
 	return line
-}
-
-// requestLabel is what the request is about: the tool, prompt or resource,
-// with the method when there is room.
-func (m *Model) requestLabel(r *session.Request, withMethod bool) string {
-	return look.RequestLabel(r, withMethod, m.line)
 }
 
 // countdown is the timeout column: time left before the nearer limit,
@@ -670,7 +664,7 @@ func (m *Model) lateParts(r *session.Request) []look.Part {
 		parts = append(parts, look.Part{Variants: []string{"⚑ " + m.line(tk.EndedAfterCancel) + " after tasks/cancel (" + ago + ")", "⚑ " + m.line(tk.EndedAfterCancel) + " after cancel"}, Style: st.Flag, Prio: look.PrioFlag})
 	} else if r.Late.Response && !r.Late.Crossed {
 		ago := look.Ago(r.Late.AfterCancel)
-		parts = append(parts, look.Part{Variants: []string{"⚑ late response " + lateFateShort(r) + " (" + ago + ")", "⚑ late response"}, Style: st.Flag, Prio: look.PrioFlag})
+		parts = append(parts, look.Part{Variants: []string{"⚑ late response " + look.LateFateShort(r) + " (" + ago + ")", "⚑ late response"}, Style: st.Flag, Prio: look.PrioFlag})
 	}
 	if n := r.Late.ProgressAfterCancel; n > 0 {
 		parts = append(parts, look.Part{Variants: []string{
@@ -683,7 +677,7 @@ func (m *Model) lateParts(r *session.Request) []look.Part {
 		}, Style: st.Flag, Prio: look.PrioFlag})
 	}
 	if r.Late.Response && r.Late.Crossed {
-		parts = append(parts, look.Part{Variants: []string{"response crossed the cancel in flight, " + lateFateShort(r), "response crossed the cancel", "crossed"}, Style: st.Dim, Prio: look.PrioWatch})
+		parts = append(parts, look.Part{Variants: []string{"response crossed the cancel in flight, " + look.LateFateShort(r), "response crossed the cancel", "crossed"}, Style: st.Dim, Prio: look.PrioWatch})
 	}
 	if n := r.Late.ProgressCrossed; n > 0 {
 		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("%d crossed in flight", n), fmt.Sprintf("%d crossed", n)}, Style: st.Dim, Prio: look.PrioWatch})

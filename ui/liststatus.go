@@ -94,5 +94,5 @@ func (m *Model) shownDetail() wire.ID {
 	if m.mode != keymap.ModeDetail {
 		return wire.ID{}
 	}
-	return m.detail.id
+	return m.detail.ID()
 }

@@ -12,6 +12,7 @@ import (
 
 	"inflight/event"
 	"inflight/keymap"
+	"inflight/session"
 	"inflight/ui/logview"
 	"inflight/wire"
 )
@@ -249,8 +250,12 @@ func TestWheelScrolls(t *testing.T) {
 		t.Error("the wheel did not scroll the entry")
 	}
 	h.key("esc", "esc", "enter")
+	// At 12 lines the body shows less than a line of what it holds: the
+	// detail drawn taller shows where its viewport is scrolled to.
+	tall := func() string { return h.m.detail.View(h.m.env(), h.m.width, 30) }
+	before := tall()
 	h.send(wheel(tea.MouseWheelDown))
-	if h.m.detail.vp.YOffset() == 0 {
+	if tall() == before {
 		t.Error("the wheel did not scroll the detail")
 	}
 	h.key("esc")
@@ -270,12 +275,14 @@ func TestTimelineSpreadsLateProgress(t *testing.T) {
 	h, id := stubbornScene(t, 120, 35)
 	h.key("enter")
 	r := h.request(id)
-	bar := ansi.Strip(h.m.timeline(r, 120, h.now)[0])
+	// The bar is the detail's fifth line, under the title, the facts and
+	// the cancel's two lines.
+	bar := detailBar(h, r, 120)
 	if n := strings.Count(bar, "*"); n != 8 {
 		t.Errorf("the bar has %d late marks, want 8: %s", n, bar)
 	}
 	// At 30 columns they crowd: cells that hold several show their count.
-	narrow := ansi.Strip(h.m.timeline(r, 30, h.now)[0])
+	narrow := detailBar(h, r, 30)
 	marks := 0
 	for _, c := range narrow {
 		switch {
@@ -290,15 +297,18 @@ func TestTimelineSpreadsLateProgress(t *testing.T) {
 	}
 }
 
-func TestCellGlyph(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		want rune
-	}{{1, '*'}, {2, '2'}, {9, '9'}, {10, '+'}} {
-		if got := cellGlyph("*", c.n); got != c.want {
-			t.Errorf("cellGlyph(*, %d) = %c, want %c", c.n, got, c.want)
-		}
+// detailBar is the timeline's bar as the detail of r draws it width cells
+// wide.
+func detailBar(h *harness, r *session.Request, width int) string {
+	h.t.Helper()
+	if h.m.detail.ID() != r.ID {
+		h.t.Fatalf("the detail shows %s, not %s", h.m.detail.ID(), r.ID)
 	}
+	lines := strings.Split(ansi.Strip(h.m.detail.View(h.m.env(), width, h.m.bodyHeight())), "\n")
+	if len(lines) < 5 {
+		h.t.Fatalf("the detail has no timeline:\n%s", strings.Join(lines, "\n"))
+	}
+	return lines[4]
 }
 
 // A failed request's detail says why; a subscription's does not claim a

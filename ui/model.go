@@ -32,6 +32,7 @@ import (
 	"inflight/trace"
 	"inflight/ui/answer"
 	"inflight/ui/authview"
+	"inflight/ui/detail"
 	helpscreen "inflight/ui/help"
 	"inflight/ui/logview"
 	"inflight/ui/look"
@@ -174,7 +175,8 @@ type Model struct {
 	prev          mode // where esc from help goes back to
 
 	list     listView
-	detail   detailView
+	detail   detail.Model
+	incoming incomingDetail
 	composer composer
 	logv     logview.Model
 	stderrv  logview.Stderr
@@ -769,7 +771,7 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
 		// A task is cancelled with tasks/cancel, never the transport's
 		// signal (which would reach nothing: its request was answered).
-		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.line(clipRunes(r.Task.ID, 40))))
+		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.line(look.ClipRunes(r.Task.ID, 40))))
 		m.status.about = id
 		return tea.Batch(append(m.taskWork(m.now()), declineCmd(declines))...)
 	}
@@ -951,8 +953,8 @@ func (m *Model) selectedRequest() (*session.Request, bool) {
 		return nil, false // one of the server's own requests (incoming.go)
 	}
 	id := m.list.selected
-	if m.mode == keymap.ModeDetail && !m.detail.id.IsZero() {
-		id = m.detail.id
+	if m.mode == keymap.ModeDetail && !m.detail.ID().IsZero() {
+		id = m.detail.ID()
 	}
 	if id.IsZero() {
 		return nil, false
@@ -1086,9 +1088,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.stderrv, act = m.stderrv.Update(m.env(), msg)
 		return m.logAction(msg, act)
 	case keymap.ModeDetail:
-		if m.handleDetailKey(msg) {
-			return nil
-		}
+		return m.handleDetailKey(msg)
 	case keymap.ModeAuth:
 		var act screen.Action
 		if m.auth, act = m.auth.Update(m.env(), msg); act == nil {

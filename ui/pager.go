@@ -57,7 +57,7 @@ func (m *Model) handlePagerKey(msg tea.KeyPressMsg, vp *viewport.Model) bool {
 // and stderr when they see the new preference in their Env).
 func (m *Model) toggleWrap() {
 	m.pager.chop = !m.pager.chop
-	m.detail.wrapped = 0
+	m.incoming.wrapped = 0
 	if m.pager.chop {
 		m.setStatus(levelInfo, "long lines are cut: ←/→ scroll sideways, w wraps them again")
 	} else {

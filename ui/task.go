@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -94,122 +93,6 @@ func (m *Model) taskCancelParts(r *session.Request, now time.Time) []look.Part {
 		parts = append(parts, look.Part{Variants: []string{"watching for its fate · " + l + " left", l + " left"}, Style: st.Dim, Prio: look.PrioWatch})
 	}
 	return append(parts, look.Part{Variants: []string{"cancellation requested"}, Style: st.Cancelling, Prio: look.PrioRepeats})
-}
-
-// taskFacts is the detail header's line about the task.
-func (m *Model) taskFacts(r *session.Request, now time.Time, width int) string {
-	st := m.styles
-	tk := r.Task
-	id := m.line(clipRunes(tk.ID, 40))
-	parts := []look.Part{{Variants: []string{"task " + id + " " + m.line(tk.Status), m.line(tk.Status)}, Style: st.Running, Prio: look.PrioSignal}}
-	if tk.Message != "" {
-		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("%q", m.line(tk.Message))}, Style: st.Running, Prio: look.PrioSignal, Cut: true, Keep: 10})
-	}
-	polls := fmt.Sprintf("%d %s", tk.Polls, look.CountNoun(tk.Polls, "poll", "polls"))
-	long := polls
-	if !tk.LastPollAt.IsZero() {
-		long += ", last " + look.Dur(now.Sub(tk.LastPollAt)) + " ago"
-	}
-	if !tk.NextPollAt.IsZero() && r.IsActive() {
-		long += ", next in " + look.Dur(max(0, tk.NextPollAt.Sub(now)))
-	}
-	interval := fmt.Sprintf(" (no interval from the server: every %s)", look.Dur(m.tracker.Config().PollInterval))
-	if tk.PollInterval > 0 {
-		interval = fmt.Sprintf(" (the server's interval %s)", look.Dur(tk.PollInterval))
-	}
-	parts = append(parts, look.Part{Variants: []string{long + interval, long, polls}, Style: st.Dim, Prio: look.PrioWatch})
-	switch left, ok := r.TTLLeft(now); {
-	case ok && r.IsActive():
-		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("ttl %s, %s left", look.Dur(tk.TTL), look.Dur(left)), "ttl " + look.Dur(left) + " left"}, Style: st.Dim, Prio: look.PrioSignal})
-	case ok:
-		parts = append(parts, look.Part{Variants: []string{"ttl " + look.Dur(tk.TTL)}, Style: st.Dim, Prio: look.PrioWatch})
-	case tk.TTLUnlimited:
-		parts = append(parts, look.Part{Variants: []string{"ttl unlimited"}, Style: st.Dim, Prio: look.PrioWatch})
-	}
-	if r.IsActive() {
-		parts = append(parts, look.Part{Variants: []string{"no response timeout (max " + look.Dur(r.Timeout.Max) + ")", "max " + look.Dur(r.Timeout.Max)}, Style: st.Dim, Prio: look.PrioRepeats})
-	}
-	return look.BuildCell(parts, width)
-}
-
-// writeTask is the detail body's TASK section: every status change, where
-// it came from, the cancel and its acknowledgement, and the outcome.
-func (m *Model) writeTask(b *strings.Builder, r *session.Request) {
-	st := m.styles
-	tk := r.Task
-	head := fmt.Sprintf("TASK %s (%d %s", m.line(tk.ID), tk.Polls, look.CountNoun(tk.Polls, "poll", "polls"))
-	if tk.HistoryDropped > 0 {
-		head += fmt.Sprintf("; %d later status changes not kept", tk.HistoryDropped)
-	}
-	b.WriteString(st.Bold.Render(head+")") + "\n")
-	if tk.AfterCancelHandle {
-		b.WriteString(st.Flag.Render("⚑ the task handle came after the request was cancelled: the task was cancelled with tasks/cancel too") + "\n")
-	}
-	type line struct {
-		at   time.Time
-		text string
-	}
-	var lines []line
-	for _, c := range tk.History {
-		t := fmt.Sprintf("%-14s (%s)", m.line(c.Status), c.Via)
-		if c.Message != "" {
-			t += fmt.Sprintf(" %q", m.line(c.Message))
-		}
-		lines = append(lines, line{c.At, t})
-	}
-	if !tk.CancelSentAt.IsZero() {
-		lines = append(lines, line{tk.CancelSentAt, "tasks/cancel sent"})
-	}
-	if !tk.CancelAckAt.IsZero() {
-		lines = append(lines, line{tk.CancelAckAt, "tasks/cancel acknowledged"})
-	}
-	if tk.CancelError != nil {
-		lines = append(lines, line{tk.CancelSentAt, fmt.Sprintf("tasks/cancel refused: error %d %s", tk.CancelError.Code, m.line(tk.CancelError.Message))})
-	}
-	// In time order: a status change and the cancel interleave.
-	for i := 1; i < len(lines); i++ {
-		for j := i; j > 0 && lines[j].at.Before(lines[j-1].at); j-- {
-			lines[j], lines[j-1] = lines[j-1], lines[j]
-		}
-	}
-	for _, l := range lines {
-		b.WriteString(fmt.Sprintf("%-8s %s  %s\n", look.Ago(l.at.Sub(startOf(r))), l.at.Format("15:04:05.000"), l.text))
-	}
-	if tk.EndedAfterCancel != "" {
-		b.WriteString(st.Flag.Render(fmt.Sprintf("⚑ %s after tasks/cancel (+%s): its outcome is kept below as late, never a success", m.line(tk.EndedAfterCancel), look.Dur(tk.AfterCancel))) + "\n")
-	}
-	if tk.InputRequests != "" && tk.Status == wire.TaskInputRequired {
-		b.WriteString("\n" + st.Bold.Render("WHAT THE SERVER ASKS FOR (inputRequests; answering is not supported yet)") + "\n")
-		b.WriteString(m.prettyJSON([]byte(tk.InputRequests)) + "\n")
-	}
-	if raw, isErr, ok := m.tracker.TaskOutcome(r.ID); ok {
-		title := "TASK RESULT"
-		switch {
-		case tk.EndedAfterCancel != "":
-			title = "TASK RESULT AFTER tasks/cancel (late; ignored)"
-		case isErr:
-			title = "TASK ERROR"
-		}
-		b.WriteString("\n" + st.Bold.Render(title) + "\n")
-		b.WriteString(m.prettyJSON(raw) + "\n")
-	}
-}
-
-// taskSig is what the detail body shows of a task, to know when to build
-// it again.
-type taskSig struct {
-	changes, polls, input int
-	sent, acked, refused  bool
-	after                 string
-	outcome               bool
-}
-
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // taskCall reports whether a call of tool t is sent as a task: in the

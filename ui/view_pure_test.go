@@ -12,6 +12,7 @@ import (
 	"charm.land/bubbles/v2/viewport"
 
 	"inflight/event"
+	"inflight/ui/detail"
 	"inflight/wire"
 )
 
@@ -85,8 +86,10 @@ func TestDeepDiffSeesChanges(t *testing.T) {
 		change func()
 	}{
 		{"list offset", func() { h.m.list.offset++ }},
-		{"viewport height", func() { h.m.detail.vp.SetHeight(h.m.detail.vp.Height() + 1) }},
-		{"viewport scroll", func() { h.m.detail.vp.ScrollDown(1) }},
+		{"viewport height", func() {
+			h.m.detail = h.m.detail.Layout(h.m.env(), detail.Input{Dark: h.m.dark, Chop: h.m.pager.chop}, h.m.width, h.m.bodyHeight()+1)
+		}},
+		{"viewport scroll", func() { h.m.detail, _ = h.m.detail.Update(h.m.env(), keyMsg("down")) }},
 		{"filter width", func() { h.m.logv = h.m.logv.Layout(h.m.env(), 3, 24) }},
 		{"a request in the tracker", func() { h.m.tracker.At(0).Notifications++ }},
 		{"a cache entry", func() { h.m.summaries[wire.IntID(999)] = "x" }},

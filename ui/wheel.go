@@ -37,7 +37,7 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		m.logv, act = m.logv.Update(m.env(), msg)
 		return m.logAction(msg, act)
 	case keymap.ModeDetail:
-		m.detail.vp, cmd = m.detail.vp.Update(msg)
+		cmd = m.detailWheel(msg)
 	case keymap.ModeAuth:
 		m.auth = m.auth.Wheel(m.env(), d)
 	case keymap.ModeStderr:

@@ -1,0 +1,302 @@
+package detail
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"inflight/event"
+	"inflight/session"
+	"inflight/ui/look"
+	"inflight/ui/screen"
+	"inflight/wire"
+)
+
+// body is the scrollable part: what the request became (its task, its
+// conversation, its log lines), the raw JSON of the request and of the
+// response (or the late response), a subscription's updates and the
+// violations.
+func (m *Model) body(env screen.Env, r *session.Request) string {
+	st := env.Styles
+	var b strings.Builder
+	if r.Task != nil {
+		// The task is what the request became: first.
+		writeTask(&b, env, r)
+		b.WriteString("\n")
+	}
+	if r.Conv != nil && (len(r.Conv.Rounds) > 0 || len(r.Conv.ServerRequests) > 0) {
+		writeConversation(&b, env, r)
+		b.WriteString("\n")
+	}
+	if r.Conv != nil && (r.Conv.LogCount > 0 || r.Conv.LogLevel != "") {
+		writeLogs(&b, env, r)
+		b.WriteString("\n")
+	}
+	writePayloads(&b, env, r)
+	if r.IsListen() {
+		m.writeUpdates(&b, env, r)
+	}
+	if vs := env.Tracker.Violations().ForRequest(r.ID); len(vs) > 0 {
+		b.WriteString("\n")
+		b.WriteString(st.Bold.Render("VIOLATIONS"))
+		b.WriteByte('\n')
+		for _, v := range vs {
+			b.WriteString(st.Flag.Render("⚠ "+v.Code) + "  " + env.Line(v.Detail) + "\n")
+			if len(v.Raw) > 0 {
+				b.WriteString(st.Dim.Render("  "+env.Line(string(v.Raw))) + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// writePayloads is the raw JSON of the request and of its response, under
+// a title that says what the response was.
+func writePayloads(b *strings.Builder, env screen.Env, r *session.Request) {
+	st := env.Styles
+	section := func(title string) {
+		b.WriteString(st.Bold.Render(title))
+		b.WriteByte('\n')
+	}
+	section("REQUEST")
+	if raw, ok := env.Tracker.RawRequest(r.ID); ok {
+		b.WriteString(look.PrettyJSON(raw, env.Block))
+	} else {
+		b.WriteString(st.Dim.Render("(no longer in the bounded store)"))
+	}
+	b.WriteString("\n\n")
+	raw, haveResponse := env.Tracker.RawResponse(r.ID)
+	switch {
+	case r.Task != nil:
+		section("RESPONSE (the task handle)")
+	case r.Late.Response && r.Late.Crossed:
+		section("RESPONSE THAT CROSSED THE CANCEL (sent before the server could see it; " + look.LateFate(r) + ")")
+	case r.Late.Response:
+		section("LATE RESPONSE (arrived after the cancel; " + look.LateFate(r) + ")")
+	case !haveResponse && r.LocalError != "":
+		// No response: what inflight saw itself went wrong.
+		section("ERROR (seen by inflight; the server sent no response)")
+	default:
+		section("RESPONSE")
+	}
+	switch {
+	case haveResponse:
+		b.WriteString(look.PrettyJSON(raw, env.Block))
+	case r.LocalError != "":
+		b.WriteString(st.Failed.Render(env.Block(r.LocalError)))
+	default:
+		b.WriteString(st.Dim.Render("(none)"))
+	}
+	b.WriteString("\n")
+}
+
+// writeUpdates lists a subscription's updates: when each came, and what it
+// said, as the protocol log keeps them (the last maxTrailUpdates).
+func (m *Model) writeUpdates(b *strings.Builder, env screen.Env, r *session.Request) {
+	st := env.Styles
+	tr := &m.trail
+	if tr.id != r.ID {
+		return
+	}
+	b.WriteString("\n")
+	head := fmt.Sprintf("UPDATES (%d received", r.Notifications)
+	if n := r.Late.NotificationsAfterCancel + r.Late.NotificationsCrossed; n > 0 {
+		head += fmt.Sprintf(", %d after the cancel", n)
+	}
+	if shown := len(tr.updates); shown < tr.updatesSeen || tr.updatesSeen < r.Notifications {
+		head += fmt.Sprintf("; the last %d the log keeps", shown)
+	}
+	b.WriteString(st.Bold.Render(head+")") + "\n")
+	if len(tr.updates) == 0 {
+		b.WriteString(st.Dim.Render("(none yet)") + "\n")
+		return
+	}
+	for _, u := range tr.updates {
+		line := fmt.Sprintf("%-8s %s  %s", look.Ago(u.at.Sub(startOf(r))), u.at.Format("15:04:05.000"), env.Line(u.text))
+		switch u.verdict {
+		case session.VerdictLate:
+			line = st.Flag.Render("⚑ late "+look.Ago(u.after)) + "  " + line
+		case session.VerdictCrossed:
+			line = st.Dim.Render("crossed the cancel "+look.Ago(u.after)) + "  " + line
+		}
+		b.WriteString(line + "\n")
+	}
+}
+
+// writeTask is the body's TASK section: every status change, where it
+// came from, the cancel and its acknowledgement, and the outcome.
+func writeTask(b *strings.Builder, env screen.Env, r *session.Request) {
+	st := env.Styles
+	tk := r.Task
+	head := fmt.Sprintf("TASK %s (%d %s", env.Line(tk.ID), tk.Polls, look.CountNoun(tk.Polls, "poll", "polls"))
+	if tk.HistoryDropped > 0 {
+		head += fmt.Sprintf("; %d later status changes not kept", tk.HistoryDropped)
+	}
+	b.WriteString(st.Bold.Render(head+")") + "\n")
+	if tk.AfterCancelHandle {
+		b.WriteString(st.Flag.Render("⚑ the task handle came after the request was cancelled: the task was cancelled with tasks/cancel too") + "\n")
+	}
+	for _, l := range taskLines(env, tk) {
+		b.WriteString(fmt.Sprintf("%-8s %s  %s\n", look.Ago(l.at.Sub(startOf(r))), l.at.Format("15:04:05.000"), l.text))
+	}
+	if tk.EndedAfterCancel != "" {
+		b.WriteString(st.Flag.Render(fmt.Sprintf("⚑ %s after tasks/cancel (+%s): its outcome is kept below as late, never a success", env.Line(tk.EndedAfterCancel), look.Dur(tk.AfterCancel))) + "\n")
+	}
+	if tk.InputRequests != "" && tk.Status == wire.TaskInputRequired {
+		b.WriteString("\n" + st.Bold.Render("WHAT THE SERVER ASKS FOR (inputRequests; answering is not supported yet)") + "\n")
+		b.WriteString(look.PrettyJSON([]byte(tk.InputRequests), env.Block) + "\n")
+	}
+	if raw, isErr, ok := env.Tracker.TaskOutcome(r.ID); ok {
+		title := "TASK RESULT"
+		switch {
+		case tk.EndedAfterCancel != "":
+			title = "TASK RESULT AFTER tasks/cancel (late; ignored)"
+		case isErr:
+			title = "TASK ERROR"
+		}
+		b.WriteString("\n" + st.Bold.Render(title) + "\n")
+		b.WriteString(look.PrettyJSON(raw, env.Block) + "\n")
+	}
+}
+
+// taskLine is one line of a task's history.
+type taskLine struct {
+	at   time.Time
+	text string
+}
+
+// taskLines are a task's status changes and its cancel, in time order: a
+// status change and the cancel interleave.
+func taskLines(env screen.Env, tk *session.Task) []taskLine {
+	var lines []taskLine
+	for _, c := range tk.History {
+		t := fmt.Sprintf("%-14s (%s)", env.Line(c.Status), c.Via)
+		if c.Message != "" {
+			t += fmt.Sprintf(" %q", env.Line(c.Message))
+		}
+		lines = append(lines, taskLine{c.At, t})
+	}
+	if !tk.CancelSentAt.IsZero() {
+		lines = append(lines, taskLine{tk.CancelSentAt, "tasks/cancel sent"})
+	}
+	if !tk.CancelAckAt.IsZero() {
+		lines = append(lines, taskLine{tk.CancelAckAt, "tasks/cancel acknowledged"})
+	}
+	if tk.CancelError != nil {
+		lines = append(lines, taskLine{tk.CancelSentAt, fmt.Sprintf("tasks/cancel refused: error %d %s", tk.CancelError.Code, env.Line(tk.CancelError.Message))})
+	}
+	for i := 1; i < len(lines); i++ {
+		for j := i; j > 0 && lines[j].at.Before(lines[j-1].at); j-- {
+			lines[j], lines[j-1] = lines[j-1], lines[j]
+		}
+	}
+	return lines
+}
+
+// writeConversation is the body's CONVERSATION section: every round with
+// its ID, what was asked and answered (requestState only as opaque
+// bytes), and the legacy server's own requests with their fate.
+func writeConversation(b *strings.Builder, env screen.Env, r *session.Request) {
+	st := env.Styles
+	c := r.Conv
+	// Times from the request's start (its first round), where ELAPSED
+	// counts from.
+	start := r.Created
+	at := func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return look.Ago(t.Sub(start))
+	}
+	if n := len(c.Rounds); n > 0 {
+		b.WriteString(st.Bold.Render(fmt.Sprintf("CONVERSATION (%d %s)", n, look.CountNoun(n, "round", "rounds"))) + "\n")
+		for i, rd := range c.Rounds {
+			writeRound(b, env, i, rd, at)
+		}
+		if c.Stopped != "" {
+			b.WriteString(st.Warn.Render("  "+env.Line(c.Stopped)) + "\n")
+		}
+	}
+	if len(c.ServerRequests) > 0 {
+		b.WriteString(st.Bold.Render("THE SERVER'S REQUESTS") + "\n")
+		if n := c.ServerRequestsDropped; n > 0 {
+			b.WriteString(st.Dim.Render(fmt.Sprintf("  … %d older ones that had ended are not kept; these %d are the open ones and the newest", n, len(c.ServerRequests))) + "\n")
+		}
+		for _, s := range c.ServerRequests {
+			fate := "waiting for you"
+			if !s.Open() {
+				fate = strings.ReplaceAll(s.State.String(), "_", " ") + " " + at(s.Ended)
+			}
+			b.WriteString(fmt.Sprintf("  ↘ %s  id %s  %s · %s\n", env.Line(s.Method), env.Line(s.ID.String()), at(s.At), fate))
+		}
+	}
+}
+
+// writeRound is round i of a conversation: its ID, when it was sent and
+// what it came to, what it asked, and how it was answered.
+func writeRound(b *strings.Builder, env screen.Env, i int, rd session.Round, at func(time.Time) string) {
+	st := env.Styles
+	line := fmt.Sprintf("round %d  #%s  sent %s", i+1, env.Line(rd.ID.String()), at(rd.Began))
+	if !rd.ResponseAt.IsZero() {
+		line += fmt.Sprintf(" → %s %s", look.StateName(rd.Outcome), at(rd.ResponseAt))
+	} else if rd.Outcome.IsFinal() {
+		line += " → " + look.StateName(rd.Outcome)
+	}
+	b.WriteString("  " + line + "\n")
+	for _, q := range rd.Asked {
+		b.WriteString(st.Dim.Render("      asked "+env.Line(q.Key)+": ") + look.QuestionText(q.Method, q.Params, env.Line) + "\n")
+	}
+	if len(rd.RequestState) > 0 {
+		b.WriteString(st.Dim.Render(fmt.Sprintf("      requestState: %d opaque bytes, echoed as they came", len(rd.RequestState))) + "\n")
+	}
+	if !rd.AnsweredAt.IsZero() {
+		keys := make([]string, 0, len(rd.Answers))
+		for k, v := range rd.Answers {
+			keys = append(keys, env.Line(k)+" "+look.AnswerWord(v))
+		}
+		sort.Strings(keys)
+		b.WriteString(st.Dim.Render("      answered "+at(rd.AnsweredAt)+": ") + strings.Join(keys, ", ") + "\n")
+	}
+}
+
+// writeLogs lists the request's log lines: when each came (from the
+// request's start), its level, logger and data.
+func writeLogs(b *strings.Builder, env screen.Env, r *session.Request) {
+	c := r.Conv
+	if c == nil || (c.LogCount == 0 && c.LogLevel == "") {
+		return
+	}
+	st := env.Styles
+	line := env.Line
+	title := fmt.Sprintf("LOGS (%d %s", c.LogCount, look.CountNoun(c.LogCount, "line", "lines"))
+	if c.LogLevel != "" {
+		title += ", asked at " + line(c.LogLevel)
+	} else if info, _ := env.Tracker.Conn(); info.Era == event.EraModern {
+		title += "; the request asked for none"
+	}
+	title += ")"
+	b.WriteString(st.Bold.Render(title) + "\n")
+	if c.LogCount == 0 {
+		b.WriteString(st.Dim.Render("  (none yet)") + "\n")
+		return
+	}
+	// The loggers' column is as wide as the widest of them.
+	loggers := 0
+	for _, l := range c.Logs {
+		loggers = max(loggers, ansi.StringWidth(line(look.ClipRunes(l.Logger, 24))))
+	}
+	for _, l := range c.Logs {
+		text := fmt.Sprintf("  %-7s %-9s", look.Ago(l.At.Sub(r.Created)), line(look.ClipRunes(l.Level, 9)))
+		if loggers > 0 {
+			lg := line(look.ClipRunes(l.Logger, 24))
+			text += " " + lg + strings.Repeat(" ", loggers-ansi.StringWidth(lg))
+		}
+		b.WriteString(st.Dim.Render(text) + "  " + line(l.Data) + "\n")
+	}
+	if more := c.LogCount - len(c.Logs); more > 0 {
+		b.WriteString(st.Dim.Render(fmt.Sprintf("  … %d more not kept (the first %d are)", more, len(c.Logs))) + "\n")
+	}
+}
