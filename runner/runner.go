@@ -29,7 +29,9 @@ import (
 
 // Options configure a headless connection.
 type Options struct {
-	// Policy of the tracker.
+	// Policy of the tracker. The client reads a legacy HTTP stream for
+	// the late window of the request it carries (session.Request's), so
+	// LateWindow is set here only.
 	Timeout         time.Duration
 	MaxTimeout      time.Duration
 	ResetOnProgress bool
@@ -131,7 +133,6 @@ func Dial(ctx context.Context, t target.Target, opts Options) (*Conn, error) {
 
 // dial is Dial with the client's configuration made.
 func dial(ctx context.Context, cfg client.Config, opts Options) (*Conn, error) {
-	cfg.LateWindow = opts.LateWindow
 	if opts.ServerRequests != nil {
 		cfg.ServerRequests = opts.ServerRequests
 	}

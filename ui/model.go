@@ -725,7 +725,7 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 	}
 	m.afterChange()
 	conn, gen := m.conn, m.connGen
-	req := client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: opts.LateWindow}
+	req := client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: r.LateWindow}
 	return func() tea.Msg {
 		if err := conn.Send(context.Background(), req); err != nil {
 			return sendFailedMsg{gen: gen, id: req.ID, err: err}
