@@ -52,7 +52,7 @@ func TestCallSummarySaysHowLongItWatched(t *testing.T) {
 				tr.Apply(event.Event{Kind: event.Received, Time: cancelAt.Add(d), Raw: raw, Msg: msg, Progress: &p})
 			}
 			end := cancelAt.Add(tc.end)
-			tr.Expire(end)
+			tr.Due(end)
 			var out bytes.Buffer
 			printCallSummary(&out, ReportOf(info, tr, r, nil, end), redact.New(nil, nil, ""))
 			for _, w := range tc.want {

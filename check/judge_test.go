@@ -61,7 +61,7 @@ func judge(t *testing.T, sc judgeScript) map[string]Finding {
 	for _, a := range in {
 		at := t0.Add(a.at)
 		if atEnd == nil && at.After(watchEnd) {
-			tr.Expire(watchEnd)
+			tr.Due(watchEnd)
 			snap := r.Late
 			atEnd = &snap
 		}
@@ -78,7 +78,7 @@ func judge(t *testing.T, sc judgeScript) map[string]Finding {
 		}
 		tr.Apply(ev)
 	}
-	tr.Expire(watchEnd)
+	tr.Due(watchEnd)
 	if atEnd == nil {
 		snap := r.Late
 		atEnd = &snap

@@ -213,9 +213,6 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 	if err != nil {
 		return nil, err
 	}
-	if opts.LateWindow > 0 {
-		cfg.LateWindow = opts.LateWindow
-	}
 	trackerCfg := session.DefaultConfig()
 	if opts.Timeout > 0 {
 		trackerCfg.DefaultTimeout = opts.Timeout

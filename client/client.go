@@ -16,6 +16,7 @@ import (
 
 	"inflight/event"
 	"inflight/oauth"
+	"inflight/session"
 	"inflight/wire"
 )
 
@@ -62,9 +63,6 @@ type Config struct {
 	// answer a tools/call with a task (the session follows it).
 	NoTasks bool
 
-	// LateWindow is how long a legacy HTTP response stream is kept open after
-	// notifications/cancelled to see what the server still sends. Default 5s.
-	LateWindow time.Duration
 	// RoundTrips is how many plain requests Connect times once connected (a
 	// ping in the legacy era, server/discover in the modern one), reported
 	// as event.RoundTrip: the tracker judges what crossed a cancel by the
@@ -154,9 +152,6 @@ func (c *Config) setDefaults() {
 	if c.ClientVersion == "" {
 		c.ClientVersion = "0.1.0"
 	}
-	if c.LateWindow <= 0 {
-		c.LateWindow = 5 * time.Second
-	}
 	c.RoundTrips = max(c.RoundTrips, 0)
 	if c.ProbeTimeout <= 0 {
 		c.ProbeTimeout = 3 * time.Second
@@ -188,9 +183,11 @@ type Request struct {
 	Params json.RawMessage
 	// ProgressToken, when set, is put in _meta.progressToken.
 	ProgressToken wire.ID
-	// LateWindow replaces Config.LateWindow for this request: how long a
-	// legacy HTTP response stream is read after its cancel (or after its
-	// response, when the server keeps it open) before it is closed.
+	// LateWindow is how long a legacy HTTP response stream is read after
+	// its cancel (or after its response, when the server keeps it open)
+	// before it is closed: the tracker's request's (session.Request's
+	// LateWindow), so that the client stops reading when the tracker stops
+	// watching. Zero is session.DefaultLateWindow.
 	LateWindow time.Duration
 }
 
@@ -267,8 +264,8 @@ type flight struct {
 	cancelDone chan struct{}
 	signal     event.CancelSignal
 	cancelErr  error
-	// lateWindow is the request's own late window (Request.LateWindow, else
-	// Config.LateWindow).
+	// lateWindow is the request's late window (Request.LateWindow, else
+	// session.DefaultLateWindow).
 	lateWindow time.Duration
 }
 
@@ -1409,7 +1406,7 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 	// of one ID cannot both pass it.
 	f := &flight{method: r.Method, lateWindow: r.LateWindow}
 	if f.lateWindow <= 0 {
-		f.lateWindow = c.cfg.LateWindow
+		f.lateWindow = session.DefaultLateWindow
 	}
 	c.flights[r.ID] = f
 	c.mu.Unlock()
@@ -1457,7 +1454,8 @@ func (c *Client) Send(ctx context.Context, r Request) error {
 //   - stdio: notifications/cancelled {requestId, reason};
 //   - modern Streamable HTTP: the request's SSE stream is closed, nothing is sent;
 //   - legacy Streamable HTTP: notifications/cancelled is POSTed with the
-//     session, and the stream is read for LateWindow before it is closed.
+//     session, and the stream is read for the request's LateWindow before
+//     it is closed.
 //
 // Cancel never sends anything for a request that is not in flight (it
 // returns ErrNotInFlight, also once the response has been read), never
@@ -1531,7 +1529,7 @@ func (c *Client) endFlight(id wire.ID, f *flight) {
 func (c *Client) purgeCancelled(now time.Time) {
 	c.mu.Lock()
 	for id, f := range c.flights {
-		if f.cancelled && now.Sub(f.at) > 10*max(f.lateWindow, c.cfg.LateWindow) {
+		if f.cancelled && now.Sub(f.at) > 10*f.lateWindow {
 			delete(c.flights, id)
 		}
 	}

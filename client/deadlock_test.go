@@ -44,7 +44,6 @@ func pingFloodThenCancel(t *testing.T, cfg client.Config) {
 	cfg.EventBuffer = 16
 	cfg.WriteTimeout = 500 * time.Millisecond
 	cfg.ShutdownWait = 200 * time.Millisecond
-	cfg.LateWindow = 100 * time.Millisecond
 	c, err := client.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +102,7 @@ func pingFloodThenCancel(t *testing.T, cfg client.Config) {
 	go func() {
 		_, err := c.Connect(ctx)
 		if err == nil {
-			err = c.Send(ctx, client.Request{ID: wire.IntID(1), Method: wire.MethodToolsCall, Params: toolCall(hostile.ToolName, nil)})
+			err = c.Send(ctx, client.Request{ID: wire.IntID(1), Method: wire.MethodToolsCall, Params: toolCall(hostile.ToolName, nil), LateWindow: 100 * time.Millisecond})
 		}
 		connected <- err
 	}()

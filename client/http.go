@@ -18,6 +18,7 @@ import (
 
 	"inflight/event"
 	"inflight/oauth"
+	"inflight/session"
 	"inflight/wire"
 )
 
@@ -61,7 +62,7 @@ type httpStream struct {
 	// headers: the server's response headers arrived (see waitingFor).
 	headers atomic.Bool
 	// lateWindow is how long the stream is read after a legacy cancel (the
-	// request's own, else the client's).
+	// request's, see Request.LateWindow).
 	lateWindow time.Duration
 }
 
@@ -226,8 +227,10 @@ func (t *httpTransport) send(ctx context.Context, out outgoing) error {
 		return ErrClosed
 	}
 	sctx, abort := context.WithCancel(t.ctx)
-	st := &httpStream{id: out.id, modern: out.modern, abort: abort, lateWindow: t.c.cfg.LateWindow}
-	if out.flight != nil && out.flight.lateWindow > 0 {
+	// The client's own requests (the handshake, its pings) have no
+	// flight, and the default window.
+	st := &httpStream{id: out.id, modern: out.modern, abort: abort, lateWindow: session.DefaultLateWindow}
+	if out.flight != nil {
 		st.lateWindow = out.flight.lateWindow
 	}
 	t.streams[out.id] = st

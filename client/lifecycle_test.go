@@ -72,7 +72,7 @@ func TestDuplicateIDInFlight(t *testing.T) {
 // one got exactly the era's signal.
 func TestConcurrentSendCancel(t *testing.T) {
 	const workers, perWorker = 8, 4
-	run := func(t *testing.T, cfg client.Config, want event.CancelSignal) {
+	run := func(t *testing.T, cfg client.Config, late time.Duration, want event.CancelSignal) {
 		c, rec, _ := connectClient(t, cfg)
 		var wg sync.WaitGroup
 		errs := make(chan error, workers*perWorker)
@@ -88,7 +88,7 @@ func TestConcurrentSendCancel(t *testing.T) {
 					if quick {
 						args = map[string]any{"seconds": 0.05, "steps": 1}
 					}
-					if err := c.Send(context.Background(), client.Request{ID: id, Method: wire.MethodToolsCall, Params: toolCall("slow", args), ProgressToken: id}); err != nil {
+					if err := c.Send(context.Background(), client.Request{ID: id, Method: wire.MethodToolsCall, Params: toolCall("slow", args), ProgressToken: id, LateWindow: late}); err != nil {
 						errs <- err
 						return
 					}
@@ -121,14 +121,14 @@ func TestConcurrentSendCancel(t *testing.T) {
 	}
 	t.Run("stdio", func(t *testing.T) {
 		pipes, _ := demoStdio(t)
-		run(t, client.Config{Pipes: pipes}, event.SignalNotification)
+		run(t, client.Config{Pipes: pipes}, 0, event.SignalNotification)
 	})
 	t.Run("modern http", func(t *testing.T) {
 		srv, _ := demoHTTP(t)
-		run(t, client.Config{URL: srv.URL}, event.SignalStreamClosed)
+		run(t, client.Config{URL: srv.URL}, 0, event.SignalStreamClosed)
 	})
 	t.Run("legacy http", func(t *testing.T) {
 		srv, _ := demoHTTP(t)
-		run(t, client.Config{URL: srv.URL, ProtocolVersion: wire.Version20251125, LateWindow: 100 * time.Millisecond, ShutdownWait: 300 * time.Millisecond}, event.SignalNotification)
+		run(t, client.Config{URL: srv.URL, ProtocolVersion: wire.Version20251125, ShutdownWait: 300 * time.Millisecond}, 100*time.Millisecond, event.SignalNotification)
 	})
 }

@@ -546,7 +546,7 @@ func TestHTTPLegacyNoResumeAfterCancel(t *testing.T) {
 	}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	c, rec, _ := connectClient(t, client.Config{URL: srv.URL, LateWindow: 5 * time.Second})
+	c, rec, _ := connectClient(t, client.Config{URL: srv.URL})
 	id := send(t, c, 1, wire.MethodToolsCall, toolCall("x", nil))
 	rec.wait(t, "progress", progressFor(id))
 	if sig, err := c.Cancel(id, "stop"); sig != event.SignalNotification || err != nil {

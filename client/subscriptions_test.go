@@ -287,7 +287,7 @@ func TestListenStdioDemo(t *testing.T) {
 		t.Fatalf("listen %s is %s (cancel %+v), want cancel_requested by notifications/cancelled", id, r.State, r.Cancel)
 	}
 	// Nothing came: the tracker settles it when the late window is over.
-	lr.tr.Expire(lr.get(id).Cancel.SettleBy)
+	lr.tr.Due(lr.get(id).Cancel.SettleBy)
 	if r := lr.get(id); r.State != session.StateCancelled {
 		t.Errorf("listen %s is %s after the late window, want cancelled", id, r.State)
 	}

@@ -118,7 +118,7 @@ func (r *recorder) run() {
 		r.recordAll(ls)
 		clear(ls) // the lines' bytes go now, not when the slot is reused
 		buf = ls
-		r.expire(time.Now())
+		r.due(time.Now())
 		if closed && len(ls) == 0 {
 			r.flush()
 			return
@@ -317,13 +317,17 @@ func (r *recorder) flush() {
 	}
 }
 
-// expire settles the host's cancels whose late window has passed (the
-// tracker never cancels a host's request itself).
-func (r *recorder) expire(now time.Time) {
+// due settles the host's cancels whose late window has passed, and judges
+// a closed stream the host did not resume in time (session.Tracker.Due).
+// It sends nothing, and the tracker asks for nothing: it observes (Observe)
+// a host's traffic, so the requests, their timeouts, their cancels and
+// their tasks' polls are the host's, and its Due has no Cancels or
+// Requests.
+func (r *recorder) due(now time.Time) {
 	if _, ok := r.tr.NextDeadline(); !ok {
 		return
 	}
-	_, changes := r.tr.Expire(now)
+	changes := r.tr.Due(now).Changes
 	if len(changes) > 0 {
 		note := trace.NoteLateWindowOver
 		for _, ch := range changes {

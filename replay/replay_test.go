@@ -329,7 +329,7 @@ func TestReplayTaskPollsCompactly(t *testing.T) {
 	ms := 5
 	poll := func(status, extra string) {
 		ms += 102
-		for _, c := range tr.TaskRequests(at(ms)) {
+		for _, c := range tr.Due(at(ms)).Requests {
 			apply(event.Event{Kind: event.Sent, RequestID: c.ID}, wire.Request(c.ID, c.Method, wire.TaskParams("t-1")), ms)
 			if c.Method == wire.MethodTasksGet {
 				apply(event.Event{Kind: event.Received}, wire.ResultResponse(c.ID, json.RawMessage(`{"resultType":"complete",`+task(status)+extra+`}`)), ms+1)
@@ -390,7 +390,7 @@ func TestReplayTaskLastStatusFromCancelResult(t *testing.T) {
 	var afterCancel bool
 	step := func() {
 		ms += 102
-		for _, c := range tr.TaskRequests(at(ms)) {
+		for _, c := range tr.Due(at(ms)).Requests {
 			apply(event.Event{Kind: event.Sent, RequestID: c.ID}, wire.Request(c.ID, c.Method, wire.TaskParams("t-1")), ms)
 			status := "working"
 			if c.Method == wire.MethodTasksCancel {

@@ -29,7 +29,9 @@ import (
 
 // Options configure a headless connection.
 type Options struct {
-	// Policy of the tracker.
+	// Policy of the tracker. The client reads a legacy HTTP stream for
+	// the late window of the request it carries (session.Request's), so
+	// LateWindow is set here only.
 	Timeout         time.Duration
 	MaxTimeout      time.Duration
 	ResetOnProgress bool
@@ -131,7 +133,6 @@ func Dial(ctx context.Context, t target.Target, opts Options) (*Conn, error) {
 
 // dial is Dial with the client's configuration made.
 func dial(ctx context.Context, cfg client.Config, opts Options) (*Conn, error) {
-	cfg.LateWindow = opts.LateWindow
 	if opts.ServerRequests != nil {
 		cfg.ServerRequests = opts.ServerRequests
 	}
@@ -272,16 +273,21 @@ func (cn *Conn) Begin(ctx context.Context, method string, params json.RawMessage
 	if cn.trace != nil {
 		_ = cn.trace.State(now, r, r.State, r.State)
 	}
-	err := cn.c.Send(ctx, client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken})
+	err := cn.sendRequest(ctx, client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: r.LateWindow})
+	return r, err
+}
+
+// sendRequest has the client send a tracked request, and fails it in the
+// tracker at once when the client could not: the tracker learns about
+// failures from client events only, and this one happened before the
+// request reached the client, so it is reported to it the same way.
+func (cn *Conn) sendRequest(ctx context.Context, req client.Request) error {
+	err := cn.c.Send(ctx, req)
 	if err != nil {
-		// The tracker learns about failures from client events only; this
-		// one happened before the request reached the client, so it is
-		// reported to it the same way.
-		cn.apply(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: r.ID, Err: err,
+		cn.apply(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: req.ID, Err: err,
 			LostConnection: errors.Is(err, client.ErrClosed)})
-		return r, err
 	}
-	return r, nil
+	return err
 }
 
 // Cancel records the intent to cancel a request and has the client send
@@ -301,8 +307,9 @@ func (cn *Conn) Cancel(id wire.ID, reason string, cause session.CancelCause) err
 		return nil
 	}
 	if r, ok := cn.tr.Get(id); ok && r.IsTask() {
-		// A task's cancel is tasks/cancel, never the transport's signal.
-		cn.taskWork(now)
+		// A task's cancel is tasks/cancel, never the transport's signal:
+		// the tracker has it due now.
+		cn.due(now)
 		return nil
 	}
 	if r, ok := cn.tr.Get(id); ok {
@@ -323,11 +330,7 @@ func (cn *Conn) Answer(ctx context.Context, id wire.ID, answers map[string]json.
 		return rt, err
 	}
 	cn.changed([]session.Change{rt.Change})
-	err = cn.c.Send(ctx, client.Request{ID: rt.ID, Method: rt.Method, Params: rt.Params, ProgressToken: rt.ProgressToken})
-	if err != nil {
-		cn.apply(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: rt.ID, Err: err,
-			LostConnection: errors.Is(err, client.ErrClosed)})
-	}
+	err = cn.sendRequest(ctx, client.Request{ID: rt.ID, Method: rt.Method, Params: rt.Params, ProgressToken: rt.ProgressToken, LateWindow: rt.LateWindow})
 	return rt, err
 }
 
@@ -339,21 +342,6 @@ func (cn *Conn) EndConversation(id wire.ID, why string) error {
 		cn.changed([]session.Change{ch})
 	}
 	return err
-}
-
-// taskWork sends the task requests the tracker has due (polls, tasks/result,
-// tasks/cancel), each an ordinary tracked request.
-func (cn *Conn) taskWork(now time.Time) {
-	for _, r := range cn.tr.TaskRequests(now) {
-		if cn.trace != nil {
-			_ = cn.trace.State(now, r, r.State, r.State)
-		}
-		err := cn.c.Send(context.Background(), client.Request{ID: r.ID, Method: r.Method, Params: r.ChildParams})
-		if err != nil {
-			cn.apply(event.Event{Kind: event.RequestFailed, Time: time.Now(), RequestID: r.ID, Err: err,
-				LostConnection: errors.Is(err, client.ErrClosed)})
-		}
-	}
 }
 
 // send has the client send id's cancel signal, and waits for it unless
@@ -375,18 +363,23 @@ func (cn *Conn) send(id wire.ID, reason string) error {
 	}
 }
 
-// expire applies the tracker's deadlines and sends the cancels of the
-// requests whose timeouts expired.
-func (cn *Conn) expire(now time.Time) {
-	expired, changes := cn.tr.Expire(now)
-	// Copy: the cancels below may apply events, which reuse the slice.
-	cn.changed(slices.Clone(changes))
-	for _, x := range expired {
-		if !x.Task {
-			_ = cn.send(x.ID, x.Reason)
-		}
+// due carries out what the tracker has due at now (session.Tracker.Due):
+// it traces the changes, sends the cancels of the requests whose timeouts
+// expired, and sends the task requests begun (polls, tasks/result,
+// tasks/cancel, listens), each an ordinary tracked request.
+func (cn *Conn) due(now time.Time) {
+	d := cn.tr.Due(now)
+	// Copy: the sends below may apply events, which reuse the slice.
+	cn.changed(slices.Clone(d.Changes))
+	for _, x := range d.Cancels {
+		_ = cn.send(x.ID, x.Reason)
 	}
-	cn.taskWork(now)
+	for _, r := range d.Requests {
+		if cn.trace != nil {
+			_ = cn.trace.State(now, r, r.State, r.State)
+		}
+		_ = cn.sendRequest(context.Background(), client.Request{ID: r.ID, Method: r.Method, Params: r.ChildParams, LateWindow: r.LateWindow})
+	}
 }
 
 // WaitResult says why Wait returned.
@@ -473,7 +466,7 @@ func (cn *Conn) Wait(ctx context.Context, done func() bool, deadline time.Time) 
 			// Go 1.23 timers: a stopped or reset timer delivers no stale
 			// value, so this is the one armed above.
 			armed, fired = time.Time{}, true
-			cn.expire(now)
+			cn.due(now)
 		case <-ctx.Done():
 			return WaitInterrupted
 		case <-cn.hurry:

@@ -62,19 +62,19 @@ func TestChangesSayWhatChanged(t *testing.T) {
 		t.Fatalf("unknown ID: %v", got)
 	}
 
-	// Expire reports the cancels to send and every transition it made.
+	// expire reports the cancels to send and every transition it made.
 	h2 := newHarness(t, Config{DefaultTimeout: time.Second}, event.EraLegacy, event.TransportStdio)
 	a := h2.begin(0, wire.MethodToolsCall, tcall)
-	cancels, changes := h2.tr.Expire(ms(1000))
+	cancels, changes := h2.tr.expire(ms(1000))
 	if len(cancels) != 1 || cancels[0].ID != a.ID || cancels[0].Change.To != StateCancelRequested {
-		t.Fatalf("Expire cancels = %+v", cancels)
+		t.Fatalf("expire cancels = %+v", cancels)
 	}
 	if got := kinds(changes); !slices.Equal(got, []string{"state:1:pending>cancel_requested"}) {
-		t.Fatalf("Expire changes = %v", got)
+		t.Fatalf("expire changes = %v", got)
 	}
-	_, changes = h2.tr.Expire(ms(7000))
+	_, changes = h2.tr.expire(ms(7000))
 	if got := kinds(changes); !slices.Equal(got, []string{"state:1:cancel_requested>timed_out"}) {
-		t.Fatalf("Expire settling = %v", got)
+		t.Fatalf("expire settling = %v", got)
 	}
 }
 

@@ -190,10 +190,10 @@ func TestLifecycle(t *testing.T) {
 			script: func(h *harness, r *Request) {
 				h.cancel(100, r, CauseUser)
 				h.cancelSent(100, r, event.SignalNotification)
-				if got, _ := h.tr.Expire(ms(5099)); len(got) != 0 || r.State != StateCancelRequested {
+				if got, _ := h.tr.expire(ms(5099)); len(got) != 0 || r.State != StateCancelRequested {
 					h.t.Fatalf("settled early: %v %v", got, r.State)
 				}
-				h.tr.Expire(ms(5100))
+				h.tr.expire(ms(5100))
 			},
 			want: outcome{state: StateCancelled, ended: 5100, cause: CauseUser, signal: event.SignalNotification},
 		},
@@ -202,7 +202,7 @@ func TestLifecycle(t *testing.T) {
 			script: func(h *harness, r *Request) {
 				h.cancel(100, r, CauseUser)
 				h.cancelSent(100, r, event.SignalNotification)
-				h.tr.Expire(ms(5100))
+				h.tr.expire(ms(5100))
 				h.recv(6000, result(1, complete))
 			},
 			want: outcome{state: StateCancelled, ended: 5100, late: true, afterCancel: 5900 * time.Millisecond,
@@ -254,7 +254,7 @@ func TestLifecycle(t *testing.T) {
 				h.recv(150, progress(1, 20))
 				h.recv(160, progress(1, 30))
 				expect(h.t, "progress value", r.Progress.Value, 10.0)
-				h.tr.Expire(ms(5100))
+				h.tr.expire(ms(5100))
 				h.recv(5200, progress(1, 40))
 			},
 			want: outcome{state: StateCancelled, ended: 5100, progress: 1, lateProgress: 3, flagged: true,
@@ -270,7 +270,7 @@ func TestLifecycle(t *testing.T) {
 				h.recv(105, progress(1, 20))
 				h.recv(109, progress(1, 30))
 				h.recv(110, progress(1, 40))
-				h.tr.Expire(ms(5100))
+				h.tr.expire(ms(5100))
 			},
 			want: outcome{state: StateCancelled, ended: 5100, progress: 1, lateProgress: 1, crossedProg: 2, flagged: true,
 				cause: CauseUser, signal: event.SignalNotification},
@@ -279,12 +279,12 @@ func TestLifecycle(t *testing.T) {
 			name: "timeout then late response stays timed out", era: legacy,
 			cfg: Config{DefaultTimeout: time.Second},
 			script: func(h *harness, r *Request) {
-				got, _ := h.tr.Expire(ms(1000))
+				got, _ := h.tr.expire(ms(1000))
 				if len(got) != 1 || got[0].ID != r.ID || got[0].Reason != "timeout" || got[0].Limit != LimitTimeout {
-					h.t.Fatalf("Expire = %+v", got)
+					h.t.Fatalf("expire = %+v", got)
 				}
 				h.cancelSent(1000, r, event.SignalNotification)
-				h.tr.Expire(ms(6000))
+				h.tr.expire(ms(6000))
 				h.recv(7000, result(1, complete))
 			},
 			want: outcome{state: StateTimedOut, ended: 6000, late: true, afterCancel: 6 * time.Second, flagged: true,
@@ -349,7 +349,7 @@ func TestLifecycle(t *testing.T) {
 			name: "client cancelling on its own is followed", era: modern, transport: stdio,
 			script: func(h *harness, r *Request) {
 				h.cancelSent(100, r, event.SignalNotification)
-				h.tr.Expire(ms(5100))
+				h.tr.expire(ms(5100))
 			},
 			want: outcome{state: StateCancelled, ended: 5100, cause: CauseShutdown, signal: event.SignalNotification},
 		},
@@ -523,7 +523,7 @@ func TestCancelRefusals(t *testing.T) {
 	rf = refusal(h.tr.RequestCancel(id(99), "", CauseUser, ms(400)))
 	expect(t, "unknown", *rf, Refused{Why: RefusedUnknown, ID: id(99)})
 
-	h.tr.Expire(ms(5300))
+	h.tr.expire(ms(5300))
 	rf = refusal(h.tr.RequestCancel(live.ID, "", CauseUser, ms(5400)))
 	expect(t, "after settle", *rf, Refused{Why: RefusedFinal, ID: live.ID, State: StateCancelled, Since: ms(5300)})
 	checkInvariants(t, h.tr)
@@ -540,9 +540,9 @@ func TestInitializeNeverCancelled(t *testing.T) {
 	expect(t, "refused", *rf, Refused{Why: RefusedInitialize, ID: r.ID, State: StatePending})
 	expect(t, "state", r.State, StatePending)
 	other := h.begin(0, wire.MethodToolsList, "")
-	out, _ := h.tr.Expire(r.Timeout.Deadline)
+	out, _ := h.tr.expire(r.Timeout.Deadline)
 	if len(out) != 1 || out[0].ID != other.ID {
-		t.Fatalf("Expire = %+v, want only the tools/list to cancel", out)
+		t.Fatalf("expire = %+v, want only the tools/list to cancel", out)
 	}
 	expect(t, "initialize state", r.State, StateTimedOut)
 	expect(t, "initialize cancel", r.Cancel == nil, true)
@@ -575,7 +575,7 @@ func TestListenLifecycle(t *testing.T) {
 				if _, ok := h.tr.NextDeadline(); ok {
 					h.t.Error("a listening subscription has a deadline")
 				}
-				if got, _ := h.tr.Expire(ms(3600_000)); len(got) != 0 {
+				if got, _ := h.tr.expire(ms(3600_000)); len(got) != 0 {
 					h.t.Errorf("listening subscription expired: %v", got)
 				}
 			},
@@ -612,7 +612,7 @@ func TestListenLifecycle(t *testing.T) {
 				h.cancel(100, r, CauseUser)
 				h.cancelSent(100, r, event.SignalNotification)
 				h.recv(120, subNotification(updated, 1))
-				h.tr.Expire(ms(5100))
+				h.tr.expire(ms(5100))
 			},
 			state: StateCancelled, acked: true, lateNotes: 1,
 		},
@@ -638,10 +638,10 @@ func TestListenLifecycle(t *testing.T) {
 		{
 			name: "unacknowledged listen times out",
 			script: func(h *harness, r *Request) {
-				if got, _ := h.tr.Expire(ms(60_000)); len(got) != 1 {
-					h.t.Fatalf("Expire = %v", got)
+				if got, _ := h.tr.expire(ms(60_000)); len(got) != 1 {
+					h.t.Fatalf("expire = %v", got)
 				}
-				h.tr.Expire(ms(65_000))
+				h.tr.expire(ms(65_000))
 			},
 			state: StateTimedOut,
 		},

@@ -72,7 +72,7 @@ func (t *Tracker) HostClosedStreamIn(id wire.ID, sessionID string, now time.Time
 		}
 		// A host whose network broke resumes the stream (GET with
 		// Last-Event-ID), and the answer comes on the resumed one: only a
-		// host that resumes nothing in the wait gave up on it. Expire
+		// host that resumes nothing in the wait gave up on it. Due
 		// judges it then.
 		if at, ok := t.hostResumes[r.hostSession]; ok && !at.Before(now) {
 			// The host resumed a stream at or after this closure, seen
@@ -123,7 +123,7 @@ func (t *Tracker) HostResumedIn(sessionID string, now time.Time) []Change {
 }
 
 // hostResumeDue flags r, at now, when the wait for the host to resume the
-// stream it closed is over (Expire).
+// stream it closed is over (Due).
 func (t *Tracker) hostResumeDue(r *Request, now time.Time) {
 	if r.hostResumeBy.IsZero() || now.Before(r.hostResumeBy) {
 		return

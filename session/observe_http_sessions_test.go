@@ -26,7 +26,7 @@ func TestObserveHTTPSessionsStatelessLegacyCancel(t *testing.T) {
 	}
 	// Its stream's closure after the cancel is then flagged as one without a cancel.
 	tr.HostClosedStreamIn(wire.IntID(1), "", ms(60))
-	tr.Expire(ms(60 + 6000))
+	tr.expire(ms(60 + 6000))
 	if hostClosedFlagged(tr) {
 		t.Error("flagged host_closed_stream_legacy though the host sent notifications/cancelled")
 	}

@@ -92,7 +92,7 @@ func TestHostClosedStream(t *testing.T) {
 				t.Errorf("flagged at the closure: a legacy host may still resume the stream")
 			}
 			// The wait for a resumption (the late window, 5s) is over.
-			tr.Expire(ms(tc.closeAt + 5000))
+			tr.expire(ms(tc.closeAt + 5000))
 			if got := hostClosedFlagged(tr); got != tc.flagged {
 				t.Errorf("flagged %v once the wait was over, want %v", got, tc.flagged)
 			}
@@ -132,7 +132,7 @@ func TestHostClosedStreamThenResumed(t *testing.T) {
 	}
 	tr.HostResumed(ms(300))
 	tr.Observe(msgEvent(t, event.Received, 400, answer1))
-	tr.Expire(ms(2000))
+	tr.expire(ms(2000))
 	if hostClosedFlagged(tr) {
 		t.Error("a host that resumed within the wait is flagged")
 	}
@@ -141,7 +141,7 @@ func TestHostClosedStreamThenResumed(t *testing.T) {
 	}
 
 	tr = start()
-	tr.Expire(ms(1050))
+	tr.expire(ms(1050))
 	tr.HostResumed(ms(1200))
 	if !hostClosedFlagged(tr) {
 		t.Error("a host that resumed nothing in the wait is not flagged")

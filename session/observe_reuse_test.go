@@ -193,7 +193,7 @@ func TestObserveTwoLegacySessionsAtOnce(t *testing.T) {
 	// A's closure of its own 3 is A's; a closure in session sA of ID 2
 	// (A's, finished) is not B's 2.
 	tr.HostClosedStreamIn(wire.IntID(2), "sA", ms(60))
-	tr.Expire(ms(60 + 5000))
+	tr.expire(ms(60 + 5000))
 	if hostClosedFlagged(tr) {
 		t.Error("a closure in session sA was judged against session sB's request 2")
 	}
@@ -248,7 +248,7 @@ func TestObserveLegacyHostAfterModern(t *testing.T) {
 		{20, "host", hostCall1, 0},
 	})
 	tr.HostClosedStream(wire.IntID(1), ms(30))
-	tr.Expire(ms(30 + 5000))
+	tr.expire(ms(30 + 5000))
 	r, _ := tr.Get(wire.IntID(1))
 	if v := violationCodes(tr); len(v) != 1 || v[0] != ViolationHostClosedStreamLegacy || r.Cancel != nil {
 		t.Errorf("violations %v, request %s cancel %+v; want it flagged %s and left in flight",

@@ -43,7 +43,7 @@ func TestObserveSessionsResumeSeenBeforeClosure(t *testing.T) {
 	// closed at 50; resumed at 150; the closure's line reaches the tracker at 300.
 	tr.HostResumed(ms(150))
 	tr.HostClosedStreamIn(wire.IntID(1), "", ms(50))
-	tr.Expire(ms(50 + 6000))
+	tr.expire(ms(50 + 6000))
 	if hostClosedFlagged(tr) {
 		t.Error("flagged host_closed_stream_legacy though the host resumed a stream 100ms after the closure")
 	}
@@ -60,7 +60,7 @@ func TestObserveSessionsResumeOfAnotherSessionClearsClosure(t *testing.T) {
 	}, []string{"", "", "", "", "sA"})
 	tr.HostClosedStreamIn(wire.IntID(2), "sA", ms(50))
 	tr.HostResumedIn("sB", ms(1000)) // host B's GET with Last-Event-ID
-	tr.Expire(ms(50 + 6000))
+	tr.expire(ms(50 + 6000))
 	if !hostClosedFlagged(tr) {
 		t.Error("A's closure is not flagged: B's resumption cleared it")
 	}
@@ -125,7 +125,7 @@ func TestObserveSessionsModernIDOfLegacyInFlight(t *testing.T) {
 
 // Found in review: a host's tools/call answered with a task handle (legacy: the
 // request carried task) is StateTask; a host request has no deadline
-// (LimitNone, zero time), and Expire's StateTask case takes the zero
+// (LimitNone, zero time), and expire's StateTask case takes the zero
 // deadline as passed: the tracker "times out" the host's task itself.
 func TestObserveSessionsHostTaskTimedOutByTracker(t *testing.T) {
 	const (
@@ -137,7 +137,7 @@ func TestObserveSessionsHostTaskTimedOutByTracker(t *testing.T) {
 	if r.State != StateTask {
 		t.Skipf("state %s: not a task here", r.State)
 	}
-	tr.Expire(ms(30))
+	tr.expire(ms(30))
 	if r.State != StateTask || r.Cancel != nil {
 		t.Errorf("the host's task is %s, cancel %+v: the tracker never cancels a host's request", r.State, r.Cancel)
 	}
@@ -186,8 +186,8 @@ func TestObserveSessionsCancelOfOtherSessionsRetiredID(t *testing.T) {
 }
 
 // Found in review: after a host's task (the tracker begins task work for it: a
-// cancel, a listen) taskDue is set and only TaskRequests clears it, which
-// the proxy never calls: NextDeadline stays in the past, and the proxy's
+// cancel, a listen) taskDue is set and only taskRequests clears it, which
+// an observing tracker's Due never calls: NextDeadline stays in the past, and the proxy's
 // recorder wakes every millisecond for good.
 func TestObserveSessionsHostTaskDeadlineStaysDue(t *testing.T) {
 	const (
@@ -199,10 +199,10 @@ func TestObserveSessionsHostTaskDeadlineStaysDue(t *testing.T) {
 	tr := observeAll(t, []step{{0, "host", hostInit, 0}, {2, "server", serverInit, 0}, {10, "host", taskCall, 0}, {20, "server", handle, 0},
 		{30, "host", call2, 0}, {40, "host", cancel2, 0}})
 	for at := 100; at <= 60000; at += 10000 {
-		tr.Expire(ms(at))
+		tr.Due(ms(at))
 	}
 	if next, ok := tr.NextDeadline(); ok && !next.After(ms(60000)) {
-		t.Errorf("NextDeadline %v, in the past after every Expire up to 60s: the proxy's recorder spins", next.Sub(t0))
+		t.Errorf("NextDeadline %v, in the past after every Due up to 60s: the proxy's recorder spins", next.Sub(t0))
 	}
 }
 

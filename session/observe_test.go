@@ -121,8 +121,8 @@ func TestObserveHostRequests(t *testing.T) {
 					tr.Observe(event.Event{Kind: event.TransportClosed, Time: ms(s.at)})
 					continue
 				case "expire":
-					if cancels, _ := tr.Expire(ms(s.at)); len(cancels) != 0 {
-						t.Fatalf("Expire asked to cancel a host's request: %+v", cancels)
+					if cancels, _ := tr.expire(ms(s.at)); len(cancels) != 0 {
+						t.Fatalf("expire asked to cancel a host's request: %+v", cancels)
 					}
 					continue
 				}

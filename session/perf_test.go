@@ -52,7 +52,7 @@ func TestFinishedRequestFootprint(t *testing.T) {
 		} else {
 			tr.RequestCancel(r.ID, "user", CauseUser, now.Add(time.Second))
 			tr.Apply(event.Event{Kind: event.CancelSent, Time: now.Add(time.Second), RequestID: r.ID, Signal: event.SignalNotification})
-			tr.Expire(now.Add(time.Hour))
+			tr.expire(now.Add(time.Hour))
 		}
 	}
 
@@ -195,7 +195,7 @@ func FuzzApply(f *testing.F) {
 			}
 			tr.Apply(ev)
 		}
-		tr.Expire(t0.Add(time.Hour))
+		tr.expire(t0.Add(time.Hour))
 		checkInvariants(t, tr)
 	})
 }

@@ -122,7 +122,7 @@ type Request struct {
 	// takes a task for it (legacy: a task member; modern: the extension in
 	// its clientCapabilities).
 	taskDeclared bool
-	// closeDue: a task's listen to close at the next Expire (its task
+	// closeDue: a task's listen to close at the next Due (its task
 	// ended, or the server offers no notifications for it).
 	closeDue bool
 	// logProgress counts the progress entries logged one by one;
@@ -167,7 +167,7 @@ type ProgressSample struct {
 
 // Timeout is a request's timeout policy and its deadlines. Deadlines are
 // points in time, not timers: the caller schedules one tick to the nearest
-// (Tracker.NextDeadline) and calls Tracker.Expire.
+// (Tracker.NextDeadline) and calls Tracker.Due.
 type Timeout struct {
 	// Timeout is the per-request timeout.
 	Timeout time.Duration

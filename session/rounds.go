@@ -25,7 +25,7 @@ import (
 // on the wire), and the first round's ID keeps finding it (Get, Index).
 // Between rounds the request is StateWaitingInput. The tracker does no
 // I/O: Answer begins the next round and returns it for the caller to
-// send, as TaskRequests does for a task's polls.
+// send, as Due does for a task's polls.
 //
 // Waiting for the user runs no timer. Nothing is in flight on the wire
 // while the request waits (the round that asked is answered), so there is
@@ -146,6 +146,9 @@ type Retry struct {
 	Params json.RawMessage
 	// Round is the round's number, from 1.
 	Round int
+	// LateWindow is the request's late window, for the client
+	// (client.Request.LateWindow): every round keeps the first's.
+	LateWindow time.Duration
 	// Change is the request's move from waiting_input to pending.
 	Change Change
 }
@@ -396,7 +399,7 @@ func (t *Tracker) Answer(id wire.ID, answers map[string]json.RawMessage, now tim
 	t.raw.put(rawKey{nid, rawRequest}, params)
 	t.setState(r, StatePending, now)
 	return Retry{ID: nid, ProgressToken: r.ProgressToken, Method: r.Method, Params: params, Round: len(c.Rounds),
-		Change: t.changes.buf[len(t.changes.buf)-1]}, nil
+		LateWindow: r.LateWindow, Change: t.changes.buf[len(t.changes.buf)-1]}, nil
 }
 
 // EndConversation ends a request waiting for input as input_required: the

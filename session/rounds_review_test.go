@@ -30,7 +30,7 @@ func TestReview2AdjustTimeoutOnLaterRound(t *testing.T) {
 	if !after.After(before) {
 		t.Errorf("+30s moved round 2's deadline from %v to %v (closer, not later)", before.Sub(t0), after.Sub(t0))
 	}
-	x, _ := h.tr.Expire(ms(at + 2500))
+	x, _ := h.tr.expire(ms(at + 2500))
 	if len(x) != 0 {
 		t.Errorf("lengthening the timeout got round 2 cancelled 2.5s after it was sent: %+v", x)
 	}

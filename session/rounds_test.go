@@ -39,8 +39,8 @@ func TestConversationRounds(t *testing.T) {
 	if _, ok := h.tr.NextDeadline(); ok {
 		t.Error("a request waiting for the user has a deadline; no timer should run while nothing is on the wire")
 	}
-	if x, _ := h.tr.Expire(ms(60_000)); len(x) != 0 {
-		t.Errorf("Expire cancelled %v while the request waited for an answer", x)
+	if x, _ := h.tr.expire(ms(60_000)); len(x) != 0 {
+		t.Errorf("expire cancelled %v while the request waited for an answer", x)
 	}
 	asked, state := r.Asked()
 	if len(asked) != 1 || asked[0].Key != "confirm" || asked[0].Method != wire.MethodElicitationCreate {
@@ -185,7 +185,7 @@ func TestConversationEnds(t *testing.T) {
 					h.t.Fatalf("cancel %+v %v, want round 2 cancel_requested", ch, err)
 				}
 				h.cancelSent(151, r, event.SignalNotification)
-				h.tr.Expire(ms(151 + int(DefaultLateWindow/time.Millisecond)))
+				h.tr.expire(ms(151 + int(DefaultLateWindow/time.Millisecond)))
 			}},
 			state: StateCancelled, rounds: 2, cancelled: true},
 	}

@@ -46,7 +46,7 @@ func soak(b *testing.B, cfg Config, n int, checkpoints []int) []uint64 {
 			}
 		}
 		if i%1024 == 0 {
-			tr.Expire(now.Add(time.Hour)) // settle the cancels nothing answered
+			tr.expire(now.Add(time.Hour)) // settle the cancels nothing answered
 		}
 		if next < len(checkpoints) && i == checkpoints[next] {
 			var ms runtime.MemStats

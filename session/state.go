@@ -37,7 +37,7 @@ const (
 	StateCancelled
 	// StateTimedOut: cancelled because a timeout expired and the fate is
 	// known; for an initialize, which must never be cancelled, given up on
-	// when its timeout expired, with no cancel sent (see Expire).
+	// when its timeout expired, with no cancel sent (see Due).
 	StateTimedOut
 	// StateEndedByServer: a subscription the server ended (a result for the
 	// listen request, or notifications/cancelled naming it).

@@ -18,7 +18,7 @@ import (
 // (never notifications/cancelled), and it ends when a poll, a status
 // notification or (legacy) tasks/result shows its terminal status.
 //
-// The tracker does no I/O, so it never sends a poll: TaskRequests begins
+// The tracker does no I/O, so it never sends a poll: Due begins
 // the tasks/get, tasks/result and tasks/cancel requests that are due, and
 // the caller sends them like any other request. They are the task's
 // requests (Request.Parent, Request.Role), each an ordinary request with
@@ -171,7 +171,7 @@ type TaskChange struct {
 // Terminal reports whether the task reached a terminal status.
 func (tk *Task) Terminal() bool { return wire.IsTerminalTaskStatus(tk.Status) }
 
-// TaskRequestsBegun counts the task requests TaskRequests began (polls,
+// TaskRequestsBegun counts the task requests Due began (polls,
 // tasks/result, tasks/cancel): zero means no view need look for them.
 func (t *Tracker) TaskRequestsBegun() int { return t.taskChildren }
 
@@ -285,7 +285,7 @@ func (t *Tracker) lateTaskHandle(r *Request, ev *event.Event) {
 func (t *Tracker) due(at time.Time) {
 	if t.observing {
 		// A proxy's tracker sends nothing: a host's task work is the
-		// host's, and a due time nobody clears would keep Expire (and the
+		// host's, and a due time nobody clears would keep Due (and the
 		// recorder's timer) spinning (found in review).
 		return
 	}
@@ -332,10 +332,12 @@ func (r *Request) TTLLeft(now time.Time) (time.Duration, bool) {
 	return max(0, tk.HandleAt.Add(tk.TTL).Sub(now)), true
 }
 
-// nextTaskWork is when TaskRequests next has something to begin for r.
+// nextTaskWork is when taskRequests next has something to begin for r.
 func (r *Request) nextTaskWork() (time.Time, bool) {
 	tk := r.Task
-	if tk == nil {
+	if tk == nil || r.ByHost {
+		// A host's task is polled by the host: a proxy's tracker begins
+		// no task request, so its poll times are no deadline of Due's.
 		return time.Time{}, false
 	}
 	if tk.resultDue && tk.fetching.IsZero() && !tk.resultAt.IsZero() {
@@ -347,13 +349,13 @@ func (r *Request) nextTaskWork() (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// TaskRequests begins the task requests due at now, for the caller to
-// send like any request (with no progress token): a tasks/cancel for a
-// task whose cancel was requested, a tasks/result for a legacy task whose
-// terminal status was seen, and a tasks/get for every task whose poll
-// interval has passed and that has no poll in flight. Each is an ordinary
-// request with its own timeout.
-func (t *Tracker) TaskRequests(now time.Time) []*Request {
+// taskRequests begins the task requests due at now (Due's second part),
+// for the caller to send like any request (with no progress token): a
+// tasks/cancel for a task whose cancel was requested, a tasks/result for a
+// legacy task whose terminal status was seen, and a tasks/get for every
+// task whose poll interval has passed and that has no poll in flight. Each
+// is an ordinary request with its own timeout.
+func (t *Tracker) taskRequests(now time.Time) []*Request {
 	t.taskDue = time.Time{}
 	var out []*Request
 	for i := 0; i < len(t.active); i++ {
@@ -382,7 +384,7 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 		out = append(out, c)
 	}
 	if tk.resultDue && tk.fetching.IsZero() && now.Before(tk.resultAt) {
-		t.due(tk.resultAt) // TaskRequests cleared it: still to do
+		t.due(tk.resultAt) // taskRequests cleared it: still to do
 	}
 	if tk.resultDue && tk.fetching.IsZero() && !now.Before(tk.resultAt) {
 		tk.resultDue = false
@@ -767,7 +769,7 @@ func (t *Tracker) taskListenAcked(c *Request, ev *event.Event, now time.Time) {
 }
 
 // closeTaskListen cancels a task's listen (its task ended, or the server
-// offers no notifications for it); Expire returns it for the caller to
+// offers no notifications for it); Due returns it in Cancels for the caller to
 // send the transport's cancel, as for a timeout.
 func (t *Tracker) closeTaskListen(c *Request, now time.Time) {
 	if c.State.IsFinal() || c.State == StateCancelRequested || c.closeDue {
@@ -775,7 +777,7 @@ func (t *Tracker) closeTaskListen(c *Request, now time.Time) {
 	}
 	c.closeDue = true
 	if t.closeDueAt.IsZero() || now.Before(t.closeDueAt) {
-		// Expire closes it; TaskRequests (which clears taskDue) must not
+		// expire closes it; taskRequests (which clears taskDue) must not
 		// lose it from NextDeadline.
 		t.closeDueAt = now
 	}

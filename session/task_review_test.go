@@ -28,7 +28,7 @@ func TestReviewResultRetryHotLoop(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		h.apply(event.Event{Kind: event.RequestFailed, Time: ms(1030), RequestID: c.ID, Err: errors.New("HTTP 500")})
 		next, ok := h.tr.NextDeadline()
-		again := h.tr.TaskRequests(ms(1030))
+		again := h.tr.taskRequests(ms(1030))
 		if len(again) == 0 {
 			break
 		}
@@ -49,7 +49,7 @@ func TestReviewResultRetryHotLoop(t *testing.T) {
 	h.apply(event.Event{Kind: event.TransportClosed, Time: ms(2000), Err: errors.New("eof")})
 	m := 0
 	for i := 0; i < 50; i++ {
-		again := h.tr.TaskRequests(ms(2000))
+		again := h.tr.taskRequests(ms(2000))
 		if len(again) == 0 {
 			break
 		}
@@ -62,8 +62,8 @@ func TestReviewResultRetryHotLoop(t *testing.T) {
 	}
 }
 
-// Found in review: the task ends inside Expire (TTL, or a settle) after its listen was
-// already visited: closeDue is set, then TaskRequests zeroes taskDue, and
+// Found in review: the task ends inside expire (TTL, or a settle) after its listen was
+// already visited: closeDue is set, then taskRequests zeroes taskDue, and
 // NextDeadline no longer schedules the listen's close.
 func TestReviewListenCloseLostInExpire(t *testing.T) {
 	h := &taskHarness{harness: newHarness(t, Config{PollInterval: 500 * time.Millisecond}, event.EraModern, event.TransportStdio), modern: true}
@@ -74,9 +74,9 @@ func TestReviewListenCloseLostInExpire(t *testing.T) {
 	lid, _ := l.ID.Int()
 	h.recv(20, string(wire.Notification(wire.NotifySubscriptionAck, json.RawMessage(fmt.Sprintf(
 		`{"_meta":{"io.modelcontextprotocol/subscriptionId":%d},"notifications":{"taskIds":["t-1"]}}`, lid)))))
-	// the runner: Expire, then TaskRequests (runner.expire, ui.handleTick)
-	exp, _ := h.tr.Expire(ms(60010))
-	h.tr.TaskRequests(ms(60010))
+	// as Due does: expire, then taskRequests
+	exp, _ := h.tr.expire(ms(60010))
+	h.tr.taskRequests(ms(60010))
 	t.Logf("parent %v; expiries %+v; listen %v closeDue=%v", r.State, exp, l.State, l.closeDue)
 	next, ok := h.tr.NextDeadline()
 	if l.closeDue && (!ok || next.After(ms(60010))) {
@@ -93,12 +93,12 @@ func TestReviewStalePollClearsInflight(t *testing.T) {
 	h.handle(10, r, "t-1")
 	a := h.due(1010)[0]
 	// a times out (30s) and its cancel settles after the late window
-	exp, _ := h.tr.Expire(ms(31010))
+	exp, _ := h.tr.expire(ms(31010))
 	if len(exp) != 1 || exp[0].ID != a.ID {
 		t.Fatalf("exp %+v", exp)
 	}
 	h.cancelSent(31010, a, event.SignalNotification)
-	h.tr.Expire(ms(36010))
+	h.tr.expire(ms(36010))
 	if a.State.IsActive() {
 		t.Fatalf("a %v", a.State)
 	}
@@ -119,9 +119,9 @@ func TestReviewHiddenChildFlagged(t *testing.T) {
 	r := h.call(0, true)
 	h.handle(10, r, "t-1")
 	a := h.due(1010)[0]
-	h.tr.Expire(ms(31010))
+	h.tr.expire(ms(31010))
 	h.cancelSent(31010, a, event.SignalNotification)
-	h.tr.Expire(ms(36010))
+	h.tr.expire(ms(36010))
 	before := h.tr.Counts().Flagged
 	h.answerTask(37020, a, "t-1", wire.TaskWorking, "")
 	t.Logf("Flagged %d -> %d; parent flagged=%v child flagged=%v", before, h.tr.Counts().Flagged, r.flagged, a.flagged)
@@ -144,7 +144,7 @@ func TestReviewCancelAfterTerminalLegacy(t *testing.T) {
 	n, _ := res.ID.Int()
 	h.recv(1040, result(int(n), `{"content":[{"type":"text","text":"done"}]}`))
 	t.Logf("after the result of a task completed before the cancel: %v late=%+v", r.State, r.Late.Response)
-	exp, _ := h.tr.Expire(ms(7000))
+	exp, _ := h.tr.expire(ms(7000))
 	_ = exp
 	t.Logf("final: %v flagged=%v", r.State, r.flagged)
 	if r.State != StateCompleted {

@@ -13,7 +13,7 @@ import (
 )
 
 // taskHarness drives one task-augmented tools/call through the tracker the
-// way a caller does: begin, send with params, then TaskRequests at each
+// way a caller does: begin, send with params, then taskRequests at each
 // tick, sending what it returns.
 type taskHarness struct {
 	*harness
@@ -69,10 +69,10 @@ func (h *taskHarness) handle(at int, r *Request, tid string) {
 	}
 }
 
-// due runs TaskRequests at ms(at), sends what it began and returns it.
+// due runs taskRequests at ms(at), sends what it began and returns it.
 func (h *taskHarness) due(at int) []*Request {
 	h.t.Helper()
-	reqs := h.tr.TaskRequests(ms(at))
+	reqs := h.tr.taskRequests(ms(at))
 	for _, c := range reqs {
 		h.sendRaw(at, c, string(c.ChildParams))
 	}
@@ -121,7 +121,7 @@ func TestTaskLegacyPolledToCompletion(t *testing.T) {
 	}
 	// The server suggested 1s: the configured 0.5s is not used.
 	if got := h.due(900); len(got) != 0 {
-		t.Fatalf("TaskRequests at 0.9s = %v, want nothing before the server's 1s interval", methods(got))
+		t.Fatalf("taskRequests at 0.9s = %v, want nothing before the server's 1s interval", methods(got))
 	}
 	if next, ok := h.tr.NextDeadline(); !ok || !next.Equal(ms(1010)) {
 		t.Errorf("NextDeadline = %v, want the poll at 1.01s", next.Sub(t0))
@@ -333,18 +333,18 @@ func TestTaskLimits(t *testing.T) {
 	r := h.call(0, true)
 	h.handle(10, r, "t-1")
 	p := h.due(1010)
-	exp, _ := h.tr.Expire(ms(1010).Add(DefaultPollTimeout))
-	if len(exp) != 1 || exp[0].ID != p[0].ID || exp[0].Task {
+	exp, _ := h.tr.expire(ms(1010).Add(DefaultPollTimeout))
+	if len(exp) != 1 || exp[0].ID != p[0].ID || exp[0].task {
 		t.Fatalf("the silent poll's expiry: %+v", exp)
 	}
-	h.tr.Expire(ms(1010).Add(DefaultPollTimeout + DefaultLateWindow))
+	h.tr.expire(ms(1010).Add(DefaultPollTimeout + DefaultLateWindow))
 	if p[0].State != StateTimedOut {
 		t.Fatalf("poll %v", p[0].State)
 	}
 	if next := h.due(int((DefaultPollTimeout+DefaultLateWindow)/time.Millisecond) + 2100); len(next) != 1 || next[0].Method != wire.MethodTasksGet {
 		t.Fatalf("after a poll timed out: %v", methods(next))
 	}
-	h.tr.Expire(ms(60010))
+	h.tr.expire(ms(60010))
 	if r.State != StateTimedOut || r.LocalError == "" {
 		t.Fatalf("after the TTL: %v %q", r.State, r.LocalError)
 	}
@@ -354,8 +354,8 @@ func TestTaskLimits(t *testing.T) {
 	h2.tr.Apply(event.Event{Kind: event.Connected, Time: t0, Info: &event.ConnInfo{Era: event.EraModern, Transport: event.TransportStdio}})
 	r2 := h2.call(0, true)
 	h2.handle(10, r2, "m-1")
-	exp, _ = h2.tr.Expire(ms(20000))
-	if len(exp) != 1 || !exp[0].Task || exp[0].Limit != LimitMax || r2.State != StateCancelRequested {
+	exp, _ = h2.tr.expire(ms(20000))
+	if len(exp) != 1 || !exp[0].task || exp[0].Limit != LimitMax || r2.State != StateCancelRequested {
 		t.Fatalf("at the maximum: %+v, state %v", exp, r2.State)
 	}
 	if got := methods(h2.due(20000)); !slices.Contains(got, wire.MethodTasksCancel) {
@@ -407,10 +407,10 @@ func TestTaskListen(t *testing.T) {
 			if r.Task.Listening != offers {
 				t.Fatalf("Listening = %v after an acknowledgement listing %s", r.Task.Listening, agreed)
 			}
-			exp, _ := h.tr.Expire(ms(30))
-			closed := len(exp) == 1 && exp[0].ID == l.ID && !exp[0].Task
+			exp, _ := h.tr.expire(ms(30))
+			closed := len(exp) == 1 && exp[0].ID == l.ID && !exp[0].task
 			if closed == offers {
-				t.Fatalf("Expire %+v: the listen must be closed exactly when the server offers nothing (offered %v)", exp, offers)
+				t.Fatalf("expire %+v: the listen must be closed exactly when the server offers nothing (offered %v)", exp, offers)
 			}
 			if !offers {
 				return
@@ -419,7 +419,7 @@ func TestTaskListen(t *testing.T) {
 			if r.State != StateCompleted || r.Task.History[len(r.Task.History)-1].Via != ViaNotification {
 				t.Fatalf("after notifications/tasks: %v %+v", r.State, r.Task.History)
 			}
-			exp, _ = h.tr.Expire(ms(410))
+			exp, _ = h.tr.expire(ms(410))
 			if len(exp) != 1 || exp[0].ID != l.ID {
 				t.Fatalf("the task ended but its listen was not closed: %+v", exp)
 			}

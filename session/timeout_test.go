@@ -19,7 +19,7 @@ func TestRemaining(t *testing.T) {
 		reset    *bool
 		progress []int // ms at which progress arrives
 		probes   []probe
-		expireAt int // first instant Expire cancels it
+		expireAt int // first instant expire cancels it
 		limit    Limit
 	}{
 		{
@@ -72,12 +72,12 @@ func TestRemaining(t *testing.T) {
 			next, ok := h.tr.NextDeadline()
 			expect(t, "has deadline", ok, true)
 			expect(t, "next deadline", next, ms(c.expireAt))
-			if got, _ := h.tr.Expire(ms(c.expireAt - 1)); len(got) != 0 {
+			if got, _ := h.tr.expire(ms(c.expireAt - 1)); len(got) != 0 {
 				t.Fatalf("expired early: %v", got)
 			}
-			got, _ := h.tr.Expire(ms(c.expireAt))
+			got, _ := h.tr.expire(ms(c.expireAt))
 			if len(got) != 1 || got[0].Limit != c.limit {
-				t.Fatalf("Expire = %+v, want one with limit %v", got, c.limit)
+				t.Fatalf("expire = %+v, want one with limit %v", got, c.limit)
 			}
 			expect(t, "state", r.State, StateCancelRequested)
 			expect(t, "cause", r.Cancel.Cause, CauseTimeout)
@@ -120,7 +120,7 @@ func TestNextDeadlinePicksNearest(t *testing.T) {
 	h.cancel(2000, a, CauseUser)
 	next, _ = h.tr.NextDeadline()
 	expect(t, "settle of the cancel", next, ms(7000))
-	h.tr.Expire(next)
+	h.tr.expire(next)
 	next, _ = h.tr.NextDeadline()
 	expect(t, "second timeout", next, ms(11_000))
 	checkInvariants(t, h.tr)
@@ -132,9 +132,9 @@ func TestExpireOrdersByAge(t *testing.T) {
 		h.begin(0, "tools/call", "")
 	}
 	h.recv(10, result(2, complete)) // shuffles the active set
-	got, _ := h.tr.Expire(ms(1000))
+	got, _ := h.tr.expire(ms(1000))
 	if len(got) != 4 {
-		t.Fatalf("Expire = %v", got)
+		t.Fatalf("expire = %v", got)
 	}
 	for i, want := range []int{1, 3, 4, 5} {
 		expect(t, "expired", got[i].ID, id(want))

@@ -17,8 +17,8 @@
 //	req := t.Begin(method, params, opts, now)   // then the client sends req.ID, req.ProgressToken
 //	changes := t.Apply(ev)                      // for every event.Event
 //	ch, err := t.RequestCancel(id, reason, session.CauseUser, now) // if err == nil, the client cancels id
-//	cancels, changes := t.Expire(now)           // the client cancels each expired x.ID
-//	next, ok := t.NextDeadline()                // schedule one tick to next
+//	due := t.Due(now)                           // the client sends due.Cancels and due.Requests
+//	next, ok := t.NextDeadline()                // after an Apply: schedule one tick to next
 //
 // Every method that changes something returns the Changes it made
 // (transitions, late and crossed arrivals, violations), so a consumer never
@@ -51,8 +51,9 @@ type Counts struct {
 	Evicted int
 }
 
-// Expiry is a request whose timeout expired in Expire. It is now
-// cancel_requested; the caller must send its cancel.
+// Expiry is a request whose timeout expired (or a task's listen to close).
+// It is now cancel_requested; the caller must send its cancel with the
+// transport's signal (Due.Cancels).
 type Expiry struct {
 	ID     wire.ID
 	Reason string
@@ -60,9 +61,10 @@ type Expiry struct {
 	Limit Limit
 	// Change is the request's move to cancel_requested.
 	Change Change
-	// Task says the request is a task: its cancel is a tasks/cancel, which
-	// TaskRequests begins, and no transport signal is sent.
-	Task bool
+	// task says the request is a task: its cancel is a tasks/cancel, which
+	// taskRequests begins, and no transport signal is sent (Due leaves it
+	// out of Cancels).
+	task bool
 }
 
 // Tracker follows every request the user sent. Create one with NewTracker.
@@ -97,13 +99,16 @@ type Tracker struct {
 	// curLog is the log slot of the event being applied, -1 outside Apply.
 	curLog int
 	// tasks finds a task's request by its task ID; taskDue is the
-	// earliest task work due at once (zero: none), see TaskRequests.
+	// earliest task work due at once (zero: none), see taskRequests.
 	tasks                             map[string]*Request
 	taskDue                           time.Time
 	taskChildren, taskChildrenEvicted int
-	// closeDueAt is when a task's listen is to be closed by Expire (zero:
+	// closeDueAt is when a task's listen is to be closed by expire (zero:
 	// none).
 	closeDueAt time.Time
+	// holdEvict: Due is beginning task requests, and evicts nothing
+	// until its changes were read (due.go).
+	holdEvict bool
 
 	// observing: the requests are a host's, seen by a proxy (observe.go).
 	// tokens finds a host request by a progress token that is not its ID;
@@ -261,7 +266,7 @@ func (t *Tracker) refuse(id wire.ID, r *Request) error {
 func (t *Tracker) beginCancel(r *Request, reason string, cause CancelCause, now time.Time) {
 	r.Cancel = &Cancel{At: now, SettleBy: now.Add(r.LateWindow), Reason: reason, Cause: cause}
 	if r.Task != nil && !r.Task.Terminal() {
-		// A task is cancelled with tasks/cancel (TaskRequests begins it),
+		// A task is cancelled with tasks/cancel (taskRequests begins it),
 		// never with the transport's signal. One already ended has
 		// nothing to cancel: its outcome is on its way (tasks/result).
 		r.Task.cancelDue = true
@@ -323,13 +328,13 @@ func (t *Tracker) AdjustTimeout(id wire.ID, delta time.Duration, now time.Time) 
 	return clamped, nil
 }
 
-// Expire applies every deadline that has passed at now. Pending and running
+// expire applies every deadline that has passed at now (Due's first part). Pending and running
 // requests whose timeout (or maximum) expired become cancel_requested with
 // CauseTimeout and are returned, oldest first, for the caller to send their
 // cancels; an initialize, which must never be cancelled, times out at once
 // and is not returned. Requests whose cancel has waited the whole late window without
 // news settle as cancelled or timed_out. changes is every transition made.
-func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
+func (t *Tracker) expire(now time.Time) (out []Expiry, changes []Change) {
 	t.changes.reset()
 	if !t.closeDueAt.IsZero() && !now.Before(t.closeDueAt) {
 		t.closeDueAt = time.Time{} // the walk below closes them
@@ -386,7 +391,7 @@ func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
 			default:
 				t.beginCancel(r, "timeout", CauseTimeout, now)
 				r.Cancel.Limit = limit
-				out = append(out, Expiry{ID: r.ID, Reason: "timeout", Limit: limit, Task: true, Change: t.changes.buf[len(t.changes.buf)-1]})
+				out = append(out, Expiry{ID: r.ID, Reason: "timeout", Limit: limit, task: true, Change: t.changes.buf[len(t.changes.buf)-1]})
 			}
 		case StateCancelRequested:
 			if !now.Before(r.Cancel.SettleBy) {
@@ -400,8 +405,9 @@ func (t *Tracker) Expire(now time.Time) (out []Expiry, changes []Change) {
 	return out, t.changes.buf
 }
 
-// NextDeadline is the nearest instant at which Expire has something to do,
-// for the caller to schedule a single tick. It looks only at active
+// NextDeadline is the nearest instant at which Due has something to do,
+// for the caller to schedule a single tick (Due.Next is the same, read
+// after Due's work; this is for after an Apply, which moves deadlines). It looks only at active
 // requests, so it stays cheap however long the history is.
 func (t *Tracker) NextDeadline() (time.Time, bool) {
 	next, found := t.taskDue, !t.taskDue.IsZero()
@@ -607,6 +613,9 @@ func (t *Tracker) arrived(r *Request, what Arrival, at time.Time, streamEnd int6
 // history is active, batches shrink to what is final; that needs thousands
 // of requests in flight at once.)
 func (t *Tracker) evict() {
+	if t.holdEvict {
+		return
+	}
 	over := len(t.hist) - t.cfg.HistoryLimit
 	final := len(t.hist) - len(t.active)
 	if over <= 0 || final == 0 {

@@ -28,7 +28,7 @@ func TestPerRequestLateWindowAndStopWatching(t *testing.T) {
 		t.Fatalf("SettleBy = %v, want 30.1s", r.Cancel.SettleBy.Sub(t0))
 	}
 	// The default window would have settled it at 5.1 s; its own has not.
-	h.tr.Expire(ms(5200))
+	h.tr.expire(ms(5200))
 	if r.State != StateCancelRequested {
 		t.Fatalf("state at 5.2s = %v, want cancel_requested", r.State)
 	}

@@ -64,13 +64,13 @@ const (
 	// NoteHostClosed: the host closed the proxy's stdin (Tracker.HostGone).
 	NoteHostClosed = "the host closed its end (stdin)"
 	// NoteLateWindowOver: the late window of a host's cancel passed
-	// (Tracker.Expire at the note's time).
+	// (Tracker.Due at the note's time).
 	NoteLateWindowOver = "late window over"
 	// NoteHostResumed: the host resumed a stream, a GET with Last-Event-ID
 	// (Tracker.HostResumed).
 	NoteHostResumed = "the host resumed a stream (Last-Event-ID)"
 	// NoteResumeWaitOver: the wait for the host to resume a stream it
-	// closed on legacy HTTP passed (Tracker.Expire at the note's time).
+	// closed on legacy HTTP passed (Tracker.Due at the note's time).
 	NoteResumeWaitOver = "no stream resumed in the wait"
 )
 

@@ -72,7 +72,7 @@ func TestOneVerdictForTheSameTraffic(t *testing.T) {
 				}
 				tr.Apply(st.event(id, at))
 			}
-			tr.Expire(start.Add(sc.end))
+			tr.Due(start.Add(sc.end))
 			rep := call.ReportOf(info, tr, r, nil, start.Add(sc.end))
 			findings := check.JudgeCancel(tr, r, info.Era == event.EraModern, info.Transport == event.TransportHTTP,
 				true, false, check.Watch{From: cancelAt, Until: start.Add(sc.end)}, check.Options{})

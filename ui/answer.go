@@ -490,7 +490,7 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage, kept
 	m.status.about = rt.ID
 	m.afterChange()
 	conn, gen := m.conn, m.connGen
-	req := client.Request{ID: rt.ID, Method: rt.Method, Params: rt.Params, ProgressToken: rt.ProgressToken}
+	req := client.Request{ID: rt.ID, Method: rt.Method, Params: rt.Params, ProgressToken: rt.ProgressToken, LateWindow: rt.LateWindow}
 	return func() tea.Msg {
 		if err := conn.Send(context.Background(), req); err != nil {
 			return sendFailedMsg{gen: gen, id: req.ID, err: err}

@@ -280,9 +280,9 @@ func (m *Model) record(rec *trace.Record) {
 			return
 		case trace.NoteLateWindowOver, trace.NoteResumeWaitOver:
 			// The view's clock for the host's cancels is the proxy's: a
-			// late window ends when the proxy's ended (expire).
-			_, changes := m.tracker.Expire(at)
-			m.observed(changes)
+			// late window ends when the proxy's ended (its Due). The
+			// view's tracker observes: its Due sends nothing.
+			m.observed(m.tracker.Due(at).Changes)
 			return
 		}
 	}
@@ -521,16 +521,6 @@ func isFinalName(name string) bool {
 		}
 	}
 	return false
-}
-
-// expire is the tick's expiry. A view on a proxy expires nothing itself:
-// the host's requests have no deadline of inflight's, and their cancels'
-// late windows end when the proxy says they did (NoteLateWindowOver).
-func (m *Model) expire(now time.Time) ([]session.Expiry, []session.Change) {
-	if m.attaching() {
-		return nil, nil
-	}
-	return m.tracker.Expire(now)
 }
 
 // attachKey handles the keys a view on a proxy answers differently: it

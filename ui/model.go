@@ -733,7 +733,7 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 	}
 	m.afterChange()
 	conn, gen := m.conn, m.connGen
-	req := client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: opts.LateWindow}
+	req := client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: r.LateWindow}
 	return func() tea.Msg {
 		if err := conn.Send(context.Background(), req); err != nil {
 			return sendFailedMsg{gen: gen, id: req.ID, err: err}
@@ -773,7 +773,7 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 		// signal (which would reach nothing: its request was answered).
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.line(look.ClipRunes(r.Task.ID, 40))))
 		m.status.about = id
-		return tea.Batch(append(m.taskWork(m.now()), declineCmd(declines))...)
+		return tea.Batch(append(m.due(m.now()), declineCmd(declines))...)
 	}
 	return declineAfter(cancelCmd(m.conn, m.connGen, id, reason, false), declines)
 }
@@ -816,29 +816,15 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 	}
 }
 
-// handleTick runs the deadline scheduler: expire what is due, then let
-// schedule pick the next tick.
+// handleTick runs the deadline scheduler: send what the tracker has due,
+// then let schedule pick the next tick.
 func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	if msg.gen != m.tickGen {
 		return nil // superseded
 	}
 	m.tickAt = time.Time{}
 	now := m.now()
-	var cmds []tea.Cmd
-	expired, changes := m.expire(now)
-	m.changed(changes)
-	// A watch that ended settles its request here, not on an event: the
-	// status line about it ("cancellation requested") goes with it.
-	m.settledStatus(changes)
-	for _, ex := range expired {
-		if !ex.Task {
-			// A legacy server's question open on it is declined after the cancel.
-			cmds = append(cmds, declineAfter(cancelCmd(m.conn, m.connGen, ex.ID, ex.Reason, false), m.takeQuestions(ex.ID)))
-		}
-	}
-	if !m.attaching() {
-		cmds = append(cmds, m.taskWork(now)...)
-	}
+	cmds := m.due(now)
 	if !m.status.until.IsZero() && !now.Before(m.status.until) {
 		m.status = statusLine{}
 	}
@@ -1399,7 +1385,7 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 	}
 	qs := m.takeQuestions(id)
 	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
-		return tea.Batch(append(m.taskWork(m.now()), declineCmd(qs))...), true
+		return tea.Batch(append(m.due(m.now()), declineCmd(qs))...), true
 	}
 	return declineAfter(cancelCmd(m.conn, m.connGen, id, reason, true), qs), true
 }
@@ -1458,10 +1444,16 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 				}
 			}
 		}
-		// Tasks get their tasks/cancel (the polls due now are not sent).
-		for _, r := range m.tracker.TaskRequests(m.now()) {
+		// Tasks get their tasks/cancel (the polls due now are not sent);
+		// a timeout that expired just now is cancelled with the rest.
+		d := m.tracker.Due(m.now())
+		m.changed(d.Changes)
+		for _, x := range d.Cancels {
+			ids = append(ids, x.ID)
+		}
+		for _, r := range d.Requests {
 			if r.Method == wire.MethodTasksCancel {
-				taskCancels = append(taskCancels, client.Request{ID: r.ID, Method: r.Method, Params: r.ChildParams})
+				taskCancels = append(taskCancels, client.Request{ID: r.ID, Method: r.Method, Params: r.ChildParams, LateWindow: r.LateWindow})
 			}
 		}
 	}

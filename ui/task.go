@@ -16,17 +16,35 @@ import (
 // A request the server answered with a task handle continues as its task,
 // in the same row: its polls (tasks/get), its tasks/result and its
 // tasks/cancel are the task's requests, sent when the tracker says they
-// are due (TaskRequests) and shown in the task's detail, not as rows.
+// are due (session.Tracker.Due) and shown in the task's detail, not as
+// rows.
 
-// taskWork sends the task requests due at now.
-func (m *Model) taskWork(now time.Time) []tea.Cmd {
+// due carries out what the tracker has due at now (session.Tracker.Due):
+// the changes go to the trace, the cancels of expired timeouts and the
+// task requests begun are returned as commands that send them. A view on
+// a proxy has nothing due of its own: the host's requests have no deadline
+// of inflight's, and their cancels' late windows end when the proxy says
+// they did (NoteLateWindowOver).
+func (m *Model) due(now time.Time) []tea.Cmd {
+	if m.attaching() {
+		return nil
+	}
+	d := m.tracker.Due(now)
+	m.changed(d.Changes)
+	// A watch that ended settles its request here, not on an event: the
+	// status line about it ("cancellation requested") goes with it.
+	m.settledStatus(d.Changes)
 	var cmds []tea.Cmd
-	for _, r := range m.tracker.TaskRequests(now) {
+	for _, x := range d.Cancels {
+		// A legacy server's question open on it is declined after the cancel.
+		cmds = append(cmds, declineAfter(cancelCmd(m.conn, m.connGen, x.ID, x.Reason, false), m.takeQuestions(x.ID)))
+	}
+	for _, r := range d.Requests {
 		if tw := m.opts.Trace; tw != nil {
 			_ = tw.State(r.Created, r, r.State, r.State)
 		}
 		conn, gen := m.conn, m.connGen
-		req := client.Request{ID: r.ID, Method: r.Method, Params: r.ChildParams}
+		req := client.Request{ID: r.ID, Method: r.Method, Params: r.ChildParams, LateWindow: r.LateWindow}
 		cmds = append(cmds, func() tea.Msg {
 			if err := conn.Send(context.Background(), req); err != nil {
 				return sendFailedMsg{gen: gen, id: req.ID, err: err}
