@@ -11,20 +11,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
+	"inflight/answer"
 	"inflight/event"
 	"inflight/exitcode"
+	"inflight/headless"
 	"inflight/redact"
 	"inflight/report"
 	"inflight/runner"
 	"inflight/session"
 	"inflight/target"
 	"inflight/termsafe"
-	"inflight/trace"
 	"inflight/wire"
 )
 
@@ -242,71 +242,105 @@ func ExitCodeFor(s session.State) int {
 // Report). It returns the exit code.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	o.defaults()
-	red := o.Target.Redactor()
-	fail := func(code int, err error) int {
-		msg := red.String(err.Error())
-		if o.JSON {
-			WriteNotSent(stdout, o, code, msg, red)
-		}
-		fmt.Fprintf(stderr, "inflight call: %s\n", termsafe.Line(msg))
-		return code
+	var notSent func(code int, msg string, red *redact.Redactor)
+	if o.JSON {
+		notSent = func(code int, msg string, red *redact.Redactor) { WriteNotSent(stdout, o, code, msg, red) }
 	}
-	if o.Method == "" {
-		return fail(exitcode.Usage, errors.New("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON"))
+	hr := headless.Begin("inflight call", o.Target, stderr, notSent)
+	defer hr.Close()
+	red := hr.Red
+	if err := o.checkRequest(); err != nil {
+		return hr.Fail(exitcode.Usage, err)
 	}
-	if len(bytes.TrimSpace(o.Params)) > 0 {
-		if err := runner.CheckObject(o.Params, "PARAMS_JSON"); err != nil {
-			return fail(exitcode.Usage, err)
-		}
-	}
-	start := time.Now()
-	var tw *trace.Writer
-	if o.TracePath != "" {
-		f, err := os.Create(o.TracePath)
-		if err != nil {
-			return fail(exitcode.Usage, fmt.Errorf("--trace: %w", err))
-		}
-		defer f.Close()
-		tw = trace.NewWriter(f, start, red)
-		defer tw.Flush()
+	if err := hr.CreateTrace(o.TracePath, time.Now()); err != nil {
+		return hr.Fail(exitcode.Usage, err)
 	}
 	live := newLiveView(o.Live, o.Bar, red)
 	book, err := o.book()
 	if err != nil {
-		return fail(exitcode.Usage, err)
+		return hr.Fail(exitcode.Usage, err)
 	}
 	ro := runner.Options{
 		Timeout: o.Timeout, MaxTimeout: o.MaxTimeout, ResetOnProgress: o.ResetOnProgress,
-		LateWindow: o.LateWindow, Grace: o.Grace, Trace: tw, Redactor: red,
+		LateWindow: o.LateWindow, Grace: o.Grace,
 	}
 	runnerAnswers(&ro, book, o.MaxRounds)
-	cn, err := runner.Dial(ctx, o.Target, ro)
+	cn, err := hr.Dial(ctx, ro)
 	if err != nil {
-		return fail(exitcode.Usage, err)
+		return hr.Fail(exitcode.Usage, err)
 	}
 	live.connected(o.Target, cn.Info())
 
 	run := &callRun{cn: cn, live: live}
 	cn.Observe(run.observe)
-	params := o.Params
-	if o.Task && o.Method == wire.MethodToolsCall {
-		if cn.Info().Era == event.EraModern {
-			live.line("  --task: in the modern era the server decides whether a tools/call becomes a task; inflight declared the tasks extension")
-		} else if params, err = runner.WithTask(params, o.TaskTTL); err != nil {
-			cn.Close()
-			return fail(exitcode.Usage, err)
-		}
-	}
-	if params, err = run.withLogLevel(ctx, o.LogLevel, params); err != nil {
+	params, err := run.params(ctx, o)
+	if err != nil {
 		cn.Close()
-		return fail(exitcode.Usage, err)
+		return hr.Fail(exitcode.Usage, err)
 	}
 	req, err := cn.Begin(ctx, o.Method, params, session.RequestOptions{})
 	run.req = req
 	if err == nil {
 		live.sent(req)
 	}
+	run.follow(ctx, o, book)
+	run.hintTaskRequired(o)
+	cn.Close()
+	live.finish()
 
+	var response *wire.Message
+	if run.haveResponse {
+		response = &run.response
+	}
+	rep := ReportOf(cn.Info(), cn.Tracker(), req, response, time.Now())
+	if o.JSON {
+		report.WriteJSON(stdout, rep, red)
+	} else {
+		printCallSummary(stdout, rep, red)
+	}
+	if err := hr.FlushTrace(); err != nil {
+		fmt.Fprintf(stderr, "inflight call: %s\n", termsafe.Line(red.String(err.Error())))
+	}
+	return rep.ExitCode
+}
+
+// checkRequest refuses a request that cannot be sent: no method, or
+// params that are not a JSON object.
+func (o *Options) checkRequest() error {
+	if o.Method == "" {
+		return errors.New("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON")
+	}
+	if len(bytes.TrimSpace(o.Params)) > 0 {
+		if err := runner.CheckObject(o.Params, "PARAMS_JSON"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// params are the request's params as they go: o.Params with --task's
+// field (legacy era; a modern server decides for itself) and
+// --log-level's.
+func (run *callRun) params(ctx context.Context, o Options) (json.RawMessage, error) {
+	params := o.Params
+	if o.Task && o.Method == wire.MethodToolsCall {
+		if run.cn.Info().Era == event.EraModern {
+			run.live.line("  --task: in the modern era the server decides whether a tools/call becomes a task; inflight declared the tasks extension")
+		} else {
+			var err error
+			if params, err = runner.WithTask(params, o.TaskTTL); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return run.withLogLevel(ctx, o.LogLevel, params)
+}
+
+// follow waits for the request's end — answering each round of a multi
+// round-trip request from book, cancelling at --cancel-after or on ctx's
+// end — then for a pending cancel to settle and a task's last word.
+func (run *callRun) follow(ctx context.Context, o Options, book *answer.Book) {
+	cn, req := run.cn, run.req
 	var cancelAt time.Time
 	if o.CancelAfter > 0 {
 		cancelAt = req.Created.Add(o.CancelAfter)
@@ -338,31 +372,17 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		// acknowledgement and outcome belong in the report.
 		cn.Wait(ctx, func() bool { return !tk.Pending() }, time.Now().Add(o.LateWindow+runner.SettleSlack))
 	}
-	if !o.Task && req.Method == wire.MethodToolsCall && req.Error != nil && req.Error.Code == wire.CodeMethodNotFound &&
-		cn.Info().Era == event.EraLegacy && bytes.Contains(cn.Info().Capabilities, []byte(`"tasks"`)) {
-		// A legacy server MUST refuse a tool that requires a task with
-		// -32601 when it is called without one.
-		live.line("  the server declares task-augmented tools: if this tool requires a task (execution.taskSupport \"required\"), call it with --task")
-	}
-	cn.Close()
-	live.finish()
+}
 
-	var response *wire.Message
-	if run.haveResponse {
-		response = &run.response
+// hintTaskRequired says, when a legacy server that declares tasks refused
+// a tools/call sent without one as an unknown method, that the tool may
+// require a task: a legacy server MUST refuse such a call with -32601.
+func (run *callRun) hintTaskRequired(o Options) {
+	req, info := run.req, run.cn.Info()
+	if !o.Task && req.Method == wire.MethodToolsCall && req.Error != nil && req.Error.Code == wire.CodeMethodNotFound &&
+		info.Era == event.EraLegacy && bytes.Contains(info.Capabilities, []byte(`"tasks"`)) {
+		run.live.line("  the server declares task-augmented tools: if this tool requires a task (execution.taskSupport \"required\"), call it with --task")
 	}
-	rep := ReportOf(cn.Info(), cn.Tracker(), req, response, time.Now())
-	if o.JSON {
-		report.WriteJSON(stdout, rep, red)
-	} else {
-		printCallSummary(stdout, rep, red)
-	}
-	if tw != nil {
-		if err := tw.Flush(); err != nil {
-			fmt.Fprintf(stderr, "inflight call: %s\n", termsafe.Line(red.String(err.Error())))
-		}
-	}
-	return rep.ExitCode
 }
 
 // WriteNotSent prints the --json object of a request that was never sent
@@ -520,50 +540,11 @@ func ReportOf(info event.ConnInfo, tr *session.Tracker, r *session.Request, resp
 			rep.Progress.Total = &t
 		}
 	}
-	if c := r.Cancel; c != nil {
-		cr := &CancelReport{AtMs: ms(c.At.Sub(r.Created)), Reason: c.Reason, Cause: c.Cause.String()}
-		if c.Signal != event.SignalNone {
-			s := c.Signal.String()
-			cr.Signal = &s
-		}
-		if c.Cause == session.CauseTimeout {
-			cr.Limit = c.Limit.String()
-		}
-		rep.Cancel = cr
+	if r.Cancel != nil {
+		rep.Cancel = cancelReport(r)
 	}
-	late := r.Cancel != nil || r.State == session.StateConnectionLost || r.Late.Response || r.Late.ProgressAfterCancel > 0 || r.Late.ProgressCrossed > 0
-	if late {
-		lr := &LateReport{Response: r.Late.Response, Crossed: r.Late.Crossed, ProgressAfterCancel: r.Late.ProgressAfterCancel,
-			ProgressCrossed: r.Late.ProgressCrossed, CrossingWindowMs: msFloat(tr.CrossingWindow())}
-		if r.Late.Window > 0 {
-			lr.CrossingWindowMs = msFloat(r.Late.Window) // the window the judgement used
-		}
-		if rt := tr.RoundTrip(); rt.Measured() {
-			d := msFloat(rt.D)
-			lr.RoundTripMs, lr.RoundTripSource = &d, rt.Source
-		}
-		base := r.Ended
-		if r.Cancel != nil {
-			base = r.Cancel.At
-		}
-		if !base.IsZero() && now.After(base) {
-			lr.WatchedMs = ms(now.Sub(base))
-		}
-		if last := r.Late.LastAt; !last.IsZero() && !base.IsZero() {
-			d := ms(last.Sub(base))
-			lr.LastAfterCancelMs = &d
-			ended := r.Late.Response && !r.Late.ResponseAt.Before(last) // a response ends the request
-			lr.StillSending = !ended && report.StillSending(now.Sub(last), report.Spacing(r.Progress, r.Late))
-		}
-		if r.Late.Response {
-			d := ms(r.Late.AfterCancel)
-			lr.ResponseAfterCancelMs = &d
-			if response != nil {
-				lr.Result = nonNull(response.Result)
-				lr.Error = rpcError(response.Error)
-			}
-		}
-		rep.Late = lr
+	if r.Cancel != nil || r.State == session.StateConnectionLost || r.Late.Response || r.Late.ProgressAfterCancel > 0 || r.Late.ProgressCrossed > 0 {
+		rep.Late = lateReport(tr, r, response, now)
 	}
 	if response != nil && !r.Late.Response {
 		rep.Result = nonNull(response.Result)
@@ -580,6 +561,57 @@ func ReportOf(info event.ConnInfo, tr *session.Tracker, r *session.Request, resp
 	conversationReport(&rep, r)
 	rep.Violations = report.Violations(tr.Violations())
 	return rep
+}
+
+// cancelReport is the report of r's cancel (r.Cancel is set).
+func cancelReport(r *session.Request) *CancelReport {
+	c := r.Cancel
+	cr := &CancelReport{AtMs: ms(c.At.Sub(r.Created)), Reason: c.Reason, Cause: c.Cause.String()}
+	if c.Signal != event.SignalNone {
+		s := c.Signal.String()
+		cr.Signal = &s
+	}
+	if c.Cause == session.CauseTimeout {
+		cr.Limit = c.Limit.String()
+	}
+	return cr
+}
+
+// lateReport is what came (or was watched for) after r's cancel or the
+// connection's loss, as of now: late progress and response, the crossing
+// window and round trip judged by, whether the server still sends.
+func lateReport(tr *session.Tracker, r *session.Request, response *wire.Message, now time.Time) *LateReport {
+	lr := &LateReport{Response: r.Late.Response, Crossed: r.Late.Crossed, ProgressAfterCancel: r.Late.ProgressAfterCancel,
+		ProgressCrossed: r.Late.ProgressCrossed, CrossingWindowMs: msFloat(tr.CrossingWindow())}
+	if r.Late.Window > 0 {
+		lr.CrossingWindowMs = msFloat(r.Late.Window) // the window the judgement used
+	}
+	if rt := tr.RoundTrip(); rt.Measured() {
+		d := msFloat(rt.D)
+		lr.RoundTripMs, lr.RoundTripSource = &d, rt.Source
+	}
+	base := r.Ended
+	if r.Cancel != nil {
+		base = r.Cancel.At
+	}
+	if !base.IsZero() && now.After(base) {
+		lr.WatchedMs = ms(now.Sub(base))
+	}
+	if last := r.Late.LastAt; !last.IsZero() && !base.IsZero() {
+		d := ms(last.Sub(base))
+		lr.LastAfterCancelMs = &d
+		ended := r.Late.Response && !r.Late.ResponseAt.Before(last) // a response ends the request
+		lr.StillSending = !ended && report.StillSending(now.Sub(last), report.Spacing(r.Progress, r.Late))
+	}
+	if r.Late.Response {
+		d := ms(r.Late.AfterCancel)
+		lr.ResponseAfterCancelMs = &d
+		if response != nil {
+			lr.Result = nonNull(response.Result)
+			lr.Error = rpcError(response.Error)
+		}
+	}
+	return lr
 }
 
 // inputRequiredMessage explains an InputRequiredResult (the multi

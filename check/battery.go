@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"inflight/client"
 	"inflight/event"
 	"inflight/exitcode"
+	"inflight/headless"
 	"inflight/redact"
 	"inflight/report"
 	"inflight/runner"
@@ -215,47 +215,38 @@ var unknownID = wire.StringID("never-issued-by-inflight-check")
 // 4 when Ctrl+C interrupted it.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	o.defaults()
-	red := o.Target.Redactor()
-	fail := func(code int, err error) int {
-		msg := red.String(err.Error())
-		if o.JSON {
-			WriteNotRun(stdout, o, code, msg, red)
-		}
-		fmt.Fprintf(stderr, "inflight check: %s\n", termsafe.Line(msg))
-		return code
+	var notRun func(code int, msg string, red *redact.Redactor)
+	if o.JSON {
+		notRun = func(code int, msg string, red *redact.Redactor) { WriteNotRun(stdout, o, code, msg, red) }
 	}
+	hr := headless.Begin("inflight check", o.Target, stderr, notRun)
+	defer hr.Close()
+	red := hr.Red
 	params, err := runner.ToolCallParams(o.Tool, o.Args)
 	if err != nil {
-		return fail(exitcode.Usage, err)
+		return hr.Fail(exitcode.Usage, err)
 	}
 	if err := o.Target.Validate(); err != nil {
-		return fail(exitcode.Usage, err)
+		return hr.Fail(exitcode.Usage, err)
 	}
-	var tw *trace.Writer
-	if o.TracePath != "" {
-		f, err := os.Create(o.TracePath)
-		if err != nil {
-			return fail(exitcode.Usage, fmt.Errorf("--trace: %w", err))
-		}
-		defer f.Close()
-		tw = trace.NewWriter(f, time.Now(), red)
-		defer tw.Flush()
+	if err := hr.CreateTrace(o.TracePath, time.Now()); err != nil {
+		return hr.Fail(exitcode.Usage, err)
 	}
 
 	// Inject: the battery writes what the client never would (malformedCancels,
 	// a cancel of unknownID or of a finished request) beside it.
-	cn, err := runner.Dial(ctx, o.Target, runner.Options{
+	cn, err := hr.Dial(ctx, runner.Options{
 		Timeout: o.Timeout, MaxTimeout: o.Timeout, ResetOnProgress: true,
-		LateWindow: o.LateWindow, Grace: o.Grace, Trace: tw, Redactor: red,
+		LateWindow: o.LateWindow, Grace: o.Grace,
 	})
 	if err != nil {
-		return fail(exitcode.Usage, err)
+		return hr.Fail(exitcode.Usage, err)
 	}
 	info := cn.Info()
 	// http is Streamable HTTP only: HTTP+SSE has one shared stream, as stdio
 	// has one pipe (the cancel a notification, no stream of the request's own).
 	b := &battery{
-		o: o, cn: cn, red: red, tw: tw, ctx: ctx, params: params,
+		o: o, cn: cn, red: red, tw: hr.Trace, ctx: ctx, params: params,
 		modern:         info.Era == event.EraModern,
 		http:           info.Transport == event.TransportHTTP,
 		after:          map[wire.ID]int{},
@@ -837,9 +828,6 @@ type Watch struct {
 // a watch that ends while the server is still sending says so, and never
 // reads as the server having gone quiet.
 func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgress, lost bool, watch Watch, o Options) []Finding {
-	var out []Finding
-	add := func(id string, ok bool, detail string) { out = append(out, newFinding(id, modern, http, ok, detail)) }
-	inconclusive := func(id, detail string) { out = append(out, inconclusiveFinding(id, modern, http, detail)) }
 	c := r.Cancel
 	from := c.SignalAt
 	if from.IsZero() {
@@ -851,45 +839,78 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 		sp.within = *watch.AtEnd
 	}
 	sp.spacing = report.Spacing(r.Progress, sp.within)
-	late := r.Late
-	progressAfter, progressCrossed := late.ProgressAfterCancel, late.ProgressCrossed
-	basis := crossingBasis(tr, r, o.Grace)
-	watched := report.Span(sp.watched)
-
+	j := &cancelJudge{r: r, modern: modern, http: http, sp: sp, basis: crossingBasis(tr, r, o.Grace), watched: report.Span(sp.watched)}
 	if http && modern {
-		if lost {
-			add(CheckStreamClose, false, "the connection was lost after inflight closed the stream")
-			return out
-		}
-		ok, health := true, "the server was not asked whether it still answers"
-		if watch.Probe != nil {
-			ok, health = watch.Probe()
-		}
-		nothingLater := ""
-		if sp.laterProgress() == 0 && !sp.laterResponse() {
-			nothingLater = sp.untilClosed(", nor until")
-		}
-		detail := fmt.Sprintf("inflight closed the request's SSE stream (signal %s); nothing more arrived for request %s in the %s watched, on any stream%s; %s. Whether the server stopped working is not visible on the wire",
-			c.Signal, r.ID, watched, nothingLater, health)
-		lateResponse := late.Response && !late.Crossed
-		if progressAfter > 0 || lateResponse {
-			// Only what the tracker judged late: what was read on the
-			// stream before it closed crossed the close in flight.
-			ok = false
-			detail = fmt.Sprintf("after inflight closed the request's stream, %d progress notification(s) and %s for request %s arrived later; %s; %s; %s",
-				progressAfter, yesNo(lateResponse, "a response", "no response"), r.ID, sp.tail(), health, basis)
-		} else if progressCrossed > 0 || late.Response {
-			detail += fmt.Sprintf("; %d progress notification(s)%s crossed the close in flight", progressCrossed, yesNo(late.Response, " and the response", ""))
-		}
-		add(CheckStreamClose, ok, detail)
-		return out
+		j.streamClose(lost, watch.Probe)
+		return j.out
 	}
+	j.progressStops(hadProgress, o.CancelAfter)
+	j.noResponse(lost)
+	return j.out
+}
 
-	sig := "signal " + c.Signal.String()
+// cancelJudge is JudgeCancel's judgement of one cancelled request r: the
+// watch after its cancel (sp), the crossing basis and the watch's length
+// in words, and the findings so far.
+type cancelJudge struct {
+	r              *session.Request
+	modern, http   bool
+	sp             watchSpan
+	basis, watched string
+	out            []Finding
+}
+
+func (j *cancelJudge) add(id string, ok bool, detail string) {
+	j.out = append(j.out, newFinding(id, j.modern, j.http, ok, detail))
+}
+
+func (j *cancelJudge) inconclusive(id, detail string) {
+	j.out = append(j.out, inconclusiveFinding(id, j.modern, j.http, detail))
+}
+
+// streamClose judges cancel.stream_close, modern HTTP's cancel: nothing
+// more may come for the request once its stream is closed. probe, when
+// set, asks whether the server still answers.
+func (j *cancelJudge) streamClose(lost bool, probe func() (bool, string)) {
+	r, late, sp := j.r, j.r.Late, j.sp
+	if lost {
+		j.add(CheckStreamClose, false, "the connection was lost after inflight closed the stream")
+		return
+	}
+	ok, health := true, "the server was not asked whether it still answers"
+	if probe != nil {
+		ok, health = probe()
+	}
+	nothingLater := ""
+	if sp.laterProgress() == 0 && !sp.laterResponse() {
+		nothingLater = sp.untilClosed(", nor until")
+	}
+	detail := fmt.Sprintf("inflight closed the request's SSE stream (signal %s); nothing more arrived for request %s in the %s watched, on any stream%s; %s. Whether the server stopped working is not visible on the wire",
+		r.Cancel.Signal, r.ID, j.watched, nothingLater, health)
+	lateResponse := late.Response && !late.Crossed
+	if late.ProgressAfterCancel > 0 || lateResponse {
+		// Only what the tracker judged late: what was read on the stream
+		// before it closed crossed the close in flight.
+		ok = false
+		detail = fmt.Sprintf("after inflight closed the request's stream, %d progress notification(s) and %s for request %s arrived later; %s; %s; %s",
+			late.ProgressAfterCancel, yesNo(lateResponse, "a response", "no response"), r.ID, sp.tail(), health, j.basis)
+	} else if late.ProgressCrossed > 0 || late.Response {
+		detail += fmt.Sprintf("; %d progress notification(s)%s crossed the close in flight", late.ProgressCrossed, yesNo(late.Response, " and the response", ""))
+	}
+	j.add(CheckStreamClose, ok, detail)
+}
+
+// progressStops judges cancel.progress_stops: no progress after the
+// server could have seen the cancel. hadProgress says there was progress
+// before it; cancelAfter is how long the battery waited for some.
+func (j *cancelJudge) progressStops(hadProgress bool, cancelAfter time.Duration) {
+	late, sp, watched := j.r.Late, j.sp, j.watched
+	progressAfter, progressCrossed := late.ProgressAfterCancel, late.ProgressCrossed
+	sig := "signal " + j.r.Cancel.Signal.String()
 	switch {
 	case !hadProgress && progressAfter+progressCrossed == 0:
-		inconclusive(CheckCancelStops, fmt.Sprintf("the tool sent no progress within %s, so inflight cancelled it without seeing any; whether progress stops could not be observed (no progress in the %s watched after the cancel%s)",
-			o.CancelAfter, watched, sp.untilClosed(", nor until")))
+		j.inconclusive(CheckCancelStops, fmt.Sprintf("the tool sent no progress within %s, so inflight cancelled it without seeing any; whether progress stops could not be observed (no progress in the %s watched after the cancel%s)",
+			cancelAfter, watched, sp.untilClosed(", nor until")))
 	case progressAfter > 0:
 		crossed := ""
 		if progressCrossed > 0 {
@@ -901,16 +922,23 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 			// looked.
 			lead = fmt.Sprintf("progress did not stop in the %s watched: ", watched)
 		}
-		add(CheckCancelStops, false, fmt.Sprintf("%s%d progress notification%s arrived after the server could have seen the cancel%s (%s); %s; %s",
-			lead, progressAfter, report.Plural(progressAfter), crossed, sig, sp.tail(), basis))
+		j.add(CheckCancelStops, false, fmt.Sprintf("%s%d progress notification%s arrived after the server could have seen the cancel%s (%s); %s; %s",
+			lead, progressAfter, report.Plural(progressAfter), crossed, sig, sp.tail(), j.basis))
 	default:
 		detail := fmt.Sprintf("no progress after the cancel (%s); %s", sig, sp.tail())
 		if progressCrossed > 0 {
 			detail = fmt.Sprintf("%d progress notification%s crossed the cancel in flight, none came later (%s); %s; %s",
-				progressCrossed, report.Plural(progressCrossed), sig, sp.tail(), basis)
+				progressCrossed, report.Plural(progressCrossed), sig, sp.tail(), j.basis)
 		}
-		add(CheckCancelStops, true, detail)
+		j.add(CheckCancelStops, true, detail)
 	}
+}
+
+// noResponse judges cancel.no_response: no response later than one sent
+// before the server saw the cancel could have come. lost says the
+// connection was lost after the cancel.
+func (j *cancelJudge) noResponse(lost bool) {
+	late, sp, watched, basis := j.r.Late, j.sp, j.watched, j.basis
 	// After the cancel as the TUI and call say it: from when it was asked.
 	after := late.AfterCancel
 	afterWatch := ""
@@ -919,22 +947,21 @@ func JudgeCancel(tr *session.Tracker, r *session.Request, modern, http, hadProgr
 	}
 	switch {
 	case lost && !late.Response:
-		add(CheckCancelNoResponse, false, "the connection was lost after the cancel")
+		j.add(CheckCancelNoResponse, false, "the connection was lost after the cancel")
 	case !late.Response && sp.stillSending():
 		// Quiet about a response while still sending progress: the
 		// watch ended before anything could be said of the response.
-		inconclusive(CheckCancelNoResponse, fmt.Sprintf("no response in the %s watched after the cancel%s, but the server was still sending progress for the request when the watch ended: a response may have come later",
+		j.inconclusive(CheckCancelNoResponse, fmt.Sprintf("no response in the %s watched after the cancel%s, but the server was still sending progress for the request when the watch ended: a response may have come later",
 			watched, sp.untilClosed(", nor until")))
 	case !late.Response:
-		add(CheckCancelNoResponse, true, fmt.Sprintf("no response in the %s watched after the cancel%s", watched, sp.untilClosed(", nor until")))
+		j.add(CheckCancelNoResponse, true, fmt.Sprintf("no response in the %s watched after the cancel%s", watched, sp.untilClosed(", nor until")))
 	case late.Crossed:
-		add(CheckCancelNoResponse, true, fmt.Sprintf("a response arrived %s after the cancel: it crossed the cancel in flight, which the spec allows; %s",
+		j.add(CheckCancelNoResponse, true, fmt.Sprintf("a response arrived %s after the cancel: it crossed the cancel in flight, which the spec allows; %s",
 			report.Fine(after), basis))
 	default:
-		add(CheckCancelNoResponse, false, fmt.Sprintf("a response arrived %s after the cancel%s, later than a reply sent before the server saw it could have (a late response); %s",
+		j.add(CheckCancelNoResponse, false, fmt.Sprintf("a response arrived %s after the cancel%s, later than a reply sent before the server saw it could have (a late response); %s",
 			report.Fine(after), afterWatch, basis))
 	}
-	return out
 }
 
 // watchSpan is what the battery saw of a cancelled request, during its

@@ -161,30 +161,9 @@ func (b *battery) startTask(tool string) *session.Request {
 
 // checkTasks runs the group, or lists it as skipped with why.
 func (b *battery) checkTasks() {
-	switch {
-	case b.o.NoTasks:
-		b.skip("--no-tasks", taskChecks...)
+	tool, ok := b.taskGroupTool()
+	if !ok {
 		return
-	case b.gone() && b.lostDuring != "":
-		b.skip("not run: the connection was lost during "+b.lostDuring, taskChecks...)
-		return
-	case b.interrupted || b.gone():
-		b.skip("not run: the battery stopped before the tasks group", taskChecks...)
-		return
-	}
-	info := b.cn.Info()
-	if ok, why := serverDeclaresTasks(info.Capabilities, b.modern); !ok && b.o.TaskTool == "" {
-		b.skip("the server declares no task support ("+why+")", taskChecks...)
-		return
-	}
-	tool, why := b.taskTool()
-	if tool == "" {
-		b.skip(why, taskChecks...)
-		return
-	}
-	if tool == demoTaskTool && len(b.o.TaskArgs) == 0 {
-		// Quick, as slow's defaults are: a run to the end, then one to cancel.
-		b.o.TaskArgs = json.RawMessage(defaultDemoTaskArgs)
 	}
 	b.step("running %s as a task to its end", tool)
 	done := b.startTask(tool)
@@ -205,42 +184,93 @@ func (b *battery) checkTasks() {
 		b.taskInconclusive(CheckTaskTerminal, fmt.Sprintf("task %q reached no terminal status in %s (ended %s, last status %s)",
 			tk.ID, fmtElapsed(done.Elapsed(time.Now())), describeState(done), tk.Status))
 	} else {
-		// One more poll: the terminal status must stand.
-		poll := b.request(wire.MethodTasksGet, wire.TaskParams(tk.ID), defaultProbeTimeout)
-		status := taskStatusOf(b.cn.Tracker(), poll)
-		switch {
-		case b.cn.Tracker().Violations().Count(session.ViolationTaskStatusAfterTerminal) > 0:
-			b.addTask(CheckTaskTerminal, false, fmt.Sprintf("task %q said another status after it was %s (a violation the tracker recorded)", tk.ID, tk.Status))
-		case status == "":
-			b.addTask(CheckTaskTerminal, false, fmt.Sprintf("task %q was %s; a tasks/get %s after that ended %s", tk.ID, tk.Status,
-				report.Span(time.Since(tk.TerminalAt)), describeState(poll)))
-		case status != tk.Status:
-			b.addTask(CheckTaskTerminal, false, fmt.Sprintf("task %q was %s; a tasks/get after that said %s", tk.ID, tk.Status, status))
-		default:
-			b.addTask(CheckTaskTerminal, true, fmt.Sprintf("task %q was %s after %d poll%s, and a tasks/get after that said %s too", tk.ID, tk.Status,
-				tk.Polls, report.Plural(tk.Polls), status))
-		}
-		if b.modern {
-			b.skip("the tasks extension asks only that an unknown task be refused", CheckTaskCancelTerminal)
-		} else {
-			b.step("cancelling task %s, which already ended", tk.ID)
-			c := b.request(wire.MethodTasksCancel, wire.TaskParams(tk.ID), defaultProbeTimeout)
-			switch {
-			case c.Error != nil && c.Error.Code == wire.CodeInvalidParams:
-				b.addTask(CheckTaskCancelTerminal, true, fmt.Sprintf("tasks/cancel of the %s task was refused with -32602 (%q)", tk.Status, c.Error.Message))
-			case c.Error != nil:
-				b.addTask(CheckTaskCancelTerminal, false, fmt.Sprintf("tasks/cancel of the %s task was refused with %d (%q), not -32602", tk.Status, c.Error.Code, c.Error.Message))
-			default:
-				b.addTask(CheckTaskCancelTerminal, false, fmt.Sprintf("tasks/cancel of the %s task ended %s instead of an error", tk.Status, describeState(c)))
-			}
-		}
+		b.checkTaskStaysTerminal(tk)
+		b.checkTaskCancelTerminal(tk)
 	}
+	if !b.checkTaskCancel(tool) {
+		return
+	}
+	b.checkTaskUnknown()
+	b.checkTaskNoCancelled()
+}
 
+// taskGroupTool is the tool the tasks group runs as a task; !ok when the
+// group does not run (its checks skipped, with why).
+func (b *battery) taskGroupTool() (tool string, ok bool) {
+	switch {
+	case b.o.NoTasks:
+		b.skip("--no-tasks", taskChecks...)
+		return "", false
+	case b.gone() && b.lostDuring != "":
+		b.skip("not run: the connection was lost during "+b.lostDuring, taskChecks...)
+		return "", false
+	case b.interrupted || b.gone():
+		b.skip("not run: the battery stopped before the tasks group", taskChecks...)
+		return "", false
+	}
+	info := b.cn.Info()
+	if ok, why := serverDeclaresTasks(info.Capabilities, b.modern); !ok && b.o.TaskTool == "" {
+		b.skip("the server declares no task support ("+why+")", taskChecks...)
+		return "", false
+	}
+	tool, why := b.taskTool()
+	if tool == "" {
+		b.skip(why, taskChecks...)
+		return "", false
+	}
+	if tool == demoTaskTool && len(b.o.TaskArgs) == 0 {
+		// Quick, as slow's defaults are: a run to the end, then one to cancel.
+		b.o.TaskArgs = json.RawMessage(defaultDemoTaskArgs)
+	}
+	return tool, true
+}
+
+// checkTaskStaysTerminal polls the task tk, terminal already, once more:
+// its status must stand.
+func (b *battery) checkTaskStaysTerminal(tk *session.Task) {
+	poll := b.request(wire.MethodTasksGet, wire.TaskParams(tk.ID), defaultProbeTimeout)
+	status := taskStatusOf(b.cn.Tracker(), poll)
+	switch {
+	case b.cn.Tracker().Violations().Count(session.ViolationTaskStatusAfterTerminal) > 0:
+		b.addTask(CheckTaskTerminal, false, fmt.Sprintf("task %q said another status after it was %s (a violation the tracker recorded)", tk.ID, tk.Status))
+	case status == "":
+		b.addTask(CheckTaskTerminal, false, fmt.Sprintf("task %q was %s; a tasks/get %s after that ended %s", tk.ID, tk.Status,
+			report.Span(time.Since(tk.TerminalAt)), describeState(poll)))
+	case status != tk.Status:
+		b.addTask(CheckTaskTerminal, false, fmt.Sprintf("task %q was %s; a tasks/get after that said %s", tk.ID, tk.Status, status))
+	default:
+		b.addTask(CheckTaskTerminal, true, fmt.Sprintf("task %q was %s after %d poll%s, and a tasks/get after that said %s too", tk.ID, tk.Status,
+			tk.Polls, report.Plural(tk.Polls), status))
+	}
+}
+
+// checkTaskCancelTerminal cancels the task tk, which already ended: a
+// legacy server refuses it with -32602.
+func (b *battery) checkTaskCancelTerminal(tk *session.Task) {
+	if b.modern {
+		b.skip("the tasks extension asks only that an unknown task be refused", CheckTaskCancelTerminal)
+		return
+	}
+	b.step("cancelling task %s, which already ended", tk.ID)
+	c := b.request(wire.MethodTasksCancel, wire.TaskParams(tk.ID), defaultProbeTimeout)
+	switch {
+	case c.Error != nil && c.Error.Code == wire.CodeInvalidParams:
+		b.addTask(CheckTaskCancelTerminal, true, fmt.Sprintf("tasks/cancel of the %s task was refused with -32602 (%q)", tk.Status, c.Error.Message))
+	case c.Error != nil:
+		b.addTask(CheckTaskCancelTerminal, false, fmt.Sprintf("tasks/cancel of the %s task was refused with %d (%q), not -32602", tk.Status, c.Error.Code, c.Error.Message))
+	default:
+		b.addTask(CheckTaskCancelTerminal, false, fmt.Sprintf("tasks/cancel of the %s task ended %s instead of an error", tk.Status, describeState(c)))
+	}
+}
+
+// checkTaskCancel runs tool as a task again and cancels it with
+// tasks/cancel; false when the battery was interrupted.
+func (b *battery) checkTaskCancel(tool string) bool {
 	b.step("running %s as a task again and cancelling it with tasks/cancel", tool)
 	r := b.startTask(tool)
 	switch {
 	case b.interrupted:
-		return
+		return false
 	case !r.IsTask():
 		b.taskInconclusive(CheckTaskCancel, fmt.Sprintf("the second run of %s did not become a task (it ended %s)", tool, describeState(r)))
 	case r.State.IsFinal():
@@ -255,7 +285,12 @@ func (b *battery) checkTasks() {
 		}
 		b.judgeTaskCancel(r)
 	}
+	return true
+}
 
+// checkTaskUnknown asks for a task inflight never saw: it must be refused
+// with -32602.
+func (b *battery) checkTaskUnknown() {
 	b.step("asking for task %q, which inflight never saw", taskUnknownID)
 	u := b.request(wire.MethodTasksGet, wire.TaskParams(taskUnknownID), defaultProbeTimeout)
 	switch {
@@ -266,7 +301,11 @@ func (b *battery) checkTasks() {
 	default:
 		b.addTask(CheckTaskUnknown, false, "tasks/get of an unknown task ended "+describeState(u)+" instead of -32602")
 	}
+}
 
+// checkTaskNoCancelled: the server must not send notifications/cancelled
+// for a task.
+func (b *battery) checkTaskNoCancelled() {
 	if n := b.cn.Tracker().Violations().Count(session.ViolationCancelledForTask); n > 0 {
 		b.addTask(CheckTaskNoCancelled, false, fmt.Sprintf("the server sent notifications/cancelled for a task %d time%s", n, report.Plural(n)))
 	} else {

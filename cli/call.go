@@ -4,14 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"inflight/call"
 	"inflight/exitcode"
 	"inflight/redact"
 	"inflight/runner"
 	"inflight/session"
 	"inflight/target"
-
-	"github.com/spf13/cobra"
 )
 
 func (c *cli) callCommand() *cobra.Command {
@@ -36,43 +38,9 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			positional, command := splitDash(args, cmd.ArgsLenAtDash())
-			// A server URL may come first, as the TUI and check take it
-			// (inflight call URL METHOD …); anywhere else it is a slip.
-			bare := ""
-			if len(positional) > 0 && looksLikeURL(positional[0]) {
-				bare, positional = positional[0], positional[1:]
-			}
-			for _, a := range positional {
-				if looksLikeURL(a) {
-					return fmt.Errorf("a server URL goes first or with --url: inflight call %s METHOD", a)
-				}
-			}
-			if len(positional) > 2 {
-				return fmt.Errorf("at most METHOD and PARAMS_JSON before --, got %d arguments", len(positional))
-			}
-			if len(positional) > 0 {
-				o.Method = positional[0]
-			}
-			if len(positional) > 1 {
-				o.Params = json.RawMessage(positional[1])
-			}
-			switch {
-			case tool != "":
-				if o.Method != "" && o.Method != "tools/call" {
-					return fmt.Errorf("--tool is tools/call; it cannot go with method %q", o.Method)
-				}
-				if len(o.Params) > 0 {
-					return errors.New("give the tool's arguments with --args, not as PARAMS_JSON")
-				}
-				params, err := runner.ToolCallParams(tool, json.RawMessage(toolArgs))
-				if err != nil {
-					return err
-				}
-				o.Method, o.Params = "tools/call", params
-			case toolArgs != "":
-				return errors.New("--args goes with --tool NAME")
-			case o.Method == "":
-				return errors.New("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON")
+			bare, err := callRequest(positional, tool, toolArgs, &o)
+			if err != nil {
+				return err
 			}
 			target, err := tf.Resolve(command, bare)
 			if err != nil {
@@ -100,9 +68,58 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 		}
 	}
 	tf.Add(cmd.Flags())
-	fs := cmd.Flags()
-	fs.StringVar(&tool, "tool", "", "call tool `NAME` (short for METHOD tools/call)")
-	fs.StringVar(&toolArgs, "args", "", "the tool's arguments, a `JSON` object")
+	addCallFlags(cmd.Flags(), &o, &tool, &toolArgs)
+	return cmd
+}
+
+// callRequest reads the request from the words before "--" (an optional
+// server URL first, then METHOD and PARAMS_JSON) and --tool and --args
+// into o's Method and Params, and returns the URL (bare) if one came.
+func callRequest(positional []string, tool, toolArgs string, o *call.Options) (bare string, err error) {
+	// A server URL may come first, as the TUI and check take it
+	// (inflight call URL METHOD …); anywhere else it is a slip.
+	if len(positional) > 0 && looksLikeURL(positional[0]) {
+		bare, positional = positional[0], positional[1:]
+	}
+	for _, a := range positional {
+		if looksLikeURL(a) {
+			return "", fmt.Errorf("a server URL goes first or with --url: inflight call %s METHOD", a)
+		}
+	}
+	if len(positional) > 2 {
+		return "", fmt.Errorf("at most METHOD and PARAMS_JSON before --, got %d arguments", len(positional))
+	}
+	if len(positional) > 0 {
+		o.Method = positional[0]
+	}
+	if len(positional) > 1 {
+		o.Params = json.RawMessage(positional[1])
+	}
+	switch {
+	case tool != "":
+		if o.Method != "" && o.Method != "tools/call" {
+			return "", fmt.Errorf("--tool is tools/call; it cannot go with method %q", o.Method)
+		}
+		if len(o.Params) > 0 {
+			return "", errors.New("give the tool's arguments with --args, not as PARAMS_JSON")
+		}
+		params, err := runner.ToolCallParams(tool, json.RawMessage(toolArgs))
+		if err != nil {
+			return "", err
+		}
+		o.Method, o.Params = "tools/call", params
+	case toolArgs != "":
+		return "", errors.New("--args goes with --tool NAME")
+	case o.Method == "":
+		return "", errors.New("give a METHOD (and PARAMS_JSON), or --tool NAME --args JSON")
+	}
+	return bare, nil
+}
+
+// addCallFlags defines call's own flags (the target's are tf.Add's) in fs.
+func addCallFlags(fs *pflag.FlagSet, o *call.Options, tool, toolArgs *string) {
+	fs.StringVar(tool, "tool", "", "call tool `NAME` (short for METHOD tools/call)")
+	fs.StringVar(toolArgs, "args", "", "the tool's arguments, a `JSON` object")
 	durationVar(fs, &o.Timeout, "timeout", call.DefaultCallTimeout, "timeout of the request", true)
 	fs.BoolVar(&o.ResetOnProgress, "reset-on-progress", true, "restart the timeout on each progress notification")
 	durationVar(fs, &o.MaxTimeout, "max-timeout", call.DefaultCallMaxTimeout, "maximum timeout, which progress never pushes back", true)
@@ -118,5 +135,4 @@ connection failure; 3 timed out; 4 cancelled; 5 connection lost.`,
 	fs.StringVar(&o.LogLevel, "log-level", "", "ask for the server's log lines at `LEVEL` (debug, info, notice, warning, error, …): per request in the modern era, logging/setLevel in the legacy one")
 	fs.BoolVar(&o.JSON, "json", false, "print exactly one JSON object at the end (see README)")
 	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the run to `FILE` (JSON Lines)")
-	return cmd
 }

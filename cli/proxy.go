@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"inflight/exitcode"
 	"inflight/proxy"
@@ -18,18 +20,47 @@ import (
 	"inflight/trace"
 )
 
+// proxyFlags are the proxy command's flags.
+type proxyFlags struct {
+	name, tracePath, listenAddr, upstream string
+	ruleTexts                             []string
+	lateWindow                            time.Duration
+	wrap                                  wrapOptions
+	wrapping, readOnly, noTUI             bool
+}
+
 func (c *cli) proxyCommand() *cobra.Command {
-	var name, tracePath, listenAddr, upstream string
-	var ruleTexts []string
-	var lateWindow time.Duration
-	var wrap wrapOptions
-	var wrapping, readOnly, noTUI bool
+	var f proxyFlags
 	cmd := &cobra.Command{
 		Use: `proxy [--name NAME] [--trace FILE] [--rule RULE]… -- CMD [ARGS…]
   inflight proxy [--name NAME] [--trace FILE] [--listen 127.0.0.1:PORT] --url UPSTREAM
   inflight proxy --wrap --config FILE [--server NAME] [--write] [--rule RULE]…`,
-		Short: "Stand between a host and a stdio server: forward every byte, record the host's requests",
-		Long: `Run what a host (Claude Desktop, Cursor, an SDK's client) would run as its
+		Short:         "Stand between a host and a stdio server: forward every byte, record the host's requests",
+		Long:          proxyLong,
+		Args:          f.checkArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case f.wrapping:
+				f.wrap.rules, f.wrap.trace, f.wrap.lateWindow, f.wrap.name = f.ruleTexts, f.tracePath, f.lateWindow, f.name
+				f.wrap.listen, f.wrap.readOnly = f.listenAddr, f.readOnly
+				if f.name != "" && !proxy.ValidName(f.name) {
+					return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", f.name)
+				}
+				return c.proxyWrap(f.wrap)
+			case f.upstream != "":
+				return c.proxyHTTP(cmd.Context(), f.name, f.listenAddr, f.upstream, f.tracePath, f.ruleTexts, f.lateWindow, httpUI{readOnly: f.readOnly, noTUI: f.noTUI})
+			}
+			return c.proxyStdio(cmd.Context(), f, args)
+		},
+	}
+	f.add(cmd.Flags())
+	return cmd
+}
+
+// proxyLong is the proxy command's help.
+var proxyLong = `Run what a host (Claude Desktop, Cursor, an SDK's client) would run as its
 server through inflight: the proxy starts CMD, forwards every byte between the
 host (its stdin and stdout) and the server unchanged, passes the server's
 stderr through, and records the host's requests: their states, progress, the
@@ -85,95 +116,89 @@ command and args>" (env, envFile and cwd kept; --rule, --trace and
 --late-window go along); --write changes FILE in place, keeping the original
 as FILE.inflight-backup and every comment of FILE. An HTTP entry (a url) is
 rewritten to the local URL of a reverse proxy, and the command that runs that
-proxy is printed.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if wrapping {
-				if len(args) > 0 {
-					return fmt.Errorf("--wrap takes the server from --config, not a command line (got %q)", args[0])
-				}
-				return nil
-			}
-			if wrap.config != "" || wrap.server != "" || wrap.write {
-				return errors.New("--config, --server and --write go with --wrap")
-			}
-			if upstream != "" {
-				if len(args) > 0 {
-					return fmt.Errorf("--url proxies an HTTP server: give no command (got %q)", args[0])
-				}
-				return nil
-			}
-			if listenAddr != "" {
-				return errors.New("--listen goes with --url UPSTREAM (the Streamable HTTP server to proxy)")
-			}
-			return cobra.MinimumNArgs(1)(cmd, args)
-		},
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if wrapping {
-				wrap.rules, wrap.trace, wrap.lateWindow, wrap.name = ruleTexts, tracePath, lateWindow, name
-				wrap.listen, wrap.readOnly = listenAddr, readOnly
-				if name != "" && !proxy.ValidName(name) {
-					return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name)
-				}
-				return c.proxyWrap(wrap)
-			}
-			if upstream != "" {
-				return c.proxyHTTP(cmd.Context(), name, listenAddr, upstream, tracePath, ruleTexts, lateWindow, httpUI{readOnly: readOnly, noTUI: noTUI})
-			}
-			red := redact.New(nil, nil, "", args...)
-			switch {
-			case name == "":
-				name = proxy.CleanName(filepath.Base(args[0]))
-			case !proxy.ValidName(name):
-				return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name)
-			}
-			opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow},
-				SocketDir: proxy.SocketDir(), Redactor: red, ReadOnly: readOnly}
-			fail := func(err error) error {
-				fmt.Fprintf(c.stderr, "inflight proxy: %s\n", termsafe.Line(red.Error(err)))
-				c.code = exitcode.Usage
-				return nil
-			}
-			rules, ok := c.parseRules(ruleTexts)
-			if !ok {
-				return nil
-			}
-			opts.Rules = rules
-			done, err := proxyExtras(&opts, tracePath, red)
-			if err != nil {
-				return fail(err)
-			}
-			defer done()
-			res, err := proxy.Run(cmd.Context(), proxy.Host{In: os.Stdin, Out: c.stdout}, args[0], args[1:], opts)
-			if err != nil {
-				return fail(err)
-			}
-			switch res.End {
-			case proxy.EndServerExited:
-				c.code = exitcode.ConnectionLost
-			case proxy.EndInterrupted:
-				c.code = exitcode.Cancelled
-			}
-			return nil
-		},
+proxy is printed.`
+
+// checkArgs checks the command line's arguments against the proxy's three
+// forms: --wrap takes none, --url none, the stdio proxy a command.
+func (f *proxyFlags) checkArgs(cmd *cobra.Command, args []string) error {
+	if f.wrapping {
+		if len(args) > 0 {
+			return fmt.Errorf("--wrap takes the server from --config, not a command line (got %q)", args[0])
+		}
+		return nil
 	}
-	fs := cmd.Flags()
+	if f.wrap.config != "" || f.wrap.server != "" || f.wrap.write {
+		return errors.New("--config, --server and --write go with --wrap")
+	}
+	if f.upstream != "" {
+		if len(args) > 0 {
+			return fmt.Errorf("--url proxies an HTTP server: give no command (got %q)", args[0])
+		}
+		return nil
+	}
+	if f.listenAddr != "" {
+		return errors.New("--listen goes with --url UPSTREAM (the Streamable HTTP server to proxy)")
+	}
+	return cobra.MinimumNArgs(1)(cmd, args)
+}
+
+// add defines the proxy's flags in fs.
+func (f *proxyFlags) add(fs *pflag.FlagSet) {
 	// Everything after CMD is the server's, flags included.
 	fs.SetInterspersed(false)
-	fs.StringVar(&name, "name", "", "name of this proxy in its messages and its attach socket (default: CMD's base name)")
-	fs.StringArrayVar(&ruleTexts, "rule", nil, "make something happen to the host's requests a `RULE` matches (see above; repeatable)")
-	fs.StringVar(&tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
-	fs.StringVar(&upstream, "url", "", "proxy the Streamable HTTP server at `UPSTREAM` instead of running a command")
-	fs.StringVar(&listenAddr, "listen", "", "with --url: serve the proxy on `ADDR`, a loopback address (default 127.0.0.1:0, a free port)")
-	fs.BoolVar(&readOnly, "read-only", false, "refuse the commands of inflight attach's keys (hold, delay, drop, cancel, race): viewers only watch")
-	fs.BoolVar(&noTUI, "no-tui", false, "with --url: run headless even when stdin and stdout are a terminal (no view in this process)")
-	fs.BoolVar(&wrapping, "wrap", false, "print the --config entry rewritten to run through inflight proxy (see above)")
-	fs.StringVar(&wrap.config, "config", "", "with --wrap: the host's MCP config `FILE`")
-	fs.StringVar(&wrap.server, "server", "", "with --wrap: the `NAME` of the server in --config (default: its only one)")
-	fs.BoolVar(&wrap.write, "write", false, "with --wrap: change the file in place, keeping a backup (FILE.inflight-backup) and its comments")
-	durationVar(fs, &lateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after the host's cancel", true)
-	return cmd
+	fs.StringVar(&f.name, "name", "", "name of this proxy in its messages and its attach socket (default: CMD's base name)")
+	fs.StringArrayVar(&f.ruleTexts, "rule", nil, "make something happen to the host's requests a `RULE` matches (see above; repeatable)")
+	fs.StringVar(&f.tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
+	fs.StringVar(&f.upstream, "url", "", "proxy the Streamable HTTP server at `UPSTREAM` instead of running a command")
+	fs.StringVar(&f.listenAddr, "listen", "", "with --url: serve the proxy on `ADDR`, a loopback address (default 127.0.0.1:0, a free port)")
+	fs.BoolVar(&f.readOnly, "read-only", false, "refuse the commands of inflight attach's keys (hold, delay, drop, cancel, race): viewers only watch")
+	fs.BoolVar(&f.noTUI, "no-tui", false, "with --url: run headless even when stdin and stdout are a terminal (no view in this process)")
+	fs.BoolVar(&f.wrapping, "wrap", false, "print the --config entry rewritten to run through inflight proxy (see above)")
+	fs.StringVar(&f.wrap.config, "config", "", "with --wrap: the host's MCP config `FILE`")
+	fs.StringVar(&f.wrap.server, "server", "", "with --wrap: the `NAME` of the server in --config (default: its only one)")
+	fs.BoolVar(&f.wrap.write, "write", false, "with --wrap: change the file in place, keeping a backup (FILE.inflight-backup) and its comments")
+	durationVar(fs, &f.lateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after the host's cancel", true)
+}
+
+// proxyStdio runs the stdio proxy: args is the server's command line, the
+// host is inflight's own stdin and stdout.
+func (c *cli) proxyStdio(ctx context.Context, f proxyFlags, args []string) error {
+	red := redact.New(nil, nil, "", args...)
+	name := f.name
+	switch {
+	case name == "":
+		name = proxy.CleanName(filepath.Base(args[0]))
+	case !proxy.ValidName(name):
+		return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", name)
+	}
+	opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: f.lateWindow},
+		SocketDir: proxy.SocketDir(), Redactor: red, ReadOnly: f.readOnly}
+	fail := func(err error) error {
+		fmt.Fprintf(c.stderr, "inflight proxy: %s\n", termsafe.Line(red.Error(err)))
+		c.code = exitcode.Usage
+		return nil
+	}
+	rules, ok := c.parseRules(f.ruleTexts)
+	if !ok {
+		return nil
+	}
+	opts.Rules = rules
+	done, err := proxyExtras(&opts, f.tracePath, red)
+	if err != nil {
+		return fail(err)
+	}
+	defer done()
+	res, err := proxy.Run(ctx, proxy.Host{In: os.Stdin, Out: c.stdout}, args[0], args[1:], opts)
+	if err != nil {
+		return fail(err)
+	}
+	switch res.End {
+	case proxy.EndServerExited:
+		c.code = exitcode.ConnectionLost
+	case proxy.EndInterrupted:
+		c.code = exitcode.Cancelled
+	}
+	return nil
 }
 
 // parseRules parses the proxy's --rule flags; a rule that does not parse

@@ -144,94 +144,121 @@ func (c *Client) negotiate(ctx context.Context) (event.ConnInfo, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		res, err := c.probe(ctx, version)
 		if err == nil {
-			info, verr := parseDiscover(res.Result)
-			if verr != nil {
-				// A success that is not a valid modern result is not proof
-				// of a modern server.
-				if forced != "" {
-					return info, fmt.Errorf("protocol version %s was forced, but server/discover answered with an invalid result (%v): not a modern server", forced, verr)
-				}
-				c.note("server/discover answered but %v: not a modern server, falling back to initialize", verr)
-				return c.initialize(ctx, wire.Version20251125)
-			}
-			if contains(info.SupportedVersions, version) {
-				info.Era, info.ProtocolVersion = event.EraModern, version
-				c.note("server/discover: modern server, version %s", version)
-				return info, nil
-			}
-			if forced != "" {
-				return info, fmt.Errorf("protocol version %s was forced, but the server supports only %s",
-					forced, strings.Join(info.SupportedVersions, ", "))
-			}
-			if v := firstLegacy(info.SupportedVersions); v != "" {
-				c.note("server/discover lists only %s: using the legacy handshake", strings.Join(info.SupportedVersions, ", "))
-				return c.initialize(ctx, v)
-			}
-			return info, fmt.Errorf("no mutually supported protocol version: server supports %s, inflight speaks %s, %s",
-				strings.Join(info.SupportedVersions, ", "), wire.VersionModern, strings.Join(wire.LegacyVersions, ", "))
+			return c.discovered(ctx, res, version, forced)
 		}
 		var rpcErr *wire.Error
 		if errors.As(err, &rpcErr) && wire.IsModernErrorCode(rpcErr.Code) {
-			if rpcErr.Code != wire.CodeUnsupportedProtocolVersion {
-				return event.ConnInfo{}, fmt.Errorf("modern server rejected server/discover: %w", rpcErr)
-			}
-			supported := wire.SupportedVersions(rpcErr.Data)
-			c.note("server does not support %s; it supports %s", version, strings.Join(supported, ", "))
-			if forced != "" {
-				return event.ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server does not support it; it supports %s",
-					forced, strings.Join(supported, ", "))
-			}
-			if v := firstModern(supported); v != "" && v != version {
-				version = v
+			next, info, err := c.discoverRefused(ctx, rpcErr, version, forced)
+			if next != "" {
+				version = next
 				continue
 			}
-			if v := firstLegacy(supported); v != "" {
-				return c.initialize(ctx, v)
-			}
-			return event.ConnInfo{}, fmt.Errorf("no mutually supported protocol version: server supports %s", strings.Join(supported, ", "))
+			return info, err
 		}
-		if ctx.Err() != nil {
-			// Say what it waited for (issue 14, item 12: a server that never
-			// finished its headers gave "context deadline exceeded").
-			return event.ConnInfo{}, fmt.Errorf("connecting: server/discover: %w", c.within(err))
-		}
-		var statusErr *HTTPStatusError
-		if errors.As(err, &statusErr) && statusErr.Status >= 500 {
-			return event.ConnInfo{}, fmt.Errorf("server/discover: %w", err)
-		}
-		if statusErr != nil && (statusErr.Status == http.StatusUnauthorized || statusErr.Status == http.StatusForbidden) {
-			// Refused before the protocol: says nothing of the era, and
-			// initialize would only be refused the same way.
-			return event.ConnInfo{}, fmt.Errorf("server/discover: %w (the server refused the request itself: check the credentials given with -H, or the server's allowed origins)", err)
-		}
-		if errors.Is(err, ErrClosed) || (c.kind == event.TransportHTTP && statusErr == nil && rpcErr == nil) {
-			return event.ConnInfo{}, fmt.Errorf("server/discover: %w", c.deadCause(err))
-		}
-		if errors.Is(err, ErrEchoed) {
-			return event.ConnInfo{}, fmt.Errorf("server/discover: %w", err)
-		}
-		var silent *probeTimeout
-		if c.kind == event.TransportStdio && rpcErr == nil && !errors.As(err, &silent) {
-			// Not an answer and not silence: the server is gone (it exited
-			// at once, or closed its stdin). That says nothing of its era,
-			// and initialize would only fail in another, racier way. Wait
-			// a moment for the exit status, which says more than EPIPE.
-			wait := time.NewTimer(c.cfg.ShutdownWait)
-			select {
-			case <-c.dead:
-			case <-wait.C:
-			}
-			wait.Stop()
-			return event.ConnInfo{}, fmt.Errorf("server/discover: %w", c.deadCause(err))
-		}
-		if forced != "" {
-			return event.ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server is not a modern server (server/discover: %w); "+
-				"without a forced version inflight would fall back to the legacy initialize handshake", forced, err)
-		}
-		c.note("server/discover failed (%v): legacy server, falling back to initialize", err)
-		return c.initialize(ctx, wire.Version20251125)
+		return c.discoverFailed(ctx, err, rpcErr, forced)
 	}
 	return event.ConnInfo{}, errors.New("server/discover: version negotiation did not converge")
+}
+
+// discovered takes server/discover's answer under version (forced, when
+// the user forced one): a modern server that supports it, or a legacy one
+// to open with initialize, or no version both speak.
+func (c *Client) discovered(ctx context.Context, res wire.Message, version, forced string) (event.ConnInfo, error) {
+	info, verr := parseDiscover(res.Result)
+	if verr != nil {
+		// A success that is not a valid modern result is not proof
+		// of a modern server.
+		if forced != "" {
+			return info, fmt.Errorf("protocol version %s was forced, but server/discover answered with an invalid result (%v): not a modern server", forced, verr)
+		}
+		c.note("server/discover answered but %v: not a modern server, falling back to initialize", verr)
+		return c.initialize(ctx, wire.Version20251125)
+	}
+	if contains(info.SupportedVersions, version) {
+		info.Era, info.ProtocolVersion = event.EraModern, version
+		c.note("server/discover: modern server, version %s", version)
+		return info, nil
+	}
+	if forced != "" {
+		return info, fmt.Errorf("protocol version %s was forced, but the server supports only %s",
+			forced, strings.Join(info.SupportedVersions, ", "))
+	}
+	if v := firstLegacy(info.SupportedVersions); v != "" {
+		c.note("server/discover lists only %s: using the legacy handshake", strings.Join(info.SupportedVersions, ", "))
+		return c.initialize(ctx, v)
+	}
+	return info, fmt.Errorf("no mutually supported protocol version: server supports %s, inflight speaks %s, %s",
+		strings.Join(info.SupportedVersions, ", "), wire.VersionModern, strings.Join(wire.LegacyVersions, ", "))
+}
+
+// discoverRefused takes a modern error answering server/discover under
+// version: another modern version to try (next), or the legacy handshake,
+// or the connection's failure.
+func (c *Client) discoverRefused(ctx context.Context, rpcErr *wire.Error, version, forced string) (next string, info event.ConnInfo, err error) {
+	if rpcErr.Code != wire.CodeUnsupportedProtocolVersion {
+		return "", event.ConnInfo{}, fmt.Errorf("modern server rejected server/discover: %w", rpcErr)
+	}
+	supported := wire.SupportedVersions(rpcErr.Data)
+	c.note("server does not support %s; it supports %s", version, strings.Join(supported, ", "))
+	if forced != "" {
+		return "", event.ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server does not support it; it supports %s",
+			forced, strings.Join(supported, ", "))
+	}
+	if v := firstModern(supported); v != "" && v != version {
+		return v, event.ConnInfo{}, nil
+	}
+	if v := firstLegacy(supported); v != "" {
+		info, err := c.initialize(ctx, v)
+		return "", info, err
+	}
+	return "", event.ConnInfo{}, fmt.Errorf("no mutually supported protocol version: server supports %s", strings.Join(supported, ", "))
+}
+
+// discoverFailed takes server/discover's failure err (rpcErr, when set,
+// a non-modern JSON-RPC error): a legacy server to open with initialize,
+// or, when the failure says nothing of the era (a dead or refusing
+// server, a timeout of the connection), the connection's failure.
+func (c *Client) discoverFailed(ctx context.Context, err error, rpcErr *wire.Error, forced string) (event.ConnInfo, error) {
+	if ctx.Err() != nil {
+		// Say what it waited for (issue 14, item 12: a server that never
+		// finished its headers gave "context deadline exceeded").
+		return event.ConnInfo{}, fmt.Errorf("connecting: server/discover: %w", c.within(err))
+	}
+	var statusErr *HTTPStatusError
+	if errors.As(err, &statusErr) && statusErr.Status >= 500 {
+		return event.ConnInfo{}, fmt.Errorf("server/discover: %w", err)
+	}
+	if statusErr != nil && (statusErr.Status == http.StatusUnauthorized || statusErr.Status == http.StatusForbidden) {
+		// Refused before the protocol: says nothing of the era, and
+		// initialize would only be refused the same way.
+		return event.ConnInfo{}, fmt.Errorf("server/discover: %w (the server refused the request itself: check the credentials given with -H, or the server's allowed origins)", err)
+	}
+	if errors.Is(err, ErrClosed) || (c.kind == event.TransportHTTP && statusErr == nil && rpcErr == nil) {
+		return event.ConnInfo{}, fmt.Errorf("server/discover: %w", c.deadCause(err))
+	}
+	if errors.Is(err, ErrEchoed) {
+		return event.ConnInfo{}, fmt.Errorf("server/discover: %w", err)
+	}
+	var silent *probeTimeout
+	if c.kind == event.TransportStdio && rpcErr == nil && !errors.As(err, &silent) {
+		// Not an answer and not silence: the server is gone (it exited
+		// at once, or closed its stdin). That says nothing of its era,
+		// and initialize would only fail in another, racier way. Wait
+		// a moment for the exit status, which says more than EPIPE.
+		wait := time.NewTimer(c.cfg.ShutdownWait)
+		select {
+		case <-c.dead:
+		case <-wait.C:
+		}
+		wait.Stop()
+		return event.ConnInfo{}, fmt.Errorf("server/discover: %w", c.deadCause(err))
+	}
+	if forced != "" {
+		return event.ConnInfo{}, fmt.Errorf("protocol version %s was forced, but the server is not a modern server (server/discover: %w); "+
+			"without a forced version inflight would fall back to the legacy initialize handshake", forced, err)
+	}
+	c.note("server/discover failed (%v): legacy server, falling back to initialize", err)
+	return c.initialize(ctx, wire.Version20251125)
 }
 
 // probe sends server/discover under a modern version. On stdio a server that

@@ -308,80 +308,107 @@ func describe(out outgoing) string {
 func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 	defer t.c.wg.Done()
 	defer t.runs.Done()
-	defer func() {
-		if tm := st.lateTimer.Load(); tm != nil {
-			tm.Stop()
-		}
-		st.abort()
-		t.mu.Lock()
-		if t.streams[out.id] == st {
-			delete(t.streams, out.id)
-		}
-		t.mu.Unlock()
-		t.c.endFlight(out.id, out.flight)
-	}()
+	defer t.endRun(out, st)
+	resp, sentSession, ok := t.post(ctx, out, st)
+	if !ok {
+		return
+	}
+	defer resp.Body.Close()
+	if out.method == wire.MethodInitialize && out.internal && !t.adoptSession(out.id, resp) {
+		return
+	}
+	t.reply(ctx, out, st, resp, sentSession)
+}
+
+// endRun forgets the request's stream once run is done with it.
+func (t *httpTransport) endRun(out outgoing, st *httpStream) {
+	if tm := st.lateTimer.Load(); tm != nil {
+		tm.Stop()
+	}
+	st.abort()
+	t.mu.Lock()
+	if t.streams[out.id] == st {
+		delete(t.streams, out.id)
+	}
+	t.mu.Unlock()
+	t.c.endFlight(out.id, out.flight)
+}
+
+// post sends the request's POST; !ok when there is no reply to read (the
+// failure is said). sentSession is the Mcp-Session-Id it carried.
+func (t *httpTransport) post(ctx context.Context, out outgoing, st *httpStream) (resp *http.Response, sentSession string, ok bool) {
 	id := out.id
 	req, err := t.newPost(withRequest(ctx, out), out)
 	if err != nil {
 		t.c.failCall(id, err, true)
-		return
+		return nil, "", false
 	}
-	sentSession := req.Header.Get("Mcp-Session-Id")
-	hadSession := sentSession != ""
+	sentSession = req.Header.Get("Mcp-Session-Id")
 	if out.writing != nil {
 		out.writing(time.Now())
 	}
-	resp, err := t.hc.Do(req)
+	resp, err = t.hc.Do(req)
 	st.headers.Store(err == nil)
-	if err != nil {
-		if st.closedByClient.Load() {
-			t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: true,
-				Text: "request aborted before the server answered"})
-			return
-		}
-		if t.isClosing() && !out.internal {
-			return
-		}
+	if err == nil {
+		return resp, sentSession, true
+	}
+	switch {
+	case st.closedByClient.Load():
+		t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: true,
+			Text: "request aborted before the server answered"})
+	case t.isClosing() && !out.internal:
+	default:
 		var ae *oauth.Error
 		if errors.As(err, &ae) {
 			// Refused for want of an authorization: answered, not lost.
 			t.c.failCall(id, fmt.Errorf("POST %s: %w", out.method, ae), false)
-			return
+			break
 		}
 		var re *redirectError
 		t.c.failCall(id, fmt.Errorf("POST %s: %w", out.method, markUnreachable(ctx, plainErr(err))), !errors.As(err, &re))
-		return
 	}
-	defer resp.Body.Close()
-	if out.method == wire.MethodInitialize && out.internal {
-		// Only the client's own initialize opens the session it speaks in.
-		// One a user sends by hand (the composer accepts any method) gets
-		// its answer shown, but a session ID in it must not replace the
-		// connection's.
-		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
-			if err := checkSessionID(sid); err != nil {
-				// Sent back, it would carry the server's bytes into every
-				// request of ours; and a session inflight cannot name is
-				// no session to speak in (issue 14, item 12).
-				resp.Body.Close()
-				t.c.emit(event.Event{Kind: event.HTTPStatus, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
-					ContentType: resp.Header.Get("Content-Type"), Text: err.Error()})
-				t.c.failCall(id, err, false)
-				return
-			}
-			t.mu.Lock()
-			t.sessionID = sid
-			t.mu.Unlock()
-			t.c.mu.Lock()
-			t.c.info.SessionID = sid
-			t.c.mu.Unlock()
-		}
+	return nil, "", false
+}
+
+// adoptSession takes the session ID the answer to the client's own
+// initialize (id) opens, if any; false when it is refused (the failure is
+// said). One a user sends by hand (the composer accepts any method) gets
+// its answer shown, but a session ID in it must not replace the
+// connection's: only the client's own initialize comes here.
+func (t *httpTransport) adoptSession(id wire.ID, resp *http.Response) bool {
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		return true
 	}
+	if err := checkSessionID(sid); err != nil {
+		// Sent back, it would carry the server's bytes into every request
+		// of ours; and a session inflight cannot name is no session to
+		// speak in (issue 14, item 12).
+		resp.Body.Close()
+		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
+			ContentType: resp.Header.Get("Content-Type"), Text: err.Error()})
+		t.c.failCall(id, err, false)
+		return false
+	}
+	t.mu.Lock()
+	t.sessionID = sid
+	t.mu.Unlock()
+	t.c.mu.Lock()
+	t.c.info.SessionID = sid
+	t.c.mu.Unlock()
+	return true
+}
+
+// reply reads the server's reply to the request, by its status and
+// Content-Type: a JSON body or an SSE stream answers it; anything else
+// fails it, said as the HTTP status it was.
+func (t *httpTransport) reply(ctx context.Context, out outgoing, st *httpStream, resp *http.Response, sentSession string) {
+	id := out.id
 	ct := resp.Header.Get("Content-Type")
 	media, _, _ := mime.ParseMediaType(ct)
 	now := time.Now()
 	switch {
-	case resp.StatusCode == http.StatusNotFound && hadSession:
+	case resp.StatusCode == http.StatusNotFound && sentSession != "":
 		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct,
 			Text: "404: the server ended the session"})
 		t.c.failCall(id, errors.New("the server ended the session (HTTP 404); inflight is starting a new session, re-issue the request"), true)
@@ -395,28 +422,7 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 			Text: resp.Status + ", Content-Encoding " + enc})
 		t.c.failCall(id, errEncoded(resp.StatusCode, enc), false)
 	case resp.StatusCode >= 400:
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct, Text: resp.Status})
-		if media == "application/json" {
-			msg, err := wire.Decode(body)
-			switch {
-			case err != nil || !msg.IsResponse() || (msg.ID != id && msg.ID != wire.NullID):
-			case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-				// Refused before the protocol: the status is the news (and
-				// no era signal), the JSON-RPC error only its wording.
-				text := string(body)
-				if msg.Error != nil {
-					text = msg.Error.Message
-				}
-				t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, Body: text + t.loginHint(resp)}, false)
-				return
-			default:
-				// A JSON-RPC error in the body answers the request.
-				t.c.receive(body, 0, now, id)
-				return
-			}
-		}
-		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, ContentType: ct, Body: string(body), Hint: t.loginHint(resp)}, false)
+		t.errorStatus(id, resp, media, now)
 	case resp.StatusCode == http.StatusAccepted:
 		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
 		t.c.failCall(id, errors.New("HTTP 202 Accepted for a request: the server will send no response"), true)
@@ -436,6 +442,34 @@ func (t *httpTransport) run(ctx context.Context, out outgoing, st *httpStream) {
 		t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode,
 			Body: fmt.Sprintf("unexpected Content-Type %q (want application/json or text/event-stream): %s", ct, what)}, true)
 	}
+}
+
+// errorStatus takes a 4xx or 5xx reply to request id: a JSON-RPC error in
+// its body answers the request; otherwise the status fails it.
+func (t *httpTransport) errorStatus(id wire.ID, resp *http.Response, media string, now time.Time) {
+	ct := resp.Header.Get("Content-Type")
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct, Text: resp.Status})
+	if media == "application/json" {
+		msg, err := wire.Decode(body)
+		switch {
+		case err != nil || !msg.IsResponse() || (msg.ID != id && msg.ID != wire.NullID):
+		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+			// Refused before the protocol: the status is the news (and no
+			// era signal), the JSON-RPC error only its wording.
+			text := string(body)
+			if msg.Error != nil {
+				text = msg.Error.Message
+			}
+			t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, Body: text + t.loginHint(resp)}, false)
+			return
+		default:
+			// A JSON-RPC error in the body answers the request.
+			t.c.receive(body, 0, now, id)
+			return
+		}
+	}
+	t.c.failCall(id, &HTTPStatusError{Status: resp.StatusCode, ContentType: ct, Body: string(body), Hint: t.loginHint(resp)}, false)
 }
 
 // checkSessionID refuses an Mcp-Session-Id that is not visible ASCII:
@@ -549,65 +583,83 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 		if byClient && streamErr != nil && ctx.Err() != nil {
 			streamErr = nil // our own abort, not a broken stream
 		}
-		switch {
-		case !byClient && t.isClosing():
-			return // lost with the connection; see run
-		case answered || byClient || st.cancelled.Load():
-			t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, ByClient: byClient, Err: streamErr})
-			return
-		case st.modern:
-			cause := "the response stream closed before the response; modern streams cannot be resumed, re-issue the request"
-			if streamErr != nil {
-				cause = fmt.Sprintf("the response stream broke before the response (%v); modern streams cannot be resumed, re-issue the request", plainErr(streamErr))
-			}
-			t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, Err: errors.New(cause)})
-			t.c.failCall(id, errors.New(cause), true)
-			return
-		case lastID == "" || fruitless > 5:
-			cause := "the response stream closed before the response and the server gave no event ID to resume from"
-			if lastID != "" {
-				cause = "the response stream kept breaking without delivering anything; gave up after 5 resumes"
-			}
-			if streamErr != nil {
-				cause += fmt.Sprintf(" (%v)", plainErr(streamErr))
-			}
-			t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, Err: errors.New(cause)})
-			t.c.failCall(id, errors.New(cause), true)
+		if t.sseOver(st, id, now, answered, byClient, lastID, fruitless, streamErr) {
 			return
 		}
-		// Legacy resume: wait as the server asked (retry:), then GET with
-		// Last-Event-ID.
 		if retry <= 0 {
 			retry = time.Second
 		}
-		t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, Err: streamErr,
-			Text: fmt.Sprintf("stream broke; resuming in %s with Last-Event-ID %q", retry, lastID)})
-		select {
-		case <-time.After(retry):
-		case <-ctx.Done():
-			if !st.closedByClient.Load() && t.isClosing() {
-				return // lost with the connection; see run
-			}
-			t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
+		var ok bool
+		if body, ok = t.resumeSSE(ctx, st, id, now, lastID, retry, streamErr); !ok {
 			return
 		}
-		resp, _, err := t.get(ctx, lastID)
-		if err != nil {
-			if !st.closedByClient.Load() && t.isClosing() {
-				return
-			}
-			if st.closedByClient.Load() || st.cancelled.Load() {
-				t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
-				return
-			}
-			t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, Err: err})
-			t.c.failCall(id, fmt.Errorf("resuming the response stream: %w", err), true)
-			return
-		}
-		t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
-			ContentType: resp.Header.Get("Content-Type"), Text: "resumed with Last-Event-ID " + lastID})
-		body = resp.Body
 	}
+}
+
+// sseOver reports whether request id's stream, just ended (streamErr: how
+// it broke, now), is over for good — answered, closed by the client, lost with
+// the connection, or not resumable — and says so.
+func (t *httpTransport) sseOver(st *httpStream, id wire.ID, now time.Time, answered, byClient bool, lastID string, fruitless int, streamErr error) bool {
+	switch {
+	case !byClient && t.isClosing():
+		return true // lost with the connection; see run
+	case answered || byClient || st.cancelled.Load():
+		t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, ByClient: byClient, Err: streamErr})
+		return true
+	case st.modern:
+		cause := "the response stream closed before the response; modern streams cannot be resumed, re-issue the request"
+		if streamErr != nil {
+			cause = fmt.Sprintf("the response stream broke before the response (%v); modern streams cannot be resumed, re-issue the request", plainErr(streamErr))
+		}
+		t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, Err: errors.New(cause)})
+		t.c.failCall(id, errors.New(cause), true)
+		return true
+	case lastID == "" || fruitless > 5:
+		cause := "the response stream closed before the response and the server gave no event ID to resume from"
+		if lastID != "" {
+			cause = "the response stream kept breaking without delivering anything; gave up after 5 resumes"
+		}
+		if streamErr != nil {
+			cause += fmt.Sprintf(" (%v)", plainErr(streamErr))
+		}
+		t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, Err: errors.New(cause)})
+		t.c.failCall(id, errors.New(cause), true)
+		return true
+	}
+	return false
+}
+
+// resumeSSE resumes request id's broken legacy stream: it waits as the
+// server asked (retry:), then GETs with Last-Event-ID lastID. !ok when
+// the stream is over instead (said).
+func (t *httpTransport) resumeSSE(ctx context.Context, st *httpStream, id wire.ID, now time.Time, lastID string, retry time.Duration, streamErr error) (body io.ReadCloser, ok bool) {
+	t.c.emit(event.Event{Kind: event.StreamClosed, Time: now, RequestID: id, Err: streamErr,
+		Text: fmt.Sprintf("stream broke; resuming in %s with Last-Event-ID %q", retry, lastID)})
+	select {
+	case <-time.After(retry):
+	case <-ctx.Done():
+		if !st.closedByClient.Load() && t.isClosing() {
+			return nil, false // lost with the connection; see run
+		}
+		t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
+		return nil, false
+	}
+	resp, _, err := t.get(ctx, lastID)
+	if err != nil {
+		if !st.closedByClient.Load() && t.isClosing() {
+			return nil, false
+		}
+		if st.closedByClient.Load() || st.cancelled.Load() {
+			t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
+			return nil, false
+		}
+		t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, Err: err})
+		t.c.failCall(id, fmt.Errorf("resuming the response stream: %w", err), true)
+		return nil, false
+	}
+	t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
+		ContentType: resp.Header.Get("Content-Type"), Text: "resumed with Last-Event-ID " + lastID})
+	return resp.Body, true
 }
 
 // readStream is the one loop that reads an SSE connection, a request's

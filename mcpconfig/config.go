@@ -199,46 +199,68 @@ func listServers(names []string) string {
 
 // server turns an entry into a Server.
 func (e configEntry) server(x *expander) (Server, error) {
-	url := cmp.Or(e.URL, e.ServerURL, e.HTTPURL)
-	typ := strings.ToLower(e.Type)
+	url, typ, err := e.kind()
+	if err != nil {
+		return Server{}, err
+	}
+	if url != "" {
+		return e.urlServer(x, url, typ)
+	}
+	return e.commandServer(x)
+}
+
+// kind is the entry's URL (under any of its names) and its type, lower
+// case; an error when they, and its command, do not agree.
+func (e configEntry) kind() (url, typ string, err error) {
+	url = cmp.Or(e.URL, e.ServerURL, e.HTTPURL)
+	typ = strings.ToLower(e.Type)
 	switch typ {
 	case "", "stdio", "http", "streamable-http", "streamablehttp", "streamable_http":
 	case "sse":
 		// The deprecated HTTP+SSE transport (2024-11-05): url is its stream.
 		if url == "" {
-			return Server{}, errors.New(`"type": "sse" needs a "url": the server's HTTP+SSE stream`)
+			return "", "", errors.New(`"type": "sse" needs a "url": the server's HTTP+SSE stream`)
 		}
 	default:
-		return Server{}, fmt.Errorf("unknown \"type\": %q (want stdio, http or sse)", e.Type)
+		return "", "", fmt.Errorf("unknown \"type\": %q (want stdio, http or sse)", e.Type)
 	}
 	switch {
 	case e.Command != "" && url != "":
-		return Server{}, errors.New(`it has both "command" and "url"`)
+		return "", "", errors.New(`it has both "command" and "url"`)
 	case e.Command == "" && url == "":
-		return Server{}, errors.New(`it has neither "command" nor "url"`)
+		return "", "", errors.New(`it has neither "command" nor "url"`)
 	case typ == "stdio" && url != "":
-		return Server{}, errors.New(`"type": "stdio" with a "url"`)
+		return "", "", errors.New(`"type": "stdio" with a "url"`)
 	case typ != "" && typ != "stdio" && e.Command != "":
-		return Server{}, fmt.Errorf(`"type": %q with a "command"`, e.Type)
+		return "", "", fmt.Errorf(`"type": %q with a "command"`, e.Type)
 	}
+	return url, typ, nil
+}
+
+// urlServer is an entry that names a URL: its headers and OAuth client.
+func (e configEntry) urlServer(x *expander, url, typ string) (Server, error) {
 	var t Server
-	if url != "" {
-		t.URL = x.expand(url, "url")
-		t.SSE = typ == "sse"
-		if len(e.Headers) > 0 {
-			t.Headers = http.Header{}
-		}
-		for name, v := range e.Headers {
-			s, err := scalar(v)
-			if err != nil {
-				return Server{}, fmt.Errorf("header %q: %w", name, err)
-			}
-			t.Headers.Set(name, x.expand(s, "header "+http.CanonicalHeaderKey(name)))
-		}
-		t.OAuth = e.oauth(x)
-		t.Unresolved = x.unresolved
-		return t, nil
+	t.URL = x.expand(url, "url")
+	t.SSE = typ == "sse"
+	if len(e.Headers) > 0 {
+		t.Headers = http.Header{}
 	}
+	for name, v := range e.Headers {
+		s, err := scalar(v)
+		if err != nil {
+			return Server{}, fmt.Errorf("header %q: %w", name, err)
+		}
+		t.Headers.Set(name, x.expand(s, "header "+http.CanonicalHeaderKey(name)))
+	}
+	t.OAuth = e.oauth(x)
+	t.Unresolved = x.unresolved
+	return t, nil
+}
+
+// commandServer is an entry that names a command: its args, environment
+// (envFile, then env) and working directory.
+func (e configEntry) commandServer(x *expander) (Server, error) {
+	var t Server
 	t.Command = x.expand(e.Command, "command")
 	for i, a := range e.Args {
 		var v any
@@ -251,6 +273,25 @@ func (e configEntry) server(x *expander) (Server, error) {
 		}
 		t.Args = append(t.Args, x.expand(s, fmt.Sprintf("args[%d]", i)))
 	}
+	env, err := e.environment(x)
+	if err != nil {
+		return Server{}, err
+	}
+	t.Env = env
+	if e.Cwd != "" {
+		t.Dir = x.expand(e.Cwd, "cwd")
+		if !filepath.IsAbs(t.Dir) {
+			t.Dir = filepath.Join(x.workspace, t.Dir)
+		}
+	}
+	t.Unresolved = x.unresolved
+	return t, nil
+}
+
+// environment is what a command entry adds to the environment: its
+// envFile's variables, then its env's, in name order.
+func (e configEntry) environment(x *expander) ([]string, error) {
+	var env []string
 	if e.EnvFile != "" {
 		file := x.expand(e.EnvFile, "envFile")
 		if !filepath.IsAbs(file) {
@@ -258,9 +299,9 @@ func (e configEntry) server(x *expander) (Server, error) {
 		}
 		vars, err := readEnvFile(file)
 		if err != nil {
-			return Server{}, err
+			return nil, err
 		}
-		t.Env = append(t.Env, vars...)
+		env = append(env, vars...)
 	}
 	keys := make([]string, 0, len(e.Env))
 	for k := range e.Env {
@@ -273,18 +314,11 @@ func (e configEntry) server(x *expander) (Server, error) {
 		}
 		s, err := scalar(e.Env[k])
 		if err != nil {
-			return Server{}, fmt.Errorf("env %q: %w", k, err)
+			return nil, fmt.Errorf("env %q: %w", k, err)
 		}
-		t.Env = SetEnv(t.Env, k+"="+x.expand(s, "env "+k))
+		env = SetEnv(env, k+"="+x.expand(s, "env "+k))
 	}
-	if e.Cwd != "" {
-		t.Dir = x.expand(e.Cwd, "cwd")
-		if !filepath.IsAbs(t.Dir) {
-			t.Dir = filepath.Join(x.workspace, t.Dir)
-		}
-	}
-	t.Unresolved = x.unresolved
-	return t, nil
+	return env, nil
 }
 
 // oauth is the entry's OAuth client, its variables expanded (nil: none).

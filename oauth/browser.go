@@ -60,93 +60,126 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 		t.emit(ctx, event.AuthStep{Kind: event.AuthBrowser, Start: time.Now(), URL: stripQuery(authURL), Err: err.Error()})
 		return nil, err
 	}
-	q := authURL.Query()
-	state := q.Get("state")
-	cb, _ := url.Parse(t.cfg.CallbackURL)
 	start := time.Now()
+	cl, err := t.listenCallback(ctx, authURL.Query().Get("state"), start)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.srv.Close()
+	if waitBrowser := t.showAuthURL(ctx, args.URL, authURL, start); waitBrowser != nil {
+		defer waitBrowser()
+	}
+	return t.awaitCallback(ctx, cl, start)
+}
+
+// callbackListener is the loopback server the authorization server sends
+// the browser back to. The first callback that carries inflight's state
+// ends the browser step.
+type callbackListener struct {
+	state   string
+	results chan callbackResult
+	ignored atomic.Int32 // callbacks without inflight's state
+	srv     *http.Server
+}
+
+// listenCallback listens on the callback URL's host and serves its path.
+func (t *Transport) listenCallback(ctx context.Context, state string, start time.Time) (*callbackListener, error) {
+	cb, _ := url.Parse(t.cfg.CallbackURL)
 	ln, err := net.Listen("tcp", cb.Host)
 	if err != nil {
 		err = fmt.Errorf("cannot listen for the callback on %s (%v): stop what listens there, or give another loopback port with --callback-url http://127.0.0.1:PORT/callback (a pre-registered client must allow that redirect URI)", cb.Host, err)
 		t.emit(ctx, event.AuthStep{Kind: event.AuthBrowser, Start: start, URL: t.cfg.CallbackURL, Err: err.Error()})
 		return nil, err
 	}
-	results := make(chan callbackResult, 1)
-	var ignored atomic.Int32 // callbacks without inflight's state
-	deliver := func(r callbackResult) {
-		select {
-		case results <- r:
-		default:
-		}
-	}
+	cl := &callbackListener{state: state, results: make(chan callbackResult, 1)}
 	path := cb.Path
 	if path == "" {
 		path = "/"
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Query()
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		// The state first, compared in constant time: a callback without
-		// inflight's state (a forged redirect, a stale tab) is refused and
-		// changes nothing — it neither ends nor fails the login. Found in
-		// review.
-		if subtle.ConstantTimeCompare([]byte(p.Get("state")), []byte(state)) != 1 {
-			ignored.Add(1)
-			w.WriteHeader(http.StatusBadRequest)
-			page(w, "State mismatch", "This callback does not carry the state inflight sent; it was ignored.")
-			return
-		}
-		switch {
-		case p.Get("error") != "":
-			msg := oauthError(p.Get("error"), p.Get("error_description"), "")
-			w.WriteHeader(http.StatusBadRequest)
-			page(w, "Authorization refused", "The authorization server said: "+msg+". Return to inflight.")
-			deliver(callbackResult{err: fmt.Errorf("the authorization server refused the authorization: %s%s", msg, redirectHint(msg))})
-		case p.Get("code") == "":
-			w.WriteHeader(http.StatusBadRequest)
-			page(w, "No code", "The callback carries no authorization code.")
-			deliver(callbackResult{err: errors.New("the callback carried no authorization code")})
-		default:
-			page(w, "Authorized", "inflight has the authorization; you can close this tab.")
-			deliver(callbackResult{res: &auth.AuthorizationResult{Code: p.Get("code"), State: p.Get("state"), Iss: p.Get("iss")}})
-		}
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	defer srv.Close()
+	mux.HandleFunc(path, cl.callback)
+	cl.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go cl.srv.Serve(ln)
+	return cl, nil
+}
 
+func (cl *callbackListener) deliver(r callbackResult) {
+	select {
+	case cl.results <- r:
+	default:
+	}
+}
+
+// callback answers the browser sent back with a page and hands what it
+// carries (the code, or the authorization server's refusal) to the
+// browser step.
+func (cl *callbackListener) callback(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Query()
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	// The state first, compared in constant time: a callback without
+	// inflight's state (a forged redirect, a stale tab) is refused and
+	// changes nothing — it neither ends nor fails the login. Found in
+	// review.
+	if subtle.ConstantTimeCompare([]byte(p.Get("state")), []byte(cl.state)) != 1 {
+		cl.ignored.Add(1)
+		w.WriteHeader(http.StatusBadRequest)
+		page(w, "State mismatch", "This callback does not carry the state inflight sent; it was ignored.")
+		return
+	}
+	switch {
+	case p.Get("error") != "":
+		msg := oauthError(p.Get("error"), p.Get("error_description"), "")
+		w.WriteHeader(http.StatusBadRequest)
+		page(w, "Authorization refused", "The authorization server said: "+msg+". Return to inflight.")
+		cl.deliver(callbackResult{err: fmt.Errorf("the authorization server refused the authorization: %s%s", msg, redirectHint(msg))})
+	case p.Get("code") == "":
+		w.WriteHeader(http.StatusBadRequest)
+		page(w, "No code", "The callback carries no authorization code.")
+		cl.deliver(callbackResult{err: errors.New("the callback carried no authorization code")})
+	default:
+		page(w, "Authorized", "inflight has the authorization; you can close this tab.")
+		cl.deliver(callbackResult{res: &auth.AuthorizationResult{Code: p.Get("code"), State: p.Get("state"), Iss: p.Get("iss")}})
+	}
+}
+
+// showAuthURL prints the authorization URL raw (authURL parsed) on the
+// prompt and opens it in a browser (unless NoBrowser), and says which it
+// did. waitBrowser, when not nil, waits a moment for a browser command
+// inflight started to exit.
+func (t *Transport) showAuthURL(ctx context.Context, raw string, authURL *url.URL, start time.Time) (waitBrowser func()) {
 	how := "printed"
 	if t.cfg.Prompt != nil {
 		// Server text, made inert before the terminal sees it.
 		fmt.Fprintf(t.cfg.Prompt, "To authorize inflight for %s, open this URL in a browser:\n\n  %s\n\nWaiting for the callback on %s …\n",
-			termsafe.Line(ServerKey(t.cfg.Server)), termsafe.Line(args.URL), termsafe.Line(t.cfg.CallbackURL))
+			termsafe.Line(ServerKey(t.cfg.Server)), termsafe.Line(raw), termsafe.Line(t.cfg.CallbackURL))
 	}
 	var openErr error
 	if !t.cfg.NoBrowser {
 		if open := t.cfg.OpenBrowser; open != nil {
-			openErr = open(ctx, args.URL)
+			openErr = open(ctx, raw)
 		} else {
 			var exited <-chan struct{}
-			exited, openErr = openBrowser(args.URL)
+			exited, openErr = openBrowser(raw)
 			if openErr == nil {
 				// A scripted browser (curl, a test's) is done once the
 				// callback came; give it a moment to exit, never more.
-				defer func() {
+				waitBrowser = func() {
 					select {
 					case <-exited:
 					case <-time.After(2 * time.Second):
 					}
-				}()
+				}
 			}
 		}
 		if openErr == nil {
 			how = "opened in the browser"
 		}
 	}
+	q := authURL.Query()
 	step := event.AuthStep{Kind: event.AuthBrowser, Method: http.MethodGet, URL: stripQuery(authURL), Start: start,
 		Scopes: strings.Fields(q.Get("scope")), ClientID: q.Get("client_id"),
-		Text: "authorization URL " + how + ": " + args.URL + "; waiting for the callback on " + t.cfg.CallbackURL}
+		Text: "authorization URL " + how + ": " + raw + "; waiting for the callback on " + t.cfg.CallbackURL}
 	if openErr != nil {
 		step.Err = "could not open a browser (" + openErr.Error() + "): open the URL yourself"
 		if t.cfg.Prompt != nil {
@@ -154,12 +187,17 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 		}
 	}
 	t.emit(ctx, step)
+	return waitBrowser
+}
 
+// awaitCallback waits for cl's callback, at most BrowserTimeout, or ctx's
+// end.
+func (t *Transport) awaitCallback(ctx context.Context, cl *callbackListener, start time.Time) (*auth.AuthorizationResult, error) {
 	timer := time.NewTimer(t.cfg.BrowserTimeout)
 	defer timer.Stop()
 	done := event.AuthStep{Kind: event.AuthBrowser, URL: t.cfg.CallbackURL, Start: start}
 	select {
-	case r := <-results:
+	case r := <-cl.results:
 		done.Duration = time.Since(start)
 		if r.err != nil {
 			done.Err = r.err.Error()
@@ -171,7 +209,7 @@ func (t *Transport) fetchCode(ctx context.Context, args *auth.AuthorizationArgs)
 		return r.res, nil
 	case <-timer.C:
 		stateNote := ""
-		if n := ignored.Load(); n > 0 {
+		if n := cl.ignored.Load(); n > 0 {
 			stateNote = fmt.Sprintf("; %d callback(s) without the state inflight sent were ignored (a stale tab or a forged redirect: state mismatch)", n)
 		}
 		err := fmt.Errorf("the browser step timed out: no callback on %s within %v%s; log in again (`inflight auth login %s`)%s",

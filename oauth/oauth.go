@@ -213,32 +213,12 @@ func New(cfg Config, base http.RoundTripper, observe func(context.Context, event
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	if cfg.CallbackURL == "" {
-		cfg.CallbackURL = DefaultCallbackURL
-	}
-	if cfg.BrowserTimeout <= 0 {
-		cfg.BrowserTimeout = DefaultBrowserTimeout
-	}
-	if cfg.MaxRounds <= 0 {
-		cfg.MaxRounds = 3
-	}
+	cfg.defaults()
 	if err := CheckCallback(cfg.CallbackURL); err != nil {
 		return nil, err
 	}
 	t := &Transport{cfg: cfg, base: base, observe: observe, gate: make(chan struct{}, 1), prmURLs: map[string]bool{}}
-	under := http.DefaultTransport
-	var hc http.Client
-	if cfg.HTTPClient != nil {
-		hc = *cfg.HTTPClient
-		if hc.Transport != nil {
-			under = hc.Transport
-		}
-	}
-	hc.Transport = &observer{base: under, t: t}
-	if hc.Timeout == 0 {
-		hc.Timeout = 30 * time.Second
-	}
-	t.hc = &hc
+	t.hc = t.observedClient()
 
 	if cfg.ClientCredentials {
 		if cfg.ClientID == "" || cfg.ClientSecret == "" {
@@ -255,6 +235,55 @@ func New(cfg Config, base http.RoundTripper, observe func(context.Context, event
 		return t, nil
 	}
 	t.codeFlow = true
+	hcfg := t.codeHandlerConfig()
+	if err := t.useKept(hcfg); err != nil {
+		return nil, err
+	}
+	h, err := auth.NewAuthorizationCodeHandler(hcfg)
+	if err != nil {
+		return nil, err
+	}
+	t.handler = h
+	return t, nil
+}
+
+// defaults fills in what cfg leaves unset.
+func (cfg *Config) defaults() {
+	if cfg.CallbackURL == "" {
+		cfg.CallbackURL = DefaultCallbackURL
+	}
+	if cfg.BrowserTimeout <= 0 {
+		cfg.BrowserTimeout = DefaultBrowserTimeout
+	}
+	if cfg.MaxRounds <= 0 {
+		cfg.MaxRounds = 3
+	}
+}
+
+// observedClient is the HTTP client of the authorization's own requests
+// (metadata, registration, tokens): cfg's, or a new one with a 30s
+// timeout, its every round trip observed as a step.
+func (t *Transport) observedClient() *http.Client {
+	under := http.DefaultTransport
+	var hc http.Client
+	if t.cfg.HTTPClient != nil {
+		hc = *t.cfg.HTTPClient
+		if hc.Transport != nil {
+			under = hc.Transport
+		}
+	}
+	hc.Transport = &observer{base: under, t: t}
+	if hc.Timeout == 0 {
+		hc.Timeout = 30 * time.Second
+	}
+	return &hc
+}
+
+// codeHandlerConfig configures the authorization code flow: the browser
+// step on the loopback callback, PKCE, dynamic registration or a client
+// ID metadata document, the scopes asked for.
+func (t *Transport) codeHandlerConfig() *auth.AuthorizationCodeHandlerConfig {
+	cfg := t.cfg
 	hcfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              cfg.CallbackURL,
 		AuthorizationCodeFetcher: t.fetchCode,
@@ -279,11 +308,19 @@ func New(cfg Config, base http.RoundTripper, observe func(context.Context, event
 	if cfg.ClientMetadataURL != "" {
 		hcfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: cfg.ClientMetadataURL}
 	}
+	return hcfg
+}
+
+// useKept sets up hcfg with what the store keeps for the server: the
+// client an earlier login registered (unless cfg names a client of its
+// own, which comes first) and the tokens issued to that client.
+func (t *Transport) useKept(hcfg *auth.AuthorizationCodeHandlerConfig) error {
+	cfg := t.cfg
 	var entry *Entry
 	if cfg.Store != nil {
 		var err error
 		if entry, err = cfg.Store.Load(cfg.Server); err != nil {
-			return nil, fmt.Errorf("reading the kept tokens: %w", err)
+			return fmt.Errorf("reading the kept tokens: %w", err)
 		}
 	}
 	switch {
@@ -311,12 +348,7 @@ func New(cfg Config, base http.RoundTripper, observe func(context.Context, event
 		t.stored, t.issuer = entry, entry.Issuer
 		hcfg.InitialTokenSource = t.keeping(entry.Config().TokenSource(t.refreshContext(), entry.Token), entry)
 	}
-	h, err := auth.NewAuthorizationCodeHandler(hcfg)
-	if err != nil {
-		return nil, err
-	}
-	t.handler = h
-	return t, nil
+	return nil
 }
 
 func (t *Transport) emit(ctx context.Context, s event.AuthStep) {

@@ -82,101 +82,128 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	ok := resp.StatusCode/100 == 2
 	switch kind {
 	case event.AuthResourceMetadata:
-		var m struct {
-			Resource   string   `json:"resource"`
-			Servers    []string `json:"authorization_servers"`
-			Scopes     []string `json:"scopes_supported"`
-			BearerHows []string `json:"bearer_methods_supported"`
-		}
-		if ok && json.Unmarshal(body, &m) == nil {
-			step.Scopes = m.Scopes
-			step.Text = "resource " + m.Resource + "; authorization servers: " + strings.Join(m.Servers, ", ")
-			if len(m.Servers) > 0 {
-				step.Issuer = m.Servers[0]
-			}
-		} else {
-			step.FellBack = true
-			step.Text = "no usable protected resource metadata here; the next location is tried"
-		}
+		describeResourceMetadata(&step, ok, body)
 	case event.AuthServerMetadata:
-		var m struct {
-			Issuer       string   `json:"issuer"`
-			Registration string   `json:"registration_endpoint"`
-			Scopes       []string `json:"scopes_supported"`
-			CIMD         bool     `json:"client_id_metadata_document_supported"`
-			PKCE         []string `json:"code_challenge_methods_supported"`
-			AuthMethods  []string `json:"token_endpoint_auth_methods_supported"`
-		}
-		if ok && json.Unmarshal(body, &m) == nil {
-			step.Issuer, step.Scopes = m.Issuer, m.Scopes
-			var parts []string
-			if m.Registration != "" {
-				parts = append(parts, "dynamic registration")
-			}
-			if m.CIMD {
-				parts = append(parts, "client ID metadata documents")
-			}
-			if len(m.PKCE) > 0 {
-				parts = append(parts, "PKCE "+strings.Join(m.PKCE, " "))
-			} else {
-				parts = append(parts, "no PKCE advertised")
-			}
-			if len(m.AuthMethods) > 0 {
-				parts = append(parts, "token auth "+strings.Join(m.AuthMethods, " "))
-			}
-			step.Text = "issuer " + m.Issuer + "; " + strings.Join(parts, ", ")
-			o.t.setIssuer(m.Issuer)
-		} else {
-			step.FellBack = true
-			step.Text = "no authorization server metadata here; the next location is tried"
+		if issuer, found := describeServerMetadata(&step, ok, body); found {
+			o.t.setIssuer(issuer)
 		}
 	case event.AuthRegistration:
-		var m struct {
-			ClientID   string `json:"client_id"`
-			AuthMethod string `json:"token_endpoint_auth_method"`
-			Error      string `json:"error"`
-			Desc       string `json:"error_description"`
-		}
-		_ = json.Unmarshal(body, &m)
-		if ok {
-			step.ClientID = m.ClientID
-			step.Text = "dynamic client registration"
-			if m.AuthMethod != "" {
-				step.Text += "; token endpoint auth " + m.AuthMethod
-			}
-		} else {
-			step.Text = "registration refused"
-			step.Err = oauthError(m.Error, m.Desc, resp.Status)
-		}
+		describeRegistration(&step, ok, body, resp.Status)
 	case event.AuthToken, event.AuthRefresh:
-		var m struct {
-			Type    string `json:"token_type"`
-			Expires int64  `json:"expires_in"`
-			Scope   string `json:"scope"`
-			Refresh string `json:"refresh_token"`
-			Error   string `json:"error"`
-			Desc    string `json:"error_description"`
-		}
-		_ = json.Unmarshal(body, &m)
-		step.Text = grant
-		if ok {
-			step.Scopes = strings.Fields(m.Scope)
-			if m.Expires > 0 {
-				step.Expires = time.Now().Add(time.Duration(m.Expires) * time.Second)
-			}
-			step.Text += ": " + m.Type + " token"
-			if m.Refresh != "" {
-				step.Text += " and a refresh token"
-			}
-		} else {
-			step.Err = oauthError(m.Error, m.Desc, resp.Status)
-		}
+		describeToken(&step, ok, body, resp.Status, grant)
 	}
 	if kind == event.AuthResourceMetadata || kind == event.AuthServerMetadata {
 		o.t.noteTried(step)
 	}
 	o.t.emit(req.Context(), step)
 	return resp, nil
+}
+
+// describeResourceMetadata says in step what a protected resource
+// metadata document (body; ok: a 2xx answer) names.
+func describeResourceMetadata(step *event.AuthStep, ok bool, body []byte) {
+	var m struct {
+		Resource   string   `json:"resource"`
+		Servers    []string `json:"authorization_servers"`
+		Scopes     []string `json:"scopes_supported"`
+		BearerHows []string `json:"bearer_methods_supported"`
+	}
+	if ok && json.Unmarshal(body, &m) == nil {
+		step.Scopes = m.Scopes
+		step.Text = "resource " + m.Resource + "; authorization servers: " + strings.Join(m.Servers, ", ")
+		if len(m.Servers) > 0 {
+			step.Issuer = m.Servers[0]
+		}
+	} else {
+		step.FellBack = true
+		step.Text = "no usable protected resource metadata here; the next location is tried"
+	}
+}
+
+// describeServerMetadata says in step what an authorization server's
+// metadata (body; ok: a 2xx answer) offers, and returns its issuer (found:
+// the metadata was usable).
+func describeServerMetadata(step *event.AuthStep, ok bool, body []byte) (issuer string, found bool) {
+	var m struct {
+		Issuer       string   `json:"issuer"`
+		Registration string   `json:"registration_endpoint"`
+		Scopes       []string `json:"scopes_supported"`
+		CIMD         bool     `json:"client_id_metadata_document_supported"`
+		PKCE         []string `json:"code_challenge_methods_supported"`
+		AuthMethods  []string `json:"token_endpoint_auth_methods_supported"`
+	}
+	if ok && json.Unmarshal(body, &m) == nil {
+		step.Issuer, step.Scopes = m.Issuer, m.Scopes
+		var parts []string
+		if m.Registration != "" {
+			parts = append(parts, "dynamic registration")
+		}
+		if m.CIMD {
+			parts = append(parts, "client ID metadata documents")
+		}
+		if len(m.PKCE) > 0 {
+			parts = append(parts, "PKCE "+strings.Join(m.PKCE, " "))
+		} else {
+			parts = append(parts, "no PKCE advertised")
+		}
+		if len(m.AuthMethods) > 0 {
+			parts = append(parts, "token auth "+strings.Join(m.AuthMethods, " "))
+		}
+		step.Text = "issuer " + m.Issuer + "; " + strings.Join(parts, ", ")
+		return m.Issuer, true
+	}
+	step.FellBack = true
+	step.Text = "no authorization server metadata here; the next location is tried"
+	return "", false
+}
+
+// describeRegistration says in step what a dynamic client registration's
+// answer (body, status; ok: a 2xx answer) gave.
+func describeRegistration(step *event.AuthStep, ok bool, body []byte, status string) {
+	var m struct {
+		ClientID   string `json:"client_id"`
+		AuthMethod string `json:"token_endpoint_auth_method"`
+		Error      string `json:"error"`
+		Desc       string `json:"error_description"`
+	}
+	_ = json.Unmarshal(body, &m)
+	if ok {
+		step.ClientID = m.ClientID
+		step.Text = "dynamic client registration"
+		if m.AuthMethod != "" {
+			step.Text += "; token endpoint auth " + m.AuthMethod
+		}
+	} else {
+		step.Text = "registration refused"
+		step.Err = oauthError(m.Error, m.Desc, status)
+	}
+}
+
+// describeToken says in step what a token endpoint's answer (body,
+// status; ok: a 2xx answer) to grant gave.
+func describeToken(step *event.AuthStep, ok bool, body []byte, status, grant string) {
+	var m struct {
+		Type    string `json:"token_type"`
+		Expires int64  `json:"expires_in"`
+		Scope   string `json:"scope"`
+		Refresh string `json:"refresh_token"`
+		Error   string `json:"error"`
+		Desc    string `json:"error_description"`
+	}
+	_ = json.Unmarshal(body, &m)
+	step.Text = grant
+	if ok {
+		step.Scopes = strings.Fields(m.Scope)
+		if m.Expires > 0 {
+			step.Expires = time.Now().Add(time.Duration(m.Expires) * time.Second)
+		}
+		step.Text += ": " + m.Type + " token"
+		if m.Refresh != "" {
+			step.Text += " and a refresh token"
+		}
+	} else {
+		step.Err = oauthError(m.Error, m.Desc, status)
+	}
 }
 
 // oauthError words an OAuth error response (RFC 6749 §5.2).

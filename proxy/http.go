@@ -169,14 +169,7 @@ type httpProxy struct {
 func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.wg.Add(1)
 	defer p.wg.Done()
-	if origin := r.Header.Get("Origin"); !loopback.Origin(origin) {
-		p.say(fmt.Sprintf("refused %s with a foreign Origin %q", r.Method, origin))
-		writeJSONError(w, http.StatusForbidden, "Forbidden: Origin is not a loopback origin (inflight proxy)")
-		return
-	}
-	if !loopback.HostHeader(r) {
-		p.say(fmt.Sprintf("refused %s with a foreign Host %q (the proxy listens on loopback)", r.Method, r.Host))
-		writeJSONError(w, http.StatusForbidden, "Forbidden: Host is not a loopback name or address (inflight proxy)")
+	if p.refused(w, r) {
 		return
 	}
 	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
@@ -184,6 +177,60 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// broken connection it recovers from (Tracker.HostResumed).
 		p.q.pushControl(line{ctl: ctlHostResumed, at: time.Now(), session: r.Header.Get("Mcp-Session-Id")})
 	}
+	target := p.upstreamURL(r)
+	addHostSecrets(r)
+	// The host's body is still being read by the upstream request when
+	// the answer's headers are written back: by default Go's HTTP/1
+	// server then consumes and closes what is left of it, and the
+	// transport's last read of it (for EOF) fails, which closes the
+	// upstream connection under the answer's stream — an SSE stream cut
+	// mid-way, seen in the benchmark once in three floods (and with
+	// httputil.ReverseProxy alike). Full duplex leaves the body alone.
+	_ = http.NewResponseController(w).EnableFullDuplex()
+	tap, body, sess, seq := p.tapHostBody(r)
+	ctx := r.Context()
+	var ex *exchange
+	if p.inj != nil && r.Method == http.MethodPost {
+		var upCancel context.CancelFunc
+		ctx, upCancel = context.WithCancel(ctx)
+		defer upCancel()
+		ex = p.inj.newExchange(r, target, upCancel)
+		ex.session, ex.tap = sess, seq
+		if tap != nil {
+			tap.onWhole = func(msgs []wire.Message, at time.Time) { p.inj.hostMessages(ex, msgs, at) }
+		}
+	}
+	out, err := upstreamRequest(ctx, r, target, body, tap)
+	if err != nil {
+		writeJSONError(w, http.StatusBadGateway, "inflight proxy: "+p.red.Error(err))
+		return
+	}
+	if ex != nil {
+		p.serveInjected(w, r, out, tap, ex)
+		return
+	}
+	p.forward(w, r, out, tap, sess, seq)
+}
+
+// refused answers a request from outside the loopback (a foreign Origin
+// or Host header: DNS rebinding) with 403, and reports whether it did.
+func (p *httpProxy) refused(w http.ResponseWriter, r *http.Request) bool {
+	if origin := r.Header.Get("Origin"); !loopback.Origin(origin) {
+		p.say(fmt.Sprintf("refused %s with a foreign Origin %q", r.Method, origin))
+		writeJSONError(w, http.StatusForbidden, "Forbidden: Origin is not a loopback origin (inflight proxy)")
+		return true
+	}
+	if !loopback.HostHeader(r) {
+		p.say(fmt.Sprintf("refused %s with a foreign Host %q (the proxy listens on loopback)", r.Method, r.Host))
+		writeJSONError(w, http.StatusForbidden, "Forbidden: Host is not a loopback name or address (inflight proxy)")
+		return true
+	}
+	return false
+}
+
+// upstreamURL is where r goes: the upstream's URL with r's query added to
+// its own.
+func (p *httpProxy) upstreamURL(r *http.Request) string {
 	target := *p.up
 	if r.URL.RawQuery != "" {
 		if target.RawQuery != "" {
@@ -191,8 +238,13 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		target.RawQuery += r.URL.RawQuery
 	}
-	// The host's credentials are secrets for everything inflight shows
-	// or writes, like those on its own command line (found in review).
+	return target.String()
+}
+
+// addHostSecrets makes the host's credentials secrets for everything
+// inflight shows or writes, like those on its own command line (found in
+// review).
+func addHostSecrets(r *http.Request) {
 	for name, vals := range r.Header {
 		if redact.IsSecretName(name) || strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Cookie") {
 			for _, v := range vals {
@@ -203,22 +255,17 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	// The host's body is still being read by the upstream request when
-	// the answer's headers are written back: by default Go's HTTP/1
-	// server then consumes and closes what is left of it, and the
-	// transport's last read of it (for EOF) fails, which closes the
-	// upstream connection under the answer's stream — an SSE stream cut
-	// mid-way, seen in the benchmark once in three floods (and with
-	// httputil.ReverseProxy alike). Full duplex leaves the body alone.
-	_ = http.NewResponseController(w).EnableFullDuplex()
-	var tap *bodyTap
-	var body io.Reader = http.NoBody
-	// The host session the messages of this exchange are of: a legacy
-	// host's Mcp-Session-Id; a modern host's POST is one of its own (the
-	// era has no sessions), so that two hosts using one ID at once are
-	// told apart (session/observe_reuse.go); none known otherwise.
-	sess := r.Header.Get("Mcp-Session-Id")
-	var seq uint64
+}
+
+// tapHostBody is the body the upstream request reads: a POST's through a
+// bodyTap that records the host's messages (numbered seq), nothing
+// otherwise. sess is the host session the messages of this exchange are
+// of: a legacy host's Mcp-Session-Id; a modern host's POST is one of its
+// own (the era has no sessions), so that two hosts using one ID at once
+// are told apart (session/observe_reuse.go); none known otherwise.
+func (p *httpProxy) tapHostBody(r *http.Request) (tap *bodyTap, body io.Reader, sess string, seq uint64) {
+	body = http.NoBody
+	sess = r.Header.Get("Mcp-Session-Id")
 	modern := wire.IsModernVersion(r.Header.Get("MCP-Protocol-Version"))
 	if r.Body != nil && r.Method == http.MethodPost {
 		seq = p.taps.Add(1)
@@ -228,22 +275,15 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tap = &bodyTap{src: r.Body, max: p.maxBody, q: p.q, want: r.ContentLength, session: sess, seq: seq}
 		body = tap
 	}
-	ctx := r.Context()
-	var ex *exchange
-	if p.inj != nil && r.Method == http.MethodPost {
-		var upCancel context.CancelFunc
-		ctx, upCancel = context.WithCancel(ctx)
-		defer upCancel()
-		ex = p.inj.newExchange(r, target.String(), upCancel)
-		ex.session, ex.tap = sess, seq
-		if tap != nil {
-			tap.onWhole = func(msgs []wire.Message, at time.Time) { p.inj.hostMessages(ex, msgs, at) }
-		}
-	}
-	out, err := http.NewRequestWithContext(ctx, r.Method, target.String(), body)
+	return tap, body, sess, seq
+}
+
+// upstreamRequest is r as it goes to target, with r's headers, reading
+// body.
+func upstreamRequest(ctx context.Context, r *http.Request, target string, body io.Reader, tap *bodyTap) (*http.Request, error) {
+	out, err := http.NewRequestWithContext(ctx, r.Method, target, body)
 	if err != nil {
-		writeJSONError(w, http.StatusBadGateway, "inflight proxy: "+p.red.Error(err))
-		return
+		return nil, err
 	}
 	out.ContentLength = r.ContentLength
 	if r.ContentLength == 0 && tap != nil {
@@ -253,10 +293,12 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, ok := r.Header["User-Agent"]; !ok {
 		out.Header["User-Agent"] = nil // Go's client adds none then
 	}
-	if ex != nil {
-		p.serveInjected(w, r, out, tap, ex)
-		return
-	}
+	return out, nil
+}
+
+// forward sends out upstream and passes its answer on to the host as it
+// comes, recording it (no rule may act).
+func (p *httpProxy) forward(w http.ResponseWriter, r *http.Request, out *http.Request, tap *bodyTap, sess string, seq uint64) {
 	resp, err := p.client.Do(out)
 	if tap != nil {
 		tap.finish() // the host's message is recorded before any answer to it
@@ -275,6 +317,24 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer resp.Body.Close()
 	copyHeader(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
+	hostGone, readErr := p.copyBody(w, resp, sess, seq)
+	if hostGone || (readErr != nil && r.Context().Err() != nil) {
+		p.hostClosed(tap)
+		return
+	}
+	if readErr != nil {
+		// The upstream broke off: say so, and let the host see the broken
+		// response rather than a clean end (found in review).
+		p.say(fmt.Sprintf("%s: the upstream's response broke off: %s", r.Method, p.red.Error(readErr)))
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// copyBody passes resp's body on to the host, an SSE stream flushed event
+// by event, and records it: an SSE stream's events as they come, a JSON
+// body whole. It ends with the body, or as soon as the host is gone
+// (hostGone); readErr is how the upstream's body broke off.
+func (p *httpProxy) copyBody(w http.ResponseWriter, resp *http.Response, sess string, seq uint64) (hostGone bool, readErr error) {
 	rc := http.NewResponseController(w)
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	sse := mt == "text/event-stream"
@@ -288,8 +348,6 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		whole = &bodyTap{max: p.maxBody, q: p.q, from: FromServer, session: sess, seq: seq}
 	}
 	buf := make([]byte, 32<<10)
-	var readErr error
-	hostGone := false
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
@@ -321,16 +379,7 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if whole != nil && !hostGone {
 		whole.finish()
 	}
-	if hostGone || (readErr != nil && r.Context().Err() != nil) {
-		p.hostClosed(tap)
-		return
-	}
-	if readErr != nil {
-		// The upstream broke off: say so, and let the host see the broken
-		// response rather than a clean end (found in review).
-		p.say(fmt.Sprintf("%s: the upstream's response broke off: %s", r.Method, p.red.Error(readErr)))
-		panic(http.ErrAbortHandler)
-	}
+	return hostGone, readErr
 }
 
 // hostClosed reports that the host closed the response stream of the

@@ -155,136 +155,193 @@ func Run(ctx context.Context, host Host, command string, args []string, opts Opt
 	}
 	start := time.Now()
 	q, rec, bc, socket := startRecording(opts, start, event.TransportStdio, termsafe.CommandLine(command, args))
-	res := Result{PID: srv.cmd.Process.Pid, Socket: socket}
-
-	var serverRead atomic.Int64
-	serverSoFar := func() int64 { return serverRead.Load() + pipeinq.Pending(srv.stdout) }
-	hostOutGone := make(chan struct{})
-	var goneOnce sync.Once
-	hostGone := func() { goneOnce.Do(func() { close(hostOutGone) }) }
-	hostDone := make(chan error, 1)
-	serverDone := make(chan error, 1)
-	var inj *injector
+	p := &stdioProxy{opts: opts, srv: srv, host: host, q: q, rec: rec,
+		hostOutGone: make(chan struct{}), hostDone: make(chan error, 1), serverDone: make(chan error, 1), stderrDone: make(chan error, 1),
+		res: Result{PID: srv.cmd.Process.Pid, Socket: socket}}
 	if len(opts.Rules) == 0 && opts.ReadOnly {
 		bc.takeCommands(nil, opts) // refused: read-only
-		go func() {
-			sp := &splitter{from: FromHost, max: opts.MaxLineBytes}
-			hostDone <- pump(srv.stdin, host.In, sp, q, nil, serverSoFar, nil)
-		}()
-		go func() {
-			sp := &splitter{from: FromServer, max: opts.MaxLineBytes}
-			serverDone <- pump(host.Out, srv.stdout, sp, q, &serverRead, nil, hostGone)
-		}()
+		p.forwardPlain()
 	} else {
 		toHost, toSrv := &lineWriter{w: host.Out}, &lineWriter{w: srv.stdin}
-		inj = newInjector(opts.Rules, q, toHost, toSrv, serverSoFar)
+		p.inj = newInjector(opts.Rules, q, toHost, toSrv, p.serverSoFar)
 		// The viewers' commands act through the injector (the keys of
 		// inflight attach), unless the proxy is read-only.
-		bc.takeCommands(inj, opts)
+		bc.takeCommands(p.inj, opts)
 		if opts.Release != nil {
-			releaseDone := make(chan struct{})
-			stopRelease := make(chan struct{})
-			go func() {
-				defer close(releaseDone)
-				for {
-					select {
-					case <-opts.Release:
-						inj.releaseAll()
-					case <-stopRelease:
-						return
-					}
-				}
-			}()
-			defer func() {
-				close(stopRelease)
-				select {
-				case <-releaseDone:
-				case <-time.After(opts.ShutdownWait):
-					// A release writing to a host that stopped reading.
-				}
-			}()
+			defer p.releaseOnSignal()()
 		}
-		go func() {
-			sp := &splitter{from: FromHost, max: opts.MaxLineBytes}
-			hostDone <- pumpVia(host.In, sp, q, nil, serverSoFar, nil, true,
-				func(chunk []byte, at time.Time, ls []line) ([]line, func(), error) {
-					after, notes := inj.hostLines(ls, at)
-					return notes, after, toSrv.forward(chunk)
-				})
-		}()
-		go func() {
-			sp := &splitter{from: FromServer, max: opts.MaxLineBytes}
-			g := &gate{in: inj, out: toHost, max: opts.MaxLineBytes}
-			serverDone <- pumpVia(srv.stdout, sp, q, &serverRead, nil, hostGone, false,
-				func(chunk []byte, at time.Time, _ []line) ([]line, func(), error) {
-					return nil, nil, g.pass(chunk, at)
-				})
-		}()
+		p.forwardInjected(toHost, toSrv)
 	}
-	stderrDone := make(chan error, 1)
 	go func() {
 		sp := &splitter{from: FromStderr, max: event.MaxRawKept}
-		stderrDone <- pump(opts.Stderr, srv.stderr, sp, q, nil, nil, func() {})
+		p.stderrDone <- pump(opts.Stderr, srv.stderr, sp, q, nil, nil, func() {})
 	}()
 
-	stop := func(end End) {
-		res.End = end
-		if end == EndHostClosed {
-			q.pushControl(line{ctl: ctlHostGone, at: time.Now()})
-		}
-		res.Stopped = srv.stop(opts.ShutdownWait)
-		if res.Stopped != "" {
-			rec.say(fmt.Sprintf("the server did not exit within %s of its stdin closing: it took %s", opts.ShutdownWait, res.Stopped))
-		}
-	}
-	select {
-	case err := <-hostDone:
-		if errors.Is(err, errWrite) {
-			// The server stopped reading: it is ending (or hung, which
-			// the wait below finds out).
-			res.End = EndServerExited
-			break
-		}
-		stop(EndHostClosed)
-	case <-hostOutGone:
-		stop(EndHostClosed)
-	case <-serverDone:
-		serverDone <- nil
-		res.End = EndServerExited
-	case <-srv.exited:
-		res.End = EndServerExited
-	case <-ctx.Done():
-		stop(EndInterrupted)
-	}
-	if res.End == EndServerExited {
-		select {
-		case <-srv.exited:
-		case <-time.After(opts.ShutdownWait):
-			// It closed its stdout but runs on: nothing more can reach
-			// the host, so stop it.
-			res.Stopped = srv.stop(opts.ShutdownWait)
-		}
-		res.Err = exitCause(srv.waitErr)
-		rec.say(res.Err.Error() + "; the host's connection is closed")
-	}
-	srv.drain(opts.ShutdownWait, serverDone, stderrDone)
-	if inj != nil {
-		// What a rule still holds goes to the host, if it still reads,
-		// before the end of the proxy's stdout.
-		inj.close(opts.ShutdownWait)
-	}
-	var closeErr error
-	if res.End == EndServerExited {
-		closeErr = res.Err
-	}
-	q.pushControl(line{ctl: ctlClosed, at: time.Now(), err: closeErr})
-	q.close()
-	<-rec.done
+	p.awaitEnd(ctx)
+	p.finish()
 	if bc != nil {
 		bc.close()
 	}
-	res.PeakQueueBytes = q.peakBytes()
-	return res, nil
+	p.res.PeakQueueBytes = q.peakBytes()
+	return p.res, nil
+}
+
+// stdioProxy is one run of the stdio proxy: the server, the host, the
+// recording, and the pumps between them.
+type stdioProxy struct {
+	opts Options
+	srv  *server
+	host Host
+	q    *queue
+	rec  *recorder
+	// inj applies the rules and the viewers' commands; nil on a read-only
+	// proxy without rules.
+	inj *injector
+
+	// serverRead counts the bytes read from the server's stdout.
+	serverRead atomic.Int64
+	// hostOutGone is closed once the host stopped reading the proxy's
+	// stdout.
+	hostOutGone chan struct{}
+	goneOnce    sync.Once
+	// The pumps' ends: the host's (its stdin), the server's (its stdout)
+	// and its stderr.
+	hostDone, serverDone, stderrDone chan error
+
+	res Result
+}
+
+// serverSoFar is how far the server's output has been read, counting what
+// its pipe still holds: a host cancel's position.
+func (p *stdioProxy) serverSoFar() int64 {
+	return p.serverRead.Load() + pipeinq.Pending(p.srv.stdout)
+}
+
+func (p *stdioProxy) hostGone() { p.goneOnce.Do(func() { close(p.hostOutGone) }) }
+
+// forwardPlain pumps both ways byte for byte, recording what passes.
+func (p *stdioProxy) forwardPlain() {
+	go func() {
+		sp := &splitter{from: FromHost, max: p.opts.MaxLineBytes}
+		p.hostDone <- pump(p.srv.stdin, p.host.In, sp, p.q, nil, p.serverSoFar, nil)
+	}()
+	go func() {
+		sp := &splitter{from: FromServer, max: p.opts.MaxLineBytes}
+		p.serverDone <- pump(p.host.Out, p.srv.stdout, sp, p.q, &p.serverRead, nil, p.hostGone)
+	}()
+}
+
+// forwardInjected pumps both ways through the injector: the host's lines
+// as it sees them, the server's through its gate.
+func (p *stdioProxy) forwardInjected(toHost, toSrv *lineWriter) {
+	inj := p.inj
+	go func() {
+		sp := &splitter{from: FromHost, max: p.opts.MaxLineBytes}
+		p.hostDone <- pumpVia(p.host.In, sp, p.q, nil, p.serverSoFar, nil, true,
+			func(chunk []byte, at time.Time, ls []line) ([]line, func(), error) {
+				after, notes := inj.hostLines(ls, at)
+				return notes, after, toSrv.forward(chunk)
+			})
+	}()
+	go func() {
+		sp := &splitter{from: FromServer, max: p.opts.MaxLineBytes}
+		g := &gate{in: inj, out: toHost, max: p.opts.MaxLineBytes}
+		p.serverDone <- pumpVia(p.srv.stdout, sp, p.q, &p.serverRead, nil, p.hostGone, false,
+			func(chunk []byte, at time.Time, _ []line) ([]line, func(), error) {
+				return nil, nil, g.pass(chunk, at)
+			})
+	}()
+}
+
+// releaseOnSignal releases every held response each time opts.Release
+// fires, until the returned stop is called.
+func (p *stdioProxy) releaseOnSignal() (stop func()) {
+	releaseDone := make(chan struct{})
+	stopRelease := make(chan struct{})
+	go func() {
+		defer close(releaseDone)
+		for {
+			select {
+			case <-p.opts.Release:
+				p.inj.releaseAll()
+			case <-stopRelease:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(stopRelease)
+		select {
+		case <-releaseDone:
+		case <-time.After(p.opts.ShutdownWait):
+			// A release writing to a host that stopped reading.
+		}
+	}
+}
+
+// awaitEnd waits for the first end — the host's, the server's, or ctx's —
+// and stops the server when it was not the server's own.
+func (p *stdioProxy) awaitEnd(ctx context.Context) {
+	select {
+	case err := <-p.hostDone:
+		if errors.Is(err, errWrite) {
+			// The server stopped reading: it is ending (or hung, which
+			// the wait below finds out).
+			p.res.End = EndServerExited
+			break
+		}
+		p.stop(EndHostClosed)
+	case <-p.hostOutGone:
+		p.stop(EndHostClosed)
+	case <-p.serverDone:
+		p.serverDone <- nil
+		p.res.End = EndServerExited
+	case <-p.srv.exited:
+		p.res.End = EndServerExited
+	case <-ctx.Done():
+		p.stop(EndInterrupted)
+	}
+	if p.res.End == EndServerExited {
+		select {
+		case <-p.srv.exited:
+		case <-time.After(p.opts.ShutdownWait):
+			// It closed its stdout but runs on: nothing more can reach
+			// the host, so stop it.
+			p.res.Stopped = p.srv.stop(p.opts.ShutdownWait)
+		}
+		p.res.Err = exitCause(p.srv.waitErr)
+		p.rec.say(p.res.Err.Error() + "; the host's connection is closed")
+	}
+}
+
+// stop stops the server for end (the host's or an interruption).
+func (p *stdioProxy) stop(end End) {
+	p.res.End = end
+	if end == EndHostClosed {
+		p.q.pushControl(line{ctl: ctlHostGone, at: time.Now()})
+	}
+	p.res.Stopped = p.srv.stop(p.opts.ShutdownWait)
+	if p.res.Stopped != "" {
+		p.rec.say(fmt.Sprintf("the server did not exit within %s of its stdin closing: it took %s", p.opts.ShutdownWait, p.res.Stopped))
+	}
+}
+
+// finish drains the server's output, lets what a rule holds go, and
+// completes the record.
+func (p *stdioProxy) finish() {
+	p.srv.drain(p.opts.ShutdownWait, p.serverDone, p.stderrDone)
+	if p.inj != nil {
+		// What a rule still holds goes to the host, if it still reads,
+		// before the end of the proxy's stdout.
+		p.inj.close(p.opts.ShutdownWait)
+	}
+	var closeErr error
+	if p.res.End == EndServerExited {
+		closeErr = p.res.Err
+	}
+	p.q.pushControl(line{ctl: ctlClosed, at: time.Now(), err: closeErr})
+	p.q.close()
+	<-p.rec.done
 }
 
 // errWrite marks a pump's end because the far side stopped taking bytes.

@@ -48,26 +48,46 @@ func (a *authFlags) addSecrets(b *redact.Builder) {
 // kept token, its refresh, or client credentials are used.
 func (a *authFlags) resolve(t *Target) error {
 	set := a.clientID != "" || a.clientSecret != "" || a.clientCredentials || len(a.scopes) > 0 || a.callbackURL != "" || a.noBrowser || a.clientMetadataURL != ""
+	if off, err := a.noOAuth(t, set); off || err != nil {
+		return err
+	}
+	if err := a.check(t); err != nil {
+		return err
+	}
+	t.Auth = a.config(t)
+	return nil
+}
+
+// noOAuth reports whether OAuth is off for t — not a URL, --no-auth, or an
+// Authorization header given with -H — refusing OAuth flags (set) that
+// would then do nothing.
+func (a *authFlags) noOAuth(t *Target, set bool) (off bool, err error) {
 	if t.URL == "" {
 		if set {
-			return errors.New("the OAuth flags (--client-id, --client-secret, --client-credentials, --client-metadata-url, --scope, --callback-url, --no-browser) apply to a URL server")
+			return true, errors.New("the OAuth flags (--client-id, --client-secret, --client-credentials, --client-metadata-url, --scope, --callback-url, --no-browser) apply to a URL server")
 		}
-		return nil
+		return true, nil
 	}
 	if a.noAuth {
 		if set {
-			return errors.New("--no-auth goes with no other OAuth flag")
+			return true, errors.New("--no-auth goes with no other OAuth flag")
 		}
 		t.Auth = nil
-		return nil
+		return true, nil
 	}
 	if t.Headers.Get("Authorization") != "" {
 		if set {
-			return errors.New("-H 'Authorization: …' gives the credentials itself; it goes with no OAuth flag")
+			return true, errors.New("-H 'Authorization: …' gives the credentials itself; it goes with no OAuth flag")
 		}
 		t.Auth = nil
-		return nil
+		return true, nil
 	}
+	return false, nil
+}
+
+// check refuses OAuth flags that do not go together, or with t's config
+// entry, and a callback or client metadata URL that cannot serve.
+func (a *authFlags) check(t *Target) error {
 	// A config entry's OAuth client (FromConfig) stands unless a flag
 	// names another.
 	id, secret := a.clientID, a.clientSecret
@@ -95,6 +115,12 @@ func (a *authFlags) resolve(t *Target) error {
 			return fmt.Errorf("--client-metadata-url %q: want an HTTPS URL with a path (the document's own URL is the client_id)", raw)
 		}
 	}
+	return nil
+}
+
+// config is t's OAuth configuration: its config entry's, with the flags
+// over it.
+func (a *authFlags) config(t *Target) *oauth.Config {
 	cfg := t.Auth
 	if cfg == nil {
 		cfg = &oauth.Config{}
@@ -125,6 +151,5 @@ func (a *authFlags) resolve(t *Target) error {
 			cfg.Store = s
 		}
 	}
-	t.Auth = cfg
-	return nil
+	return cfg
 }

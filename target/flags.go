@@ -46,76 +46,20 @@ func (f *Flags) Add(fs *pflag.FlagSet) {
 // (root command only) into a target. No server named at all means the
 // embedded demo server.
 func (f *Flags) Resolve(command []string, bareURL string) (Target, error) {
-	url := f.url
-	if bareURL != "" {
-		if url != "" && url != bareURL {
-			return Target{}, errors.New("give the URL once: as an argument or with --url")
-		}
-		url = bareURL
+	url, err := f.oneServer(command, bareURL)
+	if err != nil {
+		return Target{}, err
 	}
-	kinds := 0
-	for _, set := range []bool{len(command) > 0, url != "", f.config != ""} {
-		if set {
-			kinds++
-		}
+	if err := f.checkProtocol(); err != nil {
+		return Target{}, err
 	}
-	if kinds > 1 {
-		return Target{}, errors.New("give one server: -- CMD ARGS…, --url URL or --config FILE --server NAME")
+	headers, err := f.parseHeaders()
+	if err != nil {
+		return Target{}, err
 	}
-	if f.server != "" && f.config == "" {
-		return Target{}, errors.New("--server NAME needs --config FILE")
-	}
-	// The client checks this too, but only when it dials; a usage error
-	// belongs here, before anything starts. Not wire.IsModernVersion: it
-	// takes every version from the modern one on (a date compared as a
-	// string), so "9999" would pass here and fail only at connect. Only
-	// the versions inflight speaks are accepted.
-	if v := f.protocolVersion; v != "" && !KnownVersion(v) && v != wire.Version20241105 {
-		return Target{}, fmt.Errorf("--protocol-version %q: inflight speaks %s (modern) and %s (legacy), and %s over HTTP+SSE",
-			v, wire.VersionModern, strings.Join(wire.LegacyVersions, ", "), wire.Version20241105)
-	}
-	switch f.transport {
-	case "", "auto", "http", "streamable-http", "sse":
-	default:
-		return Target{}, fmt.Errorf("--transport %q: want http (Streamable HTTP) or sse (HTTP+SSE)", f.transport)
-	}
-	headers := http.Header{}
-	for _, h := range f.headers {
-		name, value, err := ParseHeader(h)
-		if err != nil {
-			return Target{}, err
-		}
-		headers.Add(name, value)
-	}
-	for _, e := range f.env {
-		if _, err := ParseEnv(e); err != nil {
-			return Target{}, err
-		}
-	}
-	var t Target
-	switch {
-	case f.config != "":
-		var err error
-		t, err = LoadConfigFile(f.config, f.server)
-		if err != nil {
-			return Target{}, err
-		}
-		t.Override(f.env, headers, f.cwd)
-	case len(command) > 0:
-		// Validate, below, refuses -H on a stdio command and --env or
-		// --cwd on a URL, for config entries and flags alike.
-		t = Target{Command: command[0], Args: command[1:], Env: f.env, Dir: f.cwd, Headers: headers}
-	case url != "":
-		t = Target{URL: url, Headers: headers, Env: f.env, Dir: f.cwd}
-	default:
-		if len(f.env) > 0 || f.cwd != "" || len(headers) > 0 {
-			return Target{}, errors.New("--env, --cwd and -H need a server: -- CMD ARGS…, --url URL or --config FILE")
-		}
-		var err error
-		t, err = DemoTarget()
-		if err != nil {
-			return Target{}, err
-		}
+	t, err := f.named(command, url, headers)
+	if err != nil {
+		return Target{}, err
 	}
 	if len(t.Headers) == 0 {
 		t.Headers = nil
@@ -134,6 +78,94 @@ func (f *Flags) Resolve(command []string, bareURL string) (Target, error) {
 		return Target{}, err
 	}
 	return t, nil
+}
+
+// oneServer refuses flags that name more than one server (a command, a
+// URL, a config entry), and returns the URL named, --url or bare.
+func (f *Flags) oneServer(command []string, bareURL string) (url string, err error) {
+	url = f.url
+	if bareURL != "" {
+		if url != "" && url != bareURL {
+			return "", errors.New("give the URL once: as an argument or with --url")
+		}
+		url = bareURL
+	}
+	kinds := 0
+	for _, set := range []bool{len(command) > 0, url != "", f.config != ""} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		return "", errors.New("give one server: -- CMD ARGS…, --url URL or --config FILE --server NAME")
+	}
+	if f.server != "" && f.config == "" {
+		return "", errors.New("--server NAME needs --config FILE")
+	}
+	return url, nil
+}
+
+// checkProtocol refuses a --protocol-version or --transport inflight does
+// not speak.
+func (f *Flags) checkProtocol() error {
+	// The client checks this too, but only when it dials; a usage error
+	// belongs here, before anything starts. Not wire.IsModernVersion: it
+	// takes every version from the modern one on (a date compared as a
+	// string), so "9999" would pass here and fail only at connect. Only
+	// the versions inflight speaks are accepted.
+	if v := f.protocolVersion; v != "" && !KnownVersion(v) && v != wire.Version20241105 {
+		return fmt.Errorf("--protocol-version %q: inflight speaks %s (modern) and %s (legacy), and %s over HTTP+SSE",
+			v, wire.VersionModern, strings.Join(wire.LegacyVersions, ", "), wire.Version20241105)
+	}
+	switch f.transport {
+	case "", "auto", "http", "streamable-http", "sse":
+	default:
+		return fmt.Errorf("--transport %q: want http (Streamable HTTP) or sse (HTTP+SSE)", f.transport)
+	}
+	return nil
+}
+
+// parseHeaders parses the -H flags, and checks the --env ones.
+func (f *Flags) parseHeaders() (http.Header, error) {
+	headers := http.Header{}
+	for _, h := range f.headers {
+		name, value, err := ParseHeader(h)
+		if err != nil {
+			return nil, err
+		}
+		headers.Add(name, value)
+	}
+	for _, e := range f.env {
+		if _, err := ParseEnv(e); err != nil {
+			return nil, err
+		}
+	}
+	return headers, nil
+}
+
+// named is the server the flags name — a config entry (with the flags'
+// --env, -H and --cwd over its own), a command, a URL — or, with none,
+// the embedded demo.
+func (f *Flags) named(command []string, url string, headers http.Header) (Target, error) {
+	switch {
+	case f.config != "":
+		t, err := LoadConfigFile(f.config, f.server)
+		if err != nil {
+			return Target{}, err
+		}
+		t.Override(f.env, headers, f.cwd)
+		return t, nil
+	case len(command) > 0:
+		// Validate, in Resolve, refuses -H on a stdio command and --env
+		// or --cwd on a URL, for config entries and flags alike.
+		return Target{Command: command[0], Args: command[1:], Env: f.env, Dir: f.cwd, Headers: headers}, nil
+	case url != "":
+		return Target{URL: url, Headers: headers, Env: f.env, Dir: f.cwd}, nil
+	}
+	if len(f.env) > 0 || f.cwd != "" || len(headers) > 0 {
+		return Target{}, errors.New("--env, --cwd and -H need a server: -- CMD ARGS…, --url URL or --config FILE")
+	}
+	return DemoTarget()
 }
 
 // Raw is the server as the flags name it, unchecked: what the --json

@@ -210,13 +210,7 @@ func decodeMessage(data []byte, owned bool, pr *progressReader) (Message, bool, 
 	var env envelope
 	end, valid, progressOf, err := env.walk(data, pr)
 	if !valid || skipSpace(data, end) != len(data) {
-		// Only now pay for encoding/json's description of what is wrong.
-		var v json.RawMessage
-		err := json.Unmarshal(data, &v)
-		if err == nil {
-			err = errors.New("invalid")
-		}
-		return Message{}, false, fmt.Errorf("invalid JSON: %w", err)
+		return Message{}, false, invalidJSON(data)
 	}
 	if err != nil {
 		return Message{}, false, err
@@ -225,16 +219,8 @@ func decodeMessage(data []byte, owned bool, pr *progressReader) (Message, bool, 
 	if owned {
 		clone = func(b []byte) []byte { return b }
 	}
-	if string(env.jsonrpc) != `"2.0"` {
-		// Anything else, including "2.0" spelt with an escape, takes the
-		// slow path.
-		v, isString := decodeString(env.jsonrpc)
-		if !isString && env.jsonrpc != nil && string(env.jsonrpc) != "null" {
-			return Message{}, false, fmt.Errorf(`"jsonrpc" must be the string "2.0", got %s`, clipRaw(env.jsonrpc))
-		}
-		if v != "2.0" {
-			return Message{}, false, fmt.Errorf(`"jsonrpc" must be "2.0", got %q`, v)
-		}
+	if err := checkVersion(env.jsonrpc); err != nil {
+		return Message{}, false, err
 	}
 	var m Message
 	hasID := env.id != nil
@@ -245,20 +231,61 @@ func decodeMessage(data []byte, owned bool, pr *progressReader) (Message, bool, 
 		}
 		m.ID = id
 	}
+	if err := env.classify(&m, hasID, clone); err != nil {
+		return Message{}, false, err
+	}
+	// pr read the params that won, if it read the last of duplicates.
+	read := pr != nil && len(env.params) > 0 && len(progressOf) > 0 && &progressOf[0] == &env.params[0]
+	return m, read, nil
+}
+
+// invalidJSON says what is wrong with data, which is not one JSON value:
+// only then is encoding/json's description paid for.
+func invalidJSON(data []byte) error {
+	var v json.RawMessage
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		err = errors.New("invalid")
+	}
+	return fmt.Errorf("invalid JSON: %w", err)
+}
+
+// checkVersion refuses a "jsonrpc" member (raw JSON, nil when absent) that
+// is not "2.0".
+func checkVersion(jsonrpc []byte) error {
+	if string(jsonrpc) == `"2.0"` {
+		return nil
+	}
+	// Anything else, including "2.0" spelt with an escape, takes the slow
+	// path.
+	v, isString := decodeString(jsonrpc)
+	if !isString && jsonrpc != nil && string(jsonrpc) != "null" {
+		return fmt.Errorf(`"jsonrpc" must be the string "2.0", got %s`, clipRaw(jsonrpc))
+	}
+	if v != "2.0" {
+		return fmt.Errorf(`"jsonrpc" must be "2.0", got %q`, v)
+	}
+	return nil
+}
+
+// classify sets m's kind and its method, params, result or error from the
+// envelope's members (hasID: it has an id, in m.ID already), refusing a
+// combination JSON-RPC does not allow. clone copies what m keeps.
+func (env *envelope) classify(m *Message, hasID bool, clone func([]byte) []byte) error {
 	// A null method is no method, as with encoding/json's *string.
 	hasMethod := env.method != nil && string(env.method) != "null"
 	hasResult, hasError := env.result != nil, env.error != nil
 	switch {
 	case hasMethod:
 		if hasResult || hasError {
-			return Message{}, false, errors.New("message has both a method and a result or error")
+			return errors.New("message has both a method and a result or error")
 		}
 		method, isString := methodName(env.method)
 		if !isString {
-			return Message{}, false, fmt.Errorf(`invalid JSON: "method" must be a string, got %s`, clipRaw(env.method))
+			return fmt.Errorf(`invalid JSON: "method" must be a string, got %s`, clipRaw(env.method))
 		}
 		if method == "" {
-			return Message{}, false, errors.New(`"method" is empty`)
+			return errors.New(`"method" is empty`)
 		}
 		m.Method = method
 		if env.params != nil && string(env.params) != "null" {
@@ -267,17 +294,17 @@ func decodeMessage(data []byte, owned bool, pr *progressReader) (Message, bool, 
 		}
 		if hasID {
 			if m.ID == NullID {
-				return Message{}, false, errors.New("request id must not be null")
+				return errors.New("request id must not be null")
 			}
 			m.Kind = KindRequest
 		} else {
 			m.Kind = KindNotification
 		}
 	case hasResult && hasError:
-		return Message{}, false, errors.New("response has both a result and an error")
+		return errors.New("response has both a result and an error")
 	case hasResult:
 		if !hasID {
-			return Message{}, false, errors.New("result without an id")
+			return errors.New("result without an id")
 		}
 		m.Kind = KindResult
 		m.Result = clone(env.result)
@@ -285,11 +312,11 @@ func decodeMessage(data []byte, owned bool, pr *progressReader) (Message, bool, 
 		// "error": null or a non-object would otherwise decode as an error
 		// with code 0 and no message, hiding what the server really sent.
 		if env.error[0] != '{' {
-			return Message{}, false, errors.New(`"error" must be an object`)
+			return errors.New(`"error" must be an object`)
 		}
 		var e Error
 		if err := json.Unmarshal(env.error, &e); err != nil {
-			return Message{}, false, fmt.Errorf("malformed error object: %w", err)
+			return fmt.Errorf("malformed error object: %w", err)
 		}
 		if !hasID {
 			m.ID = NullID
@@ -297,11 +324,9 @@ func decodeMessage(data []byte, owned bool, pr *progressReader) (Message, bool, 
 		m.Kind = KindError
 		m.Error = &e
 	default:
-		return Message{}, false, errors.New("message has neither a method, a result nor an error")
+		return errors.New("message has neither a method, a result nor an error")
 	}
-	// pr read the params that won, if it read the last of duplicates.
-	read := pr != nil && len(env.params) > 0 && len(progressOf) > 0 && &progressOf[0] == &env.params[0]
-	return m, read, nil
+	return nil
 }
 
 // set keeps the value of the member called name (still JSON-escaped);

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package cli
 
 // watchOutputs has nothing to watch where there is no SIGPIPE: a closed
 // output shows as a failed write (outputWriter).

@@ -1,0 +1,94 @@
+// Package headless is what the headless commands (call and check) share
+// before and after their own work on the runner: the redactor of the
+// target's secrets, a usage or connection failure said on stderr (and as
+// the command's --json object), the --trace file, and the connection.
+// Each command keeps what is its own: the request or the battery, its live
+// lines, its report.
+package headless
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"inflight/redact"
+	"inflight/runner"
+	"inflight/target"
+	"inflight/termsafe"
+	"inflight/trace"
+)
+
+// Run is one run of a headless command against a target.
+type Run struct {
+	// Red hides the target's secrets in everything the run prints or
+	// writes.
+	Red *redact.Redactor
+	// Trace is the --trace file's writer; nil without one.
+	Trace *trace.Writer
+
+	name   string
+	target target.Target
+	stderr io.Writer
+	notRun func(code int, msg string, red *redact.Redactor)
+	file   *os.File
+}
+
+// Begin begins a run of the command name ("inflight call") against t.
+// notRun, when set (--json), prints the command's object for a run that
+// failed before it could begin, msg redacted already.
+func Begin(name string, t target.Target, stderr io.Writer, notRun func(code int, msg string, red *redact.Redactor)) *Run {
+	return &Run{Red: t.Redactor(), name: name, target: t, stderr: stderr, notRun: notRun}
+}
+
+// Fail says why the run cannot go on — redacted, on one line of stderr,
+// and as the --json object — and returns code, the exit code.
+func (r *Run) Fail(code int, err error) int {
+	msg := r.Red.String(err.Error())
+	if r.notRun != nil {
+		r.notRun(code, msg, r.Red)
+	}
+	fmt.Fprintf(r.stderr, "%s: %s\n", r.name, termsafe.Line(msg))
+	return code
+}
+
+// CreateTrace creates the --trace file at path (none when path is empty),
+// its times counted from start. Close flushes and closes it.
+func (r *Run) CreateTrace(path string, start time.Time) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--trace: %w", err)
+	}
+	r.file = f
+	r.Trace = trace.NewWriter(f, start, r.Red)
+	return nil
+}
+
+// Dial connects to the target on the runner with opts, the run's trace
+// and redactor added.
+func (r *Run) Dial(ctx context.Context, opts runner.Options) (*runner.Conn, error) {
+	opts.Trace, opts.Redactor = r.Trace, r.Red
+	return runner.Dial(ctx, r.target, opts)
+}
+
+// FlushTrace writes out what the trace holds; the error is the trace's
+// first.
+func (r *Run) FlushTrace() error {
+	if r.Trace == nil {
+		return nil
+	}
+	return r.Trace.Flush()
+}
+
+// Close flushes and closes the trace file.
+func (r *Run) Close() {
+	if r.file == nil {
+		return
+	}
+	_ = r.Trace.Flush()
+	r.file.Close()
+}
