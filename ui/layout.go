@@ -92,7 +92,8 @@ func (m *Model) layoutList(height int) {
 			continue
 		}
 		r := m.shownAt(i)
-		if w := lipgloss.Width(m.requestLabel(r, method == 1)); w > m.list.labelW[method] {
+		// A host's request's label is drawn after its mark (⇄).
+		if w := lipgloss.Width(hostMark(r) + m.requestLabel(r, method == 1)); w > m.list.labelW[method] {
 			m.list.labelW[method] = w
 		}
 		if w := lipgloss.Width(m.line(r.ID.String())); w > m.list.idW {
