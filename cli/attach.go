@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -18,6 +17,7 @@ import (
 	"inflight/exitcode"
 	"inflight/proxy"
 	"inflight/session"
+	"inflight/source"
 	"inflight/termsafe"
 	"inflight/ui"
 	"inflight/wire"
@@ -122,11 +122,14 @@ func (c *cli) attachView(ctx context.Context, conn net.Conn) int {
 // hello, r reads; commands, when the proxy takes them, go to w (the same
 // connection). inProcess: the view runs in the proxy's own process.
 func newAttachModel(hello proxy.Hello, r io.Reader, w io.Writer, inProcess bool) (*ui.Model, error) {
-	recs, ended := ui.ReadRecords(r)
-	a := &ui.Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, Records: recs, Ended: ended,
-		HistoryCut: hello.HistoryCut, InProcess: inProcess}
+	cfg := source.AttachConfig{Proxy: source.Proxy{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, HistoryCut: hello.HistoryCut}}
 	if hello.Acts && w != nil {
-		a.Act = commandWriter(w)
+		cfg.Commands, cfg.Encode = w, encodeCommand
+	}
+	src := source.NewAttach(r, cfg)
+	a := &ui.Attach{Proxy: src.Proxy(), InProcess: inProcess}
+	if src.Acts() {
+		a.Act = src.Act
 	}
 	// The header and the help name the host's transport before the
 	// host's first message says its era.
@@ -142,6 +145,7 @@ func newAttachModel(hello proxy.Hello, r io.Reader, w io.Writer, inProcess bool)
 		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,
 		Transport: transport,
 		Attach:    a,
+		Source:    src,
 		Tracker:   session.Config{LateWindow: time.Duration(hello.LateWindow)},
 		Export: func(path string, snap ui.Snapshot) (string, error) {
 			return writeTrace(path, snap, nil)
@@ -150,25 +154,14 @@ func newAttachModel(hello proxy.Hello, r io.Reader, w io.Writer, inProcess bool)
 	})
 }
 
-// commandWriter writes the view's commands on the proxy's socket, one
-// line each, a line at a time (the view's commands run concurrently).
-func commandWriter(w io.Writer) func(act string, id wire.ID, after time.Duration) error {
-	var mu sync.Mutex
-	return func(act string, id wire.ID, after time.Duration) error {
-		c := proxy.Command{Act: act}
-		if act != proxy.ActReleaseAll {
-			c.ID = &id
-		}
-		if after > 0 {
-			c.After = after.String()
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if d, ok := w.(interface{ SetWriteDeadline(time.Time) error }); ok {
-			// A proxy that stopped reading must not hang the view.
-			_ = d.SetWriteDeadline(time.Now().Add(2 * time.Second))
-		}
-		_, err := w.Write(proxy.EncodeCommand(c))
-		return err
+// encodeCommand is a view's command as the proxy reads it.
+func encodeCommand(act string, id wire.ID, after time.Duration) []byte {
+	c := proxy.Command{Act: act}
+	if act != proxy.ActReleaseAll {
+		c.ID = &id
 	}
+	if after > 0 {
+		c.After = after.String()
+	}
+	return proxy.EncodeCommand(c)
 }

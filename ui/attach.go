@@ -1,14 +1,10 @@
 package ui
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -19,7 +15,7 @@ import (
 	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
-	"inflight/trace"
+	"inflight/source"
 	"inflight/ui/look"
 	"inflight/wire"
 )
@@ -27,83 +23,30 @@ import (
 // This file is the TUI on a running proxy (`inflight attach NAME`): a
 // read-only view of the host's requests. The proxy streams its trace (its
 // events, each with the verdict of its tracker, then the state changes and
-// violations that event caused); the view rebuilds the events from the
-// trace lines and feeds them to its own tracker in observe mode, the same
-// Tracker.Observe the proxy's recorder calls. So the rows, states and flags
-// are session's, decided once by one piece of code on the same events at
-// the same times — and the view checks that it agrees: a message line
-// carries the proxy's verdict (late, crossed), a violation line the
-// proxy's flag, and any difference is counted and said (Disagreements).
-// Streaming the proxy's events in a format of their own would have needed
-// a second encoding of every event; the trace already is that encoding,
-// and `attach --plain` and `replay` read the same lines.
+// violations that event caused); source.Attach rebuilds the events and
+// what the proxy said besides, and the view feeds them to its own tracker
+// in observe mode, the same Tracker.Observe the proxy's recorder calls. So
+// the rows, states and flags are session's, decided once by one piece of
+// code on the same events at the same times — and the view checks that it
+// agrees: a message carries the proxy's verdict (late, crossed), a
+// violation the proxy's flag, and any difference is counted and said
+// (Disagreements). Streaming the proxy's events in a format of their own
+// would have needed a second encoding of every event; the trace already is
+// that encoding, and `attach --plain` and `replay` read the same lines.
 
-// Attach makes the UI a view on a proxy instead of a client of a server.
+// Attach makes the UI a view on a proxy instead of a client of a server;
+// Options.Source is the proxy's stream (a source.Attach).
 type Attach struct {
-	// Name is the proxy's name, Command the server command it runs (as its
-	// hello said it, redacted).
-	Name, Command string
-	// Start is when the proxy's trace starts (its hello's "started"): a
-	// line's "ms" counts from it.
-	Start time.Time
-	// Records are the proxy's trace lines after its hello, in order; the
-	// channel is closed when the stream ends (ReadRecords makes one).
-	Records <-chan trace.Record
-	// Ended says why the stream ended, once Records is closed (nil: the
-	// proxy closed it).
-	Ended func() error
-	// HistoryCut: the proxy's recent lines do not reach back to its start
-	// (its hello says so), so they may name requests begun before them.
-	HistoryCut bool
+	// Proxy is what the proxy's hello said (its name, command, start).
+	Proxy source.Proxy
 	// Act, when set, asks the proxy to act on one of the host's requests
-	// (the proxy said it takes commands): act is a command's act ("hold",
-	// "delay", "drop", "cancel", "cancel-silent", "race", "release"),
-	// after a delay's D. It only writes the command: the proxy's reply
-	// comes in the stream (trace.EventReply). nil: the view only watches.
+	// (the proxy said it takes commands; source.Attach.Act): it is called
+	// from a tea.Cmd, and only writes the command: the proxy's reply comes
+	// in the stream (source.Reply). nil: the view only watches.
 	Act func(act string, id wire.ID, after time.Duration) error
 	// InProcess: the view runs in the proxy's own process (inflight proxy
 	// --url on a terminal), so quitting it stops the proxy.
 	InProcess bool
-}
-
-// ReadRecords reads trace lines from r (a proxy's stream after its hello)
-// into a channel, closed when r ends; the returned function says why it
-// ended. A line that is not a trace record is skipped.
-func ReadRecords(r io.Reader) (<-chan trace.Record, func() error) {
-	ch := make(chan trace.Record, 1024)
-	var mu sync.Mutex
-	var end error
-	go func() {
-		defer close(ch)
-		tr := trace.NewReader(bufio.NewReaderSize(r, 64<<10))
-		for {
-			rec, err := tr.Next()
-			var le *trace.LineError
-			switch {
-			case errors.As(err, &le):
-				continue
-			case errors.Is(err, io.EOF):
-				return
-			case err != nil:
-				mu.Lock()
-				end = err
-				mu.Unlock()
-				return
-			}
-			ch <- rec
-		}
-	}()
-	return ch, func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		return end
-	}
-}
-
-// attachMsg carries a batch of the proxy's trace lines.
-type attachMsg struct {
-	recs   []trace.Record
-	closed bool
 }
 
 // attachState is what the view keeps of the proxy's stream.
@@ -121,9 +64,6 @@ type attachState struct {
 	// the proxy; lastDisagreement says the latest.
 	disagreements    int
 	lastDisagreement string
-	// wait makes the pump's command (waitRecords; tests replace it so
-	// that no command blocks).
-	wait func(<-chan trace.Record) tea.Cmd
 	// acts are what the proxy said it did to the host's requests (its
 	// injected lines); mine the requests this view's commands acted on.
 	// Both are kept by the request the ID named when the line came, not
@@ -145,17 +85,14 @@ func (m *Model) Disagreements() int { return m.attach.disagreements }
 // attaching reports whether the UI is a view on a proxy.
 func (m *Model) attaching() bool { return m.opts.Attach != nil }
 
-// initAttach starts reading the proxy's stream.
+// initAttach starts pumping the proxy's stream.
 func (m *Model) initAttach() tea.Cmd {
 	m.conn = readOnlyConn{}
 	m.state = connUp
 	m.everConnected = true
 	m.attach.localViolations = map[string]int{}
 	m.attach.proxyViolations = map[string]int{}
-	if m.attach.wait == nil {
-		m.attach.wait = waitRecords
-	}
-	if m.opts.Attach.HistoryCut {
+	if m.opts.Attach.Proxy.HistoryCut {
 		m.setStatus(levelInfo, "the proxy keeps only its latest "+historyWords+": requests begun before them are not shown")
 	}
 	// The model's own copy of the key map: q and ctrl+c only detach here
@@ -167,130 +104,85 @@ func (m *Model) initAttach() tea.Cmd {
 		m.keys.Quit.SetHelp("q", "detach")
 		m.keys.Interrupt.SetHelp("ctrl+c", "detach")
 	}
-	return tea.Batch(tea.RequestBackgroundColor, m.attach.wait(m.opts.Attach.Records))
+	return tea.Batch(tea.RequestBackgroundColor, m.pump(m.connGen))
 }
 
-// waitRecords blocks for the next line, then takes what else is ready (up
-// to maxBatch), so that a burst is one Update.
-func waitRecords(ch <-chan trace.Record) tea.Cmd {
-	return func() tea.Msg {
-		rec, ok := <-ch
-		if !ok {
-			return attachMsg{closed: true}
-		}
-		recs := []trace.Record{rec}
-		for len(recs) < maxBatch {
-			select {
-			case rec, ok := <-ch:
-				if !ok {
-					return attachMsg{recs: recs, closed: true}
-				}
-				recs = append(recs, rec)
-				continue
-			default:
-			}
-			return attachMsg{recs: recs}
-		}
-		return attachMsg{recs: recs}
-	}
+// attachEnded is the end of the proxy's stream.
+func (m *Model) attachEnded() {
+	m.attach.ended = true
+	m.attach.endErr = m.opts.Source.Err()
+	m.state = connLost
+	m.checkViolationsAgree()
 }
 
-// handleAttach applies a batch of the proxy's lines.
-func (m *Model) handleAttach(msg attachMsg) tea.Cmd {
-	for i := range msg.recs {
-		m.record(&msg.recs[i])
-	}
-	if len(msg.recs) > 0 {
-		m.afterChange()
-	}
-	if msg.closed {
-		m.attach.ended = true
-		if m.opts.Attach.Ended != nil {
-			m.attach.endErr = m.opts.Attach.Ended()
-		}
-		m.state = connLost
-		m.checkViolationsAgree()
-		return nil
-	}
-	return m.attach.wait(m.opts.Attach.Records)
-}
-
-// at is the time a line's "ms" stands for.
-func (m *Model) at(rec *trace.Record) time.Time {
-	return m.opts.Attach.Start.Add(time.Duration(math.Round(rec.MS*1000)) * time.Microsecond)
-}
-
-// record applies one of the proxy's lines to the view's tracker.
-func (m *Model) record(rec *trace.Record) {
-	at := m.at(rec)
-	switch rec.Event {
-	case trace.EventState:
+// applyItem applies one of the proxy's items to the view's tracker: what
+// the proxy said besides its events, then the event, then what the event
+// stands for in the proxy's tracker.
+func (m *Model) applyItem(it *source.Item) {
+	switch in := it.Info.(type) {
+	case source.TrackerState:
 		// The proxy's tracker's; the view's made its own, which must be
 		// the same where the proxy's says a request ended.
-		if r, ok := m.tracker.Get(idOf(rec)); ok && isFinalName(rec.State) && rec.State != r.State.String() {
-			m.disagree(fmt.Sprintf("#%s: the proxy says %s, this view %s", m.line(r.ID.String()), rec.State, r.State))
+		if r, ok := m.tracker.Get(in.ID); ok && isFinalName(in.State) && in.State != r.State.String() {
+			m.disagree(fmt.Sprintf("#%s: the proxy says %s, this view %s", m.line(r.ID.String()), in.State, r.State))
 		}
 		return
-	case trace.EventViolation:
-		if m.opts.Attach.HistoryCut && (rec.Code == session.ViolationUnknownResponseID || rec.Code == session.ViolationUnknownProgressToken ||
-			rec.Code == session.ViolationHostCancelledUnknown) {
-			// beforeHistory left such messages out: whether they named a
-			// request of the cut part cannot be told.
-			return
-		}
-		m.attach.proxyViolations[rec.Code]++
-		if m.attach.localViolations[rec.Code] < m.attach.proxyViolations[rec.Code] {
-			m.disagree(fmt.Sprintf("the proxy flagged %s and this view did not", rec.Code))
-			m.attach.localViolations[rec.Code]++ // said once
-		}
+	case source.TrackerViolation:
+		m.proxyViolation(in.Code)
 		return
-	case trace.EventStreamClosed:
-		switch {
-		case rec.By == "inflight":
-			// inflight's own modern cancel (a z key, a cancel rule): the
-			// proxy closed the upstream request and observed the closure
-			// as any client's, which settles the cancel it began as the
-			// user's (proxy/recorder.go injected). Not the host's doing.
-			m.observe(event.Event{Kind: event.StreamClosed, Time: at, RequestID: idOf(rec), ByClient: rec.ByClient})
-			return
-		case rec.ByClient:
-			// The host closed its request's HTTP stream (proxy/http.go):
-			// judged as the proxy judged it (Tracker.HostClosedStream).
-			m.observed(m.tracker.HostClosedStreamIn(idOf(rec), rec.SessionID, at))
-			return
-		}
-	case trace.EventTransportClosed:
+	case source.HostClosedStream:
+		// The host closed its request's HTTP stream (proxy/http.go):
+		// judged as the proxy judged it (Tracker.HostClosedStream).
+		m.observed(m.tracker.HostClosedStreamIn(in.ID, in.SessionID, in.At))
+		return
+	case source.WindowOver:
+		// The view's clock for the host's cancels is the proxy's: a late
+		// window ends when the proxy's ended (its Due). The view's
+		// tracker observes: its Due sends nothing.
+		m.observed(m.tracker.Due(in.At).Changes)
+		return
+	case source.Reply:
+		m.attachReply(in)
+		return
+	}
+	if it.HasEvent() {
+		m.attachEvent(it)
+	}
+	switch in := it.Info.(type) {
+	case source.HostGone:
+		m.observed(m.tracker.HostGone(in.At))
+	case source.HostResumed:
+		m.observed(m.tracker.HostResumedIn(in.SessionID, in.At))
+	case source.Injected:
+		m.noteAct(in)
+	}
+}
+
+// proxyViolation compares a flag the proxy raised with the view's.
+func (m *Model) proxyViolation(code string) {
+	if m.opts.Attach.Proxy.HistoryCut && (code == session.ViolationUnknownResponseID || code == session.ViolationUnknownProgressToken ||
+		code == session.ViolationHostCancelledUnknown) {
+		// beforeHistory left such messages out: whether they named a
+		// request of the cut part cannot be told.
+		return
+	}
+	m.attach.proxyViolations[code]++
+	if m.attach.localViolations[code] < m.attach.proxyViolations[code] {
+		m.disagree(fmt.Sprintf("the proxy flagged %s and this view did not", code))
+		m.attach.localViolations[code]++ // said once
+	}
+}
+
+// attachEvent applies one of the proxy's events as its recorder did.
+func (m *Model) attachEvent(it *source.Item) {
+	ev := it.Event
+	if ev.Kind == event.TransportClosed {
 		m.attach.serverGone = true
-	case trace.EventInjected:
-		m.observe(event.Event{Kind: event.Note, Time: at, RequestID: idOf(rec), Text: "injected " + rec.Injected + ": " + rec.Text})
-		m.noteAct(rec, at)
-		return
-	case trace.EventReply:
-		m.attachReply(rec)
-		return
-	case trace.EventNote:
-		switch rec.Text {
-		case trace.NoteHostClosed:
-			m.observe(event.Event{Kind: event.Note, Time: at, Text: rec.Text})
-			m.observed(m.tracker.HostGone(at))
-			return
-		case trace.NoteHostResumed:
-			m.observe(event.Event{Kind: event.Note, Time: at, Text: rec.Text})
-			m.observed(m.tracker.HostResumedIn(rec.SessionID, at))
-			return
-		case trace.NoteLateWindowOver, trace.NoteResumeWaitOver:
-			// The view's clock for the host's cancels is the proxy's: a
-			// late window ends when the proxy's ended (its Due). The
-			// view's tracker observes: its Due sends nothing.
-			m.observed(m.tracker.Due(at).Changes)
-			return
-		}
 	}
-	ev, ok := m.eventOf(rec, at)
-	if !ok || m.beforeHistory(&ev) {
+	if m.beforeHistory(&ev) {
 		return
 	}
-	if rec.By == "inflight" {
+	if it.ByProxy {
 		// inflight's cancel upstream (a rule's, a key's): the recorder
 		// follows it as the user's cancel, so the server's answer after it
 		// is judged as after any. On stdio and legacy HTTP it is the
@@ -307,15 +199,15 @@ func (m *Model) record(rec *trace.Record) {
 			inflightCancel, reason = true, ev.Reason
 		}
 		if inflightCancel {
-			if ch, err := m.tracker.RequestCancel(ev.RequestID, reason, session.CauseUser, at); err == nil {
+			if ch, err := m.tracker.RequestCancel(ev.RequestID, reason, session.CauseUser, ev.Time); err == nil {
 				m.observed([]session.Change{ch})
 			}
 		}
 	}
 	changes := m.observe(ev)
-	if rec.Msg != nil && ev.Kind == event.Received {
-		if mine := session.Verdict(ev.Kind, changes); mine != rec.Verdict {
-			m.disagree(fmt.Sprintf("#%s: the proxy judged %q, this view %q", ev.RequestID, rec.Verdict, mine))
+	if ev.Kind == event.Received {
+		if mine := session.Verdict(ev.Kind, changes); mine != it.Verdict {
+			m.disagree(fmt.Sprintf("#%s: the proxy judged %q, this view %q", ev.RequestID, it.Verdict, mine))
 		}
 	}
 }
@@ -329,7 +221,7 @@ const historyWords = "4 MiB of trace"
 // began in the part cut away, so the message is left out rather than
 // flagged as naming no request.
 func (m *Model) beforeHistory(ev *event.Event) bool {
-	if !m.opts.Attach.HistoryCut {
+	if !m.opts.Attach.Proxy.HistoryCut {
 		return false
 	}
 	if ev.Kind == event.Sent && ev.Msg.Method == wire.NotifyCancelled {
@@ -423,96 +315,6 @@ func (m *Model) checkViolationsAgree() {
 	}
 }
 
-// eventOf rebuilds the event a proxy's line records, as its recorder made
-// it (proxy/recorder.go); ok is false for a line that records none.
-func (m *Model) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
-	if len(rec.Msg) > 0 {
-		raw := []byte(rec.Msg)
-		switch rec.Dir {
-		case trace.DirOut:
-			ev := event.Event{Kind: event.Sent, Time: at, Raw: raw, Truncated: rec.Truncated, Internal: rec.By == "inflight", StreamEnd: int64(rec.End),
-				SessionID: rec.SessionID}
-			if msg, err := wire.DecodeOwned(raw); err == nil {
-				ev.Msg = msg
-			}
-			if ev.Msg.Kind != wire.KindNotification {
-				ev.RequestID = ev.Msg.ID
-			} else if id := idOf(rec); !id.IsZero() {
-				ev.RequestID = id
-			}
-			return ev, true
-		case trace.DirIn:
-			ev := event.Event{Kind: event.Received, Time: at, Raw: raw, StreamEnd: int64(rec.End), SessionID: rec.SessionID}
-			msg, p, err := wire.DecodeLine(raw)
-			if err != nil {
-				ev.Kind, ev.Err = event.Malformed, err
-				return ev, true
-			}
-			ev.Msg, ev.Progress = msg, p
-			if msg.Kind != wire.KindNotification {
-				ev.RequestID = msg.ID
-			}
-			return ev, true
-		}
-		return event.Event{}, false
-	}
-	switch rec.Event {
-	case trace.EventStderr:
-		return event.Event{Kind: event.Stderr, Time: at, Text: rec.Text, Truncated: rec.Truncated}, true
-	case trace.EventMalformed:
-		return event.Event{Kind: event.Malformed, Time: at, Raw: []byte(rec.Raw), Truncated: rec.Truncated, Err: errorOf(rec.Error, "not a JSON-RPC message")}, true
-	case trace.EventNote:
-		return event.Event{Kind: event.Note, Time: at, Text: rec.Text}, true
-	case trace.EventConnected:
-		info := event.ConnInfo{Transport: transportOf(rec.Transport), Era: eraOf(rec.Era), ProtocolVersion: rec.ProtocolVersion, ServerName: rec.Server}
-		return event.Event{Kind: event.Connected, Time: at, Info: &info}, true
-	case trace.EventTransportClosed:
-		return event.Event{Kind: event.TransportClosed, Time: at, Err: errorOf(rec.Error, "")}, true
-	case trace.EventCancelSent:
-		sig := event.SignalNotification
-		if rec.Signal == event.SignalStreamClosed.String() {
-			sig = event.SignalStreamClosed
-		}
-		return event.Event{Kind: event.CancelSent, Time: at, RequestID: idOf(rec), Signal: sig, Reason: rec.Reason, Err: errorOf(rec.Error, ""), StreamEnd: int64(rec.End)}, true
-	}
-	return event.Event{}, false
-}
-
-func idOf(rec *trace.Record) wire.ID {
-	if rec.ID == nil {
-		return wire.ID{}
-	}
-	return *rec.ID
-}
-
-func errorOf(s, otherwise string) error {
-	switch {
-	case s != "":
-		return errors.New(s)
-	case otherwise != "":
-		return errors.New(otherwise)
-	}
-	return nil
-}
-
-func transportOf(s string) event.TransportKind {
-	for _, t := range []event.TransportKind{event.TransportStdio, event.TransportHTTP, event.TransportSSE} {
-		if t.String() == s {
-			return t
-		}
-	}
-	return event.TransportStdio
-}
-
-func eraOf(s string) event.Era {
-	for _, e := range []event.Era{event.EraModern, event.EraLegacy} {
-		if e.String() == s {
-			return e
-		}
-	}
-	return event.EraUnknown
-}
-
 // isFinalName reports whether a trace's state name is a final state's.
 func isFinalName(name string) bool {
 	for s := session.StatePending; s.String() != "unknown"; s++ {
@@ -587,7 +389,7 @@ func (m *Model) attachHelpIntro() []string {
 	case m.opts.Attach.Act != nil:
 		last = "  The keys below act through the proxy; q or ctrl+c detaches, the proxy runs on."
 	}
-	head := st.Title.Render("inflight") + " watches the proxy " + m.line(m.opts.Attach.Name) + ": the host's requests, marked ⇄."
+	head := st.Title.Render("inflight") + " watches the proxy " + m.line(m.opts.Attach.Proxy.Name) + ": the host's requests, marked ⇄."
 	flagged := st.Flag.Render("⚑ flagged")
 	if m.attachTransport() == event.TransportHTTP.String() {
 		return []string{head,
@@ -703,9 +505,9 @@ func (m *Model) hostActiveCell(r *session.Request, w int, now time.Time) (string
 // (the command losing its middle first), then the proxy's name alone,
 // since it is what the view is on.
 func (m *Model) attachHeaderParts(title, proto, server string, room int) [][]string {
-	name := "attach " + m.line(m.opts.Attach.Name)
+	name := "attach " + m.line(m.opts.Attach.Proxy.Name)
 	prefix := name + " · host <-> "
-	cmd := m.line(m.opts.Attach.Command)
+	cmd := m.line(m.opts.Attach.Proxy.Command)
 	var choices [][]string
 	era := proto // "stdio · modern 2026-07-28" without its version
 	if i := strings.LastIndexByte(proto, ' '); i > 0 && strings.Count(proto, " ") > 2 {

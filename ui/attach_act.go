@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/session"
-	"inflight/trace"
+	"inflight/source"
 	"inflight/ui/detail"
 	"inflight/ui/look"
 	"inflight/wire"
@@ -17,7 +17,7 @@ import (
 
 // This file is the view's side of making things happen (inflight attach's
 // keys): a key on a selected host request asks the proxy to act on it
-// (Attach.Act writes the command); the proxy answers this view alone with
+// (Attach.Act, source.Attach.Act, writes the command); the proxy answers this view alone with
 // a reply line (refused, and why, or done), and says what it then does in
 // injected lines every viewer gets. The row and the detail's timeline mark
 // what was done from those lines — what the proxy said it did and when,
@@ -69,9 +69,9 @@ type actStep struct {
 // ID names now (the proxy's lines come in order, after the request's), which
 // keeps the mark when a later request takes the ID. A line naming no request
 // the view follows (one of a cut history) marks nothing.
-func (m *Model) noteAct(rec *trace.Record, at time.Time) {
-	id := idOf(rec)
-	if id.IsZero() || rec.Code == "" {
+func (m *Model) noteAct(in source.Injected) {
+	id, at := in.ID, in.At
+	if id.IsZero() || in.Phase == "" {
 		return
 	}
 	r, ok := m.tracker.Get(id)
@@ -82,7 +82,7 @@ func (m *Model) noteAct(rec *trace.Record, at time.Time) {
 		m.attach.acts = map[*session.Request]*actMark{}
 	}
 	a := m.attach.acts[r]
-	if a == nil || rec.Code == phaseMatched || rec.Code == phaseActing {
+	if a == nil || in.Phase == phaseMatched || in.Phase == phaseActing {
 		if a == nil || a.phase != phaseHolding {
 			if a == nil {
 				m.sweepActs()
@@ -91,11 +91,11 @@ func (m *Model) noteAct(rec *trace.Record, at time.Time) {
 			m.attach.acts[r] = a
 		}
 	}
-	if strings.Contains(rec.Text, "("+AttachCommandSource+")") {
+	if strings.Contains(in.Text, "("+AttachCommandSource+")") {
 		a.byKey = true
 	}
-	a.action, a.phase, a.at, a.text = rec.Injected, rec.Code, at, rec.Text
-	switch rec.Code {
+	a.action, a.phase, a.at, a.text = in.Action, in.Phase, at, in.Text
+	switch in.Phase {
 	case phaseHolding:
 		if a.heldAt.IsZero() {
 			a.heldAt = at
@@ -105,7 +105,7 @@ func (m *Model) noteAct(rec *trace.Record, at time.Time) {
 			a.releasedAfter = at.Sub(a.heldAt)
 		}
 	}
-	a.history = append(a.history, actStep{at: at, phase: rec.Code})
+	a.history = append(a.history, actStep{at: at, phase: in.Phase})
 }
 
 // sweepActs forgets the marks of requests the tracker no longer keeps (it
@@ -133,17 +133,17 @@ func (m *Model) sweepActs() {
 }
 
 // attachReply shows the proxy's answer to this view's command.
-func (m *Model) attachReply(rec *trace.Record) {
-	id := idOf(rec)
-	what := m.line(rec.Injected)
+func (m *Model) attachReply(reply source.Reply) {
+	id := reply.ID
+	what := m.line(reply.Action)
 	if !id.IsZero() {
 		what += " on #" + m.line(id.String())
 	}
-	if rec.Code != "done" {
-		m.setStatus(levelWarn, "the proxy refused "+what+": "+m.line(rec.Text))
+	if reply.Outcome != "done" {
+		m.setStatus(levelWarn, "the proxy refused "+what+": "+m.line(reply.Text))
 		return
 	}
-	if r, ok := m.tracker.Get(id); ok && rec.Injected != "release" {
+	if r, ok := m.tracker.Get(id); ok && reply.Action != "release" {
 		if m.attach.mine == nil {
 			m.attach.mine = map[*session.Request]bool{}
 		}

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/session"
+	"inflight/source"
 	"inflight/trace"
 	"inflight/wire"
 )
@@ -41,7 +42,8 @@ func newActHarnessWith(t *testing.T, w, hgt int, sent *[]sentAct, inProcess bool
 	m, err := New(Options{
 		Target:    "attach demo · host <-> inflight demo-server",
 		Transport: "stdio",
-		Attach: &Attach{Name: "demo", Command: "inflight demo-server", Start: t0, InProcess: inProcess,
+		Source:    streamEnded{},
+		Attach: &Attach{Proxy: source.Proxy{Name: "demo", Command: "inflight demo-server", Start: t0}, InProcess: inProcess,
 			Act: func(act string, id wire.ID, after time.Duration) error {
 				*sent = append(*sent, sentAct{act, id, after})
 				return nil
@@ -54,7 +56,7 @@ func newActHarnessWith(t *testing.T, w, hgt int, sent *[]sentAct, inProcess bool
 		t.Fatal(err)
 	}
 	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd { return nil }
-	m.attach.wait = func(<-chan trace.Record) tea.Cmd { return nil }
+	m.waitItems = func(<-chan source.Item, int) tea.Cmd { return nil }
 	hs.m = m
 	hs.run(m.Init())
 	hs.send(tea.WindowSizeMsg{Width: w, Height: hgt})
@@ -74,7 +76,7 @@ func replyRecord(ms float64, id int64, act, code, text string) trace.Record {
 
 // actStart feeds a host's two calls, the second still running.
 func actStart(h *harness) {
-	h.send(attachMsg{recs: []trace.Record{
+	h.sendRecords(attachMsg{recs: []trace.Record{
 		hostRecord(1, trace.DirOut, "host", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`),
 		hostRecord(1.5, trace.DirIn, "server", `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"demo","version":"1"}}}`),
 		{MS: 1.5, Dir: trace.DirLocal, Event: trace.EventConnected, Transport: "stdio", Era: "legacy", ProtocolVersion: "2025-11-25", Server: "demo 1"},
@@ -106,7 +108,7 @@ func TestAttachActKeys(t *testing.T) {
 			if len(sent) != 1 || sent[0] != (sentAct{"hold", wire.IntID(2), 0}) {
 				t.Fatalf("h sent %v", sent)
 			}
-			h.send(attachMsg{recs: []trace.Record{
+			h.sendRecords(attachMsg{recs: []trace.Record{
 				replyRecord(20, 2, "hold", "done", "hold on request 2"),
 				injectedRecord(20, 2, "hold", phaseActing, "hold on tools/call slow (id 2) (a key in inflight attach), 10ms after it was sent: its response will be held until released when it comes"),
 			}})
@@ -177,7 +179,7 @@ func TestAttachActKeys(t *testing.T) {
 			if len(sent) != 3 || sent[2] != (sentAct{"delay", wire.IntID(3), 30 * time.Second}) {
 				t.Errorf("the default delay sent %v", sent)
 			}
-			h.send(attachMsg{recs: []trace.Record{replyRecord(12600, 3, "delay", "refused", "rule \"*: hold\" acts on tools/call slow (id 3) already (hold)")}})
+			h.sendRecords(attachMsg{recs: []trace.Record{replyRecord(12600, 3, "delay", "refused", "rule \"*: hold\" acts on tools/call slow (id 3) already (hold)")}})
 			if !strings.Contains(h.m.status.text, `the proxy refused delay on #3: rule "*: hold" acts on`) {
 				t.Errorf("a refusal: status %q", h.m.status.text)
 			}

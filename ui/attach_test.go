@@ -13,6 +13,7 @@ import (
 
 	"inflight/event"
 	"inflight/session"
+	"inflight/source"
 	"inflight/trace"
 	"inflight/ui/detail"
 	"inflight/ui/look"
@@ -72,7 +73,8 @@ func newAttachHarness(t *testing.T, w, hgt int, hello attachHello, now time.Time
 	m, err := New(Options{
 		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,
 		Transport: transport,
-		Attach:    &Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started},
+		Attach:    &Attach{Proxy: source.Proxy{Name: hello.Proxy, Command: hello.Command, Start: hello.Started}},
+		Source:    streamEnded{},
 		Tracker:   session.Config{LateWindow: lw},
 		Now:       func() time.Time { return hs.now },
 		Dark:      true,
@@ -84,12 +86,39 @@ func newAttachHarness(t *testing.T, w, hgt int, hello attachHello, now time.Time
 		hs.ticks = append(hs.ticks, d)
 		return nil
 	}
-	m.attach.wait = func(<-chan trace.Record) tea.Cmd { return nil }
+	m.waitItems = func(<-chan source.Item, int) tea.Cmd { return nil }
 	hs.m = m
 	hs.run(m.Init())
 	hs.send(tea.WindowSizeMsg{Width: w, Height: hgt})
 	return hs
 }
+
+// attachMsg is a batch of a proxy's lines for a test to hand the view.
+type attachMsg struct {
+	recs   []trace.Record
+	closed bool
+}
+
+// sendRecords hands the view a batch of the proxy's lines as its pump
+// would: decoded by source, as source.Attach decodes the socket's.
+func (h *harness) sendRecords(msg attachMsg) {
+	h.t.Helper()
+	dec := source.Decoder{Start: h.m.opts.Attach.Proxy.Start, Relayed: true}
+	var items []source.Item
+	for i := range msg.recs {
+		if it, ok := dec.Decode(&msg.recs[i]); ok {
+			items = append(items, it)
+		}
+	}
+	h.send(eventsMsg{gen: h.m.connGen, items: items, closed: msg.closed})
+}
+
+// streamEnded is the Source of a view whose test hands it the lines
+// itself: it has none, and its end is a clean one.
+type streamEnded struct{}
+
+func (streamEnded) Items() <-chan source.Item { return nil }
+func (streamEnded) Err() error                { return nil }
 
 // feedUntil hands the model the lines up to ms (all of them when ms < 0),
 // and moves the clock there.
@@ -102,7 +131,7 @@ func (h *harness) feedUntil(start time.Time, recs []trace.Record, ms float64) []
 	if ms >= 0 {
 		h.now = start.Add(time.Duration(ms * float64(time.Millisecond)))
 	}
-	h.send(attachMsg{recs: recs[:n]})
+	h.sendRecords(attachMsg{recs: recs[:n]})
 	return recs[n:]
 }
 
@@ -137,7 +166,7 @@ func TestAttachRecordedStubborn(t *testing.T) {
 
 		h.feedUntil(hello.Started, rest, -1)
 		h.now = hello.Started.Add(3100 * time.Millisecond)
-		h.send(attachMsg{closed: true})
+		h.sendRecords(attachMsg{closed: true})
 		if !call.Late.Response || call.Late.Crossed || call.State != session.StateCancelled || call.Late.ProgressAfterCancel != 2 {
 			t.Errorf("at the end: state %s late %+v; want cancelled with a late (not crossed) response and 2 late progress", call.State, call.Late)
 		}
@@ -191,7 +220,7 @@ func TestAttachHostFaults(t *testing.T) {
 	h := newAttachHarness(t, 120, 35, hello, t0.Add(time.Second))
 	unknown := wire.IntID(99)
 	gone := wire.IntID(7)
-	h.send(attachMsg{recs: []trace.Record{
+	h.sendRecords(attachMsg{recs: []trace.Record{
 		{MS: 1, Dir: trace.DirLocal, Event: trace.EventConnected, Transport: "stdio", Era: "legacy", ProtocolVersion: "2025-11-25"},
 		hostRecord(2, trace.DirOut, "host", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{}}}`),
 		hostRecord(3, trace.DirOut, "host", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`),
@@ -200,7 +229,7 @@ func TestAttachHostFaults(t *testing.T) {
 	if !strings.Contains(h.m.status.text, "⚑ host cancelled an unknown ID (99)") {
 		t.Errorf("status %q; want the unknown ID flagged", h.m.status.text)
 	}
-	h.send(attachMsg{recs: []trace.Record{
+	h.sendRecords(attachMsg{recs: []trace.Record{
 		{MS: 500, Dir: trace.DirLocal, Event: trace.EventNote, Text: trace.NoteHostClosed},
 		{MS: 500, Dir: trace.DirLocal, Event: trace.EventViolation, ID: &gone, Code: session.ViolationHostAbandoned},
 	}})
@@ -215,7 +244,7 @@ func TestAttachHostFaults(t *testing.T) {
 
 	// A flag the view did not raise itself, and a verdict it did not
 	// reach: both said, not hidden.
-	h.send(attachMsg{recs: []trace.Record{
+	h.sendRecords(attachMsg{recs: []trace.Record{
 		{MS: 600, Dir: trace.DirLocal, Event: trace.EventViolation, ID: &gone, Code: session.ViolationHostDuplicateID},
 	}})
 	if h.m.Disagreements() != 1 || !strings.Contains(h.m.status.text, "this view disagrees with the proxy") {
@@ -223,13 +252,13 @@ func TestAttachHostFaults(t *testing.T) {
 	}
 	late := hostRecord(700, trace.DirIn, "server", `{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`)
 	late.Verdict = session.VerdictLate
-	h.send(attachMsg{recs: []trace.Record{late}})
+	h.sendRecords(attachMsg{recs: []trace.Record{late}})
 	if h.m.Disagreements() != 2 {
 		t.Errorf("a verdict the view did not reach: disagreements %d", h.m.Disagreements())
 	}
 	// The stream stops with no word of the server's end: the view says
 	// only that, not that the proxy ended.
-	h.send(attachMsg{closed: true})
+	h.sendRecords(attachMsg{closed: true})
 	if s := h.screen(); !strings.Contains(s, "stream stopped before the proxy's end") || strings.Contains(s, "the proxy ended") {
 		t.Errorf("a stream cut short:\n%s", s)
 	}
@@ -241,7 +270,7 @@ func TestAttachDetachCancelsNothing(t *testing.T) {
 	hello := attachHello{Proxy: "p", Command: "server", Started: t0, LateWindow: "5s"}
 	for _, msg := range []tea.Msg{keyMsg("ctrl+c"), ShutdownMsg{Reason: "interrupted"}} {
 		h := newAttachHarness(t, 80, 24, hello, t0.Add(time.Second))
-		h.send(attachMsg{recs: []trace.Record{
+		h.sendRecords(attachMsg{recs: []trace.Record{
 			hostRecord(2, trace.DirOut, "host", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}`),
 		}})
 		h.send(msg)
@@ -299,19 +328,19 @@ func TestAttachHistoryCut(t *testing.T) {
 	hello := attachHello{Proxy: "cut", Command: "server", Started: t0, LateWindow: "5s"}
 	hs := &harness{t: t, now: t0.Add(time.Minute)}
 	m, err := New(Options{Target: "attach cut", Transport: "stdio", Now: func() time.Time { return hs.now }, Dark: true,
-		Attach: &Attach{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, HistoryCut: true}})
+		Attach: &Attach{Proxy: source.Proxy{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, HistoryCut: true}}, Source: streamEnded{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
-	m.attach.wait = func(<-chan trace.Record) tea.Cmd { return nil }
+	m.waitItems = func(<-chan source.Item, int) tea.Cmd { return nil }
 	hs.m = m
 	hs.run(m.Init())
 	hs.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	if !strings.Contains(m.status.text, "requests begun before them are not shown") {
 		t.Errorf("status %q", m.status.text)
 	}
-	hs.send(attachMsg{recs: []trace.Record{
+	hs.sendRecords(attachMsg{recs: []trace.Record{
 		hostRecord(50000, trace.DirIn, "server", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"old","progress":5}}`),
 		hostRecord(50001, trace.DirIn, "server", `{"jsonrpc":"2.0","id":3,"result":{"content":[]}}`),
 		hostRecord(50001, trace.DirOut, "host", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`),

@@ -81,8 +81,9 @@ func BenchmarkUpdateProgressBatchDetail(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				batch(i)
+				items := bareItems(evs)
 				b.StartTimer()
-				h.m.Update(eventsMsg{gen: h.m.connGen, events: evs})
+				h.m.Update(eventsMsg{gen: h.m.connGen, items: items})
 				_ = h.m.View()
 			}
 			if r.Violations > 0 {

@@ -35,7 +35,7 @@ func (k keyClock) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return k, nil
 	case eventsMsg:
 		batches.Add(1)
-		batchEvents.Add(int64(len(msg.events)))
+		batchEvents.Add(int64(len(msg.items)))
 	}
 	_, cmd := k.Model.Update(msg)
 	return k, cmd

@@ -18,6 +18,7 @@ import (
 	"inflight/client"
 	"inflight/event"
 	"inflight/session"
+	"inflight/source"
 	"inflight/wire"
 )
 
@@ -209,7 +210,16 @@ func (h *harness) events(evs ...event.Event) {
 			evs[i].Time = h.now
 		}
 	}
-	h.send(eventsMsg{gen: h.m.connGen, events: evs})
+	h.send(eventsMsg{gen: h.m.connGen, items: bareItems(evs)})
+}
+
+// bareItems are a live connection's events as the pump hands them over.
+func bareItems(evs []event.Event) []source.Item {
+	items := make([]source.Item, len(evs))
+	for i := range evs {
+		items[i] = source.Bare(evs[i])
+	}
+	return items
 }
 
 // advance moves the clock and delivers the pending tick.

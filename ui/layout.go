@@ -90,7 +90,8 @@ func (m *Model) layoutList(height int) {
 			continue
 		}
 		r := m.shownAt(i)
-		if w := lipgloss.Width(look.RequestLabel(r, method == 1, m.line)); w > m.list.labelW[method] {
+		// A host's request's label is drawn after its mark (⇄).
+		if w := lipgloss.Width(hostMark(r) + look.RequestLabel(r, method == 1, m.line)); w > m.list.labelW[method] {
 			m.list.labelW[method] = w
 		}
 		if w := lipgloss.Width(m.line(r.ID.String())); w > m.list.idW {

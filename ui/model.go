@@ -28,6 +28,7 @@ import (
 	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/source"
 	"inflight/termsafe"
 	"inflight/trace"
 	"inflight/ui/answer"
@@ -109,8 +110,13 @@ type Options struct {
 	// argument when nothing changed. Nil derives it from Redact.
 	RedactBytes func([]byte) []byte
 	// Attach, when set, makes the UI a read-only view on a running proxy
-	// (attach.go) instead of a client: Dial is not used.
+	// (attach.go) instead of a client: Dial is not used, and the events
+	// come from Source.
 	Attach *Attach
+	// Source is where the events come from when they do not come from a
+	// client of the UI's own (the proxy's stream, with Attach): the same
+	// pump reads it as it reads a live connection's events.
+	Source source.Source
 	// Questions hands a legacy server's own requests to the UI to answer
 	// (its Serve is the client's ServerRequests); nil: the UI answers none.
 	Questions *Questions
@@ -213,10 +219,12 @@ type Model struct {
 	// summaries caches what each completed request returned, for its row.
 	summaries map[wire.ID]string
 
-	// tick and wait make the clock and the event pump; tests replace them
-	// so that no command sleeps or blocks.
-	tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
-	wait func(ch <-chan event.Event, gen int) tea.Cmd
+	// tick makes the clock; wait and waitItems the event pump, of a live
+	// connection's events and of Options.Source's items. Tests replace
+	// them so that no command sleeps or blocks.
+	tick      func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
+	wait      func(ch <-chan event.Event, gen int) tea.Cmd
+	waitItems func(ch <-chan source.Item, gen int) tea.Cmd
 	// exec hands the terminal to a pager or editor (tea.Exec); tests
 	// record the command instead, and run it themselves.
 	exec func(c tea.ExecCommand, fn tea.ExecCallback) tea.Cmd
@@ -300,10 +308,11 @@ const (
 
 // Messages.
 type (
-	// eventsMsg carries a batch of client events drained from the channel.
+	// eventsMsg carries a batch of events drained from the channel: the
+	// live connection's, or the source's with what it said besides.
 	eventsMsg struct {
 		gen    int
-		events []event.Event
+		items  []source.Item
 		closed bool
 	}
 	connectedMsg struct {
@@ -354,6 +363,9 @@ func New(opts Options) (*Model, error) {
 	if opts.Dial == nil && opts.Attach == nil {
 		return nil, errors.New("ui: Options.Dial is required")
 	}
+	if opts.Attach != nil && opts.Source == nil {
+		return nil, errors.New("ui: Options.Attach needs Options.Source")
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -381,6 +393,7 @@ func New(opts Options) (*Model, error) {
 	m.stop = make(chan struct{})
 	m.tick = m.stoppableTick
 	m.wait = waitEvents
+	m.waitItems = waitItems
 	m.exec = tea.Exec
 	m.setStyles(opts.Dark)
 	m.list.follow = true
@@ -428,7 +441,16 @@ func (m *Model) startConn() tea.Cmd {
 	m.connectedSeen = false
 	m.state = connConnecting
 	m.connErr = nil
-	return tea.Batch(connectCmd(m.conn, m.connGen), m.wait(m.conn.Events(), m.connGen))
+	return tea.Batch(connectCmd(m.conn, m.connGen), m.pump(m.connGen))
+}
+
+// pump waits for the next batch of events: Options.Source's when it is
+// set, else the connection's.
+func (m *Model) pump(gen int) tea.Cmd {
+	if m.opts.Source != nil {
+		return m.waitItems(m.opts.Source.Items(), gen)
+	}
+	return m.wait(m.conn.Events(), gen)
 }
 
 func connectCmd(c Client, gen int) tea.Cmd {
@@ -455,26 +477,38 @@ func waitEvents(ch <-chan event.Event, gen int) tea.Cmd {
 // coalesceWindow — far below a frame — before handing the batch over. An
 // isolated event (a response, a cancel acknowledgement) is delivered at once.
 func waitEventsBatch(ch <-chan event.Event, gen, maxBatch int) tea.Cmd {
+	return waitBatch(ch, gen, maxBatch, source.Bare)
+}
+
+// waitItems is waitEvents for a source's items.
+func waitItems(ch <-chan source.Item, gen int) tea.Cmd {
+	return waitBatch(ch, gen, maxBatch, func(it source.Item) source.Item { return it })
+}
+
+// waitBatch is the pump of either channel: a live connection's carries
+// bare events, made Items as they are drained (source.Bare), so that the
+// busiest path has no goroutine and no channel hop of its own.
+func waitBatch[T any](ch <-chan T, gen, maxBatch int, item func(T) source.Item) tea.Cmd {
 	return func() tea.Msg {
-		ev, ok := <-ch
+		v, ok := <-ch
 		if !ok {
 			return eventsMsg{gen: gen, closed: true}
 		}
-		evs := make([]event.Event, 1, 64)
-		evs[0] = ev
+		items := make([]source.Item, 1, 64)
+		items[0] = item(v)
 		var deadline <-chan time.Time
-		for len(evs) < maxBatch {
+		for len(items) < maxBatch {
 			select {
-			case ev, ok := <-ch:
+			case v, ok := <-ch:
 				if !ok {
-					return eventsMsg{gen: gen, events: evs, closed: true}
+					return eventsMsg{gen: gen, items: items, closed: true}
 				}
-				evs = append(evs, ev)
+				items = append(items, item(v))
 				continue
 			default:
 			}
-			if len(evs) == 1 {
-				return eventsMsg{gen: gen, events: evs}
+			if len(items) == 1 {
+				return eventsMsg{gen: gen, items: items}
 			}
 			if deadline == nil {
 				t := time.NewTimer(coalesceWindow)
@@ -482,16 +516,16 @@ func waitEventsBatch(ch <-chan event.Event, gen, maxBatch int) tea.Cmd {
 				deadline = t.C
 			}
 			select {
-			case ev, ok := <-ch:
+			case v, ok := <-ch:
 				if !ok {
-					return eventsMsg{gen: gen, events: evs, closed: true}
+					return eventsMsg{gen: gen, items: items, closed: true}
 				}
-				evs = append(evs, ev)
+				items = append(items, item(v))
 			case <-deadline:
-				return eventsMsg{gen: gen, events: evs}
+				return eventsMsg{gen: gen, items: items}
 			}
 		}
-		return eventsMsg{gen: gen, events: evs}
+		return eventsMsg{gen: gen, items: items}
 	}
 }
 
@@ -511,8 +545,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.setStyles(msg.IsDark())
 	case eventsMsg:
 		cmd = m.handleEvents(msg)
-	case attachMsg:
-		cmd = m.handleAttach(msg)
 	case actFailedMsg:
 		m.setStatus(levelError, "could not ask the proxy: "+m.line(msg.err.Error()))
 	case connectedMsg:
@@ -575,8 +607,12 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	}
 	// listed: the composer's next pages of resources and prompts.
 	var listed []tea.Cmd
-	for i := range msg.events {
-		ev := &msg.events[i]
+	for i := range msg.items {
+		if m.attaching() {
+			m.applyItem(&msg.items[i])
+			continue
+		}
+		ev := &msg.items[i].Event
 		m.redactEvent(ev)
 		changes := m.applied(*ev, m.tracker.Apply(*ev))
 		m.settledStatus(changes)
@@ -618,7 +654,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 	}
 	var start tea.Cmd
-	if len(msg.events) > 0 {
+	if len(msg.items) > 0 {
 		if tw := m.opts.Trace; tw != nil {
 			// A batch is over: what it traced goes to the file, so that a
 			// session killed from outside still leaves its trace.
@@ -630,9 +666,12 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 	}
 	if msg.closed {
+		if m.attaching() {
+			m.attachEnded()
+		}
 		return tea.Batch(append(listed, start)...)
 	}
-	return tea.Batch(append(listed, start, m.wait(m.conn.Events(), msg.gen))...)
+	return tea.Batch(append(listed, start, m.pump(msg.gen))...)
 }
 
 // redactBytesWith makes a byte redactor of a string one. The bytes are

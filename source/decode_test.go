@@ -1,0 +1,210 @@
+package source
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"inflight/event"
+	"inflight/trace"
+	"inflight/wire"
+)
+
+var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+func idp(n int64) *wire.ID { id := wire.IntID(n); return &id }
+
+// TestDecodeRelayed decodes every kind of line a proxy streams into what
+// the attach view applies.
+func TestDecodeRelayed(t *testing.T) {
+	dec := Decoder{Start: t0, Relayed: true}
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":3}}}`
+	cases := []struct {
+		name string
+		rec  trace.Record
+		want func(t *testing.T, it Item)
+	}{
+		{"host request", trace.Record{MS: 1.5, Dir: trace.DirOut, By: "host", ID: idp(3), Msg: json.RawMessage(call), End: 7}, func(t *testing.T, it Item) {
+			ev := it.Event
+			if ev.Kind != event.Sent || ev.Msg.Method != "tools/call" || ev.RequestID != wire.IntID(3) || ev.Internal || it.ByProxy || ev.StreamEnd != 7 {
+				t.Errorf("%+v", it)
+			}
+			if !ev.Time.Equal(t0.Add(1500 * time.Microsecond)) {
+				t.Errorf("time %v", ev.Time)
+			}
+		}},
+		{"proxy's cancel upstream", trace.Record{MS: 2, Dir: trace.DirOut, By: "inflight", ID: idp(3),
+			Msg: json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"rule"}}`)}, func(t *testing.T, it Item) {
+			if it.Event.Kind != event.Sent || !it.Event.Internal || !it.ByProxy || it.Event.RequestID != wire.IntID(3) {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"late answer", trace.Record{MS: 3, Dir: trace.DirIn, By: "server", ID: idp(3), Verdict: "late", End: 99,
+			Msg: json.RawMessage(`{"jsonrpc":"2.0","id":3,"result":{}}`)}, func(t *testing.T, it Item) {
+			if it.Event.Kind != event.Received || it.Verdict != "late" || it.Event.RequestID != wire.IntID(3) || it.Event.StreamEnd != 99 {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"progress", trace.Record{MS: 3, Dir: trace.DirIn, By: "server", ID: idp(3),
+			Msg: json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3,"progress":1}}`)}, func(t *testing.T, it Item) {
+			if it.Event.Kind != event.Received || it.Event.Progress == nil || it.Event.Progress.Token != wire.IntID(3) || !it.Event.RequestID.IsZero() {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"not JSON-RPC", trace.Record{MS: 3, Dir: trace.DirIn, By: "server", Msg: json.RawMessage(`{"hello":1}`)}, func(t *testing.T, it Item) {
+			if it.Event.Kind != event.Malformed || it.Event.Err == nil {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"malformed", trace.Record{MS: 3, Dir: trace.DirIn, Event: trace.EventMalformed, Raw: "junk"}, func(t *testing.T, it Item) {
+			if it.Event.Kind != event.Malformed || string(it.Event.Raw) != "junk" || it.Event.Err == nil || it.Event.Err.Error() != "not a JSON-RPC message" {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"stderr", trace.Record{MS: 4, Dir: trace.DirLocal, Event: trace.EventStderr, Text: "boot"}, func(t *testing.T, it Item) {
+			if it.Event.Kind != event.Stderr || it.Event.Text != "boot" || it.Info != nil {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"connected", trace.Record{MS: 5, Dir: trace.DirLocal, Event: trace.EventConnected, Transport: "http", Era: "legacy", ProtocolVersion: "2025-11-25", Server: "demo 1.0"},
+			func(t *testing.T, it Item) {
+				in := it.Event.Info
+				if it.Event.Kind != event.Connected || in == nil || in.Transport != event.TransportHTTP || in.Era != event.EraLegacy || in.ServerName != "demo 1.0" {
+					t.Errorf("%+v", it)
+				}
+			}},
+		{"server gone", trace.Record{MS: 6, Dir: trace.DirLocal, Event: trace.EventTransportClosed, Error: "exit status 1"}, func(t *testing.T, it Item) {
+			if it.Event.Kind != event.TransportClosed || it.Event.Err == nil || it.Event.Err.Error() != "exit status 1" {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"cancel closing the stream", trace.Record{MS: 6, Dir: trace.DirOut, By: "inflight", Event: trace.EventCancelSent, ID: idp(3), Signal: event.SignalStreamClosed.String(), Reason: "z"},
+			func(t *testing.T, it Item) {
+				if it.Event.Kind != event.CancelSent || it.Event.Signal != event.SignalStreamClosed || it.Event.Reason != "z" || !it.ByProxy {
+					t.Errorf("%+v", it)
+				}
+			}},
+		{"state", trace.Record{MS: 7, Dir: trace.DirLocal, Event: trace.EventState, ID: idp(3), State: "cancelled"}, func(t *testing.T, it Item) {
+			if it.HasEvent() || it.Info != (TrackerState{At: t0.Add(7 * time.Millisecond), ID: wire.IntID(3), State: "cancelled"}) {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"violation", trace.Record{MS: 7, Dir: trace.DirLocal, Event: trace.EventViolation, Code: "late_response"}, func(t *testing.T, it Item) {
+			if it.HasEvent() || it.Info != (TrackerViolation{At: t0.Add(7 * time.Millisecond), Code: "late_response"}) {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"host closed its stream", trace.Record{MS: 8, Dir: trace.DirLocal, Event: trace.EventStreamClosed, ID: idp(3), ByClient: true, SessionID: "s1"},
+			func(t *testing.T, it Item) {
+				if it.HasEvent() || it.Info != (HostClosedStream{At: t0.Add(8 * time.Millisecond), ID: wire.IntID(3), SessionID: "s1"}) {
+					t.Errorf("%+v", it)
+				}
+			}},
+		{"proxy closed the upstream stream", trace.Record{MS: 8, Dir: trace.DirLocal, By: "inflight", Event: trace.EventStreamClosed, ID: idp(3), ByClient: true},
+			func(t *testing.T, it Item) {
+				if it.Event.Kind != event.StreamClosed || !it.Event.ByClient || !it.ByProxy || it.Info != nil {
+					t.Errorf("%+v", it)
+				}
+			}},
+		{"injected", trace.Record{MS: 9, Dir: trace.DirLocal, Event: trace.EventInjected, ID: idp(3), Injected: "hold", Code: "holding", Text: "held"},
+			func(t *testing.T, it Item) {
+				if it.Event.Kind != event.Note || it.Event.Text != "injected hold: held" || it.Event.RequestID != wire.IntID(3) ||
+					it.Info != (Injected{At: t0.Add(9 * time.Millisecond), ID: wire.IntID(3), Action: "hold", Phase: "holding", Text: "held"}) {
+					t.Errorf("%+v", it)
+				}
+			}},
+		{"reply", trace.Record{MS: 10, Dir: trace.DirLocal, Event: trace.EventReply, ID: idp(3), Injected: "drop", Code: "refused", Text: "why"},
+			func(t *testing.T, it Item) {
+				if it.HasEvent() || it.Info != (Reply{At: t0.Add(10 * time.Millisecond), ID: wire.IntID(3), Action: "drop", Outcome: "refused", Text: "why"}) {
+					t.Errorf("%+v", it)
+				}
+			}},
+		{"host gone", trace.Record{MS: 11, Dir: trace.DirLocal, Event: trace.EventNote, Text: trace.NoteHostClosed}, func(t *testing.T, it Item) {
+			if it.Event.Kind != event.Note || it.Event.Text != trace.NoteHostClosed || it.Info != (HostGone{At: t0.Add(11 * time.Millisecond)}) {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"host resumed", trace.Record{MS: 12, Dir: trace.DirLocal, Event: trace.EventNote, Text: trace.NoteHostResumed, SessionID: "s2"}, func(t *testing.T, it Item) {
+			if it.Event.Kind != event.Note || it.Info != (HostResumed{At: t0.Add(12 * time.Millisecond), SessionID: "s2"}) {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"late window over", trace.Record{MS: 13, Dir: trace.DirLocal, Event: trace.EventNote, Text: trace.NoteLateWindowOver}, func(t *testing.T, it Item) {
+			if it.HasEvent() || it.Info != (WindowOver{At: t0.Add(13 * time.Millisecond)}) {
+				t.Errorf("%+v", it)
+			}
+		}},
+		{"other note", trace.Record{MS: 14, Dir: trace.DirLocal, Event: trace.EventNote, Text: "era probe"}, func(t *testing.T, it Item) {
+			if it.Event.Kind != event.Note || it.Event.Text != "era probe" || it.Info != nil {
+				t.Errorf("%+v", it)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			it, ok := dec.Decode(&c.rec)
+			if !ok {
+				t.Fatal("decoded nothing")
+			}
+			c.want(t, it)
+			if got := it.Time(); !got.Equal(At(t0, &c.rec)) {
+				t.Errorf("the item's time %v, the record's %v", got, At(t0, &c.rec))
+			}
+		})
+	}
+	// What a proxy's tracker does not follow decodes to nothing.
+	for _, rec := range []trace.Record{
+		{MS: 1, Dir: trace.DirIn, Event: trace.EventHTTPStatus, Status: 202},
+		{MS: 1, Dir: trace.DirIn, Event: trace.EventStreamOpened, ID: idp(3)},
+		{MS: 1, Dir: trace.DirIn, Event: trace.EventStreamClosed, ID: idp(3)},
+	} {
+		if it, ok := dec.Decode(&rec); ok {
+			t.Errorf("%s decoded to %+v", rec.Event, it)
+		}
+	}
+}
+
+// TestDecodeOwn: in inflight's own trace the "internal" mark is the
+// line's, the HTTP exchanges are events, and a stream inflight closed is
+// its own closing, not a host's.
+func TestDecodeOwn(t *testing.T) {
+	dec := Decoder{Start: t0}
+	probe := trace.Record{MS: 1, Dir: trace.DirOut, Internal: true, Msg: json.RawMessage(`{"jsonrpc":"2.0","id":"inflight-probe","method":"server/discover"}`)}
+	if it, _ := dec.Decode(&probe); !it.Event.Internal || it.ByProxy {
+		t.Errorf("probe: %+v", it)
+	}
+	closed := trace.Record{MS: 2, Dir: trace.DirIn, Event: trace.EventStreamClosed, ID: idp(4), ByClient: true}
+	if it, ok := dec.Decode(&closed); !ok || it.Event.Kind != event.StreamClosed || !it.Event.ByClient || it.Info != nil {
+		t.Errorf("stream closed: %+v", it)
+	}
+	failed := trace.Record{MS: 3, Dir: trace.DirLocal, Event: trace.EventRequestFailed, ID: idp(4), Lost: true, Error: "unreachable"}
+	if it, ok := dec.Decode(&failed); !ok || it.Event.Kind != event.RequestFailed || !it.Event.LostConnection || it.Event.Err == nil {
+		t.Errorf("request failed: %+v", it)
+	}
+	status := trace.Record{MS: 4, Dir: trace.DirIn, Event: trace.EventHTTPStatus, Status: 202, Text: "Accepted"}
+	if it, ok := dec.Decode(&status); !ok || it.Event.Kind != event.HTTPStatus || it.Event.Status != 202 || it.Event.Err != nil {
+		t.Errorf("http status: %+v", it)
+	}
+	finding := trace.Record{MS: 5, Dir: trace.DirLocal, Event: trace.EventFinding, Code: "C1"}
+	if it, ok := dec.Decode(&finding); ok {
+		t.Errorf("a finding decoded to %+v", it)
+	}
+	// Another host's note words mean nothing of their own here.
+	note := trace.Record{MS: 6, Dir: trace.DirLocal, Event: trace.EventNote, Text: trace.NoteLateWindowOver}
+	if it, ok := dec.Decode(&note); !ok || it.Event.Kind != event.Note || it.Info != nil {
+		t.Errorf("note: %+v", it)
+	}
+}
+
+func TestErrorOf(t *testing.T) {
+	if errorOf("", "") != nil {
+		t.Error("no error made one")
+	}
+	if err := errorOf("", "x"); err == nil || err.Error() != "x" {
+		t.Error(err)
+	}
+	if err := errorOf("y", "x"); !errors.Is(err, err) || err.Error() != "y" {
+		t.Error(err)
+	}
+}
