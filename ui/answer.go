@@ -17,6 +17,7 @@ import (
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/ui/look"
+	"inflight/ui/schemaform"
 	"inflight/wire"
 )
 
@@ -209,8 +210,8 @@ type answerForm struct {
 	message string   // the elicitation's message
 	url     string   // a URL-mode elicitation's URL (shown, never opened)
 	lines   []string // sampling: the messages and preferences
-	fields  []field
-	schema  toolForm
+	fields  []schemaform.Field
+	schema  schemaform.Form
 	focus   int
 	err     string
 	// warn says what changed under the form (the question's request
@@ -520,7 +521,7 @@ func (m *Model) closeAnswer() {
 // build fills the form for one question.
 func (f *answerForm) build(m *Model, method string, params json.RawMessage) tea.Cmd {
 	f.method, f.message, f.url, f.lines, f.fields, f.focus, f.err = method, "", "", nil, nil, 0, ""
-	f.schema = toolForm{}
+	f.schema = schemaform.Form{}
 	switch method {
 	case wire.MethodElicitationCreate:
 		var p struct {
@@ -535,21 +536,21 @@ func (f *answerForm) build(m *Model, method string, params json.RawMessage) tea.
 			f.url = p.URL
 			break
 		}
-		f.schema = readSchema(p.Schema, m.line)
-		for _, prm := range f.schema.params {
-			if prm.typ == "boolean" {
-				fl := boolField(prm.name, prm.def == "true")
-				fl.hint, fl.required = prm.hint, prm.required
+		f.schema = schemaform.Read(p.Schema, m.line)
+		for _, prm := range f.schema.Params {
+			if prm.Type == "boolean" {
+				fl := schemaform.BoolField(prm.Name, prm.Default == "true")
+				fl.Hint, fl.Required = prm.Hint, prm.Required
 				f.fields = append(f.fields, fl)
 				continue
 			}
-			fl := textField(prm.name, prm.typ, prm.required, "", prm.hint)
-			fl.input.SetValue(prm.def) // defaults pre-filled (SEP-1034)
+			fl := schemaform.TextField(prm.Name, prm.Type, prm.Required, "", prm.Hint)
+			fl.Input.SetValue(prm.Default) // defaults pre-filled (SEP-1034)
 			f.fields = append(f.fields, fl)
 		}
 	case wire.MethodSamplingCreate:
 		f.lines = samplingLines(params)
-		fl := textField("reply", "string", true, "the assistant's reply", "")
+		fl := schemaform.TextField("reply", "string", true, "the assistant's reply", "")
 		f.fields = append(f.fields, fl)
 	default:
 		f.message = "inflight cannot answer " + method + "; decline it"
@@ -563,11 +564,11 @@ func (f *answerForm) focusOn(i int) tea.Cmd {
 	}
 	i = (i + len(f.fields)) % len(f.fields)
 	for j := range f.fields {
-		f.fields[j].input.Blur()
+		f.fields[j].Input.Blur()
 	}
 	f.focus = i
-	if !f.fields[i].isBool {
-		return f.fields[i].input.Focus()
+	if !f.fields[i].IsBool {
+		return f.fields[i].Input.Focus()
 	}
 	return nil
 }
@@ -701,9 +702,9 @@ func (m *Model) answerKey(msg tea.KeyPressMsg) tea.Cmd {
 		return f.focusOn(f.focus + 1)
 	case msg.String() == "shift+tab" || msg.String() == "up":
 		return f.focusOn(f.focus - 1)
-	case f.focus < len(f.fields) && f.fields[f.focus].isBool:
+	case f.focus < len(f.fields) && f.fields[f.focus].IsBool:
 		if msg.String() == "space" {
-			f.fields[f.focus].on = !f.fields[f.focus].on
+			f.fields[f.focus].On = !f.fields[f.focus].On
 		}
 		return nil
 	}
@@ -712,12 +713,12 @@ func (m *Model) answerKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // toInput hands a message to the focused text field.
 func (f *answerForm) toInput(msg tea.Msg) tea.Cmd {
-	if f.focus >= len(f.fields) || f.fields[f.focus].isBool {
+	if f.focus >= len(f.fields) || f.fields[f.focus].IsBool {
 		return nil
 	}
 	var cmd tea.Cmd
 	fl := &f.fields[f.focus]
-	fl.input, cmd = fl.input.Update(msg)
+	fl.Input, cmd = fl.Input.Update(msg)
 	f.err = ""
 	return cmd
 }
@@ -730,7 +731,7 @@ func (m *Model) answerWith(action string) tea.Cmd {
 	var rpcErr *wire.Error
 	switch {
 	case f.method == wire.MethodSamplingCreate && action == "accept":
-		text := strings.TrimSpace(f.fields[0].input.Value())
+		text := strings.TrimSpace(f.fields[0].Input.Value())
 		if text == "" {
 			f.err = "write the reply (ctrl+d declines)"
 			return nil
@@ -747,7 +748,7 @@ func (m *Model) answerWith(action string) tea.Cmd {
 			f.err = err.Error()
 			return nil
 		}
-		if err := f.schema.validate(content); err != nil {
+		if err := f.schema.Validate(content); err != nil {
 			// Said once; enter again sends it anyway (a fair probe of
 			// the server's own checks).
 			if msg := anyway + strings.ReplaceAll(err.Error(), "the tool's schema", "the requested schema"); f.err != msg {
@@ -819,22 +820,22 @@ func (f *answerForm) content() (map[string]json.RawMessage, error) {
 	out := map[string]json.RawMessage{}
 	for i := range f.fields {
 		fl := &f.fields[i]
-		if fl.isBool {
-			out[fl.name] = json.RawMessage(strconv.FormatBool(fl.on))
+		if fl.IsBool {
+			out[fl.Name] = json.RawMessage(strconv.FormatBool(fl.On))
 			continue
 		}
-		v := strings.TrimSpace(fl.input.Value())
+		v := strings.TrimSpace(fl.Input.Value())
 		if v == "" {
-			if fl.required {
-				return nil, fmt.Errorf("%s is required", fl.name)
+			if fl.Required {
+				return nil, fmt.Errorf("%s is required", fl.Name)
 			}
 			continue
 		}
-		raw, err := fieldJSON(fl.typ, v)
+		raw, err := schemaform.JSONValue(fl.Type, v)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", fl.name, err)
+			return nil, fmt.Errorf("%s: %v", fl.Name, err)
 		}
-		out[fl.name] = raw
+		out[fl.Name] = raw
 	}
 	return out, nil
 }
@@ -1073,8 +1074,8 @@ func (m *Model) viewAnswer(height int) string {
 	for i := range f.fields {
 		b.WriteString(m.answerFieldLine(i) + "\n")
 	}
-	if f.schema.note != "" {
-		b.WriteString(st.Warn.Render(look.Fit("  "+f.schema.note, m.width)) + "\n")
+	if f.schema.Note != "" {
+		b.WriteString(st.Warn.Render(look.Fit("  "+f.schema.Note, m.width)) + "\n")
 	}
 	if f.warn != "" {
 		b.WriteString("\n" + st.Warn.Render(look.Fit("  ⚑ "+m.line(f.warn), m.width)) + "\n")
@@ -1095,33 +1096,33 @@ func (m *Model) viewAnswer(height int) string {
 func (m *Model) answerFieldLine(i int) string {
 	st := m.styles
 	f := &m.answer.fields[i]
-	if !f.isBool {
-		f.input.SetWidth(max(10, min(40, m.width-fieldLabelWidth-30)))
+	if !f.IsBool {
+		f.Input.SetWidth(max(10, min(40, m.width-schemaform.LabelWidth-30)))
 	}
 	cursor := "  "
 	if i == m.answer.focus {
 		cursor = st.Cursor.Render("▌ ")
 	}
-	label := m.line(f.name)
-	if f.required {
+	label := m.line(f.Name)
+	if f.Required {
 		label += "*"
 	}
-	value := f.input.View()
-	if f.isBool {
+	value := f.Input.View()
+	if f.IsBool {
 		value = "[ ]"
-		if f.on {
+		if f.On {
 			value = "[x]"
 		}
 		value += st.Dim.Render("  space toggles")
 	}
 	hint := ""
-	if f.typ != "" && !f.isBool {
-		hint = st.Dim.Render("  " + f.typ)
+	if f.Type != "" && !f.IsBool {
+		hint = st.Dim.Render("  " + f.Type)
 	}
-	if f.hint != "" {
-		hint += st.Dim.Render(" · " + m.line(f.hint))
+	if f.Hint != "" {
+		hint += st.Dim.Render(" · " + m.line(f.Hint))
 	}
-	return look.Fit(cursor+look.Fit(label, fieldLabelWidth)+value+hint, m.width)
+	return look.Fit(cursor+look.Fit(label, schemaform.LabelWidth)+value+hint, m.width)
 }
 
 // wrapText breaks s into lines of at most w runes, at spaces.

@@ -10,7 +10,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/event"
@@ -18,6 +17,7 @@ import (
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/ui/look"
+	"inflight/ui/schemaform"
 	"inflight/wire"
 )
 
@@ -30,7 +30,7 @@ type toolInfo struct {
 	// "optional", "forbidden" or "").
 	TaskSupport string
 	// form is Schema read for the composer, once.
-	form toolForm
+	form schemaform.Form
 }
 
 // parseTools reads a tools/list result; line sanitises the schemas' texts.
@@ -51,7 +51,7 @@ func parseTools(result json.RawMessage, line func(string) string) []toolInfo {
 	out := make([]toolInfo, 0, len(res.Tools))
 	for _, t := range res.Tools {
 		out = append(out, toolInfo{Name: t.Name, Description: t.Description, Schema: t.InputSchema, TaskSupport: t.Execution.TaskSupport,
-			form: readSchema(t.InputSchema, line)})
+			form: schemaform.Read(t.InputSchema, line)})
 	}
 	return out
 }
@@ -83,22 +83,6 @@ const (
 	stepForm                     // filling the fields
 )
 
-// field is one input of the form.
-type field struct {
-	name     string
-	typ      string // string, integer, number, boolean, json, duration
-	required bool
-	hint     string
-	input    textinput.Model
-	on       bool // booleans
-	isBool   bool
-	// fallback: the placeholder is a real example, sent when the field is
-	// left empty (the demo's resource and prompt, the raw method).
-	fallback bool
-	// tvar: the field is a URI template's variable.
-	tvar bool
-}
-
 // formState is what the composer shows for one kind: kept per kind while
 // the composer is open, so that switching kinds and back loses nothing
 // typed.
@@ -109,7 +93,7 @@ type formState struct {
 	res    *resourceInfo
 	prompt *promptInfo
 
-	fields []field // the kind's own fields, then the timeout settings
+	fields []schemaform.Field // the kind's own fields, then the timeout settings
 	focus  int
 	// kindRow: the focus is on the row of kinds.
 	kindRow bool
@@ -248,7 +232,7 @@ func (c *composer) switchKind(m *Model, d int) tea.Cmd {
 // toKindRow moves the focus to the row of kinds.
 func (c *composer) toKindRow() {
 	for j := range c.fields {
-		c.fields[j].input.Blur()
+		c.fields[j].Input.Blur()
 	}
 	c.kindRow = true
 }
@@ -275,61 +259,59 @@ func (c *composer) buildForm(m *Model) tea.Cmd {
 	switch c.kind {
 	case kindTool:
 		if t, ok := c.tool(); ok {
-			c.fields = formFields(t.form.params)
+			c.fields = schemaform.Fields(t.form.Params)
 		}
 	case kindResource:
 		switch {
 		case c.res != nil && c.res.template != "":
 			for _, v := range c.res.vars {
-				f := textField(v.name, "string", !v.optional(), "", "a variable of the template")
-				f.tvar = true
-				c.fields = append(c.fields, f)
+				c.fields = append(c.fields, schemaform.TextField(v.name, "string", !v.optional(), "", "a variable of the template"))
 			}
 		case c.res != nil:
-			uri := textField("uri", "string", true, "", "the resource URI")
-			uri.input.SetValue(c.res.URI)
-			c.fields = []field{uri}
+			uri := schemaform.TextField("uri", "string", true, "", "the resource URI")
+			uri.Input.SetValue(c.res.URI)
+			c.fields = []schemaform.Field{uri}
 		default:
-			uri := textField("uri", "string", true, "e.g. file:///path/to/file", "the resource URI")
+			uri := schemaform.TextField("uri", "string", true, "e.g. file:///path/to/file", "the resource URI")
 			if demo {
-				uri = example(textField("uri", "string", true, "demo://clock", "the resource URI"))
+				uri = example(schemaform.TextField("uri", "string", true, "demo://clock", "the resource URI"))
 			}
-			c.fields = []field{uri}
+			c.fields = []schemaform.Field{uri}
 		}
 	case kindPrompt:
 		if c.prompt != nil {
 			for _, a := range c.prompt.Args {
-				c.fields = append(c.fields, textField(a.Name, "string", a.Required, "", a.Description))
+				c.fields = append(c.fields, schemaform.TextField(a.Name, "string", a.Required, "", a.Description))
 			}
 			break
 		}
-		name := textField("name", "string", true, "the prompt's name", "the prompt name")
+		name := schemaform.TextField("name", "string", true, "the prompt's name", "the prompt name")
 		argsHint := `e.g. {"name":"value"}`
 		if demo {
-			name = example(textField("name", "string", true, "explain_cancellation", "the prompt name"))
+			name = example(schemaform.TextField("name", "string", true, "explain_cancellation", "the prompt name"))
 			argsHint = `{"transport":"stdio"}`
 		}
-		c.fields = []field{name, textField("arguments", "json", false, argsHint, "a JSON object of string arguments")}
+		c.fields = []schemaform.Field{name, schemaform.TextField("arguments", "json", false, argsHint, "a JSON object of string arguments")}
 	case kindListen:
-		c.fields = []field{
-			boolField("toolsListChanged", false), boolField("promptsListChanged", false), boolField("resourcesListChanged", false),
-			textField("resourceSubscriptions", "string", false, "e.g. file:///a, file:///b", "comma-separated resource URIs"),
+		c.fields = []schemaform.Field{
+			schemaform.BoolField("toolsListChanged", false), schemaform.BoolField("promptsListChanged", false), schemaform.BoolField("resourcesListChanged", false),
+			schemaform.TextField("resourceSubscriptions", "string", false, "e.g. file:///a, file:///b", "comma-separated resource URIs"),
 		}
 		if demo {
-			c.fields[3].input.SetValue("demo://clock")
+			c.fields[3].Input.SetValue("demo://clock")
 		}
 	case kindRaw:
-		c.fields = []field{
-			example(textField("method", "string", true, "tools/list", "any JSON-RPC method")),
-			textField("params", "json", false, `{}`, "a JSON object (protocol _meta is added for you)"),
+		c.fields = []schemaform.Field{
+			example(schemaform.TextField("method", "string", true, "tools/list", "any JSON-RPC method")),
+			schemaform.TextField("params", "json", false, `{}`, "a JSON object (protocol _meta is added for you)"),
 		}
 	}
 	c.fields = append(c.fields,
-		textField("timeout", "duration", false, fmtSetting(c.timeout), "this request's timeout"),
-		textField("late window", "duration", false, fmtSetting(c.lateWindow), "how long to watch for late traffic after a cancel"),
-		boolField("reset timeout on progress", c.reset),
-		textField("max timeout", "duration", false, fmtSetting(c.maxTimeout), "never exceeded, whatever the progress"),
-		textField("log level", "string", false, fmtLogLevel(c.logLevel), "the server's log lines for this request: debug…emergency, or none"),
+		schemaform.TextField("timeout", "duration", false, fmtSetting(c.timeout), "this request's timeout"),
+		schemaform.TextField("late window", "duration", false, fmtSetting(c.lateWindow), "how long to watch for late traffic after a cancel"),
+		schemaform.BoolField("reset timeout on progress", c.reset),
+		schemaform.TextField("max timeout", "duration", false, fmtSetting(c.maxTimeout), "never exceeded, whatever the progress"),
+		schemaform.TextField("log level", "string", false, fmtLogLevel(c.logLevel), "the server's log lines for this request: debug…emergency, or none"),
 	)
 	c.checkArgs()
 	return c.focusField(0)
@@ -348,7 +330,7 @@ func (c *composer) checkArgs() {
 	if err != nil {
 		return
 	}
-	if err := t.form.validate(args); err != nil {
+	if err := t.form.Validate(args); err != nil {
 		c.warn = err.Error()
 	}
 }
@@ -373,42 +355,15 @@ func fmtSetting(d time.Duration) string {
 	return s
 }
 
-func textField(name, typ string, required bool, placeholder, hint string) field {
-	in := look.NewTextInput()
-	in.Prompt = ""
-	in.Placeholder = placeholder
-	in.CharLimit = 4096
-	return field{name: name, typ: typ, required: required, hint: hint, input: in}
-}
-
 // example marks a field's placeholder as the value sent when it is left
 // empty.
-func example(f field) field {
-	f.fallback = true
+func example(f schemaform.Field) schemaform.Field {
+	f.Example = true
 	return f
 }
 
 // demoServerName is the serverInfo name of inflight's own demo server.
 const demoServerName = "inflight-demo"
-
-func boolField(name string, on bool) field {
-	return field{name: name, typ: "boolean", isBool: true, on: on}
-}
-
-// formFields are the form's inputs for a tool's parameters.
-func formFields(params []param) []field {
-	out := make([]field, 0, len(params))
-	for _, p := range params {
-		if p.typ == "boolean" {
-			f := boolField(p.name, p.def == "true")
-			f.hint, f.required = p.hint, p.required
-			out = append(out, f)
-			continue
-		}
-		out = append(out, textField(p.name, p.typ, p.required, p.def, p.hint))
-	}
-	return out
-}
 
 // tool is the tool the tool picker has selected.
 func (c *composer) tool() (toolInfo, bool) {
@@ -482,12 +437,12 @@ func (c *composer) focusField(i int) tea.Cmd {
 	}
 	i = (i + len(c.fields)) % len(c.fields)
 	for j := range c.fields {
-		c.fields[j].input.Blur()
+		c.fields[j].Input.Blur()
 	}
 	c.focus = i
 	c.kindRow = false
-	if !c.fields[i].isBool {
-		return c.fields[i].input.Focus()
+	if !c.fields[i].IsBool {
+		return c.fields[i].Input.Focus()
 	}
 	return nil
 }
@@ -503,7 +458,7 @@ func (c *composer) kindKeys() bool {
 		return false
 	}
 	f := &c.fields[c.focus]
-	return f.isBool || f.input.Value() == ""
+	return f.IsBool || f.Input.Value() == ""
 }
 
 // backToPicker reports whether esc in the form goes back to the kind's list.
@@ -620,7 +575,7 @@ func (c *composer) choose(m *Model, i int) tea.Cmd {
 	// prompt name rather than vanish.
 	if (c.kind == kindResource && c.res == nil) || (c.kind == kindPrompt && c.prompt == nil) {
 		if typed = strings.TrimSpace(typed); typed != "" {
-			c.fields[0].input.SetValue(typed)
+			c.fields[0].Input.SetValue(typed)
 			c.touched = true
 		}
 	}
@@ -645,9 +600,9 @@ func (c *composer) updateKindRow(m *Model, kp tea.KeyPressMsg) tea.Cmd {
 		// Typing on the row of kinds types into the first field that
 		// takes text, rather than nowhere.
 		for i := range c.fields {
-			if !c.fields[i].isBool {
+			if !c.fields[i].IsBool {
 				cmd := c.focusField(i)
-				c.fields[i].input.CursorEnd()
+				c.fields[i].Input.CursorEnd()
 				return tea.Batch(cmd, c.updateForm(m, kp))
 			}
 		}
@@ -683,16 +638,16 @@ func (c *composer) updateForm(m *Model, kp tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		return c.focusField(c.focus - 1)
-	case !c.jsonMode && c.focus < len(c.fields) && c.fields[c.focus].isBool:
+	case !c.jsonMode && c.focus < len(c.fields) && c.fields[c.focus].IsBool:
 		f := &c.fields[c.focus]
 		if key.Matches(kp, k.Toggle) {
-			f.on = !f.on
+			f.On = !f.On
 			c.touched = true
 			c.checkArgs()
 			return nil
 		}
 		if kp.Text != "" {
-			c.note = fmt.Sprintf("%q was not typed: %s is a checkbox (space toggles it, tab moves on)", kp.Text, m.line(f.name))
+			c.note = fmt.Sprintf("%q was not typed: %s is a checkbox (space toggles it, tab moves on)", kp.Text, m.line(f.Name))
 		}
 		return nil
 	}
@@ -720,23 +675,23 @@ func (c *composer) toInput(msg tea.Msg) tea.Cmd {
 	case c.kindRow:
 		if _, ok := msg.(tea.PasteMsg); ok {
 			for i := range c.fields {
-				if !c.fields[i].isBool {
+				if !c.fields[i].IsBool {
 					return tea.Batch(c.focusField(i), c.toInput(msg))
 				}
 			}
 		}
 		return nil
-	case c.focus < len(c.fields) && c.fields[c.focus].isBool:
+	case c.focus < len(c.fields) && c.fields[c.focus].IsBool:
 		if _, ok := msg.(tea.PasteMsg); ok {
-			c.note = "the paste was not typed: " + c.fields[c.focus].name + " is a checkbox (tab moves to a text field)"
+			c.note = "the paste was not typed: " + c.fields[c.focus].Name + " is a checkbox (tab moves to a text field)"
 		}
 		return nil
 	case c.focus < len(c.fields):
 		f := &c.fields[c.focus]
-		before := f.input.Value()
+		before := f.Input.Value()
 		var cmd tea.Cmd
-		f.input, cmd = f.input.Update(msg)
-		if f.input.Value() != before {
+		f.Input, cmd = f.Input.Update(msg)
+		if f.Input.Value() != before {
 			c.touched = true
 			c.err = ""
 		}
@@ -791,47 +746,47 @@ func (c *composer) openJSON(b []byte) {
 func (c *composer) fillForm(args map[string]json.RawMessage) {
 	for i := 0; i < c.settingsStart(); i++ {
 		f := &c.fields[i]
-		v, ok := args[f.name]
-		if f.isBool {
-			f.on = ok && string(v) == "true"
+		v, ok := args[f.Name]
+		if f.IsBool {
+			f.On = ok && string(v) == "true"
 			continue
 		}
 		if !ok {
-			f.input.SetValue("")
+			f.Input.SetValue("")
 			continue
 		}
 		var s string
-		if f.typ == "string" && json.Unmarshal(v, &s) == nil {
-			f.input.SetValue(s)
+		if f.Type == "string" && json.Unmarshal(v, &s) == nil {
+			f.Input.SetValue(s)
 		} else {
-			f.input.SetValue(string(v))
+			f.Input.SetValue(string(v))
 		}
 	}
 }
 
 // parseSetting reads a duration field: a bare number is seconds; empty
 // is def.
-func parseSetting(f *field, def time.Duration) (time.Duration, error) {
-	v := strings.TrimSpace(f.input.Value())
+func parseSetting(f *schemaform.Field, def time.Duration) (time.Duration, error) {
+	v := strings.TrimSpace(f.Input.Value())
 	if v == "" {
 		return def, nil
 	}
 	if n, err := strconv.ParseFloat(v, 64); err == nil {
 		// A bare number is seconds.
 		if !(n > 0) {
-			return 0, fmt.Errorf("%s: %q must be longer than zero (try 30s or 2m)", f.name, v)
+			return 0, fmt.Errorf("%s: %q must be longer than zero (try 30s or 2m)", f.Name, v)
 		}
 		if math.IsInf(n, 0) || n > 1e9 {
-			return 0, fmt.Errorf("%s: %q seconds is too long (try 30s or 2m)", f.name, v)
+			return 0, fmt.Errorf("%s: %q seconds is too long (try 30s or 2m)", f.Name, v)
 		}
 		return time.Duration(n * float64(time.Second)), nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %q is not a duration (try 30s or 2m)", f.name, v)
+		return 0, fmt.Errorf("%s: %q is not a duration (try 30s or 2m)", f.Name, v)
 	}
 	if d <= 0 {
-		return 0, fmt.Errorf("%s: %q must be longer than zero (try 30s or 2m)", f.name, v)
+		return 0, fmt.Errorf("%s: %q must be longer than zero (try 30s or 2m)", f.Name, v)
 	}
 	return d, nil
 }
@@ -856,13 +811,13 @@ func (c *composer) settings() (session.RequestOptions, error) {
 		return session.RequestOptions{}, fmt.Errorf("the timeout (%s) exceeds the max timeout (%s)", timeout, maxTimeout)
 	}
 	level := c.logLevel
-	if v := c.fields[i+4].input.Value(); strings.TrimSpace(v) != "" {
+	if v := c.fields[i+4].Input.Value(); strings.TrimSpace(v) != "" {
 		if level, err = parseLogLevel(v); err != nil {
 			return session.RequestOptions{}, err
 		}
 	}
 	c.logLevel = level
-	reset := c.fields[i+2].on
+	reset := c.fields[i+2].On
 	c.timeout, c.maxTimeout, c.lateWindow, c.reset = timeout, maxTimeout, late, reset
 	return session.RequestOptions{Timeout: timeout, MaxTimeout: maxTimeout, ResetOnProgress: &reset, LateWindow: late}, nil
 }
@@ -898,12 +853,12 @@ func (c *composer) send(m *Model) tea.Cmd {
 func (c *composer) request() (string, json.RawMessage, error) {
 	str := func(i int) (string, error) {
 		f := &c.fields[i]
-		v := strings.TrimSpace(f.input.Value())
-		if v == "" && f.fallback {
-			v = f.input.Placeholder
+		v := strings.TrimSpace(f.Input.Value())
+		if v == "" && f.Example {
+			v = f.Input.Placeholder
 		}
-		if v == "" && f.required {
-			return "", fmt.Errorf("%s is required", f.name)
+		if v == "" && f.Required {
+			return "", fmt.Errorf("%s is required", f.Name)
 		}
 		return v, nil
 	}
@@ -948,13 +903,13 @@ func (c *composer) request() (string, json.RawMessage, error) {
 					return "", nil, err
 				}
 				if v != "" {
-					args[c.fields[i].name] = v
+					args[c.fields[i].Name] = v
 				}
 			}
 			params, _ := json.Marshal(map[string]any{"name": c.prompt.Name, "arguments": args})
 			return wire.MethodPromptsGet, params, nil
 		}
-		args, err := jsonObject(c.fields[1].input.Value())
+		args, err := jsonObject(c.fields[1].Input.Value())
 		if err != nil {
 			return "", nil, fmt.Errorf("arguments: %v", err)
 		}
@@ -967,12 +922,12 @@ func (c *composer) request() (string, json.RawMessage, error) {
 	case kindListen:
 		filter := map[string]any{}
 		for i := 0; i < 3; i++ {
-			if c.fields[i].on {
-				filter[c.fields[i].name] = true
+			if c.fields[i].On {
+				filter[c.fields[i].Name] = true
 			}
 		}
 		var uris []string
-		for _, u := range strings.Split(c.fields[3].input.Value(), ",") {
+		for _, u := range strings.Split(c.fields[3].Input.Value(), ",") {
 			if u = strings.TrimSpace(u); u != "" {
 				uris = append(uris, u)
 			}
@@ -987,7 +942,7 @@ func (c *composer) request() (string, json.RawMessage, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		p := strings.TrimSpace(c.fields[1].input.Value())
+		p := strings.TrimSpace(c.fields[1].Input.Value())
 		if p == "" {
 			return method, nil, nil
 		}
@@ -1004,24 +959,21 @@ func (c *composer) templateURI() (string, error) {
 	values := map[string]string{}
 	for i := 0; i < c.settingsStart(); i++ {
 		f := &c.fields[i]
-		v := f.input.Value()
-		if v == "" && f.required {
-			return "", fmt.Errorf("%s is required", f.name)
+		v := f.Input.Value()
+		if v == "" && f.Required {
+			return "", fmt.Errorf("%s is required", f.Name)
 		}
-		values[f.name] = v
+		values[f.Name] = v
 	}
 	return expandTemplate(c.res.template, values), nil
 }
-
-// fieldLabelWidth is the column the form's labels take.
-const fieldLabelWidth = 28
 
 // layout sizes the form's inputs and the JSON editor to the width, for
 // view to draw.
 func (c *composer) layout(width int) {
 	for i := range c.fields {
-		if !c.fields[i].isBool {
-			c.fields[i].input.SetWidth(max(10, min(40, width-fieldLabelWidth-30)))
+		if !c.fields[i].IsBool {
+			c.fields[i].Input.SetWidth(max(10, min(40, width-schemaform.LabelWidth-30)))
 		}
 	}
 	for k := range c.pickers {
@@ -1053,54 +1005,31 @@ func (c *composer) formArgs() (map[string]json.RawMessage, error) {
 	args := map[string]json.RawMessage{}
 	for i := 0; i < c.settingsStart(); i++ {
 		f := &c.fields[i]
-		if f.isBool {
-			if f.on {
-				args[f.name] = json.RawMessage("true")
-			} else if f.required {
-				args[f.name] = json.RawMessage("false")
+		if f.IsBool {
+			if f.On {
+				args[f.Name] = json.RawMessage("true")
+			} else if f.Required {
+				args[f.Name] = json.RawMessage("false")
 			}
 			continue
 		}
-		v := strings.TrimSpace(f.input.Value())
+		v := strings.TrimSpace(f.Input.Value())
 		if v == "" {
-			if f.required && f.fallback {
-				v = f.input.Placeholder
-			} else if f.required && c.kind == kindTool {
-				return nil, fmt.Errorf("%s is required", f.name)
+			if f.Required && f.Example {
+				v = f.Input.Placeholder
+			} else if f.Required && c.kind == kindTool {
+				return nil, fmt.Errorf("%s is required", f.Name)
 			} else {
 				continue
 			}
 		}
-		raw, err := fieldJSON(f.typ, v)
+		raw, err := schemaform.JSONValue(f.Type, v)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", f.name, err)
+			return nil, fmt.Errorf("%s: %v", f.Name, err)
 		}
-		args[f.name] = raw
+		args[f.Name] = raw
 	}
 	return args, nil
-}
-
-func fieldJSON(typ, v string) (json.RawMessage, error) {
-	switch typ {
-	case "integer":
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an integer", v)
-		}
-		return json.RawMessage(strconv.FormatInt(n, 10)), nil
-	case "number":
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number", v)
-		}
-		return json.Marshal(f)
-	case "json":
-		if !json.Valid([]byte(v)) {
-			return nil, fmt.Errorf("not valid JSON")
-		}
-		return json.RawMessage(v), nil
-	}
-	return json.Marshal(v)
 }
 
 func compactJSON(raw json.RawMessage) string {

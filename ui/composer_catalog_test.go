@@ -131,7 +131,7 @@ func TestComposerTemplateVariablesAreFields(t *testing.T) {
 	h := withCatalog(t, 120, 35, 1)
 	h.typeText("static")
 	h.key("enter")
-	if f := h.m.composer.fields; f[0].name != "id" || !f[0].required || f[1].name != "format" || f[1].required {
+	if f := h.m.composer.fields; f[0].Name != "id" || !f[0].Required || f[1].Name != "format" || f[1].Required {
 		t.Fatalf("fields %v", f)
 	}
 	n := len(h.fake.sent)
@@ -155,7 +155,7 @@ func TestComposerTypedURIKeepsTheFilter(t *testing.T) {
 	h := withCatalog(t, 120, 35, 1)
 	h.typeText("file:///tmp/x")
 	h.key("enter") // only the typed entry matches
-	if v := h.m.composer.fields[0].input.Value(); v != "file:///tmp/x" {
+	if v := h.m.composer.fields[0].Input.Value(); v != "file:///tmp/x" {
 		t.Fatalf("the typed URI became %q", v)
 	}
 	h.key("enter")
@@ -170,7 +170,7 @@ func TestComposerPromptArgumentsForm(t *testing.T) {
 		t.Fatalf("the picker does not list the arguments:\n%s", s)
 	}
 	h.key("down", "enter")
-	if f := h.m.composer.fields; f[0].name != "temperature" || !f[0].required || f[1].required {
+	if f := h.m.composer.fields; f[0].Name != "temperature" || !f[0].Required || f[1].Required {
 		t.Fatalf("fields %v", f)
 	}
 	if !strings.Contains(h.screen(), "temperature*") {

@@ -17,7 +17,7 @@ func composerText(c *composer) string {
 		b.WriteString(c.pickers[k].filter.Value() + "|")
 	}
 	for _, f := range c.fields {
-		b.WriteString(f.input.Value() + "|")
+		b.WriteString(f.Input.Value() + "|")
 	}
 	if c.jsonMode {
 		b.WriteString(c.json.Value())
@@ -72,7 +72,7 @@ func TestComposerFocusStartsInTheFirstField(t *testing.T) {
 	h.connect()
 	h.key("n", "left") // raw
 	c := &h.m.composer
-	if c.kind != kindRaw || c.kindRow || c.focus != 0 || !c.fields[0].input.Focused() {
+	if c.kind != kindRaw || c.kindRow || c.focus != 0 || !c.fields[0].Input.Focused() {
 		t.Fatalf("kind %v kindRow %v focus %d", c.kind, c.kindRow, c.focus)
 	}
 	h.typeText("tools/ca")
@@ -81,7 +81,7 @@ func TestComposerFocusStartsInTheFirstField(t *testing.T) {
 		t.Fatalf("← in a field with text switched the kind to %v", c.kind)
 	}
 	h.typeText("xx")
-	if v := c.fields[0].input.Value(); v != "tools/xxca" {
+	if v := c.fields[0].Input.Value(); v != "tools/xxca" {
 		t.Fatalf("method %q", v)
 	}
 	// Switching kinds (from the row of kinds) and back keeps the form.
@@ -90,16 +90,16 @@ func TestComposerFocusStartsInTheFirstField(t *testing.T) {
 		t.Fatal("↑ from the first field did not reach the row of kinds")
 	}
 	h.key("left", "right")
-	if c.kind != kindRaw || c.fields[0].input.Value() != "tools/xxca" {
-		t.Fatalf("kind %v, method %q after ← →", c.kind, c.fields[0].input.Value())
+	if c.kind != kindRaw || c.fields[0].Input.Value() != "tools/xxca" {
+		t.Fatalf("kind %v, method %q after ← →", c.kind, c.fields[0].Input.Value())
 	}
 	// Typing on the row of kinds types into the first field.
 	if !c.kindRow {
 		t.Fatal("not on the row of kinds")
 	}
 	h.typeText("!")
-	if c.kindRow || c.fields[0].input.Value() != "tools/xxca!" {
-		t.Fatalf("typed on the row of kinds: row %v, method %q", c.kindRow, c.fields[0].input.Value())
+	if c.kindRow || c.fields[0].Input.Value() != "tools/xxca!" {
+		t.Fatalf("typed on the row of kinds: row %v, method %q", c.kindRow, c.fields[0].Input.Value())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"inflight/session"
 	"inflight/ui/look"
+	"inflight/ui/schemaform"
 )
 
 // view draws the composer.
@@ -107,8 +108,8 @@ func (c *composer) view(m *Model, height int) string {
 			if t, ok := c.tool(); ok && c.taskLine(t) != "" {
 				b.WriteString(st.Running.Render(look.Fit("  ⧗ "+c.taskLine(t), m.width)) + "\n")
 			}
-			if t, ok := c.tool(); ok && t.form.note != "" {
-				b.WriteString(st.Warn.Render(look.Fit("  "+m.line(t.form.note), m.width)) + "\n")
+			if t, ok := c.tool(); ok && t.form.Note != "" {
+				b.WriteString(st.Warn.Render(look.Fit("  "+m.line(t.form.Note), m.width)) + "\n")
 			} else if c.settingsStart() == 0 {
 				b.WriteString(st.Dim.Render("  (this tool takes no arguments)") + "\n")
 			}
@@ -174,28 +175,28 @@ func (c *composer) fieldLine(m *Model, i int) string {
 		cursor = st.Cursor.Render("▌ ")
 	}
 	// The name of a schema's property is the server's string.
-	label := m.line(f.name)
-	if f.required {
+	label := m.line(f.Name)
+	if f.Required {
 		label += "*"
 	}
 	var value string
-	if f.isBool {
+	if f.IsBool {
 		box := "[ ]"
-		if f.on {
+		if f.On {
 			box = "[x]"
 		}
 		value = box + st.Dim.Render("  space toggles")
 	} else {
-		value = f.input.View()
+		value = f.Input.View()
 	}
 	hint := ""
-	if f.typ != "" && !f.isBool {
-		hint = st.Dim.Render("  " + f.typ)
+	if f.Type != "" && !f.IsBool {
+		hint = st.Dim.Render("  " + f.Type)
 	}
-	if f.hint != "" {
-		hint += st.Dim.Render(" · " + m.line(f.hint))
+	if f.Hint != "" {
+		hint += st.Dim.Render(" · " + m.line(f.Hint))
 	}
-	return look.Fit(cursor+look.Fit(label, fieldLabelWidth)+value+hint, m.width)
+	return look.Fit(cursor+look.Fit(label, schemaform.LabelWidth)+value+hint, m.width)
 }
 
 // viewPick draws the kind's list: the filter, the rows, and what the
@@ -415,24 +416,24 @@ func (c *composer) pickAbout(m *Model, items []pickItem) []string {
 // rather than the schema's JSON cut at the screen's edge.
 func toolArgsText(m *Model, t toolInfo) string {
 	var args []string
-	for _, p := range t.form.params {
-		a := m.line(p.name)
-		if p.required {
+	for _, p := range t.form.Params {
+		a := m.line(p.Name)
+		if p.Required {
 			a += "*"
 		}
-		a += " (" + p.typ
-		if p.def != "" && p.typ != "boolean" {
-			a += ", default " + p.def
+		a += " (" + p.Type
+		if p.Default != "" && p.Type != "boolean" {
+			a += ", default " + p.Default
 		}
 		args = append(args, a+")")
 	}
 	switch {
-	case len(args) > 0 && t.form.note != "":
-		return "arguments: " + strings.Join(args, " · ") + " · " + t.form.note
+	case len(args) > 0 && t.form.Note != "":
+		return "arguments: " + strings.Join(args, " · ") + " · " + t.form.Note
 	case len(args) > 0:
 		return "arguments: " + strings.Join(args, " · ")
-	case t.form.note != "":
-		return t.form.note
+	case t.form.Note != "":
+		return t.form.Note
 	}
 	return "takes no arguments"
 }
@@ -444,10 +445,10 @@ func (c *composer) focusedHint(m *Model) string {
 		return ""
 	}
 	f := &c.fields[c.focus]
-	if f.hint == "" || !strings.HasSuffix(strings.TrimRight(ansi.Strip(c.fieldLine(m, c.focus)), " "), "…") {
+	if f.Hint == "" || !strings.HasSuffix(strings.TrimRight(ansi.Strip(c.fieldLine(m, c.focus)), " "), "…") {
 		return ""
 	}
-	w := lipgloss.NewStyle().Width(max(20, m.width-6)).Render(m.line(f.name) + ": " + m.line(f.hint))
+	w := lipgloss.NewStyle().Width(max(20, m.width-6)).Render(m.line(f.Name) + ": " + m.line(f.Hint))
 	var b strings.Builder
 	for i, l := range strings.Split(w, "\n") {
 		if i == 3 {

@@ -9,6 +9,7 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/schemaform"
 	"inflight/wire"
 )
 
@@ -97,7 +98,7 @@ func (c *composer) edit(m *Model, r *session.Request, params json.RawMessage) te
 		if uri, ok := str("uri"); ok && len(obj) == 1 {
 			c.kind = kindResource
 			c.buildForm(m)
-			c.fields[0].input.SetValue(uri)
+			c.fields[0].Input.SetValue(uri)
 			done = true
 		}
 	case wire.MethodPromptsGet:
@@ -119,15 +120,15 @@ func (c *composer) edit(m *Model, r *session.Request, params json.RawMessage) te
 		if c.prompt != nil && c.promptHolds(args) {
 			c.buildForm(m)
 			for i := 0; i < c.settingsStart(); i++ {
-				c.fields[i].input.SetValue(args[c.fields[i].name])
+				c.fields[i].Input.SetValue(args[c.fields[i].Name])
 			}
 		} else {
 			c.prompt = nil
 			c.buildForm(m)
-			c.fields[0].input.SetValue(name)
+			c.fields[0].Input.SetValue(name)
 			if len(args) > 0 {
 				b, _ := json.Marshal(args)
-				c.fields[1].input.SetValue(string(b))
+				c.fields[1].Input.SetValue(string(b))
 			}
 		}
 		done = true
@@ -145,8 +146,8 @@ func (c *composer) edit(m *Model, r *session.Request, params json.RawMessage) te
 			switch k {
 			case "toolsListChanged", "promptsListChanged", "resourcesListChanged":
 				for i := 0; i < 3; i++ {
-					if c.fields[i].name == k {
-						c.fields[i].on = string(v) == "true"
+					if c.fields[i].Name == k {
+						c.fields[i].On = string(v) == "true"
 					}
 				}
 			case "resourceSubscriptions":
@@ -154,7 +155,7 @@ func (c *composer) edit(m *Model, r *session.Request, params json.RawMessage) te
 				if json.Unmarshal(v, &uris) != nil {
 					holds = false
 				}
-				c.fields[3].input.SetValue(strings.Join(uris, ", "))
+				c.fields[3].Input.SetValue(strings.Join(uris, ", "))
 			default:
 				holds = false
 			}
@@ -167,9 +168,9 @@ func (c *composer) edit(m *Model, r *session.Request, params json.RawMessage) te
 		c.kind = kindRaw
 		c.res, c.prompt = nil, nil
 		c.buildForm(m)
-		c.fields[0].input.SetValue(r.Method)
+		c.fields[0].Input.SetValue(r.Method)
 		if len(params) > 0 {
-			c.fields[1].input.SetValue(string(params))
+			c.fields[1].Input.SetValue(string(params))
 		}
 	}
 	// Its own settings, as it began (not a timeout shortened with - since).
@@ -179,14 +180,14 @@ func (c *composer) edit(m *Model, r *session.Request, params json.RawMessage) te
 		asked = r.Timeout.Timeout
 	}
 	if asked > 0 {
-		c.fields[i].input.SetValue(fmtSetting(asked))
+		c.fields[i].Input.SetValue(fmtSetting(asked))
 	}
 	if r.LateWindow > 0 {
-		c.fields[i+1].input.SetValue(fmtSetting(r.LateWindow))
+		c.fields[i+1].Input.SetValue(fmtSetting(r.LateWindow))
 	}
-	c.fields[i+2].on = r.Timeout.ResetOnProgress
+	c.fields[i+2].On = r.Timeout.ResetOnProgress
 	if r.Timeout.Max > 0 {
-		c.fields[i+3].input.SetValue(fmtSetting(r.Timeout.Max))
+		c.fields[i+3].Input.SetValue(fmtSetting(r.Timeout.Max))
 	}
 	c.touched = true
 	c.editOf = fmt.Sprintf("#%s %s", r.ID, r.Method)
@@ -206,7 +207,7 @@ func (c *composer) formHolds(args map[string]json.RawMessage) bool {
 			return false
 		}
 		var err error
-		switch f.typ {
+		switch f.Type {
 		case "boolean":
 			var b bool
 			err = json.Unmarshal(v, &b)
@@ -227,7 +228,7 @@ func (c *composer) formHolds(args map[string]json.RawMessage) bool {
 	// A boolean left out and one set false read alike in the form.
 	for i := 0; i < c.settingsStart(); i++ {
 		f := &c.fields[i]
-		if _, ok := args[f.name]; !ok && f.isBool && f.required {
+		if _, ok := args[f.Name]; !ok && f.IsBool && f.Required {
 			return false
 		}
 	}
@@ -248,9 +249,9 @@ func (c *composer) promptHolds(args map[string]string) bool {
 	return true
 }
 
-func (c *composer) fieldNamed(name string) *field {
+func (c *composer) fieldNamed(name string) *schemaform.Field {
 	for i := 0; i < c.settingsStart(); i++ {
-		if c.fields[i].name == name {
+		if c.fields[i].Name == name {
 			return &c.fields[i]
 		}
 	}

@@ -33,8 +33,8 @@ func TestEditReissueToolCall(t *testing.T) {
 		t.Fatalf("E opened mode %v kind %v step %v json %v", h.m.mode, c.kind, c.step, c.jsonMode)
 	}
 	i := c.settingsStart()
-	if c.fields[0].input.Value() != "3" || c.fields[1].input.Value() != "4" || c.fields[i].input.Value() != "20s" || c.fields[i+1].input.Value() != "2s" {
-		t.Fatalf("fields %q %q %q %q", c.fields[0].input.Value(), c.fields[1].input.Value(), c.fields[i].input.Value(), c.fields[i+1].input.Value())
+	if c.fields[0].Input.Value() != "3" || c.fields[1].Input.Value() != "4" || c.fields[i].Input.Value() != "20s" || c.fields[i+1].Input.Value() != "2s" {
+		t.Fatalf("fields %q %q %q %q", c.fields[0].Input.Value(), c.fields[1].Input.Value(), c.fields[i].Input.Value(), c.fields[i+1].Input.Value())
 	}
 	if !strings.Contains(h.screen(), "editing a copy of #2 tools/call: enter sends it as a new request") {
 		t.Fatalf("the status does not say what is edited:\n%s", h.screen())
@@ -82,8 +82,8 @@ func TestEditReissueRawFromDetail(t *testing.T) {
 	}
 	h.key("E")
 	c := &h.m.composer
-	if c.kind != kindRaw || c.fields[0].input.Value() != "custom/method" || c.fields[1].input.Value() != `{"x":1}` {
-		t.Fatalf("kind %v fields %q %q", c.kind, c.fields[0].input.Value(), c.fields[1].input.Value())
+	if c.kind != kindRaw || c.fields[0].Input.Value() != "custom/method" || c.fields[1].Input.Value() != `{"x":1}` {
+		t.Fatalf("kind %v fields %q %q", c.kind, c.fields[0].Input.Value(), c.fields[1].Input.Value())
 	}
 	h.key("enter")
 	if m, p := lastSent(t, h); m != "custom/method" || p["x"] != float64(1) {
@@ -102,7 +102,7 @@ func TestEditReissueResourceAndPrompt(t *testing.T) {
 	h.sentEventFor(n, wire.MethodPromptsGet)
 	h.key("E")
 	c := &h.m.composer
-	if c.kind != kindPrompt || c.prompt == nil || c.prompt.Name != "complex_prompt" || c.fields[0].input.Value() != "0.7" {
+	if c.kind != kindPrompt || c.prompt == nil || c.prompt.Name != "complex_prompt" || c.fields[0].Input.Value() != "0.7" {
 		t.Fatalf("kind %v prompt %v fields %v", c.kind, c.prompt, c.fields)
 	}
 	h.key("esc", "esc", "esc")
@@ -112,8 +112,8 @@ func TestEditReissueResourceAndPrompt(t *testing.T) {
 	n, _ = id.Int()
 	h.sentEventFor(n, wire.MethodResourcesRead)
 	h.key("E")
-	if c.kind != kindResource || c.fields[0].input.Value() != "demo://clock" {
-		t.Fatalf("kind %v uri %q", c.kind, c.fields[0].input.Value())
+	if c.kind != kindResource || c.fields[0].Input.Value() != "demo://clock" {
+		t.Fatalf("kind %v uri %q", c.kind, c.fields[0].Input.Value())
 	}
 }
 

@@ -34,7 +34,7 @@ func TestSchemaFormFields(t *testing.T) {
 	c := &h.m.composer
 	var got []string
 	for _, f := range c.fields[:c.settingsStart()] {
-		got = append(got, fmt.Sprintf("%s:%s:%v:%q:%v", f.name, f.typ, f.required, f.input.Placeholder, f.on))
+		got = append(got, fmt.Sprintf("%s:%s:%v:%q:%v", f.Name, f.Type, f.Required, f.Input.Placeholder, f.On))
 	}
 	want := []string{
 		`mode:string:true:"":false`,
@@ -46,10 +46,10 @@ func TestSchemaFormFields(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("fields:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if hint := c.fields[0].hint; hint != "How. (one of: fast, slow)" {
+	if hint := c.fields[0].Hint; hint != "How. (one of: fast, slow)" {
 		t.Errorf("enum hint %q", hint)
 	}
-	if hint := c.fields[2].hint; hint != "(one of: 1 = low, 2 = high)" {
+	if hint := c.fields[2].Hint; hint != "(one of: 1 = low, 2 = high)" {
 		t.Errorf("titled enum hint %q", hint)
 	}
 }
@@ -133,8 +133,8 @@ func TestSchemaFormHostileSchemas(t *testing.T) {
 			start := time.Now()
 			h := withTool(t, c.schema)
 			h.typeText("1")
-			if c.note != "" && !strings.Contains(h.m.composer.tools[0].form.note, c.note) {
-				t.Errorf("note %q, want %q", h.m.composer.tools[0].form.note, c.note)
+			if c.note != "" && !strings.Contains(h.m.composer.tools[0].form.Note, c.note) {
+				t.Errorf("note %q, want %q", h.m.composer.tools[0].form.Note, c.note)
 			}
 			if c.note != "" && !strings.Contains(h.screen(), c.note) {
 				t.Errorf("the form does not say %q:\n%s", c.note, h.screen())
@@ -159,7 +159,7 @@ func TestSchemaFormHugeEnumHint(t *testing.T) {
 		vals[i] = fmt.Sprint(i)
 	}
 	h := withTool(t, `{"type":"object","properties":{"e":{"type":"integer","enum":[`+strings.Join(vals, ",")+`]}}}`)
-	hint := h.m.composer.fields[0].hint
+	hint := h.m.composer.fields[0].Hint
 	if !strings.HasPrefix(hint, "(one of: 0, 1, 2,") || !strings.HasSuffix(hint, "11, … 988 more)") {
 		t.Fatalf("hint %q", hint)
 	}
