@@ -469,7 +469,7 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		}
 	case keymap.ModeComposer:
 		// As before the wheel had a case of its own: the composer's.
-		return m.composer.update(m, msg)
+		return m.updateComposer(msg)
 	case keymap.ModeLog:
 		if m.logv.open {
 			m.logv.vp, cmd = m.logv.vp.Update(msg)

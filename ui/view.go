@@ -67,7 +67,7 @@ func (m *Model) frame() string {
 	case keymap.ModeAuth:
 		body = m.viewAuth(h)
 	case keymap.ModeComposer:
-		body = m.composer.view(m, h)
+		body = m.composer.View(m.env(), m.width, h)
 	case keymap.ModeAnswer:
 		body = m.viewAnswer(h)
 	case keymap.ModeHelp:
