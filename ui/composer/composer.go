@@ -122,6 +122,7 @@ func New(logLevel string) Model {
 	return c
 }
 
+// setTools takes a new tools/list answer, keeping the tool chosen.
 func (c *Model) setTools(tools []Tool) {
 	prev, had := c.tool()
 	c.tools = tools

@@ -4,12 +4,12 @@ import (
 	"strconv"
 	"strings"
 
-	"inflight/ui/look"
-	"inflight/ui/screen"
-
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"inflight/ui/look"
+	"inflight/ui/screen"
 )
 
 // pickItem is one row of a picker. Its strings are the server's, raw:
@@ -86,7 +86,7 @@ func (p *picker) move(items []pickItem, d int) {
 	p.sel = ms[pos]
 }
 
-// typeKey hands a key to the filter; the selection moves to the first
+// update hands a key to the filter; the selection moves to the first
 // match if the filter no longer keeps it.
 func (p *picker) update(items []pickItem, msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
@@ -95,7 +95,7 @@ func (p *picker) update(items []pickItem, msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
-// pickerView draws the rows of a picker in height lines: the name column
+// view draws the rows of a picker in height lines: the name column
 // as wide as the longest name shown needs (up to almost half the screen),
 // the rest of the row for the detail and description; a line says how
 // many rows are above or below the window.
