@@ -16,6 +16,7 @@ import (
 	"inflight/session"
 	"inflight/ui/answer"
 	"inflight/ui/look"
+	"inflight/ui/schemaform"
 	"inflight/ui/screen"
 	"inflight/wire"
 )
@@ -377,10 +378,10 @@ func (m *Model) openQuestion(q *serverQuestion) tea.Cmd {
 // answerSchema reads an elicitation's requested schema for the form as
 // the composer reads a tool's input schema.
 func answerSchema(raw json.RawMessage, line func(string) string) answer.Schema {
-	tf := readSchema(raw, line)
-	s := answer.Schema{Note: tf.note, Check: tf.validate}
-	for _, p := range tf.params {
-		s.Params = append(s.Params, answer.Param{Name: p.name, Type: p.typ, Required: p.required, Default: p.def, Hint: p.hint})
+	tf := schemaform.Read(raw, line)
+	s := answer.Schema{Note: tf.Note, Check: tf.Validate}
+	for _, p := range tf.Params {
+		s.Params = append(s.Params, answer.Param{Name: p.Name, Type: p.Type, Required: p.Required, Default: p.Default, Hint: p.Hint})
 	}
 	return s
 }

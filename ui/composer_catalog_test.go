@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/event"
+	"inflight/ui/composer"
 	"inflight/wire"
 )
 
@@ -72,7 +73,7 @@ func TestComposerPickerNamesFollowTheWidth(t *testing.T) {
 func TestComposerToolFilter(t *testing.T) {
 	h := withCatalog(t, 120, 35, 0)
 	h.typeText("long")
-	if tool, _ := h.m.composer.tool(); tool.Name != "trigger-long-running-operation" {
+	if tool, _ := h.m.composer.Tool(); tool.Name != "trigger-long-running-operation" {
 		t.Fatalf("filtering for long selected %q", tool.Name)
 	}
 	if s := h.screen(); strings.Contains(s, "get-tiny-image") || !strings.Contains(s, "1 of 5 tools match") {
@@ -80,12 +81,12 @@ func TestComposerToolFilter(t *testing.T) {
 	}
 	h.typeText("zzz")
 	h.key("enter")
-	if h.m.composer.step != stepPick || !strings.Contains(h.screen(), `nothing matches "longzzz"`) {
+	if !h.m.composer.Picking() || !strings.Contains(h.screen(), `nothing matches "longzzz"`) {
 		t.Fatalf("enter on an empty match did not say why:\n%s", h.screen())
 	}
 	h.key("esc") // clears the filter, keeps the composer
-	if h.m.mode != 4 || h.m.composer.pickers[kindTool].filter.Value() != "" {
-		t.Fatalf("esc with a filter: mode %v, filter %q", h.m.mode, h.m.composer.pickers[kindTool].filter.Value())
+	if h.m.mode != 4 || h.m.composer.Filter(composer.KindTool) != "" {
+		t.Fatalf("esc with a filter: mode %v, filter %q", h.m.mode, h.m.composer.Filter(composer.KindTool))
 	}
 	h.typeText("add")
 	h.key("enter")
@@ -131,7 +132,7 @@ func TestComposerTemplateVariablesAreFields(t *testing.T) {
 	h := withCatalog(t, 120, 35, 1)
 	h.typeText("static")
 	h.key("enter")
-	if f := h.m.composer.fields; f[0].name != "id" || !f[0].required || f[1].name != "format" || f[1].required {
+	if f := h.m.composer.Fields(); f[0].Name != "id" || !f[0].Required || f[1].Name != "format" || f[1].Required {
 		t.Fatalf("fields %v", f)
 	}
 	n := len(h.fake.sent)
@@ -155,7 +156,7 @@ func TestComposerTypedURIKeepsTheFilter(t *testing.T) {
 	h := withCatalog(t, 120, 35, 1)
 	h.typeText("file:///tmp/x")
 	h.key("enter") // only the typed entry matches
-	if v := h.m.composer.fields[0].input.Value(); v != "file:///tmp/x" {
+	if v := h.m.composer.Fields()[0].Input.Value(); v != "file:///tmp/x" {
 		t.Fatalf("the typed URI became %q", v)
 	}
 	h.key("enter")
@@ -170,7 +171,7 @@ func TestComposerPromptArgumentsForm(t *testing.T) {
 		t.Fatalf("the picker does not list the arguments:\n%s", s)
 	}
 	h.key("down", "enter")
-	if f := h.m.composer.fields; f[0].name != "temperature" || !f[0].required || f[1].required {
+	if f := h.m.composer.Fields(); f[0].Name != "temperature" || !f[0].Required || f[1].Required {
 		t.Fatalf("fields %v", f)
 	}
 	if !strings.Contains(h.screen(), "temperature*") {
@@ -197,8 +198,8 @@ func TestComposerWithoutCapability(t *testing.T) {
 	h.fake.info.Capabilities = []byte(`{"tools":{}}`)
 	h.connect()
 	h.key("n", "right")
-	if h.m.composer.step != stepForm || h.m.composer.focus != 0 {
-		t.Fatalf("step %v focus %d", h.m.composer.step, h.m.composer.focus)
+	if h.m.composer.Picking() || h.m.composer.Focus() != 0 {
+		t.Fatalf("on the list %v focus %d", h.m.composer.Picking(), h.m.composer.Focus())
 	}
 	if !strings.Contains(h.screen(), "this server declares no resources capability, so there is no list to pick from: type the URI") {
 		t.Fatalf("not said:\n%s", h.screen())
@@ -230,46 +231,15 @@ func TestComposerListError(t *testing.T) {
 
 func TestComposerWheelScrollsThePicker(t *testing.T) {
 	h := withCatalog(t, 120, 35, 0)
-	before := h.m.composer.pickers[kindTool].sel
+	before := h.m.composer.Selection(composer.KindTool)
 	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
 	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
-	if got := h.m.composer.pickers[kindTool].sel; got != before+2 {
+	if got := h.m.composer.Selection(composer.KindTool); got != before+2 {
 		t.Fatalf("two wheel notches moved the selection from %d to %d", before, got)
 	}
 	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
-	if got := h.m.composer.pickers[kindTool].sel; got != before+1 {
+	if got := h.m.composer.Selection(composer.KindTool); got != before+1 {
 		t.Fatalf("wheel up left the selection at %d", got)
-	}
-}
-
-func TestExpandTemplate(t *testing.T) {
-	v := map[string]string{"id": "a b/c", "path": "x/y", "q": "1", "empty": ""}
-	for tmpl, want := range map[string]string{
-		"file:///{id}":          "file:///a%20b%2Fc",
-		"file:///{+path}":       "file:///x/y",
-		"s://{id}{?q,empty}":    "s://a%20b%2Fc?q=1",
-		"s://r{/path}":          "s://r/x%2Fy",
-		"s://r{#path}":          "s://r#x/y",
-		"s://r{.q}":             "s://r.1",
-		"s://r{?missing}":       "s://r",
-		"s://{unterminated":     "s://{unterminated",
-		"s://{q}/{q}":           "s://1/1",
-		"s://{id:3}{&q}":        "s://a%20b%2Fc&q=1",
-		"s://{;q}":              "s://;q=1",
-		"s://é{id}":             "s://éa%20b%2Fc",
-		"s://{+path}?x={empty}": "s://x/y?x=",
-	} {
-		if got := expandTemplate(tmpl, v); got != want {
-			t.Errorf("%s → %q, want %q", tmpl, got, want)
-		}
-	}
-	vars := templateVars("s://{a}{?b,c}{/a}{+d*}")
-	var names []string
-	for _, tv := range vars {
-		names = append(names, tv.name)
-	}
-	if strings.Join(names, ",") != "a,b,c,d" || !vars[1].optional() || vars[0].optional() {
-		t.Fatalf("vars %v", vars)
 	}
 }
 
@@ -297,7 +267,7 @@ func TestComposerListsAreInert(t *testing.T) {
 // picker does not call them empty.
 func TestComposerListsAreAskedPerConnection(t *testing.T) {
 	h := withCatalog(t, 120, 35, 1)
-	h.m.composer.newConnection()
+	h.m.composer = h.m.composer.NewConnection()
 	if s := h.screen(); strings.Contains(s, "listed no") || !strings.Contains(s, "resources/list was not asked on this connection") {
 		t.Fatalf("the picker claims what it did not see:\n%s", s)
 	}

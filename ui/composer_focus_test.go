@@ -7,22 +7,23 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/keymap"
+	"inflight/ui/composer"
 )
 
 // composerText is everything typed into the composer, and what it says
 // about the last key.
-func composerText(c *composer) string {
+func composerText(c *composer.Model) string {
 	var b strings.Builder
-	for k := range c.pickers {
-		b.WriteString(c.pickers[k].filter.Value() + "|")
+	for k := composer.KindTool; k <= composer.KindRaw; k++ {
+		b.WriteString(c.Filter(k) + "|")
 	}
-	for _, f := range c.fields {
-		b.WriteString(f.input.Value() + "|")
+	for _, f := range c.Fields() {
+		b.WriteString(f.Input.Value() + "|")
 	}
-	if c.jsonMode {
-		b.WriteString(c.json.Value())
+	if v, open := c.JSON(); open {
+		b.WriteString(v)
 	}
-	return b.String() + "note:" + c.note
+	return b.String() + "note:" + c.Note()
 }
 
 // issue 10: in no state of the composer does a typed character vanish: it
@@ -56,9 +57,8 @@ func TestComposerNothingTypedVanishes(t *testing.T) {
 			if after := composerText(&h.m.composer); after == before {
 				t.Fatalf("q vanished:\n%s", h.screen())
 			}
-			h.m.composer.note = ""
 			h.send(tea.PasteMsg{Content: "pasted"})
-			if after := composerText(&h.m.composer); !strings.Contains(after, "pasted") && h.m.composer.note == "" {
+			if after := composerText(&h.m.composer); !strings.Contains(after, "pasted") && h.m.composer.Note() == "" {
 				t.Fatalf("a paste vanished:\n%s", h.screen())
 			}
 		})
@@ -72,34 +72,34 @@ func TestComposerFocusStartsInTheFirstField(t *testing.T) {
 	h.connect()
 	h.key("n", "left") // raw
 	c := &h.m.composer
-	if c.kind != kindRaw || c.kindRow || c.focus != 0 || !c.fields[0].input.Focused() {
-		t.Fatalf("kind %v kindRow %v focus %d", c.kind, c.kindRow, c.focus)
+	if c.Kind() != composer.KindRaw || c.OnKindRow() || c.Focus() != 0 || !c.Fields()[0].Input.Focused() {
+		t.Fatalf("kind %v kindRow %v focus %d", c.Kind(), c.OnKindRow(), c.Focus())
 	}
 	h.typeText("tools/ca")
 	h.key("left", "left") // now they move the cursor
-	if c.kind != kindRaw {
-		t.Fatalf("← in a field with text switched the kind to %v", c.kind)
+	if c.Kind() != composer.KindRaw {
+		t.Fatalf("← in a field with text switched the kind to %v", c.Kind())
 	}
 	h.typeText("xx")
-	if v := c.fields[0].input.Value(); v != "tools/xxca" {
+	if v := c.Fields()[0].Input.Value(); v != "tools/xxca" {
 		t.Fatalf("method %q", v)
 	}
 	// Switching kinds (from the row of kinds) and back keeps the form.
 	h.key("up") // the row of kinds
-	if !c.kindRow {
+	if !c.OnKindRow() {
 		t.Fatal("↑ from the first field did not reach the row of kinds")
 	}
 	h.key("left", "right")
-	if c.kind != kindRaw || c.fields[0].input.Value() != "tools/xxca" {
-		t.Fatalf("kind %v, method %q after ← →", c.kind, c.fields[0].input.Value())
+	if c.Kind() != composer.KindRaw || c.Fields()[0].Input.Value() != "tools/xxca" {
+		t.Fatalf("kind %v, method %q after ← →", c.Kind(), c.Fields()[0].Input.Value())
 	}
 	// Typing on the row of kinds types into the first field.
-	if !c.kindRow {
+	if !c.OnKindRow() {
 		t.Fatal("not on the row of kinds")
 	}
 	h.typeText("!")
-	if c.kindRow || c.fields[0].input.Value() != "tools/xxca!" {
-		t.Fatalf("typed on the row of kinds: row %v, method %q", c.kindRow, c.fields[0].input.Value())
+	if c.OnKindRow() || c.Fields()[0].Input.Value() != "tools/xxca!" {
+		t.Fatalf("typed on the row of kinds: row %v, method %q", c.OnKindRow(), c.Fields()[0].Input.Value())
 	}
 }
 
@@ -121,8 +121,8 @@ func TestComposerOpensOnToolCallAfterARawRequest(t *testing.T) {
 		}
 		h.key("n")
 		c := &h.m.composer
-		if c.kind != kindTool {
-			t.Fatalf("at %d n reopened on kind %v after a raw request", w, c.kind)
+		if c.Kind() != composer.KindTool {
+			t.Fatalf("at %d n reopened on kind %v after a raw request", w, c.Kind())
 		}
 		tab := "[tool call]"
 		if w < 100 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"inflight/ui/composer"
 	"inflight/wire"
 )
 
@@ -139,7 +140,7 @@ func TestComposerOtherKinds(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, 120, 35)
-			h.fake.info.ServerName = demoServerName // its resource and prompt are the examples
+			h.fake.info.ServerName = composer.DemoServerName // its resource and prompt are the examples
 			h.connect()
 			h.key("n")
 			for i := 0; i < c.rights; i++ {
@@ -184,15 +185,15 @@ func TestComposerKindRoundTripKeepsToolKeys(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
 	h.key("n")
-	before := h.m.composer.pickers[kindTool].sel
+	before := h.m.composer.Selection(composer.KindTool)
 	h.key("right", "left", "down")
-	if got := h.m.composer.pickers[kindTool].sel; got != (before+1)%len(h.m.composer.tools) {
+	if got := h.m.composer.Selection(composer.KindTool); got != (before+1)%len(h.m.composer.Tools()) {
 		t.Fatalf("↓ after → ← moved the selection from %d to %d", before, got)
 	}
-	want := h.m.composer.tools[h.m.composer.pickers[kindTool].sel].Name
+	want := h.m.composer.Tools()[h.m.composer.Selection(composer.KindTool)].Name
 	h.key("enter")
-	if tool, _ := h.m.composer.tool(); h.m.composer.step != stepForm || tool.Name != want {
-		t.Fatalf("enter opened %q at step %v, want the form of %q", tool.Name, h.m.composer.step, want)
+	if tool, _ := h.m.composer.Tool(); h.m.composer.Picking() || tool.Name != want {
+		t.Fatalf("enter opened %q (on the list: %v), want the form of %q", tool.Name, h.m.composer.Picking(), want)
 	}
 }
 
@@ -233,7 +234,7 @@ func TestComposerEscGoesBackThenCloses(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
 	h.key("n", "enter", "esc")
-	if h.m.composer.step != stepPick {
+	if !h.m.composer.Picking() {
 		t.Fatal("esc in the form did not go back to the tool list")
 	}
 	h.key("esc")

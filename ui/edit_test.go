@@ -8,6 +8,7 @@ import (
 
 	"inflight/event"
 	"inflight/keymap"
+	"inflight/ui/composer"
 	"inflight/wire"
 )
 
@@ -29,12 +30,12 @@ func TestEditReissueToolCall(t *testing.T) {
 	h.key("-") // shortened: the edit starts from what it began with
 	h.key("E")
 	c := &h.m.composer
-	if h.m.mode != keymap.ModeComposer || c.kind != kindTool || c.step != stepForm || c.jsonMode {
-		t.Fatalf("E opened mode %v kind %v step %v json %v", h.m.mode, c.kind, c.step, c.jsonMode)
+	if _, json := c.JSON(); h.m.mode != keymap.ModeComposer || c.Kind() != composer.KindTool || c.Picking() || json {
+		t.Fatalf("E opened mode %v kind %v on the list %v json %v", h.m.mode, c.Kind(), c.Picking(), json)
 	}
-	i := c.settingsStart()
-	if c.fields[0].input.Value() != "3" || c.fields[1].input.Value() != "4" || c.fields[i].input.Value() != "20s" || c.fields[i+1].input.Value() != "2s" {
-		t.Fatalf("fields %q %q %q %q", c.fields[0].input.Value(), c.fields[1].input.Value(), c.fields[i].input.Value(), c.fields[i+1].input.Value())
+	i, f := c.SettingsStart(), c.Fields()
+	if f[0].Input.Value() != "3" || f[1].Input.Value() != "4" || f[i].Input.Value() != "20s" || f[i+1].Input.Value() != "2s" {
+		t.Fatalf("fields %q %q %q %q", f[0].Input.Value(), f[1].Input.Value(), f[i].Input.Value(), f[i+1].Input.Value())
 	}
 	if !strings.Contains(h.screen(), "editing a copy of #2 tools/call: enter sends it as a new request") {
 		t.Fatalf("the status does not say what is edited:\n%s", h.screen())
@@ -61,8 +62,8 @@ func TestEditReissueOpensJSONWhenTheFormCannotHoldIt(t *testing.T) {
 	h.sentEvent(2)
 	h.key("E")
 	c := &h.m.composer
-	if !c.jsonMode || !strings.Contains(c.json.Value(), `"extra"`) {
-		t.Fatalf("json %v %q", c.jsonMode, c.json.Value())
+	if v, open := c.JSON(); !open || !strings.Contains(v, `"extra"`) {
+		t.Fatalf("json %v %q", open, v)
 	}
 	h.key("ctrl+s")
 	if _, p := lastSent(t, h); p["arguments"].(map[string]any)["extra"] == nil {
@@ -82,8 +83,8 @@ func TestEditReissueRawFromDetail(t *testing.T) {
 	}
 	h.key("E")
 	c := &h.m.composer
-	if c.kind != kindRaw || c.fields[0].input.Value() != "custom/method" || c.fields[1].input.Value() != `{"x":1}` {
-		t.Fatalf("kind %v fields %q %q", c.kind, c.fields[0].input.Value(), c.fields[1].input.Value())
+	if f := c.Fields(); c.Kind() != composer.KindRaw || f[0].Input.Value() != "custom/method" || f[1].Input.Value() != `{"x":1}` {
+		t.Fatalf("kind %v fields %q %q", c.Kind(), f[0].Input.Value(), f[1].Input.Value())
 	}
 	h.key("enter")
 	if m, p := lastSent(t, h); m != "custom/method" || p["x"] != float64(1) {
@@ -102,8 +103,8 @@ func TestEditReissueResourceAndPrompt(t *testing.T) {
 	h.sentEventFor(n, wire.MethodPromptsGet)
 	h.key("E")
 	c := &h.m.composer
-	if c.kind != kindPrompt || c.prompt == nil || c.prompt.Name != "complex_prompt" || c.fields[0].input.Value() != "0.7" {
-		t.Fatalf("kind %v prompt %v fields %v", c.kind, c.prompt, c.fields)
+	if c.Kind() != composer.KindPrompt || c.Prompt() != "complex_prompt" || c.Fields()[0].Input.Value() != "0.7" {
+		t.Fatalf("kind %v prompt %q fields %v", c.Kind(), c.Prompt(), c.Fields())
 	}
 	h.key("esc", "esc", "esc")
 	h.run(h.m.send(wire.MethodResourcesRead, json.RawMessage(`{"uri":"demo://clock"}`), sessionDefaults()))
@@ -112,8 +113,8 @@ func TestEditReissueResourceAndPrompt(t *testing.T) {
 	n, _ = id.Int()
 	h.sentEventFor(n, wire.MethodResourcesRead)
 	h.key("E")
-	if c.kind != kindResource || c.fields[0].input.Value() != "demo://clock" {
-		t.Fatalf("kind %v uri %q", c.kind, c.fields[0].input.Value())
+	if c.Kind() != composer.KindResource || c.Fields()[0].Input.Value() != "demo://clock" {
+		t.Fatalf("kind %v uri %q", c.Kind(), c.Fields()[0].Input.Value())
 	}
 }
 

@@ -209,14 +209,14 @@ func TestEvilStringsInEveryView(t *testing.T) {
 		l.key("enter")
 		peek()
 		l.key("ctrl+s")
-		if l.m.composer.err == "" {
+		if l.m.composer.Err() == "" {
 			t.Fatalf("no error for the empty required field:\n%s", l.screen())
 		}
 		peek()
 		l.key("x")
 		l.key("ctrl+e")
-		if !l.m.composer.jsonMode {
-			t.Fatalf("the JSON editor did not open: %s", l.m.composer.err)
+		if _, open := l.m.composer.JSON(); !open {
+			t.Fatalf("the JSON editor did not open: %s", l.m.composer.Err())
 		}
 		peek()
 		l.key("ctrl+e", "enter")

@@ -318,7 +318,7 @@ func TestFrameProblem(t *testing.T) {
 func (l *liveHarness) connected() {
 	l.t.Helper()
 	l.until("connected with the tools listed", 10*time.Second, func() bool {
-		return l.m.state == connUp && len(l.m.tools) > 0
+		return l.m.state == connUp && len(l.m.composer.Tools()) > 0
 	})
 }
 

@@ -30,7 +30,7 @@ func (m *Model) layout() {
 	if m.prompt.kind == promptReason {
 		m.prompt.input.SetWidth(max(20, min(60, m.width-12)))
 	}
-	m.composer.layout(m.width)
+	m.composer = m.composer.Layout(m.width)
 	m.answer = m.answer.Sized(m.width)
 }
 

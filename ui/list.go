@@ -922,8 +922,8 @@ func (m *Model) firstStepHint() []string {
 	switch {
 	case m.hasTool("slow"):
 		return []string{"Press " + k("n") + " to send one — on the demo server " + st.Bold.Render("slow") + " is chosen: press " + k("enter") + " twice.", cancel}
-	case len(m.tools) > 0:
-		n := len(m.tools)
+	case len(m.composer.Tools()) > 0:
+		n := len(m.composer.Tools())
 		return []string{fmt.Sprintf("Press %s to send one: pick one of the server's %d %s with %s, then %s sends it.", k("n"), n, look.CountNoun(n, "tool", "tools"), k("enter"), k("enter")), cancel}
 	}
 	return []string{"Press " + k("n") + " to compose a request: a tool call, a resource read, a prompt or any method.", cancel}
@@ -931,7 +931,7 @@ func (m *Model) firstStepHint() []string {
 
 // hasTool reports whether the server's tools/list named a tool.
 func (m *Model) hasTool(name string) bool {
-	for _, t := range m.tools {
+	for _, t := range m.composer.Tools() {
 		if t.Name == name {
 			return true
 		}

@@ -3,7 +3,6 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -11,37 +10,10 @@ import (
 
 	"inflight/event"
 	"inflight/session"
+	"inflight/ui/composer"
 	"inflight/ui/look"
 	"inflight/wire"
 )
-
-// logLevels are the syslog levels a client may ask a server to log at
-// (server/utilities/logging.mdx), least severe first.
-var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-
-// parseLogLevel reads a log level as the user typed it: one of logLevels,
-// or "none" (or "off", or nothing) for a request that asks for no logs.
-func parseLogLevel(s string) (string, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	switch s {
-	case "", "none", "off":
-		return "", nil
-	}
-	for _, l := range logLevels {
-		if s == l {
-			return s, nil
-		}
-	}
-	return "", fmt.Errorf("log level: %q is not one of %s or none", s, strings.Join(logLevels, ", "))
-}
-
-// fmtLogLevel is a level as the composer shows it.
-func fmtLogLevel(l string) string {
-	if l == "" {
-		return "none"
-	}
-	return l
-}
 
 // serverLogs reports whether the connection's server declared the logging
 // capability (it must, to accept logging/setLevel).
@@ -159,14 +131,5 @@ func (m *Model) withLogs(r *session.Request, cell string, w int) string {
 	return cell
 }
 
-// composerLogLevel is the level requests ask for now: the composer's once
-// it was opened, --log-level before.
-func (m *Model) composerLogLevel() string {
-	if m.composer.timeout != 0 {
-		return m.composer.logLevel
-	}
-	return m.opts.LogLevel
-}
-
 // ParseLogLevel reads a --log-level flag: a level, or none.
-func ParseLogLevel(s string) (string, error) { return parseLogLevel(s) }
+func ParseLogLevel(s string) (string, error) { return composer.ParseLogLevel(s) }

@@ -33,6 +33,7 @@ import (
 	"inflight/trace"
 	"inflight/ui/answer"
 	"inflight/ui/authview"
+	"inflight/ui/composer"
 	"inflight/ui/detail"
 	helpscreen "inflight/ui/help"
 	"inflight/ui/logview"
@@ -183,7 +184,7 @@ type Model struct {
 	list     listView
 	detail   detail.Model
 	incoming incomingDetail
-	composer composer
+	composer composer.Model
 	logv     logview.Model
 	stderrv  logview.Stderr
 	pager    pager
@@ -212,10 +213,6 @@ type Model struct {
 	// (the tracker's own "connected" outlives a connection, so after R it
 	// would let the first requests go out too early).
 	connectedSeen bool
-	// tools is the last tools/list result, for the composer.
-	tools []toolInfo
-	// toolsReq is the tools/list request the composer waits for.
-	toolsReq wire.ID
 	// summaries caches what each completed request returned, for its row.
 	summaries map[wire.ID]string
 
@@ -399,7 +396,7 @@ func New(opts Options) (*Model, error) {
 	m.list.follow = true
 	m.logv = logview.New()
 	m.stderrv = logview.NewStderr()
-	m.composer = newComposer()
+	m.composer = composer.New(opts.LogLevel)
 	return m, nil
 }
 
@@ -581,7 +578,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.handleWheel(msg)
 	default:
 		if m.mode == keymap.ModeComposer {
-			cmd = m.composer.update(m, msg)
+			cmd = m.updateComposer(msg)
 		} else if m.mode == keymap.ModeAnswer {
 			var act screen.Action
 			m.answer, act = m.answer.Update(m.env(), msg)
@@ -644,11 +641,9 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 				m.settledStatus(m.applied(lost, m.tracker.Apply(lost)))
 			}
 		case event.Received:
-			if !m.toolsReq.IsZero() && ev.RequestID == m.toolsReq && ev.Msg.Kind == wire.KindResult {
-				m.tools = parseTools(ev.Msg.Result, m.line)
-				m.composer.setTools(m.tools)
-			}
-			if cmd := m.composer.received(m, ev); cmd != nil {
+			var act screen.Action
+			m.composer, act = m.composer.Received(m.env(), ev)
+			if cmd := m.composerDid(act); cmd != nil {
 				listed = append(listed, cmd)
 			}
 		}
@@ -736,7 +731,7 @@ func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
 // start sends the first requests of a connection.
 func (m *Model) start() tea.Cmd {
 	m.startPending = false
-	m.composer.newConnection()
+	m.composer = m.composer.NewConnection()
 	var cmds []tea.Cmd
 	// Ask for the tools right away so the composer is ready; it is a real
 	// request and shows in the list like any other.
@@ -746,10 +741,10 @@ func (m *Model) start() tea.Cmd {
 	m.legacyLogLevel = ""
 	var set tea.Cmd
 	if info, ok := m.tracker.Conn(); ok && info.Era != event.EraModern {
-		_, set = m.withLogLevel(wire.MethodToolsCall, nil, m.composerLogLevel())
+		_, set = m.withLogLevel(wire.MethodToolsCall, nil, m.composer.LogLevel())
 	}
 	for _, c := range m.opts.Calls {
-		params, _ := m.withLogLevel(c.Method, c.Params, m.composerLogLevel())
+		params, _ := m.withLogLevel(c.Method, c.Params, m.composer.LogLevel())
 		cmds = append(cmds, m.send(c.Method, params, session.RequestOptions{}))
 	}
 	m.opts.Calls = nil
@@ -768,7 +763,7 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 		_ = tw.State(r.Created, r, r.State, r.State)
 	}
 	if method == wire.MethodToolsList {
-		m.toolsReq = r.ID
+		m.composer = m.composer.ToolsAsked(r.ID)
 	}
 	m.afterChange()
 	conn, gen := m.conn, m.connGen
@@ -1054,7 +1049,7 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	switch {
 	case m.mode == keymap.ModeComposer:
-		return m.composer.update(m, msg)
+		return m.updateComposer(msg)
 	case m.mode == keymap.ModeAnswer:
 		var act screen.Action
 		m.answer, act = m.answer.Update(m.env(), msg)
@@ -1089,7 +1084,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch m.mode {
 	case keymap.ModeComposer:
-		return m.composer.update(m, msg)
+		return m.updateComposer(msg)
 	case keymap.ModeAnswer:
 		var act screen.Action
 		m.answer, act = m.answer.Update(m.env(), msg)
@@ -1159,7 +1154,9 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.adjustTimeout(key.Matches(msg, k.Longer))
 	case key.Matches(msg, k.New):
 		m.mode = keymap.ModeComposer
-		return m.composer.open(m)
+		var act screen.Action
+		m.composer, act = m.composer.Open(m.env())
+		return m.composerDid(act)
 	case key.Matches(msg, k.Reissue):
 		return m.reissue()
 	case key.Matches(msg, k.Edit):

@@ -88,3 +88,14 @@ func summarize(method string, raw []byte) string {
 	}
 	return termsafe.Line(compactJSON(msg.Result))
 }
+
+// compactJSON is raw on one line, as compact as JSON writes it (raw itself
+// when it is not JSON).
+func compactJSON(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

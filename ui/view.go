@@ -67,7 +67,7 @@ func (m *Model) frame() string {
 	case keymap.ModeAuth:
 		body = m.auth.View(m.env(), m.width, h)
 	case keymap.ModeComposer:
-		body = m.composer.view(m, h)
+		body = m.composer.View(m.env(), m.width, h)
 	case keymap.ModeAnswer:
 		body = m.answer.View(m.env(), m.width, h)
 	case keymap.ModeHelp:

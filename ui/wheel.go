@@ -32,7 +32,7 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		}
 	case keymap.ModeComposer:
 		// As before the wheel had a case of its own: the composer's.
-		return m.composer.update(m, msg)
+		return m.updateComposer(msg)
 	case keymap.ModeLog:
 		m.logv, act = m.logv.Update(m.env(), msg)
 		return m.logAction(msg, act)

@@ -1,14 +1,12 @@
-package ui
+package composer
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 
-	tea "charm.land/bubbletea/v2"
-
 	"inflight/event"
-	"inflight/session"
+	"inflight/ui/screen"
 	"inflight/wire"
 )
 
@@ -90,12 +88,12 @@ func capability(info event.ConnInfo, name string) (declared, known bool) {
 
 // lacks says, in words, that the server declares no capability for kind's
 // lists ("" when it does or nothing is known).
-func (c *composer) lacks(m *Model, kind composeKind) string {
-	name := map[composeKind]string{kindResource: "resources", kindPrompt: "prompts"}[kind]
+func (c *Model) lacks(env screen.Env, kind Kind) string {
+	name := map[Kind]string{KindResource: "resources", KindPrompt: "prompts"}[kind]
 	if name == "" {
 		return ""
 	}
-	info, _ := m.tracker.Conn()
+	info, _ := env.Tracker.Conn()
 	if declared, known := capability(info, name); known && !declared {
 		return fmt.Sprintf("this server declares no %s capability, so there is no list to pick from", name)
 	}
@@ -103,55 +101,71 @@ func (c *composer) lacks(m *Model, kind composeKind) string {
 }
 
 // fetchFor asks for the lists kind picks from, once per connection.
-func (c *composer) fetchFor(m *Model, kind composeKind) tea.Cmd {
-	if c.lacks(m, kind) != "" {
+func (c *Model) fetchFor(env screen.Env, kind Kind) screen.Action {
+	if c.lacks(env, kind) != "" {
 		return nil
 	}
 	var lists []catalogList
 	switch kind {
-	case kindResource:
+	case KindResource:
 		lists = []catalogList{listResources, listTemplates}
-	case kindPrompt:
+	case KindPrompt:
 		lists = []catalogList{listPrompts}
 	}
-	var cmds []tea.Cmd
+	var acts []screen.Action
 	for _, l := range lists {
 		if f := &c.cat.fetch[l]; !f.asked {
 			f.asked = true
-			cmds = append(cmds, c.fetchPage(m, l, ""))
+			acts = append(acts, fetchPage(l, ""))
 		}
 	}
-	return tea.Batch(cmds...)
+	return batch(acts...)
 }
 
-func (c *composer) fetchPage(m *Model, l catalogList, cursor string) tea.Cmd {
+// fetchPage asks for the page of list l at cursor ("": the first).
+func fetchPage(l catalogList, cursor string) Fetch {
 	var params json.RawMessage
 	if cursor != "" {
 		params, _ = json.Marshal(map[string]string{"cursor": cursor})
 	}
-	cmd := m.send(listMethods[l], params, session.RequestOptions{})
-	f := &c.cat.fetch[l]
-	f.req = m.tracker.At(m.tracker.Len() - 1).ID
-	f.pages++
-	return cmd
+	return Fetch{Method: listMethods[l], Params: params, list: l}
+}
+
+// Asked tells the composer that request id asks the page f asked for.
+func (c Model) Asked(f Fetch, id wire.ID) Model {
+	lf := &c.cat.fetch[f.list]
+	lf.req = id
+	lf.pages++
+	return c
 }
 
 // fetching reports whether a page of one of lists is still in flight.
-func (c *composer) fetching(m *Model, lists ...catalogList) bool {
+func (c *Model) fetching(env screen.Env, lists ...catalogList) bool {
 	for _, l := range lists {
 		f := c.cat.fetch[l]
 		if !f.asked || f.req.IsZero() {
 			continue
 		}
-		if r, ok := m.tracker.Get(f.req); ok && r.IsActive() {
+		if r, ok := env.Tracker.Get(f.req); ok && r.IsActive() {
 			return true
 		}
 	}
 	return false
 }
 
+// Received takes a message the server sent: the answer to tools/list
+// lists the tools; the answer to one of the composer's list requests
+// adds a page, and may ask for the next (a Fetch).
+func (c Model) Received(env screen.Env, ev *event.Event) (Model, screen.Action) {
+	if !c.toolsReq.IsZero() && ev.RequestID == c.toolsReq && ev.Msg.Kind == wire.KindResult {
+		c.setTools(parseTools(ev.Msg.Result, env.Line))
+	}
+	act := c.received(ev)
+	return c, act
+}
+
 // received takes the answer to one of the composer's list requests.
-func (c *composer) received(m *Model, ev *event.Event) tea.Cmd {
+func (c *Model) received(ev *event.Event) screen.Action {
 	if ev.RequestID.IsZero() || !ev.Msg.IsResponse() {
 		return nil
 	}
@@ -174,7 +188,7 @@ func (c *composer) received(m *Model, ev *event.Event) tea.Cmd {
 			f.more = true
 			return nil
 		}
-		return c.fetchPage(m, l, next)
+		return fetchPage(l, next)
 	}
 	return nil
 }

@@ -1,4 +1,8 @@
-package ui
+// Package schemaform reads a JSON schema into a form (its parameters, and
+// the resolved schema that checks the arguments typed into it) and holds
+// the form's inputs. The composer builds a tool call's form with it, the
+// answer screen an elicitation's.
+package schemaform
 
 import (
 	"encoding/json"
@@ -14,29 +18,29 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// toolForm is a tool's input schema as the composer uses it, read once when
-// tools/list answers (not on every frame): the form's parameters, and the
-// resolved schema that checks the arguments before they are sent.
-type toolForm struct {
-	params []param
+// Form is an input schema as a form uses it, read once when it arrives
+// (not on every frame): the form's parameters, and the resolved schema
+// that checks the arguments before they are sent.
+type Form struct {
+	Params []Param
 	// check validates arguments; nil when the schema is not one inflight
-	// validates (see checkable), which note then says.
+	// validates (see checkable), which Note then says.
 	check *jsonschema.Resolved
-	// note says, in words, what is unusual about the schema ("" when
+	// Note says, in words, what is unusual about the schema ("" when
 	// nothing is). Like every text here it is sanitised already.
-	note string
+	Note string
 }
 
-// param is one top-level property of the schema. Its strings are the
+// Param is one top-level property of the schema. Its strings are the
 // server's, sanitised for one line (the name is sanitised where it is
 // drawn, since it is also the key sent).
-type param struct {
-	name     string
-	typ      string // string, integer, number, boolean or json
-	required bool
-	// def is the default as the placeholder shows it.
-	def  string
-	hint string
+type Param struct {
+	Name     string
+	Type     string // string, integer, number, boolean or json
+	Required bool
+	// Default is the default as the placeholder shows it.
+	Default string
+	Hint    string
 }
 
 // Bounds on what a server's schema can make the composer do. A tools/list
@@ -56,32 +60,32 @@ const (
 	maxParams = 200
 )
 
-// readSchema reads a tool's input schema. A schema that cannot be read, or
+// Read reads a tool's input schema. A schema that cannot be read, or
 // that is not an object schema, gives no fields and a note; the arguments
 // can still be typed as JSON (ctrl+e). Nothing a schema holds can make this
 // loop, recurse without bound or panic: see checkable and deref.
-func readSchema(raw json.RawMessage, line func(string) string) toolForm {
+func Read(raw json.RawMessage, line func(string) string) Form {
 	if len(raw) == 0 {
-		return toolForm{}
+		return Form{}
 	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return toolForm{note: line("its input schema could not be read (" + err.Error() + "): type the arguments as JSON (ctrl+e)")}
+		return Form{Note: line("its input schema could not be read (" + err.Error() + "): type the arguments as JSON (ctrl+e)")}
 	}
 	if t := schemaType(&s); t != "" && t != "object" {
-		return toolForm{note: line("its input schema is not an object schema (type " + t + "): type the arguments as JSON (ctrl+e)")}
+		return Form{Note: line("its input schema is not an object schema (type " + t + "): type the arguments as JSON (ctrl+e)")}
 	}
-	f := toolForm{params: schemaParams(&s, line)}
+	f := Form{Params: schemaParams(&s, line)}
 	if len(s.Properties) > maxParams {
-		f.note = fmt.Sprintf("the schema has %d properties: the form shows the first %d, ctrl+e edits them all as JSON", len(s.Properties), maxParams)
+		f.Note = fmt.Sprintf("the schema has %d properties: the form shows the first %d, ctrl+e edits them all as JSON", len(s.Properties), maxParams)
 	}
 	if why := checkable(&s); why != "" {
-		f.note = joinNote(f.note, "arguments are not checked before sending: "+why)
+		f.Note = joinNote(f.Note, "arguments are not checked before sending: "+why)
 		return f
 	}
 	resolved, err := s.Resolve(nil)
 	if err != nil {
-		f.note = joinNote(f.note, line("arguments are not checked before sending: the schema is not valid ("+err.Error()+")"))
+		f.Note = joinNote(f.Note, line("arguments are not checked before sending: the schema is not valid ("+err.Error()+")"))
 		return f
 	}
 	f.check = resolved
@@ -97,7 +101,7 @@ func joinNote(a, b string) string {
 
 // schemaParams lists the schema's top-level properties, required ones
 // first, then by name: a stable, useful order.
-func schemaParams(root *jsonschema.Schema, line func(string) string) []param {
+func schemaParams(root *jsonschema.Schema, line func(string) string) []Param {
 	required := map[string]bool{}
 	for _, r := range root.Required {
 		required[r] = true
@@ -115,7 +119,7 @@ func schemaParams(root *jsonschema.Schema, line func(string) string) []param {
 	if len(names) > maxParams {
 		names = names[:maxParams]
 	}
-	out := make([]param, 0, len(names))
+	out := make([]Param, 0, len(names))
 	for _, n := range names {
 		p := deref(root, root.Properties[n])
 		typ := schemaType(p)
@@ -131,7 +135,7 @@ func schemaParams(root *jsonschema.Schema, line func(string) string) []param {
 		if e := enumText(p); e != "" {
 			hint = strings.TrimSpace(hint + " (one of: " + e + ")")
 		}
-		out = append(out, param{name: n, typ: typ, required: required[n], def: line(defaultText(p.Default)), hint: line(hint)})
+		out = append(out, Param{Name: n, Type: typ, Required: required[n], Default: line(defaultText(p.Default)), Hint: line(hint)})
 	}
 	return out
 }
@@ -315,9 +319,9 @@ func subschemas(s *jsonschema.Schema) []*jsonschema.Schema {
 	return out
 }
 
-// validate checks arguments against the schema; the error says what is
+// Validate checks arguments against the schema; the error says what is
 // wrong in words, the deepest reason first.
-func (f *toolForm) validate(args map[string]json.RawMessage) error {
+func (f *Form) Validate(args map[string]json.RawMessage) error {
 	if f.check == nil {
 		return nil
 	}

@@ -1,14 +1,15 @@
-package ui
+package composer
 
 import (
 	"strconv"
 	"strings"
 
-	"inflight/ui/look"
-
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"inflight/ui/look"
+	"inflight/ui/screen"
 )
 
 // pickItem is one row of a picker. Its strings are the server's, raw:
@@ -85,7 +86,7 @@ func (p *picker) move(items []pickItem, d int) {
 	p.sel = ms[pos]
 }
 
-// typeKey hands a key to the filter; the selection moves to the first
+// update hands a key to the filter; the selection moves to the first
 // match if the filter no longer keeps it.
 func (p *picker) update(items []pickItem, msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
@@ -94,12 +95,12 @@ func (p *picker) update(items []pickItem, msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
-// pickerView draws the rows of a picker in height lines: the name column
+// view draws the rows of a picker in height lines: the name column
 // as wide as the longest name shown needs (up to almost half the screen),
 // the rest of the row for the detail and description; a line says how
 // many rows are above or below the window.
-func (p *picker) view(m *Model, items []pickItem, height int) string {
-	st := m.styles
+func (p *picker) view(env screen.Env, width int, items []pickItem, height int) string {
+	st := env.Styles
 	ms := p.matches(items)
 	if len(ms) == 0 {
 		return ""
@@ -122,24 +123,24 @@ func (p *picker) view(m *Model, items []pickItem, height int) string {
 	end := min(len(ms), start+rows)
 	nameW := 0
 	for _, i := range ms[start:end] {
-		nameW = max(nameW, ansi.StringWidth(m.line(items[i].name)))
+		nameW = max(nameW, ansi.StringWidth(env.Line(items[i].name)))
 	}
-	nameW = min(nameW, max(12, m.width*45/100))
+	nameW = min(nameW, max(12, width*45/100))
 	var b strings.Builder
 	for _, i := range ms[start:end] {
 		it := items[i]
-		name := look.Fit(m.line(it.name), nameW)
-		rest := m.line(it.detail)
+		name := look.Fit(env.Line(it.name), nameW)
+		rest := env.Line(it.detail)
 		if it.desc != "" {
 			if rest != "" {
 				rest += " · "
 			}
-			rest += m.line(it.desc)
+			rest += env.Line(it.desc)
 		}
 		if i == cur {
-			b.WriteString(st.Selected.Render(look.Fit(st.Cursor.Render("▌ ")+st.Bold.Render(name)+"  "+st.Dim.Render(rest), m.width)))
+			b.WriteString(st.Selected.Render(look.Fit(st.Cursor.Render("▌ ")+st.Bold.Render(name)+"  "+st.Dim.Render(rest), width)))
 		} else {
-			b.WriteString(look.Fit("  "+name+"  "+st.Dim.Render(rest), m.width))
+			b.WriteString(look.Fit("  "+name+"  "+st.Dim.Render(rest), width))
 		}
 		b.WriteByte('\n')
 	}
@@ -151,7 +152,7 @@ func (p *picker) view(m *Model, items []pickItem, height int) string {
 		if below > 0 {
 			parts = append(parts, strconv.Itoa(below)+" more ↓")
 		}
-		b.WriteString(st.Dim.Render(look.Fit("  "+strings.Join(parts, " · "), m.width)) + "\n")
+		b.WriteString(st.Dim.Render(look.Fit("  "+strings.Join(parts, " · "), width)) + "\n")
 	}
 	return b.String()
 }
