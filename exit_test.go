@@ -23,7 +23,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"inflight/internal/hostile"
+	"inflight/internal/testkit/hostile"
 	"inflight/trace"
 	"inflight/wire"
 )

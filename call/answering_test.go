@@ -17,7 +17,7 @@ import (
 	"inflight/client"
 	"inflight/event"
 	"inflight/exitcode"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/testserver"
 	"inflight/runner"
 	"inflight/session"
 	"inflight/target"

@@ -18,7 +18,7 @@ import (
 	"inflight/client"
 	"inflight/demo"
 	"inflight/exitcode"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/testserver"
 	"inflight/redact"
 	"inflight/runner"
 	"inflight/target"

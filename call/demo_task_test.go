@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"inflight/exitcode"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/testserver"
 )
 
 // The demo's task tools followed end to end by inflight call, on both

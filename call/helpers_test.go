@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/testserver"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }

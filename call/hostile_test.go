@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"inflight/exitcode"
-	"inflight/internal/hostile"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/hostile"
+	"inflight/internal/testkit/testserver"
 	"inflight/target"
 	"inflight/wire"
 )

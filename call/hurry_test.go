@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/hostile"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/hostile"
+	"inflight/internal/testkit/testserver"
 	"inflight/runner"
 	"inflight/wire"
 )

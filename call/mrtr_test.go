@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"inflight/exitcode"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/testserver"
 	"inflight/target"
 	"inflight/wire"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/sdkpeer"
+	"inflight/internal/testkit/sdkpeer"
 	"inflight/runner"
 	"inflight/target"
 	"inflight/wire"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/hostile"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/hostile"
+	"inflight/internal/testkit/testserver"
 	"inflight/target"
 )
 

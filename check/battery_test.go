@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"inflight/exitcode"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/testserver"
 	"inflight/target"
 	"strings"
 	"testing"

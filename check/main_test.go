@@ -3,7 +3,7 @@ package check
 import (
 	"testing"
 
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/testserver"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }

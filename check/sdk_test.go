@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/sdkpeer"
+	"inflight/internal/testkit/sdkpeer"
 	"inflight/target"
 	"inflight/wire"
 )

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/hostile"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/hostile"
+	"inflight/internal/testkit/testserver"
 )
 
 // The tasks group against misbehaving task peers of ours (package hostile,

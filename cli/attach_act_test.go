@@ -21,7 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/testbin"
 	"inflight/proxy"
 	"inflight/session"
 	"inflight/trace"

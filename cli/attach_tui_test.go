@@ -19,7 +19,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/testbin"
 	"inflight/proxy"
 	"inflight/session"
 	"inflight/ui"

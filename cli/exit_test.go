@@ -23,7 +23,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"inflight/internal/hostile"
+	"inflight/internal/testkit/hostile"
 	"inflight/session"
 	"inflight/target"
 	"inflight/ui"

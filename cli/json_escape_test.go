@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"inflight/exitcode"
-	"inflight/internal/hostile"
+	"inflight/internal/testkit/hostile"
 )
 
 // A server's error message holding a C1 CSI (U+009B) and a bidi override

@@ -18,7 +18,7 @@ import (
 	"inflight/call"
 	"inflight/check"
 	"inflight/exitcode"
-	"inflight/internal/hostile"
+	"inflight/internal/testkit/hostile"
 	"inflight/termsafe"
 	"inflight/version"
 )

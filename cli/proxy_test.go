@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"inflight/exitcode"
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/testbin"
 	"inflight/mcpconfig"
 	"inflight/proxy"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/testbin"
 )
 
 // TestProxyReleaseOnSIGUSR1: a hold rule keeps the demo's answer until

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/hostile"
+	"inflight/internal/testkit/hostile"
 	"inflight/trace"
 )
 

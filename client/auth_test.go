@@ -12,7 +12,7 @@ import (
 	"inflight/client"
 	"inflight/event"
 	"inflight/internal/oauthas"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/testserver"
 	"inflight/oauth"
 	"inflight/wire"
 )

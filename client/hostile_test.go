@@ -6,7 +6,7 @@ import (
 
 	"inflight/client"
 	"inflight/event"
-	"inflight/internal/hostile"
+	"inflight/internal/testkit/hostile"
 	"inflight/wire"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"inflight/internal/hostile"
+	"inflight/internal/testkit/hostile"
 	"inflight/wire"
 )
 

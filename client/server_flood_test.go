@@ -8,7 +8,7 @@ import (
 
 	"inflight/client"
 	"inflight/event"
-	"inflight/internal/hostile"
+	"inflight/internal/testkit/hostile"
 	"inflight/session"
 	"inflight/wire"
 )

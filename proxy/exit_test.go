@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/testbin"
 )
 
 // gone reports whether no process has pid any more (reaped, not a zombie).

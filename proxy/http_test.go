@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"inflight/event"
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/testbin"
 	"inflight/session"
 	"inflight/trace"
 	"inflight/wire"

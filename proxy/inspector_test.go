@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"inflight/event"
-	"inflight/internal/npmpeer"
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/npmpeer"
+	"inflight/internal/testkit/testbin"
 	"inflight/session"
 	"inflight/trace"
 	"inflight/wire"

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"inflight/event"
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/testbin"
 	"inflight/replay"
 	"inflight/session"
 	"inflight/trace"

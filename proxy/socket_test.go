@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/testbin"
 )
 
 // privateTemp is a 0700 directory for sockets. Unix socket paths are

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/npmpeer"
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/npmpeer"
+	"inflight/internal/testkit/testbin"
 	"inflight/replay"
 )
 

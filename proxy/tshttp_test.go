@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"inflight/event"
-	"inflight/internal/npmpeer"
+	"inflight/internal/testkit/npmpeer"
 	"inflight/session"
 	"inflight/wire"
 )

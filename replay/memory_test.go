@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/testserver"
 )
 
 // floodTrace is a trace inflight could have written of a server that

@@ -16,7 +16,7 @@ import (
 	"inflight/check"
 	"inflight/event"
 	"inflight/exitcode"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/testserver"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"

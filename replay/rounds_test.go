@@ -10,7 +10,7 @@ import (
 
 	"inflight/call"
 	"inflight/exitcode"
-	"inflight/internal/testserver"
+	"inflight/internal/testkit/testserver"
 )
 
 // A multi round-trip request replays as one section: its rounds under

@@ -9,14 +9,14 @@ import (
 
 	"inflight/client"
 	"inflight/event"
-	"inflight/internal/floodpeer"
+	"inflight/internal/testkit/floodpeer"
 	"inflight/runner"
 	"inflight/session"
 	"inflight/target"
 	"inflight/wire"
 )
 
-// floodTarget is internal/floodpeer's raw peer in process over kernel
+// floodTarget is internal/testkit/floodpeer's raw peer in process over kernel
 // pipes: a flood that never lets the client's event channel run dry.
 func floodTarget() target.Target {
 	return target.Target{Pipes: func(context.Context) (*client.Pipes, error) {

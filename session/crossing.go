@@ -14,7 +14,7 @@ import "time"
 // it crossed the cancel. Anything read later may be a reaction, and is late.
 //
 // How much sooner: a server reacts about as fast as it answers a ping.
-// Measured on go-sdk and mcp-go stdio servers (internal/sdkpeer), the
+// Measured on go-sdk and mcp-go stdio servers (internal/testkit/sdkpeer), the
 // answer to a cancelled request arrives about one round trip after the
 // cancel, and mcp-go's now and then beats the quickest of 20 pings on the
 // same connection by a microsecond or so. So the crossing window is half

@@ -15,7 +15,7 @@ import (
 
 	"inflight/client"
 	"inflight/event"
-	"inflight/internal/floodpeer"
+	"inflight/internal/testkit/floodpeer"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -52,7 +52,7 @@ func (k keyClock) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 //
 // The demo server is go-sdk's, which marshals every notification: it, not
 // the TUI, sets the pace of that flood (about 300 000/s here). The case
-// peer=raw replays the same tool from internal/floodpeer (prebuilt lines,
+// peer=raw replays the same tool from internal/testkit/floodpeer (prebuilt lines,
 // never the slow side), so its progress/s is what the TUI itself applies
 // with the renderer running: issue 9's target is ≥ 500 000/s.
 func BenchmarkKeyUnderFlood(b *testing.B) {
@@ -166,7 +166,7 @@ var batches, batchEvents atomic.Int64
 // probeMsg runs a function on the model inside Update (benchmarks only).
 type probeMsg func(*Model)
 
-// rawFloodDialer connects to internal/floodpeer's raw peer over kernel
+// rawFloodDialer connects to internal/testkit/floodpeer's raw peer over kernel
 // pipes, in process: a server that answers the set-up and floods prebuilt
 // progress lines, so the flood's pace is the client's and the TUI's.
 type rawFloodDialer struct {

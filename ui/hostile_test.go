@@ -13,7 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"inflight/client"
-	"inflight/internal/hostile"
+	"inflight/internal/testkit/hostile"
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/wire"

@@ -162,7 +162,7 @@ func skipValue(data []byte, i int) int {
 }
 
 // The validating walk. The profile of `inflight call` on a flood
-// (internal/floodpeer, BenchmarkCallInProcess) put 36 % of the client's CPU
+// (internal/testkit/floodpeer, BenchmarkCallInProcess) put 36 % of the client's CPU
 // in encoding/json.Valid: once for the whole line in Decode, and again for
 // the params in DecodeProgress, before the walks above went over the same
 // bytes a third time. encoding/json's scanner is a state machine with a

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/sdkpeer"
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/sdkpeer"
+	"inflight/internal/testkit/testbin"
 )
 
 // inflight drives mcp-go's own task machinery (legacy tasks utility):

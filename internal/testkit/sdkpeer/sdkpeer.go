@@ -27,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/testbin"
 )
 
 // The peers BuildPeer knows, by the name of their command directory.
@@ -57,7 +57,7 @@ const EnvVersions = "SDKPEER_VERSIONS"
 const CancelSeen = "cancel seen at step"
 
 // importPath is where the peers' commands live in this module.
-const importPath = "inflight/internal/sdkpeer/"
+const importPath = "inflight/internal/testkit/sdkpeer/"
 
 // BuildPeer returns the path of the named peer's executable (GoSDK or
 // MCPGo), built with `go build` the first time a test of this binary asks

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/npmpeer"
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/npmpeer"
+	"inflight/internal/testkit/testbin"
 )
 
 func TestMain(m *testing.M) {

@@ -11,7 +11,7 @@ import (
 	"os"
 	"strings"
 
-	"inflight/internal/npmpeer"
+	"inflight/internal/testkit/npmpeer"
 )
 
 func main() {

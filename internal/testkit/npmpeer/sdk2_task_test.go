@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"inflight/internal/npmpeer"
+	"inflight/internal/testkit/npmpeer"
 )
 
 // The TypeScript SDK 2.x server (@modelcontextprotocol/server 2.4.0) and

@@ -15,7 +15,7 @@ import (
 	"os"
 	"os/exec"
 
-	"inflight/internal/floodpeer"
+	"inflight/internal/testkit/floodpeer"
 )
 
 func main() {

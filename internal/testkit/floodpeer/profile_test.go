@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"inflight/call"
-	"inflight/internal/floodpeer"
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/floodpeer"
+	"inflight/internal/testkit/testbin"
 	"inflight/runner"
 	"inflight/target"
 )
@@ -27,7 +27,7 @@ import (
 // retarget the one call below then.
 //
 //	go test -tags floodprofile -run '^$' -bench 'CallInProcess/json' -benchtime 3x \
-//	    -cpuprofile /tmp/call.cpu -o /tmp/floodpeer.test ./internal/floodpeer/
+//	    -cpuprofile /tmp/call.cpu -o /tmp/floodpeer.test ./internal/testkit/floodpeer/
 //	go tool pprof -top -cum /tmp/floodpeer.test /tmp/call.cpu
 //
 // What the profile said, 2026-12-01 (1 000 000 notifications, 3 runs;
@@ -85,7 +85,7 @@ import (
 // loop is then the critical path, trace.(*Writer).Event 37 %.
 func BenchmarkCallInProcess(b *testing.B) {
 	n := floodCount(b)
-	peer := testbin.Build(b, "inflight/internal/floodpeer/peer")
+	peer := testbin.Build(b, "inflight/internal/testkit/floodpeer/peer")
 	params, err := runner.ToolCallParams(floodpeer.Tool, []byte(`{"count":`+strconv.Itoa(n)+`}`))
 	if err != nil {
 		b.Fatal(err)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/npmpeer"
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/npmpeer"
+	"inflight/internal/testkit/testbin"
 )
 
 // The official conformance suite's client scenario

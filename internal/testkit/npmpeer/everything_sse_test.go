@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/npmpeer"
+	"inflight/internal/testkit/npmpeer"
 )
 
 // The reference server's HTTP+SSE transport (`node dist/index.js sse`: GET

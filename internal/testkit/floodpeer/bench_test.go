@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/floodpeer"
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/floodpeer"
+	"inflight/internal/testkit/testbin"
 )
 
 // EnvCount sets how many notifications BenchmarkCallEndToEnd floods with;
@@ -40,8 +40,8 @@ func floodCount(b *testing.B) int {
 // pipe) once; it reports ns per notification of each and the ratios. The
 // target: call ≤ 1.5× minimal.
 //
-//	go test -run '^$' -bench CallEndToEnd -benchtime 3x ./internal/floodpeer/
-//	FLOODPEER_N=100000 go test -run '^$' -bench CallEndToEnd -benchtime 3x ./internal/floodpeer/
+//	go test -run '^$' -bench CallEndToEnd -benchtime 3x ./internal/testkit/floodpeer/
+//	FLOODPEER_N=100000 go test -run '^$' -bench CallEndToEnd -benchtime 3x ./internal/testkit/floodpeer/
 //
 // Baseline, 2026-12-01, 2 shared vCPUs (Go 1.26), 1 000 000 notifications,
 // -benchtime 3x, two runs: minimal 452-467 ns/notification (0.46 s);
@@ -68,8 +68,8 @@ func BenchmarkCallEndToEnd(b *testing.B) {
 	}
 	n := floodCount(b)
 	inflight := testbin.Build(b, "inflight")
-	peer := testbin.Build(b, "inflight/internal/floodpeer/peer")
-	minimal := testbin.Build(b, "inflight/internal/floodpeer/minimal")
+	peer := testbin.Build(b, "inflight/internal/testkit/floodpeer/peer")
+	minimal := testbin.Build(b, "inflight/internal/testkit/floodpeer/minimal")
 	args := `{"count":` + strconv.Itoa(n) + `}`
 	callArgs := []string{"call", "--tool", floodpeer.Tool, "--args", args}
 
@@ -133,7 +133,7 @@ func checkReport(b *testing.B, out []byte, n int) {
 // io.Discard and through a real pipe drained by a reader that does nothing
 // else, so the end-to-end figures can be seen to be the client's.
 //
-//	go test -run '^$' -bench FloodPeer ./internal/floodpeer/
+//	go test -run '^$' -bench FloodPeer ./internal/testkit/floodpeer/
 func BenchmarkFloodPeer(b *testing.B) {
 	b.Run("discard", func(b *testing.B) {
 		b.SetBytes(110)

@@ -7,7 +7,7 @@
 // Each set of packages is installed once into a shared cache directory
 // (INFLIGHT_NPM_CACHE, else the user's cache directory), under a file lock,
 // so concurrent test binaries share one install; `.ci/run` warms it with
-// `go run ./internal/npmpeer/warm`. A test that needs a peer calls Need; it
+// `go run ./internal/testkit/npmpeer/warm`. A test that needs a peer calls Need; it
 // is skipped, with the reason, only when npm is missing or the registry
 // cannot be reached. Any other install failure fails the test.
 package npmpeer

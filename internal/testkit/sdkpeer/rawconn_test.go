@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/sdkpeer"
+	"inflight/internal/testkit/sdkpeer"
 )
 
 // The tests here speak raw JSON-RPC to a peer over its stdin and stdout,

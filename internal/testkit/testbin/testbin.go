@@ -29,7 +29,7 @@ type build struct {
 }
 
 // Build returns the path of the executable built from importPath (a main
-// package of this module, e.g. "inflight" or "inflight/internal/floodpeer/peer"),
+// package of this module, e.g. "inflight" or "inflight/internal/testkit/floodpeer/peer"),
 // building it the first time a test of this binary asks and reusing it
 // after that; concurrent callers wait for the one build. A failed build
 // fails t; without the go command it skips t, since nothing can be built.

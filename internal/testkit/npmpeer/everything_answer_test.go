@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"inflight/internal/npmpeer"
+	"inflight/internal/testkit/npmpeer"
 )
 
 // The TypeScript reference server's legacy questions (issue 12's outside

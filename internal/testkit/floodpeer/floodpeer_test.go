@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"inflight/internal/floodpeer"
-	"inflight/internal/testbin"
+	"inflight/internal/testkit/floodpeer"
+	"inflight/internal/testkit/testbin"
 )
 
 func TestMain(m *testing.M) {
@@ -134,8 +134,8 @@ func TestCountRefuses(t *testing.T) {
 
 // The two commands the benchmark runs work together as real processes.
 func TestMinimalClientAgainstPeer(t *testing.T) {
-	peer := testbin.Build(t, "inflight/internal/floodpeer/peer")
-	minimal := testbin.Build(t, "inflight/internal/floodpeer/minimal")
+	peer := testbin.Build(t, "inflight/internal/testkit/floodpeer/peer")
+	minimal := testbin.Build(t, "inflight/internal/testkit/floodpeer/minimal")
 	out, err := exec.Command(minimal, "-n", "2000", "--", peer).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "2000" {
 		t.Fatalf("minimal: %v\n%s", err, out)

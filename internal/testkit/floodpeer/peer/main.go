@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	"inflight/internal/floodpeer"
+	"inflight/internal/testkit/floodpeer"
 )
 
 func main() {

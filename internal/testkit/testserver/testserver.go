@@ -22,7 +22,7 @@ import (
 
 	"inflight/client"
 	"inflight/demo"
-	"inflight/internal/hostile"
+	"inflight/internal/testkit/hostile"
 	"inflight/runner"
 	"inflight/target"
 	"inflight/wire"

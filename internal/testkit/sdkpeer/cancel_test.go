@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"inflight/internal/sdkpeer"
+	"inflight/internal/testkit/sdkpeer"
 )
 
 // What a client must know to judge "crossed in flight" (issue 9): a go-sdk
@@ -112,7 +112,7 @@ func waitFor(t *testing.T, cond func() bool, format string, args ...any) {
 // answer; one probe per op, after the session is open (so the server's
 // start-up is not in it).
 //
-//	go test -run '^$' -bench RoundTrip -benchtime 2000x ./internal/sdkpeer/
+//	go test -run '^$' -bench RoundTrip -benchtime 2000x ./internal/testkit/sdkpeer/
 //
 // The figures are in the table above TestCancelledAnswerIsAReaction.
 func BenchmarkRoundTrip(b *testing.B) {
@@ -144,7 +144,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 // cancel's write to the reading of the answer; one slow call cancelled at
 // step 1 of 6 per op, on one connection.
 //
-//	go test -run '^$' -bench CancelToAnswer -benchtime 500x ./internal/sdkpeer/
+//	go test -run '^$' -bench CancelToAnswer -benchtime 500x ./internal/testkit/sdkpeer/
 func BenchmarkCancelToAnswer(b *testing.B) {
 	for _, name := range sdkpeer.Names {
 		for _, era := range eras {

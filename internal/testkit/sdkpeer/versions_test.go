@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"inflight/internal/sdkpeer"
+	"inflight/internal/testkit/sdkpeer"
 )
 
 // EnvVersions makes a peer legacy-only to a modern probe: go-sdk refuses
