@@ -215,7 +215,7 @@ func TestCallHumanOutput(t *testing.T) {
 }
 
 // The JSON summary's shape (its keys and the JSON types of their values)
-// is a contract documented in the README; the golden files pin it for a
+// is a contract documented in docs/call.md; the golden files pin it for a
 // completed call and for a cancelled call with a late response.
 func TestCallReportShape(t *testing.T) {
 	cases := map[string]Options{

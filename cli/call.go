@@ -133,6 +133,6 @@ func addCallFlags(fs *pflag.FlagSet, o *call.Options, tool, toolArgs *string) {
 	fs.StringArrayVar(&o.Roots, "root", nil, "answer roots/list with `DIR` (repeatable; default: no roots)")
 	fs.IntVar(&o.MaxRounds, "max-rounds", session.DefaultMaxRounds, "give up on a multi round-trip request after `N` rounds")
 	fs.StringVar(&o.LogLevel, "log-level", "", "ask for the server's log lines at `LEVEL` (debug, info, notice, warning, error, …): per request in the modern era, logging/setLevel in the legacy one")
-	fs.BoolVar(&o.JSON, "json", false, "print exactly one JSON object at the end (see README)")
+	fs.BoolVar(&o.JSON, "json", false, "print exactly one JSON object at the end (its fields: docs/call.md)")
 	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the run to `FILE` (JSON Lines)")
 }
