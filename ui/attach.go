@@ -528,8 +528,8 @@ func (m *Model) attachHeaderParts(title, proto, server string, room int) [][]str
 		parts := append([]string{title, ""}, rest...)
 		fixed := lipgloss.Width(strings.Join(parts, " · "))
 		avail := room - fixed - lipgloss.Width(prefix)
-		if avail >= lipgloss.Width(cmd) || avail >= minHeaderTarget {
-			parts[1] = prefix + middleEllipsis(cmd, avail)
+		if avail >= lipgloss.Width(cmd) || avail >= look.MinHeaderTarget {
+			parts[1] = prefix + look.MiddleEllipsis(cmd, avail)
 			choices = append(choices, parts)
 		}
 	}

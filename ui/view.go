@@ -141,15 +141,15 @@ func (m *Model) viewHeader() string {
 	// goes: its start and its end are what tell servers apart.
 	target := m.line(m.opts.Target)
 	rest := lipgloss.Width(strings.Join([]string{"inflight", proto, server, ""}, " · "))
-	if avail := room - rest; lipgloss.Width(target) > avail && avail >= minHeaderTarget {
-		target = middleEllipsis(target, avail)
+	if avail := room - rest; lipgloss.Width(target) > avail && avail >= look.MinHeaderTarget {
+		target = look.MiddleEllipsis(target, avail)
 	}
 	// Without the server's name (which the server says of itself), the
 	// target (which says where inflight is connected) has more room.
 	target2 := m.line(m.opts.Target)
 	rest2 := lipgloss.Width(strings.Join([]string{"inflight", proto, ""}, " · "))
-	if avail := room - rest2; lipgloss.Width(target2) > avail && avail >= minHeaderTarget {
-		target2 = middleEllipsis(target2, avail)
+	if avail := room - rest2; lipgloss.Width(target2) > avail && avail >= look.MinHeaderTarget {
+		target2 = look.MiddleEllipsis(target2, avail)
 	}
 	var left string
 	choices := [][]string{
@@ -212,21 +212,6 @@ func (m *Model) footer() string {
 		return look.Fit(v, m.width)
 	}
 	return look.Fit(h.ShortHelpView(m.keys.BareHelp()), m.width)
-}
-
-// minHeaderTarget is the narrowest a shortened target is still worth
-// showing in the header.
-const minHeaderTarget = 16
-
-// middleEllipsis shortens s to w columns by cutting out its middle.
-func middleEllipsis(s string, w int) string {
-	r := []rune(s)
-	if len(r) <= w || w < 3 {
-		return s
-	}
-	head := (w - 1) / 2
-	tail := w - 1 - head
-	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
 // viewBanner says the connection is gone and what to do.
