@@ -78,6 +78,8 @@ func (m *Model) frame() string {
 	body = clampLines(body, h, m.width)
 	if m.prompt.kind != promptNone {
 		body = m.overlayPrompt(body, h)
+	} else if m.attachv.Prompting() {
+		body = overlayBox(body, m.attachv.View(m.env(), m.width, h), m.width)
 	}
 	b.WriteString(body)
 	b.WriteByte('\n')
@@ -159,7 +161,7 @@ func (m *Model) viewHeader() string {
 		{st.Title.Render("inflight"), proto},
 	}
 	if m.attaching() {
-		choices = m.attachHeaderParts(st.Title.Render("inflight"), proto, server, room)
+		choices = m.attachv.HeaderParts(m.env(), st.Title.Render("inflight"), proto, server, room)
 	}
 	for _, parts := range choices {
 		var keep []string
@@ -217,7 +219,7 @@ func (m *Model) footer() string {
 // viewBanner says the connection is gone and what to do.
 func (m *Model) viewBanner() string {
 	if m.attaching() {
-		return m.attachBanner()
+		return m.attachv.Banner(m.env(), m.width)
 	}
 	head := "↯ connection lost"
 	switch {
@@ -285,13 +287,17 @@ func (m *Model) overlayPrompt(body string, h int) string {
 	default:
 		content = st.Bold.Render(m.prompt.text) + "\n" + st.Key.Render("y") + " yes · " + st.Key.Render("n") + " no"
 	}
-	box := st.Box.Render(content)
+	return overlayBox(body, st.Box.Render(content), m.width)
+}
+
+// overlayBox lays a dialog's box over the bottom of the body.
+func overlayBox(body, box string, width int) string {
 	lines := strings.Split(body, "\n")
 	boxLines := strings.Split(box, "\n")
 	start := max(0, len(lines)-len(boxLines)-1)
 	for i, bl := range boxLines {
 		if start+i < len(lines) {
-			lines[start+i] = look.Fit("  "+bl, m.width)
+			lines[start+i] = look.Fit("  "+bl, width)
 		}
 	}
 	return strings.Join(lines, "\n")
