@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 
 	"inflight/client"
 	"inflight/event"
-	"inflight/keymap"
 	"inflight/session"
 	"inflight/source"
 	"inflight/ui/look"
@@ -51,12 +47,6 @@ type Attach struct {
 
 // attachState is what the view keeps of the proxy's stream.
 type attachState struct {
-	// ended: the stream is over (the proxy ended, or its socket closed).
-	ended  bool
-	endErr error
-	// serverGone: the proxy streamed the end of its server's connection
-	// (transport_closed), which is the last thing a proxy that ends says.
-	serverGone bool
 	// localViolations and proxyViolations count the flags each side
 	// raised, by code, to compare them.
 	localViolations, proxyViolations map[string]int
@@ -74,8 +64,6 @@ type attachState struct {
 	// actsSwept is how many marks there were after the last sweep of
 	// those of requests gone from the tracker's history (sweepActs).
 	actsSwept int
-	// delaying: the reason prompt open is the delay key's.
-	delaying bool
 }
 
 // Disagreements reports how many of the proxy's verdicts and flags the view
@@ -109,8 +97,7 @@ func (m *Model) initAttach() tea.Cmd {
 
 // attachEnded is the end of the proxy's stream.
 func (m *Model) attachEnded() {
-	m.attach.ended = true
-	m.attach.endErr = m.opts.Source.Err()
+	m.attachv = m.attachv.Ended(m.opts.Source.Err())
 	m.state = connLost
 	m.checkViolationsAgree()
 }
@@ -177,7 +164,7 @@ func (m *Model) proxyViolation(code string) {
 func (m *Model) attachEvent(it *source.Item) {
 	ev := it.Event
 	if ev.Kind == event.TransportClosed {
-		m.attach.serverGone = true
+		m.attachv = m.attachv.ServerGone()
 	}
 	if m.beforeHistory(&ev) {
 		return
@@ -325,123 +312,6 @@ func isFinalName(name string) bool {
 	return false
 }
 
-// attachKey handles the keys a view on a proxy answers differently: it
-// sends nothing, so the keys that would are refused with why, and quitting
-// only detaches (the proxy and the host's requests go on).
-func (m *Model) attachKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	k := &m.keys
-	if m.attach.delaying {
-		if m.prompt.kind != promptReason {
-			m.attach.delaying = false
-		} else if !key.Matches(msg, k.Interrupt) {
-			return m.delayPromptKey(msg)
-		}
-	}
-	if key.Matches(msg, k.Interrupt) || (m.prompt.kind == promptNone && m.mode != keymap.ModeHelp && pressed(msg, k.Quit) && !(m.mode == keymap.ModeLog && m.logv.Filtering())) {
-		return m.exit(), true
-	}
-	if m.prompt.kind != promptNone || m.mode == keymap.ModeHelp || (m.mode == keymap.ModeLog && m.logv.Filtering()) {
-		return nil, false
-	}
-	if m.mode != keymap.ModeList && m.mode != keymap.ModeDetail && m.mode != keymap.ModeLog {
-		return nil, false
-	}
-	if m.mode != keymap.ModeLog {
-		if cmd, ok := m.attachActKey(msg); ok {
-			return cmd, true
-		}
-	}
-	switch {
-	case pressed(msg, k.Cancel), pressed(msg, k.CancelReason):
-		switch r, ok := m.selectedRequest(); {
-		case ok && r.ByHost && m.opts.Attach.Act != nil:
-			m.setStatus(levelInfo, fmt.Sprintf("#%s is the host's request, the host's to cancel: z cancels it upstream on its behalf (Z leaves the host waiting)", m.line(r.ID.String())))
-		case ok && r.ByHost:
-			m.setStatus(levelInfo, fmt.Sprintf("#%s is the host's request: this view only watches it (the proxy takes no commands)", m.line(r.ID.String())))
-		default:
-			m.setStatus(levelInfo, "this view only watches the proxy: it cannot cancel")
-		}
-	case pressed(msg, k.CancelAll), pressed(msg, k.StopWatching), pressed(msg, k.Longer), pressed(msg, k.Shorter):
-		m.setStatus(levelInfo, "this view only watches the proxy: the host's requests are the host's to cancel and time out")
-	case pressed(msg, k.New), pressed(msg, k.Reissue), pressed(msg, k.Edit):
-		m.setStatus(levelInfo, "this view only watches the proxy: it sends no requests")
-	case pressed(msg, k.Reconnect):
-		if m.attach.ended {
-			m.setStatus(levelInfo, "the proxy ended: run inflight attach again once it runs")
-		} else {
-			m.setStatus(levelInfo, "this view is attached to the proxy: there is nothing to reconnect")
-		}
-	default:
-		return nil, false
-	}
-	return nil, true
-}
-
-// attachHelpIntro is the help screen's first lines on a proxy.
-func (m *Model) attachHelpIntro() []string {
-	st := m.styles
-	last := "  This view sends nothing: q or ctrl+c detaches; the proxy runs on."
-	switch {
-	case m.opts.Attach.InProcess && m.opts.Attach.Act != nil:
-		last = "  The keys below act through the proxy; this is its own process: q stops it."
-	case m.opts.Attach.InProcess:
-		last = "  This view only watches. It is the proxy's own process: q or ctrl+c stops it."
-	case m.opts.Attach.Act != nil:
-		last = "  The keys below act through the proxy; q or ctrl+c detaches, the proxy runs on."
-	}
-	head := st.Title.Render("inflight") + " watches the proxy " + m.line(m.opts.Attach.Proxy.Name) + ": the host's requests, marked ⇄."
-	flagged := st.Flag.Render("⚑ flagged")
-	if m.attachTransport() == event.TransportHTTP.String() {
-		return []string{head,
-			"  On HTTP the host cancels by closing its request's stream (modern era) or",
-			"  with notifications/cancelled (legacy). " + flagged + ": a cancel of an unknown",
-			"  ID or of initialize, a legacy stream closed and not resumed, a request the",
-			"  host left in flight when it went, what the server sends after its cancel.",
-			last,
-			"",
-		}
-	}
-	return []string{head,
-		"  On stdio the host cancels with notifications/cancelled. " + flagged + ":",
-		"  a cancel of an unknown ID or of initialize, a request the host left in",
-		"  flight when it went, and what the server sends after the host's cancel.",
-		last,
-		"",
-	}
-}
-
-// attachTransport is the host's transport to the proxy: the connection's
-// once the proxy saw it, else what its hello said (Options.Transport).
-func (m *Model) attachTransport() string {
-	if info, ok := m.tracker.Conn(); ok {
-		return info.Transport.String()
-	}
-	return m.opts.Transport
-}
-
-// attachKeyState turns off the keys that would send or cancel, and on
-// those that act through the proxy, when it takes commands.
-func (m *Model) attachKeyState(st keymap.State) keymap.State {
-	st.Connected, st.Lost = false, false
-	st.AnyActive, st.SelectedActive, st.SelectedTimed, st.SelectedCancelling = false, false, false, false
-	st.Acting = m.opts.Attach.Act != nil && !m.attach.ended
-	return st
-}
-
-// attachBanner says the proxy is gone, and that what it saw stays.
-func (m *Model) attachBanner() string {
-	text := "↯ the proxy ended — what it recorded stays here; q to leave"
-	if !m.attach.serverGone {
-		// A proxy that ends says its server's end first: without it, the
-		// stream stopped short, and only that was seen.
-		text = "↯ the proxy's stream stopped before the proxy's end (it was killed, or dropped this view for falling behind) — q to leave"
-	}
-	if err := m.attach.endErr; err != nil {
-		text = "↯ the proxy's stream broke (" + m.line(err.Error()) + ") — what came before stays here; q to leave"
-	}
-	return m.styles.Banner.Render(look.Fit(text, m.width-2))
-}
-
 // hostMark is the REQUEST column's mark of a host's request.
 func hostMark(r *session.Request) string {
 	if r.ByHost {
@@ -498,42 +368,6 @@ func (m *Model) hostActiveCell(r *session.Request, w int, now time.Time) (string
 	}
 	parts = append(parts, look.Part{Variants: []string{rest}, Style: m.styles.Dim, Prio: look.PrioRepeats})
 	return look.BuildCell(parts, w), true
-}
-
-// attachHeaderParts are the header's choices on a proxy, widest first,
-// for room cells: "attach NAME · host <-> CMD" keeps its place longest
-// (the command losing its middle first), then the proxy's name alone,
-// since it is what the view is on.
-func (m *Model) attachHeaderParts(title, proto, server string, room int) [][]string {
-	name := "attach " + m.line(m.opts.Attach.Proxy.Name)
-	prefix := name + " · host <-> "
-	cmd := m.line(m.opts.Attach.Proxy.Command)
-	var choices [][]string
-	era := proto // "stdio · modern 2026-07-28" without its version
-	if i := strings.LastIndexByte(proto, ' '); i > 0 && strings.Count(proto, " ") > 2 {
-		era = proto[:i]
-	}
-	rests := [][]string{{proto, server}, {proto}, {era}}
-	if m.opts.Attach.InProcess {
-		// The command is the URL to give the host: it is shown whole
-		// while it fits, before the server's name and the era's version.
-		for _, rest := range append(rests, nil) {
-			parts := append([]string{title, prefix + cmd}, rest...)
-			if lipgloss.Width(strings.Join(parts, " · ")) <= room {
-				choices = append(choices, parts)
-			}
-		}
-	}
-	for _, rest := range rests {
-		parts := append([]string{title, ""}, rest...)
-		fixed := lipgloss.Width(strings.Join(parts, " · "))
-		avail := room - fixed - lipgloss.Width(prefix)
-		if avail >= lipgloss.Width(cmd) || avail >= minHeaderTarget {
-			parts[1] = prefix + middleEllipsis(cmd, avail)
-			choices = append(choices, parts)
-		}
-	}
-	return append(choices, []string{title, name, proto, server}, []string{title, name, proto}, []string{title, name})
 }
 
 // readOnlyConn is the connection of a view on a proxy: it has none. Any

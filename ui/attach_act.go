@@ -1,23 +1,19 @@
 package ui
 
 import (
-	"fmt"
 	"strings"
 	"time"
-
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 
 	"inflight/session"
 	"inflight/source"
 	"inflight/ui/detail"
 	"inflight/ui/look"
-	"inflight/wire"
 )
 
 // This file is the view's side of making things happen (inflight attach's
 // keys): a key on a selected host request asks the proxy to act on it
-// (Attach.Act, source.Attach.Act, writes the command); the proxy answers this view alone with
+// (ui/attach says what to ask; the root carries it out with Attach.Act,
+// source.Attach.Act, which writes the command); the proxy answers this view alone with
 // a reply line (refused, and why, or done), and says what it then does in
 // injected lines every viewer gets. The row and the detail's timeline mark
 // what was done from those lines — what the proxy said it did and when,
@@ -40,9 +36,6 @@ const (
 	phasePassed   = "passed"
 	phaseFailed   = "failed"
 )
-
-// defaultDelay is what the delay prompt offers.
-const defaultDelay = 30 * time.Second
 
 // actMark is what the proxy said it did to one host request, latest first
 // in importance: the phase it is in, since when, and by whom.
@@ -272,125 +265,4 @@ func (m *Model) actSteps(r *session.Request) []detail.Act {
 		steps[i] = detail.Act{At: s.at, Label: label}
 	}
 	return steps
-}
-
-// attachActKey handles the keys that act on the selected host request.
-func (m *Model) attachActKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	k := &m.keys
-	acts := []struct {
-		b   key.Binding
-		act string
-	}{{k.Delay, "delay"}, {k.Hold, "hold"}, {k.Release, "release"}, {k.Drop, "drop"},
-		{k.CancelUp, "cancel"}, {k.CancelSilent, "cancel-silent"}, {k.Race, "race"}}
-	act := ""
-	for _, a := range acts {
-		if pressed(msg, a.b) {
-			act = a.act
-		}
-	}
-	if act == "" {
-		return nil, false
-	}
-	if m.opts.Attach.Act == nil {
-		m.setStatus(levelInfo, "this proxy takes no commands (read-only, or it cannot act): the view only watches")
-		return nil, true
-	}
-	if m.attach.ended {
-		m.setStatus(levelInfo, "the proxy ended: there is nothing left to act on")
-		return nil, true
-	}
-	r, ok := m.selectedRequest()
-	if !ok {
-		m.setStatus(levelInfo, "select one of the host's requests first")
-		return nil, true
-	}
-	if why := m.cannotAct(r, act); why != "" {
-		m.setStatus(levelInfo, why)
-		return nil, true
-	}
-	if act == "delay" {
-		m.openDelayPrompt(r.ID)
-		return nil, true
-	}
-	return m.sendAct(act, r.ID, 0), true
-}
-
-// cannotAct says why act cannot apply to r ("" when it can): only the
-// host's requests in flight, or one whose response the proxy holds.
-func (m *Model) cannotAct(r *session.Request, act string) string {
-	id := "#" + m.line(r.ID.String())
-	if !r.ByHost {
-		return id + " is not the host's request: only the host's requests can be acted on"
-	}
-	a := m.attach.acts[r]
-	held := a != nil && a.phase == phaseHolding
-	switch {
-	case act == "release" && !held:
-		return "nothing of " + id + " is held: there is nothing to release"
-	case held && (act == "cancel" || act == "cancel-silent"):
-		return "the server answered " + id + " already (the proxy holds its response): release or drop it"
-	case held:
-		return ""
-	case r.State == session.StateCancelRequested && r.Cancel != nil && r.Cancel.Cause == session.CauseHost:
-		return "the host cancelled " + id + " already: it is not in flight"
-	case !r.IsActive() || r.State == session.StateCancelRequested:
-		return id + " is not in flight (" + look.StateName(r.State) + "): only a request the host still waits for can be acted on"
-	}
-	return ""
-}
-
-// sendAct writes the command; the proxy's reply comes in its stream.
-func (m *Model) sendAct(act string, id wire.ID, after time.Duration) tea.Cmd {
-	send := m.opts.Attach.Act
-	what := act
-	if after > 0 {
-		what += " " + after.String()
-	}
-	m.setStatus(levelInfo, "asked the proxy: "+what+" on #"+m.line(id.String())+"…")
-	return func() tea.Msg {
-		if err := send(act, id, after); err != nil {
-			return actFailedMsg{err: err}
-		}
-		return nil
-	}
-}
-
-// actFailedMsg: a command could not be written to the proxy.
-type actFailedMsg struct{ err error }
-
-// openDelayPrompt asks for the delay of id's response.
-func (m *Model) openDelayPrompt(id wire.ID) {
-	in := look.NewTextInput()
-	in.Prompt = "delay: "
-	in.Placeholder = defaultDelay.String()
-	in.CharLimit = 20
-	in.Focus()
-	m.prompt = prompt{kind: promptReason, id: id, input: in, text: fmt.Sprintf("Delay the response to #%s by (a duration: 500ms, 30s, 2m)", m.line(id.String())),
-		hint: "enter delay · esc leave it"}
-	m.attach.delaying = true
-}
-
-// delayPromptKey handles a key while the delay prompt is open (handled
-// false: the input takes it).
-func (m *Model) delayPromptKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	switch msg.String() {
-	case "esc":
-		m.prompt, m.attach.delaying = prompt{}, false
-		return nil, true
-	case "enter":
-		text := strings.TrimSpace(m.prompt.input.Value())
-		d := defaultDelay
-		if text != "" {
-			v, err := time.ParseDuration(text)
-			if err != nil || v <= 0 {
-				m.prompt.note = fmt.Sprintf("%q is not a duration above 0 (500ms, 30s, 2m)", text)
-				return nil, true
-			}
-			d = v
-		}
-		id := m.prompt.id
-		m.prompt, m.attach.delaying = prompt{}, false
-		return m.sendAct("delay", id, d), true
-	}
-	return nil, false
 }

@@ -32,6 +32,7 @@ func (m *Model) layout() {
 	}
 	m.composer = m.composer.Layout(m.width)
 	m.answer = m.answer.Sized(m.width)
+	m.attachv = m.attachv.Sized(m.width)
 }
 
 // layoutList decides which rows the list shows (its filter, x), keeps the

@@ -32,6 +32,7 @@ import (
 	"inflight/termsafe"
 	"inflight/trace"
 	"inflight/ui/answer"
+	"inflight/ui/attach"
 	"inflight/ui/authview"
 	"inflight/ui/composer"
 	"inflight/ui/detail"
@@ -229,8 +230,10 @@ type Model struct {
 	// goroutine and a timer alive after it.
 	stop     chan struct{}
 	stopOnce sync.Once
-	// attach is the view on a proxy's stream (Options.Attach).
-	attach attachState
+	// attach is the view on a proxy's stream (Options.Attach), attachv
+	// its keys and what it draws of the proxy (ui/attach).
+	attach  attachState
+	attachv attach.Model
 
 	// The server's questions (answer.go): the legacy ones waiting for
 	// the user, the open answer form, and the screen it was opened from.
@@ -397,6 +400,9 @@ func New(opts Options) (*Model, error) {
 	m.logv = logview.New()
 	m.stderrv = logview.NewStderr()
 	m.composer = composer.New(opts.LogLevel)
+	if a := opts.Attach; a != nil {
+		m.attachv = attach.New(attach.Proxy{Name: a.Proxy.Name, Command: a.Proxy.Command, Transport: opts.Transport, Acts: a.Act != nil, InProcess: a.InProcess})
+	}
 	return m, nil
 }
 
@@ -587,6 +593,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			var c tea.Cmd
 			m.prompt.input, c = m.prompt.input.Update(msg)
 			cmd = c
+		} else if m.attachv.Prompting() {
+			var act screen.Action
+			m.attachv, act = m.attachv.Update(m.env(), m.attachInput(), msg)
+			cmd = m.attachAction(act)
 		}
 	}
 	m.layout()
@@ -991,7 +1001,7 @@ func (m *Model) syncKeys() {
 		keys.SetState(m.keyState(m.prev))
 		var intro []string
 		if m.attaching() {
-			intro = m.attachHelpIntro()
+			intro = m.attachv.HelpIntro(m.env())
 		}
 		m.helpv = m.helpv.Show(keys, intro)
 	}
@@ -1038,7 +1048,7 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		st.SelectedIncoming, st.SelectedAsks = true, m.incomingAsks()
 	}
 	if m.attaching() {
-		st = m.attachKeyState(st)
+		st = m.attachv.KeyState(st)
 	}
 	if m.prompt.kind != promptNone {
 		st.Mode = keymap.ModePrompt
@@ -1058,6 +1068,10 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 		var cmd tea.Cmd
 		m.prompt.input, cmd = m.prompt.input.Update(msg)
 		return cmd
+	case m.attachv.Prompting():
+		var act screen.Action
+		m.attachv, act = m.attachv.Update(m.env(), m.attachInput(), msg)
+		return m.attachAction(act)
 	case m.mode == keymap.ModeLog:
 		var act screen.Action
 		m.logv, act = m.logv.Update(m.env(), msg)

@@ -78,6 +78,8 @@ func (m *Model) frame() string {
 	body = clampLines(body, h, m.width)
 	if m.prompt.kind != promptNone {
 		body = m.overlayPrompt(body, h)
+	} else if m.attachv.Prompting() {
+		body = overlayBox(body, m.attachv.View(m.env(), m.width, h), m.width)
 	}
 	b.WriteString(body)
 	b.WriteByte('\n')
@@ -141,15 +143,15 @@ func (m *Model) viewHeader() string {
 	// goes: its start and its end are what tell servers apart.
 	target := m.line(m.opts.Target)
 	rest := lipgloss.Width(strings.Join([]string{"inflight", proto, server, ""}, " · "))
-	if avail := room - rest; lipgloss.Width(target) > avail && avail >= minHeaderTarget {
-		target = middleEllipsis(target, avail)
+	if avail := room - rest; lipgloss.Width(target) > avail && avail >= look.MinHeaderTarget {
+		target = look.MiddleEllipsis(target, avail)
 	}
 	// Without the server's name (which the server says of itself), the
 	// target (which says where inflight is connected) has more room.
 	target2 := m.line(m.opts.Target)
 	rest2 := lipgloss.Width(strings.Join([]string{"inflight", proto, ""}, " · "))
-	if avail := room - rest2; lipgloss.Width(target2) > avail && avail >= minHeaderTarget {
-		target2 = middleEllipsis(target2, avail)
+	if avail := room - rest2; lipgloss.Width(target2) > avail && avail >= look.MinHeaderTarget {
+		target2 = look.MiddleEllipsis(target2, avail)
 	}
 	var left string
 	choices := [][]string{
@@ -159,7 +161,7 @@ func (m *Model) viewHeader() string {
 		{st.Title.Render("inflight"), proto},
 	}
 	if m.attaching() {
-		choices = m.attachHeaderParts(st.Title.Render("inflight"), proto, server, room)
+		choices = m.attachv.HeaderParts(m.env(), st.Title.Render("inflight"), proto, server, room)
 	}
 	for _, parts := range choices {
 		var keep []string
@@ -214,25 +216,10 @@ func (m *Model) footer() string {
 	return look.Fit(h.ShortHelpView(m.keys.BareHelp()), m.width)
 }
 
-// minHeaderTarget is the narrowest a shortened target is still worth
-// showing in the header.
-const minHeaderTarget = 16
-
-// middleEllipsis shortens s to w columns by cutting out its middle.
-func middleEllipsis(s string, w int) string {
-	r := []rune(s)
-	if len(r) <= w || w < 3 {
-		return s
-	}
-	head := (w - 1) / 2
-	tail := w - 1 - head
-	return string(r[:head]) + "…" + string(r[len(r)-tail:])
-}
-
 // viewBanner says the connection is gone and what to do.
 func (m *Model) viewBanner() string {
 	if m.attaching() {
-		return m.attachBanner()
+		return m.attachv.Banner(m.env(), m.width)
 	}
 	head := "↯ connection lost"
 	switch {
@@ -300,13 +287,17 @@ func (m *Model) overlayPrompt(body string, h int) string {
 	default:
 		content = st.Bold.Render(m.prompt.text) + "\n" + st.Key.Render("y") + " yes · " + st.Key.Render("n") + " no"
 	}
-	box := st.Box.Render(content)
+	return overlayBox(body, st.Box.Render(content), m.width)
+}
+
+// overlayBox lays a dialog's box over the bottom of the body.
+func overlayBox(body, box string, width int) string {
 	lines := strings.Split(body, "\n")
 	boxLines := strings.Split(box, "\n")
 	start := max(0, len(lines)-len(boxLines)-1)
 	for i, bl := range boxLines {
 		if start+i < len(lines) {
-			lines[start+i] = look.Fit("  "+bl, m.width)
+			lines[start+i] = look.Fit("  "+bl, width)
 		}
 	}
 	return strings.Join(lines, "\n")

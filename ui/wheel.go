@@ -27,7 +27,7 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	var act screen.Action
 	switch m.mode {
 	case keymap.ModeList:
-		if m.prompt.kind == promptNone && d != 0 {
+		if m.prompt.kind == promptNone && !m.attachv.Prompting() && d != 0 {
 			m.scrollList(d)
 		}
 	case keymap.ModeComposer:

@@ -164,6 +164,23 @@ func Trunc(s string, w int) string {
 	return ansi.Truncate(s, w, "…")
 }
 
+// MinHeaderTarget is the narrowest a shortened target (a command line, a
+// URL) is still worth showing in the header.
+const MinHeaderTarget = 16
+
+// MiddleEllipsis shortens s to w columns by cutting out its middle: the
+// start and the end of a command line or a URL are what tell servers
+// apart.
+func MiddleEllipsis(s string, w int) string {
+	r := []rune(s)
+	if len(r) <= w || w < 3 {
+		return s
+	}
+	head := (w - 1) / 2
+	tail := w - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
 // CountNoun is the singular or the plural noun for n.
 func CountNoun(n int, one, many string) string {
 	if n == 1 {
