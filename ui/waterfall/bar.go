@@ -54,11 +54,15 @@ func penOf(s lipgloss.Style) pen {
 	return pen{on, off}
 }
 
-// pens are the styles of one frame's bars.
+// pens are the styles of the bars, built by Layout for the palette it
+// was given and read by View; a state's pen is built for every state up
+// front, so that drawing never adds one.
 type pens struct {
-	styles  look.Styles
 	byState map[session.State]uint8
 	list    []pen
+	// sign is what tells one palette from another: the pens of Dim and
+	// Running as built.
+	sign [2]pen
 }
 
 // The pens every frame has; a state's fill is added as it is met.
@@ -73,11 +77,12 @@ const (
 	penDeadline
 	penProgress
 	penQuestion
+	penCursor
 	penCount
 )
 
 func newPens(st look.Styles) *pens {
-	p := &pens{styles: st, byState: map[session.State]uint8{}, list: make([]pen, penCount)}
+	p := &pens{byState: map[session.State]uint8{}, list: make([]pen, penCount), sign: signOf(st)}
 	p.list[penGrid] = penOf(st.Faint)
 	p.list[penDim] = penOf(st.Dim)
 	p.list[penWindow] = penOf(st.Cancelled)
@@ -87,18 +92,33 @@ func newPens(st look.Styles) *pens {
 	p.list[penDeadline] = penOf(st.TimedOut)
 	p.list[penProgress] = penOf(st.Running)
 	p.list[penQuestion] = penOf(st.Warn)
+	p.list[penCursor] = penOf(st.Cursor)
+	for s := session.StatePending; s <= session.StateConnectionLost; s++ {
+		p.list = append(p.list, penOf(look.StateLookOf(s).Style(st)))
+		p.byState[s] = uint8(len(p.list) - 1)
+	}
 	return p
 }
+
+func signOf(st look.Styles) [2]pen { return [2]pen{penOf(st.Dim), penOf(st.Running)} }
+
+// pensFor is p when it was built for st's palette, else pens built now.
+func pensFor(p *pens, st look.Styles) *pens {
+	if p != nil && p.sign == signOf(st) {
+		return p
+	}
+	return newPens(st)
+}
+
+// paint draws s with pen i.
+func (p *pens) paint(i uint8, s string) string { return p.list[i].on + s + p.list[i].off }
 
 // state is the pen of a state's bar: its colour, as the list's STATE.
 func (p *pens) state(s session.State) uint8 {
 	if i, ok := p.byState[s]; ok {
 		return i
 	}
-	p.list = append(p.list, penOf(look.StateLookOf(s).Style(p.styles)))
-	i := uint8(len(p.list) - 1)
-	p.byState[s] = i
-	return i
+	return penDim
 }
 
 // bar is one row's cells on the axis, glyph and pen per cell.

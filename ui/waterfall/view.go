@@ -87,7 +87,7 @@ func (m Model) View(env screen.Env, width, height int) string {
 	f := &frame{env: env, t: t, rows: &rows, labelW: labelW, width: width, method: labelW >= 34, trails: m.trails}
 	f.a = m.axis.place(t, env.Now, cells)
 	f.ticks = f.a.ticks()
-	f.pens = newPens(env.Styles)
+	f.pens = pensFor(m.pens, env.Styles)
 	f.bar = newBar(f.a, env.Now)
 
 	sumH := summaryHeight(height, len(stats), m.summary)
@@ -195,7 +195,7 @@ func (f *frame) row(b *strings.Builder, rw row, selected bool) {
 	f.bar.reset(f.ticks)
 	var label string
 	if rw.srv != nil {
-		label = "      " + st.Warn.Render("↘") + " " + look.QuestionText(rw.srv.Method, rw.srv.Params, f.env.Line)
+		label = "      " + f.pens.paint(penQuestion, "↘") + " " + look.Fit(look.QuestionText(rw.srv.Method, rw.srv.Params, f.env.Line), f.labelW-8)
 		f.bar.question(rw.srv)
 	} else {
 		r := f.t.At(rw.idx)
@@ -203,7 +203,8 @@ func (f *frame) row(b *strings.Builder, rw row, selected bool) {
 		f.bar.request(r, f.trails.of(r.ID), f.pens)
 	}
 	var line strings.Builder
-	line.WriteString(look.Fit(label, f.labelW))
+	line.Grow(len(label) + 4*f.a.cells + 64)
+	line.WriteString(label)
 	line.WriteByte(' ')
 	f.bar.render(f.pens, &line)
 	if selected {
@@ -214,14 +215,13 @@ func (f *frame) row(b *strings.Builder, rw row, selected bool) {
 }
 
 // requestLabel is a request's label column: the selection's mark, its
-// state's icon, its ID and what it is about (a host's request marked ⇄).
+// state's icon, its ID and what it is about (a host's request marked ⇄),
+// in labelW cells.
 func (f *frame) requestLabel(r *session.Request, selected bool) string {
-	st := f.env.Styles
 	marker := "  "
 	if selected {
-		marker = st.Cursor.Render("▌ ")
+		marker = f.pens.paint(penCursor, "▌") + " "
 	}
-	sl := look.StateLookOf(r.State)
 	id := f.env.Line(r.ID.String())
 	if n := utf8.RuneCountInString(id); n > f.idW {
 		id = "…" + string([]rune(id)[n-f.idW+1:])
@@ -230,7 +230,22 @@ func (f *frame) requestLabel(r *session.Request, selected bool) string {
 	if r.ByHost {
 		host = "⇄ "
 	}
-	return marker + sl.Style(st).Render(sl.Icon) + " " + look.FitLeft(id, f.idW) + " " + host + look.RequestLabel(r, f.method, f.env.Line)
+	text := look.FitLeft(id, f.idW) + " " + host + look.RequestLabel(r, f.method, f.env.Line)
+	return marker + f.pens.paint(f.pens.state(r.State), look.StateLookOf(r.State).Icon) + " " + fitPlain(text, f.labelW-4)
+}
+
+// fitPlain is look.Fit for text without styling, quicker for the ASCII
+// most labels are.
+func fitPlain(s string, w int) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf || s[i] < ' ' {
+			return look.Fit(s, w)
+		}
+	}
+	if len(s) > w {
+		return s[:max(0, w-1)] + "…"
+	}
+	return s + strings.Repeat(" ", w-len(s))
 }
 
 // legendItems say what the bars' glyphs mean, most needed first.
@@ -252,14 +267,13 @@ func (f *frame) legend() string {
 	if f.legendFits("  ") < len(legendItems) && f.legendFits(" ") > f.legendFits("  ") {
 		sep = " "
 	}
-	st := f.env.Styles
 	var b strings.Builder
 	for i, it := range legendItems[:f.legendFits(sep)] {
 		if i > 0 {
 			b.WriteString(sep)
 		}
 		p := f.pens.list[it.pen]
-		b.WriteString(p.on + string(it.glyph) + p.off + " " + st.Dim.Render(it.word))
+		b.WriteString(p.on + string(it.glyph) + p.off + " " + f.pens.paint(penDim, it.word))
 	}
 	return b.String()
 }

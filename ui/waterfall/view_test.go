@@ -1,6 +1,7 @@
 package waterfall
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,7 +9,10 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"inflight/event"
+	"inflight/session"
 	"inflight/ui/look"
+	"inflight/wire"
 )
 
 // checkFits fails when a line of the view is wider than the screen or
@@ -51,5 +55,52 @@ func TestWaterfallGolden(t *testing.T) {
 				golden.RequireEqual(t, ansi.Strip(view))
 			})
 		}
+	}
+}
+
+// Drawn without Layout (the log not read), a request's late progress is
+// still marked, at the last time the request itself keeps; its late
+// response too.
+func TestWaterfallWithoutTheLog(t *testing.T) {
+	r := fixedRun(t)
+	view := ansi.Strip(New(wire.ID{}).View(r.env(), 80, 24))
+	row := rowOf(t, view, " stubborn")
+	for _, g := range []rune{markProgress, markCancel, fillWindow, markLate, markEnd, markLateResp} {
+		if !strings.ContainsRune(row, g) {
+			t.Errorf("no %c on %q", g, row)
+		}
+	}
+}
+
+// A question the tracker could tie to no request (several in flight on
+// stdio) is a row where it came: after the last request begun before it.
+func TestWaterfallUntiedQuestion(t *testing.T) {
+	r := newRun(t, session.Config{})
+	r.call(0, "first", session.RequestOptions{})
+	r.call(100, "second", session.RequestOptions{})
+	r.message(event.Received, 200, wire.Request(wire.IntID(1), wire.MethodElicitationCreate, json.RawMessage(`{"message":"Which one?","requestedSchema":{"type":"object"}}`)), wire.ID{}, true)
+	r.call(300, "third", session.RequestOptions{})
+	r.now = at(400)
+	m := New(wire.ID{})
+	m, view := r.screenOf(m, 80, 24)
+	lines := strings.Split(view, "\n")
+	var order []string
+	for _, l := range lines[2:] {
+		for _, w := range []string{"first", "second", "elicitation", "third"} {
+			if strings.Contains(l, w) {
+				order = append(order, w)
+			}
+		}
+	}
+	if strings.Join(order, ",") != "first,second,elicitation,third" {
+		t.Fatalf("rows in the order %v:\n%s", order, view)
+	}
+	if q := rowOf(t, view, "elicitation"); !strings.ContainsRune(q, markAsked) || !strings.ContainsRune(q, markInput) {
+		t.Errorf("the waiting question's bar: %q", q)
+	}
+	// The selection passes over it.
+	m, _ = r.press(m, 80, 24, "up")
+	if m.Selected() != wire.IntID(2) {
+		t.Errorf("up from #3 selected #%v, want #2", m.Selected())
 	}
 }

@@ -38,6 +38,7 @@ type Model struct {
 	rows   rowIndex
 	trails *trails
 	stats  statsCache
+	pens   *pens
 }
 
 // Open asks the root to open the detail of request ID (enter).
@@ -90,6 +91,7 @@ func (m Model) Layout(env screen.Env, width, height int) Model {
 		m.trails = &trails{}
 	}
 	m.trails.read(t)
+	m.pens = pensFor(m.pens, env.Styles)
 	if m.summary && m.stats.key != statsKeyOf(t) {
 		m.stats = statsCache{key: statsKeyOf(t), stats: Summary(t)}
 	}
