@@ -72,6 +72,10 @@ type State struct {
 	// requests (a row of its own): enter shows it, and c declines it
 	// while it waits (SelectedAsks).
 	SelectedIncoming bool
+	// Waterfall: the list is drawn as a waterfall, every request a bar on
+	// one time axis: its zoom, pan, fit, follow and summary keys act, and
+	// the list's filter and clear (f, x) do not (it draws every request).
+	Waterfall bool
 }
 
 // KeyMap is every binding of the main screens. The composer has its own
@@ -107,6 +111,15 @@ type KeyMap struct {
 	// the selected host request through the proxy (inflight attach only).
 	Delay, Hold, Release, Drop   key.Binding
 	CancelUp, CancelSilent, Race key.Binding
+
+	// Waterfall switches between the list and the waterfall (v). ZoomIn
+	// and ZoomOut change the time a cell of the waterfall's axis stands
+	// for, PanLeft and PanRight move the axis to earlier and later
+	// traffic, FitAll fits the whole run into the width (and keeps it
+	// fitted as it grows), FollowNow keeps now at the axis's right edge,
+	// and Summary shows or hides the latency of each method.
+	Waterfall, ZoomIn, ZoomOut, PanLeft, PanRight key.Binding
+	FitAll, FollowNow, Summary                    key.Binding
 
 	Help, Quit, Interrupt key.Binding
 }
@@ -161,6 +174,19 @@ func Default() KeyMap {
 		CancelSilent: key.NewBinding(key.WithKeys("Z"), key.WithHelp("Z", "cancel, host waits")),
 		Race:         key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "race")),
 
+		// The waterfall's keys are chosen apart from every key the list
+		// keeps there (+ and - are the timeout's, ← and → scroll only a
+		// payload), from the proxy's acting keys (d h u D z Z t) and from
+		// the replay scrubber's ([ ] , . 0 $ < > space).
+		Waterfall: key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "back to the list")),
+		ZoomIn:    key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "zoom in")),
+		ZoomOut:   key.NewBinding(key.WithKeys("I"), key.WithHelp("I", "zoom out")),
+		PanLeft:   key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "earlier")),
+		PanRight:  key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "later")),
+		FitAll:    key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "fit the whole run")),
+		FollowNow: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "follow now")),
+		Summary:   key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "latency summary")),
+
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		Interrupt: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "cancel all and quit")),
@@ -176,6 +202,9 @@ func (k *KeyMap) SetState(s State) {
 	}
 	// g and G move through requests in the list, through text elsewhere.
 	switch {
+	case s.Mode == ModeList && s.Waterfall:
+		k.Top.SetHelp("g/home", "oldest")
+		k.Bottom.SetHelp("G/end", "newest, axis at now")
 	case s.Mode == ModeList:
 		k.Top.SetHelp("g/home", "oldest")
 		k.Bottom.SetHelp("G/end", "newest (follow)")
@@ -221,8 +250,14 @@ func (k *KeyMap) SetState(s State) {
 	k.Left.SetEnabled(payload && s.Chopped)
 	k.Right.SetEnabled(payload && s.Chopped)
 	k.Export.SetEnabled(main || s.Mode == ModeLog || s.Mode == ModeStderr || s.Mode == ModeDetail)
-	k.FilterList.SetEnabled(main && s.HasRequests)
-	k.ClearFinished.SetEnabled(main && s.HasRequests)
+	k.FilterList.SetEnabled(main && s.HasRequests && !s.Waterfall)
+	k.ClearFinished.SetEnabled(main && s.HasRequests && !s.Waterfall)
+	// v is enabled in the waterfall only, to go back; the list's own v
+	// (into the waterfall) comes with the list drawing it.
+	waterfall := main && s.Waterfall
+	for _, b := range []*key.Binding{&k.Waterfall, &k.ZoomIn, &k.ZoomOut, &k.PanLeft, &k.PanRight, &k.FitAll, &k.FollowNow, &k.Summary} {
+		b.SetEnabled(waterfall)
+	}
 	k.Reconnect.SetEnabled(s.Lost && (main || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr) && !s.Filtering)
 	copyable := (onSelected && s.HasSelection) || (s.Mode == ModeLog && s.HasEntry && !s.Filtering)
 	k.Copy.SetEnabled(copyable)
@@ -240,13 +275,13 @@ func (k *KeyMap) SetState(s State) {
 // ShortHelp is the one-line help at the bottom of the screen: the keys a
 // person needs most, and only those that act now.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Race, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Log, k.Auth, k.Reconnect, k.Help, k.Quit}
+	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Race, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Waterfall, k.FitAll, k.Log, k.Auth, k.Reconnect, k.Help, k.Quit}
 }
 
 // EssentialHelp is ShortHelp for a narrow terminal: the keys without
 // which a person is stuck.
 func (k KeyMap) EssentialHelp() []key.Binding {
-	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Back, k.Auth, k.Reconnect, k.Help, k.Quit}
+	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Back, k.Waterfall, k.Auth, k.Reconnect, k.Help, k.Quit}
 }
 
 // BareHelp is EssentialHelp when even that does not fit: without the keys
@@ -263,6 +298,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Detail, k.Open, k.FilterList, k.ClearFinished, k.Log, k.Stderr, k.Auth, k.Filter, k.Export, k.Reconnect, k.Back},
 		{k.Copy, k.Pager, k.Editor, k.Help, k.Quit, k.Interrupt},
 		{k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.CancelSilent, k.Race},
+		{k.Waterfall, k.ZoomIn, k.ZoomOut, k.PanLeft, k.PanRight, k.FitAll, k.FollowNow, k.Summary},
 	}
 }
 
@@ -276,6 +312,7 @@ func (k KeyMap) All() []key.Binding {
 		k.Wrap, k.Left, k.Right, k.FilterList, k.ClearFinished,
 		k.Copy, k.Pager, k.Editor,
 		k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.CancelSilent, k.Race,
+		k.Waterfall, k.ZoomIn, k.ZoomOut, k.PanLeft, k.PanRight, k.FitAll, k.FollowNow, k.Summary,
 		k.Help, k.Quit, k.Interrupt,
 	}
 }

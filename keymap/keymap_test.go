@@ -27,6 +27,56 @@ func TestNoTwoActiveBindingsShareAKey(t *testing.T) {
 	}
 }
 
+// TestWaterfallKeysClashWithNone: drawn as a waterfall, the list keeps
+// its keys on the selection (c, enter, +, -, …), the proxy's acting keys
+// stay as they are, and the waterfall's own keys share a key with none of
+// them, nor with the replay scrubber's.
+func TestWaterfallKeysClashWithNone(t *testing.T) {
+	k := Default()
+	k.SetState(State{Mode: ModeList, Waterfall: true, Acting: true, HasSelection: true, SelectedActive: true, SelectedTimed: true, SelectedCancelling: true,
+		HasRequests: true, AnyActive: true, Connected: true, Lost: true, HasStderr: true, SelectedAsks: true, HasAuth: true})
+	seen := map[string]string{}
+	for _, b := range k.All() {
+		if !b.Enabled() {
+			continue
+		}
+		for _, name := range b.Keys() {
+			if other, dup := seen[name]; dup {
+				t.Errorf("key %q is bound to both %q and %q", name, other, b.Help().Desc)
+			}
+			seen[name] = b.Help().Desc
+		}
+	}
+	own := []key.Binding{k.Waterfall, k.ZoomIn, k.ZoomOut, k.PanLeft, k.PanRight, k.FitAll, k.FollowNow, k.Summary}
+	for _, b := range own {
+		if !b.Enabled() {
+			t.Errorf("%q disabled in the waterfall", b.Help().Desc)
+		}
+		for _, name := range b.Keys() {
+			switch name {
+			case "[", "]", ",", ".", "0", "$", "<", ">", "space":
+				t.Errorf("%q takes %q, which the replay scrubber keeps", b.Help().Desc, name)
+			}
+		}
+	}
+	if k.FilterList.Enabled() || k.ClearFinished.Enabled() {
+		t.Error("f or x enabled in the waterfall, which draws every request")
+	}
+	if !k.Cancel.Enabled() || !k.Detail.Enabled() || !k.Longer.Enabled() || !k.Hold.Enabled() {
+		t.Error("the list's keys on the selection are off in the waterfall")
+	}
+	k.SetState(State{Mode: ModeList, HasSelection: true, HasRequests: true})
+	own = []key.Binding{k.Waterfall, k.ZoomIn, k.ZoomOut, k.PanLeft, k.PanRight, k.FitAll, k.FollowNow, k.Summary}
+	for _, b := range own {
+		if b.Enabled() {
+			t.Errorf("%q enabled in the list", b.Help().Desc)
+		}
+	}
+	if !k.FilterList.Enabled() {
+		t.Error("f disabled in the list")
+	}
+}
+
 // TestActingKeysClashWithNone: the keys of inflight attach that act
 // through the proxy share no key with any binding, whatever else is on.
 func TestActingKeysClashWithNone(t *testing.T) {
