@@ -180,46 +180,11 @@ func incomingLabel(m *Model, s *session.ServerRequest, full bool) string {
 	return "└ ↘ " + method
 }
 
-// incomingLook is how an incoming row's STATE column draws its state, in
-// the list's words.
-func incomingLook(s session.ServerRequestState) look.StateLook {
-	switch s {
-	case session.ServerWaiting:
-		return look.StateLook{Icon: "?", Word: "waiting", Style: func(s look.Styles) lipgloss.Style { return s.Warn }}
-	case session.ServerAnswered:
-		return look.StateLook{Icon: "✓", Word: "answered", Style: func(s look.Styles) lipgloss.Style { return s.Completed }}
-	case session.ServerDeclined:
-		return look.StateLook{Icon: "✗", Word: "declined", Style: func(s look.Styles) lipgloss.Style { return s.Cancelled }}
-	case session.ServerDismissed:
-		return look.StateLook{Icon: "✗", Word: "dismissed", Style: func(s look.Styles) lipgloss.Style { return s.Cancelled }}
-	case session.ServerRefused:
-		return look.StateLook{Icon: "✗", Word: "refused", Style: func(s look.Styles) lipgloss.Style { return s.Failed }}
-	case session.ServerWithdrawn:
-		return look.StateLook{Icon: "⊗", Word: "withdrawn", Style: func(s look.Styles) lipgloss.Style { return s.Cancelled }}
-	case session.ServerLost:
-		return look.StateLook{Icon: "↯", Word: "lost", Style: func(s look.Styles) lipgloss.Style { return s.Lost }}
-	case session.ServerAbandoned:
-		return look.StateLook{Icon: "·", Word: "abandoned", Style: func(s look.Styles) lipgloss.Style { return s.Dim }}
-	case session.ServerNotAnswered:
-		return look.StateLook{Icon: "⚠", Word: "unanswered", Style: func(s look.Styles) lipgloss.Style { return s.Flag }}
-	}
-	return look.StateLook{Icon: "·", Word: s.String(), Style: func(s look.Styles) lipgloss.Style { return s.Dim }}
-}
-
-// incomingElapsed runs from its arrival until it ended.
-func incomingElapsed(s *session.ServerRequest, now time.Time) time.Duration {
-	end := now
-	if !s.Open() && !s.Ended.IsZero() {
-		end = s.Ended
-	}
-	return max(0, end.Sub(s.At))
-}
-
 // incomingRow renders one of the server's requests in the list's columns.
 func (m *Model) incomingRow(row listRow, c columns, selected bool, now time.Time) string {
 	st := m.styles
 	s := row.srv
-	sl := incomingLook(s.State)
+	sl := look.ServerRequestLook(s.State)
 	marker := "  "
 	if selected {
 		marker = st.Cursor.Render("▌ ")
@@ -234,7 +199,7 @@ func (m *Model) incomingRow(row listRow, c columns, selected bool, now time.Time
 		sl.Style(st).Render(look.Fit(sl.Icon+" "+sl.Word, c.state)),
 	}
 	if c.elapsed > 0 {
-		parts = append(parts, look.FitLeft(look.Dur(incomingElapsed(s, now)), c.elapsed))
+		parts = append(parts, look.FitLeft(look.Dur(look.ServerRequestElapsed(s, now)), c.elapsed))
 	}
 	if c.timeout > 0 {
 		// inflight sets no timeout on the server's requests (the server
@@ -271,7 +236,7 @@ func (m *Model) incomingParts(s *session.ServerRequest) []look.Part {
 				Style: st.Error, Prio: look.PrioFlag, Cut: true, Keep: len("✗ answer not sent")})
 		}
 	case session.ServerAnswered:
-		add(st.Dim, look.PrioSignal, "answered"+after+" · "+answeredAs(s), "answered"+after, "answered")
+		add(st.Dim, look.PrioSignal, "answered"+after+" · "+look.AnsweredAs(s), "answered"+after, "answered")
 	case session.ServerDeclined:
 		add(st.Dim, look.PrioSignal, "declined"+after, "declined")
 	case session.ServerDismissed:
@@ -475,11 +440,11 @@ func (m *Model) viewIncomingDetail(height int) string {
 	st := m.styles
 	s := m.incoming.srv
 	now := m.now()
-	sl := incomingLook(s.State)
+	sl := look.ServerRequestLook(s.State)
 	var b strings.Builder
 	title := "↘ " + m.line(s.Method) + " from the server (its ID " + m.line(s.ID.String()) + ")"
 	b.WriteString(look.Fit(st.Title.Render(title)+"  "+sl.Style(st).Render(sl.Icon+" "+incomingFate(m, s))+
-		st.Dim.Render("  ·  "+look.Dur(incomingElapsed(s, now))), m.width))
+		st.Dim.Render("  ·  "+look.Dur(look.ServerRequestElapsed(s, now))), m.width))
 	b.WriteByte('\n')
 	b.WriteString(look.Fit(st.Dim.Render(m.tiedText(s)), m.width))
 	b.WriteString("\n\n")
@@ -521,7 +486,7 @@ func (m *Model) incomingBody(s *session.ServerRequest) string {
 		case s.Error != nil:
 			line += "  error " + strconv.Itoa(s.Error.Code) + " " + m.line(s.Error.Message)
 		case s.State == session.ServerAnswered:
-			line += "  " + answeredAs(s)
+			line += "  " + look.AnsweredAs(s)
 		}
 		b.WriteString(line + "\n")
 	} else if s.Open() {
@@ -560,21 +525,6 @@ func (m *Model) waitingForYou() int {
 		return input
 	}
 	return input + server
-}
-
-// answeredAs says in a word what inflight answered: accepted for an
-// elicitation, replied for sampling, the roots for roots/list.
-func answeredAs(s *session.ServerRequest) string {
-	switch s.Method {
-	case wire.MethodSamplingCreate:
-		return "replied"
-	case wire.MethodRootsList:
-		return "roots sent"
-	}
-	if w := look.AnswerWord(s.Answer); w == "accept" {
-		return "accepted"
-	}
-	return look.AnswerWord(s.Answer)
 }
 
 // questionFates follows, after each event the tracker applied, the fate
