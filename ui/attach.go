@@ -442,64 +442,6 @@ func (m *Model) attachBanner() string {
 	return m.styles.Banner.Render(look.Fit(text, m.width-2))
 }
 
-// hostMark is the REQUEST column's mark of a host's request.
-func hostMark(r *session.Request) string {
-	if r.ByHost {
-		return "⇄ "
-	}
-	return ""
-}
-
-// hostParts are the flags a host's request earns by the host's conduct.
-func (m *Model) hostParts(r *session.Request) []look.Part {
-	if !r.ByHost {
-		return nil
-	}
-	var parts []look.Part
-	if p := m.actPart(r, m.now()); p != nil {
-		parts = append(parts, *p)
-	}
-	if r.Violations == 0 {
-		return parts
-	}
-	for _, v := range m.tracker.Violations().ForRequest(r.ID) {
-		switch v.Code {
-		case session.ViolationHostAbandoned:
-			parts = append(parts, look.Part{Variants: []string{"⚑ host gave up without cancelling", "⚑ host gave up"}, Style: m.styles.Flag, Prio: look.PrioFlag})
-		case session.ViolationHostCancelledInitialize:
-			parts = append(parts, look.Part{Variants: []string{"⚑ host cancelled initialize", "⚑ cancelled initialize"}, Style: m.styles.Flag, Prio: look.PrioFlag})
-		}
-	}
-	return parts
-}
-
-// hostCancelVariants say a host's cancel in the list, widest first.
-func hostCancelVariants(cn *session.Cancel, ago string) []string {
-	return []string{"host sent " + look.SignalText(cn.Signal) + " " + ago, "host cancelled " + ago, "by host " + ago}
-}
-
-// hostActiveCell is the PROGRESS / OUTCOME cell of a host's request still
-// pending or running that the host gave up on: the flag, then what the
-// cell would say without it.
-func (m *Model) hostActiveCell(r *session.Request, w int, now time.Time) (string, bool) {
-	if r.State != session.StatePending && r.State != session.StateRunning {
-		return "", false
-	}
-	parts := m.hostParts(r)
-	if len(parts) == 0 {
-		return "", false
-	}
-	rest := "waiting for the server…"
-	if r.State == session.StateRunning {
-		rest = fmt.Sprintf("%d progress", r.Progress.Count)
-		if p := r.Progress; p.HasTotal && p.Total > 0 {
-			rest = fmt.Sprintf("%d progress, last %g/%g", p.Count, p.Value, p.Total)
-		}
-	}
-	parts = append(parts, look.Part{Variants: []string{rest}, Style: m.styles.Dim, Prio: look.PrioRepeats})
-	return look.BuildCell(parts, w), true
-}
-
 // attachHeaderParts are the header's choices on a proxy, widest first,
 // for room cells: "attach NAME · host <-> CMD" keeps its place longest
 // (the command losing its middle first), then the proxy's name alone,

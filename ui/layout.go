@@ -5,6 +5,7 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/list"
 	"inflight/ui/look"
 	"inflight/wire"
 )
@@ -84,14 +85,14 @@ func (m *Model) layoutList(height int) {
 	}
 	for i := m.list.offset; i < min(n, m.list.offset+rows); i++ {
 		if row := m.shownRow(i); row.srv != nil {
-			if w := lipgloss.Width(incomingLabel(m, row.srv, true)); w > m.list.labelW[method] {
+			if w := lipgloss.Width(list.IncomingLabel(m.line, row.srv, true)); w > m.list.labelW[method] {
 				m.list.labelW[method] = w
 			}
 			continue
 		}
 		r := m.shownAt(i)
 		// A host's request's label is drawn after its mark (⇄).
-		if w := lipgloss.Width(hostMark(r) + look.RequestLabel(r, method == 1, m.line)); w > m.list.labelW[method] {
+		if w := lipgloss.Width(list.HostMark(r) + look.RequestLabel(r, method == 1, m.line)); w > m.list.labelW[method] {
 			m.list.labelW[method] = w
 		}
 		if w := lipgloss.Width(m.line(r.ID.String())); w > m.list.idW {

@@ -2,20 +2,16 @@ package ui
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 
-	"inflight/event"
 	"inflight/session"
-	"inflight/termsafe"
+	"inflight/ui/list"
 	"inflight/ui/look"
 	"inflight/wire"
 )
@@ -325,98 +321,16 @@ func (m *Model) clearFinished() {
 	m.refreshShown()
 }
 
-// columns is the list layout for one width: columns are dropped, not
-// wrapped, as the terminal narrows.
-type columns struct {
-	id, request, state, elapsed, timeout, detail int
-	method                                       bool // show the method next to the target
-}
-
-// minOutcome is the least the PROGRESS / OUTCOME column keeps before the
-// REQUEST column may grow: it is where the cancel and the late flags are
-// told.
-//
-// Below 100 columns it keeps less (29 cells at 80), so that the REQUEST
-// column shows 16 cells of a long tool name: at 10, rows of different
-// tools read the same ("simulate-…", "trigger-l…"). The outcome's parts
-// are laid out by priority (buildCell), so a narrower column loses the
-// words that matter least first.
-func minOutcome(width int) int {
-	if width < 100 {
-		return max(29, width*2/5-3)
-	}
-	return max(35, width*2/5)
-}
-
-// maxRequestColumn bounds the REQUEST column on wide terminals.
-const maxRequestColumn = 48
-
-// maxIDColumn bounds the ID column: 12 cells, room for a string ID such as
-// "inflight-12" (as inflight call and many SDKs send them) beside the
-// outcome; 8 below 100 columns, where the outcome needs the room. A longer
-// ID is cut from the left (idCell), keeping the tail that tells IDs apart.
-func maxIDColumn(width int) int {
-	if width < 100 {
-		return 8
-	}
-	return 12
-}
-
-// idCell is a request's ID in a column w cells wide: whole when it fits,
-// else its tail after "…" (…ight-12"), since IDs of one sender differ at
-// their end.
-func idCell(id string, w int) string {
-	if n := lipgloss.Width(id); n > w {
-		id = ansi.TruncateLeft(id, n-w+1, "…")
-	}
-	return look.FitLeft(id, w)
-}
-
-// layoutColumns lays the list out in width cells for IDs of idWidth
-// cells (within maxIDColumn) and request labels of up to labelW cells.
-func layoutColumns(width, idWidth, labelW int) columns {
-	c := columns{id: min(max(idWidth, 2), maxIDColumn(width)), state: 12, elapsed: 7, timeout: 9, method: width >= 140}
-	if width < 100 {
-		c.timeout = 7
-	}
-	// The REQUEST column is as wide as its labels, within what the
-	// outcome column leaves it.
-	other := 2 + c.id + 1 + 1 + c.state + 1 + c.elapsed + 1 + c.timeout + 1
-	c.request = min(max(labelW, 10), max(10, width-other-minOutcome(width)), maxRequestColumn)
-	fixed := func() int {
-		n := 2 + c.id + 1 + c.request + 1 + c.state + 1
-		if c.elapsed > 0 {
-			n += c.elapsed + 1
-		}
-		if c.timeout > 0 {
-			n += c.timeout + 1
-		}
-		return n
-	}
-	// Drop columns rather than wrap, least useful first.
-	if width-fixed() < 24 {
-		c.elapsed = 0
-	}
-	if width-fixed() < 20 {
-		c.request = 10
-	}
-	if width-fixed() < 16 {
-		c.timeout = 0
-	}
-	c.detail = max(0, width-fixed())
-	return c
-}
-
-func (m *Model) listColumns() columns {
+func (m *Model) listColumns() list.Columns {
 	n := m.tracker.Len()
 	if n == 0 {
-		return layoutColumns(m.width, 2, 0)
+		return list.LayoutColumns(m.width, 2, 0)
 	}
 	method := 0
 	if m.width >= 140 {
 		method = 1
 	}
-	return layoutColumns(m.width, max(m.list.idW, lipgloss.Width(m.line(m.tracker.At(n-1).ID.String()))), m.list.labelW[method])
+	return list.LayoutColumns(m.width, max(m.list.idW, lipgloss.Width(m.line(m.tracker.At(n-1).ID.String()))), m.list.labelW[method])
 }
 
 func (m *Model) viewList(height int) string {
@@ -432,8 +346,9 @@ func (m *Model) viewList(height int) string {
 	// layoutList chose the window (keeping the selection in it).
 	from, end := m.listWindow(rows)
 
+	p := list.NewPainter(m.styles, m.line, m.tracker, m.now(), m.width, m.listFacts(), m.summaries)
 	var b strings.Builder
-	b.WriteString(m.columnHeader(cols, from, n-end))
+	b.WriteString(p.Header(cols, from, n-end))
 	if n == 0 {
 		b.WriteByte('\n')
 		b.WriteString(m.viewNoMatch(rows))
@@ -443,16 +358,15 @@ func (m *Model) viewList(height int) string {
 	if !ok {
 		idx = n - 1
 	}
-	now := m.now()
 	// Only the visible rows are rendered: 10 000 requests cost what the
 	// visible ones cost.
 	for i := from; i < end; i++ {
 		b.WriteByte('\n')
 		if row := m.shownRow(i); row.srv != nil {
-			b.WriteString(m.incomingRow(row, cols, i == idx, now))
+			b.WriteString(p.IncomingRow(row.srv, cols, i == idx))
 			continue
 		}
-		b.WriteString(m.row(m.shownAt(i), cols, i == idx, now))
+		b.WriteString(p.Row(m.shownAt(i), cols, i == idx))
 	}
 	shown := end - from
 	if free := rows - shown; free >= 6 && m.onlyHousekeeping() {
@@ -493,405 +407,6 @@ func (m *Model) onlyHousekeeping() bool {
 		}
 	}
 	return true
-}
-
-// columnHeader names the columns and, at its right end, says how many rows
-// are hidden above and below the window ("↑ 4 more · 13 more ↓").
-func (m *Model) columnHeader(c columns, above, below int) string {
-	parts := []string{"  " + look.FitLeft("ID", c.id), look.Fit("REQUEST", c.request), look.Fit("STATE", c.state)}
-	if c.elapsed > 0 {
-		parts = append(parts, look.FitLeft("ELAPSED", c.elapsed))
-	}
-	if c.timeout > 0 {
-		parts = append(parts, look.FitLeft("TIMEOUT", c.timeout))
-	}
-	if c.detail > 0 {
-		parts = append(parts, look.Fit("PROGRESS / OUTCOME", c.detail))
-	}
-	ind := scrollIndicator(above, below)
-	if ind == "" {
-		return m.styles.ColumnHeader.Render(look.Fit(strings.Join(parts, " "), m.width))
-	}
-	w := lipgloss.Width(ind)
-	names := strings.TrimRight(strings.Join(parts, " "), " ")
-	return m.styles.ColumnHeader.Render(look.Fit(names, max(0, m.width-w-1))) + " " + m.styles.Cursor.Render(ind)
-}
-
-// scrollIndicator says how many rows the window hides above and below.
-func scrollIndicator(above, below int) string {
-	var parts []string
-	if above > 0 {
-		parts = append(parts, fmt.Sprintf("↑ %d more", above))
-	}
-	if below > 0 {
-		parts = append(parts, fmt.Sprintf("%d more ↓", below))
-	}
-	return strings.Join(parts, " · ")
-}
-
-// row renders one request. The selected row is highlighted whole, not only
-// marked with ▌.
-func (m *Model) row(r *session.Request, c columns, selected bool, now time.Time) string {
-	st := m.styles
-	sl := look.StateLookOf(r.State)
-	icon := sl.Icon
-	if r.State == session.StateRunning || r.State == session.StatePending {
-		icon = look.Spinner(now)
-	}
-	marker := "  "
-	if selected {
-		marker = st.Cursor.Render("▌ ")
-	}
-	stateCell := sl.Style(st).Render(look.Fit(icon+" "+sl.Word, c.state))
-	parts := []string{
-		marker + idCell(m.line(r.ID.String()), c.id),
-		look.Fit(hostMark(r)+look.RequestLabel(r, c.method, m.line), c.request),
-		stateCell,
-	}
-	if c.elapsed > 0 {
-		parts = append(parts, look.FitLeft(look.Dur(look.Elapsed(r, now)), c.elapsed))
-	}
-	if c.timeout > 0 {
-		parts = append(parts, look.FitLeft(m.countdown(r, now), c.timeout))
-	}
-	if c.detail > 0 {
-		parts = append(parts, look.Fit(m.authCell(r, c, now), c.detail))
-	}
-	line := look.Fit(strings.Join(parts, " "), m.width)
-	if selected {
-		return st.Highlight(line)
-	}
-	return line
-}
-
-// countdown is the timeout column: time left before the nearer limit,
-// amber when close, red when expired, "max" when the maximum is nearer.
-func (m *Model) countdown(r *session.Request, now time.Time) string {
-	st := m.styles
-	if r.State == session.StateCancelRequested && r.Cancel != nil && r.Cancel.Cause == session.CauseTimeout {
-		return st.Error.Render("expired")
-	}
-	rem, limit := r.Remaining(now)
-	if limit == session.LimitNone {
-		return st.Dim.Render("—")
-	}
-	text := look.Dur(rem)
-	switch limit {
-	case session.LimitMax:
-		text = "max " + text
-	case session.LimitTTL:
-		if m.width >= 100 {
-			// The TIMEOUT column is wide enough to say which limit.
-			text = "ttl " + text
-		} else {
-			// Seven cells: the task's mark (STATE's "⧗ task") says it is
-			// the task's TTL, not a timeout; the space goes first.
-			if lipgloss.Width(text)+2 <= 7 {
-				text = "⧗ " + text
-			} else {
-				text = "⧗" + text
-			}
-		}
-	}
-	total := r.Timeout.Timeout
-	switch limit {
-	case session.LimitMax:
-		total = r.Timeout.Max
-	case session.LimitTTL:
-		total = r.Task.TTL
-	}
-	switch {
-	case rem <= 0:
-		return st.Error.Render("expired")
-	case rem < 5*time.Second || (total > 0 && rem < total/5):
-		return st.Warn.Render(text)
-	}
-	return text
-}
-
-// detailCell is the flexible last column: progress while running, the
-// cancel while it is pending, and the outcome (with flags) once settled.
-// What it says is built from parts in priority order (buildCell), so that
-// a narrow terminal loses the words that repeat other columns, never the
-// flags.
-func (m *Model) detailCell(r *session.Request, c columns, now time.Time) string {
-	st := m.styles
-	w := c.detail
-	if cell, ok := m.hostActiveCell(r, w, now); ok {
-		return cell
-	}
-	switch r.State {
-	case session.StateWaitingInput:
-		return look.BuildCell(m.waitingParts(r), w)
-	case session.StatePending:
-		if s := m.serverAskCell(r, w); s != "" {
-			return s
-		}
-		if r.Sent.IsZero() {
-			return st.Dim.Render("sending…")
-		}
-		return st.Dim.Render("waiting for the server…")
-	case session.StateRunning:
-		if s := m.serverAskCell(r, w); s != "" {
-			return s
-		}
-		return m.progressCell(r, w, now)
-	case session.StateListening:
-		s := fmt.Sprintf("%d %s", r.Notifications, look.CountNoun(r.Notifications, "update", "updates"))
-		if !r.LastNotificationAt.IsZero() {
-			s += ", last " + look.Dur(now.Sub(r.LastNotificationAt)) + " ago"
-		}
-		return st.Listening.Render(s)
-	case session.StateTask:
-		return look.BuildCell(m.taskParts(r, now), w)
-	case session.StateCancelRequested:
-		if r.IsTask() {
-			return look.BuildCell(m.taskCancelParts(r, now), w)
-		}
-		return look.BuildCell(m.cancellingParts(r, c, now), w)
-	}
-	return look.BuildCell(m.outcomeParts(r), w)
-}
-
-// lateParts are the flags of late traffic and violations (first in line for
-// the width), and the traffic that crossed the cancel in flight (shown in a
-// neutral colour, never flagged).
-func (m *Model) lateParts(r *session.Request) []look.Part {
-	st := m.styles
-	parts := m.hostParts(r)
-	if tk := r.Task; tk != nil && tk.EndedAfterCancel != "" {
-		ago := look.Ago(tk.AfterCancel)
-		parts = append(parts, look.Part{Variants: []string{"⚑ " + m.line(tk.EndedAfterCancel) + " after tasks/cancel (" + ago + ")", "⚑ " + m.line(tk.EndedAfterCancel) + " after cancel"}, Style: st.Flag, Prio: look.PrioFlag})
-	} else if r.Late.Response && !r.Late.Crossed {
-		ago := look.Ago(r.Late.AfterCancel)
-		parts = append(parts, look.Part{Variants: []string{"⚑ late response " + look.LateFateShort(r) + " (" + ago + ")", "⚑ late response"}, Style: st.Flag, Prio: look.PrioFlag})
-	}
-	if n := r.Late.ProgressAfterCancel; n > 0 {
-		parts = append(parts, look.Part{Variants: []string{
-			fmt.Sprintf("⚑ %d progress after cancel", n), fmt.Sprintf("⚑ %d late progress", n), fmt.Sprintf("⚑ %d late", n),
-		}, Style: st.Flag, Prio: look.PrioFlag})
-	}
-	if n := r.Violations; n > 0 {
-		parts = append(parts, look.Part{Variants: []string{
-			fmt.Sprintf("⚠ %d %s", n, look.CountNoun(n, "violation", "violations")), fmt.Sprintf("⚠ %d", n),
-		}, Style: st.Flag, Prio: look.PrioFlag})
-	}
-	if r.Late.Response && r.Late.Crossed {
-		parts = append(parts, look.Part{Variants: []string{"response crossed the cancel in flight, " + look.LateFateShort(r), "response crossed the cancel", "crossed"}, Style: st.Dim, Prio: look.PrioWatch})
-	}
-	if n := r.Late.ProgressCrossed; n > 0 {
-		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("%d crossed in flight", n), fmt.Sprintf("%d crossed", n)}, Style: st.Dim, Prio: look.PrioWatch})
-	}
-	return parts
-}
-
-// cancellingParts tell a request whose cancel waits for its fate: the
-// flags, the signal and how long ago it left, the late window running
-// out, and last the words the STATE column already says.
-func (m *Model) cancellingParts(r *session.Request, c columns, now time.Time) []look.Part {
-	st := m.styles
-	parts := m.lateParts(r)
-	cn := r.Cancel
-	if cn == nil {
-		return append(parts, look.Part{Variants: []string{"cancellation requested"}, Style: st.Cancelling, Prio: look.PrioRepeats})
-	}
-	switch {
-	case cn.Failed != "":
-		parts = append(parts, look.Part{Variants: []string{"the cancel could not be sent", "cancel not sent"}, Style: st.Error, Prio: look.PrioSignal})
-	case cn.Signal == event.SignalNone:
-		parts = append(parts, look.Part{Variants: []string{"sending cancel…"}, Style: st.Cancelling, Prio: look.PrioSignal})
-	default:
-		since := cn.At
-		if !cn.SignalAt.IsZero() {
-			since = cn.SignalAt
-		}
-		ago := look.Dur(now.Sub(since)) + " ago"
-		short := "cancel sent " + ago
-		if cn.Signal == event.SignalStreamClosed {
-			short = "closed " + ago
-		}
-		// "sent 1.2s ago" last, in a narrow column (29 cells at 80): next
-		// to "⊘ cancelling" it can only be the cancel, and it keeps the
-		// signal ahead of the watch there.
-		variants := []string{look.SignalText(cn.Signal) + " " + ago, short}
-		if cn.Signal != event.SignalStreamClosed && c.detail < 35 {
-			variants = append(variants, "sent "+ago)
-		}
-		if cn.Cause == session.CauseHost {
-			variants = hostCancelVariants(cn, ago)
-		}
-		parts = append(parts, look.Part{Variants: variants, Style: st.Cancelling, Prio: look.PrioSignal})
-	}
-	if left, ok := look.LateWindowLeft(r, now); ok {
-		l := look.Dur(left)
-		parts = append(parts, look.Part{Variants: []string{look.WatchingText(r, now), "watching " + l + " more", l + " left"}, Style: st.Dim, Prio: look.PrioWatch})
-	}
-	if cn.Cause == session.CauseTimeout {
-		// "timed out" repeats the TIMEOUT column's "expired" while that
-		// column is shown; without it, it is news.
-		prio := look.PrioRepeats
-		if c.timeout == 0 {
-			prio = look.PrioSignal
-		}
-		parts = append(parts, look.Part{Variants: []string{"timed out, cancellation requested", "timed out"}, Style: st.Cancelling, Prio: prio})
-	} else {
-		parts = append(parts, look.Part{Variants: []string{"cancellation requested"}, Style: st.Cancelling, Prio: look.PrioRepeats})
-	}
-	return parts
-}
-
-// progressCell draws a bar with percent and message when the total is
-// known, an activity indicator and the count when it is not.
-func (m *Model) progressCell(r *session.Request, w int, now time.Time) string {
-	st := m.styles
-	p := r.Progress
-	msg := m.line(p.Message)
-	if pct, f, ok := termsafe.Percent(p.Value, p.Total); p.HasTotal && ok {
-		// The percentage is clamped to 0–100%: a server's total of 1e-300
-		// or value of 1e308 reads 100%, never +Inf% or 309 digits.
-		barW := min(20, max(6, w/3))
-		pct = fmt.Sprintf(" %4s ", pct)
-		return look.Bar(st, f, barW) + pct + look.Trunc(msg, w-barW-len(pct))
-	}
-	s := look.Spinner(now) + " " + termsafe.Number(p.Value)
-	if msg != "" {
-		s += " · " + msg
-	}
-	return st.Running.Render(s)
-}
-
-// outcomeParts describe a settled request, flags first: late traffic and
-// violations are what a person most needs to know.
-func (m *Model) outcomeParts(r *session.Request) []look.Part {
-	st := m.styles
-	parts := m.lateParts(r)
-	add := func(style lipgloss.Style, prio int, variants ...string) {
-		parts = append(parts, look.Part{Variants: variants, Style: style, Prio: prio})
-	}
-	addCut := func(style lipgloss.Style, text string, keep int) {
-		if text != "" {
-			parts = append(parts, look.Part{Variants: []string{text}, Style: style, Prio: look.PrioSignal, Cut: true, Keep: keep})
-		}
-	}
-	switch r.State {
-	case session.StateCancelled, session.StateTimedOut:
-		if r.Cancel != nil && r.Cancel.Failed != "" {
-			addCut(st.Error, "the cancel could not be sent: "+m.line(r.Cancel.Failed), len("the cancel could not be sent"))
-			break
-		}
-		if r.State == session.StateTimedOut && r.Cancel != nil {
-			if r.Cancel.Limit == session.LimitMax {
-				add(st.Dim, look.PrioWatch, "max timeout "+look.Dur(r.Timeout.Max)+" reached", "max timeout")
-			} else {
-				// "timed out" is the STATE column's word already; the
-				// limit is not (ELAPSED runs on through the late window).
-				add(st.Dim, look.PrioSignal, "timeout "+look.Dur(r.Timeout.Timeout)+" reached", "timeout "+look.Dur(r.Timeout.Timeout))
-			}
-		}
-		if r.Conv != nil && r.Conv.Stopped != "" && r.Cancel != nil && r.Cancel.Signal == event.SignalNone {
-			// Cancelled while it waited for the user: nothing was sent.
-			add(st.Dim, look.PrioSignal, m.line(r.Conv.Stopped), "conversation dropped, nothing sent")
-			break
-		}
-		if !r.Flagged() && r.Cancel != nil && !r.Late.Response && r.Late.ProgressCrossed == 0 {
-			if tk := r.Task; tk != nil {
-				if tk.Status == wire.TaskCancelled {
-					// What the server says of its task, not whether its work stopped.
-					add(st.Dim, look.PrioSignal, "the task says cancelled (tasks/cancel answered)", "task says cancelled")
-				} else {
-					add(st.Dim, look.PrioSignal, "tasks/cancel sent; task last "+m.line(tk.Status)+", no terminal status seen", "no terminal status seen")
-				}
-				break
-			}
-			if r.Cancel.Signal == event.SignalStreamClosed {
-				// A closed stream can carry nothing more: the cancel is final.
-				add(st.Dim, look.PrioSignal, "stream closed; nothing more can come", "closed; nothing more can come", "stream closed")
-			} else if watched, _, ok := r.WatchEnded(); ok {
-				w := look.Dur(watched)
-				add(st.Dim, look.PrioSignal, look.SignalText(r.Cancel.Signal)+"; nothing more came in "+w+" watched", "nothing more in "+w+" watched", "nothing more in "+w)
-			} else {
-				add(st.Dim, look.PrioSignal, look.SignalText(r.Cancel.Signal)+"; nothing more came", "nothing more came")
-			}
-		}
-		if _, still, ok := r.WatchEnded(); ok && still {
-			add(st.Flag, look.PrioFlag, "still sending when the watch ended", "still sending")
-		}
-	case session.StateFailed:
-		// The code, then why: the why keeps 16 cells before the code gets
-		// its longer wording, and takes what is left after it.
-		label, why := m.failureText(r)
-		if why == "" {
-			addCut(st.Failed, label[0], 0)
-			break
-		}
-		parts = append(parts, look.Part{Variants: label, Style: st.Failed, Prio: look.PrioSignal},
-			look.Part{Variants: []string{why}, Style: st.Failed, Prio: look.PrioSignal, Cut: true, Keep: 16})
-	case session.StateConnectionLost:
-		addCut(st.Lost, m.line(r.LocalError), 0)
-	case session.StateInputRequired:
-		parts = append(parts, m.inputRequiredParts(r)...)
-	case session.StateEndedByServer:
-		n := fmt.Sprintf("%d %s", r.Notifications, look.CountNoun(r.Notifications, "update", "updates"))
-		add(st.Dim, look.PrioSignal, "server ended it after "+n, "ended after "+n)
-	case session.StateCompleted:
-		addCut(st.Dim, m.resultSummary(r), 0)
-	}
-	return parts
-}
-
-// failureText says why a request failed: a label (the kind of failure
-// and its code, longest wording first) and why, in the server's words
-// less what repeats the row (see whyFirst); why is "" when there are no
-// such words.
-func (m *Model) failureText(r *session.Request) (label []string, why string) {
-	switch {
-	case r.ToolError:
-		s := m.resultSummary(r)
-		inner, quoted := strings.CutPrefix(s, "“")
-		if !quoted {
-			return []string{strings.TrimSpace("tool error " + s)}, ""
-		}
-		code, w := whyFirst(strings.TrimSuffix(inner, "”"), r.Target)
-		if code == "" {
-			return []string{"tool error"}, "“" + w + "”"
-		}
-		return []string{"tool error " + code, code}, "“" + w + "”"
-	case r.Error != nil:
-		msg := m.line(r.Error.Message)
-		if code, w := whyFirst(msg, r.Target); code == "" || code == strconv.Itoa(r.Error.Code) {
-			msg = w
-		}
-		code := strconv.Itoa(r.Error.Code)
-		if msg == "" {
-			return []string{"error " + code}, ""
-		}
-		return []string{"error " + code, code}, msg
-	case r.LocalError != "":
-		return []string{m.line(r.LocalError)}, ""
-	}
-	return []string{"failed"}, ""
-}
-
-// mcpErrorPrefix is what the TypeScript SDK puts before an error's
-// message ("MCP error -32601: Tool x requires task augmentation").
-var mcpErrorPrefix = regexp.MustCompile(`^MCP error (-?[0-9]+): *`)
-
-// whyFirst takes from a failure's message what the row repeats, so that
-// the words that say why are what its width is spent on: a leading "MCP
-// error -32601: " (its code is returned, for the label) and a "Tool NAME "
-// naming the row's own tool (shown as "…"). The detail shows the message
-// whole.
-func whyFirst(msg, tool string) (code, why string) {
-	why = msg
-	if sm := mcpErrorPrefix.FindStringSubmatch(why); sm != nil {
-		code, why = sm[1], why[len(sm[0]):]
-	}
-	if tool != "" {
-		if rest, ok := strings.CutPrefix(why, "Tool "+tool+" "); ok && rest != "" {
-			why = "…" + rest
-		}
-	}
-	return code, why
 }
 
 // viewEmpty tells a newcomer what to do first.

@@ -212,20 +212,6 @@ func TestLogsUnrequestedIsFlaggedOnTheRow(t *testing.T) {
 	}
 }
 
-func TestLogsCountGivesWayToFlags(t *testing.T) {
-	h := newLogHarness(t, 80, 24, event.EraModern, "info", `{}`)
-	r := &session.Request{Conv: &session.Conversation{LogCount: 12}}
-	if got := h.m.withLogs(r, "x", 20); got == "x" || !strings.Contains(got, "12 logs") {
-		t.Fatalf("room left, no count: %q", got)
-	}
-	if got := h.m.withLogs(r, "x", 8); !strings.Contains(got, "12≡") {
-		t.Fatalf("a narrow cell gets the short count: %q", got)
-	}
-	if got := h.m.withLogs(r, "a flag filling it", 18); got != "a flag filling it" {
-		t.Fatalf("the count took room from what the cell says: %q", got)
-	}
-}
-
 func TestTimelineMarksTheRounds(t *testing.T) {
 	h := newAnswerHarness(t, 120, 35, event.EraModern)
 	h.waitingConfirm()
