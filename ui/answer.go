@@ -443,7 +443,7 @@ func (m *Model) answerDetails(a answer.Details) {
 	}
 	m.closeAnswer()
 	if r, ok := m.tracker.Get(a.ID); ok && !a.ID.IsZero() {
-		m.list.selected = r.ID
+		m.list = m.list.Select(r.ID, m.list.Following())
 		m.openDetail()
 		m.setStatus(levelInfo, answer.LaterText)
 	}

@@ -260,16 +260,10 @@ func (m *Model) observe(ev event.Event) []session.Change {
 // request of the host): the selection, the open detail, the status line's
 // request and the cached result summary stay the earlier request's.
 func (m *Model) followRename(was, now wire.ID) {
-	if m.list.selected == was {
-		m.list.selected = now
-	}
+	m.list = m.list.Renamed(was, now)
 	m.detail = m.detail.Renamed(was, now)
 	if m.status.about == was {
 		m.status.about = now
-	}
-	if s, ok := m.summaries[was]; ok {
-		delete(m.summaries, was)
-		m.summaries[now] = s
 	}
 }
 

@@ -880,15 +880,15 @@ func (c *composer) send(m *Model) tea.Cmd {
 		return nil
 	}
 	m.mode = keymap.ModeList
-	m.list.follow = true
+	m.list = m.list.Follow()
 	cmd := m.sendLogged(method, params, opts, c.logLevel)
 	if c.kind == kindTool && c.warn != "" {
 		// The schema's objection goes with it: the answer may be about it.
-		m.setStatus(levelWarn, fmt.Sprintf("sent #%s %s although %s — press c to cancel it", m.list.selected, method, c.warn))
+		m.setStatus(levelWarn, fmt.Sprintf("sent #%s %s although %s — press c to cancel it", m.list.Selected(), method, c.warn))
 	} else {
-		m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.list.selected, method))
+		m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.list.Selected(), method))
 	}
-	m.status.about = m.list.selected
+	m.status.about = m.list.Selected()
 	// The next time the composer opens, it opens afresh.
 	c.saved = [numKinds]*formState{}
 	return cmd

@@ -23,135 +23,6 @@ import (
 // tracker's ServerRequests: session decides what each is and where it
 // stands; nothing here judges a message.
 
-// buildRows fills the list's rows: each request the filter keeps (and x
-// did not clear), the server's requests tied to it right under it, and
-// the untied ones where they came, in order. A kept incoming row brings
-// its request in, so that it is never shown without it; a cleared request
-// takes its incoming rows with it.
-func (m *Model) buildRows() {
-	l := &m.list
-	untied := m.tracker.ServerRequestsUntied()
-	u := 0
-	// addUntied adds the untied that came after request idx was begun
-	// and before the next (all: the rest).
-	addUntied := func(all bool, idx int) {
-		for ; u < len(untied) && (all || m.tracker.ServerRequestPlace(untied[u]) <= idx); u++ {
-			s := untied[u]
-			switch {
-			case !l.filter.keepsIncoming(s):
-			case clearedIncoming(s, l.clearedAt):
-				// Hidden, not counted: "N of M · K cleared" counts requests.
-			default:
-				l.shown = append(l.shown, listRow{idx: idx, srv: s})
-			}
-		}
-	}
-	for i := 0; i < m.tracker.Len(); i++ {
-		r := m.tracker.At(i)
-		addUntied(false, i-1)
-		if isTaskRequest(r) {
-			continue
-		}
-		var kids []*session.ServerRequest
-		if r.Conv != nil {
-			for _, s := range r.Conv.ServerRequests {
-				if l.filter.keepsIncoming(s) {
-					kids = append(kids, s)
-				}
-			}
-		}
-		if !l.filter.keeps(r) && len(kids) == 0 {
-			continue
-		}
-		if cleared(r, l.clearedAt) {
-			l.hiddenByClear++
-			continue
-		}
-		l.shown = append(l.shown, listRow{idx: i})
-		for _, s := range kids {
-			l.shown = append(l.shown, listRow{idx: i, srv: s})
-		}
-	}
-	addUntied(true, m.tracker.Len()-1)
-}
-
-// keepsIncoming reports whether the filter shows one of the server's
-// requests: in flight while it waits for an answer; failed when the
-// connection lost it; flagged when it came under a reused ID.
-func (f listFilter) keepsIncoming(s *session.ServerRequest) bool {
-	switch f {
-	case filterInFlight:
-		return s.Open()
-	case filterFlagged:
-		return s.State == session.ServerNotAnswered
-	case filterFailed:
-		return s.State == session.ServerLost
-	}
-	return true
-}
-
-// clearedIncoming reports whether x hid an untied incoming row: it had
-// ended when the list was cleared (a tied one goes with its request).
-func clearedIncoming(s *session.ServerRequest, clearedAt time.Time) bool {
-	return !clearedAt.IsZero() && !s.Open() && !s.Ended.IsZero() && !s.Ended.After(clearedAt)
-}
-
-// clearsIncoming reports whether x would hide an incoming row now: an
-// untied one that ended, or a tied one whose request is final.
-func clearsIncoming(m *Model, row listRow) bool {
-	now := m.now()
-	if row.srv.TiedBy == session.TiedNone {
-		return clearedIncoming(row.srv, now)
-	}
-	return row.idx >= 0 && m.tracker.At(row.idx).State.IsFinal()
-}
-
-// incomingPos is the position of s's row among the rows shown.
-func (m *Model) incomingPos(s *session.ServerRequest) (int, bool) {
-	rows := m.list.shown
-	if !m.list.filtered {
-		return 0, false
-	}
-	idx := -1
-	if s.TiedBy != session.TiedNone {
-		if r, ok := m.tracker.Get(s.During); ok {
-			idx, _ = m.tracker.Index(r.ID)
-		}
-	} else {
-		// The untied sit under the last request begun before they came.
-		idx = m.tracker.ServerRequestPlace(s)
-	}
-	for pos := m.rowsFrom(idx); pos < len(rows) && rows[pos].idx == idx; pos++ {
-		if rows[pos].srv == s {
-			return pos, true
-		}
-	}
-	return 0, false
-}
-
-// selectIncoming selects s's row: keys then act on it, not on its request.
-func (m *Model) selectIncoming(s *session.ServerRequest) {
-	m.list.srv = s
-	m.list.selected = wire.ID{}
-	if r, ok := m.tracker.Get(s.During); ok && s.TiedBy != session.TiedNone {
-		m.list.selected = r.ID
-	}
-	m.list.follow = false
-}
-
-// selectRowAt selects the row at pos, leaving following as it is.
-func (m *Model) selectRowAt(pos int) {
-	row := m.shownRow(pos)
-	if row.srv != nil {
-		follow := m.list.follow
-		m.selectIncoming(row.srv)
-		m.list.follow = follow
-		return
-	}
-	m.list.srv = nil
-	m.list.selected = m.shownAt(pos).ID
-}
-
 // selectedIncoming is the incoming row keys act on: the one the detail
 // shows, else the list's selection (nil: a request, or nothing).
 func (m *Model) selectedIncoming() *session.ServerRequest {
@@ -159,7 +30,7 @@ func (m *Model) selectedIncoming() *session.ServerRequest {
 	case keymap.ModeDetail:
 		return m.incoming.srv
 	case keymap.ModeList:
-		return m.list.srv
+		return m.list.Incoming()
 	}
 	return nil
 }

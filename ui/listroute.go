@@ -3,9 +3,12 @@ package ui
 import (
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"inflight/session"
 	"inflight/ui/authview"
 	"inflight/ui/list"
+	"inflight/ui/screen"
 	"inflight/wire"
 )
 
@@ -42,4 +45,37 @@ func (f listFacts) HostAct(r *session.Request) (list.HostAct, bool) {
 		return list.HostAct{}, false
 	}
 	return list.HostAct{Action: a.action, Phase: a.phase, Mine: f.mine[r], ByKey: a.byKey, HeldAt: a.heldAt, ReleasedAfter: a.releasedAfter}, true
+}
+
+// listInput is what the list needs besides the Env: the facts above, and
+// the connection's state and tools for its empty screen.
+func (m *Model) listInput() list.Input {
+	in := list.Input{Facts: m.listFacts(), Conn: list.Connected, Tools: len(m.tools), Redact: m.opts.Redact}
+	switch m.state {
+	case connConnecting:
+		in.Conn = list.Connecting
+	case connLost:
+		in.Conn = list.Lost
+	}
+	for _, t := range m.tools {
+		in.SlowTool = in.SlowTool || t.Name == "slow"
+	}
+	return in
+}
+
+// listAction carries out what the list asked; a key it did not use goes
+// to the global keys.
+func (m *Model) listAction(msg tea.KeyPressMsg, act screen.Action) tea.Cmd {
+	switch a := act.(type) {
+	case screen.Unused:
+		return m.handleGlobalKey(msg)
+	case screen.Status:
+		// screen.Level and statusLevel count the same levels alike.
+		m.setStatus(statusLevel(a.Level), a.Text)
+	case list.Open:
+		m.openRequestDetail(a.ID)
+	case list.OpenIncoming:
+		m.openIncomingDetail(a.Request)
+	}
+	return nil
 }

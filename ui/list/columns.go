@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"inflight/ui/look"
-
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"inflight/ui/look"
 )
 
 // columns is the list layout for one width: columns are dropped, not

@@ -45,8 +45,8 @@ const (
 	PhaseFailed   = "failed"
 )
 
-// HostMark is the REQUEST column's mark of a host's request.
-func HostMark(r *session.Request) string {
+// hostMark is the REQUEST column's mark of a host's request.
+func hostMark(r *session.Request) string {
 	if r.ByHost {
 		return "⇄ "
 	}

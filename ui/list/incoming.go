@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/lipgloss/v2"
+
 	"inflight/session"
 	"inflight/ui/look"
 	"inflight/wire"
-
-	"charm.land/lipgloss/v2"
 )
 
 // A legacy server's own requests (elicitation/create, sampling/
@@ -21,10 +21,10 @@ import (
 // tracker's ServerRequests: session decides what each is and where it
 // stands; nothing here judges a message.
 
-// IncomingLabel is the REQUEST column of an incoming row: `└ ↘
+// incomingLabel is the REQUEST column of an incoming row: `└ ↘
 // elicitation/create` under its request, `↘ …` when untied; short, the
 // method's first word.
-func IncomingLabel(line func(string) string, s *session.ServerRequest, full bool) string {
+func incomingLabel(line func(string) string, s *session.ServerRequest, full bool) string {
 	method := line(s.Method)
 	if !full {
 		method, _, _ = strings.Cut(method, "/")
@@ -43,9 +43,9 @@ func (p painter) incomingRow(s *session.ServerRequest, c columns, selected bool,
 	if selected {
 		marker = st.Cursor.Render("▌ ")
 	}
-	label := IncomingLabel(p.line, s, true)
+	label := incomingLabel(p.line, s, true)
 	if lipgloss.Width(label) > c.request {
-		label = IncomingLabel(p.line, s, false)
+		label = incomingLabel(p.line, s, false)
 	}
 	parts := []string{
 		marker + look.FitLeft("", c.id),

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/lipgloss/v2"
+
 	"inflight/event"
 	"inflight/session"
 	"inflight/ui/look"
 	"inflight/wire"
-
-	"charm.land/lipgloss/v2"
 )
 
 // lateParts are the flags of late traffic and violations (first in line for

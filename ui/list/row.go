@@ -5,13 +5,13 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/ui/look"
 	"inflight/wire"
-
-	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 )
 
 // painter draws the list's rows for one frame: it holds what the cells
@@ -44,7 +44,7 @@ func (p painter) row(r *session.Request, c columns, selected bool, now time.Time
 	stateCell := sl.Style(st).Render(look.Fit(icon+" "+sl.Word, c.state))
 	parts := []string{
 		marker + idCell(p.line(r.ID.String()), c.id),
-		look.Fit(HostMark(r)+look.RequestLabel(r, c.method, p.line), c.request),
+		look.Fit(hostMark(r)+look.RequestLabel(r, c.method, p.line), c.request),
 		stateCell,
 	}
 	if c.elapsed > 0 {
