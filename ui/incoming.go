@@ -17,11 +17,11 @@ import (
 )
 
 // A legacy server's own requests (elicitation/create, sampling/
-// createMessage, roots/list) are rows of their own, marked incoming (↘):
-// under the request the tracker tied them to (nested, └), or, untied, at
-// the place in the list where they came. The rows are a view over the
-// tracker's ServerRequests: session decides what each is and where it
-// stands; nothing here judges a message.
+// createMessage, roots/list) are rows of their own in the list (ui/list
+// draws them, ↘). What is here acts on them: the keys on a selected one
+// (answer it, decline it), its detail, and the questions' queue. Session
+// decides what each is and where it stands; nothing here judges a
+// message.
 
 // selectedIncoming is the incoming row keys act on: the one the detail
 // shows, else the list's selection (nil: a request, or nothing).
