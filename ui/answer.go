@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -446,7 +444,7 @@ func (m *Model) answerDetails(a answer.Details) {
 	}
 	m.closeAnswer()
 	if r, ok := m.tracker.Get(a.ID); ok && !a.ID.IsZero() {
-		m.list.selected = r.ID
+		m.list = m.list.Select(r.ID, m.list.Following())
 		m.openDetail()
 		m.setStatus(levelInfo, answer.LaterText)
 	}
@@ -648,65 +646,4 @@ func declineCmd(qs []*serverQuestion) tea.Cmd {
 		}
 		return nil
 	}
-}
-
-// waitingParts are the row's last column for a request waiting for the
-// user: `for you · round 2 · elicitation "Confirm deletion of 3 files?"`;
-// a narrow row keeps the question and drops the words first.
-func (m *Model) waitingParts(r *session.Request) []look.Part {
-	st := m.styles
-	asked, _ := r.Asked()
-	parts := []look.Part{{Variants: []string{"for you"}, Style: st.Warn, Prio: look.PrioTiming}}
-	round := strconv.Itoa(r.Round())
-	parts = append(parts, look.Part{Variants: []string{"round " + round}, Style: st.Warn, Prio: look.PrioTiming})
-	shown := 0
-	for _, q := range asked {
-		if q.Method == wire.MethodRootsList {
-			continue
-		}
-		if shown == 0 {
-			parts = append(parts, look.Part{Variants: []string{look.QuestionText(q.Method, q.Params, m.line)}, Style: st.Warn, Prio: look.PrioSignal, Cut: true, Keep: len("elicitation")})
-		}
-		shown++
-	}
-	if shown > 1 {
-		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("+%d more", shown-1)}, Style: st.Warn, Prio: look.PrioFlag})
-	}
-	return parts
-}
-
-// serverAskCell is the row's last column for a legacy request the
-// server's own question waits on: `↘ elicitation/create from the server ·
-// waiting for you` ("" when none does).
-func (m *Model) serverAskCell(r *session.Request, w int) string {
-	if r.Conv == nil {
-		return ""
-	}
-	for _, s := range r.Conv.ServerRequests {
-		if s.Open() {
-			method := m.line(s.Method)
-			short, _, _ := strings.Cut(method, "/")
-			return look.BuildCell([]look.Part{{Variants: []string{
-				"↘ " + method + " from the server · waiting for you",
-				"↘ " + method + " · waiting for you",
-				"↘ " + short + " · waiting for you",
-				"↘ " + short + " waits",
-			}, Style: m.styles.Warn, Prio: look.PrioFlag}}, w)
-		}
-	}
-	return ""
-}
-
-// inputRequiredParts say why a request ended input_required: the round
-// cap (flagged), how the conversation was stopped, or a request begun
-// where nobody could answer.
-func (m *Model) inputRequiredParts(r *session.Request) []look.Part {
-	st := m.styles
-	switch c := r.Conv; {
-	case c != nil && c.GaveUp:
-		return []look.Part{{Variants: []string{"⚑ " + m.line(c.Stopped)}, Style: st.Flag, Prio: look.PrioFlag}}
-	case c != nil && c.Stopped != "":
-		return []look.Part{{Variants: []string{m.line(c.Stopped)}, Style: st.Warn, Prio: look.PrioSignal, Cut: true, Keep: look.MinCut}}
-	}
-	return []look.Part{{Variants: []string{"the server needs input (MRTR): not answered here", "needs input: not answered"}, Style: st.Warn, Prio: look.PrioSignal}}
 }

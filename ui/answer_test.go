@@ -333,8 +333,8 @@ func TestAnswerLegacyServerRequest(t *testing.T) {
 	if !strings.Contains(scr, "↘ elicitation/create from the server · waiting for you") {
 		t.Fatalf("the row does not show the server's question:\n%s", scr)
 	}
-	if h.m.list.selected != wire.IntID(id) {
-		t.Fatalf("selected %s", h.m.list.selected)
+	if h.m.list.Selected() != wire.IntID(id) {
+		t.Fatalf("selected %s", h.m.list.Selected())
 	}
 	h.key("enter")
 	if h.m.mode != keymap.ModeAnswer || !strings.Contains(h.screen(), "from the server (its ID 7)") {

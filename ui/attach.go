@@ -12,7 +12,6 @@ import (
 	"inflight/event"
 	"inflight/session"
 	"inflight/source"
-	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -247,16 +246,10 @@ func (m *Model) observe(ev event.Event) []session.Change {
 // request of the host): the selection, the open detail, the status line's
 // request and the cached result summary stay the earlier request's.
 func (m *Model) followRename(was, now wire.ID) {
-	if m.list.selected == was {
-		m.list.selected = now
-	}
+	m.list = m.list.Renamed(was, now)
 	m.detail = m.detail.Renamed(was, now)
 	if m.status.about == was {
 		m.status.about = now
-	}
-	if s, ok := m.summaries[was]; ok {
-		delete(m.summaries, was)
-		m.summaries[now] = s
 	}
 }
 
@@ -310,64 +303,6 @@ func isFinalName(name string) bool {
 		}
 	}
 	return false
-}
-
-// hostMark is the REQUEST column's mark of a host's request.
-func hostMark(r *session.Request) string {
-	if r.ByHost {
-		return "⇄ "
-	}
-	return ""
-}
-
-// hostParts are the flags a host's request earns by the host's conduct.
-func (m *Model) hostParts(r *session.Request) []look.Part {
-	if !r.ByHost {
-		return nil
-	}
-	var parts []look.Part
-	if p := m.actPart(r, m.now()); p != nil {
-		parts = append(parts, *p)
-	}
-	if r.Violations == 0 {
-		return parts
-	}
-	for _, v := range m.tracker.Violations().ForRequest(r.ID) {
-		switch v.Code {
-		case session.ViolationHostAbandoned:
-			parts = append(parts, look.Part{Variants: []string{"⚑ host gave up without cancelling", "⚑ host gave up"}, Style: m.styles.Flag, Prio: look.PrioFlag})
-		case session.ViolationHostCancelledInitialize:
-			parts = append(parts, look.Part{Variants: []string{"⚑ host cancelled initialize", "⚑ cancelled initialize"}, Style: m.styles.Flag, Prio: look.PrioFlag})
-		}
-	}
-	return parts
-}
-
-// hostCancelVariants say a host's cancel in the list, widest first.
-func hostCancelVariants(cn *session.Cancel, ago string) []string {
-	return []string{"host sent " + look.SignalText(cn.Signal) + " " + ago, "host cancelled " + ago, "by host " + ago}
-}
-
-// hostActiveCell is the PROGRESS / OUTCOME cell of a host's request still
-// pending or running that the host gave up on: the flag, then what the
-// cell would say without it.
-func (m *Model) hostActiveCell(r *session.Request, w int, now time.Time) (string, bool) {
-	if r.State != session.StatePending && r.State != session.StateRunning {
-		return "", false
-	}
-	parts := m.hostParts(r)
-	if len(parts) == 0 {
-		return "", false
-	}
-	rest := "waiting for the server…"
-	if r.State == session.StateRunning {
-		rest = fmt.Sprintf("%d progress", r.Progress.Count)
-		if p := r.Progress; p.HasTotal && p.Total > 0 {
-			rest = fmt.Sprintf("%d progress, last %g/%g", p.Count, p.Value, p.Total)
-		}
-	}
-	parts = append(parts, look.Part{Variants: []string{rest}, Style: m.styles.Dim, Prio: look.PrioRepeats})
-	return look.BuildCell(parts, w), true
 }
 
 // readOnlyConn is the connection of a view on a proxy: it has none. Any

@@ -7,7 +7,7 @@ import (
 	"inflight/session"
 	"inflight/source"
 	"inflight/ui/detail"
-	"inflight/ui/look"
+	"inflight/ui/list"
 )
 
 // This file is the view's side of making things happen (inflight attach's
@@ -145,82 +145,6 @@ func (m *Model) attachReply(reply source.Reply) {
 	m.setStatus(levelInfo, "the proxy took "+what)
 }
 
-// actBy names who acted on a request: "you" (this view's key), "a key"
-// (another view's), "rule".
-func (m *Model) actBy(r *session.Request, a *actMark) string {
-	switch {
-	case m.attach.mine[r]:
-		return "you"
-	case a.byKey:
-		return "another view"
-	}
-	return "rule"
-}
-
-// actVerb is the action's name without its duration ("delay 30s" → delay).
-func actVerb(action string) string {
-	verb, _, _ := strings.Cut(action, " ")
-	return verb
-}
-
-// actPart is a host request's mark in its row: what the proxy did to it
-// (nil when nothing).
-func (m *Model) actPart(r *session.Request, now time.Time) *look.Part {
-	a, ok := m.attach.acts[r]
-	if !ok {
-		return nil
-	}
-	st := m.styles
-	by := m.actBy(r, a)
-	verb := actVerb(a.action)
-	var v []string
-	style := st.Flag
-	switch a.phase {
-	case phaseMatched, phaseActing:
-		switch verb {
-		case "cancel", "cancel-silent":
-			v = []string{"⚑ cancel upstream by " + by + " (" + a.action + ")", "⚑ cancel by " + by}
-		default:
-			v = []string{"⚑ " + a.action + " by " + by + ", waiting for the response", "⚑ " + a.action + " by " + by, "⚑ " + verb}
-		}
-	case phaseHolding:
-		held := look.Dur(now.Sub(a.heldAt))
-		switch verb {
-		case "delay":
-			v = []string{"⚑ delayed by " + by + " · " + held + " (" + a.action + ")", "⚑ delayed by " + by + " · " + held, "⚑ delayed · " + held}
-		case "race":
-			v = []string{"⚑ held by " + by + " for the host's cancel · " + held, "⚑ held for the race · " + held, "⚑ held · " + held}
-		default:
-			v = []string{"⚑ held by " + by + " · " + held, "⚑ held · " + held}
-		}
-	case phaseReleased:
-		style = st.Dim
-		after := look.Dur(a.releasedAfter)
-		if verb == "race" {
-			v = []string{"released as the host's cancel came, held " + after, "released after " + after}
-		} else {
-			v = []string{"released after " + after + " (" + a.action + " by " + by + ")", "released after " + after}
-		}
-	case phaseDropped:
-		v = []string{"⚑ response dropped by " + by + ": the host never got it", "⚑ dropped by " + by, "⚑ dropped"}
-	case phaseCancel, phaseKept:
-		host := "the host answered -32800"
-		if verb == "cancel-silent" {
-			host = "the host left waiting"
-		}
-		v = []string{"⚑ cancelled upstream by " + by + ", " + host, "⚑ cancelled upstream by " + by, "⚑ cancelled upstream"}
-	case phasePassed:
-		style = st.Dim
-		v = []string{a.action + " by " + by + ": nothing to do, passed on", a.action + ": passed on"}
-	case phaseFailed:
-		style = st.Error
-		v = []string{"✗ " + a.action + " by " + by + " failed", "✗ " + verb + " failed"}
-	default:
-		return nil
-	}
-	return &look.Part{Variants: v, Style: style, Prio: look.PrioFlag}
-}
-
 // attachTicking reports whether a row's held time is counting up.
 func (m *Model) attachTicking() bool {
 	for _, a := range m.attach.acts {
@@ -233,8 +157,12 @@ func (m *Model) attachTicking() bool {
 
 // actFact is the detail's word on what the proxy did ("" for nothing).
 func (m *Model) actFact(r *session.Request, now time.Time) string {
-	p := m.actPart(r, now)
-	if p == nil {
+	a, ok := m.listFacts().HostAct(r)
+	if !ok {
+		return ""
+	}
+	p, ok := list.HostActPart(m.styles, a, now)
+	if !ok {
 		return ""
 	}
 	return p.Variants[0]
@@ -254,7 +182,7 @@ func (m *Model) actSteps(r *session.Request) []detail.Act {
 		label := ""
 		switch s.phase {
 		case phaseActing, phaseMatched:
-			label = "⚑ " + actVerb(a.action)
+			label = "⚑ " + list.ActVerb(a.action)
 		case phaseHolding:
 			label = "⚑ held"
 		case phaseReleased:

@@ -11,6 +11,8 @@ import (
 	"inflight/session"
 	"inflight/source"
 	"inflight/trace"
+	"inflight/ui/list"
+	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -242,7 +244,7 @@ func TestAttachActMarkFollowsARetiredID(t *testing.T) {
 	if !ok || r.Target != "fresh" {
 		t.Fatalf("#2 is %+v, want the new session's tools/call fresh", r)
 	}
-	if p := h.m.actPart(r, h.now); p != nil {
+	if p := actPartOf(h.m, r, h.now); p != nil {
 		t.Errorf("the new session's #2 (tools/call fresh, nothing done to it) wears the old #2's mark %q", p.Variants[0])
 	}
 	for _, line := range strings.Split(h.screen(), "\n") {
@@ -254,10 +256,10 @@ func TestAttachActMarkFollowsARetiredID(t *testing.T) {
 		t.Errorf("the detail of the new #2 says %q", f)
 	}
 	old, ok := h.m.tracker.Get(wire.StringID("2·1"))
-	if !ok || h.m.actPart(old, h.now) == nil {
+	if !ok || actPartOf(h.m, old, h.now) == nil {
 		t.Fatalf("the old #2 (now 2·1) lost the mark of what the proxy did to it")
 	}
-	if p := h.m.actPart(old, h.now); !strings.Contains(p.Variants[0], "dropped") {
+	if p := actPartOf(h.m, old, h.now); !strings.Contains(p.Variants[0], "dropped") {
 		t.Errorf("the old #2's mark: %q", p.Variants[0])
 	}
 }
@@ -283,7 +285,21 @@ func TestAttachActMarksOfEvictedRequestsGo(t *testing.T) {
 		t.Errorf("%d marks kept for a history of 32 requests", got)
 	}
 	last, ok := h.m.tracker.Get(wire.IntID(n - 1))
-	if !ok || h.m.actPart(last, h.now) == nil {
+	if !ok || actPartOf(h.m, last, h.now) == nil {
 		t.Errorf("the latest request lost its mark")
 	}
+}
+
+// actPartOf is the mark r's row wears for what the proxy did to it at now
+// (nil: none), as the list draws it from the root's facts.
+func actPartOf(m *Model, r *session.Request, now time.Time) *look.Part {
+	a, ok := m.listFacts().HostAct(r)
+	if !ok {
+		return nil
+	}
+	p, ok := list.HostActPart(m.styles, a, now)
+	if !ok {
+		return nil
+	}
+	return &p
 }

@@ -39,14 +39,14 @@ func (m *Model) composerDid(act screen.Action) tea.Cmd {
 		// Sent, the request is followed in the list; the status line says
 		// what went, and the schema's objection to it if any.
 		m.mode = keymap.ModeList
-		m.list.follow = true
+		m.list = m.list.Follow()
 		cmd := m.sendLogged(a.Method, a.Params, a.Options, a.LogLevel)
 		if a.Objection != "" {
-			m.setStatus(levelWarn, fmt.Sprintf("sent #%s %s although %s — press c to cancel it", m.list.selected, a.Method, a.Objection))
+			m.setStatus(levelWarn, fmt.Sprintf("sent #%s %s although %s — press c to cancel it", m.list.Selected(), a.Method, a.Objection))
 		} else {
-			m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.list.selected, a.Method))
+			m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.list.Selected(), a.Method))
 		}
-		m.status.about = m.list.selected
+		m.status.about = m.list.Selected()
 		return cmd
 	case composer.Fetch:
 		cmd := m.send(a.Method, a.Params, session.RequestOptions{})

@@ -6,6 +6,7 @@ import (
 	"inflight/keymap"
 	"inflight/ui/detail"
 	"inflight/ui/screen"
+	"inflight/wire"
 )
 
 // The request detail is a screen of its own (ui/detail); what is here
@@ -16,17 +17,20 @@ import (
 // openDetail opens the detail of the selected row: a request, or one of
 // the server's own requests.
 func (m *Model) openDetail() {
-	if s := m.list.srv; s != nil && m.mode == keymap.ModeList {
+	if s := m.list.Incoming(); s != nil && m.mode == keymap.ModeList {
 		m.openIncomingDetail(s)
 		return
 	}
-	r, ok := m.selectedRequest()
-	if !ok {
-		return
+	if r, ok := m.selectedRequest(); ok {
+		m.openRequestDetail(r.ID)
 	}
+}
+
+// openRequestDetail shows request id in the detail.
+func (m *Model) openRequestDetail(id wire.ID) {
 	m.incoming = incomingDetail{}
 	m.mode = keymap.ModeDetail
-	m.detail = detail.New(r.ID, m.width, m.bodyHeight())
+	m.detail = detail.New(id, m.width, m.bodyHeight())
 }
 
 // layoutDetail lays the open detail out in height rows.
@@ -48,7 +52,7 @@ func (m *Model) viewDetail(height int) string {
 		return m.viewIncomingDetail(height)
 	}
 	if _, ok := m.tracker.Get(m.detail.ID()); !ok {
-		return m.viewEmpty(height)
+		return m.list.Empty(m.env(), m.width, height)
 	}
 	return m.detail.View(m.env(), m.width, height)
 }

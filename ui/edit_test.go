@@ -98,7 +98,7 @@ func TestEditReissueResourceAndPrompt(t *testing.T) {
 	h.key("down", "enter")
 	h.typeText("0.7")
 	h.key("enter")
-	id := h.m.list.selected
+	id := h.m.list.Selected()
 	n, _ := id.Int()
 	h.sentEventFor(n, wire.MethodPromptsGet)
 	h.key("E")
@@ -109,7 +109,7 @@ func TestEditReissueResourceAndPrompt(t *testing.T) {
 	h.key("esc", "esc", "esc")
 	h.run(h.m.send(wire.MethodResourcesRead, json.RawMessage(`{"uri":"demo://clock"}`), sessionDefaults()))
 	id = h.m.tracker.At(h.m.tracker.Len() - 1).ID
-	h.m.list.selected, h.m.list.follow = id, false
+	h.m.list = h.m.list.Select(id, false)
 	n, _ = id.Int()
 	h.sentEventFor(n, wire.MethodResourcesRead)
 	h.key("E")

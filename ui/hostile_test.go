@@ -369,8 +369,7 @@ func (l *liveHarness) screens(r *session.Request, noDetail bool) string {
 // detail opens the request's detail view and returns its text.
 func (l *liveHarness) detail(r *session.Request) string {
 	l.t.Helper()
-	l.m.list.follow = false
-	l.m.list.selected = r.ID
+	l.m.list = l.m.list.Select(r.ID, false)
 	l.key("enter")
 	scr := l.screen()
 	l.key("esc")

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 
 	"inflight/keymap"
 	"inflight/session"
@@ -19,140 +17,11 @@ import (
 )
 
 // A legacy server's own requests (elicitation/create, sampling/
-// createMessage, roots/list) are rows of their own, marked incoming (↘):
-// under the request the tracker tied them to (nested, └), or, untied, at
-// the place in the list where they came. The rows are a view over the
-// tracker's ServerRequests: session decides what each is and where it
-// stands; nothing here judges a message.
-
-// buildRows fills the list's rows: each request the filter keeps (and x
-// did not clear), the server's requests tied to it right under it, and
-// the untied ones where they came, in order. A kept incoming row brings
-// its request in, so that it is never shown without it; a cleared request
-// takes its incoming rows with it.
-func (m *Model) buildRows() {
-	l := &m.list
-	untied := m.tracker.ServerRequestsUntied()
-	u := 0
-	// addUntied adds the untied that came after request idx was begun
-	// and before the next (all: the rest).
-	addUntied := func(all bool, idx int) {
-		for ; u < len(untied) && (all || m.tracker.ServerRequestPlace(untied[u]) <= idx); u++ {
-			s := untied[u]
-			switch {
-			case !l.filter.keepsIncoming(s):
-			case clearedIncoming(s, l.clearedAt):
-				// Hidden, not counted: "N of M · K cleared" counts requests.
-			default:
-				l.shown = append(l.shown, listRow{idx: idx, srv: s})
-			}
-		}
-	}
-	for i := 0; i < m.tracker.Len(); i++ {
-		r := m.tracker.At(i)
-		addUntied(false, i-1)
-		if isTaskRequest(r) {
-			continue
-		}
-		var kids []*session.ServerRequest
-		if r.Conv != nil {
-			for _, s := range r.Conv.ServerRequests {
-				if l.filter.keepsIncoming(s) {
-					kids = append(kids, s)
-				}
-			}
-		}
-		if !l.filter.keeps(r) && len(kids) == 0 {
-			continue
-		}
-		if cleared(r, l.clearedAt) {
-			l.hiddenByClear++
-			continue
-		}
-		l.shown = append(l.shown, listRow{idx: i})
-		for _, s := range kids {
-			l.shown = append(l.shown, listRow{idx: i, srv: s})
-		}
-	}
-	addUntied(true, m.tracker.Len()-1)
-}
-
-// keepsIncoming reports whether the filter shows one of the server's
-// requests: in flight while it waits for an answer; failed when the
-// connection lost it; flagged when it came under a reused ID.
-func (f listFilter) keepsIncoming(s *session.ServerRequest) bool {
-	switch f {
-	case filterInFlight:
-		return s.Open()
-	case filterFlagged:
-		return s.State == session.ServerNotAnswered
-	case filterFailed:
-		return s.State == session.ServerLost
-	}
-	return true
-}
-
-// clearedIncoming reports whether x hid an untied incoming row: it had
-// ended when the list was cleared (a tied one goes with its request).
-func clearedIncoming(s *session.ServerRequest, clearedAt time.Time) bool {
-	return !clearedAt.IsZero() && !s.Open() && !s.Ended.IsZero() && !s.Ended.After(clearedAt)
-}
-
-// clearsIncoming reports whether x would hide an incoming row now: an
-// untied one that ended, or a tied one whose request is final.
-func clearsIncoming(m *Model, row listRow) bool {
-	now := m.now()
-	if row.srv.TiedBy == session.TiedNone {
-		return clearedIncoming(row.srv, now)
-	}
-	return row.idx >= 0 && m.tracker.At(row.idx).State.IsFinal()
-}
-
-// incomingPos is the position of s's row among the rows shown.
-func (m *Model) incomingPos(s *session.ServerRequest) (int, bool) {
-	rows := m.list.shown
-	if !m.list.filtered {
-		return 0, false
-	}
-	idx := -1
-	if s.TiedBy != session.TiedNone {
-		if r, ok := m.tracker.Get(s.During); ok {
-			idx, _ = m.tracker.Index(r.ID)
-		}
-	} else {
-		// The untied sit under the last request begun before they came.
-		idx = m.tracker.ServerRequestPlace(s)
-	}
-	for pos := m.rowsFrom(idx); pos < len(rows) && rows[pos].idx == idx; pos++ {
-		if rows[pos].srv == s {
-			return pos, true
-		}
-	}
-	return 0, false
-}
-
-// selectIncoming selects s's row: keys then act on it, not on its request.
-func (m *Model) selectIncoming(s *session.ServerRequest) {
-	m.list.srv = s
-	m.list.selected = wire.ID{}
-	if r, ok := m.tracker.Get(s.During); ok && s.TiedBy != session.TiedNone {
-		m.list.selected = r.ID
-	}
-	m.list.follow = false
-}
-
-// selectRowAt selects the row at pos, leaving following as it is.
-func (m *Model) selectRowAt(pos int) {
-	row := m.shownRow(pos)
-	if row.srv != nil {
-		follow := m.list.follow
-		m.selectIncoming(row.srv)
-		m.list.follow = follow
-		return
-	}
-	m.list.srv = nil
-	m.list.selected = m.shownAt(pos).ID
-}
+// createMessage, roots/list) are rows of their own in the list (ui/list
+// draws them, ↘). What is here acts on them: the keys on a selected one
+// (answer it, decline it), its detail, and the questions' queue. Session
+// decides what each is and where it stands; nothing here judges a
+// message.
 
 // selectedIncoming is the incoming row keys act on: the one the detail
 // shows, else the list's selection (nil: a request, or nothing).
@@ -161,168 +30,9 @@ func (m *Model) selectedIncoming() *session.ServerRequest {
 	case keymap.ModeDetail:
 		return m.incoming.srv
 	case keymap.ModeList:
-		return m.list.srv
+		return m.list.Incoming()
 	}
 	return nil
-}
-
-// incomingLabel is the REQUEST column of an incoming row: `└ ↘
-// elicitation/create` under its request, `↘ …` when untied; short, the
-// method's first word.
-func incomingLabel(m *Model, s *session.ServerRequest, full bool) string {
-	method := m.line(s.Method)
-	if !full {
-		method, _, _ = strings.Cut(method, "/")
-	}
-	if s.TiedBy == session.TiedNone {
-		return "↘ " + method
-	}
-	return "└ ↘ " + method
-}
-
-// incomingLook is how an incoming row's STATE column draws its state, in
-// the list's words.
-func incomingLook(s session.ServerRequestState) look.StateLook {
-	switch s {
-	case session.ServerWaiting:
-		return look.StateLook{Icon: "?", Word: "waiting", Style: func(s look.Styles) lipgloss.Style { return s.Warn }}
-	case session.ServerAnswered:
-		return look.StateLook{Icon: "✓", Word: "answered", Style: func(s look.Styles) lipgloss.Style { return s.Completed }}
-	case session.ServerDeclined:
-		return look.StateLook{Icon: "✗", Word: "declined", Style: func(s look.Styles) lipgloss.Style { return s.Cancelled }}
-	case session.ServerDismissed:
-		return look.StateLook{Icon: "✗", Word: "dismissed", Style: func(s look.Styles) lipgloss.Style { return s.Cancelled }}
-	case session.ServerRefused:
-		return look.StateLook{Icon: "✗", Word: "refused", Style: func(s look.Styles) lipgloss.Style { return s.Failed }}
-	case session.ServerWithdrawn:
-		return look.StateLook{Icon: "⊗", Word: "withdrawn", Style: func(s look.Styles) lipgloss.Style { return s.Cancelled }}
-	case session.ServerLost:
-		return look.StateLook{Icon: "↯", Word: "lost", Style: func(s look.Styles) lipgloss.Style { return s.Lost }}
-	case session.ServerAbandoned:
-		return look.StateLook{Icon: "·", Word: "abandoned", Style: func(s look.Styles) lipgloss.Style { return s.Dim }}
-	case session.ServerNotAnswered:
-		return look.StateLook{Icon: "⚠", Word: "unanswered", Style: func(s look.Styles) lipgloss.Style { return s.Flag }}
-	}
-	return look.StateLook{Icon: "·", Word: s.String(), Style: func(s look.Styles) lipgloss.Style { return s.Dim }}
-}
-
-// incomingElapsed runs from its arrival until it ended.
-func incomingElapsed(s *session.ServerRequest, now time.Time) time.Duration {
-	end := now
-	if !s.Open() && !s.Ended.IsZero() {
-		end = s.Ended
-	}
-	return max(0, end.Sub(s.At))
-}
-
-// incomingRow renders one of the server's requests in the list's columns.
-func (m *Model) incomingRow(row listRow, c columns, selected bool, now time.Time) string {
-	st := m.styles
-	s := row.srv
-	sl := incomingLook(s.State)
-	marker := "  "
-	if selected {
-		marker = st.Cursor.Render("▌ ")
-	}
-	label := incomingLabel(m, s, true)
-	if lipgloss.Width(label) > c.request {
-		label = incomingLabel(m, s, false)
-	}
-	parts := []string{
-		marker + look.FitLeft("", c.id),
-		look.Fit(st.Dim.Render(label), c.request),
-		sl.Style(st).Render(look.Fit(sl.Icon+" "+sl.Word, c.state)),
-	}
-	if c.elapsed > 0 {
-		parts = append(parts, look.FitLeft(look.Dur(incomingElapsed(s, now)), c.elapsed))
-	}
-	if c.timeout > 0 {
-		// inflight sets no timeout on the server's requests (the server
-		// times out its own, and says so by withdrawing it).
-		parts = append(parts, look.FitLeft(st.Dim.Render("—"), c.timeout))
-	}
-	if c.detail > 0 {
-		parts = append(parts, look.Fit(look.BuildCell(m.incomingParts(s), c.detail), c.detail))
-	}
-	line := look.Fit(strings.Join(parts, " "), m.width)
-	if selected {
-		return st.Highlight(line)
-	}
-	return line
-}
-
-// incomingParts are an incoming row's last column: its fate in the
-// list's words, the question in a few words, and where it came from.
-func (m *Model) incomingParts(s *session.ServerRequest) []look.Part {
-	st := m.styles
-	var parts []look.Part
-	add := func(style lipgloss.Style, prio int, variants ...string) {
-		parts = append(parts, look.Part{Variants: variants, Style: style, Prio: prio})
-	}
-	after := ""
-	if !s.Ended.IsZero() {
-		after = " after " + look.Dur(s.Ended.Sub(s.At))
-	}
-	switch s.State {
-	case session.ServerWaiting:
-		add(st.Warn, look.PrioFlag, "waiting for you", "for you")
-		if s.AnswerFailed != "" {
-			parts = append(parts, look.Part{Variants: []string{"✗ the answer could not be sent: " + m.line(s.AnswerFailed), "✗ answer not sent"},
-				Style: st.Error, Prio: look.PrioFlag, Cut: true, Keep: len("✗ answer not sent")})
-		}
-	case session.ServerAnswered:
-		add(st.Dim, look.PrioSignal, "answered"+after+" · "+answeredAs(s), "answered"+after, "answered")
-	case session.ServerDeclined:
-		add(st.Dim, look.PrioSignal, "declined"+after, "declined")
-	case session.ServerDismissed:
-		add(st.Dim, look.PrioSignal, "dismissed (cancel)"+after, "dismissed")
-	case session.ServerRefused:
-		why := "refused"
-		if s.Error != nil {
-			why += " · error " + strconv.Itoa(s.Error.Code) + " " + m.line(s.Error.Message)
-		}
-		parts = append(parts, look.Part{Variants: []string{why}, Style: st.Failed, Prio: look.PrioSignal, Cut: true, Keep: len("refused")})
-	case session.ServerWithdrawn:
-		text := "cancelled by the server" + after
-		if s.Reason != "" {
-			text += ": " + m.line(s.Reason)
-		}
-		parts = append(parts, look.Part{Variants: []string{text, "cancelled by the server"}, Style: st.Cancelled, Prio: look.PrioSignal, Cut: true, Keep: len("cancelled by the server")})
-	case session.ServerLost:
-		add(st.Lost, look.PrioSignal, "connection lost before an answer", "connection lost")
-	case session.ServerAbandoned:
-		add(st.Dim, look.PrioSignal, "abandoned: its request ended first", "abandoned: request ended", "abandoned")
-	case session.ServerNotAnswered:
-		add(st.Flag, look.PrioFlag, "⚑ not answered: its ID "+m.line(s.ID.String())+" was in use", "⚑ ID in use: not answered", "⚑ ID reused")
-	}
-	if q := questionWords(m, s.Method, s.Params); q != "" {
-		// Once it ended, its fate comes first and the question gets what
-		// is left.
-		prio, style := look.PrioWatch, st.Warn
-		if !s.Open() {
-			prio, style = look.PrioRepeats, st.Dim
-		}
-		parts = append(parts, look.Part{Variants: []string{q}, Style: style, Prio: prio, Cut: true, Keep: look.MinCut})
-	}
-	if s.TiedBy == session.TiedNone {
-		// After the question: it gets what the question leaves.
-		add(st.Dim, look.PrioRepeats, fmt.Sprintf("not tied to a request: %d in flight", s.InFlight), fmt.Sprintf("not tied: %d in flight", s.InFlight), "not tied")
-	}
-	add(st.Dim, look.PrioRepeats, "from the server")
-	return parts
-}
-
-// questionWords is what a question asks, quoted (elicitation's message,
-// sampling's last message), "" for anything else.
-func questionWords(m *Model, method string, params json.RawMessage) string {
-	switch method {
-	case wire.MethodElicitationCreate, wire.MethodSamplingCreate:
-		q := look.QuestionText(method, params, m.line)
-		if _, quoted, ok := strings.Cut(q, " "); ok && quoted != `""` {
-			return quoted
-		}
-	}
-	return ""
 }
 
 // questionOf is the question in the answer queue that s is (nil when it
@@ -475,11 +185,11 @@ func (m *Model) viewIncomingDetail(height int) string {
 	st := m.styles
 	s := m.incoming.srv
 	now := m.now()
-	sl := incomingLook(s.State)
+	sl := look.ServerRequestLook(s.State)
 	var b strings.Builder
 	title := "↘ " + m.line(s.Method) + " from the server (its ID " + m.line(s.ID.String()) + ")"
 	b.WriteString(look.Fit(st.Title.Render(title)+"  "+sl.Style(st).Render(sl.Icon+" "+incomingFate(m, s))+
-		st.Dim.Render("  ·  "+look.Dur(incomingElapsed(s, now))), m.width))
+		st.Dim.Render("  ·  "+look.Dur(look.ServerRequestElapsed(s, now))), m.width))
 	b.WriteByte('\n')
 	b.WriteString(look.Fit(st.Dim.Render(m.tiedText(s)), m.width))
 	b.WriteString("\n\n")
@@ -521,7 +231,7 @@ func (m *Model) incomingBody(s *session.ServerRequest) string {
 		case s.Error != nil:
 			line += "  error " + strconv.Itoa(s.Error.Code) + " " + m.line(s.Error.Message)
 		case s.State == session.ServerAnswered:
-			line += "  " + answeredAs(s)
+			line += "  " + look.AnsweredAs(s)
 		}
 		b.WriteString(line + "\n")
 	} else if s.Open() {
@@ -560,21 +270,6 @@ func (m *Model) waitingForYou() int {
 		return input
 	}
 	return input + server
-}
-
-// answeredAs says in a word what inflight answered: accepted for an
-// elicitation, replied for sampling, the roots for roots/list.
-func answeredAs(s *session.ServerRequest) string {
-	switch s.Method {
-	case wire.MethodSamplingCreate:
-		return "replied"
-	case wire.MethodRootsList:
-		return "roots sent"
-	}
-	if w := look.AnswerWord(s.Answer); w == "accept" {
-		return "accepted"
-	}
-	return look.AnswerWord(s.Answer)
 }
 
 // questionFates follows, after each event the tracker applied, the fate

@@ -212,7 +212,7 @@ func TestIncomingAbandonedIDUsedAgainIsNotAnswered(t *testing.T) {
 	if s2.State != session.ServerNotAnswered {
 		t.Errorf("the second request under ID 1 is %s; the client will never answer it", s2.State)
 	}
-	h.m.selectIncoming(s2)
+	h.m.list = h.m.list.SelectIncoming(h.m.tracker, s2)
 	h.key("enter")
 	if h.m.mode == keymap.ModeAnswer && strings.Contains(h.screen(), "Confirm deletion") {
 		t.Errorf("enter on the second question's row opened the first question's form:\n%s", h.screen())

@@ -13,6 +13,7 @@ import (
 	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/list"
 	"inflight/ui/look"
 	"inflight/wire"
 )
@@ -252,7 +253,12 @@ func TestStatusIsAboutThePresent(t *testing.T) {
 	if !strings.Contains(h.screen(), "press c to cancel it") {
 		t.Fatalf("no status after sending:\n%s", h.screen())
 	}
-	h.m.list.rows = 1 // one row on screen: a wheel step moves the selection
+	// One row on screen (a header, the column header, a row, the status
+	// line and the key bar): a wheel step moves the selection.
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 6})
+	if !strings.Contains(h.screen(), "press c to cancel it") {
+		t.Fatalf("the status went with the resize, before the wheel moved anything:\n%s", h.screen())
+	}
 	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
 	if strings.Contains(h.screen(), "press c to cancel it") {
 		t.Errorf("the status about the newest request stays after the wheel moved away:\n%s", h.screen())
@@ -323,8 +329,8 @@ func TestListFilterAndClearFinished(t *testing.T) {
 	// Sending while a filter would hide it goes back to all.
 	h.key("f", "f") // flagged
 	startSlow(h)
-	if h.m.list.filter != filterAll {
-		t.Fatalf("a request sent under the %s filter would be out of sight", h.m.list.filter)
+	if h.m.list.Filter() != list.FilterAll {
+		t.Fatalf("a request sent under the %s filter would be out of sight", h.m.list.Filter())
 	}
 }
 
@@ -418,7 +424,7 @@ func TestScrollIndicatorAndMouseWheel(t *testing.T) {
 	if got := header(); !strings.Contains(got, "↑ 9 more · 3 more ↓") {
 		t.Fatalf("after one wheel step up: %q", got)
 	}
-	if h.m.list.follow {
+	if h.m.list.Following() {
 		t.Fatal("scrolling up with the wheel still follows the newest")
 	}
 	for range 10 {
@@ -427,7 +433,7 @@ func TestScrollIndicatorAndMouseWheel(t *testing.T) {
 	if got := header(); strings.Contains(got, "↑") || !strings.Contains(got, "12 more ↓") {
 		t.Fatalf("at the top: %q", got)
 	}
-	if pos, ok := h.m.selectedPos(); !ok || pos > 18 {
+	if pos, ok := h.m.list.SelectedPos(h.m.tracker); !ok || pos > 18 {
 		t.Fatalf("the selection left the screen: %d %v", pos, ok)
 	}
 	for range 10 {

@@ -75,7 +75,7 @@ func (m *Model) statusFollowsSelection(selected, shown wire.ID) {
 	if m.status.about.IsZero() {
 		return
 	}
-	now := m.list.selected
+	now := m.list.Selected()
 	switch {
 	case m.mode == keymap.ModeList && now != selected:
 	case m.mode == keymap.ModeDetail && m.shownDetail() != shown:

@@ -89,7 +89,7 @@ func TestGoldenViewsLogAndDetail(t *testing.T) {
 		})
 		t.Run("detail-failed-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
-			h.m.list.selected, h.m.list.follow = wire.IntID(4), false
+			h.m.list = h.m.list.Select(wire.IntID(4), false)
 			h.key("enter")
 			h.golden()
 		})
@@ -315,13 +315,13 @@ func detailBar(h *harness, r *session.Request, width int) string {
 // timeout it no longer has, and lists its updates.
 func TestDetailHeaderFacts(t *testing.T) {
 	h := everyState(t, 120, 35)
-	h.m.list.selected, h.m.list.follow = wire.IntID(4), false
+	h.m.list = h.m.list.Select(wire.IntID(4), false)
 	h.key("enter")
 	if s := h.screen(); !strings.Contains(s, "✗ error -32603 the demo tool failed on purpose") {
 		t.Errorf("the failed request's detail has no error:\n%s", s)
 	}
 	h.key("esc")
-	h.m.list.selected = wire.IntID(5)
+	h.m.list = h.m.list.Select(wire.IntID(5), h.m.list.Following())
 	h.key("enter")
 	if s := h.screen(); !strings.Contains(s, `✗ tool error "failed on purpose"`) {
 		t.Errorf("the tool error's detail has no error:\n%s", s)

@@ -2,16 +2,12 @@ package ui
 
 import (
 	"encoding/json"
-	"fmt"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"inflight/event"
 	"inflight/session"
 	"inflight/ui/composer"
-	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -84,51 +80,6 @@ func inOrder(a, b tea.Cmd) tea.Cmd {
 		}
 		return out
 	}
-}
-
-// logsReserve is the width the last column must keep for everything else
-// before the log count is given room of its own.
-const logsReserve = 40
-
-// detailCellWithLogs is the row's last column with its log count: on a
-// wide column the count has its own room at the end (a result cut short
-// to make it); on a narrow one it is added only when what the column says
-// leaves room for it.
-func (m *Model) detailCellWithLogs(r *session.Request, c columns, now time.Time) string {
-	if r.Conv == nil || r.Conv.LogCount == 0 {
-		return m.detailCell(r, c, now)
-	}
-	n := r.Conv.LogCount
-	count := fmt.Sprintf("%d %s", n, look.CountNoun(n, "log", "logs"))
-	if w := c.detail - ansi.StringWidth(look.CellSep+count); w >= logsReserve {
-		c.detail = w
-		cell := m.detailCell(r, c, now)
-		if ansi.StringWidth(cell) == 0 {
-			return m.styles.Dim.Render(count)
-		}
-		return cell + m.styles.Dim.Render(look.CellSep+count)
-	}
-	return m.withLogs(r, m.detailCell(r, c, now), c.detail)
-}
-
-// withLogs adds the count of the request's log lines to its row's last
-// column, when there is room left for it: it matters less than anything
-// else the column says.
-func (m *Model) withLogs(r *session.Request, cell string, w int) string {
-	if r.Conv == nil || r.Conv.LogCount == 0 {
-		return cell
-	}
-	n := r.Conv.LogCount
-	for _, s := range []string{fmt.Sprintf("%d %s", n, look.CountNoun(n, "log", "logs")), fmt.Sprintf("%d≡", n)} {
-		used := ansi.StringWidth(cell)
-		if used > 0 {
-			s = look.CellSep + s
-		}
-		if used+ansi.StringWidth(s) <= w {
-			return cell + m.styles.Dim.Render(s)
-		}
-	}
-	return cell
 }
 
 // ParseLogLevel reads a --log-level flag: a level, or none.

@@ -170,7 +170,7 @@ func TestLogsCountedOnTheRowAndListedInTheDetail(t *testing.T) {
 	h := newLogHarness(t, 120, 35, event.EraModern, "info", `{"tools":{}}`)
 	h.connect()
 	composeSlow(h, "")
-	id, _ := h.m.list.selected.Int()
+	id, _ := h.m.list.Selected().Int()
 	h.sentEvent(id)
 	h.advance(100 * time.Millisecond)
 	h.logLine(id, "info", "slow", `"step 1"`)
@@ -199,7 +199,7 @@ func TestLogsUnrequestedIsFlaggedOnTheRow(t *testing.T) {
 	h := newLogHarness(t, 120, 60, event.EraModern, "", `{"tools":{}}`)
 	h.connect()
 	composeSlow(h, "")
-	id, _ := h.m.list.selected.Int()
+	id, _ := h.m.list.Selected().Int()
 	h.sentEvent(id)
 	h.logLine(id, "info", "", `"unasked"`)
 	h.answer(id, `{"resultType":"complete","content":[]}`)
@@ -209,20 +209,6 @@ func TestLogsUnrequestedIsFlaggedOnTheRow(t *testing.T) {
 	h.key("enter")
 	if s := h.screen(); !strings.Contains(s, "⚠ "+session.ViolationLogNotRequested) || !strings.Contains(s, "LOGS (1 line; the request asked for none)") {
 		t.Fatalf("the detail does not show the violation and the line:\n%s", s)
-	}
-}
-
-func TestLogsCountGivesWayToFlags(t *testing.T) {
-	h := newLogHarness(t, 80, 24, event.EraModern, "info", `{}`)
-	r := &session.Request{Conv: &session.Conversation{LogCount: 12}}
-	if got := h.m.withLogs(r, "x", 20); got == "x" || !strings.Contains(got, "12 logs") {
-		t.Fatalf("room left, no count: %q", got)
-	}
-	if got := h.m.withLogs(r, "x", 8); !strings.Contains(got, "12≡") {
-		t.Fatalf("a narrow cell gets the short count: %q", got)
-	}
-	if got := h.m.withLogs(r, "a flag filling it", 18); got != "a flag filling it" {
-		t.Fatalf("the count took room from what the cell says: %q", got)
 	}
 }
 
@@ -252,7 +238,7 @@ func TestGoldenViewsLogs(t *testing.T) {
 			h := newLogHarness(t, size.w, size.h, event.EraModern, "info", `{"tools":{}}`)
 			h.connect()
 			composeSlow(h, "")
-			id, _ := h.m.list.selected.Int()
+			id, _ := h.m.list.Selected().Int()
 			h.sentEvent(id)
 			h.advance(100 * time.Millisecond)
 			h.logLine(id, "info", "slow", `"step 1 of 3"`)
@@ -282,7 +268,7 @@ func TestLogsCountBesideALongResult(t *testing.T) {
 		h := newLogHarness(t, w, 24, event.EraModern, "info", `{}`)
 		h.connect()
 		composeSlow(h, "")
-		id, _ := h.m.list.selected.Int()
+		id, _ := h.m.list.Selected().Int()
 		h.sentEvent(id)
 		h.logLine(id, "info", "", `"one"`)
 		h.logLine(id, "info", "", `"two"`)

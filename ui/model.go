@@ -37,6 +37,7 @@ import (
 	"inflight/ui/composer"
 	"inflight/ui/detail"
 	helpscreen "inflight/ui/help"
+	"inflight/ui/list"
 	"inflight/ui/logview"
 	"inflight/ui/look"
 	"inflight/ui/screen"
@@ -182,7 +183,7 @@ type Model struct {
 	mode          mode
 	prev          mode // where esc from help goes back to
 
-	list     listView
+	list     list.Model
 	detail   detail.Model
 	incoming incomingDetail
 	composer composer.Model
@@ -214,9 +215,6 @@ type Model struct {
 	// (the tracker's own "connected" outlives a connection, so after R it
 	// would let the first requests go out too early).
 	connectedSeen bool
-	// summaries caches what each completed request returned, for its row.
-	summaries map[wire.ID]string
-
 	// tick makes the clock; wait and waitItems the event pump, of a live
 	// connection's events and of Options.Source's items. Tests replace
 	// them so that no command sleeps or blocks.
@@ -396,7 +394,7 @@ func New(opts Options) (*Model, error) {
 	m.waitItems = waitItems
 	m.exec = tea.Exec
 	m.setStyles(opts.Dark)
-	m.list.follow = true
+	m.list = list.New()
 	m.logv = logview.New()
 	m.stderrv = logview.NewStderr()
 	m.composer = composer.New(opts.LogLevel)
@@ -539,7 +537,7 @@ const coalesceWindow = 5 * time.Millisecond
 // read (layout), and schedules the clock.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
-	selected, shown := m.list.selected, m.shownDetail()
+	selected, shown := m.list.Selected(), m.shownDetail()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -765,10 +763,8 @@ func (m *Model) start() tea.Cmd {
 // puts it on the wire.
 func (m *Model) send(method string, params json.RawMessage, opts session.RequestOptions) tea.Cmd {
 	r := m.tracker.Begin(method, params, opts, m.now())
-	if m.list.filter.hidesNew() {
-		// What is sent is never sent out of sight.
-		m.list.filter = filterAll
-	}
+	// What is sent is never sent out of sight.
+	m.list = m.list.ShowNew()
 	if tw := m.opts.Trace; tw != nil {
 		_ = tw.State(r.Created, r, r.State, r.State)
 	}
@@ -923,10 +919,7 @@ func (m *Model) block(s string) string { return termsafe.Block(m.opts.Redact(s))
 
 // afterChange keeps the selection on the newest request while following.
 func (m *Model) afterChange() {
-	if m.list.follow && m.tracker.Len() > 0 && !m.followsServerRow() {
-		m.list.selected = m.tracker.At(m.tracker.Len() - 1).ID
-		m.list.srv = nil
-	}
+	m.list = m.list.FollowNewest(m.tracker)
 }
 
 // applied records ev and what applying it changed in the trace, if the
@@ -982,7 +975,7 @@ func (m *Model) selectedRequest() (*session.Request, bool) {
 	if m.selectedIncoming() != nil {
 		return nil, false // one of the server's own requests (incoming.go)
 	}
-	id := m.list.selected
+	id := m.list.Selected()
 	if m.mode == keymap.ModeDetail && !m.detail.ID().IsZero() {
 		id = m.detail.ID()
 	}
@@ -1129,9 +1122,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	case keymap.ModeList:
-		if m.handleListKey(msg) {
-			return nil
-		}
+		var act screen.Action
+		m.list, act = m.list.Update(m.env(), msg)
+		return m.listAction(msg, act)
 	}
 	return m.handleGlobalKey(msg)
 }
@@ -1269,11 +1262,11 @@ func (m *Model) reissue() tea.Cmd {
 	// re-issue is the same request again (issue 10: after six presses of
 	// - the re-issue timed out at once).
 	cmd := m.send(r.Method, params, session.RequestOptions{Timeout: r.Timeout.Asked, MaxTimeout: r.Timeout.Max, ResetOnProgress: &reset, LateWindow: r.LateWindow})
-	m.list.follow = true
+	m.list = m.list.Follow()
 	m.afterChange()
 	m.mode = keymap.ModeList
-	m.setStatus(levelInfo, fmt.Sprintf("re-issued #%s as #%s", r.ID, m.list.selected))
-	m.status.about = m.list.selected
+	m.setStatus(levelInfo, fmt.Sprintf("re-issued #%s as #%s", r.ID, m.list.Selected()))
+	m.status.about = m.list.Selected()
 	return cmd
 }
 

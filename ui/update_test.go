@@ -288,28 +288,28 @@ func TestNewestIsSelectedUnlessTheUserMoved(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
 	startSlow(h)
-	if h.m.list.selected != wire.IntID(2) {
-		t.Fatalf("selected %s, want the newest (2)", h.m.list.selected)
+	if h.m.list.Selected() != wire.IntID(2) {
+		t.Fatalf("selected %s, want the newest (2)", h.m.list.Selected())
 	}
 	h.key("up")
 	// A request the user did not just compose (a --call, say) arrives.
 	h.run(h.m.send(wire.MethodToolsCall, json.RawMessage(`{"name":"slow"}`), session.RequestOptions{}))
-	if h.m.list.selected != wire.IntID(1) {
-		t.Fatalf("a new request stole the selection after the user moved: %s", h.m.list.selected)
+	if h.m.list.Selected() != wire.IntID(1) {
+		t.Fatalf("a new request stole the selection after the user moved: %s", h.m.list.Selected())
 	}
 	h.key("G")
-	if h.m.list.selected != wire.IntID(3) {
-		t.Fatalf("G did not go back to the newest: %s", h.m.list.selected)
+	if h.m.list.Selected() != wire.IntID(3) {
+		t.Fatalf("G did not go back to the newest: %s", h.m.list.Selected())
 	}
 	h.run(h.m.send(wire.MethodToolsCall, json.RawMessage(`{"name":"slow"}`), session.RequestOptions{}))
-	if h.m.list.selected != wire.IntID(4) {
-		t.Fatalf("following did not resume: %s", h.m.list.selected)
+	if h.m.list.Selected() != wire.IntID(4) {
+		t.Fatalf("following did not resume: %s", h.m.list.Selected())
 	}
 	// Sending from the composer selects what the user just sent.
 	h.key("up")
 	startSlow(h)
-	if h.m.list.selected != wire.IntID(5) {
-		t.Fatalf("a request the user just sent is not selected: %s", h.m.list.selected)
+	if h.m.list.Selected() != wire.IntID(5) {
+		t.Fatalf("a request the user just sent is not selected: %s", h.m.list.Selected())
 	}
 }
 
@@ -600,7 +600,7 @@ func TestFailedCancelIsShown(t *testing.T) {
 	h.fake.signal = event.SignalNone
 	h.key("c")
 	// As the client does, it reports the failure as a CancelSent with it.
-	h.events(event.Event{Kind: event.CancelSent, RequestID: h.m.list.selected, Signal: event.SignalNone, Err: h.fake.cancelErr})
+	h.events(event.Event{Kind: event.CancelSent, RequestID: h.m.list.Selected(), Signal: event.SignalNone, Err: h.fake.cancelErr})
 	if !strings.Contains(h.screen(), "the cancel could not be sent") {
 		t.Fatalf("a failed cancel looks like a cancel on its way:\n%s", h.screen())
 	}

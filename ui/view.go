@@ -73,7 +73,7 @@ func (m *Model) frame() string {
 	case keymap.ModeHelp:
 		body = m.helpv.View(m.env(), m.width, h)
 	default:
-		body = m.viewList(h)
+		body = m.list.View(m.env(), m.width, h)
 	}
 	body = clampLines(body, h, m.width)
 	if m.prompt.kind != promptNone {
@@ -194,7 +194,7 @@ func (m *Model) viewHeader() string {
 		counts = append(counts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", vs, look.CountNoun(int(vs), "violation", "violations"))))
 	}
 	line2 := st.Dim.Render(strings.Join(counts, " · "))
-	if shown := m.listShownText(m.width - lipgloss.Width(line2) - 1); shown != "" {
+	if shown := m.list.ShownText(m.env(), m.width-lipgloss.Width(line2)-1); shown != "" {
 		w := lipgloss.Width(shown)
 		line2 = look.Fit(line2, max(0, m.width-w-1)) + " " + shown
 	}

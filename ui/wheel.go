@@ -27,8 +27,8 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	var act screen.Action
 	switch m.mode {
 	case keymap.ModeList:
-		if m.prompt.kind == promptNone && !m.attachv.Prompting() && d != 0 {
-			m.scrollList(d)
+		if m.prompt.kind == promptNone && !m.attachv.Prompting() {
+			m.list, _ = m.list.Update(m.env(), msg)
 		}
 	case keymap.ModeComposer:
 		// As before the wheel had a case of its own: the composer's.

@@ -1,4 +1,4 @@
-package ui
+package list
 
 import (
 	"encoding/json"
@@ -11,22 +11,21 @@ import (
 	"inflight/wire"
 )
 
-// resultSummary says in a few words what a completed request returned: the
-// first text of a tool result, how many tools or messages came back, or the
-// compact result. layoutList computes it once per visible request (View
+// A completed request's row says in a few words what it returned: the
+// first text of a tool result, how many tools or messages came back, or
+// the compact result. Layout computes it once per visible request (View
 // runs every frame, and parsing JSON there would be wasted work); View
-// only reads it.
-func (m *Model) resultSummary(r *session.Request) string { return m.summaries[r.ID] }
+// only reads it (Model.summaries).
 
 // cacheSummary computes r's summary unless it is cached.
-func (m *Model) cacheSummary(r *session.Request) {
+func (m *Model) cacheSummary(t *session.Tracker, r *session.Request) {
 	if _, ok := m.summaries[r.ID]; ok {
 		return
 	}
-	raw, ok := m.tracker.RawResponse(r.ID)
+	raw, ok := t.RawResponse(r.ID)
 	if r.IsTask() {
 		// A task's result is its outcome, not its handle.
-		out, isErr, have := m.tracker.TaskOutcome(r.ID)
+		out, isErr, have := t.TaskOutcome(r.ID)
 		if !have || isErr {
 			return
 		}
@@ -37,13 +36,23 @@ func (m *Model) cacheSummary(r *session.Request) {
 	}
 	// Redact before summarising: the summary is cut to fit its column, and
 	// a cut secret would no longer match the redactor.
-	s := summarize(r.Method, []byte(m.opts.Redact(string(raw))))
-	if m.summaries == nil || len(m.summaries) > 4*max(1, m.tracker.Len()) {
+	s := summarize(r.Method, []byte(m.redactText(string(raw))))
+	if m.summaries == nil || len(m.summaries) > 4*max(1, t.Len()) {
 		m.summaries = map[wire.ID]string{}
 	}
 	m.summaries[r.ID] = s
 }
 
+// redactText hides the secrets in s (nothing to hide without a redactor).
+func (m *Model) redactText(s string) string {
+	if m.in.Redact == nil {
+		return s
+	}
+	return m.in.Redact(s)
+}
+
+// summarize is what the result in raw says, in a few words, for a request
+// of method.
 func summarize(method string, raw []byte) string {
 	msg, err := wire.Decode(raw)
 	if err != nil || msg.Kind != wire.KindResult {

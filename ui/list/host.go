@@ -1,0 +1,178 @@
+package list
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"inflight/session"
+	"inflight/ui/look"
+)
+
+// A host's request (inflight attach: a view on a proxy) is marked in its
+// row: ⇄ before its label, and in its last column the flags it earns by
+// the host's conduct and what the proxy did to it.
+
+// HostAct is what a proxy said it did to one of the host's requests (its
+// injected lines), which the tracker does not hold: the root keeps it,
+// and the list reads it through Facts.
+type HostAct struct {
+	// Action is the proxy's word for what it did: "hold", "delay 30s",
+	// "cancel", …
+	Action string
+	// Phase is where the action stands, in the proxy's words (Phase…).
+	Phase string
+	// Mine: this view's key asked for it; ByKey: a key asked for it (this
+	// view's or another's), not a --rule.
+	Mine, ByKey bool
+	// HeldAt is when the response was held (zero if never);
+	// ReleasedAfter how long it was held.
+	HeldAt        time.Time
+	ReleasedAfter time.Duration
+}
+
+// The phases of an action, as the proxy's injected lines name them (their
+// "code").
+const (
+	PhaseMatched  = "matched"
+	PhaseActing   = "acting"
+	PhaseHolding  = "holding"
+	PhaseReleased = "released"
+	PhaseDropped  = "dropped"
+	PhaseCancel   = "cancelled"
+	PhaseKept     = "kept"
+	PhasePassed   = "passed"
+	PhaseFailed   = "failed"
+)
+
+// hostMark is the REQUEST column's mark of a host's request.
+func hostMark(r *session.Request) string {
+	if r.ByHost {
+		return "⇄ "
+	}
+	return ""
+}
+
+// hostParts are the flags a host's request earns by the host's conduct.
+func (p painter) hostParts(r *session.Request) []look.Part {
+	if !r.ByHost {
+		return nil
+	}
+	var parts []look.Part
+	if a, ok := p.facts.HostAct(r); ok {
+		if part, ok := HostActPart(p.st, a, p.now); ok {
+			parts = append(parts, part)
+		}
+	}
+	if r.Violations == 0 {
+		return parts
+	}
+	for _, v := range p.tracker.Violations().ForRequest(r.ID) {
+		switch v.Code {
+		case session.ViolationHostAbandoned:
+			parts = append(parts, look.Part{Variants: []string{"⚑ host gave up without cancelling", "⚑ host gave up"}, Style: p.st.Flag, Prio: look.PrioFlag})
+		case session.ViolationHostCancelledInitialize:
+			parts = append(parts, look.Part{Variants: []string{"⚑ host cancelled initialize", "⚑ cancelled initialize"}, Style: p.st.Flag, Prio: look.PrioFlag})
+		}
+	}
+	return parts
+}
+
+// hostCancelVariants say a host's cancel in the list, widest first.
+func hostCancelVariants(cn *session.Cancel, ago string) []string {
+	return []string{"host sent " + look.SignalText(cn.Signal) + " " + ago, "host cancelled " + ago, "by host " + ago}
+}
+
+// hostActiveCell is the PROGRESS / OUTCOME cell of a host's request still
+// pending or running that the host gave up on: the flag, then what the
+// cell would say without it.
+func (p painter) hostActiveCell(r *session.Request, w int, now time.Time) (string, bool) {
+	if r.State != session.StatePending && r.State != session.StateRunning {
+		return "", false
+	}
+	parts := p.hostParts(r)
+	if len(parts) == 0 {
+		return "", false
+	}
+	rest := "waiting for the server…"
+	if r.State == session.StateRunning {
+		rest = fmt.Sprintf("%d progress", r.Progress.Count)
+		if pr := r.Progress; pr.HasTotal && pr.Total > 0 {
+			rest = fmt.Sprintf("%d progress, last %g/%g", pr.Count, pr.Value, pr.Total)
+		}
+	}
+	parts = append(parts, look.Part{Variants: []string{rest}, Style: p.st.Dim, Prio: look.PrioRepeats})
+	return look.BuildCell(parts, w), true
+}
+
+// actBy names who acted on a request: "you" (this view's key), "another
+// view" (another view's key), "rule".
+func actBy(a HostAct) string {
+	switch {
+	case a.Mine:
+		return "you"
+	case a.ByKey:
+		return "another view"
+	}
+	return "rule"
+}
+
+// ActVerb is the action's name without its duration ("delay 30s" → delay).
+func ActVerb(action string) string {
+	verb, _, _ := strings.Cut(action, " ")
+	return verb
+}
+
+// HostActPart is a host request's mark in its row, what the proxy did to
+// it at now (ok false for a phase it does not mark). The detail's facts
+// say it in its widest words.
+func HostActPart(st look.Styles, a HostAct, now time.Time) (part look.Part, ok bool) {
+	by := actBy(a)
+	verb := ActVerb(a.Action)
+	var v []string
+	style := st.Flag
+	switch a.Phase {
+	case PhaseMatched, PhaseActing:
+		switch verb {
+		case "cancel", "cancel-silent":
+			v = []string{"⚑ cancel upstream by " + by + " (" + a.Action + ")", "⚑ cancel by " + by}
+		default:
+			v = []string{"⚑ " + a.Action + " by " + by + ", waiting for the response", "⚑ " + a.Action + " by " + by, "⚑ " + verb}
+		}
+	case PhaseHolding:
+		held := look.Dur(now.Sub(a.HeldAt))
+		switch verb {
+		case "delay":
+			v = []string{"⚑ delayed by " + by + " · " + held + " (" + a.Action + ")", "⚑ delayed by " + by + " · " + held, "⚑ delayed · " + held}
+		case "race":
+			v = []string{"⚑ held by " + by + " for the host's cancel · " + held, "⚑ held for the race · " + held, "⚑ held · " + held}
+		default:
+			v = []string{"⚑ held by " + by + " · " + held, "⚑ held · " + held}
+		}
+	case PhaseReleased:
+		style = st.Dim
+		after := look.Dur(a.ReleasedAfter)
+		if verb == "race" {
+			v = []string{"released as the host's cancel came, held " + after, "released after " + after}
+		} else {
+			v = []string{"released after " + after + " (" + a.Action + " by " + by + ")", "released after " + after}
+		}
+	case PhaseDropped:
+		v = []string{"⚑ response dropped by " + by + ": the host never got it", "⚑ dropped by " + by, "⚑ dropped"}
+	case PhaseCancel, PhaseKept:
+		host := "the host answered -32800"
+		if verb == "cancel-silent" {
+			host = "the host left waiting"
+		}
+		v = []string{"⚑ cancelled upstream by " + by + ", " + host, "⚑ cancelled upstream by " + by, "⚑ cancelled upstream"}
+	case PhasePassed:
+		style = st.Dim
+		v = []string{a.Action + " by " + by + ": nothing to do, passed on", a.Action + ": passed on"}
+	case PhaseFailed:
+		style = st.Error
+		v = []string{"✗ " + a.Action + " by " + by + " failed", "✗ " + verb + " failed"}
+	default:
+		return look.Part{}, false
+	}
+	return look.Part{Variants: v, Style: style, Prio: look.PrioFlag}, true
+}

@@ -1,0 +1,81 @@
+package ui
+
+import (
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"inflight/session"
+	"inflight/ui/authview"
+	"inflight/ui/list"
+	"inflight/ui/screen"
+	"inflight/wire"
+)
+
+// listFacts is what the list draws that only the root knows: the
+// authorization's wait and its retries (the auth view's record), and what
+// a proxy did to the host's requests (attach_act.go).
+type listFacts struct {
+	auth authview.Model
+	acts map[*session.Request]*actMark
+	mine map[*session.Request]bool
+}
+
+// listFacts is the list's Facts as of now.
+func (m *Model) listFacts() listFacts {
+	return listFacts{auth: m.auth, acts: m.attach.acts, mine: m.attach.mine}
+}
+
+// AuthWaiting reports whether r waits for the authorization in progress.
+func (f listFacts) AuthWaiting(r *session.Request) (time.Time, bool) {
+	if !f.auth.Waiting(r) {
+		return time.Time{}, false
+	}
+	since, _ := f.auth.Pending()
+	return since, true
+}
+
+// AuthRetried reports whether request id was sent again with a new token.
+func (f listFacts) AuthRetried(id wire.ID) bool { return f.auth.Retried(id) }
+
+// HostAct is what the proxy said it did to r.
+func (f listFacts) HostAct(r *session.Request) (list.HostAct, bool) {
+	a, ok := f.acts[r]
+	if !ok {
+		return list.HostAct{}, false
+	}
+	return list.HostAct{Action: a.action, Phase: a.phase, Mine: f.mine[r], ByKey: a.byKey, HeldAt: a.heldAt, ReleasedAfter: a.releasedAfter}, true
+}
+
+// listInput is what the list needs besides the Env: the facts above, and
+// the connection's state and tools for its empty screen.
+func (m *Model) listInput() list.Input {
+	in := list.Input{Facts: m.listFacts(), Conn: list.Connected, Tools: len(m.composer.Tools()), Redact: m.opts.Redact}
+	switch m.state {
+	case connConnecting:
+		in.Conn = list.Connecting
+	case connLost:
+		in.Conn = list.Lost
+	}
+	for _, t := range m.composer.Tools() {
+		in.SlowTool = in.SlowTool || t.Name == "slow"
+	}
+	return in
+}
+
+// listAction carries out what the list asked; a key it did not use goes
+// to the global keys.
+func (m *Model) listAction(msg tea.KeyPressMsg, act screen.Action) tea.Cmd {
+	switch a := act.(type) {
+	case screen.Unused:
+		return m.handleGlobalKey(msg)
+	case screen.Status:
+		// screen.Level and statusLevel count the same levels alike.
+		m.setStatus(statusLevel(a.Level), a.Text)
+	case list.Open:
+		m.openRequestDetail(a.ID)
+	case list.OpenIncoming:
+		m.openIncomingDetail(a.Request)
+	}
+	return nil
+}
