@@ -252,10 +252,16 @@ func (k *KeyMap) SetState(s State) {
 	k.Export.SetEnabled(main || s.Mode == ModeLog || s.Mode == ModeStderr || s.Mode == ModeDetail)
 	k.FilterList.SetEnabled(main && s.HasRequests && !s.Waterfall)
 	k.ClearFinished.SetEnabled(main && s.HasRequests && !s.Waterfall)
-	// v is enabled in the waterfall only, to go back; the list's own v
-	// (into the waterfall) comes with the list drawing it.
+	// v goes from the list to the waterfall and back; the waterfall's
+	// own keys act only while it is shown.
+	k.Waterfall.SetEnabled(main && (s.HasRequests || s.Waterfall))
+	if s.Waterfall {
+		k.Waterfall.SetHelp("v", "back to the list")
+	} else {
+		k.Waterfall.SetHelp("v", "waterfall")
+	}
 	waterfall := main && s.Waterfall
-	for _, b := range []*key.Binding{&k.Waterfall, &k.ZoomIn, &k.ZoomOut, &k.PanLeft, &k.PanRight, &k.FitAll, &k.FollowNow, &k.Summary} {
+	for _, b := range []*key.Binding{&k.ZoomIn, &k.ZoomOut, &k.PanLeft, &k.PanRight, &k.FitAll, &k.FollowNow, &k.Summary} {
 		b.SetEnabled(waterfall)
 	}
 	k.Reconnect.SetEnabled(s.Lost && (main || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr) && !s.Filtering)
@@ -278,10 +284,24 @@ func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Race, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Waterfall, k.FitAll, k.Log, k.Auth, k.Reconnect, k.Help, k.Quit}
 }
 
+// CompactHelp is ShortHelp without the ways of seeing more (the
+// waterfall, fitting its axis), for a terminal a little too narrow: the
+// keys that open the detail and the log stay. In the waterfall, v stays
+// too: it is the way back.
+func (k KeyMap) CompactHelp() []key.Binding {
+	if k.Waterfall.Help().Desc != "waterfall" {
+		return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Race, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Waterfall, k.Log, k.Auth, k.Reconnect, k.Help, k.Quit}
+	}
+	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Race, k.Detail, k.Open, k.Back, k.Filter, k.ClearFilter, k.Wrap, k.Log, k.Auth, k.Reconnect, k.Help, k.Quit}
+}
+
 // EssentialHelp is ShortHelp for a narrow terminal: the keys without
-// which a person is stuck.
+// which a person is stuck (in the waterfall, v, the way back).
 func (k KeyMap) EssentialHelp() []key.Binding {
-	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Back, k.Waterfall, k.Auth, k.Reconnect, k.Help, k.Quit}
+	if k.Waterfall.Help().Desc != "waterfall" {
+		return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Back, k.Waterfall, k.Auth, k.Reconnect, k.Help, k.Quit}
+	}
+	return []key.Binding{k.New, k.Answer, k.Cancel, k.StopWatching, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.Back, k.Auth, k.Reconnect, k.Help, k.Quit}
 }
 
 // BareHelp is EssentialHelp when even that does not fit: without the keys

@@ -66,7 +66,10 @@ func TestWaterfallKeysClashWithNone(t *testing.T) {
 		t.Error("the list's keys on the selection are off in the waterfall")
 	}
 	k.SetState(State{Mode: ModeList, HasSelection: true, HasRequests: true})
-	own = []key.Binding{k.Waterfall, k.ZoomIn, k.ZoomOut, k.PanLeft, k.PanRight, k.FitAll, k.FollowNow, k.Summary}
+	if !k.Waterfall.Enabled() || k.Waterfall.Help().Desc != "waterfall" {
+		t.Errorf("v in the list: enabled %v, %q; want it to open the waterfall", k.Waterfall.Enabled(), k.Waterfall.Help().Desc)
+	}
+	own = []key.Binding{k.ZoomIn, k.ZoomOut, k.PanLeft, k.PanRight, k.FitAll, k.FollowNow, k.Summary}
 	for _, b := range own {
 		if b.Enabled() {
 			t.Errorf("%q enabled in the list", b.Help().Desc)

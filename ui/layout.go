@@ -16,6 +16,9 @@ import (
 func (m *Model) layout() {
 	h := m.bodyHeight()
 	m.list = m.list.Layout(m.env(), m.listInput(), m.width, h)
+	if m.waterfallOn && m.mode == keymap.ModeList {
+		m.wf = m.wf.Layout(m.env(), m.width, h)
+	}
 	m.logv = m.logv.Layout(m.env(), m.width, h)
 	m.stderrv = m.stderrv.Layout(m.env(), m.width, h)
 	m.auth.SetSize(m.width, h)

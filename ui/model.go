@@ -41,6 +41,7 @@ import (
 	"inflight/ui/logview"
 	"inflight/ui/look"
 	"inflight/ui/screen"
+	"inflight/ui/waterfall"
 	"inflight/wire"
 )
 
@@ -192,6 +193,10 @@ type Model struct {
 	pager    pager
 	prompt   prompt
 	helpv    helpscreen.Model
+	// wf is the list drawn as a waterfall, shown in the list's mode
+	// while waterfallOn.
+	wf          waterfall.Model
+	waterfallOn bool
 
 	status statusLine
 
@@ -1013,6 +1018,7 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	closed, _ := m.tracker.TransportClosed()
 	st := keymap.State{
 		Mode:         mode,
+		Waterfall:    m.waterfallOn,
 		HasSelection: ok,
 		AnyActive:    c.InFlight > 0,
 		Connected:    m.state == connUp && !closed,
@@ -1122,6 +1128,13 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	case keymap.ModeList:
+		if m.waterfallOn {
+			return m.waterfallKey(msg)
+		}
+		if key.Matches(msg, m.keys.Waterfall) {
+			m.toggleWaterfall()
+			return nil
+		}
 		var act screen.Action
 		m.list, act = m.list.Update(m.env(), msg)
 		return m.listAction(msg, act)

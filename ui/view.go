@@ -73,7 +73,11 @@ func (m *Model) frame() string {
 	case keymap.ModeHelp:
 		body = m.helpv.View(m.env(), m.width, h)
 	default:
-		body = m.list.View(m.env(), m.width, h)
+		if m.waterfallOn {
+			body = m.wf.View(m.env(), m.width, h)
+		} else {
+			body = m.list.View(m.env(), m.width, h)
+		}
 	}
 	body = clampLines(body, h, m.width)
 	if m.prompt.kind != promptNone {
@@ -208,6 +212,9 @@ func (m *Model) footer() string {
 	h := m.help
 	h.SetWidth(0)
 	if v := h.ShortHelpView(m.keys.ShortHelp()); lipgloss.Width(v) <= m.width {
+		return look.Fit(v, m.width)
+	}
+	if v := h.ShortHelpView(m.keys.CompactHelp()); lipgloss.Width(v) <= m.width {
 		return look.Fit(v, m.width)
 	}
 	if v := h.ShortHelpView(m.keys.EssentialHelp()); lipgloss.Width(v) <= m.width {

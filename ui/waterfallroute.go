@@ -1,0 +1,52 @@
+package ui
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"inflight/session"
+	"inflight/ui/screen"
+	"inflight/ui/waterfall"
+)
+
+// The waterfall (v) is the list drawn as bars on one time axis. It is the
+// list's mode still: the selection is the list's, kept in step both ways,
+// so that every key that acts on the selected request (C, +, -, r, E, y…)
+// acts on the one the waterfall shows selected.
+
+// toggleWaterfall switches between the list and the waterfall, keeping
+// the selection.
+func (m *Model) toggleWaterfall() {
+	m.waterfallOn = !m.waterfallOn
+	if m.waterfallOn {
+		m.wf = m.wf.Select(m.list.Selected())
+		m.wf = m.wf.Layout(m.env(), m.width, m.bodyHeight())
+		return
+	}
+	if id := m.wf.Selected(); !id.IsZero() {
+		m.list = m.list.Select(id, m.list.Following())
+	}
+}
+
+// waterfallKey gives a key to the waterfall and carries out what it asks.
+func (m *Model) waterfallKey(msg tea.KeyPressMsg) tea.Cmd {
+	var act screen.Action
+	m.wf, act = m.wf.Update(m.env(), msg)
+	if id := m.wf.Selected(); !id.IsZero() {
+		m.list = m.list.Select(id, false)
+	}
+	switch act := act.(type) {
+	case waterfall.Open:
+		m.list = m.list.Select(act.ID, false)
+		m.openRequestDetail(act.ID)
+	case waterfall.Cancel:
+		return m.cancel(act.ID, "user requested cancellation", session.CauseUser)
+	case screen.Unused:
+		if key.Matches(msg, m.keys.Waterfall) {
+			m.toggleWaterfall()
+			return nil
+		}
+		return m.handleGlobalKey(msg)
+	}
+	return nil
+}
