@@ -21,6 +21,16 @@ func Dur(d time.Duration) string {
 		d = 0
 	}
 	switch {
+	case d == 0:
+		return "0ms"
+	case d < time.Millisecond:
+		// Below a millisecond a tenth of one still says something: a
+		// late answer 689µs after the cancel is not "+0ms", which reads
+		// as "at the same time". Less than a tenth is said as such.
+		if d < 100*time.Microsecond {
+			return "<0.1ms"
+		}
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
 	case d < 100*time.Millisecond:
 		// Quick answers deserve a real figure, not "0.0s".
 		return fmt.Sprintf("%dms", d.Milliseconds())
