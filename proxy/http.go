@@ -192,17 +192,20 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		target.RawQuery += r.URL.RawQuery
 	}
 	// The host's credentials are secrets for everything inflight shows
-	// or writes, like those on its own command line (found in review).
+	// or writes, like those on its own command line (found in review),
+	// held until the lines of this exchange are written (redact.Hold).
+	var creds []string
 	for name, vals := range r.Header {
 		if redact.IsSecretName(name) || strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Cookie") {
 			for _, v := range vals {
-				redact.AddRuntime(v)
+				creds = append(creds, v)
 				if i := strings.IndexByte(v, ' '); i > 0 && len(v)-i > 8 {
-					redact.AddRuntime(strings.TrimSpace(v[i+1:])) // "Bearer <token>"
+					creds = append(creds, strings.TrimSpace(v[i+1:])) // "Bearer <token>"
 				}
 			}
 		}
 	}
+	defer p.q.afterRecorded(redact.Hold(creds...))
 	// The host's body is still being read by the upstream request when
 	// the answer's headers are written back: by default Go's HTTP/1
 	// server then consumes and closes what is left of it, and the
