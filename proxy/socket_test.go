@@ -218,8 +218,9 @@ func TestHistoryStaysBounded(t *testing.T) {
 	if !b.cut {
 		t.Error("the history was cut and viewers would not be told (Hello.HistoryCut)")
 	}
-	if len(b.history) > 1000 || len(b.history) < 900 || !strings.HasPrefix(string(b.history), `{"ms":`) ||
-		!strings.HasSuffix(string(b.history), `{"ms":499,"dir":"in"}`+"\n") {
-		t.Errorf("history of %d bytes: %.60q…", len(b.history), b.history)
+	history := b.historyText()
+	if len(history) > 1000 || len(history) < 900 || !strings.HasPrefix(string(history), `{"ms":`) ||
+		!strings.HasSuffix(string(history), `{"ms":499,"dir":"in"}`+"\n") {
+		t.Errorf("history of %d bytes: %.60q…", len(history), history)
 	}
 }
