@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -262,7 +261,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	start := time.Now()
 	var tw *trace.Writer
 	if o.TracePath != "" {
-		f, err := os.Create(o.TracePath)
+		f, err := trace.Create(o.TracePath)
 		if err != nil {
 			return fail(exitcode.Usage, fmt.Errorf("--trace: %w", err))
 		}

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -233,7 +232,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	}
 	var tw *trace.Writer
 	if o.TracePath != "" {
-		f, err := os.Create(o.TracePath)
+		f, err := trace.Create(o.TracePath)
 		if err != nil {
 			return fail(exitcode.Usage, fmt.Errorf("--trace: %w", err))
 		}
