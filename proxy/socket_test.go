@@ -18,7 +18,7 @@ import (
 
 // privateTemp is a 0700 directory for sockets. Unix socket paths are
 // short (108 bytes), so it lives directly under the temporary directory.
-func privateTemp(t *testing.T) string {
+func privateTemp(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "ifp")
 	if err != nil {
