@@ -205,7 +205,9 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	defer p.q.afterRecorded(redact.Hold(creds...))
+	if len(creds) > 0 {
+		defer p.q.afterRecorded(redact.Hold(creds...))
+	}
 	// The host's body is still being read by the upstream request when
 	// the answer's headers are written back: by default Go's HTTP/1
 	// server then consumes and closes what is left of it, and the
