@@ -26,6 +26,9 @@ type TaskReport struct {
 	PollIntervalMs *int64 `json:"pollIntervalMs"`
 	// TTLMs is the task's time to live (null: unlimited or not given).
 	TTLMs *int64 `json:"ttlMs"`
+	// TTLOutOfRange: the server's TTL was more than inflight's clock
+	// holds (wire.MaxTaskMs); TTLMs is that largest value.
+	TTLOutOfRange bool `json:"ttlOutOfRange,omitempty"`
 	// Cancel is the tasks/cancel, when one was sent.
 	Cancel *TaskCancelReport `json:"cancel,omitempty"`
 	// EndedAfterCancel is the terminal status other than cancelled the
@@ -75,6 +78,10 @@ func taskReport(rep *Report, tr *session.Tracker, r *session.Request) {
 	}
 	if tk.TTLKnown && !tk.TTLUnlimited {
 		tp.TTLMs = msPtr(tk.TTL)
+		// The server's value was clamped where it was read (wire.MaxTaskMs);
+		// the task keeps no more than the clamped value, so its reaching
+		// the bound is what says so.
+		tp.TTLOutOfRange = *tp.TTLMs >= int64(wire.MaxTaskMs)
 	}
 	if json.Valid([]byte(tk.InputRequests)) {
 		tp.InputRequests = json.RawMessage(tk.InputRequests)
@@ -128,7 +135,10 @@ func taskSummary(t *TaskReport, safe func(string) string) string {
 	if t.PollIntervalMs != nil {
 		fmt.Fprintf(&b, " (server's interval %s)", fmtMs(*t.PollIntervalMs))
 	}
-	if t.TTLMs != nil {
+	switch {
+	case t.TTLOutOfRange:
+		b.WriteString("; ttl out of range (the server's value is more than inflight keeps: taken as unlimited in practice)")
+	case t.TTLMs != nil:
 		fmt.Fprintf(&b, "; ttl %s", fmtMs(*t.TTLMs))
 	}
 	if c := t.Cancel; c != nil {

@@ -233,7 +233,7 @@ func proxyExtras(opts *proxy.Options, tracePath string, red *redact.Redactor) (d
 		undo = append(undo, stop)
 	}
 	if tracePath != "" {
-		f, err := os.Create(tracePath)
+		f, err := trace.Create(tracePath)
 		if err != nil {
 			done()
 			return nil, fmt.Errorf("--trace: %w", err)

@@ -172,7 +172,7 @@ func runInteractive(ctx context.Context, target target.Target, opts InteractiveO
 	}
 	var tw *trace.Writer
 	if opts.TracePath != "" {
-		f, err := os.Create(opts.TracePath)
+		f, err := trace.Create(opts.TracePath)
 		if err != nil {
 			return fail(exitcode.Usage, fmt.Errorf("--trace: %w", err))
 		}

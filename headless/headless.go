@@ -59,7 +59,7 @@ func (r *Run) CreateTrace(path string, start time.Time) error {
 	if path == "" {
 		return nil
 	}
-	f, err := os.Create(path)
+	f, err := trace.Create(path)
 	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
 	}

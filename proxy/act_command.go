@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -73,6 +74,12 @@ func parseCommand(b []byte) (Command, *Rule, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
 		return c, nil, fmt.Errorf("not a command (a JSON object with act, id, after): %v", err)
+	}
+	// Anything after the object — a second command above all — refuses
+	// the line whole: running the first and dropping the rest unseen
+	// would do half of what was asked.
+	if _, err := dec.Token(); err != io.EOF {
+		return Command{}, nil, errors.New("one command a line: this line has more after its first JSON object")
 	}
 	if c.Act == ActReleaseAll {
 		if c.ID != nil || c.After != "" {

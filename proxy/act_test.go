@@ -439,3 +439,34 @@ func TestActReleaseToAStuckHostDoesNotBlockStop(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandLineHoldsOneObject: a line with a second JSON value after the
+// command (two objects, or anything after the first) is refused whole,
+// never run in part with the rest ignored.
+func TestCommandLineHoldsOneObject(t *testing.T) {
+	for _, line := range []string{
+		`{"act":"release-all"}{"act":"hold","id":1}`,
+		`{"act":"release-all"} {"act":"hold","id":1}`,
+		`{"act":"release-all"} 7`,
+		`{"act":"release-all"} x`,
+	} {
+		if _, _, err := parseCommand([]byte(line)); err == nil || !strings.Contains(err.Error(), "one command a line") {
+			t.Errorf("%s: %v; want it refused as more than one command", line, err)
+		}
+		calls := 0
+		rec := runCommand([]byte(line), countingActor{&calls}, "", func(time.Time) float64 { return 0 })
+		if rec.Code != ReplyRefused || calls != 0 {
+			t.Errorf("%s: reply %q (%s), %d acts carried out; want it refused and nothing done", line, rec.Code, rec.Text, calls)
+		}
+	}
+	if _, _, err := parseCommand([]byte(`  {"act":"release-all"}  `)); err != nil {
+		t.Errorf("one command with spaces around it: %v", err)
+	}
+}
+
+// countingActor counts what it is asked to do.
+type countingActor struct{ n *int }
+
+func (a countingActor) releaseAll()                           { *a.n++ }
+func (a countingActor) releaseOne(wire.ID, time.Time) error   { *a.n++; return nil }
+func (a countingActor) actOn(wire.ID, *Rule, time.Time) error { *a.n++; return nil }

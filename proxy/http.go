@@ -178,7 +178,9 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.q.pushControl(line{ctl: ctlHostResumed, at: time.Now(), session: r.Header.Get("Mcp-Session-Id")})
 	}
 	target := p.upstreamURL(r)
-	addHostSecrets(r)
+	if creds := hostSecrets(r); len(creds) > 0 {
+		defer p.q.afterRecorded(redact.Hold(creds...))
+	}
 	// The host's body is still being read by the upstream request when
 	// the answer's headers are written back: by default Go's HTTP/1
 	// server then consumes and closes what is left of it, and the
@@ -241,20 +243,23 @@ func (p *httpProxy) upstreamURL(r *http.Request) string {
 	return target.String()
 }
 
-// addHostSecrets makes the host's credentials secrets for everything
+// hostSecrets are the host's credentials: secrets for everything
 // inflight shows or writes, like those on its own command line (found in
-// review).
-func addHostSecrets(r *http.Request) {
+// review), held until the lines of this exchange are written
+// (redact.Hold), then among the newest remembered.
+func hostSecrets(r *http.Request) []string {
+	var creds []string
 	for name, vals := range r.Header {
 		if redact.IsSecretName(name) || strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Cookie") {
 			for _, v := range vals {
-				redact.AddRuntime(v)
+				creds = append(creds, v)
 				if i := strings.IndexByte(v, ' '); i > 0 && len(v)-i > 8 {
-					redact.AddRuntime(strings.TrimSpace(v[i+1:])) // "Bearer <token>"
+					creds = append(creds, strings.TrimSpace(v[i+1:])) // "Bearer <token>"
 				}
 			}
 		}
 	}
+	return creds
 }
 
 // tapHostBody is the body the upstream request reads: a POST's through a

@@ -1,14 +1,17 @@
 package proxy
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"inflight/event"
+	"inflight/redact"
 	"inflight/session"
 )
 
@@ -148,5 +151,52 @@ func TestReviewUpstreamBreakSilent(t *testing.T) {
 	}
 	if !strings.Contains(rp.stderr.String(), "upstream") {
 		t.Errorf("nothing says the upstream's stream broke")
+	}
+}
+
+// A host that sends a new token on every request (and a server that echoes
+// each one back): no token lands in the trace, however many came before,
+// though the proxy keeps only the newest redact.RecentSecrets of them.
+func TestHostTokenChurnStaysRedacted(t *testing.T) {
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"token ` + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") +
+			` (key ` + r.Header.Get("Idempotency-Key") + `) lacks scope"}}`))
+	}))
+	defer up.Close()
+	rp := startHTTPProxy(t, up.URL)
+	const n = redact.RecentSecrets + 300
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 4 {
+		wg.Go(func() {
+			for i := range work {
+				req, _ := http.NewRequest("POST", rp.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", fmt.Sprintf("Bearer churned-token-%06d", i))
+				req.Header.Set("Idempotency-Key", fmt.Sprintf("idem-key-%06d", i))
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	rp.stop()
+	tr := rp.trace.String()
+	if c := strings.Count(tr, "lacks scope"); c < n/2 {
+		t.Fatalf("%d echoes recorded of %d", c, n)
+	}
+	if strings.Contains(tr, "churned-token-") || strings.Contains(tr, "idem-key-") {
+		i := strings.Index(tr, "churned-token-")
+		if i < 0 {
+			i = strings.Index(tr, "idem-key-")
+		}
+		t.Fatalf("a host's credential is in the trace unredacted: …%s…", tr[max(0, i-100):min(len(tr), i+60)])
 	}
 }

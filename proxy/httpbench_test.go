@@ -305,3 +305,53 @@ func BenchmarkHTTPProxyProgressSSE(b *testing.B) {
 	b.ReportMetric(float64(flagged.Load()+roFlagged.Load()), "flags")
 	b.ReportMetric(0, "ns/op")
 }
+
+// BenchmarkHTTPProxyTokenChurn: a host that sends a new bearer token (and
+// Idempotency-Key) on every ping. The proxy masks each while it is in use,
+// so what a request costs must not grow with the tokens seen before it: the
+// first and the last tenth of the run are reported side by side and as a
+// ratio, never asserted.
+//
+//	go test ./proxy/ -run '^$' -bench TokenChurn -benchtime 20000x
+func BenchmarkHTTPProxyTokenChurn(b *testing.B) {
+	up := benchUpstream(b)
+	var recorded, flagged atomic.Int64
+	url := inflightProxy(b, up, &recorded, &flagged, false)
+	c := benchHost(b)
+	tenth := max(b.N/10, 1)
+	var first, last time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)
+		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Session-Id", "bench")
+		req.Header.Set("Authorization", fmt.Sprintf("Bearer eyJhbGciOiJIUzI1NiJ9.churn-%09d.signature", i))
+		req.Header.Set("Idempotency-Key", fmt.Sprintf("idem-%09d-0000-0000", i))
+		start := time.Now()
+		resp, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		d := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		switch {
+		case i < tenth:
+			first += d
+		case i >= b.N-tenth:
+			last += d
+		}
+	}
+	b.ReportMetric(float64(first.Microseconds())/float64(tenth), "µs/req-first-tenth")
+	b.ReportMetric(float64(last.Microseconds())/float64(tenth), "µs/req-last-tenth")
+	b.ReportMetric(float64(last)/float64(first), "last/first")
+}

@@ -79,6 +79,10 @@ type queue struct {
 	peak   int
 	closed bool
 	wake   chan struct{}
+	// afterPending is what waits for the lines pushed before it to be
+	// taken; afterTaken, taken already, waits for the recorder to come
+	// back for more (then they are written). See afterRecorded.
+	afterPending, afterTaken []func()
 }
 
 func newQueue(maxBytes int) *queue {
@@ -139,14 +143,45 @@ func (q *queue) close() {
 
 // take swaps out what is queued (reusing buf's memory), and what was
 // skipped since the last take; closed says nothing more will come once
-// it returns nothing.
+// it returns nothing. Taking again means the recorder has written what it
+// took before: what waited for that (afterRecorded) is done now.
 func (q *queue) take(buf []line) (ls []line, g gap, closed bool) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	ls, q.lines = q.lines, buf[:0]
 	g, q.gap = q.gap, gap{}
 	q.bytes = 0
-	return ls, g, q.closed
+	closed = q.closed
+	due := q.afterTaken
+	q.afterTaken, q.afterPending = q.afterPending, nil
+	again := len(q.afterTaken) > 0
+	q.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+	if again {
+		// Have the recorder come back even if no line comes meanwhile.
+		q.wakeRecorder()
+	}
+	return ls, g, closed
+}
+
+// afterRecorded calls f once the recorder has written every line pushed
+// before it: an exchange's credentials are released then, not while a line
+// that may echo them still waits to be redacted (redact.Hold). f runs on
+// the recorder's goroutine and must not block; it is never called once the
+// recorder has stopped.
+func (q *queue) afterRecorded(f func()) {
+	q.mu.Lock()
+	q.afterPending = append(q.afterPending, f)
+	q.mu.Unlock()
+	q.wakeRecorder()
+}
+
+func (q *queue) wakeRecorder() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
 }
 
 // peakBytes is the most the queue held at once.

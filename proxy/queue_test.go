@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,5 +119,38 @@ func TestRecorderFailureKeepsForwarding(t *testing.T) {
 	<-rec.done
 	if calls != 1 || !strings.Contains(stderr.String(), "inflight proxy p: the recorder failed (boom): forwarding goes on, unrecorded") {
 		t.Errorf("%d calls, stderr %q", calls, stderr.String())
+	}
+}
+
+// TestQueueReleasesOnceRecorded: what an exchange asks to be done once its
+// lines are recorded (releasing the credentials that mask them) waits for
+// the recorder to come back for more after taking them — by then it has
+// written them — and a release registered while the recorder idles wakes
+// it, so that nothing is held until the next traffic.
+func TestQueueReleasesOnceRecorded(t *testing.T) {
+	q := newQueue(1 << 20)
+	var released atomic.Int32
+	q.push([]line{{from: FromServer, raw: []byte(`{"id":1,"result":{}}`)}})
+	q.afterRecorded(func() { released.Add(1) })
+	select {
+	case <-q.wake:
+	default:
+		t.Fatal("the queue did not wake the recorder")
+	}
+	if ls, _, _ := q.take(nil); len(ls) != 1 || released.Load() != 0 {
+		t.Fatalf("first take: %d lines, released %d; want the line, nothing released while it is being recorded", len(ls), released.Load())
+	}
+	select {
+	case <-q.wake:
+	default:
+		t.Fatal("a release waits and the recorder was not woken to come back")
+	}
+	q.take(nil)
+	if released.Load() != 1 {
+		t.Fatalf("released %d times after the recorder came back, want 1", released.Load())
+	}
+	q.take(nil)
+	if released.Load() != 1 {
+		t.Fatalf("released %d times, want once", released.Load())
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,8 +27,13 @@ import (
 // the user's alone, and streams what it records to whoever connects
 // (`inflight attach`): first a Hello line, then the trace's recent lines
 // (up to historyBytes: a viewer that attaches late still sees the
-// requests in flight begin), then its lines as the recorder writes them. A viewer that cannot keep up is disconnected,
-// never waited for; a proxy with no one attached records all the same.
+// requests in flight begin), then its lines as the recorder writes them.
+// A viewer that cannot keep up is disconnected, never waited for; a proxy
+// with no one attached records all the same. The history is shared: every
+// viewer is handed the same bytes, never a copy of its own, so a viewer
+// costs the proxy little whatever the history holds; at most maxViewers
+// are attached at once, and one that does not read is dropped (and the
+// proxy says so on its stderr).
 // A viewer may write commands on its connection (act_command.go), read a
 // line at a time per viewer; each is answered on that connection alone,
 // between two of the stream's lines.
@@ -55,6 +62,9 @@ type Hello struct {
 	// viewer may act on the host's requests. Absent when it is read-only
 	// or cannot act.
 	Acts bool `json:"acts,omitempty"`
+	// Refused, on a viewer the proxy does not take, says why (maxViewers
+	// are attached already); nothing follows it.
+	Refused string `json:"refused,omitempty"`
 }
 
 // Duration is a time.Duration written as its text ("5s").
@@ -87,6 +97,9 @@ func ReadHello(r *bufio.Reader) (Hello, error) {
 	var h Hello
 	if err := json.Unmarshal(line, &h); err != nil {
 		return Hello{}, fmt.Errorf("the proxy's hello: %w", err)
+	}
+	if h.Refused != "" {
+		return h, fmt.Errorf("proxy %s refused to attach: %s", termsafe.Line(h.Proxy), termsafe.Line(h.Refused))
 	}
 	return h, nil
 }
@@ -256,12 +269,26 @@ func Attach(dir, name string) (net.Conn, error) {
 	return c, nil
 }
 
-// viewerChunks bounds what waits for one viewer: chunks of the trace
-// writer's buffer (at most 64 KiB each).
+// viewerChunks bounds what waits for one viewer besides the history:
+// chunks of the trace writer's buffer (at most 64 KiB each), which are the
+// history's own bytes, shared by every viewer.
 const viewerChunks = 64
 
 // historyBytes bounds the trace kept for viewers that attach later.
 const historyBytes = 4 << 20
+
+// historyChunk is the size of the history's pieces: what is written is
+// appended to the last one, and a full one is never written again, so that
+// viewers can share them.
+const historyChunk = 64 << 10
+
+// maxViewers bounds the viewers attached at once: the next one is refused
+// with a hello that says why (Hello.Refused).
+const maxViewers = 32
+
+// noReadTimeout is how long a write to a viewer may wait for it to read:
+// one that reads nothing for that long is dropped.
+const noReadTimeout = 5 * time.Second
 
 // broadcast is the socket's side: it accepts viewers and hands each a copy
 // of what the trace writer writes, dropping (disconnecting) any that
@@ -276,10 +303,22 @@ type broadcast struct {
 	mu              sync.Mutex
 	subs            map[*viewer]struct{}
 	// history is the stream's latest bytes, starting at a line's start,
-	// at most limit (historyBytes) of them.
-	history []byte
+	// at most limit (historyBytes) of them, in pieces shared with viewers:
+	// the bytes within a piece's length never change once written.
+	history [][]byte
+	size    int // len of all the pieces
 	limit   int
-	wg      sync.WaitGroup
+	// accepted and refused count the viewers taken and turned away.
+	accepted, refused int
+	lastRefusalSaid   time.Time
+	// noReadTimeout is how long a write to a viewer may wait
+	// (noReadTimeout; tests shorten it).
+	noReadTimeout time.Duration
+	// stderr and name are where and as whom the socket says what it
+	// did to a viewer, as the proxy's other lines (recorder.say).
+	stderr io.Writer
+	name   string
+	wg     sync.WaitGroup
 	// mid: the stream's last write did not end a line, so a reply waits
 	// (viewer.replies) for the end of that line.
 	mid bool
@@ -302,9 +341,15 @@ type broadcast struct {
 const decideWait = 200 * time.Millisecond
 
 type viewer struct {
-	conn    net.Conn
+	conn net.Conn
+	// hello and history are written first: the history's pieces are
+	// shared with the broadcast and every other viewer.
+	hello   []byte
+	history [][]byte
 	ch      chan []byte
 	replies [][]byte
+	// dropped says why the broadcast let it go ("": it did not).
+	dropped string
 }
 
 // refuseNoActor is why a proxy that cannot act refuses a command.
@@ -330,6 +375,7 @@ func (b *broadcast) takeCommands(a actor, opts Options) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.red = opts.Redactor
+	b.stderr, b.name = opts.Stderr, opts.Name
 	switch {
 	case opts.ReadOnly:
 		b.act, b.refuse = nil, refuseReadOnly
@@ -342,7 +388,7 @@ func (b *broadcast) takeCommands(a actor, opts Options) {
 
 func newBroadcast(l *net.UnixListener, h Hello) *broadcast {
 	b := &broadcast{l: l, subs: map[*viewer]struct{}{}, limit: historyBytes, refuse: refuseNoActor, start: h.Started, h: h,
-		decided: make(chan struct{})}
+		decided: make(chan struct{}), noReadTimeout: noReadTimeout}
 	b.setHello()
 	b.wg.Add(1)
 	go b.accept()
@@ -370,16 +416,20 @@ func (b *broadcast) accept() {
 			c.Close()
 			return
 		}
+		if len(b.subs) >= maxViewers {
+			b.refuseViewer(c)
+			b.mu.Unlock()
+			continue
+		}
+		b.accepted++
+		v.hello = b.hello
 		if b.cut {
-			v.ch <- b.cutHello
-		} else {
-			v.ch <- b.hello
+			v.hello = b.cutHello
 		}
 		// The history and then what follows it, under one lock: the
-		// viewer's stream is the trace's, contiguous.
-		if len(b.history) > 0 {
-			v.ch <- bytes.Clone(b.history)
-		}
+		// viewer's stream is the trace's, contiguous. The pieces are
+		// shared: the viewer holds their slice headers, not a copy.
+		v.history = slices.Clone(b.history)
 		b.subs[v] = struct{}{}
 		b.mu.Unlock()
 		b.wg.Add(2)
@@ -444,6 +494,30 @@ func (b *broadcast) reply(v *viewer, rec trace.Record) {
 	b.send(v, line)
 }
 
+// refuseViewer turns c away with a hello that says why (under b.mu). The
+// line is short and the connection new, so the write does not wait; the
+// proxy says so on its stderr, at most once a second.
+func (b *broadcast) refuseViewer(c net.Conn) {
+	b.refused++
+	h := b.h
+	h.Refused = fmt.Sprintf("%d viewers are attached already (the most a proxy takes): detach one and try again", maxViewers)
+	line, _ := json.Marshal(h)
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.Write(append(termsafe.EscapeJSON(line), '\n'))
+	c.Close()
+	if now := time.Now(); now.Sub(b.lastRefusalSaid) >= time.Second {
+		b.lastRefusalSaid = now
+		b.say(fmt.Sprintf("refused a viewer on the attach socket: %d are attached already (%d refused so far)", maxViewers, b.refused))
+	}
+}
+
+// say writes one line of the proxy's own on its stderr.
+func (b *broadcast) say(text string) {
+	if b.stderr != nil {
+		fmt.Fprintf(b.stderr, "inflight proxy %s: %s\n", termsafe.Line(b.name), termsafe.Line(text))
+	}
+}
+
 // setHello makes the hello lines of b.h.
 func (b *broadcast) setHello() {
 	h := b.h
@@ -460,6 +534,7 @@ func (b *broadcast) send(v *viewer, p []byte) {
 	select {
 	case v.ch <- p:
 	default:
+		v.dropped = fmt.Sprintf("dropped a viewer that fell behind (%d writes waiting for it)", viewerChunks)
 		delete(b.subs, v)
 		close(v.ch)
 	}
@@ -470,21 +545,43 @@ func (b *broadcast) send(v *viewer, p []byte) {
 func (b *broadcast) serve(v *viewer) {
 	defer b.wg.Done()
 	defer v.conn.Close()
-	for p := range v.ch {
-		_ = v.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		if _, err := v.conn.Write(p); err != nil {
-			b.drop(v)
-			for range v.ch {
+	b.mu.Lock()
+	wait := b.noReadTimeout
+	b.mu.Unlock()
+	write := func(bufs net.Buffers) bool {
+		_ = v.conn.SetWriteDeadline(time.Now().Add(wait))
+		if _, err := bufs.WriteTo(v.conn); err != nil {
+			why := ""
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				why = fmt.Sprintf("dropped a viewer that did not read for %s", wait)
 			}
-			return
+			b.drop(v, why)
+			return false
+		}
+		return true
+	}
+	ok := write(net.Buffers{v.hello}) && write(v.history)
+	v.history = nil // the pieces are the broadcast's; this viewer is done with them
+	for p := range v.ch {
+		if ok {
+			ok = write(net.Buffers{p})
 		}
 	}
+	// Closed: by drop, by send (no room) or by close.
+	b.mu.Lock()
+	why := v.dropped
+	if why != "" {
+		b.say(why)
+	}
+	b.mu.Unlock()
 }
 
-func (b *broadcast) drop(v *viewer) {
+// drop lets v go, saying why ("": it left or its connection failed).
+func (b *broadcast) drop(v *viewer, why string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.subs[v]; ok {
+		v.dropped = why
 		delete(b.subs, v)
 		close(v.ch)
 	}
@@ -496,12 +593,14 @@ func (b *broadcast) drop(v *viewer) {
 func (b *broadcast) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.remember(p)
-	if len(p) > 0 {
-		b.mid = p[len(p)-1] != '\n'
+	if len(p) == 0 {
+		return 0, nil
 	}
+	// One copy, into the history: every viewer is handed those bytes.
+	shared := b.remember(p)
+	b.mid = p[len(p)-1] != '\n'
 	for v := range b.subs {
-		b.send(v, bytes.Clone(p))
+		b.send(v, shared)
 		if !b.mid && len(v.replies) > 0 {
 			for _, r := range v.replies {
 				if _, ok := b.subs[v]; !ok {
@@ -515,23 +614,66 @@ func (b *broadcast) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// remember keeps p in the history, dropping its oldest lines past the
-// limit (a cut keeps whole lines: it starts after a newline).
-func (b *broadcast) remember(p []byte) {
-	b.history = append(b.history, p...)
-	over := len(b.history) - b.limit
+// remember appends p to the history and returns the history's copy of
+// it, which no one writes again; past the limit it drops the oldest lines
+// (a cut keeps whole lines: it starts after a newline).
+func (b *broadcast) remember(p []byte) []byte {
+	var last []byte
+	if n := len(b.history); n > 0 {
+		last = b.history[n-1]
+	}
+	if cap(last)-len(last) < len(p) {
+		// A new piece; the last one is full and stays as it is.
+		last = make([]byte, 0, max(historyChunk, len(p)))
+		b.history = append(b.history, last)
+	}
+	at := len(last)
+	last = append(last, p...) // within its capacity: past every viewer's view of it
+	b.history[len(b.history)-1] = last
+	b.size += len(p)
+	b.trim()
+	return last[at:len(last):len(last)]
+}
+
+// trim drops the history's oldest bytes past the limit, up to the end of
+// the line they cut.
+func (b *broadcast) trim() {
+	over := b.size - b.limit
 	if over <= 0 {
 		return
 	}
 	b.cut = true
-	i := bytes.IndexByte(b.history[over:], '\n')
-	if i < 0 {
-		b.history = b.history[:0]
-		return
+	// Skip over bytes, then to just after the next newline.
+	for over > 0 && len(b.history) > 0 {
+		first := b.history[0]
+		if over < len(first) {
+			b.history[0] = first[over:]
+			b.size -= over
+			break
+		}
+		over -= len(first)
+		b.size -= len(first)
+		b.history[0] = nil
+		b.history = b.history[1:]
 	}
-	// Copy down into the same array: memory stays at about the limit.
-	n := copy(b.history, b.history[over+i+1:])
-	b.history = b.history[:n]
+	for len(b.history) > 0 {
+		first := b.history[0]
+		if i := bytes.IndexByte(first, '\n'); i >= 0 {
+			b.history[0] = first[i+1:]
+			b.size -= i + 1
+			return
+		}
+		b.size -= len(first)
+		b.history[0] = nil
+		b.history = b.history[1:]
+	}
+}
+
+// historyText is the history as one text (for tests).
+func (b *broadcast) historyText() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Join(b.history, nil)
 }
 
 // close stops accepting (removing the socket), lets every viewer have what

@@ -18,7 +18,7 @@ import (
 
 // privateTemp is a 0700 directory for sockets. Unix socket paths are
 // short (108 bytes), so it lives directly under the temporary directory.
-func privateTemp(t *testing.T) string {
+func privateTemp(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "ifp")
 	if err != nil {
@@ -218,8 +218,9 @@ func TestHistoryStaysBounded(t *testing.T) {
 	if !b.cut {
 		t.Error("the history was cut and viewers would not be told (Hello.HistoryCut)")
 	}
-	if len(b.history) > 1000 || len(b.history) < 900 || !strings.HasPrefix(string(b.history), `{"ms":`) ||
-		!strings.HasSuffix(string(b.history), `{"ms":499,"dir":"in"}`+"\n") {
-		t.Errorf("history of %d bytes: %.60q…", len(b.history), b.history)
+	history := b.historyText()
+	if len(history) > 1000 || len(history) < 900 || !strings.HasPrefix(string(history), `{"ms":`) ||
+		!strings.HasSuffix(string(history), `{"ms":499,"dir":"in"}`+"\n") {
+		t.Errorf("history of %d bytes: %.60q…", len(history), history)
 	}
 }

@@ -382,18 +382,14 @@ func New(headers http.Header, env []string, rawURL string, args ...string) *Reda
 
 // Empty reports whether the Redactor knows no secrets (its own, or the
 // run's, see AddRuntime).
-func (r *Redactor) Empty() bool { return r.ownEmpty() && runtimeSecrets() == nil }
+func (r *Redactor) Empty() bool { return r.ownEmpty() && runtimeEmpty() }
 
 func (r *Redactor) ownEmpty() bool { return r == nil || r.replacer == nil }
 
 // String returns s with every secret value replaced by Placeholder,
 // however it is spelled in JSON (see Bytes), the run's secrets included.
 func (r *Redactor) String(s string) string {
-	s = r.ownString(s)
-	if rt := runtimeSecrets(); rt != nil && rt != r {
-		s = rt.ownString(s)
-	}
-	return s
+	return runtimeString(r.ownString(s))
 }
 
 func (r *Redactor) ownString(s string) string {
@@ -423,11 +419,7 @@ func (r *Redactor) ownString(s string) string {
 // server sent. Text with neither a backslash nor a secret in it, which is
 // nearly every message, costs a scan and is returned as it is.
 func (r *Redactor) Bytes(b []byte) []byte {
-	b = r.ownBytes(b)
-	if rt := runtimeSecrets(); rt != nil && rt != r {
-		b = rt.ownBytes(b)
-	}
-	return b
+	return runtimeBytes(r.ownBytes(b))
 }
 
 func (r *Redactor) ownBytes(b []byte) []byte {
@@ -463,17 +455,15 @@ func (r *Redactor) ownBytes(b []byte) []byte {
 }
 
 // redactEscaped replaces the spans of s whose JSON-decoded text is a
-// secret. s is decoded once, remembering which span of s each decoded run
-// came from; a match in the decoded text is mapped back to the span of s
-// that spells it. It returns s itself when nothing matched.
+// secret. It returns s itself when nothing matched.
 func (r *Redactor) redactEscaped(s string) string {
-	dec, runs := decodeEscapes(s)
-	if len(runs) == 0 {
-		return s // no escape was read: the literal pass saw it all
-	}
-	// spans are the [start, end) byte ranges of s to replace.
-	var spans [][2]int
-	var covered [][2]int // decoded ranges already matched by a longer secret
+	return redactEscapedWith(s, r.findDecoded)
+}
+
+// findDecoded returns where r's secrets are in dec, longest secrets first,
+// none inside a longer one already found.
+func (r *Redactor) findDecoded(dec string) [][2]int {
+	var covered [][2]int
 	for _, sec := range r.secrets {
 	search:
 		for off := 0; ; {
@@ -490,26 +480,31 @@ func (r *Redactor) redactEscaped(s string) string {
 				}
 			}
 			covered = append(covered, [2]int{i, j})
-			spans = append(spans, [2]int{sourceStart(runs, i), sourceEnd(runs, j)})
 		}
 	}
-	if len(spans) == 0 {
+	return covered
+}
+
+// redactEscapedWith replaces the spans of s whose JSON-decoded text find
+// says is a secret. s is decoded once, remembering which span of s each
+// decoded run came from; a match in the decoded text is mapped back to the
+// span of s that spells it. It returns s itself when nothing matched.
+func redactEscapedWith(s string, find func(dec string) [][2]int) string {
+	dec, runs := decodeEscapes(s)
+	if len(runs) == 0 {
+		return s // no escape was read: the literal pass saw it all
+	}
+	found := find(dec)
+	if len(found) == 0 {
 		return s
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
-	var out strings.Builder
-	out.Grow(len(s))
-	last := 0
-	for _, sp := range spans {
-		if sp[0] < last {
-			continue
-		}
-		out.WriteString(s[last:sp[0]])
-		out.WriteString(Placeholder)
-		last = sp[1]
+	// spans are the [start, end) byte ranges of s to replace.
+	spans := make([][2]int, len(found))
+	for k, f := range found {
+		spans[k] = [2]int{sourceStart(runs, f[0]), sourceEnd(runs, f[1])}
 	}
-	out.WriteString(s[last:])
-	return out.String()
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	return replaceSpans(s, spans)
 }
 
 // escapeRun is one escape of the source text and what it decoded to: the

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
+	"time"
 )
 
 // Task statuses, the same in both eras.
@@ -31,10 +33,12 @@ type TaskState struct {
 	Message string
 	// TTL is the time to live from creation in milliseconds; TTLSet says
 	// the field was present, TTLNull that it was null (unlimited).
-	TTL             float64
-	TTLSet, TTLNull bool
+	// TTLOutOfRange: the server's value was more than MaxTaskMs (or no
+	// number a float holds, 1e400), and TTL is MaxTaskMs.
+	TTL                            float64
+	TTLSet, TTLNull, TTLOutOfRange bool
 	// PollInterval is the suggested polling interval in milliseconds (0:
-	// none given).
+	// none given), at most MaxTaskMs.
 	PollInterval float64
 	CreatedAt    string
 	UpdatedAt    string
@@ -64,6 +68,11 @@ type taskJSON struct {
 	ResultTypeField *string         `json:"resultType"`
 }
 
+// MaxTaskMs is the largest TTL or poll interval kept, in milliseconds: the
+// longest time.Duration (about 292 years). A larger value, which a server
+// may send (1e300), would turn negative once converted.
+const MaxTaskMs = float64(math.MaxInt64 / int64(time.Millisecond))
+
 // ErrNotATask: the object does not describe a task (no string taskId).
 var ErrNotATask = errors.New("not a task: no taskId")
 
@@ -92,8 +101,13 @@ func (j *taskJSON) state() (TaskState, error) {
 		ts.TTLSet = true
 		if string(bytes.TrimSpace(ttl)) == "null" {
 			ts.TTLNull = true
-		} else if v, err := strconv.ParseFloat(string(bytes.TrimSpace(ttl)), 64); err == nil {
+		} else if v, err := strconv.ParseFloat(string(bytes.TrimSpace(ttl)), 64); err == nil || errors.Is(err, strconv.ErrRange) {
+			// ErrRange: a number past a float's range, read as ±Inf (or a
+			// tiny one read as 0).
 			ts.TTL = v
+			if v > MaxTaskMs || math.IsNaN(v) {
+				ts.TTL, ts.TTLOutOfRange = MaxTaskMs, true
+			}
 		}
 	}
 	switch {
@@ -102,6 +116,7 @@ func (j *taskJSON) state() (TaskState, error) {
 	case j.PollInterval != nil:
 		ts.PollInterval = *j.PollInterval
 	}
+	ts.PollInterval = min(ts.PollInterval, MaxTaskMs)
 	return ts, nil
 }
 

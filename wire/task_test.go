@@ -35,3 +35,30 @@ func TestTaskHandleBothEras(t *testing.T) {
 		t.Errorf("Target(tasks/cancel) = %q, want the task ID (the Mcp-Name header)", got)
 	}
 }
+
+// A TTL or poll interval past what a time.Duration holds is kept as
+// MaxTaskMs, and the TTL's is said to be out of range.
+func TestTaskTimesOutOfRange(t *testing.T) {
+	for _, v := range []string{"1e300", "1e400", "9223372036855"} {
+		ts, err := DecodeTask([]byte(`{"taskId":"t","status":"working","ttlMs":` + v + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts.TTL != MaxTaskMs || !ts.TTLOutOfRange {
+			t.Errorf("ttl %s: %v (out of range %v); want MaxTaskMs, out of range", v, ts.TTL, ts.TTLOutOfRange)
+		}
+	}
+	for _, v := range []string{"1e300", "9223372036855"} {
+		ts, err := DecodeTask([]byte(`{"taskId":"t","status":"working","pollIntervalMs":` + v + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts.PollInterval != MaxTaskMs {
+			t.Errorf("poll interval %s: %v; want MaxTaskMs", v, ts.PollInterval)
+		}
+	}
+	ts, _ := DecodeTask([]byte(`{"taskId":"t","status":"working","ttlMs":60000}`))
+	if ts.TTL != 60000 || ts.TTLOutOfRange {
+		t.Errorf("an ordinary TTL: %v, out of range %v", ts.TTL, ts.TTLOutOfRange)
+	}
+}
