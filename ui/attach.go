@@ -295,7 +295,7 @@ func (m *Model) observed(changes []session.Change) {
 			m.setStatus(levelWarn, "⚑ host reused request ID "+m.line(v.RequestID.String()))
 		}
 	}
-	m.settledStatus(changes)
+	m.status.settled(changes)
 }
 
 // disagree records that the view judged a line otherwise than the proxy.

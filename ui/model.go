@@ -191,6 +191,7 @@ type Model struct {
 	prompt   prompt
 	helpv    helpscreen.Model
 
+	// status is the transient message line (status.go).
 	status statusLine
 
 	// The one clock: a single pending tick, tagged with a generation so a
@@ -280,27 +281,6 @@ const (
 	connConnecting connState = iota
 	connUp
 	connLost
-)
-
-// statusLine is a transient message. It expires at until, which the one
-// clock checks: a newer message moves until, so an older expiry never clears
-// it.
-type statusLine struct {
-	text  string
-	level statusLevel
-	until time.Time
-	// about, when set, is a request whose news the message is ("sent #3 —
-	// press c", "#3: cancellation requested"): it goes as soon as that
-	// request reaches its fate, which the row then tells.
-	about wire.ID
-}
-
-type statusLevel uint8
-
-const (
-	levelInfo statusLevel = iota
-	levelWarn
-	levelError
 )
 
 // Messages.
@@ -590,7 +570,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.layout()
-	m.statusFollowsSelection(selected, shown)
+	m.status.followSelection(m.mode, selected, shown, m.list.selected, m.shownDetail())
 	m.syncKeys()
 	return m, tea.Batch(cmd, m.schedule())
 }
@@ -612,7 +592,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		ev := &msg.items[i].Event
 		m.redactEvent(ev)
 		changes := m.applied(*ev, m.tracker.Apply(*ev))
-		m.settledStatus(changes)
+		m.status.settled(changes)
 		if cmd := m.autoAnswer(changes); cmd != nil {
 			listed = append(listed, cmd)
 		}
@@ -638,7 +618,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 				m.state = connLost
 				m.connErr = ev.Err
 				lost := event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err}
-				m.settledStatus(m.applied(lost, m.tracker.Apply(lost)))
+				m.status.settled(m.applied(lost, m.tracker.Apply(lost)))
 			}
 		case event.Received:
 			var act screen.Action
@@ -718,9 +698,7 @@ func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
 	}
 	m.state = connUp
 	m.everConnected = true
-	if m.status.text == reconnecting {
-		m.status = statusLine{}
-	}
+	m.status.clearIf(reconnecting)
 	if !m.connectedSeen {
 		m.startPending = true
 		return nil
@@ -846,7 +824,7 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 		m.status.about = msg.id
 		// On modern HTTP the closed stream may have settled the request
 		// before this acknowledgement came back.
-		m.dropSettledStatus()
+		m.status.dropSettled(m.tracker)
 	}
 }
 
@@ -859,9 +837,7 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	m.tickAt = time.Time{}
 	now := m.now()
 	cmds := m.due(now)
-	if !m.status.until.IsZero() && !now.Before(m.status.until) {
-		m.status = statusLine{}
-	}
+	m.status.expire(now)
 	m.afterChange()
 	return tea.Batch(cmds...)
 }
@@ -900,8 +876,9 @@ func (m *Model) schedule() tea.Cmd {
 	return m.tick(d, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
 }
 
+// setStatus shows text, redacted, on the status line.
 func (m *Model) setStatus(level statusLevel, text string) {
-	m.status = statusLine{text: m.opts.Redact(text), level: level, until: m.now().Add(6 * time.Second)}
+	m.status.set(level, m.opts.Redact(text), m.now())
 }
 
 // line makes server (or user) text safe for one terminal line: secrets
@@ -936,35 +913,6 @@ func (m *Model) changed(changes []session.Change) {
 		_ = tw.Changes(m.tracker, changes)
 	}
 }
-
-// settledStatus clears a status message about a request whose fate one
-// of changes (what the tracker just changed) decided.
-func (m *Model) settledStatus(changes []session.Change) {
-	if m.status.about.IsZero() {
-		return
-	}
-	for _, ch := range changes {
-		if ch.Kind == session.ChangeState && ch.ID == m.status.about && ch.To.IsFinal() {
-			m.status = statusLine{}
-			return
-		}
-	}
-}
-
-// dropSettledStatus clears a status message about a request that has
-// reached its fate already, for a message that may come after it (the
-// acknowledgement of a cancel a closed stream settled first).
-func (m *Model) dropSettledStatus() {
-	if m.status.about.IsZero() {
-		return
-	}
-	if r, ok := m.tracker.Get(m.status.about); !ok || r.State.IsFinal() {
-		m.status = statusLine{}
-	}
-}
-
-// reconnecting is the status line while R redials.
-const reconnecting = "reconnecting…"
 
 // selectedRequest is the request keys act on: the one the detail view
 // shows, else the list's selection.
@@ -1128,7 +1076,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.isActionKey(msg) {
 		// Status text is about the present: an action replaces what the
 		// line said about the last one, whether or not it can act now.
-		m.status = statusLine{}
+		m.status.clear()
 	}
 	switch {
 	case key.Matches(msg, k.Quit):

@@ -33,7 +33,7 @@ func (m *Model) due(now time.Time) []tea.Cmd {
 	m.changed(d.Changes)
 	// A watch that ended settles its request here, not on an event: the
 	// status line about it ("cancellation requested") goes with it.
-	m.settledStatus(d.Changes)
+	m.status.settled(d.Changes)
 	var cmds []tea.Cmd
 	for _, x := range d.Cancels {
 		// A legacy server's question open on it is declined after the cancel.

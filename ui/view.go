@@ -81,7 +81,7 @@ func (m *Model) frame() string {
 	}
 	b.WriteString(body)
 	b.WriteByte('\n')
-	b.WriteString(m.viewStatus())
+	b.WriteString(m.status.view(m.styles, m.width, m.line))
 	b.WriteByte('\n')
 	b.WriteString(m.footer())
 	return b.String()
@@ -265,21 +265,6 @@ func (m *Model) viewBanner() string {
 		cause = string(r[:front]) + "…" + string(r[len(r)-(keep-front):])
 	}
 	return m.styles.Banner.Render(look.Fit(head+tail, m.width-2)) + "\n" + m.styles.Error.Render(look.Fit("  "+cause, m.width))
-}
-
-func (m *Model) viewStatus() string {
-	st := m.styles
-	if m.status.text == "" {
-		return ""
-	}
-	text := m.line(m.status.text)
-	switch m.status.level {
-	case levelWarn:
-		return st.Warn.Render(look.Fit("! "+text, m.width))
-	case levelError:
-		return st.Error.Render(look.Fit("✗ "+text, m.width))
-	}
-	return st.Status.Render(look.Fit("› "+text, m.width))
 }
 
 // overlayPrompt draws a dialog over the bottom of the body.
