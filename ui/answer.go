@@ -264,7 +264,7 @@ func (m *Model) serverRequest(q *serverQuestion) *session.ServerRequest {
 
 // handleQuestion takes a legacy server's question, or its end.
 func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
-	again := waitQuestion(m.opts.Questions, m.stop)
+	again := waitQuestion(m.opts.Questions, m.clock.done())
 	switch msg.kind {
 	case questionAsked:
 		m.questions = append(m.questions, msg.q)

@@ -41,7 +41,7 @@ func newAnswerHarness(t testing.TB, w, h int, era event.Era) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	m.clock.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
 		hs.ticks = append(hs.ticks, d)
 		return nil
 	}

@@ -338,7 +338,7 @@ func (m *Model) attachKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		}
 	}
 	if key.Matches(msg, k.Interrupt) || (m.prompt.kind == promptNone && m.mode != keymap.ModeHelp && pressed(msg, k.Quit) && !(m.mode == keymap.ModeLog && m.logv.Filtering())) {
-		return m.exit(), true
+		return m.clock.end(), true
 	}
 	if m.prompt.kind != promptNone || m.mode == keymap.ModeHelp || (m.mode == keymap.ModeLog && m.logv.Filtering()) {
 		return nil, false

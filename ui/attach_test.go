@@ -82,7 +82,7 @@ func newAttachHarness(t *testing.T, w, hgt int, hello attachHello, now time.Time
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	m.clock.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
 		hs.ticks = append(hs.ticks, d)
 		return nil
 	}
@@ -332,7 +332,7 @@ func TestAttachHistoryCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	m.clock.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
 	m.waitItems = func(<-chan source.Item, int) tea.Cmd { return nil }
 	hs.m = m
 	hs.run(m.Init())

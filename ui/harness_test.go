@@ -121,7 +121,7 @@ func newHarness(t testing.TB, w, h int) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	m.clock.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
 		hs.ticks = append(hs.ticks, d)
 		return nil
 	}
@@ -226,7 +226,7 @@ func bareItems(evs []event.Event) []source.Item {
 func (h *harness) advance(d time.Duration) {
 	h.t.Helper()
 	h.now = h.now.Add(d)
-	h.send(tickMsg{gen: h.m.tickGen})
+	h.send(tickMsg{gen: h.m.clock.gen})
 }
 
 // connect completes the connection (the fake answers Connect at once; the

@@ -149,7 +149,7 @@ func newLiveWith(t *testing.T, d *liveDialer, cfg session.Config, set func(*Opti
 // close ends everything the harness started: pending ticks, the clients
 // (which ends the event pump), and every command goroutine.
 func (l *liveHarness) close(d *liveDialer) {
-	l.m.stopOnce.Do(func() { close(l.m.stop) })
+	l.m.clock.stop()
 	d.closeAll()
 	close(l.done)
 	finished := make(chan struct{})

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -193,11 +192,8 @@ type Model struct {
 
 	// status is the transient message line (status.go).
 	status statusLine
-
-	// The one clock: a single pending tick, tagged with a generation so a
-	// stale one is ignored.
-	tickGen int
-	tickAt  time.Time
+	// clock is the one timer (clock.go).
+	clock *clock
 
 	quitting bool
 	// everConnected distinguishes "could not connect" from "connection lost".
@@ -217,19 +213,14 @@ type Model struct {
 	// summaries caches what each completed request returned, for its row.
 	summaries map[wire.ID]string
 
-	// tick makes the clock; wait and waitItems the event pump, of a live
-	// connection's events and of Options.Source's items. Tests replace
-	// them so that no command sleeps or blocks.
-	tick      func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
+	// wait and waitItems are the event pump, of a live connection's
+	// events and of Options.Source's items. Tests replace them so that no
+	// command blocks.
 	wait      func(ch <-chan event.Event, gen int) tea.Cmd
 	waitItems func(ch <-chan source.Item, gen int) tea.Cmd
 	// exec hands the terminal to a pager or editor (tea.Exec); tests
 	// record the command instead, and run it themselves.
 	exec func(c tea.ExecCommand, fn tea.ExecCallback) tea.Cmd
-	// stop is closed when the program ends, so that no pending tick keeps a
-	// goroutine and a timer alive after it.
-	stop     chan struct{}
-	stopOnce sync.Once
 	// attach is the view on a proxy's stream (Options.Attach).
 	attach attachState
 
@@ -246,34 +237,6 @@ type Model struct {
 	// (auth.go).
 	auth authview.Model
 }
-
-// stoppableTick is tea.Tick that gives up when the program ends: tea.Tick
-// waits on its timer whatever happens, which would leave goroutines behind
-// for up to the longest timeout.
-func (m *Model) stoppableTick(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
-	stop := m.stop
-	return func() tea.Msg {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case now := <-t.C:
-			return fn(now)
-		case <-stop:
-			return nil
-		}
-	}
-}
-
-// exit ends the program.
-func (m *Model) exit() tea.Cmd {
-	m.Stop()
-	return tea.Quit
-}
-
-// Stop releases the model's pending timers. The program's owner calls it
-// once the program has ended however it ended (a quit does it already; a
-// panic or a kill does not).
-func (m *Model) Stop() { m.stopOnce.Do(func() { close(m.stop) }) }
 
 type connState uint8
 
@@ -296,9 +259,6 @@ type (
 		gen  int
 		info event.ConnInfo
 		err  error
-	}
-	tickMsg struct {
-		gen int
 	}
 	sendFailedMsg struct {
 		gen int
@@ -367,8 +327,7 @@ func New(opts Options) (*Model, error) {
 		width:   80,
 		height:  24,
 	}
-	m.stop = make(chan struct{})
-	m.tick = m.stoppableTick
+	m.clock = newClock()
 	m.wait = waitEvents
 	m.waitItems = waitItems
 	m.exec = tea.Exec
@@ -393,6 +352,11 @@ func (m *Model) Tracker() *session.Tracker { return m.tracker }
 // the program ends.
 func (m *Model) Conn() Client { return m.conn }
 
+// Stop releases the model's pending timers. The program's owner calls it
+// once the program has ended however it ended (a quit does it already; a
+// panic or a kill does not).
+func (m *Model) Stop() { m.clock.stop() }
+
 // Init dials, connects and starts listening for events.
 func (m *Model) Init() tea.Cmd {
 	if m.attaching() {
@@ -407,7 +371,7 @@ func (m *Model) Init() tea.Cmd {
 	m.conn = conn
 	var asked tea.Cmd
 	if m.opts.Questions != nil {
-		asked = waitQuestion(m.opts.Questions, m.stop)
+		asked = waitQuestion(m.opts.Questions, m.clock.done())
 	}
 	return tea.Batch(tea.RequestBackgroundColor, m.startConn(), asked)
 }
@@ -545,7 +509,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case viewerDoneMsg:
 		m.handleViewerDone(msg)
 	case quitReadyMsg:
-		return m, m.exit()
+		return m, m.clock.end()
 	case tea.InterruptMsg:
 		cmd = m.interrupt()
 	case ShutdownMsg:
@@ -831,10 +795,9 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 // handleTick runs the deadline scheduler: send what the tracker has due,
 // then let schedule pick the next tick.
 func (m *Model) handleTick(msg tickMsg) tea.Cmd {
-	if msg.gen != m.tickGen {
+	if !m.clock.fired(msg) {
 		return nil // superseded
 	}
-	m.tickAt = time.Time{}
 	now := m.now()
 	cmds := m.due(now)
 	m.status.expire(now)
@@ -842,38 +805,19 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// schedule keeps exactly one tick pending, at the nearest of: the next
-// tracker deadline, the next frame while timers are visible, and the
-// status line's expiry.
+// schedule keeps the clock's one tick at the nearest of: the next tracker
+// deadline, the next frame while timers are visible, and the status
+// line's expiry.
 func (m *Model) schedule() tea.Cmd {
 	now := m.now()
-	var want time.Time
-	consider := func(t time.Time) {
-		if !t.IsZero() && (want.IsZero() || t.Before(want)) {
-			want = t
-		}
-	}
+	var deadline, frame time.Time
 	if d, ok := m.tracker.NextDeadline(); ok {
-		consider(d)
+		deadline = d
 	}
 	if m.tracker.Counts().InFlight+m.tracker.Counts().Cancelling > 0 || m.state == connConnecting || m.attachTicking() {
-		consider(now.Add(m.opts.FrameInterval))
+		frame = now.Add(m.opts.FrameInterval)
 	}
-	consider(m.status.until)
-	if want.IsZero() {
-		return nil
-	}
-	if !m.tickAt.IsZero() && !want.Before(m.tickAt) {
-		return nil // the pending tick comes soon enough
-	}
-	m.tickGen++
-	m.tickAt = want
-	gen := m.tickGen
-	d := want.Sub(now)
-	if d < time.Millisecond {
-		d = time.Millisecond
-	}
-	return m.tick(d, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
+	return m.clock.schedule(now, deadline, frame, m.status.until)
 }
 
 // setStatus shows text, redacted, on the status line.
@@ -1413,7 +1357,7 @@ const quitCancelWait = 3 * time.Second
 
 func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	if m.quitting || m.attaching() {
-		return m.exit() // a view on a proxy detaches: the host's requests are not its own
+		return m.clock.end() // a view on a proxy detaches: the host's requests are not its own
 	}
 	m.quitting = true
 	m.interrupted = cause == session.CauseInterrupted
@@ -1442,7 +1386,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 		}
 	}
 	if len(ids)+len(taskCancels) == 0 {
-		return m.exit()
+		return m.clock.end()
 	}
 	conn := m.conn
 	if len(taskCancels) > 0 {
