@@ -45,7 +45,7 @@ func newAnswerHarness(t testing.TB, w, h int, era event.Era) *harness {
 		hs.ticks = append(hs.ticks, d)
 		return nil
 	}
-	m.wait = func(<-chan event.Event, int) tea.Cmd { return nil }
+	m.conn.wait = func(<-chan event.Event, int) tea.Cmd { return nil }
 	hs.m = m
 	// Init's commands, but for the one that waits for questions: the
 	// tests hand questions to Update themselves.

@@ -125,7 +125,7 @@ func newHarness(t testing.TB, w, h int) *harness {
 		hs.ticks = append(hs.ticks, d)
 		return nil
 	}
-	m.wait = func(<-chan event.Event, int) tea.Cmd { return nil }
+	m.conn.wait = func(<-chan event.Event, int) tea.Cmd { return nil }
 	hs.m = m
 	hs.run(m.Init())
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
@@ -210,7 +210,7 @@ func (h *harness) events(evs ...event.Event) {
 			evs[i].Time = h.now
 		}
 	}
-	h.send(eventsMsg{gen: h.m.connGen, items: bareItems(evs)})
+	h.send(eventsMsg{gen: h.m.conn.gen, items: bareItems(evs)})
 }
 
 // bareItems are a live connection's events as the pump hands them over.

@@ -318,7 +318,7 @@ func TestFrameProblem(t *testing.T) {
 func (l *liveHarness) connected() {
 	l.t.Helper()
 	l.until("connected with the tools listed", 10*time.Second, func() bool {
-		return l.m.state == connUp && len(l.m.composer.Tools()) > 0
+		return l.m.conn.state == connUp && len(l.m.composer.Tools()) > 0
 	})
 }
 
@@ -544,7 +544,7 @@ func TestHostileTLSErrorInTheTUI(t *testing.T) {
 	ts := hostile.NewServer(hostile.Plain(), true)
 	t.Cleanup(ts.Close) // after the harness's cleanup has closed the client
 	l := newLive(t, httpDialer(ts, ""), session.DefaultConfig())
-	l.until("the connection failed", 10*time.Second, func() bool { return l.m.state == connLost })
+	l.until("the connection failed", 10*time.Second, func() bool { return l.m.conn.state == connLost })
 	scr := l.screen()
 	for _, want := range []string{"certificate", "Press R to try again"} {
 		if !strings.Contains(scr, want) {

@@ -898,7 +898,7 @@ func whyFirst(msg, tool string) (code, why string) {
 func (m *Model) viewEmpty(height int) string {
 	st := m.styles
 	var lines []string
-	switch m.state {
+	switch m.conn.state {
 	case connConnecting:
 		lines = []string{st.Dim.Render(look.Spinner(m.now()) + " connecting…")}
 	case connLost:
