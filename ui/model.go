@@ -195,9 +195,6 @@ type Model struct {
 	// summaries caches what each completed request returned, for its row.
 	summaries map[wire.ID]string
 
-	// exec hands the terminal to a pager or editor (tea.Exec); tests
-	// record the command instead, and run it themselves.
-	exec func(c tea.ExecCommand, fn tea.ExecCallback) tea.Cmd
 	// attach is the view on a proxy's stream (Options.Attach).
 	attach attachState
 
@@ -260,7 +257,7 @@ func New(opts Options) (*Model, error) {
 	}
 	m.conn = newConnection(opts.Source)
 	m.clock = newClock()
-	m.exec = tea.Exec
+	m.pager.exec = tea.Exec
 	m.setStyles(opts.Dark)
 	m.list.follow = true
 	m.logv = logview.New()
