@@ -46,7 +46,7 @@ func TestOneVerdictForTheSameTraffic(t *testing.T) {
 				h.events(st.event(id, h.now))
 			}
 			h.now = start.Add(sc.end)
-			h.send(tickMsg{gen: h.m.tickGen})
+			h.send(tickMsg{gen: h.m.clock.gen})
 			n, _ := id.Int()
 			tui := h.request(n)
 			row := h.screen()

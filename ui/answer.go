@@ -262,7 +262,7 @@ func (m *Model) serverRequest(q *serverQuestion) *session.ServerRequest {
 
 // handleQuestion takes a legacy server's question, or its end.
 func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
-	again := waitQuestion(m.opts.Questions, m.stop)
+	again := waitQuestion(m.opts.Questions, m.clock.done())
 	switch msg.kind {
 	case questionAsked:
 		m.questions = append(m.questions, msg.q)
@@ -274,7 +274,7 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 	case questionWithdrawn, questionExpired:
 		m.dropQuestion(msg.q)
 		text := "the server withdrew this question"
-		if closed, _ := m.tracker.TransportClosed(); m.serverRequestState(msg.q) == session.ServerLost || (closed || m.state == connLost) && m.serverRequestState(msg.q) != session.ServerWithdrawn {
+		if closed, _ := m.tracker.TransportClosed(); m.serverRequestState(msg.q) == session.ServerLost || (closed || m.conn.state == connLost) && m.serverRequestState(msg.q) != session.ServerWithdrawn {
 			// Serve's ctx ends with the connection too.
 			text = "the connection closed before this question was answered"
 		}
@@ -488,14 +488,7 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage, kept
 	m.setStatus(levelInfo, fmt.Sprintf("#%s: answered — round %d sent", rt.ID, rt.Round))
 	m.status.about = rt.ID
 	m.afterChange()
-	conn, gen := m.conn, m.connGen
-	req := client.Request{ID: rt.ID, Method: rt.Method, Params: rt.Params, ProgressToken: rt.ProgressToken, LateWindow: rt.LateWindow}
-	return func() tea.Msg {
-		if err := conn.Send(context.Background(), req); err != nil {
-			return sendFailedMsg{gen: gen, id: req.ID, err: err}
-		}
-		return nil
-	}
+	return m.conn.send(client.Request{ID: rt.ID, Method: rt.Method, Params: rt.Params, ProgressToken: rt.ProgressToken, LateWindow: rt.LateWindow})
 }
 
 // autoAnswer answers, without a prompt, the rounds that ask only for

@@ -41,11 +41,11 @@ func newAnswerHarness(t testing.TB, w, h int, era event.Era) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	m.clock.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
 		hs.ticks = append(hs.ticks, d)
 		return nil
 	}
-	m.wait = func(<-chan event.Event, int) tea.Cmd { return nil }
+	m.conn.wait = func(<-chan event.Event, int) tea.Cmd { return nil }
 	hs.m = m
 	// Init's commands, but for the one that waits for questions: the
 	// tests hand questions to Update themselves.

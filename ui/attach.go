@@ -74,9 +74,9 @@ func (m *Model) attaching() bool { return m.opts.Attach != nil }
 
 // initAttach starts pumping the proxy's stream.
 func (m *Model) initAttach() tea.Cmd {
-	m.conn = readOnlyConn{}
-	m.state = connUp
-	m.everConnected = true
+	m.conn.client = readOnlyConn{}
+	m.conn.state = connUp
+	m.conn.everConnected = true
 	m.attach.localViolations = map[string]int{}
 	m.attach.proxyViolations = map[string]int{}
 	if m.opts.Attach.Proxy.HistoryCut {
@@ -91,13 +91,13 @@ func (m *Model) initAttach() tea.Cmd {
 		m.keys.Quit.SetHelp("q", "detach")
 		m.keys.Interrupt.SetHelp("ctrl+c", "detach")
 	}
-	return tea.Batch(tea.RequestBackgroundColor, m.pump(m.connGen))
+	return tea.Batch(tea.RequestBackgroundColor, m.conn.pump())
 }
 
 // attachEnded is the end of the proxy's stream.
 func (m *Model) attachEnded() {
 	m.attachv = m.attachv.Ended(m.opts.Source.Err())
-	m.state = connLost
+	m.conn.state = connLost
 	m.checkViolationsAgree()
 }
 
@@ -235,7 +235,7 @@ func (m *Model) beforeHistory(ev *event.Event) bool {
 
 // observe applies ev as the proxy's recorder did, and returns its changes.
 func (m *Model) observe(ev event.Event) []session.Change {
-	m.redactEvent(&ev)
+	redactEvent(m.opts.RedactBytes, &ev)
 	changes := m.tracker.Observe(ev)
 	m.observed(changes)
 	return changes
@@ -275,7 +275,7 @@ func (m *Model) observed(changes []session.Change) {
 			m.setStatus(levelWarn, "⚑ host reused request ID "+m.line(v.RequestID.String()))
 		}
 	}
-	m.settledStatus(changes)
+	m.status.settled(changes)
 }
 
 // disagree records that the view judged a line otherwise than the proxy.

@@ -57,8 +57,8 @@ func newActHarnessWith(t *testing.T, w, hgt int, sent *[]sentAct, inProcess bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd { return nil }
-	m.waitItems = func(<-chan source.Item, int) tea.Cmd { return nil }
+	m.clock.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd { return nil }
+	m.conn.waitItems = func(<-chan source.Item, int) tea.Cmd { return nil }
 	hs.m = m
 	hs.run(m.Init())
 	hs.send(tea.WindowSizeMsg{Width: w, Height: hgt})

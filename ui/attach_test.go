@@ -82,11 +82,11 @@ func newAttachHarness(t *testing.T, w, hgt int, hello attachHello, now time.Time
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	m.clock.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
 		hs.ticks = append(hs.ticks, d)
 		return nil
 	}
-	m.waitItems = func(<-chan source.Item, int) tea.Cmd { return nil }
+	m.conn.waitItems = func(<-chan source.Item, int) tea.Cmd { return nil }
 	hs.m = m
 	hs.run(m.Init())
 	hs.send(tea.WindowSizeMsg{Width: w, Height: hgt})
@@ -110,7 +110,7 @@ func (h *harness) sendRecords(msg attachMsg) {
 			items = append(items, it)
 		}
 	}
-	h.send(eventsMsg{gen: h.m.connGen, items: items, closed: msg.closed})
+	h.send(eventsMsg{gen: h.m.conn.gen, items: items, closed: msg.closed})
 }
 
 // streamEnded is the Source of a view whose test hands it the lines
@@ -332,8 +332,8 @@ func TestAttachHistoryCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
-	m.waitItems = func(<-chan source.Item, int) tea.Cmd { return nil }
+	m.clock.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	m.conn.waitItems = func(<-chan source.Item, int) tea.Cmd { return nil }
 	hs.m = m
 	hs.run(m.Init())
 	hs.send(tea.WindowSizeMsg{Width: 80, Height: 24})

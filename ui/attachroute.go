@@ -54,7 +54,7 @@ func (m *Model) attachAction(act screen.Action) tea.Cmd {
 	case screen.Run:
 		return a.Cmd
 	case attach.Leave:
-		return m.exit()
+		return m.clock.end()
 	case attach.Act:
 		return actCmd(m.opts.Attach.Act, a)
 	}

@@ -83,7 +83,7 @@ func BenchmarkUpdateProgressBatchDetail(b *testing.B) {
 				batch(i)
 				items := bareItems(evs)
 				b.StartTimer()
-				h.m.Update(eventsMsg{gen: h.m.connGen, items: items})
+				h.m.Update(eventsMsg{gen: h.m.conn.gen, items: items})
 				_ = h.m.View()
 			}
 			if r.Violations > 0 {

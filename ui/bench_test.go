@@ -69,7 +69,7 @@ func BenchmarkUpdateProgressBatch(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.m.Update(eventsMsg{gen: h.m.connGen, items: items})
+		h.m.Update(eventsMsg{gen: h.m.conn.gen, items: items})
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*maxBatch), "ns/event")
 	b.ReportMetric(float64(b.N*maxBatch)/b.Elapsed().Seconds(), "progress/s")
@@ -108,7 +108,7 @@ func BenchmarkUpdateProgressBatchRedacted(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				h.m.Update(eventsMsg{gen: h.m.connGen, items: items})
+				h.m.Update(eventsMsg{gen: h.m.conn.gen, items: items})
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*maxBatch), "ns/event")
 			b.ReportMetric(float64(b.N*maxBatch)/b.Elapsed().Seconds(), "progress/s")

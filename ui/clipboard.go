@@ -215,7 +215,7 @@ func (m *Model) openPayload(p copyable, ok bool, editor bool) tea.Cmd {
 		return nil
 	}
 	v := &viewer{p: p, editor: editor, getenv: os.Getenv, lookPath: exec.LookPath}
-	return m.exec(v, v.done)
+	return m.pager.exec(v, v.done)
 }
 
 // viewer runs a pager or an editor on a payload. It is a tea.ExecCommand:

@@ -199,7 +199,7 @@ func TestOpenInPager(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	var ran tea.ExecCommand
 	var done tea.ExecCallback
-	h.m.exec = func(c tea.ExecCommand, fn tea.ExecCallback) tea.Cmd {
+	h.m.pager.exec = func(c tea.ExecCommand, fn tea.ExecCallback) tea.Cmd {
 		ran, done = c, fn
 		return nil
 	}

@@ -100,7 +100,7 @@ func keyUnderFlood(b *testing.B, batch int, raw bool) (p50, p99, rate float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m.wait = func(ch <-chan event.Event, gen int) tea.Cmd { return waitEventsBatch(ch, gen, batch) }
+	m.conn.wait = func(ch <-chan event.Event, gen int) tea.Cmd { return waitEventsBatch(ch, gen, batch) }
 	kc := keyClock{Model: m, seen: make(chan time.Time, 64)}
 	p := tea.NewProgram(kc, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignals(), tea.WithWindowSize(120, 35))
 	var wg sync.WaitGroup

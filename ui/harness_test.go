@@ -121,11 +121,11 @@ func newHarness(t testing.TB, w, h int) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	m.clock.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
 		hs.ticks = append(hs.ticks, d)
 		return nil
 	}
-	m.wait = func(<-chan event.Event, int) tea.Cmd { return nil }
+	m.conn.wait = func(<-chan event.Event, int) tea.Cmd { return nil }
 	hs.m = m
 	hs.run(m.Init())
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
@@ -210,7 +210,7 @@ func (h *harness) events(evs ...event.Event) {
 			evs[i].Time = h.now
 		}
 	}
-	h.send(eventsMsg{gen: h.m.connGen, items: bareItems(evs)})
+	h.send(eventsMsg{gen: h.m.conn.gen, items: bareItems(evs)})
 }
 
 // bareItems are a live connection's events as the pump hands them over.
@@ -226,7 +226,7 @@ func bareItems(evs []event.Event) []source.Item {
 func (h *harness) advance(d time.Duration) {
 	h.t.Helper()
 	h.now = h.now.Add(d)
-	h.send(tickMsg{gen: h.m.tickGen})
+	h.send(tickMsg{gen: h.m.clock.gen})
 }
 
 // connect completes the connection (the fake answers Connect at once; the

@@ -297,7 +297,7 @@ func TestEvilStringsInTheBanner(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close) // after the harness's cleanup has closed the client
 	l := newLive(t, httpDialer(ts, ""), session.DefaultConfig())
-	l.until("the connection failed", 10*time.Second, func() bool { return l.m.state == connLost })
+	l.until("the connection failed", 10*time.Second, func() bool { return l.m.conn.state == connLost })
 	// Wide enough for the whole cause on one line (a long one loses its
 	// middle, where the body is).
 	l.update(tea.WindowSizeMsg{Width: 600, Height: liveHeight})

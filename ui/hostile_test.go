@@ -149,7 +149,7 @@ func newLiveWith(t *testing.T, d *liveDialer, cfg session.Config, set func(*Opti
 // close ends everything the harness started: pending ticks, the clients
 // (which ends the event pump), and every command goroutine.
 func (l *liveHarness) close(d *liveDialer) {
-	l.m.stopOnce.Do(func() { close(l.m.stop) })
+	l.m.clock.stop()
 	d.closeAll()
 	close(l.done)
 	finished := make(chan struct{})
@@ -318,7 +318,7 @@ func TestFrameProblem(t *testing.T) {
 func (l *liveHarness) connected() {
 	l.t.Helper()
 	l.until("connected with the tools listed", 10*time.Second, func() bool {
-		return l.m.state == connUp && len(l.m.composer.Tools()) > 0
+		return l.m.conn.state == connUp && len(l.m.composer.Tools()) > 0
 	})
 }
 
@@ -543,7 +543,7 @@ func TestHostileTLSErrorInTheTUI(t *testing.T) {
 	ts := hostile.NewServer(hostile.Plain(), true)
 	t.Cleanup(ts.Close) // after the harness's cleanup has closed the client
 	l := newLive(t, httpDialer(ts, ""), session.DefaultConfig())
-	l.until("the connection failed", 10*time.Second, func() bool { return l.m.state == connLost })
+	l.until("the connection failed", 10*time.Second, func() bool { return l.m.conn.state == connLost })
 	scr := l.screen()
 	for _, want := range []string{"certificate", "Press R to try again"} {
 		if !strings.Contains(scr, want) {

@@ -111,7 +111,7 @@ func TestFormOpensAgainWhenTheAnswerIsNotSent(t *testing.T) {
 	}
 	h.legacyAnswered(wire.IntID(6), `{"action":"accept","content":{"name":"Ada"}}`)
 	h.events(event.Event{Kind: event.RequestFailed, RequestID: wire.IntID(6), Internal: true, Err: errors.New("POST response: server unreachable")})
-	if h.m.state != connUp {
+	if h.m.conn.state != connUp {
 		t.Errorf("a failed answer made the connection lost")
 	}
 	h.m.Update(questionMsg{kind: questionNotSent, q: q, err: errors.New("POST response: server unreachable")})

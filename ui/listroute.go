@@ -51,7 +51,7 @@ func (f listFacts) HostAct(r *session.Request) (list.HostAct, bool) {
 // the connection's state and tools for its empty screen.
 func (m *Model) listInput() list.Input {
 	in := list.Input{Facts: m.listFacts(), Conn: list.Connected, Tools: len(m.composer.Tools()), Redact: m.opts.Redact}
-	switch m.state {
+	switch m.conn.state {
 	case connConnecting:
 		in.Conn = list.Connecting
 	case connLost:

@@ -65,29 +65,6 @@ func (m *Model) stopWatching() {
 	m.status.about = r.ID // it goes when another request is on screen
 }
 
-// statusFollowsSelection clears a status message about one request once
-// another request is on screen ("sent #18 — press c to cancel it" is
-// wrong once #17 is selected; "#2: stopped watching" is not about the
-// detail of #4): whatever moved it, a key, the mouse wheel, the filter or
-// a new request the list follows. selected and shown are the list's
-// selection and the detail's request before the message.
-func (m *Model) statusFollowsSelection(selected, shown wire.ID) {
-	if m.status.about.IsZero() {
-		return
-	}
-	now := m.list.Selected()
-	switch {
-	case m.mode == keymap.ModeList && now != selected:
-	case m.mode == keymap.ModeDetail && m.shownDetail() != shown:
-		now = m.shownDetail()
-	default:
-		return
-	}
-	if !now.IsZero() && m.status.about != now {
-		m.status = statusLine{}
-	}
-}
-
 // shownDetail is the request the detail view shows, zero when it is not
 // on screen.
 func (m *Model) shownDetail() wire.ID {

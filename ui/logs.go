@@ -45,10 +45,10 @@ func (m *Model) withLogLevel(method string, params json.RawMessage, level string
 		}
 		return params, nil
 	}
-	if level == "" || level == m.legacyLogLevel || !serverLogs(info) {
+	if level == "" || level == m.conn.legacyLogLevel || !serverLogs(info) {
 		return params, nil
 	}
-	m.legacyLogLevel = level
+	m.conn.legacyLogLevel = level
 	lp, _ := json.Marshal(map[string]string{"level": level})
 	return params, m.send(wire.MethodLoggingSetLevel, lp, session.RequestOptions{})
 }

@@ -34,8 +34,8 @@ func newLogHarness(t testing.TB, w, h int, era event.Era, level, caps string) *h
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
-	m.wait = func(<-chan event.Event, int) tea.Cmd { return nil }
+	m.clock.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	m.conn.wait = func(<-chan event.Event, int) tea.Cmd { return nil }
 	hs.m = m
 	hs.run(m.Init())
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -166,14 +165,8 @@ const (
 type Model struct {
 	opts    Options
 	tracker *session.Tracker
-	conn    Client
-	connGen int // events and replies of older connections are ignored
-	state   connState
-	connErr error
-
-	// legacyLogLevel is the level last asked for with logging/setLevel on
-	// this connection (legacy era; "" none yet).
-	legacyLogLevel string
+	// conn is the link to the server (connection.go).
+	conn connection
 
 	keys   keymap.KeyMap
 	help   help.Model
@@ -198,41 +191,14 @@ type Model struct {
 	wf          waterfall.Model
 	waterfallOn bool
 
+	// status is the transient message line (status.go).
 	status statusLine
-
-	// The one clock: a single pending tick, tagged with a generation so a
-	// stale one is ignored.
-	tickGen int
-	tickAt  time.Time
+	// clock is the one timer (clock.go).
+	clock *clock
 
 	quitting bool
-	// everConnected distinguishes "could not connect" from "connection lost".
-	everConnected bool
-	// startPending: Connect returned, but the tracker has not yet applied
-	// the event.Connected it emitted (events come in batches, on their own
-	// command), so the first requests wait for it. Sending them earlier
-	// would let what the server sent during the handshake be applied after
-	// they began, and be judged against them.
-	startPending bool
 	// interrupted: the program ends because of Ctrl+C or a signal, not q.
 	interrupted bool
-	// connectedSeen: the tracker applied this connection's event.Connected
-	// (the tracker's own "connected" outlives a connection, so after R it
-	// would let the first requests go out too early).
-	connectedSeen bool
-	// tick makes the clock; wait and waitItems the event pump, of a live
-	// connection's events and of Options.Source's items. Tests replace
-	// them so that no command sleeps or blocks.
-	tick      func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
-	wait      func(ch <-chan event.Event, gen int) tea.Cmd
-	waitItems func(ch <-chan source.Item, gen int) tea.Cmd
-	// exec hands the terminal to a pager or editor (tea.Exec); tests
-	// record the command instead, and run it themselves.
-	exec func(c tea.ExecCommand, fn tea.ExecCallback) tea.Cmd
-	// stop is closed when the program ends, so that no pending tick keeps a
-	// goroutine and a timer alive after it.
-	stop     chan struct{}
-	stopOnce sync.Once
 	// attach is the view on a proxy's stream (Options.Attach), attachv
 	// its keys and what it draws of the proxy (ui/attach).
 	attach  attachState
@@ -252,114 +218,16 @@ type Model struct {
 	auth authview.Model
 }
 
-// stoppableTick is tea.Tick that gives up when the program ends: tea.Tick
-// waits on its timer whatever happens, which would leave goroutines behind
-// for up to the longest timeout.
-func (m *Model) stoppableTick(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
-	stop := m.stop
-	return func() tea.Msg {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case now := <-t.C:
-			return fn(now)
-		case <-stop:
-			return nil
-		}
-	}
+// exportDoneMsg is the end of an export: the file written, or why not.
+type exportDoneMsg struct {
+	path string
+	err  error
 }
-
-// exit ends the program.
-func (m *Model) exit() tea.Cmd {
-	m.Stop()
-	return tea.Quit
-}
-
-// Stop releases the model's pending timers. The program's owner calls it
-// once the program has ended however it ended (a quit does it already; a
-// panic or a kill does not).
-func (m *Model) Stop() { m.stopOnce.Do(func() { close(m.stop) }) }
-
-type connState uint8
-
-const (
-	connConnecting connState = iota
-	connUp
-	connLost
-)
-
-// statusLine is a transient message. It expires at until, which the one
-// clock checks: a newer message moves until, so an older expiry never clears
-// it.
-type statusLine struct {
-	text  string
-	level statusLevel
-	until time.Time
-	// about, when set, is a request whose news the message is ("sent #3 —
-	// press c", "#3: cancellation requested"): it goes as soon as that
-	// request reaches its fate, which the row then tells.
-	about wire.ID
-}
-
-type statusLevel uint8
-
-const (
-	levelInfo statusLevel = iota
-	levelWarn
-	levelError
-)
-
-// Messages.
-type (
-	// eventsMsg carries a batch of events drained from the channel: the
-	// live connection's, or the source's with what it said besides.
-	eventsMsg struct {
-		gen    int
-		items  []source.Item
-		closed bool
-	}
-	connectedMsg struct {
-		gen  int
-		info event.ConnInfo
-		err  error
-	}
-	tickMsg struct {
-		gen int
-	}
-	sendFailedMsg struct {
-		gen int
-		id  wire.ID
-		err error
-	}
-	cancelDoneMsg struct {
-		gen    int
-		id     wire.ID
-		signal event.CancelSignal
-		err    error
-		// quiet: one of several cancels (X, quitting), whose status line
-		// already says what happens; only a failure speaks.
-		quiet bool
-	}
-	quitReadyMsg  struct{}
-	exportDoneMsg struct {
-		path string
-		err  error
-	}
-	redialMsg struct {
-		conn Client
-		err  error
-	}
-)
 
 // ShutdownMsg asks the UI to cancel everything in flight with Reason and
 // quit, as Ctrl+C does. The program's owner sends it when a signal arrives
 // (Bubble Tea's own InterruptMsg ends the program before the model sees it).
 type ShutdownMsg struct{ Reason string }
-
-// maxBatch bounds the events applied per Update so that a flood of progress
-// never starves key presses: the screen is redrawn once per batch, which is
-// how progress is coalesced per frame while every event is still counted.
-const maxBatch = 2048
 
 // New returns the root model. The connection is dialled in Init.
 func New(opts Options) (*Model, error) {
@@ -393,11 +261,9 @@ func New(opts Options) (*Model, error) {
 		width:   80,
 		height:  24,
 	}
-	m.stop = make(chan struct{})
-	m.tick = m.stoppableTick
-	m.wait = waitEvents
-	m.waitItems = waitItems
-	m.exec = tea.Exec
+	m.conn = newConnection(opts.Source)
+	m.clock = newClock()
+	m.pager.exec = tea.Exec
 	m.setStyles(opts.Dark)
 	m.list = list.New()
 	m.logv = logview.New()
@@ -420,7 +286,12 @@ func (m *Model) Tracker() *session.Tracker { return m.tracker }
 
 // Conn returns the current connection, so the caller can close it after
 // the program ends.
-func (m *Model) Conn() Client { return m.conn }
+func (m *Model) Conn() Client { return m.conn.client }
+
+// Stop releases the model's pending timers. The program's owner calls it
+// once the program has ended however it ended (a quit does it already; a
+// panic or a kill does not).
+func (m *Model) Stop() { m.clock.stop() }
 
 // Init dials, connects and starts listening for events.
 func (m *Model) Init() tea.Cmd {
@@ -429,114 +300,15 @@ func (m *Model) Init() tea.Cmd {
 	}
 	conn, err := m.opts.Dial()
 	if err != nil {
-		m.state = connLost
-		m.connErr = err
+		m.conn.lose(err)
 		return tea.RequestBackgroundColor
 	}
-	m.conn = conn
 	var asked tea.Cmd
 	if m.opts.Questions != nil {
-		asked = waitQuestion(m.opts.Questions, m.stop)
+		asked = waitQuestion(m.opts.Questions, m.clock.done())
 	}
-	return tea.Batch(tea.RequestBackgroundColor, m.startConn(), asked)
+	return tea.Batch(tea.RequestBackgroundColor, m.conn.begin(conn), asked)
 }
-
-// startConn returns the commands that connect m.conn and pump its events.
-func (m *Model) startConn() tea.Cmd {
-	m.connGen++
-	m.connectedSeen = false
-	m.state = connConnecting
-	m.connErr = nil
-	return tea.Batch(connectCmd(m.conn, m.connGen), m.pump(m.connGen))
-}
-
-// pump waits for the next batch of events: Options.Source's when it is
-// set, else the connection's.
-func (m *Model) pump(gen int) tea.Cmd {
-	if m.opts.Source != nil {
-		return m.waitItems(m.opts.Source.Items(), gen)
-	}
-	return m.wait(m.conn.Events(), gen)
-}
-
-func connectCmd(c Client, gen int) tea.Cmd {
-	return func() tea.Msg {
-		info, err := c.Connect(context.Background())
-		return connectedMsg{gen: gen, info: info, err: err}
-	}
-}
-
-// waitEvents blocks for the next event, then drains what else is ready
-// (up to maxBatch) so that one Update applies a whole burst.
-func waitEvents(ch <-chan event.Event, gen int) tea.Cmd {
-	return waitEventsBatch(ch, gen, maxBatch)
-}
-
-// waitEventsBatch is waitEvents with a given batch bound (the flood
-// benchmark compares batch sizes).
-//
-// Bubble Tea calls View after every message, so the cost of a frame is paid
-// per batch. The consumer drains faster than a client can decode, so a
-// flood arrives as many tiny bursts; measured, that held the UI to about
-// 35 000 progress notifications a second. So once a burst shows (a second
-// event is already waiting), the pump keeps collecting for up to
-// coalesceWindow — far below a frame — before handing the batch over. An
-// isolated event (a response, a cancel acknowledgement) is delivered at once.
-func waitEventsBatch(ch <-chan event.Event, gen, maxBatch int) tea.Cmd {
-	return waitBatch(ch, gen, maxBatch, source.Bare)
-}
-
-// waitItems is waitEvents for a source's items.
-func waitItems(ch <-chan source.Item, gen int) tea.Cmd {
-	return waitBatch(ch, gen, maxBatch, func(it source.Item) source.Item { return it })
-}
-
-// waitBatch is the pump of either channel: a live connection's carries
-// bare events, made Items as they are drained (source.Bare), so that the
-// busiest path has no goroutine and no channel hop of its own.
-func waitBatch[T any](ch <-chan T, gen, maxBatch int, item func(T) source.Item) tea.Cmd {
-	return func() tea.Msg {
-		v, ok := <-ch
-		if !ok {
-			return eventsMsg{gen: gen, closed: true}
-		}
-		items := make([]source.Item, 1, 64)
-		items[0] = item(v)
-		var deadline <-chan time.Time
-		for len(items) < maxBatch {
-			select {
-			case v, ok := <-ch:
-				if !ok {
-					return eventsMsg{gen: gen, items: items, closed: true}
-				}
-				items = append(items, item(v))
-				continue
-			default:
-			}
-			if len(items) == 1 {
-				return eventsMsg{gen: gen, items: items}
-			}
-			if deadline == nil {
-				t := time.NewTimer(coalesceWindow)
-				defer t.Stop()
-				deadline = t.C
-			}
-			select {
-			case v, ok := <-ch:
-				if !ok {
-					return eventsMsg{gen: gen, items: items, closed: true}
-				}
-				items = append(items, item(v))
-			case <-deadline:
-				return eventsMsg{gen: gen, items: items}
-			}
-		}
-		return eventsMsg{gen: gen, items: items}
-	}
-}
-
-// coalesceWindow is how long a burst of events is gathered into one batch.
-const coalesceWindow = 5 * time.Millisecond
 
 // Update routes every message to one handler, lays out what the views
 // read (layout), and schedules the clock.
@@ -568,13 +340,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.setStatus(levelInfo, "trace written to "+msg.path)
 		}
 	case redialMsg:
-		cmd = m.handleRedial(msg)
+		if cmd = m.conn.redialed(msg); msg.err != nil {
+			m.setStatus(levelError, "reconnect failed: "+msg.err.Error())
+		}
 	case questionMsg:
 		cmd = m.handleQuestion(msg)
 	case viewerDoneMsg:
 		m.handleViewerDone(msg)
 	case quitReadyMsg:
-		return m, m.exit()
+		return m, m.clock.end()
 	case tea.InterruptMsg:
 		cmd = m.interrupt()
 	case ShutdownMsg:
@@ -603,7 +377,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.layout()
-	m.statusFollowsSelection(selected, shown)
+	m.status.followSelection(m.mode, selected, shown, m.list.Selected(), m.shownDetail())
 	m.syncKeys()
 	return m, tea.Batch(cmd, m.schedule())
 }
@@ -612,7 +386,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) now() time.Time { return m.opts.Now() }
 
 func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
-	if msg.gen != m.connGen {
+	if !m.conn.current(msg.gen) {
 		return nil // an old connection's events
 	}
 	// listed: the composer's next pages of resources and prompts.
@@ -623,36 +397,24 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			continue
 		}
 		ev := &msg.items[i].Event
-		m.redactEvent(ev)
+		redactEvent(m.opts.RedactBytes, ev)
 		changes := m.applied(*ev, m.tracker.Apply(*ev))
-		m.settledStatus(changes)
+		m.status.settled(changes)
 		if cmd := m.autoAnswer(changes); cmd != nil {
 			listed = append(listed, cmd)
 		}
+		if m.conn.observe(ev, m.quitting) {
+			// A request could not reach the server (over HTTP, nothing
+			// else says it went away). What else is in flight shares its
+			// fate: the tracker ends it now, as for a closed transport, so
+			// that no request stays running on a connection the UI calls
+			// lost (or on the next one, after R).
+			lost := event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err}
+			m.status.settled(m.applied(lost, m.tracker.Apply(lost)))
+		}
 		switch ev.Kind {
-		case event.Connected:
-			m.connectedSeen = true
 		case event.Auth:
 			m.auth.Record(ev)
-		case event.TransportClosed:
-			if !m.quitting {
-				m.state = connLost
-				m.connErr = ev.Err
-			}
-		case event.RequestFailed:
-			// Over HTTP nothing closes when the server goes away; a request
-			// that could not even reach it is how it shows. What else is in
-			// flight shares its fate: the tracker ends it now, as for a
-			// closed transport, so that no request stays running on a
-			// connection the UI calls lost (or on the next one, after R).
-			// (Not an answer to the server's own request that failed: its
-			// form says so, and the user may try again, incoming.go.)
-			if errors.Is(ev.Err, client.ErrUnreachable) && !ev.Internal && !m.quitting && m.state == connUp {
-				m.state = connLost
-				m.connErr = ev.Err
-				lost := event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err}
-				m.settledStatus(m.applied(lost, m.tracker.Apply(lost)))
-			}
 		case event.Received:
 			var act screen.Action
 			m.composer, act = m.composer.Received(m.env(), ev)
@@ -669,7 +431,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			_ = tw.Flush()
 		}
 		m.afterChange()
-		if m.connectedSeen && m.startPending {
+		if m.conn.startDue() {
 			start = m.start()
 		}
 	}
@@ -679,7 +441,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 		return tea.Batch(append(listed, start)...)
 	}
-	return tea.Batch(append(listed, start, m.pump(msg.gen))...)
+	return tea.Batch(append(listed, start, m.conn.pump())...)
 }
 
 // redactBytesWith makes a byte redactor of a string one. The bytes are
@@ -699,16 +461,16 @@ func redactBytesWith(redact func(string) string) func([]byte) []byte {
 	}
 }
 
-// redactEvent replaces the secrets in an event's bytes before the session
-// keeps them (issue 14: a secret the server echoed with its own JSON
-// escaping reached the protocol log, the detail view and exports). The
-// envelope is decoded again from the redacted bytes, so that nothing the
-// session keeps still holds the secret.
-func (m *Model) redactEvent(ev *event.Event) {
-	if m.opts.RedactBytes == nil || len(ev.Raw) == 0 {
+// redactEvent replaces the secrets in an event's bytes with redactBytes
+// (Options.RedactBytes) before the session keeps them: a secret the server
+// echoed with its own JSON escaping would otherwise reach the protocol log,
+// the detail view and exports. The envelope is decoded again from the
+// redacted bytes, so that nothing the session keeps still holds the secret.
+func redactEvent(redactBytes func([]byte) []byte, ev *event.Event) {
+	if redactBytes == nil || len(ev.Raw) == 0 {
 		return
 	}
-	red := m.opts.RedactBytes(ev.Raw)
+	red := redactBytes(ev.Raw)
 	if len(red) == len(ev.Raw) && (len(red) == 0 || &red[0] == &ev.Raw[0]) {
 		return
 	}
@@ -720,22 +482,15 @@ func (m *Model) redactEvent(ev *event.Event) {
 	}
 }
 
+// handleConnected takes Connect's reply: the connection is up (or the
+// banner says why not), and its first requests go out once the tracker has
+// applied its handshake.
 func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
-	if msg.gen != m.connGen {
-		return nil
+	up, startNow := m.conn.connected(msg)
+	if up {
+		m.status.clearIf(reconnecting)
 	}
-	if msg.err != nil {
-		m.state = connLost
-		m.connErr = msg.err
-		return nil // the banner says why
-	}
-	m.state = connUp
-	m.everConnected = true
-	if m.status.text == reconnecting {
-		m.status = statusLine{}
-	}
-	if !m.connectedSeen {
-		m.startPending = true
+	if !startNow {
 		return nil
 	}
 	return m.start()
@@ -743,7 +498,7 @@ func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
 
 // start sends the first requests of a connection.
 func (m *Model) start() tea.Cmd {
-	m.startPending = false
+	m.conn.started()
 	m.composer = m.composer.NewConnection()
 	var cmds []tea.Cmd
 	// Ask for the tools right away so the composer is ready; it is a real
@@ -751,7 +506,6 @@ func (m *Model) start() tea.Cmd {
 	cmds = append(cmds, m.send(wire.MethodToolsList, nil, session.RequestOptions{}))
 	// A legacy server logs at the connection's level: ask for it at once,
 	// before the --call requests (the composer may change it later).
-	m.legacyLogLevel = ""
 	var set tea.Cmd
 	if info, ok := m.tracker.Conn(); ok && info.Era != event.EraModern {
 		_, set = m.withLogLevel(wire.MethodToolsCall, nil, m.composer.LogLevel())
@@ -777,14 +531,7 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 		m.composer = m.composer.ToolsAsked(r.ID)
 	}
 	m.afterChange()
-	conn, gen := m.conn, m.connGen
-	req := client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: r.LateWindow}
-	return func() tea.Msg {
-		if err := conn.Send(context.Background(), req); err != nil {
-			return sendFailedMsg{gen: gen, id: req.ID, err: err}
-		}
-		return nil
-	}
+	return m.conn.send(client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: r.LateWindow})
 }
 
 func (m *Model) handleSendFailed(msg sendFailedMsg) {
@@ -820,18 +567,11 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 		m.status.about = id
 		return tea.Batch(append(m.due(m.now()), declineCmd(declines))...)
 	}
-	return declineAfter(cancelCmd(m.conn, m.connGen, id, reason, false), declines)
-}
-
-func cancelCmd(conn Client, gen int, id wire.ID, reason string, quiet bool) tea.Cmd {
-	return func() tea.Msg {
-		sig, err := conn.Cancel(id, reason)
-		return cancelDoneMsg{gen: gen, id: id, signal: sig, err: err, quiet: quiet}
-	}
+	return declineAfter(m.conn.cancel(id, reason, false), declines)
 }
 
 func (m *Model) handleCancelDone(msg cancelDoneMsg) {
-	if msg.gen != m.connGen {
+	if !m.conn.current(msg.gen) {
 		return
 	}
 	switch {
@@ -857,62 +597,41 @@ func (m *Model) handleCancelDone(msg cancelDoneMsg) {
 		m.status.about = msg.id
 		// On modern HTTP the closed stream may have settled the request
 		// before this acknowledgement came back.
-		m.dropSettledStatus()
+		m.status.dropSettled(m.tracker)
 	}
 }
 
 // handleTick runs the deadline scheduler: send what the tracker has due,
 // then let schedule pick the next tick.
 func (m *Model) handleTick(msg tickMsg) tea.Cmd {
-	if msg.gen != m.tickGen {
+	if !m.clock.fired(msg) {
 		return nil // superseded
 	}
-	m.tickAt = time.Time{}
 	now := m.now()
 	cmds := m.due(now)
-	if !m.status.until.IsZero() && !now.Before(m.status.until) {
-		m.status = statusLine{}
-	}
+	m.status.expire(now)
 	m.afterChange()
 	return tea.Batch(cmds...)
 }
 
-// schedule keeps exactly one tick pending, at the nearest of: the next
-// tracker deadline, the next frame while timers are visible, and the
-// status line's expiry.
+// schedule keeps the clock's one tick at the nearest of: the next tracker
+// deadline, the next frame while timers are visible, and the status
+// line's expiry.
 func (m *Model) schedule() tea.Cmd {
 	now := m.now()
-	var want time.Time
-	consider := func(t time.Time) {
-		if !t.IsZero() && (want.IsZero() || t.Before(want)) {
-			want = t
-		}
-	}
+	var deadline, frame time.Time
 	if d, ok := m.tracker.NextDeadline(); ok {
-		consider(d)
+		deadline = d
 	}
-	if m.tracker.Counts().InFlight+m.tracker.Counts().Cancelling > 0 || m.state == connConnecting || m.attachTicking() {
-		consider(now.Add(m.opts.FrameInterval))
+	if m.tracker.Counts().InFlight+m.tracker.Counts().Cancelling > 0 || m.conn.state == connConnecting || m.attachTicking() {
+		frame = now.Add(m.opts.FrameInterval)
 	}
-	consider(m.status.until)
-	if want.IsZero() {
-		return nil
-	}
-	if !m.tickAt.IsZero() && !want.Before(m.tickAt) {
-		return nil // the pending tick comes soon enough
-	}
-	m.tickGen++
-	m.tickAt = want
-	gen := m.tickGen
-	d := want.Sub(now)
-	if d < time.Millisecond {
-		d = time.Millisecond
-	}
-	return m.tick(d, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
+	return m.clock.schedule(now, deadline, frame, m.status.until)
 }
 
+// setStatus shows text, redacted, on the status line.
 func (m *Model) setStatus(level statusLevel, text string) {
-	m.status = statusLine{text: m.opts.Redact(text), level: level, until: m.now().Add(6 * time.Second)}
+	m.status.set(level, m.opts.Redact(text), m.now())
 }
 
 // line makes server (or user) text safe for one terminal line: secrets
@@ -944,35 +663,6 @@ func (m *Model) changed(changes []session.Change) {
 		_ = tw.Changes(m.tracker, changes)
 	}
 }
-
-// settledStatus clears a status message about a request whose fate one
-// of changes (what the tracker just changed) decided.
-func (m *Model) settledStatus(changes []session.Change) {
-	if m.status.about.IsZero() {
-		return
-	}
-	for _, ch := range changes {
-		if ch.Kind == session.ChangeState && ch.ID == m.status.about && ch.To.IsFinal() {
-			m.status = statusLine{}
-			return
-		}
-	}
-}
-
-// dropSettledStatus clears a status message about a request that has
-// reached its fate already, for a message that may come after it (the
-// acknowledgement of a cancel a closed stream settled first).
-func (m *Model) dropSettledStatus() {
-	if m.status.about.IsZero() {
-		return
-	}
-	if r, ok := m.tracker.Get(m.status.about); !ok || r.State.IsFinal() {
-		m.status = statusLine{}
-	}
-}
-
-// reconnecting is the status line while R redials.
-const reconnecting = "reconnecting…"
 
 // selectedRequest is the request keys act on: the one the detail view
 // shows, else the list's selection.
@@ -1021,8 +711,8 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		Waterfall:    m.waterfallOn,
 		HasSelection: ok,
 		AnyActive:    c.InFlight > 0,
-		Connected:    m.state == connUp && !closed,
-		Lost:         m.state == connLost,
+		Connected:    m.conn.state == connUp && !closed,
+		Lost:         m.conn.state == connLost,
 		HasStderr:    m.opts.Transport == "stdio",
 		Filtering:    mode == keymap.ModeLog && m.logv.Filtering(),
 		EntryOpen:    mode == keymap.ModeLog && m.logv.EntryOpen(),
@@ -1148,7 +838,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.isActionKey(msg) {
 		// Status text is about the present: an action replaces what the
 		// line said about the last one, whether or not it can act now.
-		m.status = statusLine{}
+		m.status.clear()
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
@@ -1190,7 +880,8 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Export):
 		return m.export()
 	case key.Matches(msg, k.Reconnect):
-		return m.reconnect()
+		m.setStatus(levelInfo, reconnecting)
+		return m.conn.redial(m.opts.Dial)
 	case key.Matches(msg, k.Copy):
 		return m.copyPayload(m.payloadOf(m.mode))
 	case key.Matches(msg, k.Pager), key.Matches(msg, k.Editor):
@@ -1216,7 +907,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 			}
 		}
 	case (pressed(msg, k.New) || pressed(msg, k.Reissue) || pressed(msg, k.Edit)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
-		switch m.state {
+		switch m.conn.state {
 		case connConnecting:
 			m.setStatus(levelInfo, "still connecting: requests can be sent once connected")
 		case connLost:
@@ -1443,7 +1134,7 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
 		return tea.Batch(append(m.due(m.now()), declineCmd(qs))...), true
 	}
-	return declineAfter(cancelCmd(m.conn, m.connGen, id, reason, true), qs), true
+	return declineAfter(m.conn.cancel(id, reason, true), qs), true
 }
 
 // activeIDs lists requests still in flight (not already cancelling).
@@ -1460,7 +1151,7 @@ func (m *Model) activeIDs() []wire.ID {
 
 func (m *Model) askQuit() tea.Cmd {
 	n := len(m.activeIDs())
-	if n == 0 || m.state != connUp {
+	if n == 0 || m.conn.state != connUp {
 		return m.quit("", session.CauseShutdown)
 	}
 	m.prompt = prompt{kind: promptQuit, text: fmt.Sprintf("%d %s in flight. Cancel %s and quit?", n, look.CountNoun(n, "request", "requests"), look.CountNoun(n, "it", "them"))}
@@ -1480,18 +1171,15 @@ func (m *Model) interrupt() tea.Cmd {
 
 // quit cancels what is in flight (properly, with the right signal) and
 // then ends the program. The cancels get a bounded time to go out.
-// quitCancelWait bounds how long quitting waits for its cancels to go out.
-const quitCancelWait = 3 * time.Second
-
 func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	if m.quitting || m.attaching() {
-		return m.exit() // a view on a proxy detaches: the host's requests are not its own
+		return m.clock.end() // a view on a proxy detaches: the host's requests are not its own
 	}
 	m.quitting = true
 	m.interrupted = cause == session.CauseInterrupted
 	var ids []wire.ID
 	var taskCancels []client.Request
-	if m.state == connUp {
+	if m.conn.state == connUp {
 		for _, id := range m.activeIDs() {
 			if ch, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err == nil {
 				m.changed([]session.Change{ch})
@@ -1513,55 +1201,12 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 			}
 		}
 	}
-	if len(ids)+len(taskCancels) == 0 {
-		return m.exit()
+	n := len(ids) + len(taskCancels)
+	if n == 0 {
+		return m.clock.end()
 	}
-	conn := m.conn
-	if len(taskCancels) > 0 {
-		n := len(ids) + len(taskCancels)
-		m.setStatus(levelInfo, fmt.Sprintf("cancelling %d %s before quitting…", n, look.CountNoun(n, "request", "requests")))
-		return func() tea.Msg {
-			ctx, cancel := context.WithTimeout(context.Background(), quitCancelWait)
-			defer cancel()
-			for _, r := range taskCancels {
-				_ = conn.Send(ctx, r)
-			}
-			conn.CancelAll(ids, reason, quitCancelWait)
-			return quitReadyMsg{}
-		}
-	}
-	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d %s before quitting…", len(ids), look.CountNoun(len(ids), "request", "requests")))
-	return func() tea.Msg {
-		conn.CancelAll(ids, reason, quitCancelWait)
-		return quitReadyMsg{}
-	}
-}
-
-// reconnect replaces a lost connection with a new one (a stdio server is
-// restarted). History stays; the old connection is closed in the background.
-func (m *Model) reconnect() tea.Cmd {
-	old := m.conn
-	dial := m.opts.Dial
-	m.state = connConnecting
-	m.setStatus(levelInfo, reconnecting)
-	return func() tea.Msg {
-		if old != nil {
-			_ = old.Close()
-		}
-		conn, err := dial()
-		return redialMsg{conn: conn, err: err}
-	}
-}
-
-func (m *Model) handleRedial(msg redialMsg) tea.Cmd {
-	if msg.err != nil {
-		m.state = connLost
-		m.connErr = msg.err
-		m.setStatus(levelError, "reconnect failed: "+msg.err.Error())
-		return nil
-	}
-	m.conn = msg.conn
-	return m.startConn()
+	m.setStatus(levelInfo, fmt.Sprintf("cancelling %d %s before quitting…", n, look.CountNoun(n, "request", "requests")))
+	return m.conn.cancelBeforeQuit(ids, taskCancels, reason)
 }
 
 // export writes the protocol log as a trace file, off the Update path.

@@ -15,8 +15,13 @@ import (
 // whose shape wrapping hides, as a pager's -S does. One setting serves
 // all three views: it is a preference about reading, not about one view,
 // and the screens read it in their screen.Env.
+//
+// A payload can also leave the screen for an external pager or editor:
+// exec hands it the terminal (tea.Exec); tests record the command
+// instead, and run it themselves.
 type pager struct {
 	chop bool
+	exec func(c tea.ExecCommand, fn tea.ExecCallback) tea.Cmd
 }
 
 // horizontalStep is how far ←/→ scroll a cut payload.

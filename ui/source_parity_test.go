@@ -188,7 +188,7 @@ func TestLiveAndAttachSameScreens(t *testing.T) {
 	fed := 0
 	for i, mk := range live.marks {
 		view.now = mk.at
-		view.send(eventsMsg{gen: view.m.connGen, items: items[fed:mk.events]})
+		view.send(eventsMsg{gen: view.m.conn.gen, items: items[fed:mk.events]})
 		fed = mk.events
 		switch i {
 		case 1:

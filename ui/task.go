@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -30,24 +29,17 @@ func (m *Model) due(now time.Time) []tea.Cmd {
 	m.changed(d.Changes)
 	// A watch that ended settles its request here, not on an event: the
 	// status line about it ("cancellation requested") goes with it.
-	m.settledStatus(d.Changes)
+	m.status.settled(d.Changes)
 	var cmds []tea.Cmd
 	for _, x := range d.Cancels {
 		// A legacy server's question open on it is declined after the cancel.
-		cmds = append(cmds, declineAfter(cancelCmd(m.conn, m.connGen, x.ID, x.Reason, false), m.takeQuestions(x.ID)))
+		cmds = append(cmds, declineAfter(m.conn.cancel(x.ID, x.Reason, false), m.takeQuestions(x.ID)))
 	}
 	for _, r := range d.Requests {
 		if tw := m.opts.Trace; tw != nil {
 			_ = tw.State(r.Created, r, r.State, r.State)
 		}
-		conn, gen := m.conn, m.connGen
-		req := client.Request{ID: r.ID, Method: r.Method, Params: r.ChildParams, LateWindow: r.LateWindow}
-		cmds = append(cmds, func() tea.Msg {
-			if err := conn.Send(context.Background(), req); err != nil {
-				return sendFailedMsg{gen: gen, id: req.ID, err: err}
-			}
-			return nil
-		})
+		cmds = append(cmds, m.conn.send(client.Request{ID: r.ID, Method: r.Method, Params: r.ChildParams, LateWindow: r.LateWindow}))
 	}
 	return cmds
 }

@@ -413,8 +413,8 @@ func TestConnectionLostBannerAndReconnect(t *testing.T) {
 	if !old.closed {
 		t.Fatal("the old connection was not closed")
 	}
-	if h.fake.connected != 1 || h.m.state != connUp {
-		t.Fatalf("reconnect did not connect the new client (connected=%d state=%d)", h.fake.connected, h.m.state)
+	if h.fake.connected != 1 || h.m.conn.state != connUp {
+		t.Fatalf("reconnect did not connect the new client (connected=%d state=%d)", h.fake.connected, h.m.conn.state)
 	}
 }
 
@@ -612,8 +612,8 @@ func TestFailedCancelIsShown(t *testing.T) {
 
 func TestCouldNotConnectKeepsTheCause(t *testing.T) {
 	h := newHarness(t, 80, 24)
-	h.m.everConnected = false // as if the fake's Connect had failed
-	h.send(connectedMsg{gen: h.m.connGen, err: errors.New(`start server "/nonexistent/server": fork/exec /nonexistent/server: no such file or directory`)})
+	h.m.conn.everConnected = false // as if the fake's Connect had failed
+	h.send(connectedMsg{gen: h.m.conn.gen, err: errors.New(`start server "/nonexistent/server": fork/exec /nonexistent/server: no such file or directory`)})
 	scr := h.screen()
 	if !strings.Contains(scr, "could not connect") || !strings.Contains(scr, "no such file or directory") {
 		t.Fatalf("the banner hides why the connection failed:\n%s", scr)
@@ -692,7 +692,7 @@ func TestUnreachableHTTPServerShowsLost(t *testing.T) {
 	h.connect()
 	startSlow(h)
 	h.events(event.Event{Kind: event.RequestFailed, RequestID: wire.IntID(2), Err: errors.New("HTTP 500"), LostConnection: true})
-	if h.m.state != connUp {
+	if h.m.conn.state != connUp {
 		t.Fatalf("an ordinary failure took the connection down:\n%s", h.screen())
 	}
 	startSlow(h) // #3, still running when the server goes
@@ -709,8 +709,8 @@ func TestUnreachableHTTPServerShowsLost(t *testing.T) {
 	}
 	n := h.fake.connected
 	h.key("R")
-	if h.fake.connected != n+1 || h.m.state != connUp {
-		t.Fatalf("R did not reconnect (connects %d → %d, state %v)", n, h.fake.connected, h.m.state)
+	if h.fake.connected != n+1 || h.m.conn.state != connUp {
+		t.Fatalf("R did not reconnect (connects %d → %d, state %v)", n, h.fake.connected, h.m.conn.state)
 	}
 }
 
@@ -848,7 +848,7 @@ func TestCancelAckAfterTheFateSaysNothingStale(t *testing.T) {
 	if st := h.request(2).State; st != session.StateCancelled {
 		t.Fatalf("state %s", st)
 	}
-	h.send(cancelDoneMsg{gen: h.m.connGen, id: wire.IntID(2), signal: event.SignalStreamClosed})
+	h.send(cancelDoneMsg{gen: h.m.conn.gen, id: wire.IntID(2), signal: event.SignalStreamClosed})
 	if strings.Contains(h.screen(), "#2: cancellation requested") {
 		t.Fatalf("a stale status under a settled row:\n%s", h.screen())
 	}

@@ -23,7 +23,7 @@ const (
 // bodyHeight is what is left between the header and the footer.
 func (m *Model) bodyHeight() int {
 	h := m.height - headerLines - footerLines
-	if m.state == connLost {
+	if m.conn.state == connLost {
 		h -= strings.Count(m.viewBanner(), "\n") + 1
 	}
 	return max(1, h)
@@ -51,7 +51,7 @@ func (m *Model) frame() string {
 	var b strings.Builder
 	b.WriteString(m.viewHeader())
 	b.WriteByte('\n')
-	if m.state == connLost {
+	if m.conn.state == connLost {
 		b.WriteString(m.viewBanner())
 		b.WriteByte('\n')
 	}
@@ -87,7 +87,7 @@ func (m *Model) frame() string {
 	}
 	b.WriteString(body)
 	b.WriteByte('\n')
-	b.WriteString(m.viewStatus())
+	b.WriteString(m.status.view(m.styles, m.width, m.line))
 	b.WriteByte('\n')
 	b.WriteString(m.footer())
 	return b.String()
@@ -114,7 +114,7 @@ func (m *Model) viewHeader() string {
 	st := m.styles
 	info, connected := m.tracker.Conn()
 	var state string
-	switch m.state {
+	switch m.conn.state {
 	case connConnecting:
 		state = st.Warn.Render(look.Spinner(m.now()) + " connecting")
 	case connUp:
@@ -230,22 +230,22 @@ func (m *Model) viewBanner() string {
 	}
 	head := "↯ connection lost"
 	switch {
-	case !m.everConnected:
+	case !m.conn.everConnected:
 		head = "↯ could not connect"
-	case errors.Is(m.connErr, client.ErrUnreachable):
+	case errors.Is(m.conn.err, client.ErrUnreachable):
 		head = "↯ server unreachable"
 	}
 	tail := " — press R to reconnect"
-	if !m.everConnected {
+	if !m.conn.everConnected {
 		tail = " — press R to try again"
 	}
 	if m.opts.Transport == "stdio" {
 		tail += " (restarts the server)"
 	}
-	if m.connErr == nil {
+	if m.conn.err == nil {
 		return m.styles.Banner.Render(look.Fit(head+tail, m.width-2))
 	}
-	cause := m.line(m.connErr.Error())
+	cause := m.line(m.conn.err.Error())
 	if one := head + ": " + cause + tail; lipgloss.Width(one) <= m.width-2 {
 		return m.styles.Banner.Render(look.Fit(one, m.width-2))
 	}
@@ -259,21 +259,6 @@ func (m *Model) viewBanner() string {
 		cause = string(r[:front]) + "…" + string(r[len(r)-(keep-front):])
 	}
 	return m.styles.Banner.Render(look.Fit(head+tail, m.width-2)) + "\n" + m.styles.Error.Render(look.Fit("  "+cause, m.width))
-}
-
-func (m *Model) viewStatus() string {
-	st := m.styles
-	if m.status.text == "" {
-		return ""
-	}
-	text := m.line(m.status.text)
-	switch m.status.level {
-	case levelWarn:
-		return st.Warn.Render(look.Fit("! "+text, m.width))
-	case levelError:
-		return st.Error.Render(look.Fit("✗ "+text, m.width))
-	}
-	return st.Status.Render(look.Fit("› "+text, m.width))
 }
 
 // overlayPrompt draws a dialog over the bottom of the body.
