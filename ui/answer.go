@@ -14,6 +14,7 @@ import (
 	"inflight/session"
 	"inflight/ui/answer"
 	"inflight/ui/look"
+	"inflight/ui/question"
 	"inflight/ui/schemaform"
 	"inflight/ui/screen"
 	"inflight/wire"
@@ -318,8 +319,12 @@ func (m *Model) answerIntercept(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	if m.mode != keymap.ModeList && m.mode != keymap.ModeDetail {
 		return nil, false
 	}
-	if cmd, ok := m.incomingKey(msg); ok {
-		return cmd, true
+	if m.mode == keymap.ModeDetail && m.incoming.Request() != nil {
+		return nil, false // the detail's own keys (handleDetailKey)
+	}
+	if s := m.list.Incoming(); s != nil && m.mode == keymap.ModeList {
+		act := question.RowKey(m.env(), s, msg, true, m.questionOf(s) != nil)
+		return m.questionAction(msg, act), act != nil
 	}
 	open := key.Matches(msg, m.keys.Answer)
 	if !open && m.mode == keymap.ModeList && msg.String() == "enter" {

@@ -2,24 +2,22 @@ package ui
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
-	"time"
 
-	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/ui/detail"
-	"inflight/ui/look"
+	"inflight/ui/question"
+	"inflight/ui/screen"
 	"inflight/wire"
 )
 
 // A legacy server's own requests (elicitation/create, sampling/
 // createMessage, roots/list) are rows of their own in the list (ui/list
-// draws them, ↘). What is here acts on them: the keys on a selected one
-// (answer it, decline it), its detail, and the questions' queue. Session
+// draws them, ↘), and have a detail of their own (ui/question). What is
+// here routes to them: which one keys act on, opening its detail, and
+// carrying out what a key on one asks (answer it, decline it). Session
 // decides what each is and where it stands; nothing here judges a
 // message.
 
@@ -28,7 +26,7 @@ import (
 func (m *Model) selectedIncoming() *session.ServerRequest {
 	switch m.mode {
 	case keymap.ModeDetail:
-		return m.incoming.srv
+		return m.incoming.Request()
 	case keymap.ModeList:
 		return m.list.Incoming()
 	}
@@ -51,78 +49,49 @@ func (m *Model) questionOf(s *session.ServerRequest) *serverQuestion {
 	return nil
 }
 
-// incomingKey handles the keys on an incoming row (in the list, or its
-// detail): enter and a answer it, c and C decline it, and the keys that
-// act only on inflight's own requests say so rather than do nothing.
-func (m *Model) incomingKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	s := m.selectedIncoming()
-	if s == nil {
-		return nil, false
-	}
-	k := &m.keys
-	what := "↘ " + m.line(s.Method) + " is the server's request"
-	switch {
-	case pressed(msg, k.Answer) || (m.mode == keymap.ModeList && msg.String() == "enter" && m.questionOf(s) != nil):
-		m.status = statusLine{}
-		q := m.questionOf(s)
-		if q == nil {
-			m.setStatus(levelInfo, what+", "+incomingFate(m, s)+": nothing to answer")
-			return nil, true
+// questionAction carries out what a key on one of the server's requests
+// asked (question.RowKey on its row in the list, or its detail's
+// Update); msg is the key or the wheel, for the global keys when the
+// detail did not use it.
+func (m *Model) questionAction(msg tea.Msg, act screen.Action) tea.Cmd {
+	switch a := act.(type) {
+	case screen.Unused:
+		if k, ok := msg.(tea.KeyPressMsg); ok {
+			return m.handleGlobalKey(k)
 		}
-		return m.openQuestion(q), true
-	case m.mode == keymap.ModeList && msg.String() == "enter":
-		m.openIncomingDetail(s)
-		return nil, true
-	case pressed(msg, k.Cancel) || pressed(msg, k.CancelReason):
-		// The natural cancel of a question is to decline it (its request,
-		// if any, goes on: c on that row cancels it).
-		q := m.questionOf(s)
+	case screen.Run:
+		return a.Cmd
+	case screen.Status:
+		// screen.Level and statusLevel count the same levels alike.
+		m.setStatus(statusLevel(a.Level), a.Text)
+	case question.ToggleWrap:
+		m.toggleWrap()
+	case question.Open:
+		m.openIncomingDetail(a.Request)
+	case question.Answer:
+		m.status = statusLine{}
+		if q := m.questionOf(a.Request); q != nil {
+			return m.openQuestion(q)
+		}
+	case question.Decline:
+		q := m.questionOf(a.Request)
 		if q == nil {
-			m.setStatus(levelInfo, what+", "+incomingFate(m, s)+": there is nothing to decline")
-			return nil, true
+			return nil
 		}
 		m.dropQuestion(q)
 		if m.answer.Legacy() == q {
 			m.closeAnswer()
 		}
-		m.setStatus(levelInfo, "↘ "+m.line(s.Method)+": declined (c on a question declines it)")
-		return declineCmd([]*serverQuestion{q}), true
-	case pressed(msg, k.Reissue) || pressed(msg, k.Edit):
-		m.setStatus(levelInfo, what+": only inflight's own requests can be re-issued")
-		return nil, true
-	case pressed(msg, k.StopWatching), pressed(msg, k.Longer), pressed(msg, k.Shorter):
-		m.setStatus(levelInfo, what+": inflight runs no timeout or watch on it (the server times out its own)")
-		return nil, true
-	case pressed(msg, k.Copy), pressed(msg, k.Pager), pressed(msg, k.Editor):
-		if m.mode == keymap.ModeList {
-			m.setStatus(levelInfo, what+": enter shows its params in the detail")
-			return nil, true
-		}
-		m.setStatus(levelInfo, what+": its params are in this view; y, o and O work on inflight's own requests")
-		return nil, true
+		m.setStatus(levelInfo, "↘ "+m.line(a.Request.Method)+": declined (c on a question declines it)")
+		return declineCmd([]*serverQuestion{q})
 	}
-	return nil, false
+	return nil
 }
 
 // incomingFate is where one of the server's requests is, in the list's
 // words.
 func incomingFate(m *Model, s *session.ServerRequest) string {
-	switch s.State {
-	case session.ServerWaiting:
-		if m.questionOf(s) == nil {
-			return "waiting (inflight answers it without a prompt)"
-		}
-		return "waiting for you"
-	case session.ServerWithdrawn:
-		return "cancelled by the server"
-	case session.ServerLost:
-		return "connection lost"
-	case session.ServerAbandoned:
-		return "abandoned (its request ended first)"
-	case session.ServerNotAnswered:
-		return "not answered (its ID was in use)"
-	}
-	return strings.ReplaceAll(s.State.String(), "_", " ")
+	return question.Fate(s, m.questionOf(s) != nil)
 }
 
 // incomingAsks reports whether the incoming row keys act on waits for
@@ -131,126 +100,11 @@ func (m *Model) incomingAsks() bool {
 	return m.questionOf(m.selectedIncoming()) != nil
 }
 
-// incomingDetail is the detail of one of the server's own requests: the
-// request, and its body in a viewport.
-type incomingDetail struct {
-	srv *session.ServerRequest
-	vp  viewport.Model
-	// content is the body the viewport holds, built from what built
-	// says; wrapped is the width it was cut to (0: lay it out again).
-	content string
-	built   incomingSig
-	wrapped int
-}
-
 // openIncomingDetail shows one of the server's requests in the detail.
 func (m *Model) openIncomingDetail(s *session.ServerRequest) {
 	m.detail = detail.Model{}
-	m.incoming = incomingDetail{srv: s, vp: viewport.New()}
-	m.incoming.vp.SetHorizontalStep(horizontalStep)
-	m.incoming.vp.SetWidth(m.width)
+	m.incoming = question.New(s, m.width)
 	m.mode = keymap.ModeDetail
-}
-
-// incomingSig is what an incoming detail's body is built from.
-type incomingSig struct {
-	s      *session.ServerRequest
-	state  session.ServerRequestState
-	failed string
-	dark   bool
-}
-
-// layoutIncomingDetail builds the incoming detail's body when what it
-// shows changed.
-func (m *Model) layoutIncomingDetail(height int) {
-	d := &m.incoming
-	sig := incomingSig{s: d.srv, state: d.srv.State, failed: d.srv.AnswerFailed, dark: m.dark}
-	if sig != d.built || d.wrapped != m.width {
-		d.built = sig
-		d.content = m.incomingBody(d.srv)
-		d.vp.SetContentLines(look.PagerLines(d.content, m.width, m.pager.chop))
-		d.wrapped = m.width
-	}
-	d.vp.SetWidth(m.width)
-	d.vp.SetHeight(max(1, height-incomingHeaderLines))
-}
-
-// incomingHeaderLines is the height above the incoming detail's body.
-const incomingHeaderLines = 3
-
-// viewIncomingDetail is the detail of one of the server's requests: what
-// it is and where it stands, then its timeline, what it is tied to, and
-// its params.
-func (m *Model) viewIncomingDetail(height int) string {
-	st := m.styles
-	s := m.incoming.srv
-	now := m.now()
-	sl := look.ServerRequestLook(s.State)
-	var b strings.Builder
-	title := "↘ " + m.line(s.Method) + " from the server (its ID " + m.line(s.ID.String()) + ")"
-	b.WriteString(look.Fit(st.Title.Render(title)+"  "+sl.Style(st).Render(sl.Icon+" "+incomingFate(m, s))+
-		st.Dim.Render("  ·  "+look.Dur(look.ServerRequestElapsed(s, now))), m.width))
-	b.WriteByte('\n')
-	b.WriteString(look.Fit(st.Dim.Render(m.tiedText(s)), m.width))
-	b.WriteString("\n\n")
-	b.WriteString(m.incoming.vp.View())
-	return b.String()
-}
-
-// tiedText says which request s belongs to and how the tracker knew.
-func (m *Model) tiedText(s *session.ServerRequest) string {
-	if s.TiedBy == session.TiedNone {
-		return fmt.Sprintf("not tied to a request: %d %s in flight when it came", s.InFlight, look.CountNoun(s.InFlight, "was", "were"))
-	}
-	label := ""
-	if r, ok := m.tracker.Get(s.During); ok {
-		label = " " + look.RequestLabel(r, false, m.line)
-	}
-	how := map[session.TiedBy]string{
-		session.TiedStream: "it came on that request's response stream",
-		session.TiedTask:   "its _meta names that request's task (related-task)",
-		session.TiedOnly:   "it came while that request was the only one in flight",
-	}[s.TiedBy]
-	return "tied to #" + m.line(s.During.String()) + label + ": " + how
-}
-
-// incomingBody is the incoming detail's scrolling part.
-func (m *Model) incomingBody(s *session.ServerRequest) string {
-	st := m.styles
-	var b strings.Builder
-	at := func(t time.Time) string { return look.Ago(t.Sub(s.At)) }
-	b.WriteString(st.Bold.Render("TIMELINE") + "\n")
-	b.WriteString(fmt.Sprintf("  %s  arrived  %s\n", at(s.At), s.At.Format("15:04:05.000")))
-	if !s.Open() && !s.Ended.IsZero() {
-		line := fmt.Sprintf("  %s  %s  %s", at(s.Ended), incomingFate(m, s), s.Ended.Format("15:04:05.000"))
-		switch {
-		case s.State == session.ServerWithdrawn && s.Reason != "":
-			line += "  reason: " + m.line(s.Reason)
-		case s.State == session.ServerWithdrawn:
-			line += "  (no reason given)"
-		case s.Error != nil:
-			line += "  error " + strconv.Itoa(s.Error.Code) + " " + m.line(s.Error.Message)
-		case s.State == session.ServerAnswered:
-			line += "  " + look.AnsweredAs(s)
-		}
-		b.WriteString(line + "\n")
-	} else if s.Open() {
-		if s.AnswerFailed != "" {
-			b.WriteString(st.Error.Render("  the answer could not be sent: "+m.line(s.AnswerFailed)) + "\n")
-		}
-		b.WriteString(st.Warn.Render("  waiting for you: a answers it, c declines it") + "\n")
-	}
-	b.WriteString("\n" + st.Bold.Render("PARAMS") + "\n")
-	if len(s.Params) > 0 {
-		b.WriteString(look.PrettyJSON(s.Params, m.block))
-	} else {
-		b.WriteString(st.Dim.Render("(none kept)"))
-	}
-	if len(s.Answer) > 0 {
-		b.WriteString("\n\n" + st.Bold.Render("ANSWERED WITH") + "\n" + look.PrettyJSON(s.Answer, m.block))
-	}
-	b.WriteString("\n")
-	return b.String()
 }
 
 // waitingInput counts the modern requests waiting for the user's input:

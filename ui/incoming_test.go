@@ -131,7 +131,7 @@ func TestIncomingEnterAnswersThatQuestion(t *testing.T) {
 		t.Fatalf("the form is not on the second question:\n%s", h.screen())
 	}
 	h.key("ctrl+o")
-	if h.m.mode != keymap.ModeDetail || h.m.incoming.srv == nil || h.m.incoming.srv.ID != wire.IntID(8) {
+	if h.m.mode != keymap.ModeDetail || h.m.incoming.Request() == nil || h.m.incoming.Request().ID != wire.IntID(8) {
 		t.Fatalf("ctrl+o did not show the question's own detail: mode %v", h.m.mode)
 	}
 	h.key("a")

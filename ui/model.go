@@ -40,6 +40,7 @@ import (
 	"inflight/ui/list"
 	"inflight/ui/logview"
 	"inflight/ui/look"
+	"inflight/ui/question"
 	"inflight/ui/screen"
 	"inflight/ui/waterfall"
 	"inflight/wire"
@@ -186,7 +187,7 @@ type Model struct {
 
 	list     list.Model
 	detail   detail.Model
-	incoming incomingDetail
+	incoming question.Model
 	composer composer.Model
 	logv     logview.Model
 	stderrv  logview.Stderr
