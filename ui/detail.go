@@ -37,7 +37,7 @@ func (m *Model) openRequestDetail(id wire.ID) {
 // layoutDetail lays the open detail out in height rows.
 func (m *Model) layoutDetail(height int) {
 	if s := m.incoming.Request(); s != nil {
-		m.incoming = m.incoming.Layout(m.env(), question.Input{Dark: m.dark, Asks: m.questionOf(s) != nil}, m.width, height)
+		m.incoming = m.incoming.Layout(m.env(), question.Input{Dark: m.dark, Asks: m.questions.of(s) != nil}, m.width, height)
 		return
 	}
 	in := detail.Input{Dark: m.dark, Chop: m.pager.chop}
