@@ -128,7 +128,7 @@ func TestAnswerElicitationAcceptSendsTheNextRound(t *testing.T) {
 	}
 	h.key("enter")
 	if h.m.mode == keymap.ModeAnswer {
-		t.Fatalf("the form is still open: %s", h.m.answer.Err())
+		t.Fatalf("the form is still open: %s", h.m.answering.form.Err())
 	}
 	nid, p := h.lastRound()
 	if nid == wire.IntID(id) || h.sentCount() != before+1 {
@@ -349,8 +349,8 @@ func TestAnswerLegacyServerRequest(t *testing.T) {
 	default:
 		t.Fatal("no reply reached the handler")
 	}
-	if len(h.m.questions) != 0 || h.m.mode != keymap.ModeList {
-		t.Errorf("questions %d, mode %v", len(h.m.questions), h.m.mode)
+	if h.m.questions.len() != 0 || h.m.mode != keymap.ModeList {
+		t.Errorf("questions %d, mode %v", h.m.questions.len(), h.m.mode)
 	}
 }
 
@@ -376,11 +376,11 @@ func TestAnswerLegacyWithdrawnClosesTheForm(t *testing.T) {
 	raw := wire.Notification(wire.NotifyCancelled, json.RawMessage(`{"requestId":9,"reason":"no answer within 3s"}`))
 	msg, _ := wire.Decode(raw)
 	h.events(event.Event{Kind: event.Received, Raw: raw, Msg: msg, Internal: true})
-	if st := h.m.serverRequestState(q); st != session.ServerWithdrawn {
+	if st := q.lastState(h.m.tracker); st != session.ServerWithdrawn {
 		t.Fatalf("the tracker has the question %s", st)
 	}
 	h.m.Update(questionMsg{kind: questionWithdrawn, q: q})
-	if h.m.mode == keymap.ModeAnswer || len(h.m.questions) != 0 {
+	if h.m.mode == keymap.ModeAnswer || h.m.questions.len() != 0 {
 		t.Fatalf("the form stayed open: mode %v", h.m.mode)
 	}
 	if !strings.Contains(h.screen(), "the server withdrew this question") {
@@ -740,7 +740,7 @@ func TestAnswerLegacyRefusedQuestionCannotBeAnswered(t *testing.T) {
 	raw := wire.ErrorResponse(wire.IntID(7), wire.CodeInternalError, "the user did not answer elicitation/create within 1m0s")
 	msg, _ := wire.Decode(raw)
 	h.events(event.Event{Kind: event.Sent, RequestID: wire.IntID(7), Raw: raw, Msg: msg, Internal: true})
-	if s := h.m.serverRequest(q); s == nil || s.State != session.ServerRefused {
+	if s := q.record(h.m.tracker); s == nil || s.State != session.ServerRefused {
 		t.Fatalf("tracker: %v", s)
 	}
 	h.key("home", "down")

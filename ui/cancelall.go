@@ -8,21 +8,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// takeAllQuestions removes every legacy question still open (those X's
-// cancels did not already take: asked while several requests were in
-// flight, the server's question is tied to none of them), closing the
-// form on one, for the caller to decline.
-func (m *Model) takeAllQuestions() []*serverQuestion {
-	qs := m.questions
-	m.questions = nil
-	for _, q := range qs {
-		if m.answer.Legacy() == q {
-			m.closeAnswer()
-		}
-	}
-	return qs
-}
-
 // declineAfterAll runs cancels one after another, then declines qs: as
 // for c, the server learns that its calls are abandoned before it reads
 // the declines. Their messages are delivered as a batch.

@@ -17,7 +17,7 @@ func TestCancelAllDeclinesLegacyQuestions(t *testing.T) {
 	other := h.sendTool("slow")
 	q := h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
 	h.key("end", "enter") // the form on the question, from its own row (untied: the last)
-	if h.m.answer.Legacy() != q {
+	if h.m.answering.form.Legacy() != q {
 		t.Fatal("the form did not open on the question")
 	}
 	_, c0 := h.fake.calls()
@@ -44,7 +44,7 @@ func TestCancelAllDeclinesLegacyQuestions(t *testing.T) {
 	default:
 		t.Fatal("the server's question was not declined")
 	}
-	if h.m.answer.Legacy() != nil || h.m.questionFor(wire.IntID(id)) != nil {
+	if h.m.answering.form.Legacy() != nil || h.m.questions.waitingOn(h.m.tracker, wire.IntID(id)) != nil {
 		t.Fatal("the question is still open in the UI")
 	}
 	if !strings.Contains(h.screen(), "cancelling 2 requests; 1 question of the server declined") {
@@ -79,7 +79,7 @@ func TestCancelAllDeclinesATiedQuestion(t *testing.T) {
 	h := newAnswerHarness(t, 80, 24, event.EraLegacy)
 	id := h.sendTool("confirm")
 	q := h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
-	if s := h.m.serverRequest(q); s == nil || s.During != wire.IntID(id) {
+	if s := q.record(h.m.tracker); s == nil || s.During != wire.IntID(id) {
 		t.Fatalf("the question is not tied to #%d", id)
 	}
 	_, cmd := h.m.Update(keyMsg("X"))

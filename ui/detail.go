@@ -5,6 +5,7 @@ import (
 
 	"inflight/keymap"
 	"inflight/ui/detail"
+	"inflight/ui/question"
 	"inflight/ui/screen"
 	"inflight/wire"
 )
@@ -28,15 +29,15 @@ func (m *Model) openDetail() {
 
 // openRequestDetail shows request id in the detail.
 func (m *Model) openRequestDetail(id wire.ID) {
-	m.incoming = incomingDetail{}
+	m.incoming = question.Model{}
 	m.mode = keymap.ModeDetail
 	m.detail = detail.New(id, m.width, m.bodyHeight())
 }
 
 // layoutDetail lays the open detail out in height rows.
 func (m *Model) layoutDetail(height int) {
-	if m.incoming.srv != nil {
-		m.layoutIncomingDetail(height)
+	if s := m.incoming.Request(); s != nil {
+		m.incoming = m.incoming.Layout(m.env(), question.Input{Dark: m.dark, Asks: m.questions.of(s) != nil}, m.width, height)
 		return
 	}
 	in := detail.Input{Dark: m.dark, Chop: m.pager.chop}
@@ -48,8 +49,8 @@ func (m *Model) layoutDetail(height int) {
 
 // viewDetail draws the open detail in height rows.
 func (m *Model) viewDetail(height int) string {
-	if m.incoming.srv != nil {
-		return m.viewIncomingDetail(height)
+	if m.incoming.Request() != nil {
+		return m.incoming.View(m.env(), m.width, height)
 	}
 	if _, ok := m.tracker.Get(m.detail.ID()); !ok {
 		return m.list.Empty(m.env(), m.width, height)
@@ -60,11 +61,10 @@ func (m *Model) viewDetail(height int) string {
 // handleDetailKey gives a key to the open detail; what it leaves goes to
 // the global keys.
 func (m *Model) handleDetailKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.incoming.srv != nil {
-		if m.handlePagerKey(msg, &m.incoming.vp) {
-			return nil
-		}
-		return m.handleGlobalKey(msg)
+	if m.incoming.Request() != nil {
+		var act screen.Action
+		m.incoming, act = m.incoming.Update(m.env(), msg)
+		return m.questionAction(msg, act)
 	}
 	var act screen.Action
 	m.detail, act = m.detail.Update(m.env(), msg)
@@ -76,10 +76,10 @@ func (m *Model) handleDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // detailWheel scrolls the open detail.
 func (m *Model) detailWheel(msg tea.MouseWheelMsg) tea.Cmd {
-	if m.incoming.srv != nil {
-		var cmd tea.Cmd
-		m.incoming.vp, cmd = m.incoming.vp.Update(msg)
-		return cmd
+	if m.incoming.Request() != nil {
+		var act screen.Action
+		m.incoming, act = m.incoming.Update(m.env(), msg)
+		return m.questionAction(msg, act)
 	}
 	var act screen.Action
 	m.detail, act = m.detail.Update(m.env(), msg)

@@ -57,8 +57,8 @@ func TestFormClosesWhenItsQuestionIsWithdrawn(t *testing.T) {
 		t.Fatalf("a stale answer was sent: %s", r.result)
 	default:
 	}
-	if len(h.m.questions) != 0 {
-		t.Errorf("%d questions still queued", len(h.m.questions))
+	if h.m.questions.len() != 0 {
+		t.Errorf("%d questions still queued", h.m.questions.len())
 	}
 }
 
@@ -152,7 +152,7 @@ func TestFormOpensAgainBeforeTheFailureIsApplied(t *testing.T) {
 		t.Fatalf("enter did not send it again; status %q", h.m.status.text)
 	}
 	h.events(event.Event{Kind: event.RequestFailed, RequestID: wire.IntID(6), Internal: true, Err: errors.New("POST response: server unreachable")})
-	if s := h.m.serverRequest(q); s == nil || s.State != session.ServerWaiting {
+	if s := q.record(h.m.tracker); s == nil || s.State != session.ServerWaiting {
 		t.Errorf("after the failure: %v", s)
 	}
 }
@@ -231,7 +231,7 @@ func TestIncomingAbandonedThenAnsweredSaysAnswered(t *testing.T) {
 	h.key("space", "enter")
 	<-q.reply
 	h.legacyAnswered(wire.IntID(5), `{"action":"accept","content":{"confirm":true}}`)
-	if s := h.m.serverRequest(q); s.State != session.ServerAnswered {
+	if s := q.record(h.m.tracker); s.State != session.ServerAnswered {
 		t.Errorf("inflight's answer went out; the question says %s", s.State)
 	}
 }
@@ -256,7 +256,7 @@ func TestFormQuestionTiedToItsOwnRecord(t *testing.T) {
 	raw := wire.Request(wire.IntID(7), wire.MethodElicitationCreate, json.RawMessage(second))
 	msg, _ := wire.Decode(raw)
 	h.events(event.Event{Kind: event.Received, RequestID: wire.IntID(7), Raw: raw, Msg: msg, Internal: true})
-	if !h.m.queued(q2) {
+	if !h.m.questions.has(q2) {
 		t.Errorf("the new question under ID 7 left the queue with the old one's withdrawal")
 	}
 }

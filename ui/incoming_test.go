@@ -127,15 +127,15 @@ func TestIncomingEnterAnswersThatQuestion(t *testing.T) {
 		t.Fatalf("selected %v / %v, want the second question", h.m.list.Selected(), h.m.list.Incoming())
 	}
 	h.key("enter")
-	if h.m.mode != keymap.ModeAnswer || h.m.answer.Legacy() != q2 || !strings.Contains(h.screen(), "And the backups?") {
+	if h.m.mode != keymap.ModeAnswer || h.m.answering.form.Legacy() != q2 || !strings.Contains(h.screen(), "And the backups?") {
 		t.Fatalf("the form is not on the second question:\n%s", h.screen())
 	}
 	h.key("ctrl+o")
-	if h.m.mode != keymap.ModeDetail || h.m.incoming.srv == nil || h.m.incoming.srv.ID != wire.IntID(8) {
+	if h.m.mode != keymap.ModeDetail || h.m.incoming.Request() == nil || h.m.incoming.Request().ID != wire.IntID(8) {
 		t.Fatalf("ctrl+o did not show the question's own detail: mode %v", h.m.mode)
 	}
 	h.key("a")
-	if h.m.mode != keymap.ModeAnswer || h.m.answer.Legacy() != q2 {
+	if h.m.mode != keymap.ModeAnswer || h.m.answering.form.Legacy() != q2 {
 		t.Fatalf("a in the question's detail did not open its form")
 	}
 	h.key("esc", "esc")
@@ -423,7 +423,7 @@ func TestIncomingEnterOnAnotherRowOpensItsDetail(t *testing.T) {
 		t.Errorf("a on confirm's row opened the untied question's form")
 	}
 	h.key("end", "enter") // the question's own row
-	if h.m.mode != keymap.ModeAnswer || h.m.answer.Legacy() == nil {
+	if h.m.mode != keymap.ModeAnswer || h.m.answering.form.Legacy() == nil {
 		t.Errorf("enter on the untied question's row: mode %v", h.m.mode)
 	}
 }

@@ -29,6 +29,6 @@ func (m *Model) layout() {
 		m.prompt.input.SetWidth(max(20, min(60, m.width-12)))
 	}
 	m.composer = m.composer.Layout(m.width)
-	m.answer = m.answer.Sized(m.width)
+	m.answering.form = m.answering.form.Sized(m.width)
 	m.attachv = m.attachv.Sized(m.width)
 }

@@ -30,7 +30,6 @@ import (
 	"inflight/source"
 	"inflight/termsafe"
 	"inflight/trace"
-	"inflight/ui/answer"
 	"inflight/ui/attach"
 	"inflight/ui/authview"
 	"inflight/ui/composer"
@@ -39,6 +38,7 @@ import (
 	"inflight/ui/list"
 	"inflight/ui/logview"
 	"inflight/ui/look"
+	"inflight/ui/question"
 	"inflight/ui/screen"
 	"inflight/ui/waterfall"
 	"inflight/wire"
@@ -179,7 +179,7 @@ type Model struct {
 
 	list     list.Model
 	detail   detail.Model
-	incoming incomingDetail
+	incoming question.Model
 	composer composer.Model
 	logv     logview.Model
 	stderrv  logview.Stderr
@@ -204,14 +204,10 @@ type Model struct {
 	attach  attachState
 	attachv attach.Model
 
-	// The server's questions (answer.go): the legacy ones waiting for
-	// the user, the open answer form, and the screen it was opened from.
-	questions  []*serverQuestion
-	answer     answer.Model
-	prevAnswer mode
-	// sentRound is the modern form as it was when its round was sent, until
-	// the send returns (answerRoundFailed shows it again on a failure).
-	sentRound *answer.Model
+	// The server's questions: the legacy ones waiting for the user
+	// (questions.go), and the answer form (answering.go).
+	questions questionQueue
+	answering answering
 
 	// auth is the connection's OAuth authorization as its steps told it
 	// (auth.go).
@@ -364,7 +360,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmd = m.updateComposer(msg)
 		} else if m.mode == keymap.ModeAnswer {
 			var act screen.Action
-			m.answer, act = m.answer.Update(m.env(), msg)
+			m.answering.form, act = m.answering.form.Update(m.env(), msg)
 			cmd = m.doAnswer(act)
 		} else if m.prompt.kind == promptReason {
 			var c tea.Cmd
@@ -538,7 +534,7 @@ func (m *Model) handleSendFailed(msg sendFailedMsg) {
 	failed := event.Event{Kind: event.RequestFailed, Time: m.now(), RequestID: msg.id, Err: msg.err}
 	m.applied(failed, m.tracker.Apply(failed))
 	m.setStatus(levelError, fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err))
-	m.answerRoundFailed(msg.id, msg.err)
+	m.mode = m.answering.roundFailed(msg.id, msg.err, m.mode)
 }
 
 // cancel records the intent and returns the command that sends the signal.
@@ -731,10 +727,10 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		st.SelectedCancelling = r.State == session.StateCancelRequested
 		_, limit := r.Remaining(m.now())
 		st.SelectedTimed = st.SelectedActive && limit != session.LimitNone
-		st.SelectedAsks = m.asks(r)
+		st.SelectedAsks = m.questions.asks(m.tracker, r)
 	}
 	if m.selectedIncoming() != nil {
-		st.SelectedIncoming, st.SelectedAsks = true, m.incomingAsks()
+		st.SelectedIncoming, st.SelectedAsks = true, m.questions.of(m.selectedIncoming()) != nil
 	}
 	if m.attaching() {
 		st = m.attachv.KeyState(st)
@@ -751,7 +747,7 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 		return m.updateComposer(msg)
 	case m.mode == keymap.ModeAnswer:
 		var act screen.Action
-		m.answer, act = m.answer.Update(m.env(), msg)
+		m.answering.form, act = m.answering.form.Update(m.env(), msg)
 		return m.doAnswer(act)
 	case m.prompt.kind == promptReason:
 		var cmd tea.Cmd
@@ -790,7 +786,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.updateComposer(msg)
 	case keymap.ModeAnswer:
 		var act screen.Action
-		m.answer, act = m.answer.Update(m.env(), msg)
+		m.answering.form, act = m.answering.form.Update(m.env(), msg)
 		return m.doAnswer(act)
 	case keymap.ModeHelp:
 		var act screen.Action
@@ -1098,7 +1094,7 @@ func (m *Model) handlePromptKey(msg tea.KeyPressMsg) tea.Cmd {
 // cancelAll cancels every request in flight.
 func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 	var cmds []tea.Cmd
-	n, asked := 0, len(m.questions)
+	n, asked := 0, m.questions.len()
 	for _, id := range m.activeIDs() {
 		cmd, ok := m.cancelQuiet(id, reason, cause)
 		if ok {
@@ -1108,7 +1104,8 @@ func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 			cmds = append(cmds, cmd)
 		}
 	}
-	qs := m.takeAllQuestions()
+	qs := m.questions.takeAll()
+	m.mode, _ = m.answering.closeOn(qs, m.mode)
 	m.setStatus(levelInfo, cancelAllStatus(n, asked))
 	return declineAfterAll(cmds, qs)
 }
@@ -1125,8 +1122,8 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 	}
 	m.changed([]session.Change{ch})
 	if waiting {
-		if m.answer.ID() == id {
-			m.closeAnswer()
+		if m.answering.form.ID() == id {
+			m.mode = m.answering.close(m.mode)
 		}
 		return nil, true
 	}

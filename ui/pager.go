@@ -1,12 +1,6 @@
 package ui
 
-import (
-	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/viewport"
-	tea "charm.land/bubbletea/v2"
-
-	"inflight/ui/look"
-)
+import tea "charm.land/bubbletea/v2"
 
 // pager is how the payload views (the log entry, the detail, stderr) lay
 // out a line wider than the screen. They wrap it by default, so that all
@@ -24,45 +18,11 @@ type pager struct {
 	exec func(c tea.ExecCommand, fn tea.ExecCallback) tea.Cmd
 }
 
-// horizontalStep is how far ←/→ scroll a cut payload.
-const horizontalStep = look.HorizontalStep
-
-// handlePagerKey is the keys of a payload in a viewport (the detail):
-// scrolling, and w to wrap or cut long lines. Any other key is left to the
-// screen's global keys, so that none is swallowed.
-func (m *Model) handlePagerKey(msg tea.KeyPressMsg, vp *viewport.Model) bool {
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.Up):
-		vp.ScrollUp(1)
-	case key.Matches(msg, k.Down):
-		vp.ScrollDown(1)
-	case key.Matches(msg, k.PageUp):
-		vp.PageUp()
-	case key.Matches(msg, k.PageDown):
-		vp.PageDown()
-	case key.Matches(msg, k.Top):
-		vp.GotoTop()
-	case key.Matches(msg, k.Bottom):
-		vp.GotoBottom()
-	case key.Matches(msg, k.Left):
-		vp.ScrollLeft(horizontalStep)
-	case key.Matches(msg, k.Right):
-		vp.ScrollRight(horizontalStep)
-	case key.Matches(msg, k.Wrap):
-		m.toggleWrap()
-	default:
-		return false
-	}
-	return true
-}
-
 // toggleWrap switches every payload view between wrapping long lines and
-// cutting them; the views lay their content out again (the log's entry
-// and stderr when they see the new preference in their Env).
+// cutting them; the views lay their content out again when they see the
+// new preference in their Env.
 func (m *Model) toggleWrap() {
 	m.pager.chop = !m.pager.chop
-	m.incoming.wrapped = 0
 	if m.pager.chop {
 		m.setStatus(levelInfo, "long lines are cut: ←/→ scroll sideways, w wraps them again")
 	} else {

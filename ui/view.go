@@ -69,7 +69,7 @@ func (m *Model) frame() string {
 	case keymap.ModeComposer:
 		body = m.composer.View(m.env(), m.width, h)
 	case keymap.ModeAnswer:
-		body = m.answer.View(m.env(), m.width, h)
+		body = m.answering.form.View(m.env(), m.width, h)
 	case keymap.ModeHelp:
 		body = m.helpv.View(m.env(), m.width, h)
 	default:
@@ -181,8 +181,8 @@ func (m *Model) viewHeader() string {
 	}
 	line1 := look.Fit(left, room) + " " + state
 	c := m.tracker.Counts()
-	counts := []string{fmt.Sprintf("%d in flight", c.InFlight-m.waitingInput())}
-	if n := m.waitingForYou(); n > 0 {
+	counts := []string{fmt.Sprintf("%d in flight", c.InFlight-waitingInput(m.tracker))}
+	if n := waitingForYou(m.tracker, m.attaching()); n > 0 {
 		counts = append(counts, st.Warn.Render(fmt.Sprintf("? %d waiting for you", n)))
 	}
 	counts = append(counts,
