@@ -33,8 +33,7 @@ func (m *Model) attachInput() attach.Input {
 		Typing: m.prompt.kind != promptNone || (m.mode == keymap.ModeLog && m.logv.Filtering()),
 	}
 	if r, ok := m.selectedRequest(); ok {
-		a := m.attach.acts[r]
-		in.Selected, in.Held = r, a != nil && a.phase == phaseHolding
+		in.Selected, in.Held = r, m.feed.held(r)
 	}
 	return in
 }

@@ -233,9 +233,10 @@ type Model struct {
 	// goroutine and a timer alive after it.
 	stop     chan struct{}
 	stopOnce sync.Once
-	// attach is the view on a proxy's stream (Options.Attach), attachv
-	// its keys and what it draws of the proxy (ui/attach).
-	attach  attachState
+	// feed is how a proxy's stream feeds the tracker (Options.Attach),
+	// attachv the keys of the view on it and what it draws of the proxy
+	// (ui/attach).
+	feed    proxyFeed
 	attachv attach.Model
 
 	// The server's questions (answer.go): the legacy ones waiting for
@@ -405,6 +406,7 @@ func New(opts Options) (*Model, error) {
 	m.composer = composer.New(opts.LogLevel)
 	if a := opts.Attach; a != nil {
 		m.attachv = attach.New(attach.Proxy{Name: a.Proxy.Name, Command: a.Proxy.Command, Transport: opts.Transport, Acts: a.Act != nil, InProcess: a.InProcess})
+		m.feed = newProxyFeed(a.Proxy.HistoryCut, m.redactEvent, m.line)
 	}
 	return m, nil
 }
@@ -619,7 +621,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	var listed []tea.Cmd
 	for i := range msg.items {
 		if m.attaching() {
-			m.applyItem(&msg.items[i])
+			m.heedFeed(m.feed.apply(m.tracker, &msg.items[i]))
 			continue
 		}
 		ev := &msg.items[i].Event
@@ -675,7 +677,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	}
 	if msg.closed {
 		if m.attaching() {
-			m.attachEnded()
+			m.heedFeed(m.feed.end())
 		}
 		return tea.Batch(append(listed, start)...)
 	}
@@ -891,7 +893,7 @@ func (m *Model) schedule() tea.Cmd {
 	if d, ok := m.tracker.NextDeadline(); ok {
 		consider(d)
 	}
-	if m.tracker.Counts().InFlight+m.tracker.Counts().Cancelling > 0 || m.state == connConnecting || m.attachTicking() {
+	if m.tracker.Counts().InFlight+m.tracker.Counts().Cancelling > 0 || m.state == connConnecting || m.feed.ticking() {
 		consider(now.Add(m.opts.FrameInterval))
 	}
 	consider(m.status.until)
