@@ -61,7 +61,10 @@ func (m *Model) viewDetail(height int) string {
 // the global keys.
 func (m *Model) handleDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.incoming.srv != nil {
-		if m.handlePagerKey(msg, &m.incoming.vp) {
+		if used, wrap := pagerKey(&m.keys, msg, &m.incoming.vp); used {
+			if wrap {
+				m.toggleWrap()
+			}
 			return nil
 		}
 		return m.handleGlobalKey(msg)

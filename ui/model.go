@@ -574,7 +574,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case questionMsg:
 		cmd = m.handleQuestion(msg)
 	case viewerDoneMsg:
-		m.handleViewerDone(msg)
+		m.setStatus(viewerDoneStatus(msg, m.line))
 	case quitReadyMsg:
 		return m, m.exit()
 	case tea.InterruptMsg:
@@ -1193,11 +1193,10 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.export()
 	case key.Matches(msg, k.Reconnect):
 		return m.reconnect()
-	case key.Matches(msg, k.Copy):
-		return m.copyPayload(m.payloadOf(m.mode))
-	case key.Matches(msg, k.Pager), key.Matches(msg, k.Editor):
-		p, ok := m.payloadOf(m.mode)
-		return m.openPayload(p, ok, key.Matches(msg, k.Editor))
+	case key.Matches(msg, k.Copy), key.Matches(msg, k.Pager), key.Matches(msg, k.Editor):
+		r, _ := m.selectedRequest()
+		p, ok := payloadOf(m.mode, m.tracker, r, m.opts.redaction())
+		return m.usePayload(payloadKey(msg, k), p, ok)
 	case (pressed(msg, k.Cancel) || pressed(msg, k.CancelReason)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
 		// Say why c or C did nothing rather than ignore it.
 		m.whyNoCancel()

@@ -5,6 +5,7 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
+	"inflight/keymap"
 	"inflight/ui/look"
 )
 
@@ -22,11 +23,11 @@ type pager struct {
 // horizontalStep is how far ←/→ scroll a cut payload.
 const horizontalStep = look.HorizontalStep
 
-// handlePagerKey is the keys of a payload in a viewport (the detail):
-// scrolling, and w to wrap or cut long lines. Any other key is left to the
-// screen's global keys, so that none is swallowed.
-func (m *Model) handlePagerKey(msg tea.KeyPressMsg, vp *viewport.Model) bool {
-	k := m.keys
+// pagerKey is the keys k of a payload in a viewport (a server request's
+// detail): scrolling vp, and w, which asks to wrap or cut long lines (wrap:
+// the root's preference, toggleWrap). used is false for any other key,
+// which is left to the screen's global keys, so that none is swallowed.
+func pagerKey(k *keymap.KeyMap, msg tea.KeyPressMsg, vp *viewport.Model) (used, wrap bool) {
 	switch {
 	case key.Matches(msg, k.Up):
 		vp.ScrollUp(1)
@@ -45,11 +46,11 @@ func (m *Model) handlePagerKey(msg tea.KeyPressMsg, vp *viewport.Model) bool {
 	case key.Matches(msg, k.Right):
 		vp.ScrollRight(horizontalStep)
 	case key.Matches(msg, k.Wrap):
-		m.toggleWrap()
+		return true, true
 	default:
-		return false
+		return false, false
 	}
-	return true
+	return true, false
 }
 
 // toggleWrap switches every payload view between wrapping long lines and
