@@ -14,14 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/client"
@@ -40,6 +38,7 @@ import (
 	"inflight/ui/list"
 	"inflight/ui/logview"
 	"inflight/ui/look"
+	"inflight/ui/prompt"
 	"inflight/ui/screen"
 	"inflight/ui/waterfall"
 	"inflight/wire"
@@ -141,27 +140,6 @@ type Snapshot struct {
 // mode is the screen being shown.
 type mode = keymap.Mode
 
-// prompt is a small modal dialog.
-type prompt struct {
-	kind  promptKind
-	text  string
-	note  string // a dim line under the text
-	input textinput.Model
-	// id is the request a reason prompt is for.
-	id wire.ID
-	// hint replaces a reason prompt's keys line (the delay prompt's).
-	hint string
-}
-
-type promptKind uint8
-
-const (
-	promptNone promptKind = iota
-	promptQuit
-	promptCancelAll
-	promptReason
-)
-
 // Model is the root model.
 type Model struct {
 	opts    Options
@@ -191,7 +169,7 @@ type Model struct {
 	logv     logview.Model
 	stderrv  logview.Stderr
 	pager    pager
-	prompt   prompt
+	prompt   prompt.Model
 	helpv    helpscreen.Model
 	// wf is the list drawn as a waterfall, shown in the list's mode
 	// while waterfallOn.
@@ -594,10 +572,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			var act screen.Action
 			m.answer, act = m.answer.Update(m.env(), msg)
 			cmd = m.doAnswer(act)
-		} else if m.prompt.kind == promptReason {
-			var c tea.Cmd
-			m.prompt.input, c = m.prompt.input.Update(msg)
-			cmd = c
+		} else if m.prompt.TakesText() {
+			cmd = m.updatePrompt(msg)
 		} else if m.attachv.Prompting() {
 			var act screen.Action
 			m.attachv, act = m.attachv.Update(m.env(), m.attachInput(), msg)
@@ -1051,7 +1027,7 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	if m.attaching() {
 		st = m.attachv.KeyState(st)
 	}
-	if m.prompt.kind != promptNone {
+	if m.prompt.Open() {
 		st.Mode = keymap.ModePrompt
 	}
 	return st
@@ -1065,10 +1041,8 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 		var act screen.Action
 		m.answer, act = m.answer.Update(m.env(), msg)
 		return m.doAnswer(act)
-	case m.prompt.kind == promptReason:
-		var cmd tea.Cmd
-		m.prompt.input, cmd = m.prompt.input.Update(msg)
-		return cmd
+	case m.prompt.TakesText():
+		return m.updatePrompt(msg)
 	case m.attachv.Prompting():
 		var act screen.Action
 		m.attachv, act = m.attachv.Update(m.env(), m.attachInput(), msg)
@@ -1091,8 +1065,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(msg, m.keys.Interrupt) {
 		return m.interrupt()
 	}
-	if m.prompt.kind != promptNone {
-		return m.handlePromptKey(msg)
+	if m.prompt.Open() {
+		return m.updatePrompt(msg)
 	}
 	if cmd, ok := m.answerIntercept(msg); ok {
 		return cmd
@@ -1165,11 +1139,11 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.CancelReason):
 		if r, ok := m.selectedRequest(); ok {
-			m.openReasonPrompt(r.ID)
+			m.prompt = prompt.AskReason(m.env(), r.ID)
 		}
 	case key.Matches(msg, k.CancelAll):
 		n := m.tracker.Counts().InFlight
-		m.prompt = prompt{kind: promptCancelAll, text: look.CancelAllQuestion(n)}
+		m.prompt = prompt.Ask(prompt.CancelAll, look.CancelAllQuestion(n))
 	case key.Matches(msg, k.StopWatching):
 		m.stopWatching()
 	case key.Matches(msg, k.Longer), key.Matches(msg, k.Shorter):
@@ -1354,53 +1328,22 @@ func withoutProtocolMeta(obj json.RawMessage) json.RawMessage {
 	return out
 }
 
-func (m *Model) openReasonPrompt(id wire.ID) {
-	in := look.NewTextInput()
-	in.Prompt = "reason: "
-	in.Placeholder = "user requested cancellation"
-	in.CharLimit = 200
-	in.Focus()
-	p := prompt{kind: promptReason, id: id, input: in, text: fmt.Sprintf("Cancel #%s with a reason", id)}
-	if info, _ := m.tracker.Conn(); info.Transport == event.TransportHTTP && info.Era == event.EraModern {
-		// The cancel is the closing of the stream: no message carries the
-		// reason, so the user must not think the server will read it.
-		p.note = "kept here only: modern HTTP cancels by closing the stream, which carries no reason"
-	}
-	m.prompt = p
-}
-
-func (m *Model) handlePromptKey(msg tea.KeyPressMsg) tea.Cmd {
-	p := &m.prompt
-	switch p.kind {
-	case promptReason:
-		switch msg.String() {
-		case "esc":
-			m.prompt = prompt{}
-			return nil
-		case "enter":
-			reason := strings.TrimSpace(p.input.Value())
-			if reason == "" {
-				reason = "user requested cancellation"
-			}
-			id := p.id
-			m.prompt = prompt{}
-			return m.cancel(id, reason, session.CauseUser)
+// updatePrompt gives msg to the open dialog and carries out what the
+// user chose: cancel a request with a reason, quit, or cancel everything
+// in flight (a dismissed dialog has closed, and asks nothing more).
+func (m *Model) updatePrompt(msg tea.Msg) tea.Cmd {
+	var act screen.Action
+	m.prompt, act = m.prompt.Update(m.env(), msg)
+	switch a := act.(type) {
+	case screen.Run:
+		return a.Cmd
+	case prompt.Reason:
+		return m.cancel(a.ID, a.Text, session.CauseUser)
+	case prompt.Confirm:
+		if a.Kind == prompt.Quit {
+			return m.quit("client shutting down", session.CauseShutdown)
 		}
-		var cmd tea.Cmd
-		p.input, cmd = p.input.Update(msg)
-		return cmd
-	case promptQuit, promptCancelAll:
-		switch msg.String() {
-		case "y", "Y", "enter":
-			kind := p.kind
-			m.prompt = prompt{}
-			if kind == promptQuit {
-				return m.quit("client shutting down", session.CauseShutdown)
-			}
-			return m.cancelAll("user cancelled all requests", session.CauseUser)
-		case "n", "N", "esc", "q":
-			m.prompt = prompt{}
-		}
+		return m.cancelAll("user cancelled all requests", session.CauseUser)
 	}
 	return nil
 }
@@ -1464,7 +1407,7 @@ func (m *Model) askQuit() tea.Cmd {
 	if n == 0 || m.state != connUp {
 		return m.quit("", session.CauseShutdown)
 	}
-	m.prompt = prompt{kind: promptQuit, text: fmt.Sprintf("%d %s in flight. Cancel %s and quit?", n, look.CountNoun(n, "request", "requests"), look.CountNoun(n, "it", "them"))}
+	m.prompt = prompt.AskQuit(n)
 	return nil
 }
 

@@ -80,8 +80,8 @@ func (m *Model) frame() string {
 		}
 	}
 	body = clampLines(body, h, m.width)
-	if m.prompt.kind != promptNone {
-		body = m.overlayPrompt(body, h)
+	if m.prompt.Open() {
+		body = overlayBox(body, m.prompt.View(m.env(), m.width, h), m.width)
 	} else if m.attachv.Prompting() {
 		body = overlayBox(body, m.attachv.View(m.env(), m.width, h), m.width)
 	}
@@ -274,27 +274,6 @@ func (m *Model) viewStatus() string {
 		return st.Error.Render(look.Fit("✗ "+text, m.width))
 	}
 	return st.Status.Render(look.Fit("› "+text, m.width))
-}
-
-// overlayPrompt draws a dialog over the bottom of the body.
-func (m *Model) overlayPrompt(body string, h int) string {
-	st := m.styles
-	var content string
-	switch m.prompt.kind {
-	case promptReason:
-		content = st.Bold.Render(m.prompt.text) + "\n"
-		if m.prompt.note != "" {
-			content += st.Dim.Render(look.Fit(m.prompt.note, max(20, m.width-8))) + "\n"
-		}
-		hint := "enter cancel · esc keep running"
-		if m.prompt.hint != "" {
-			hint = m.prompt.hint
-		}
-		content += m.prompt.input.View() + "\n" + st.Dim.Render(hint)
-	default:
-		content = st.Bold.Render(m.prompt.text) + "\n" + st.Key.Render("y") + " yes · " + st.Key.Render("n") + " no"
-	}
-	return overlayBox(body, st.Box.Render(content), m.width)
 }
 
 // overlayBox lays a dialog's box over the bottom of the body.
