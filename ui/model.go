@@ -18,7 +18,6 @@ import (
 	"time"
 	"unsafe"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -154,7 +153,6 @@ type Model struct {
 	legacyLogLevel string
 
 	keys   keymap.KeyMap
-	help   help.Model
 	styles look.Styles
 	dark   bool
 
@@ -367,7 +365,6 @@ func New(opts Options) (*Model, error) {
 		opts:    opts,
 		tracker: session.NewTracker(opts.Tracker),
 		keys:    keymap.Default(),
-		help:    help.New(),
 		dark:    opts.Dark,
 		width:   80,
 		height:  24,
@@ -392,7 +389,6 @@ func New(opts Options) (*Model, error) {
 func (m *Model) setStyles(dark bool) {
 	m.dark = dark
 	m.styles = look.NewStyles(dark)
-	m.help.Styles = m.styles.Help
 }
 
 // Tracker exposes the session (read-only) for tests and the exit summary.
@@ -526,7 +522,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.help.SetWidth(msg.Width)
 	case tea.BackgroundColorMsg:
 		m.setStyles(msg.IsDark())
 	case eventsMsg:

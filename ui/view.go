@@ -113,8 +113,6 @@ func clampLines(s string, h, w int) string {
 type chrome struct {
 	env   screen.Env
 	width int
-	// help draws the footer's keys (the env's, as enabled now).
-	help help.Model
 	// The connection: its state, why it was lost, whether it was ever up;
 	// what it is to (redacted) and over what until the tracker knows.
 	state             connState
@@ -137,7 +135,7 @@ type chrome struct {
 // chrome is the frame's chrome as of now.
 func (m *Model) chrome() chrome {
 	return chrome{
-		env: m.env(), width: m.width, help: m.help,
+		env: m.env(), width: m.width,
 		state: m.state, connErr: m.connErr, everConnected: m.everConnected,
 		target: m.opts.Target, transport: m.opts.Transport,
 		proxy: m.attachv, onProxy: m.attaching(),
@@ -266,12 +264,13 @@ func (c chrome) countsLine() string {
 	return line
 }
 
-// footer is the one-line help. When the usual keys do not fit, the
-// essential ones are shown rather than the line cut before "? help" and
-// "q quit".
+// footer is the one-line help of the keys as enabled now. When the usual
+// keys do not fit, the essential ones are shown rather than the line cut
+// before "? help" and "q quit".
 func (c chrome) footer() string {
-	h, keys := c.help, c.env.Keys
-	h.SetWidth(0)
+	// Unbounded (width 0): the fitting is done here, by choosing the keys.
+	h, keys := help.New(), c.env.Keys
+	h.Styles = c.env.Styles.Help
 	if v := h.ShortHelpView(keys.ShortHelp()); lipgloss.Width(v) <= c.width {
 		return look.Fit(v, c.width)
 	}
