@@ -80,7 +80,7 @@ func TestHTTPActFromTheSocket(t *testing.T) {
 
 // The HTTP proxy's acting line for a key's action is worded as stdio's:
 // "hold on … (a key in inflight attach), …", the bracketed source that the
-// view tells a key's doing from a --rule's by (ui/attach_act.go noteAct);
+// view tells a key's doing from a --rule's by (ui/feed_act.go noteAct);
 // it never calls the key a rule.
 func TestHTTPActingLineNamesTheKey(t *testing.T) {
 	t.Cleanup(http.DefaultClient.CloseIdleConnections)

@@ -252,7 +252,7 @@ func TestAttachActMarkFollowsARetiredID(t *testing.T) {
 			t.Errorf("the row of the new #2 says the proxy dropped its response:\n%s", line)
 		}
 	}
-	if f := h.m.actFact(r, h.now); f != "" {
+	if f := h.m.feed.fact(h.m.styles, r, h.now); f != "" {
 		t.Errorf("the detail of the new #2 says %q", f)
 	}
 	old, ok := h.m.tracker.Get(wire.StringID("2·1"))
@@ -281,7 +281,7 @@ func TestAttachActMarksOfEvictedRequestsGo(t *testing.T) {
 			hostRecord(ms+2, trace.DirIn, "server", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, i)))
 	}
 	h.feedUntil(t0, recs, float64(100+10*n))
-	if got := len(h.m.attach.acts); got > 128 {
+	if got := len(h.m.feed.acts); got > 128 {
 		t.Errorf("%d marks kept for a history of 32 requests", got)
 	}
 	last, ok := h.m.tracker.Get(wire.IntID(n - 1))

@@ -171,7 +171,7 @@ func TestAttachRecordedStubborn(t *testing.T) {
 			t.Errorf("at the end: state %s late %+v; want cancelled with a late (not crossed) response and 2 late progress", call.State, call.Late)
 		}
 		if n := h.m.Disagreements(); n != 0 {
-			t.Errorf("the view disagrees with the proxy %d times: %s", n, h.m.attach.lastDisagreement)
+			t.Errorf("the view disagrees with the proxy %d times: %s", n, h.m.feed.lastDisagreement)
 		}
 		screen = h.screen()
 		for _, want := range []string{"⚑ late response", "the proxy ended"} {
@@ -237,7 +237,7 @@ func TestAttachHostFaults(t *testing.T) {
 		t.Errorf("the abandoned request's row:\n%s", s)
 	}
 	if n := h.m.Disagreements(); n != 0 {
-		t.Fatalf("disagreements %d: %s", n, h.m.attach.lastDisagreement)
+		t.Fatalf("disagreements %d: %s", n, h.m.feed.lastDisagreement)
 	}
 	t.Run("abandoned", func(t *testing.T) { h.t = t; h.golden() })
 	h.t = t
@@ -354,7 +354,7 @@ func TestAttachHistoryCut(t *testing.T) {
 		t.Errorf("the request within the history: %s", r.State)
 	}
 	if m.Disagreements() != 0 {
-		t.Errorf("disagreements: %s", m.attach.lastDisagreement)
+		t.Errorf("disagreements: %s", m.feed.lastDisagreement)
 	}
 }
 
@@ -400,7 +400,7 @@ func TestAttachInflightsModernCancelIsNotTheHosts(t *testing.T) {
 		t.Errorf("the view says the host cancelled #9:\n%s", s)
 	}
 	if n := h.m.Disagreements(); n != 0 {
-		t.Errorf("the view disagrees with the proxy %d times (%s)", n, h.m.attach.lastDisagreement)
+		t.Errorf("the view disagrees with the proxy %d times (%s)", n, h.m.feed.lastDisagreement)
 	}
 }
 

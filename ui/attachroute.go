@@ -30,11 +30,10 @@ func (m *Model) attachKey(msg tea.KeyPressMsg) (cmd tea.Cmd, used bool) {
 func (m *Model) attachInput() attach.Input {
 	in := attach.Input{
 		Mode:   m.mode,
-		Typing: m.prompt.kind != promptNone || (m.mode == keymap.ModeLog && m.logv.Filtering()),
+		Typing: m.prompt.Open() || (m.mode == keymap.ModeLog && m.logv.Filtering()),
 	}
 	if r, ok := m.selectedRequest(); ok {
-		a := m.attach.acts[r]
-		in.Selected, in.Held = r, a != nil && a.phase == phaseHolding
+		in.Selected, in.Held = r, m.feed.held(r)
 	}
 	return in
 }

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/keymap"
@@ -51,27 +52,49 @@ const maxClipboard = 1 << 20
 // terminals cap what OSC 52 carries.
 const largeClipboard = 100_000
 
-// payloadOf is what y and o act on in mode: the selected request's JSON
-// in the list and the detail. It is false when there is nothing there to
-// copy. In the log, the screen names the entry (logview.Copy,
-// logview.Open) and entryPayload makes it.
-func (m *Model) payloadOf(mode keymap.Mode) (copyable, bool) {
+// redaction is how what leaves the program is made safe: the secrets the
+// options' redactors know are masked in a JSON document's bytes and in
+// text.
+type redaction struct {
+	bytes func([]byte) []byte
+	text  func(string) string
+}
+
+// redaction is the options' redaction (a bytes redactor derived from the
+// text one when none was given).
+func (o *Options) redaction() redaction {
+	red := o.RedactBytes
+	if red == nil {
+		red = redactBytesWith(o.Redact)
+	}
+	return redaction{bytes: red, text: o.Redact}
+}
+
+// block makes text safe for several terminal lines: redacted, then inert.
+func (red redaction) block(s string) string { return termsafe.Block(red.text(s)) }
+
+// payloadOf is what y and o act on in mode: the JSON of r, the selected
+// request (nil: none), in the list and the detail. It is false when there
+// is nothing there to copy. In the log, the screen names the entry
+// (logview.Copy, logview.Open) and entryPayload makes it.
+func payloadOf(mode keymap.Mode, t *session.Tracker, r *session.Request, red redaction) (copyable, bool) {
 	switch mode {
 	case keymap.ModeList, keymap.ModeDetail:
-		r, ok := m.selectedRequest()
-		if !ok {
+		if r == nil {
 			return copyable{}, false
 		}
-		return m.requestPayload(r), true
+		return requestPayload(t, r, red), true
 	}
 	return copyable{}, false
 }
 
 // requestPayload is r as one JSON object: the request as it went out and
 // what came back for it, as the bytes were ({"request": …, "response":
-// …}; before the request is written, its "method" and "params"). A response that came after the cancel is "responseAfterCancel", so
-// that a pasted copy never passes it off as the request's answer.
-func (m *Model) requestPayload(r *session.Request) copyable {
+// …}; before the request is written, its "method" and "params"), as t
+// stores them. A response that came after the cancel is
+// "responseAfterCancel", so that a pasted copy never passes it off as the
+// request's answer.
+func requestPayload(t *session.Tracker, r *session.Request, red redaction) copyable {
 	p := copyable{what: "request #" + r.ID.String(), name: "inflight-request-" + fileSafe(r.ID.String()), isJSON: true}
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -88,7 +111,7 @@ func (m *Model) requestPayload(r *session.Request) copyable {
 		s, _ := json.Marshal(string(raw))
 		b.Write(s)
 	}
-	if raw, ok := m.tracker.RawRequest(r.ID); ok {
+	if raw, ok := t.RawRequest(r.ID); ok {
 		if r.Sent.IsZero() {
 			// Until the client wrote it, the store holds the params.
 			member("method", jsonQuote(r.Method))
@@ -101,7 +124,7 @@ func (m *Model) requestPayload(r *session.Request) copyable {
 		// knows is the method.
 		member("method", jsonQuote(r.Method))
 	}
-	if raw, ok := m.tracker.RawResponse(r.ID); ok {
+	if raw, ok := t.RawResponse(r.ID); ok {
 		name := "response"
 		if r.Late.Response {
 			name = "responseAfterCancel"
@@ -109,14 +132,13 @@ func (m *Model) requestPayload(r *session.Request) copyable {
 		member(name, raw)
 	}
 	b.WriteByte('}')
-	p.body = m.indentedJSON(b.Bytes())
+	p.body = indentedJSON(b.Bytes(), red)
 	return p
 }
 
-// entryPayload is the log entry at abs: its bytes as indented JSON when
+// entryPayload is the entry of lg at abs: its bytes as indented JSON when
 // they are JSON, else its text (a stderr line, a note, bytes the log cut).
-func (m *Model) entryPayload(abs int64) (copyable, bool) {
-	lg := m.tracker.Log()
+func entryPayload(lg *session.ProtocolLog, abs int64, red redaction) (copyable, bool) {
 	first := lg.Total() - int64(lg.Len())
 	if abs < first || abs >= lg.Total() {
 		return copyable{}, false // it has left the bounded log
@@ -126,11 +148,11 @@ func (m *Model) entryPayload(abs int64) (copyable, bool) {
 	raw := bytes.TrimSpace(e.Raw)
 	switch {
 	case len(raw) > 0 && e.Truncated == 0 && json.Valid(raw):
-		p.body, p.isJSON = m.indentedJSON(raw), true
+		p.body, p.isJSON = indentedJSON(raw, red), true
 	case len(raw) > 0:
-		p.body = []byte(m.block(string(e.Raw)) + "\n")
+		p.body = []byte(red.block(string(e.Raw)) + "\n")
 	default:
-		p.body = []byte(m.block(entryFacts(e)) + "\n")
+		p.body = []byte(red.block(entryFacts(e)) + "\n")
 	}
 	return p, true
 }
@@ -162,32 +184,72 @@ func entryFacts(e session.LogEntry) string {
 // indentedJSON is raw indented (bounded, as everywhere a server's JSON is
 // indented), redacted, with every rune a terminal could act on written as
 // a \u escape: still the same JSON, and inert in a pager or a paste.
-func (m *Model) indentedJSON(raw []byte) []byte {
+func indentedJSON(raw []byte, red redaction) []byte {
 	var buf bytes.Buffer
 	if err := wire.IndentBounded(&buf, raw, "", "  ", wire.MaxIndentDepth); err != nil {
 		buf.Reset()
 		buf.Write(raw)
 	}
 	buf.WriteByte('\n')
-	red := m.opts.RedactBytes
-	if red == nil {
-		red = redactBytesWith(m.opts.Redact)
+	return termsafe.EscapeJSON(red.bytes(buf.Bytes()))
+}
+
+// payloadUse is what a key does with a payload: y copies it, o opens it
+// in $PAGER, O in $EDITOR.
+type payloadUse uint8
+
+const (
+	useCopy payloadUse = iota
+	usePager
+	useEditor
+)
+
+// payloadKey is the use of the payload msg asks for, one of k's Copy,
+// Pager and Editor.
+func payloadKey(msg tea.KeyPressMsg, k *keymap.KeyMap) payloadUse {
+	switch {
+	case key.Matches(msg, k.Copy):
+		return useCopy
+	case key.Matches(msg, k.Editor):
+		return useEditor
 	}
-	return termsafe.EscapeJSON(red(buf.Bytes()))
+	return usePager
+}
+
+// openWith is o's use, or O's when editor.
+func openWith(editor bool) payloadUse {
+	if editor {
+		return useEditor
+	}
+	return usePager
+}
+
+// usePayload is y, o or O on p (ok false: there was nothing there): the
+// command that copies or opens it, with the status line saying what went
+// where, or why nothing did.
+func (m *Model) usePayload(use payloadUse, p copyable, ok bool) tea.Cmd {
+	switch {
+	case use == useCopy:
+		cmd, level, text := copyPayload(p, ok)
+		m.setStatus(level, text)
+		return cmd
+	case !ok:
+		m.setStatus(levelInfo, "nothing selected to open")
+		return nil
+	}
+	return openPayload(m.pager.exec, p, use == useEditor)
 }
 
 // copyPayload is y on p (ok false: there was nothing to copy): it goes to
 // the clipboard through the OSC 52 sequence Bubble Tea writes, and the
 // status line says what went and that a terminal without OSC 52 takes
-// nothing.
-func (m *Model) copyPayload(p copyable, ok bool) tea.Cmd {
+// nothing (the level and text returned).
+func copyPayload(p copyable, ok bool) (tea.Cmd, statusLevel, string) {
 	if !ok {
-		m.setStatus(levelInfo, "nothing selected to copy")
-		return nil
+		return nil, levelInfo, "nothing selected to copy"
 	}
 	if len(p.body) > maxClipboard {
-		m.setStatus(levelWarn, fmt.Sprintf("%s is %s, too large for the clipboard: press o to open it in $PAGER", p.what, sizeText(len(p.body))))
-		return nil
+		return nil, levelWarn, fmt.Sprintf("%s is %s, too large for the clipboard: press o to open it in $PAGER", p.what, sizeText(len(p.body)))
 	}
 	// Short enough for 80 columns: whether it arrived, only the terminal
 	// knows, and this says so.
@@ -201,21 +263,16 @@ func (m *Model) copyPayload(p copyable, ok bool) tea.Cmd {
 	if p.cut > 0 {
 		text += fmt.Sprintf("; %d bytes of it were not kept", p.cut)
 	}
-	m.setStatus(levelInfo, text)
-	return tea.SetClipboard(string(p.body))
+	return tea.SetClipboard(string(p.body)), levelInfo, text
 }
 
-// openPayload is o (and O, editor) on p (ok false: there was nothing to
-// open): it is shown in $PAGER (or $EDITOR), through a temporary file of
-// mode 0600 that is removed when the program exits. The program runs with
-// the terminal handed over, and the TUI comes back as it was.
-func (m *Model) openPayload(p copyable, ok bool, editor bool) tea.Cmd {
-	if !ok {
-		m.setStatus(levelInfo, "nothing selected to open")
-		return nil
-	}
+// openPayload is o (and O, editor) on p: it is shown in $PAGER (or
+// $EDITOR), through a temporary file of mode 0600 that is removed when the
+// program exits. The program runs with the terminal handed over (execute:
+// tea.Exec, or a test's), and the TUI comes back as it was.
+func openPayload(execute func(tea.ExecCommand, tea.ExecCallback) tea.Cmd, p copyable, editor bool) tea.Cmd {
 	v := &viewer{p: p, editor: editor, getenv: os.Getenv, lookPath: exec.LookPath}
-	return m.pager.exec(v, v.done)
+	return execute(v, v.done)
 }
 
 // viewer runs a pager or an editor on a payload. It is a tea.ExecCommand:
@@ -313,22 +370,22 @@ type viewerDoneMsg struct {
 	err     error
 }
 
-// handleViewerDone says on the status line what was shown where, or why
-// it could not be.
-func (m *Model) handleViewerDone(msg viewerDoneMsg) {
+// viewerDoneStatus is what the status line says once the pager or editor
+// exited: what was shown where, or why it could not be (line makes the
+// program's name safe for the line).
+func viewerDoneStatus(msg viewerDoneMsg, line func(string) string) (statusLevel, string) {
 	var exit *exec.ExitError
 	switch {
 	case msg.err != nil && msg.program == "":
-		m.setStatus(levelError, fmt.Sprintf("could not open %s: %v", msg.what, msg.err))
+		return levelError, fmt.Sprintf("could not open %s: %v", msg.what, msg.err)
 	case errors.As(msg.err, &exit):
-		m.setStatus(levelWarn, fmt.Sprintf("%s exited with status %d on %s", m.line(msg.program), exit.ExitCode(), msg.what))
+		return levelWarn, fmt.Sprintf("%s exited with status %d on %s", line(msg.program), exit.ExitCode(), msg.what)
 	case msg.err != nil:
-		m.setStatus(levelError, fmt.Sprintf("could not run %s on %s: %v", m.line(msg.program), msg.what, msg.err))
+		return levelError, fmt.Sprintf("could not run %s on %s: %v", line(msg.program), msg.what, msg.err)
 	case msg.editor:
-		m.setStatus(levelInfo, fmt.Sprintf("opened %s (%s) in %s: a copy, since removed; edits are not used", msg.what, sizeText(msg.size), m.line(msg.program)))
-	default:
-		m.setStatus(levelInfo, fmt.Sprintf("showed %s (%s) in %s", msg.what, sizeText(msg.size), m.line(msg.program)))
+		return levelInfo, fmt.Sprintf("opened %s (%s) in %s: a copy, since removed; edits are not used", msg.what, sizeText(msg.size), line(msg.program))
 	}
+	return levelInfo, fmt.Sprintf("showed %s (%s) in %s", msg.what, sizeText(msg.size), line(msg.program))
 }
 
 // sizeText is a byte count as a person reads it: "812 B", "1.2 kB".

@@ -42,7 +42,7 @@ func (m *Model) layoutDetail(height int) {
 	}
 	in := detail.Input{Dark: m.dark, Chop: m.pager.chop}
 	if r, ok := m.tracker.Get(m.detail.ID()); ok {
-		in.Host = detail.Host{Fact: m.actFact(r, m.now()), Acts: m.actSteps(r)}
+		in.Host = detail.Host{Fact: m.feed.fact(m.styles, r, m.now()), Acts: m.feed.steps(r)}
 	}
 	m.detail = m.detail.Layout(m.env(), in, m.width, height)
 }

@@ -16,6 +16,7 @@ import (
 	"inflight/internal/testkit/hostile"
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/prompt"
 	"inflight/wire"
 )
 
@@ -380,7 +381,7 @@ func (l *liveHarness) detail(r *session.Request) string {
 func (l *liveHarness) quitCleanly() {
 	l.t.Helper()
 	l.key("q")
-	if l.m.prompt.kind == promptQuit {
+	if l.m.prompt.Kind() == prompt.Quit {
 		l.key("y")
 	}
 	l.until("quit", 10*time.Second, func() bool { return l.quit })

@@ -10,6 +10,7 @@ import (
 	"inflight/event"
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/ui/prompt"
 	"inflight/wire"
 )
 
@@ -20,7 +21,7 @@ func TestCancelReasonNamesTheRoundInFlight(t *testing.T) {
 	h := newAnswerHarness(t, 120, 35, event.EraModern)
 	id := h.sendTool("roots")
 	h.key("C")
-	if h.m.prompt.kind != promptReason {
+	if h.m.prompt.Kind() != prompt.CancelWithReason {
 		t.Fatal("no reason prompt")
 	}
 	h.answer(id, `{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}}}`)

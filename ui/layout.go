@@ -25,9 +25,7 @@ func (m *Model) layout() {
 	if m.mode == keymap.ModeDetail {
 		m.layoutDetail(h)
 	}
-	if m.prompt.kind == promptReason {
-		m.prompt.input.SetWidth(max(20, min(60, m.width-12)))
-	}
+	m.prompt = m.prompt.Sized(m.width)
 	m.composer = m.composer.Layout(m.width)
 	m.answering.form = m.answering.form.Sized(m.width)
 	m.attachv = m.attachv.Sized(m.width)

@@ -14,16 +14,15 @@ import (
 
 // listFacts is what the list draws that only the root knows: the
 // authorization's wait and its retries (the auth view's record), and what
-// a proxy did to the host's requests (attach_act.go).
+// a proxy did to the host's requests (the feed's marks, feed_act.go).
 type listFacts struct {
 	auth authview.Model
-	acts map[*session.Request]*actMark
-	mine map[*session.Request]bool
+	feed *proxyFeed
 }
 
 // listFacts is the list's Facts as of now.
 func (m *Model) listFacts() listFacts {
-	return listFacts{auth: m.auth, acts: m.attach.acts, mine: m.attach.mine}
+	return listFacts{auth: m.auth, feed: &m.feed}
 }
 
 // AuthWaiting reports whether r waits for the authorization in progress.
@@ -39,13 +38,7 @@ func (f listFacts) AuthWaiting(r *session.Request) (time.Time, bool) {
 func (f listFacts) AuthRetried(id wire.ID) bool { return f.auth.Retried(id) }
 
 // HostAct is what the proxy said it did to r.
-func (f listFacts) HostAct(r *session.Request) (list.HostAct, bool) {
-	a, ok := f.acts[r]
-	if !ok {
-		return list.HostAct{}, false
-	}
-	return list.HostAct{Action: a.action, Phase: a.phase, Mine: f.mine[r], ByKey: a.byKey, HeldAt: a.heldAt, ReleasedAfter: a.releasedAfter}, true
-}
+func (f listFacts) HostAct(r *session.Request) (list.HostAct, bool) { return f.feed.hostAct(r) }
 
 // listInput is what the list needs besides the Env: the facts above, and
 // the connection's state and tools for its empty screen.

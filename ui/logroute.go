@@ -24,10 +24,11 @@ func (m *Model) logAction(msg tea.Msg, act screen.Action) tea.Cmd {
 		m.setStatus(statusLevel(a.Level), a.Text)
 		m.status.about = a.About
 	case logview.Copy:
-		return m.copyPayload(m.entryPayload(a.Entry))
+		p, ok := entryPayload(m.tracker.Log(), a.Entry, m.opts.redaction())
+		return m.usePayload(useCopy, p, ok)
 	case logview.Open:
-		p, ok := m.entryPayload(a.Entry)
-		return m.openPayload(p, ok, a.Editor)
+		p, ok := entryPayload(m.tracker.Log(), a.Entry, m.opts.redaction())
+		return m.usePayload(openWith(a.Editor), p, ok)
 	case logview.ToggleWrap:
 		m.toggleWrap()
 	}

@@ -14,13 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 	"unsafe"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/client"
@@ -38,6 +35,7 @@ import (
 	"inflight/ui/list"
 	"inflight/ui/logview"
 	"inflight/ui/look"
+	"inflight/ui/prompt"
 	"inflight/ui/question"
 	"inflight/ui/screen"
 	"inflight/ui/waterfall"
@@ -140,27 +138,6 @@ type Snapshot struct {
 // mode is the screen being shown.
 type mode = keymap.Mode
 
-// prompt is a small modal dialog.
-type prompt struct {
-	kind  promptKind
-	text  string
-	note  string // a dim line under the text
-	input textinput.Model
-	// id is the request a reason prompt is for.
-	id wire.ID
-	// hint replaces a reason prompt's keys line (the delay prompt's).
-	hint string
-}
-
-type promptKind uint8
-
-const (
-	promptNone promptKind = iota
-	promptQuit
-	promptCancelAll
-	promptReason
-)
-
 // Model is the root model.
 type Model struct {
 	opts    Options
@@ -169,7 +146,6 @@ type Model struct {
 	conn connection
 
 	keys   keymap.KeyMap
-	help   help.Model
 	styles look.Styles
 	dark   bool
 
@@ -184,7 +160,7 @@ type Model struct {
 	logv     logview.Model
 	stderrv  logview.Stderr
 	pager    pager
-	prompt   prompt
+	prompt   prompt.Model
 	helpv    helpscreen.Model
 	// wf is the list drawn as a waterfall, shown in the list's mode
 	// while waterfallOn.
@@ -199,9 +175,10 @@ type Model struct {
 	quitting bool
 	// interrupted: the program ends because of Ctrl+C or a signal, not q.
 	interrupted bool
-	// attach is the view on a proxy's stream (Options.Attach), attachv
-	// its keys and what it draws of the proxy (ui/attach).
-	attach  attachState
+	// feed is how a proxy's stream feeds the tracker (Options.Attach),
+	// attachv the keys of the view on it and what it draws of the proxy
+	// (ui/attach).
+	feed    proxyFeed
 	attachv attach.Model
 
 	// The server's questions: the legacy ones waiting for the user
@@ -252,7 +229,6 @@ func New(opts Options) (*Model, error) {
 		opts:    opts,
 		tracker: session.NewTracker(opts.Tracker),
 		keys:    keymap.Default(),
-		help:    help.New(),
 		dark:    opts.Dark,
 		width:   80,
 		height:  24,
@@ -267,6 +243,7 @@ func New(opts Options) (*Model, error) {
 	m.composer = composer.New(opts.LogLevel)
 	if a := opts.Attach; a != nil {
 		m.attachv = attach.New(attach.Proxy{Name: a.Proxy.Name, Command: a.Proxy.Command, Transport: opts.Transport, Acts: a.Act != nil, InProcess: a.InProcess})
+		m.feed = newProxyFeed(a.Proxy.HistoryCut, func(ev *event.Event) { redactEvent(opts.RedactBytes, ev) }, m.line)
 	}
 	return m, nil
 }
@@ -274,7 +251,6 @@ func New(opts Options) (*Model, error) {
 func (m *Model) setStyles(dark bool) {
 	m.dark = dark
 	m.styles = look.NewStyles(dark)
-	m.help.Styles = m.styles.Help
 }
 
 // Tracker exposes the session (read-only) for tests and the exit summary.
@@ -314,7 +290,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.help.SetWidth(msg.Width)
 	case tea.BackgroundColorMsg:
 		m.setStyles(msg.IsDark())
 	case eventsMsg:
@@ -342,7 +317,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case questionMsg:
 		cmd = m.handleQuestion(msg)
 	case viewerDoneMsg:
-		m.handleViewerDone(msg)
+		m.setStatus(viewerDoneStatus(msg, m.line))
 	case quitReadyMsg:
 		return m, m.clock.end()
 	case tea.InterruptMsg:
@@ -362,10 +337,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			var act screen.Action
 			m.answering.form, act = m.answering.form.Update(m.env(), msg)
 			cmd = m.doAnswer(act)
-		} else if m.prompt.kind == promptReason {
-			var c tea.Cmd
-			m.prompt.input, c = m.prompt.input.Update(msg)
-			cmd = c
+		} else if m.prompt.TakesText() {
+			cmd = m.updatePrompt(msg)
 		} else if m.attachv.Prompting() {
 			var act screen.Action
 			m.attachv, act = m.attachv.Update(m.env(), m.attachInput(), msg)
@@ -389,7 +362,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	var listed []tea.Cmd
 	for i := range msg.items {
 		if m.attaching() {
-			m.applyItem(&msg.items[i])
+			m.heedFeed(m.feed.apply(m.tracker, &msg.items[i]))
 			continue
 		}
 		ev := &msg.items[i].Event
@@ -433,7 +406,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	}
 	if msg.closed {
 		if m.attaching() {
-			m.attachEnded()
+			m.heedFeed(m.feed.end())
 		}
 		return tea.Batch(append(listed, start)...)
 	}
@@ -619,7 +592,7 @@ func (m *Model) schedule() tea.Cmd {
 	if d, ok := m.tracker.NextDeadline(); ok {
 		deadline = d
 	}
-	if m.tracker.Counts().InFlight+m.tracker.Counts().Cancelling > 0 || m.conn.state == connConnecting || m.attachTicking() {
+	if m.tracker.Counts().InFlight+m.tracker.Counts().Cancelling > 0 || m.conn.state == connConnecting || m.feed.ticking() {
 		frame = now.Add(m.opts.FrameInterval)
 	}
 	return m.clock.schedule(now, deadline, frame, m.status.until)
@@ -735,7 +708,7 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	if m.attaching() {
 		st = m.attachv.KeyState(st)
 	}
-	if m.prompt.kind != promptNone {
+	if m.prompt.Open() {
 		st.Mode = keymap.ModePrompt
 	}
 	return st
@@ -749,10 +722,8 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 		var act screen.Action
 		m.answering.form, act = m.answering.form.Update(m.env(), msg)
 		return m.doAnswer(act)
-	case m.prompt.kind == promptReason:
-		var cmd tea.Cmd
-		m.prompt.input, cmd = m.prompt.input.Update(msg)
-		return cmd
+	case m.prompt.TakesText():
+		return m.updatePrompt(msg)
 	case m.attachv.Prompting():
 		var act screen.Action
 		m.attachv, act = m.attachv.Update(m.env(), m.attachInput(), msg)
@@ -775,8 +746,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(msg, m.keys.Interrupt) {
 		return m.interrupt()
 	}
-	if m.prompt.kind != promptNone {
-		return m.handlePromptKey(msg)
+	if m.prompt.Open() {
+		return m.updatePrompt(msg)
 	}
 	if cmd, ok := m.answerIntercept(msg); ok {
 		return cmd
@@ -849,11 +820,11 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.CancelReason):
 		if r, ok := m.selectedRequest(); ok {
-			m.openReasonPrompt(r.ID)
+			m.prompt = prompt.AskReason(m.env(), r.ID)
 		}
 	case key.Matches(msg, k.CancelAll):
 		n := m.tracker.Counts().InFlight
-		m.prompt = prompt{kind: promptCancelAll, text: look.CancelAllQuestion(n)}
+		m.prompt = prompt.Ask(prompt.CancelAll, look.CancelAllQuestion(n))
 	case key.Matches(msg, k.StopWatching):
 		m.stopWatching()
 	case key.Matches(msg, k.Longer), key.Matches(msg, k.Shorter):
@@ -878,11 +849,10 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Reconnect):
 		m.setStatus(levelInfo, reconnecting)
 		return m.conn.redial(m.opts.Dial)
-	case key.Matches(msg, k.Copy):
-		return m.copyPayload(m.payloadOf(m.mode))
-	case key.Matches(msg, k.Pager), key.Matches(msg, k.Editor):
-		p, ok := m.payloadOf(m.mode)
-		return m.openPayload(p, ok, key.Matches(msg, k.Editor))
+	case key.Matches(msg, k.Copy), key.Matches(msg, k.Pager), key.Matches(msg, k.Editor):
+		r, _ := m.selectedRequest()
+		p, ok := payloadOf(m.mode, m.tracker, r, m.opts.redaction())
+		return m.usePayload(payloadKey(msg, k), p, ok)
 	case (pressed(msg, k.Cancel) || pressed(msg, k.CancelReason)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
 		// Say why c or C did nothing rather than ignore it.
 		m.whyNoCancel()
@@ -1040,53 +1010,22 @@ func withoutProtocolMeta(obj json.RawMessage) json.RawMessage {
 	return out
 }
 
-func (m *Model) openReasonPrompt(id wire.ID) {
-	in := look.NewTextInput()
-	in.Prompt = "reason: "
-	in.Placeholder = "user requested cancellation"
-	in.CharLimit = 200
-	in.Focus()
-	p := prompt{kind: promptReason, id: id, input: in, text: fmt.Sprintf("Cancel #%s with a reason", id)}
-	if info, _ := m.tracker.Conn(); info.Transport == event.TransportHTTP && info.Era == event.EraModern {
-		// The cancel is the closing of the stream: no message carries the
-		// reason, so the user must not think the server will read it.
-		p.note = "kept here only: modern HTTP cancels by closing the stream, which carries no reason"
-	}
-	m.prompt = p
-}
-
-func (m *Model) handlePromptKey(msg tea.KeyPressMsg) tea.Cmd {
-	p := &m.prompt
-	switch p.kind {
-	case promptReason:
-		switch msg.String() {
-		case "esc":
-			m.prompt = prompt{}
-			return nil
-		case "enter":
-			reason := strings.TrimSpace(p.input.Value())
-			if reason == "" {
-				reason = "user requested cancellation"
-			}
-			id := p.id
-			m.prompt = prompt{}
-			return m.cancel(id, reason, session.CauseUser)
+// updatePrompt gives msg to the open dialog and carries out what the
+// user chose: cancel a request with a reason, quit, or cancel everything
+// in flight (a dismissed dialog has closed, and asks nothing more).
+func (m *Model) updatePrompt(msg tea.Msg) tea.Cmd {
+	var act screen.Action
+	m.prompt, act = m.prompt.Update(m.env(), msg)
+	switch a := act.(type) {
+	case screen.Run:
+		return a.Cmd
+	case prompt.Reason:
+		return m.cancel(a.ID, a.Text, session.CauseUser)
+	case prompt.Confirm:
+		if a.Kind == prompt.Quit {
+			return m.quit("client shutting down", session.CauseShutdown)
 		}
-		var cmd tea.Cmd
-		p.input, cmd = p.input.Update(msg)
-		return cmd
-	case promptQuit, promptCancelAll:
-		switch msg.String() {
-		case "y", "Y", "enter":
-			kind := p.kind
-			m.prompt = prompt{}
-			if kind == promptQuit {
-				return m.quit("client shutting down", session.CauseShutdown)
-			}
-			return m.cancelAll("user cancelled all requests", session.CauseUser)
-		case "n", "N", "esc", "q":
-			m.prompt = prompt{}
-		}
+		return m.cancelAll("user cancelled all requests", session.CauseUser)
 	}
 	return nil
 }
@@ -1151,7 +1090,7 @@ func (m *Model) askQuit() tea.Cmd {
 	if n == 0 || m.conn.state != connUp {
 		return m.quit("", session.CauseShutdown)
 	}
-	m.prompt = prompt{kind: promptQuit, text: fmt.Sprintf("%d %s in flight. Cancel %s and quit?", n, look.CountNoun(n, "request", "requests"), look.CountNoun(n, "it", "them"))}
+	m.prompt = prompt.AskQuit(n)
 	return nil
 }
 

@@ -202,7 +202,7 @@ func TestLiveAndAttachSameScreens(t *testing.T) {
 		}
 	}
 	if view.m.Disagreements() != 0 {
-		t.Errorf("the view disagrees: %s", view.m.attach.lastDisagreement)
+		t.Errorf("the view disagrees: %s", view.m.feed.lastDisagreement)
 	}
 	if r, ok := view.m.tracker.Get(running); !ok || r.State != session.StateRunning || !r.ByHost {
 		t.Errorf("the host's request in the view: %+v", r)

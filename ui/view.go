@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"strings"
 
-	"inflight/ui/look"
-
+	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
 	"inflight/client"
 	"inflight/keymap"
+	"inflight/ui/attach"
+	"inflight/ui/list"
+	"inflight/ui/look"
+	"inflight/ui/screen"
 )
 
 // headerLines and footerLines frame the body.
@@ -21,13 +24,7 @@ const (
 )
 
 // bodyHeight is what is left between the header and the footer.
-func (m *Model) bodyHeight() int {
-	h := m.height - headerLines - footerLines
-	if m.conn.state == connLost {
-		h -= strings.Count(m.viewBanner(), "\n") + 1
-	}
-	return max(1, h)
-}
+func (m *Model) bodyHeight() int { return m.chrome().bodyHeight(m.height) }
 
 // View renders the whole screen. It reads state only; elapsed times and
 // countdowns are computed here from timestamps.
@@ -48,14 +45,15 @@ func (m *Model) View() tea.View {
 
 // frame is the screen as the views draw it, before View's last checks.
 func (m *Model) frame() string {
+	c := m.chrome()
 	var b strings.Builder
-	b.WriteString(m.viewHeader())
+	b.WriteString(c.header())
 	b.WriteByte('\n')
-	if m.conn.state == connLost {
-		b.WriteString(m.viewBanner())
+	if c.state == connLost {
+		b.WriteString(c.banner())
 		b.WriteByte('\n')
 	}
-	h := m.bodyHeight()
+	h := c.bodyHeight(m.height)
 	var body string
 	switch m.mode {
 	case keymap.ModeDetail:
@@ -80,16 +78,16 @@ func (m *Model) frame() string {
 		}
 	}
 	body = clampLines(body, h, m.width)
-	if m.prompt.kind != promptNone {
-		body = m.overlayPrompt(body, h)
+	if m.prompt.Open() {
+		body = overlayBox(body, m.prompt.View(m.env(), m.width, h), m.width)
 	} else if m.attachv.Prompting() {
 		body = overlayBox(body, m.attachv.View(m.env(), m.width, h), m.width)
 	}
 	b.WriteString(body)
 	b.WriteByte('\n')
-	b.WriteString(m.status.view(m.styles, m.width, m.line))
+	b.WriteString(c.statusLine())
 	b.WriteByte('\n')
-	b.WriteString(m.footer())
+	b.WriteString(c.footer())
 	return b.String()
 }
 
@@ -110,24 +108,78 @@ func clampLines(s string, h, w int) string {
 	return strings.Join(lines, "\n")
 }
 
-func (m *Model) viewHeader() string {
-	st := m.styles
-	info, connected := m.tracker.Conn()
+// chrome is what the frame's header, banner, status line and footer
+// read of the root: they are the same whatever the screen.
+type chrome struct {
+	env   screen.Env
+	width int
+	// The connection: its state, why it was lost, whether it was ever up;
+	// what it is to (redacted) and over what until the tracker knows.
+	state             connState
+	connErr           error
+	everConnected     bool
+	target, transport string
+	// proxy, when onProxy, is the screen of a view on a proxy: it draws
+	// the header's choices and the banner.
+	proxy   attach.Model
+	onProxy bool
+	// waitingInput counts the requests in flight that wait for the user's
+	// answer; waitingForYou is the header's "? N waiting for you".
+	waitingInput, waitingForYou int
+	// list says how many rows it shows, when it hides some.
+	list list.Model
+	// status is the status line's message.
+	status statusLine
+}
+
+// chrome is the frame's chrome as of now.
+func (m *Model) chrome() chrome {
+	return chrome{
+		env: m.env(), width: m.width,
+		state: m.conn.state, connErr: m.conn.err, everConnected: m.conn.everConnected,
+		target: m.opts.Target, transport: m.opts.Transport,
+		proxy: m.attachv, onProxy: m.attaching(),
+		waitingInput: waitingInput(m.tracker), waitingForYou: waitingForYou(m.tracker, m.attaching()),
+		list: m.list, status: m.status,
+	}
+}
+
+// bodyHeight is what is left of height between the header (and the
+// banner, when the connection is lost) and the footer.
+func (c chrome) bodyHeight(height int) int {
+	h := height - headerLines - footerLines
+	if c.state == connLost {
+		h -= strings.Count(c.banner(), "\n") + 1
+	}
+	return max(1, h)
+}
+
+// header is the frame's two top lines: what inflight is connected to and
+// how, then the requests' counts.
+func (c chrome) header() string {
+	return look.Fit(c.connLine(), c.width) + "\n" + look.Fit(c.countsLine(), c.width)
+}
+
+// connLine is the header's first line: inflight, the target, the transport
+// and era, the server, and the connection's state.
+func (c chrome) connLine() string {
+	st := c.env.Styles
+	info, connected := c.env.Tracker.Conn()
 	var state string
-	switch m.conn.state {
+	switch c.state {
 	case connConnecting:
-		state = st.Warn.Render(look.Spinner(m.now()) + " connecting")
+		state = st.Warn.Render(look.Spinner(c.env.Now) + " connecting")
 	case connUp:
 		state = st.Good.Render("● connected")
 	case connLost:
 		state = st.Error.Render("↯ disconnected")
-		if m.attaching() {
+		if c.onProxy {
 			state = st.Error.Render("↯ proxy ended")
 		}
 	}
 	// What matters most comes first; on a narrow terminal the target, then
 	// the server's name, give way so the era and version stay readable.
-	proto := m.opts.Transport
+	proto := c.transport
 	if connected {
 		proto = info.Transport.String() + " · " + info.Era.String()
 		if info.ProtocolVersion != "" {
@@ -136,23 +188,23 @@ func (m *Model) viewHeader() string {
 	}
 	server := ""
 	if connected && info.ServerName != "" {
-		server = m.line(info.ServerName)
+		server = c.env.Line(info.ServerName)
 		if info.ServerVersion != "" {
-			server += " " + m.line(info.ServerVersion)
+			server += " " + c.env.Line(info.ServerVersion)
 		}
 	}
 	sep := st.Dim.Render(" · ")
-	room := m.width - lipgloss.Width(state) - 1
+	room := c.width - lipgloss.Width(state) - 1
 	// A long target (a command line, a URL) loses its middle before it
 	// goes: its start and its end are what tell servers apart.
-	target := m.line(m.opts.Target)
+	target := c.env.Line(c.target)
 	rest := lipgloss.Width(strings.Join([]string{"inflight", proto, server, ""}, " · "))
 	if avail := room - rest; lipgloss.Width(target) > avail && avail >= look.MinHeaderTarget {
 		target = look.MiddleEllipsis(target, avail)
 	}
 	// Without the server's name (which the server says of itself), the
 	// target (which says where inflight is connected) has more room.
-	target2 := m.line(m.opts.Target)
+	target2 := c.env.Line(c.target)
 	rest2 := lipgloss.Width(strings.Join([]string{"inflight", proto, ""}, " · "))
 	if avail := room - rest2; lipgloss.Width(target2) > avail && avail >= look.MinHeaderTarget {
 		target2 = look.MiddleEllipsis(target2, avail)
@@ -164,8 +216,8 @@ func (m *Model) viewHeader() string {
 		{st.Title.Render("inflight"), proto, server},
 		{st.Title.Render("inflight"), proto},
 	}
-	if m.attaching() {
-		choices = m.attachv.HeaderParts(m.env(), st.Title.Render("inflight"), proto, server, room)
+	if c.onProxy {
+		choices = c.proxy.HeaderParts(c.env, st.Title.Render("inflight"), proto, server, room)
 	}
 	for _, parts := range choices {
 		var keep []string
@@ -179,107 +231,111 @@ func (m *Model) viewHeader() string {
 			break
 		}
 	}
-	line1 := look.Fit(left, room) + " " + state
-	c := m.tracker.Counts()
-	counts := []string{fmt.Sprintf("%d in flight", c.InFlight-waitingInput(m.tracker))}
-	if n := waitingForYou(m.tracker, m.attaching()); n > 0 {
-		counts = append(counts, st.Warn.Render(fmt.Sprintf("? %d waiting for you", n)))
+	return look.Fit(left, room) + " " + state
+}
+
+// countsLine is the header's second line: the requests in flight, waiting
+// for you, cancelling, done and flagged, the violations, and how many rows
+// the list shows when it hides some.
+func (c chrome) countsLine() string {
+	st := c.env.Styles
+	n := c.env.Tracker.Counts()
+	counts := []string{fmt.Sprintf("%d in flight", n.InFlight-c.waitingInput)}
+	if c.waitingForYou > 0 {
+		counts = append(counts, st.Warn.Render(fmt.Sprintf("? %d waiting for you", c.waitingForYou)))
 	}
 	counts = append(counts,
-		fmt.Sprintf("%d cancelling", c.Cancelling),
-		fmt.Sprintf("%d done", c.Done),
+		fmt.Sprintf("%d cancelling", n.Cancelling),
+		fmt.Sprintf("%d done", n.Done),
 	)
-	flagged := fmt.Sprintf("%d flagged", c.Flagged)
-	if c.Flagged > 0 {
+	flagged := fmt.Sprintf("%d flagged", n.Flagged)
+	if n.Flagged > 0 {
 		flagged = st.Flag.Render("⚑ " + flagged)
 	}
 	counts = append(counts, flagged)
-	if vs := m.tracker.Violations().Total(); vs > 0 {
+	if vs := c.env.Tracker.Violations().Total(); vs > 0 {
 		counts = append(counts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", vs, look.CountNoun(int(vs), "violation", "violations"))))
 	}
-	line2 := st.Dim.Render(strings.Join(counts, " · "))
-	if shown := m.list.ShownText(m.env(), m.width-lipgloss.Width(line2)-1); shown != "" {
+	line := st.Dim.Render(strings.Join(counts, " · "))
+	if shown := c.list.ShownText(c.env, c.width-lipgloss.Width(line)-1); shown != "" {
 		w := lipgloss.Width(shown)
-		line2 = look.Fit(line2, max(0, m.width-w-1)) + " " + shown
+		line = look.Fit(line, max(0, c.width-w-1)) + " " + shown
 	}
-	return look.Fit(line1, m.width) + "\n" + look.Fit(line2, m.width)
+	return line
 }
 
-// footer is the one-line help. When the usual keys do not fit, the
-// essential ones are shown rather than the line cut before "? help" and
-// "q quit".
-func (m *Model) footer() string {
-	h := m.help
-	h.SetWidth(0)
-	if v := h.ShortHelpView(m.keys.ShortHelp()); lipgloss.Width(v) <= m.width {
-		return look.Fit(v, m.width)
+// footer is the one-line help of the keys as enabled now. When the usual
+// keys do not fit, the essential ones are shown rather than the line cut
+// before "? help" and "q quit".
+func (c chrome) footer() string {
+	// Unbounded (width 0): the fitting is done here, by choosing the keys.
+	h, keys := help.New(), c.env.Keys
+	h.Styles = c.env.Styles.Help
+	if v := h.ShortHelpView(keys.ShortHelp()); lipgloss.Width(v) <= c.width {
+		return look.Fit(v, c.width)
 	}
-	if v := h.ShortHelpView(m.keys.CompactHelp()); lipgloss.Width(v) <= m.width {
-		return look.Fit(v, m.width)
+	if v := h.ShortHelpView(keys.CompactHelp()); lipgloss.Width(v) <= c.width {
+		return look.Fit(v, c.width)
 	}
-	if v := h.ShortHelpView(m.keys.EssentialHelp()); lipgloss.Width(v) <= m.width {
-		return look.Fit(v, m.width)
+	if v := h.ShortHelpView(keys.EssentialHelp()); lipgloss.Width(v) <= c.width {
+		return look.Fit(v, c.width)
 	}
-	return look.Fit(h.ShortHelpView(m.keys.BareHelp()), m.width)
+	return look.Fit(h.ShortHelpView(keys.BareHelp()), c.width)
 }
 
-// viewBanner says the connection is gone and what to do.
-func (m *Model) viewBanner() string {
-	if m.attaching() {
-		return m.attachv.Banner(m.env(), m.width)
+// banner says the connection is gone and what to do.
+func (c chrome) banner() string {
+	if c.onProxy {
+		return c.proxy.Banner(c.env, c.width)
 	}
+	st := c.env.Styles
 	head := "↯ connection lost"
 	switch {
-	case !m.conn.everConnected:
+	case !c.everConnected:
 		head = "↯ could not connect"
-	case errors.Is(m.conn.err, client.ErrUnreachable):
+	case errors.Is(c.connErr, client.ErrUnreachable):
 		head = "↯ server unreachable"
 	}
 	tail := " — press R to reconnect"
-	if !m.conn.everConnected {
+	if !c.everConnected {
 		tail = " — press R to try again"
 	}
-	if m.opts.Transport == "stdio" {
+	if c.transport == "stdio" {
 		tail += " (restarts the server)"
 	}
-	if m.conn.err == nil {
-		return m.styles.Banner.Render(look.Fit(head+tail, m.width-2))
+	if c.connErr == nil {
+		return st.Banner.Render(look.Fit(head+tail, c.width-2))
 	}
-	cause := m.line(m.conn.err.Error())
-	if one := head + ": " + cause + tail; lipgloss.Width(one) <= m.width-2 {
-		return m.styles.Banner.Render(look.Fit(one, m.width-2))
+	cause := c.env.Line(c.connErr.Error())
+	if one := head + ": " + cause + tail; lipgloss.Width(one) <= c.width-2 {
+		return st.Banner.Render(look.Fit(one, c.width-2))
 	}
 	// Too long for one line: the cause gets a line of its own. It is
 	// usually at the end of an error ("…: no such file or directory"), so a
 	// long one loses its middle, not its end.
-	room := m.width - 2
+	room := c.width - 2
 	if r := []rune(cause); len(r) > room && room > 10 {
 		keep := room - 1
 		front := keep / 3
 		cause = string(r[:front]) + "…" + string(r[len(r)-(keep-front):])
 	}
-	return m.styles.Banner.Render(look.Fit(head+tail, m.width-2)) + "\n" + m.styles.Error.Render(look.Fit("  "+cause, m.width))
+	return st.Banner.Render(look.Fit(head+tail, c.width-2)) + "\n" + st.Error.Render(look.Fit("  "+cause, c.width))
 }
 
-// overlayPrompt draws a dialog over the bottom of the body.
-func (m *Model) overlayPrompt(body string, h int) string {
-	st := m.styles
-	var content string
-	switch m.prompt.kind {
-	case promptReason:
-		content = st.Bold.Render(m.prompt.text) + "\n"
-		if m.prompt.note != "" {
-			content += st.Dim.Render(look.Fit(m.prompt.note, max(20, m.width-8))) + "\n"
-		}
-		hint := "enter cancel · esc keep running"
-		if m.prompt.hint != "" {
-			hint = m.prompt.hint
-		}
-		content += m.prompt.input.View() + "\n" + st.Dim.Render(hint)
-	default:
-		content = st.Bold.Render(m.prompt.text) + "\n" + st.Key.Render("y") + " yes · " + st.Key.Render("n") + " no"
+// statusLine draws the status line's message ("" for none).
+func (c chrome) statusLine() string {
+	st := c.env.Styles
+	if c.status.text == "" {
+		return ""
 	}
-	return overlayBox(body, st.Box.Render(content), m.width)
+	text := c.env.Line(c.status.text)
+	switch c.status.level {
+	case levelWarn:
+		return st.Warn.Render(look.Fit("! "+text, c.width))
+	case levelError:
+		return st.Error.Render(look.Fit("✗ "+text, c.width))
+	}
+	return st.Status.Render(look.Fit("› "+text, c.width))
 }
 
 // overlayBox lays a dialog's box over the bottom of the body.

@@ -27,7 +27,7 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	var act screen.Action
 	switch m.mode {
 	case keymap.ModeList:
-		if m.prompt.kind == promptNone && !m.attachv.Prompting() {
+		if !m.prompt.Open() && !m.attachv.Prompting() {
 			m.list, _ = m.list.Update(m.env(), msg)
 		}
 	case keymap.ModeComposer:

@@ -8,9 +8,11 @@ import (
 	"inflight/source"
 	"inflight/ui/detail"
 	"inflight/ui/list"
+	"inflight/ui/look"
+	"inflight/ui/screen"
 )
 
-// This file is the view's side of making things happen (inflight attach's
+// This file is the feed's side of making things happen (inflight attach's
 // keys): a key on a selected host request asks the proxy to act on it
 // (ui/attach says what to ask; the root carries it out with Attach.Act,
 // source.Attach.Act, which writes the command); the proxy answers this view alone with
@@ -59,29 +61,29 @@ type actStep struct {
 }
 
 // noteAct records an injected line on its request's mark: the request its
-// ID names now (the proxy's lines come in order, after the request's), which
-// keeps the mark when a later request takes the ID. A line naming no request
-// the view follows (one of a cut history) marks nothing.
-func (m *Model) noteAct(in source.Injected) {
+// ID names now in t (the proxy's lines come in order, after the request's),
+// which keeps the mark when a later request takes the ID. A line naming no
+// request the view follows (one of a cut history) marks nothing.
+func (f *proxyFeed) noteAct(t *session.Tracker, in source.Injected) {
 	id, at := in.ID, in.At
 	if id.IsZero() || in.Phase == "" {
 		return
 	}
-	r, ok := m.tracker.Get(id)
+	r, ok := t.Get(id)
 	if !ok {
 		return
 	}
-	if m.attach.acts == nil {
-		m.attach.acts = map[*session.Request]*actMark{}
+	if f.acts == nil {
+		f.acts = map[*session.Request]*actMark{}
 	}
-	a := m.attach.acts[r]
+	a := f.acts[r]
 	if a == nil || in.Phase == phaseMatched || in.Phase == phaseActing {
 		if a == nil || a.phase != phaseHolding {
 			if a == nil {
-				m.sweepActs()
+				f.sweepActs(t)
 			}
 			a = &actMark{}
-			m.attach.acts[r] = a
+			f.acts[r] = a
 		}
 	}
 	if strings.Contains(in.Text, "("+AttachCommandSource+")") {
@@ -101,53 +103,54 @@ func (m *Model) noteAct(in source.Injected) {
 	a.history = append(a.history, actStep{at: at, phase: in.Phase})
 }
 
-// sweepActs forgets the marks of requests the tracker no longer keeps (it
-// bounds its history): none of their rows is shown again. It runs when the
-// marks have doubled since the last sweep, so each mark costs O(1).
-func (m *Model) sweepActs() {
-	if len(m.attach.acts) < 2*max(m.attach.actsSwept, 64) {
+// sweepActs forgets the marks of requests t no longer keeps (it bounds
+// its history): none of their rows is shown again. It runs when the marks
+// have doubled since the last sweep, so each mark costs O(1).
+func (f *proxyFeed) sweepActs(t *session.Tracker) {
+	if len(f.acts) < 2*max(f.actsSwept, 64) {
 		return
 	}
 	kept := func(r *session.Request) bool {
-		cur, ok := m.tracker.Get(r.ID)
+		cur, ok := t.Get(r.ID)
 		return ok && cur == r
 	}
-	for r := range m.attach.acts {
+	for r := range f.acts {
 		if !kept(r) {
-			delete(m.attach.acts, r)
+			delete(f.acts, r)
 		}
 	}
-	for r := range m.attach.mine {
+	for r := range f.mine {
 		if !kept(r) {
-			delete(m.attach.mine, r)
+			delete(f.mine, r)
 		}
 	}
-	m.attach.actsSwept = len(m.attach.acts)
+	f.actsSwept = len(f.acts)
 }
 
-// attachReply shows the proxy's answer to this view's command.
-func (m *Model) attachReply(reply source.Reply) {
+// reply is the proxy's answer to this view's command: said on the status
+// line, and a command done marks its request as this view's doing.
+func (f *proxyFeed) reply(news *feedNews, t *session.Tracker, reply source.Reply) {
 	id := reply.ID
-	what := m.line(reply.Action)
+	what := f.line(reply.Action)
 	if !id.IsZero() {
-		what += " on #" + m.line(id.String())
+		what += " on #" + f.line(id.String())
 	}
 	if reply.Outcome != "done" {
-		m.setStatus(levelWarn, "the proxy refused "+what+": "+m.line(reply.Text))
+		news.say = warn("the proxy refused " + what + ": " + f.line(reply.Text))
 		return
 	}
-	if r, ok := m.tracker.Get(id); ok && reply.Action != "release" {
-		if m.attach.mine == nil {
-			m.attach.mine = map[*session.Request]bool{}
+	if r, ok := t.Get(id); ok && reply.Action != "release" {
+		if f.mine == nil {
+			f.mine = map[*session.Request]bool{}
 		}
-		m.attach.mine[r] = true
+		f.mine[r] = true
 	}
-	m.setStatus(levelInfo, "the proxy took "+what)
+	news.say = screen.Status{Level: screen.Info, Text: "the proxy took " + what}
 }
 
-// attachTicking reports whether a row's held time is counting up.
-func (m *Model) attachTicking() bool {
-	for _, a := range m.attach.acts {
+// ticking reports whether a row's held time is counting up.
+func (f *proxyFeed) ticking() bool {
+	for _, a := range f.acts {
 		if a.phase == phaseHolding {
 			return true
 		}
@@ -155,25 +158,41 @@ func (m *Model) attachTicking() bool {
 	return false
 }
 
-// actFact is the detail's word on what the proxy did ("" for nothing).
-func (m *Model) actFact(r *session.Request, now time.Time) string {
-	a, ok := m.listFacts().HostAct(r)
+// held reports whether the proxy said it holds r's response.
+func (f *proxyFeed) held(r *session.Request) bool {
+	a := f.acts[r]
+	return a != nil && a.phase == phaseHolding
+}
+
+// hostAct is what the proxy said it did to r, as the list draws it.
+func (f *proxyFeed) hostAct(r *session.Request) (list.HostAct, bool) {
+	a, ok := f.acts[r]
+	if !ok {
+		return list.HostAct{}, false
+	}
+	return list.HostAct{Action: a.action, Phase: a.phase, Mine: f.mine[r], ByKey: a.byKey, HeldAt: a.heldAt, ReleasedAfter: a.releasedAfter}, true
+}
+
+// fact is the detail's word on what the proxy did to r at now, in the
+// styles st ("" for nothing).
+func (f *proxyFeed) fact(st look.Styles, r *session.Request, now time.Time) string {
+	a, ok := f.hostAct(r)
 	if !ok {
 		return ""
 	}
-	p, ok := list.HostActPart(m.styles, a, now)
+	p, ok := list.HostActPart(st, a, now)
 	if !ok {
 		return ""
 	}
 	return p.Variants[0]
 }
 
-// actSteps are what the proxy did to r, each at its time (the detail's
+// steps are what the proxy did to r, each at its time (the detail's
 // timeline reaches them all: a held response is released after the
 // request ended for the server), with the timeline's word for those it
 // marks.
-func (m *Model) actSteps(r *session.Request) []detail.Act {
-	a, ok := m.attach.acts[r]
+func (f *proxyFeed) steps(r *session.Request) []detail.Act {
+	a, ok := f.acts[r]
 	if !ok {
 		return nil
 	}
