@@ -1536,15 +1536,6 @@ func (c *Client) purgeCancelled(now time.Time) {
 	c.mu.Unlock()
 }
 
-func isLegacyVersion(v string) bool {
-	for _, l := range wire.LegacyVersions {
-		if l == v {
-			return true
-		}
-	}
-	return false
-}
-
 // taskMethod reports the methods that carry the tasks extension in a
 // modern request's clientCapabilities: tools/call and the task's own.
 func taskMethod(m string) bool {

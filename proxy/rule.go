@@ -69,9 +69,6 @@ func (a Action) String() string {
 	return fmt.Sprintf("action(%d)", uint8(a))
 }
 
-// holds reports whether the action keeps the server's response back.
-func (a Action) holds() bool { return a == ActDelay || a == ActHold || a == ActRace }
-
 // cancels reports whether the action cancels the request upstream.
 func (a Action) cancels() bool { return a == ActCancel || a == ActCancelSilent }
 

@@ -1,11 +1,8 @@
 package ui
 
 import (
-	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
-	"inflight/keymap"
 	"inflight/ui/look"
 )
 
@@ -25,36 +22,6 @@ type pager struct {
 
 // horizontalStep is how far ←/→ scroll a cut payload.
 const horizontalStep = look.HorizontalStep
-
-// pagerKey is the keys k of a payload in a viewport (a server request's
-// detail): scrolling vp, and w, which asks to wrap or cut long lines (wrap:
-// the root's preference, toggleWrap). used is false for any other key,
-// which is left to the screen's global keys, so that none is swallowed.
-func pagerKey(k *keymap.KeyMap, msg tea.KeyPressMsg, vp *viewport.Model) (used, wrap bool) {
-	switch {
-	case key.Matches(msg, k.Up):
-		vp.ScrollUp(1)
-	case key.Matches(msg, k.Down):
-		vp.ScrollDown(1)
-	case key.Matches(msg, k.PageUp):
-		vp.PageUp()
-	case key.Matches(msg, k.PageDown):
-		vp.PageDown()
-	case key.Matches(msg, k.Top):
-		vp.GotoTop()
-	case key.Matches(msg, k.Bottom):
-		vp.GotoBottom()
-	case key.Matches(msg, k.Left):
-		vp.ScrollLeft(horizontalStep)
-	case key.Matches(msg, k.Right):
-		vp.ScrollRight(horizontalStep)
-	case key.Matches(msg, k.Wrap):
-		return true, true
-	default:
-		return false, false
-	}
-	return true, false
-}
 
 // toggleWrap switches every payload view between wrapping long lines and
 // cutting them; the views lay their content out again (the log's entry

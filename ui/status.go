@@ -5,7 +5,6 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
-	"inflight/ui/look"
 	"inflight/wire"
 )
 
@@ -109,20 +108,4 @@ func (s *statusLine) followSelection(mode keymap.Mode, selected, shown, nowSelec
 	if !now.IsZero() && s.about != now {
 		s.clear()
 	}
-}
-
-// view draws the line width cells wide; line makes its text safe for the
-// terminal.
-func (s *statusLine) view(st look.Styles, width int, line func(string) string) string {
-	if s.text == "" {
-		return ""
-	}
-	text := line(s.text)
-	switch s.level {
-	case levelWarn:
-		return st.Warn.Render(look.Fit("! "+text, width))
-	case levelError:
-		return st.Error.Render(look.Fit("✗ "+text, width))
-	}
-	return st.Status.Render(look.Fit("› "+text, width))
 }

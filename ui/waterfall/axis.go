@@ -143,9 +143,6 @@ func zoomOut(per time.Duration) time.Duration {
 	return zoomLevels[len(zoomLevels)-1]
 }
 
-// end is the time just past the last cell.
-func (a axis) end() time.Time { return a.start.Add(a.per * time.Duration(a.cells)) }
-
 // col is the cell at time at, which may lie outside 0…cells-1.
 func (a axis) col(at time.Time) int {
 	d := at.Sub(a.start)
