@@ -3,7 +3,11 @@
 // a key that would do nothing right now.
 package keymap
 
-import "charm.land/bubbles/v2/key"
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+)
 
 // Mode is the screen the user is on.
 type Mode uint8
@@ -367,4 +371,24 @@ func DefaultComposer() ComposerKeyMap {
 		Send:      key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "send")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
+}
+
+// Key is the key a binding's help names ("ctrl+s"), for the screens'
+// hint lines and notes: they name keys as the key map does.
+func Key(b key.Binding) string { return b.Help().Key }
+
+// Says is a binding's key and what it does, as help lists them
+// ("ctrl+s send").
+func Says(b key.Binding) string {
+	h := b.Help()
+	return h.Key + " " + h.Desc
+}
+
+// Keys names several bindings' keys as one ("←/→", "tab/↓").
+func Keys(bs ...key.Binding) string {
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.Help().Key
+	}
+	return strings.Join(names, "/")
 }

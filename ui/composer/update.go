@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"inflight/keymap"
 	"inflight/termsafe"
 	"inflight/ui/look"
 	"inflight/ui/screen"
@@ -85,7 +86,7 @@ func (c *Model) updatePick(env screen.Env, kp tea.KeyPressMsg) screen.Action {
 		i := p.selected(items)
 		if i < 0 {
 			if len(items) == 0 {
-				c.note = "there is nothing to choose: use ← or → for another kind of request"
+				c.note = "there is nothing to choose: use " + keymap.Key(k.PrevKind) + " or " + keymap.Key(k.NextKind) + " for another kind of request"
 			} else {
 				c.note = fmt.Sprintf("nothing matches %q: backspace widens the filter", p.filter.Value())
 			}
@@ -98,7 +99,11 @@ func (c *Model) updatePick(env screen.Env, kp tea.KeyPressMsg) screen.Action {
 		}
 		return cmd
 	case key.Matches(kp, k.NextField), key.Matches(kp, k.PrevField):
-		c.note = "tab does nothing on a list: enter chooses, ↑/↓ move"
+		tab := k.NextField
+		if key.Matches(kp, k.PrevField) {
+			tab = k.PrevField
+		}
+		c.note = keymap.Key(tab) + " does nothing on a list: " + keymap.Key(k.Select) + " chooses, " + keymap.Keys(k.Up, k.Down) + " move"
 		return nil
 	}
 	return run(p.update(items, kp))
@@ -162,7 +167,7 @@ func (c *Model) updateKindRow(env screen.Env, kp tea.KeyPressMsg) screen.Action 
 			}
 		}
 	}
-	c.note = "←/→ choose the kind · ↓ or tab to the fields · enter sends"
+	c.note = c.kindWord() + " · " + keymap.Keys(k.Down, k.NextField) + " to the fields · " + keymap.Key(k.Select) + " sends"
 	return nil
 }
 
@@ -179,7 +184,7 @@ func (c *Model) updateForm(env screen.Env, kp tea.KeyPressMsg) screen.Action {
 		if c.kind == KindTool {
 			return run(c.toggleJSON())
 		}
-		c.note = "ctrl+e edits a tool call's arguments as JSON; this kind's form is all there is"
+		c.note = keymap.Key(k.JSONMode) + " edits a tool call's arguments as JSON; this kind's form is all there is"
 		return nil
 	case (key.Matches(kp, k.NextField) || key.Matches(kp, k.Down)) && !c.jsonMode:
 		if c.focus == len(c.fields)-1 {
@@ -202,7 +207,7 @@ func (c *Model) updateForm(env screen.Env, kp tea.KeyPressMsg) screen.Action {
 			return nil
 		}
 		if kp.Text != "" {
-			c.note = fmt.Sprintf("%q was not typed: %s is a checkbox (space toggles it, tab moves on)", kp.Text, env.Line(f.Name))
+			c.note = fmt.Sprintf("%q was not typed: %s is a checkbox (%s toggles it, %s moves on)", kp.Text, env.Line(f.Name), keymap.Key(k.Toggle), keymap.Key(k.NextField))
 		}
 		return nil
 	}
@@ -238,7 +243,7 @@ func (c *Model) toInput(msg tea.Msg) tea.Cmd {
 		return nil
 	case c.focus < len(c.fields) && c.fields[c.focus].IsBool:
 		if _, ok := msg.(tea.PasteMsg); ok {
-			c.note = "the paste was not typed: " + c.fields[c.focus].Name + " is a checkbox (tab moves to a text field)"
+			c.note = "the paste was not typed: " + c.fields[c.focus].Name + " is a checkbox (" + keymap.Key(c.keys.NextField) + " moves to a text field)"
 		}
 		return nil
 	case c.focus < len(c.fields):
