@@ -76,6 +76,10 @@ type State struct {
 	// requests (a row of its own): enter shows it, and c declines it
 	// while it waits (SelectedAsks).
 	SelectedIncoming bool
+	// Watching: the view watches another's requests (a proxy's, through
+	// inflight attach) and sends none itself: the keys that cancel, time
+	// out or answer are not keys of its screen (the proxy's are, Acting).
+	Watching bool
 	// Waterfall: the list is drawn as a waterfall, every request a bar on
 	// one time axis: its zoom, pan, fit, follow and summary keys act, and
 	// the list's filter and clear (f, x) do not (it draws every request).
@@ -126,6 +130,9 @@ type KeyMap struct {
 	FitAll, FollowNow, Summary                    key.Binding
 
 	Help, Quit, Interrupt key.Binding
+
+	// state is the state of the last SetState, for ScreenHelp.
+	state State
 }
 
 // Default returns the default bindings.
@@ -197,8 +204,10 @@ func Default() KeyMap {
 	}
 }
 
-// SetState enables exactly the bindings that act in state s.
+// SetState enables exactly the bindings that act in state s, and keeps s
+// for ScreenHelp, which lists the screen's keys beyond those.
 func (k *KeyMap) SetState(s State) {
+	k.state = s
 	main := s.Mode == ModeList
 	scrolling := s.Mode == ModeList || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr || s.Mode == ModeAuth
 	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
@@ -324,6 +333,53 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.CancelSilent, k.Race},
 		{k.Waterfall, k.ZoomIn, k.ZoomOut, k.PanLeft, k.PanRight, k.FitAll, k.FollowNow, k.Summary},
 	}
+}
+
+// OnScreen is s as far as its screen goes, whatever is selected and
+// whatever the requests are doing: every key of the screen acts in it.
+// The connection's keys (n, r, E, R, s, A) and the proxy's stay as s has
+// them: they belong to the connection as it is, not to the screen; so do
+// the keys that act on a request of one's own, in a view that only
+// watches (Watching).
+func (s State) OnScreen() State {
+	s.HasSelection, s.HasRequests, s.HasEntry = true, true, true
+	if !s.Watching {
+		s.SelectedActive, s.SelectedTimed, s.SelectedCancelling, s.SelectedAsks, s.AnyActive = true, true, true, true, true
+	}
+	return s
+}
+
+// HelpKey is a key as the help screen lists it: Now says whether it acts
+// now (on the selection as it is), else help shows it dimmed.
+type HelpKey struct {
+	key.Binding
+	Now bool
+}
+
+// ScreenHelp is FullHelp for the help screen: every key of the screen of
+// the last SetState (OnScreen), in FullHelp's columns, each saying
+// whether it acts now. A newcomer learning from help sees c on a list
+// whose selection is not in flight, dimmed, rather than never.
+func (k KeyMap) ScreenHelp() [][]HelpKey {
+	onScreen := k
+	onScreen.SetState(k.state.OnScreen())
+	now, all := k.FullHelp(), onScreen.FullHelp()
+	var out [][]HelpKey
+	for i, col := range all {
+		var keys []HelpKey
+		for j, b := range col {
+			switch {
+			case now[i][j].Enabled():
+				keys = append(keys, HelpKey{Binding: now[i][j], Now: true})
+			case b.Enabled():
+				keys = append(keys, HelpKey{Binding: b})
+			}
+		}
+		if len(keys) > 0 {
+			out = append(out, keys)
+		}
+	}
+	return out
 }
 
 // All lists every binding, for the README table and for tests that check
