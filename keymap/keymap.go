@@ -407,8 +407,10 @@ type ComposerKeyMap struct {
 	JSONMode             key.Binding
 	// AsTask runs a tool call as a task, where the tool allows one.
 	AsTask key.Binding
-	Send   key.Binding
-	Back   key.Binding
+	// Clear empties the focused field (what was typed, chosen or ticked).
+	Clear key.Binding
+	Send  key.Binding
+	Back  key.Binding
 }
 
 // DefaultComposer returns the composer's default bindings.
@@ -424,8 +426,44 @@ func DefaultComposer() ComposerKeyMap {
 		Toggle:    key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "toggle")),
 		JSONMode:  key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "form ⇄ JSON")),
 		AsTask:    key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "run as a task")),
+		Clear:     key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "clear")),
 		Send:      key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "send")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+	}
+}
+
+// AnswerKeyMap holds the answer form's bindings: its fields take text, so
+// its keys are the composer's kind (enter, ctrl+…, the arrows).
+type AnswerKeyMap struct {
+	// Accept sends the answer; Decline and Dismiss send the spec's decline
+	// and cancel; Details leaves the form, unanswered, for the request's
+	// detail; Later closes it, unanswered.
+	Accept, Decline, Dismiss, Details, Later key.Binding
+	NextField, PrevField, Up, Down           key.Binding
+	// PrevChoice and NextChoice move through a field's choices (a
+	// picker's, or a multi-select's boxes); Toggle ticks a checkbox.
+	PrevChoice, NextChoice, Toggle key.Binding
+	// Clear empties a field: what was typed goes, and a field with a
+	// default sends nothing rather than it.
+	Clear key.Binding
+}
+
+// DefaultAnswer returns the answer form's default bindings.
+func DefaultAnswer() AnswerKeyMap {
+	return AnswerKeyMap{
+		Accept:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "accept")),
+		Decline:    key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "decline")),
+		Dismiss:    key.NewBinding(key.WithKeys("ctrl+x"), key.WithHelp("ctrl+x", "cancel")),
+		Details:    key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "details")),
+		Later:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "later")),
+		NextField:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next field")),
+		PrevField:  key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous field")),
+		Up:         key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "previous field")),
+		Down:       key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "next field")),
+		PrevChoice: key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "previous choice")),
+		NextChoice: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "next choice")),
+		Toggle:     key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "toggle")),
+		Clear:      key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "clear")),
 	}
 }
 

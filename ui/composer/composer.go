@@ -466,7 +466,8 @@ func (c *Model) kindKeys() bool {
 		return false
 	}
 	f := &c.fields[c.focus]
-	return f.IsBool || f.Input.Value() == ""
+	// A picker's ←/→ move through its choices.
+	return f.IsBool || (!f.IsChoice() && f.Input.Value() == "")
 }
 
 // backToPicker reports whether esc in the form goes back to the kind's list.

@@ -101,3 +101,35 @@ func TestAsTaskDoesNotCarryOver(t *testing.T) {
 		}
 	}
 }
+
+// A tool's enum is a picker in the composer too, as in the answer form:
+// ←/→ choose (they do not switch kinds there), the value is sent, and an
+// edited copy comes back with its choice.
+func TestComposerEnumIsAPicker(t *testing.T) {
+	env := testEnv(`{"tools":{}}`)
+	c, _ := New("").Open(env)
+	c = withTools(t, env, c, `{"tools":[{"name":"paint","inputSchema":{"type":"object","properties":{"colour":{"type":"string","oneOf":[{"const":"#f00","title":"Red"},{"const":"#0f0","title":"Green"}]}}}}]}`)
+	c, _ = c.Update(env, press("enter"))
+	if v := c.View(env, 120, 30); !strings.Contains(v, "( ) Red") || !strings.Contains(v, "( ) Green") {
+		t.Fatalf("the enum is not a picker:\n%s", v)
+	}
+	c, _ = c.Update(env, press("right"))
+	if c.Kind() != KindTool || !strings.Contains(c.View(env, 120, 30), "(•) Red") {
+		t.Fatalf("→ on the picker did not choose (kind %v):\n%s", c.Kind(), c.View(env, 120, 30))
+	}
+	_, act := c.Update(env, press("enter"))
+	var send *Send
+	for _, a := range flatten(act) {
+		if s, ok := a.(Send); ok {
+			send = &s
+		}
+	}
+	if send == nil || string(send.Params) != `{"arguments":{"colour":"#f00"},"name":"paint"}` {
+		t.Fatalf("sent %#v", act)
+	}
+	r := env.Tracker.Begin(send.Method, send.Params, session.RequestOptions{}, t0)
+	c, _ = c.Edit(env, r, send.Params)
+	if f := c.Fields()[0]; f.Pick != 0 || f.Input.Value() != "" {
+		t.Errorf("the edited copy did not keep the choice: pick %d, text %q", f.Pick, f.Input.Value())
+	}
+}

@@ -198,6 +198,13 @@ func (c *Model) updateForm(env screen.Env, kp tea.KeyPressMsg) screen.Action {
 			return nil
 		}
 		return run(c.focusField(c.focus - 1))
+	case !c.jsonMode && c.focus < len(c.fields) && key.Matches(kp, k.Clear):
+		c.fields[c.focus].Clear()
+		c.touched, c.err = true, ""
+		c.checkArgs()
+		return nil
+	case !c.jsonMode && c.focus < len(c.fields) && c.fields[c.focus].IsChoice() && c.choiceKey(kp):
+		return nil
 	case !c.jsonMode && c.focus < len(c.fields) && c.fields[c.focus].IsBool:
 		f := &c.fields[c.focus]
 		if key.Matches(kp, k.Toggle) {
@@ -212,6 +219,28 @@ func (c *Model) updateForm(env screen.Env, kp tea.KeyPressMsg) screen.Action {
 		return nil
 	}
 	return run(c.toInput(kp))
+}
+
+// choiceKey moves or ticks the focused picker or multi-select, and
+// reports whether kp did (←/→ on typed text move its cursor instead).
+func (c *Model) choiceKey(kp tea.KeyPressMsg) bool {
+	k := c.keys
+	f := &c.fields[c.focus]
+	switch {
+	case key.Matches(kp, k.PrevKind, k.NextKind) && f.Input.Value() == "":
+		d := 1
+		if key.Matches(kp, k.PrevKind) {
+			d = -1
+		}
+		f.Move(d)
+	case f.Multi && key.Matches(kp, k.Toggle):
+		f.Toggle()
+	default:
+		return false
+	}
+	c.touched, c.err = true, ""
+	c.checkArgs()
+	return true
 }
 
 // toInput hands a message to the input that has the focus.
@@ -249,8 +278,7 @@ func (c *Model) toInput(msg tea.Msg) tea.Cmd {
 	case c.focus < len(c.fields):
 		f := &c.fields[c.focus]
 		before := f.Input.Value()
-		var cmd tea.Cmd
-		f.Input, cmd = f.Input.Update(msg)
+		cmd := f.Edit(msg)
 		if f.Input.Value() != before {
 			c.touched = true
 			c.err = ""
@@ -313,13 +341,9 @@ func (c *Model) fillForm(args map[string]json.RawMessage) {
 		}
 		if !ok {
 			f.Input.SetValue("")
+			f.Pick, f.Ticked = -1, nil
 			continue
 		}
-		var s string
-		if f.Type == "string" && json.Unmarshal(v, &s) == nil {
-			f.Input.SetValue(s)
-		} else {
-			f.Input.SetValue(string(v))
-		}
+		f.SetValue(v)
 	}
 }

@@ -125,8 +125,11 @@ func (c *Model) viewFields(env screen.Env, width int) string {
 			b.WriteString("\n" + st.Dim.Render("  this request's timeouts (they become the defaults for the next):") + "\n")
 		}
 		b.WriteString(c.fieldLine(env, width, i) + "\n")
-		if i == c.focus {
+		if i == c.focus && !c.kindRow {
 			b.WriteString(c.focusedHint(env, width))
+			for _, l := range c.fields[i].Options(env.Styles, c.fieldKeys(), width) {
+				b.WriteString(l + "\n")
+			}
 		}
 	}
 	switch {
@@ -210,36 +213,15 @@ func (c *Model) viewMessage(env screen.Env, width int) string {
 	return ""
 }
 
+// fieldLine draws field i on its line.
 func (c *Model) fieldLine(env screen.Env, width int, i int) string {
-	st := env.Styles
-	f := &c.fields[i]
-	cursor := "  "
-	if i == c.focus && !c.jsonMode && !c.kindRow {
-		cursor = st.Cursor.Render("▌ ")
-	}
-	// The name of a schema's property is the server's string.
-	label := env.Line(f.Name)
-	if f.Required {
-		label += "*"
-	}
-	var value string
-	if f.IsBool {
-		box := "[ ]"
-		if f.On {
-			box = "[x]"
-		}
-		value = box + st.Dim.Render("  "+keymap.Key(c.keys.Toggle)+" toggles")
-	} else {
-		value = f.Input.View()
-	}
-	hint := ""
-	if f.Type != "" && !f.IsBool {
-		hint = st.Dim.Render("  " + f.Type)
-	}
-	if f.Hint != "" {
-		hint += st.Dim.Render(" · " + env.Line(f.Hint))
-	}
-	return look.Fit(cursor+look.Fit(label, schemaform.LabelWidth)+value+hint, width)
+	focused := i == c.focus && !c.jsonMode && !c.kindRow
+	return c.fields[i].Line(env.Styles, env.Line, c.fieldKeys(), focused, width)
+}
+
+// fieldKeys are the key words a field's line and choices name.
+func (c *Model) fieldKeys() schemaform.Keys {
+	return schemaform.Keys{Toggle: keymap.Key(c.keys.Toggle), Choose: keymap.Keys(c.keys.PrevKind, c.keys.NextKind)}
 }
 
 // viewPick draws the kind's list: the filter, the rows, and what the
