@@ -3,7 +3,11 @@
 // a key that would do nothing right now.
 package keymap
 
-import "charm.land/bubbles/v2/key"
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+)
 
 // Mode is the screen the user is on.
 type Mode uint8
@@ -72,6 +76,10 @@ type State struct {
 	// requests (a row of its own): enter shows it, and c declines it
 	// while it waits (SelectedAsks).
 	SelectedIncoming bool
+	// Watching: the view watches another's requests (a proxy's, through
+	// inflight attach) and sends none itself: the keys that cancel, time
+	// out or answer are not keys of its screen (the proxy's are, Acting).
+	Watching bool
 	// Waterfall: the list is drawn as a waterfall, every request a bar on
 	// one time axis: its zoom, pan, fit, follow and summary keys act, and
 	// the list's filter and clear (f, x) do not (it draws every request).
@@ -122,6 +130,9 @@ type KeyMap struct {
 	FitAll, FollowNow, Summary                    key.Binding
 
 	Help, Quit, Interrupt key.Binding
+
+	// state is the state of the last SetState, for ScreenHelp.
+	state State
 }
 
 // Default returns the default bindings.
@@ -193,8 +204,10 @@ func Default() KeyMap {
 	}
 }
 
-// SetState enables exactly the bindings that act in state s.
+// SetState enables exactly the bindings that act in state s, and keeps s
+// for ScreenHelp, which lists the screen's keys beyond those.
 func (k *KeyMap) SetState(s State) {
+	k.state = s
 	main := s.Mode == ModeList
 	scrolling := s.Mode == ModeList || s.Mode == ModeDetail || s.Mode == ModeLog || s.Mode == ModeStderr || s.Mode == ModeAuth
 	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
@@ -322,6 +335,53 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	}
 }
 
+// OnScreen is s as far as its screen goes, whatever is selected and
+// whatever the requests are doing: every key of the screen acts in it.
+// The connection's keys (n, r, E, R, s, A) and the proxy's stay as s has
+// them: they belong to the connection as it is, not to the screen; so do
+// the keys that act on a request of one's own, in a view that only
+// watches (Watching).
+func (s State) OnScreen() State {
+	s.HasSelection, s.HasRequests, s.HasEntry = true, true, true
+	if !s.Watching {
+		s.SelectedActive, s.SelectedTimed, s.SelectedCancelling, s.SelectedAsks, s.AnyActive = true, true, true, true, true
+	}
+	return s
+}
+
+// HelpKey is a key as the help screen lists it: Now says whether it acts
+// now (on the selection as it is), else help shows it dimmed.
+type HelpKey struct {
+	key.Binding
+	Now bool
+}
+
+// ScreenHelp is FullHelp for the help screen: every key of the screen of
+// the last SetState (OnScreen), in FullHelp's columns, each saying
+// whether it acts now. A newcomer learning from help sees c on a list
+// whose selection is not in flight, dimmed, rather than never.
+func (k KeyMap) ScreenHelp() [][]HelpKey {
+	onScreen := k
+	onScreen.SetState(k.state.OnScreen())
+	now, all := k.FullHelp(), onScreen.FullHelp()
+	var out [][]HelpKey
+	for i, col := range all {
+		var keys []HelpKey
+		for j, b := range col {
+			switch {
+			case now[i][j].Enabled():
+				keys = append(keys, HelpKey{Binding: now[i][j], Now: true})
+			case b.Enabled():
+				keys = append(keys, HelpKey{Binding: b})
+			}
+		}
+		if len(keys) > 0 {
+			out = append(out, keys)
+		}
+	}
+	return out
+}
+
 // All lists every binding, for the README table and for tests that check
 // no two bindings of one screen share a key.
 func (k KeyMap) All() []key.Binding {
@@ -347,8 +407,10 @@ type ComposerKeyMap struct {
 	JSONMode             key.Binding
 	// AsTask runs a tool call as a task, where the tool allows one.
 	AsTask key.Binding
-	Send   key.Binding
-	Back   key.Binding
+	// Clear empties the focused field (what was typed, chosen or ticked).
+	Clear key.Binding
+	Send  key.Binding
+	Back  key.Binding
 }
 
 // DefaultComposer returns the composer's default bindings.
@@ -364,7 +426,63 @@ func DefaultComposer() ComposerKeyMap {
 		Toggle:    key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "toggle")),
 		JSONMode:  key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "form ⇄ JSON")),
 		AsTask:    key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "run as a task")),
+		Clear:     key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "clear")),
 		Send:      key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "send")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
+}
+
+// AnswerKeyMap holds the answer form's bindings: its fields take text, so
+// its keys are the composer's kind (enter, ctrl+…, the arrows).
+type AnswerKeyMap struct {
+	// Accept sends the answer; Decline and Dismiss send the spec's decline
+	// and cancel; Details leaves the form, unanswered, for the request's
+	// detail; Later closes it, unanswered.
+	Accept, Decline, Dismiss, Details, Later key.Binding
+	NextField, PrevField, Up, Down           key.Binding
+	// PrevChoice and NextChoice move through a field's choices (a
+	// picker's, or a multi-select's boxes); Toggle ticks a checkbox.
+	PrevChoice, NextChoice, Toggle key.Binding
+	// Clear empties a field: what was typed goes, and a field with a
+	// default sends nothing rather than it.
+	Clear key.Binding
+}
+
+// DefaultAnswer returns the answer form's default bindings.
+func DefaultAnswer() AnswerKeyMap {
+	return AnswerKeyMap{
+		Accept:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "accept")),
+		Decline:    key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "decline")),
+		Dismiss:    key.NewBinding(key.WithKeys("ctrl+x"), key.WithHelp("ctrl+x", "cancel")),
+		Details:    key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "details")),
+		Later:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "later")),
+		NextField:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next field")),
+		PrevField:  key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous field")),
+		Up:         key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "previous field")),
+		Down:       key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "next field")),
+		PrevChoice: key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "previous choice")),
+		NextChoice: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "next choice")),
+		Toggle:     key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "toggle")),
+		Clear:      key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "clear")),
+	}
+}
+
+// Key is the key a binding's help names ("ctrl+s"), for the screens'
+// hint lines and notes: they name keys as the key map does.
+func Key(b key.Binding) string { return b.Help().Key }
+
+// Says is a binding's key and what it does, as help lists them
+// ("ctrl+s send").
+func Says(b key.Binding) string {
+	h := b.Help()
+	return h.Key + " " + h.Desc
+}
+
+// Keys names several bindings' keys as one ("←/→", "tab/↓").
+func Keys(bs ...key.Binding) string {
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.Help().Key
+	}
+	return strings.Join(names, "/")
 }

@@ -166,3 +166,27 @@ func TestAnswerKeyFollowsState(t *testing.T) {
 		t.Error("in the answer form only esc (and ctrl+c) of the main keys act")
 	}
 }
+
+// ScreenHelp lists every key of the screen, saying which act now: on a
+// finished selection, c is listed and does not act; n acts.
+func TestScreenHelpListsTheScreensKeys(t *testing.T) {
+	k := Default()
+	k.SetState(State{Mode: ModeList, HasSelection: true, HasRequests: true, Connected: true})
+	found := map[string]bool{}
+	for _, col := range k.ScreenHelp() {
+		for _, b := range col {
+			found[b.Help().Desc] = b.Now
+		}
+	}
+	for desc, now := range map[string]bool{"cancel": false, "cancel with reason": false, "timeout +10s": false, "new request": true, "details": true} {
+		if got, ok := found[desc]; !ok || got != now {
+			t.Errorf("%q: listed %v, acting now %v; want listed, acting now %v", desc, ok, got, now)
+		}
+	}
+	if _, ok := found["reconnect"]; ok {
+		t.Error("R is listed on a connection that is not lost")
+	}
+	if k.Cancel.Enabled() {
+		t.Error("ScreenHelp enabled c on the key map itself")
+	}
+}

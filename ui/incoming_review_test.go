@@ -167,7 +167,7 @@ func TestModernRoundNotSentShowsTheForm(t *testing.T) {
 	h.waitingConfirm()
 	h.key("enter")
 	h.key("tab", "tab", "tab") // note (the fields are in name order)
-	h.typeText(" now")
+	h.typeText("tidy up now")  // typing replaces the default shown
 	h.fake.mu.Lock()
 	h.fake.sendErr = errors.New("POST tools/call: server unreachable")
 	h.fake.mu.Unlock()

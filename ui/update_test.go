@@ -418,19 +418,29 @@ func TestConnectionLostBannerAndReconnect(t *testing.T) {
 	}
 }
 
-func TestHelpListsOnlyKeysThatAct(t *testing.T) {
+// Help lists every key of the screen: those that do not act on the
+// selection now (c, C, + and - with nothing in flight) are dimmed, not
+// hidden, so that a newcomer learning from help sees the cancel.
+func TestHelpListsEveryKeyDimmingWhatDoesNotAct(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
 	h.key("?")
 	scr := h.screen()
-	if strings.Contains(scr, "cancel with reason") || strings.Contains(scr, "timeout +10s") {
-		t.Fatalf("help lists cancel keys with nothing in flight:\n%s", scr)
+	if !strings.Contains(scr, "cancel with reason") || !strings.Contains(scr, "timeout +10s") {
+		t.Fatalf("help hides the cancel keys with nothing in flight:\n%s", scr)
+	}
+	dimmed := h.m.styles.Dim.Render("cancel with reason")
+	if !strings.Contains(h.m.View().Content, dimmed) {
+		t.Fatalf("C is not dimmed with nothing in flight:\n%q", h.m.View().Content)
 	}
 	h.key("esc")
 	startSlow(h)
 	h.key("?")
 	if !strings.Contains(h.screen(), "cancel with reason") || !strings.Contains(h.screen(), "timeout +10s") {
 		t.Fatalf("help does not list C and + with a request in flight:\n%s", h.screen())
+	}
+	if strings.Contains(h.m.View().Content, dimmed) {
+		t.Fatalf("C is dimmed with a request in flight")
 	}
 }
 

@@ -13,20 +13,18 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
+	"inflight/keymap"
 	"inflight/session"
-	"inflight/ui/look"
+	"inflight/ui/schemaform"
 	"inflight/ui/screen"
 	"inflight/wire"
 )
 
 // Model is the form, one question at a time. Its zero value is closed.
 type Model struct {
-	// read reads an elicitation's requested schema (OpenRound,
-	// OpenQuestion).
-	read SchemaReader
+	keys keymap.AnswerKeyMap
 	// id is the request the question belongs to (zero for a legacy
 	// question tied to none).
 	id wire.ID
@@ -46,10 +44,12 @@ type Model struct {
 	message string   // the elicitation's message
 	url     string   // a URL-mode elicitation's URL (shown, never opened)
 	lines   []string // sampling: the messages and preferences
-	fields  []field
-	schema  Schema
-	focus   int
-	err     string
+	fields  []schemaform.Field
+	// form is the elicitation's requested schema, read as the composer
+	// reads a tool's: its note, and the check of the content.
+	form  schemaform.Form
+	focus int
+	err   string
 	// warn says what changed under the form (the question's request
 	// ended first): the answer can still be sent.
 	warn string
@@ -68,11 +68,18 @@ type Question struct {
 }
 
 // SchemaReader reads an elicitation's requested schema into the form's
-// parameters (the composer reads a tool's input schema the same way);
-// line sanitises the schema's strings.
+// parameters; line sanitises the schema's strings.
+//
+// Deprecated: the form reads the requested schema with schemaform itself,
+// as the composer reads a tool's input schema, so that its fields are
+// the same (pickers with their titles, multi-selects, defaults):
+// OpenRound and OpenQuestion ignore the reader they are given. It stays
+// until no caller passes one.
 type SchemaReader func(raw json.RawMessage, line func(string) string) Schema
 
-// Schema is a requested schema as the form uses it.
+// Schema is a requested schema as a SchemaReader gives it.
+//
+// Deprecated: see SchemaReader.
 type Schema struct {
 	Params []Param
 	// Note says, in words, what is unusual about the schema ("" when
@@ -84,6 +91,8 @@ type Schema struct {
 }
 
 // Param is one top-level property of a requested schema.
+//
+// Deprecated: see SchemaReader.
 type Param struct {
 	Name     string
 	Type     string // string, integer, number, boolean or json
@@ -130,33 +139,27 @@ type Details struct {
 	Question any
 }
 
-// anyway begins a schema objection the form says before sending.
+// anyway begins a schema objection the form says before sending (enter is
+// the form's Accept key).
 const anyway = "enter again sends it anyway: "
 
 // LaterText is the status line's word when the form closes unanswered.
 const LaterText = "not answered yet: a opens the form again"
 
-// The form's own keys (shown in its hint line).
-var (
-	declineKey = key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "decline"))
-	dismissKey = key.NewBinding(key.WithKeys("ctrl+x"), key.WithHelp("ctrl+x", "cancel"))
-	// detailsKey leaves the form, unanswered, for the request's detail
-	// (enter on a waiting row opens the form, not the detail).
-	detailsKey = key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "details"))
-)
-
 // OpenRound opens the form on a modern request's round: asked are its
 // input requests, roots answers roots/list without a prompt. When no
-// question needs the user, the form asks at once to send the round.
-func OpenRound(env screen.Env, read SchemaReader, id wire.ID, asked []session.InputRequest, roots json.RawMessage) (Model, screen.Action) {
-	m := Model{read: read, id: id, asked: asked, answers: map[string]json.RawMessage{}, roots: roots}
+// question needs the user, the form asks at once to send the round. (The
+// SchemaReader is not used: see its comment.)
+func OpenRound(env screen.Env, _ SchemaReader, id wire.ID, asked []session.InputRequest, roots json.RawMessage) (Model, screen.Action) {
+	m := Model{keys: keymap.DefaultAnswer(), id: id, asked: asked, answers: map[string]json.RawMessage{}, roots: roots}
 	return m.next(env)
 }
 
 // OpenQuestion opens the form on a legacy server's own request; during is
-// the request it came during (zero: none).
-func OpenQuestion(env screen.Env, read SchemaReader, q Question, during wire.ID) (Model, screen.Action) {
-	m := Model{read: read, id: during, legacy: &q}
+// the request it came during (zero: none). (The SchemaReader is not used:
+// see its comment.)
+func OpenQuestion(env screen.Env, _ SchemaReader, q Question, during wire.ID) (Model, screen.Action) {
+	m := Model{keys: keymap.DefaultAnswer(), id: during, legacy: &q}
 	cmd := m.build(env, q.Method, q.Params)
 	return m, screen.Run{Cmd: cmd}
 }
@@ -214,39 +217,69 @@ func (m Model) Update(env screen.Env, msg tea.Msg) (Model, screen.Action) {
 	if !ok {
 		return m, run(m.toInput(msg))
 	}
+	keys := m.keys
 	switch {
-	case key.Matches(k, env.Keys.Back):
+	case key.Matches(k, keys.Later):
 		return m, screen.Batch{screen.Close{}, screen.Status{Level: screen.Info, Text: LaterText}}
-	case key.Matches(k, detailsKey):
+	case key.Matches(k, keys.Details):
 		return m, Details{ID: m.id, Question: m.Legacy()}
 	case m.dead:
 		// Shown again after its round could not be sent: the request
 		// failed with it, and nothing more can be sent on it.
-		if k.String() == "enter" || key.Matches(k, declineKey) || key.Matches(k, dismissKey) {
-			m.err = "the request failed with the round that could not be sent: nothing more can be sent on it — esc closes, r on its row re-issues it"
+		if key.Matches(k, keys.Accept, keys.Decline, keys.Dismiss) {
+			m.err = "the request failed with the round that could not be sent: nothing more can be sent on it — " + keymap.Key(keys.Later) + " closes, r on its row re-issues it"
 		}
 		return m, nil
-	case k.String() == "enter":
+	case key.Matches(k, keys.Accept):
 		return m.answerWith(env, "accept")
-	case key.Matches(k, declineKey):
+	case key.Matches(k, keys.Decline):
 		return m.answerWith(env, "decline")
-	case key.Matches(k, dismissKey):
+	case key.Matches(k, keys.Dismiss):
 		if m.method != wire.MethodElicitationCreate {
-			m.err = "a sampling request has no cancel: ctrl+d declines it"
+			m.err = "a sampling request has no cancel: " + keymap.Key(keys.Decline) + " declines it"
 			return m, nil
 		}
 		return m.answerWith(env, "cancel")
-	case k.String() == "tab" || k.String() == "down":
+	case key.Matches(k, keys.NextField, keys.Down):
 		return m, run(m.focusOn(m.focus + 1))
-	case k.String() == "shift+tab" || k.String() == "up":
+	case key.Matches(k, keys.PrevField, keys.Up):
 		return m, run(m.focusOn(m.focus - 1))
-	case m.focus < len(m.fields) && m.fields[m.focus].isBool:
-		if k.String() == "space" {
-			m.fields[m.focus].on = !m.fields[m.focus].on
-		}
-		return m, nil
+	case m.focus < len(m.fields):
+		return m, m.fieldKey(k)
 	}
-	return m, run(m.toInput(k))
+	return m, nil
+}
+
+// fieldKey handles a key in the focused field: a checkbox toggles, a
+// picker or multi-select moves and ticks, any field clears, and the rest
+// is typed.
+func (m *Model) fieldKey(k tea.KeyPressMsg) screen.Action {
+	keys := m.keys
+	f := &m.fields[m.focus]
+	switch {
+	case key.Matches(k, keys.Clear):
+		f.Clear()
+		m.err = ""
+		return nil
+	case f.IsBool:
+		if key.Matches(k, keys.Toggle) {
+			f.On = !f.On
+		}
+		return nil
+	case f.IsChoice() && key.Matches(k, keys.PrevChoice, keys.NextChoice) && f.Input.Value() == "":
+		d := 1
+		if key.Matches(k, keys.PrevChoice) {
+			d = -1
+		}
+		f.Move(d)
+		m.err = ""
+		return nil
+	case f.Multi && key.Matches(k, keys.Toggle):
+		f.Toggle()
+		m.err = ""
+		return nil
+	}
+	return run(m.toInput(k))
 }
 
 // run is the action that runs cmd (nil when there is none).
@@ -287,9 +320,9 @@ func (m Model) answerWith(env screen.Env, action string) (Model, screen.Action) 
 func (m *Model) result(action string) (result json.RawMessage, rpcErr *wire.Error, ok bool) {
 	switch {
 	case m.method == wire.MethodSamplingCreate && action == "accept":
-		text := strings.TrimSpace(m.fields[0].input.Value())
+		text := strings.TrimSpace(m.fields[0].Input.Value())
 		if text == "" {
-			m.err = "write the reply (ctrl+d declines)"
+			m.err = "write the reply (" + keymap.Key(m.keys.Decline) + " declines)"
 			return nil, nil, false
 		}
 		return mustJSON(map[string]any{"role": "assistant", "content": map[string]string{"type": "text", "text": text},
@@ -304,14 +337,12 @@ func (m *Model) result(action string) (result json.RawMessage, rpcErr *wire.Erro
 			m.err = err.Error()
 			return nil, nil, false
 		}
-		if m.schema.Check != nil {
-			if err := m.schema.Check(content); err != nil {
-				// Said once; enter again sends it anyway (a fair probe of
-				// the server's own checks).
-				if msg := anyway + strings.ReplaceAll(err.Error(), "the tool's schema", "the requested schema"); m.err != msg {
-					m.err = msg
-					return nil, nil, false
-				}
+		if err := m.form.Validate(content); err != nil {
+			// Said once; enter again sends it anyway (a fair probe of
+			// the server's own checks).
+			if msg := anyway + strings.ReplaceAll(err.Error(), "the tool's schema", "the requested schema"); m.err != msg {
+				m.err = msg
+				return nil, nil, false
 			}
 		}
 		return mustJSON(map[string]any{"action": "accept", "content": content}), nil, true
@@ -353,14 +384,11 @@ func (m Model) kept() *Model {
 
 // toInput hands a message to the focused text field.
 func (m *Model) toInput(msg tea.Msg) tea.Cmd {
-	if m.focus >= len(m.fields) || m.fields[m.focus].isBool {
+	if m.focus >= len(m.fields) || m.fields[m.focus].IsBool {
 		return nil
 	}
-	var cmd tea.Cmd
-	fl := &m.fields[m.focus]
-	fl.input, cmd = fl.input.Update(msg)
 	m.err = ""
-	return cmd
+	return m.fields[m.focus].Edit(msg)
 }
 
 func (m *Model) focusOn(i int) tea.Cmd {
@@ -369,36 +397,41 @@ func (m *Model) focusOn(i int) tea.Cmd {
 	}
 	i = (i + len(m.fields)) % len(m.fields)
 	for j := range m.fields {
-		m.fields[j].input.Blur()
+		m.fields[j].Input.Blur()
 	}
 	m.focus = i
-	if !m.fields[i].isBool {
-		return m.fields[i].input.Focus()
+	if !m.fields[i].IsBool {
+		return m.fields[i].Input.Focus()
 	}
 	return nil
 }
 
-// content is the accepted elicitation's content.
+// content is the accepted elicitation's content: what each field was
+// given, or its default when it was left as it was (defaults are the
+// form's pre-filled values, and the server does not fill them in itself);
+// a field cleared sends nothing.
 func (m *Model) content() (map[string]json.RawMessage, error) {
 	out := map[string]json.RawMessage{}
 	for i := range m.fields {
 		fl := &m.fields[i]
-		if fl.isBool {
-			out[fl.name] = json.RawMessage(strconv.FormatBool(fl.on))
+		if fl.IsBool {
+			out[fl.Name] = json.RawMessage(strconv.FormatBool(fl.On))
 			continue
 		}
-		v := strings.TrimSpace(fl.input.Value())
-		if v == "" {
-			if fl.required {
-				return nil, fmt.Errorf("%s is required", fl.name)
+		raw, ok, err := fl.Value()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", fl.Name, err)
+		}
+		if !ok {
+			raw = fl.DefaultValue()
+		}
+		if raw == nil {
+			if fl.Required {
+				return nil, fmt.Errorf("%s is required", fl.Name)
 			}
 			continue
 		}
-		raw, err := valueJSON(fl.typ, v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", fl.name, err)
-		}
-		out[fl.name] = raw
+		out[fl.Name] = raw
 	}
 	return out, nil
 }
@@ -406,47 +439,4 @@ func (m *Model) content() (map[string]json.RawMessage, error) {
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
-}
-
-// field is one input of the form.
-type field struct {
-	name     string
-	typ      string // string, integer, number, boolean or json
-	required bool
-	hint     string
-	input    textinput.Model
-	on       bool // booleans
-	isBool   bool
-}
-
-func textField(name, typ string, required bool, placeholder, hint string) field {
-	in := look.NewTextInput()
-	in.Prompt = ""
-	in.Placeholder = placeholder
-	in.CharLimit = 4096
-	return field{name: name, typ: typ, required: required, hint: hint, input: in}
-}
-
-// valueJSON is a field's text as the JSON its type says.
-func valueJSON(typ, v string) (json.RawMessage, error) {
-	switch typ {
-	case "integer":
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an integer", v)
-		}
-		return json.RawMessage(strconv.FormatInt(n, 10)), nil
-	case "number":
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number", v)
-		}
-		return json.Marshal(f)
-	case "json":
-		if !json.Valid([]byte(v)) {
-			return nil, fmt.Errorf("not valid JSON")
-		}
-		return json.RawMessage(v), nil
-	}
-	return json.Marshal(v)
 }

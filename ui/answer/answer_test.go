@@ -2,7 +2,6 @@ package answer
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -26,21 +25,6 @@ func testEnv() screen.Env {
 		Keys: &keys, Line: mark, Block: mark}
 }
 
-// oneParam reads every schema as one required integer "count" (default
-// 3) that must be below 10.
-func oneParam(raw json.RawMessage, line func(string) string) Schema {
-	return Schema{
-		Params: []Param{{Name: "count", Type: "integer", Required: true, Default: "3"}},
-		Check: func(c map[string]json.RawMessage) error {
-			var n int
-			if json.Unmarshal(c["count"], &n) == nil && n >= 10 {
-				return errors.New("count: must be below 10 by the tool's schema")
-			}
-			return nil
-		},
-	}
-}
-
 func press(t *testing.T, env screen.Env, m Model, keys ...string) (Model, screen.Action) {
 	t.Helper()
 	var act screen.Action
@@ -57,7 +41,7 @@ func press(t *testing.T, env screen.Env, m Model, keys ...string) (Model, screen
 			msg = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
 		case "backspace":
 			msg = tea.KeyPressMsg{Code: tea.KeyBackspace}
-		case "ctrl+d", "ctrl+x", "ctrl+o":
+		case "ctrl+d", "ctrl+x", "ctrl+o", "ctrl+u":
 			msg = tea.KeyPressMsg{Code: rune(k[5]), Mod: tea.ModCtrl}
 		}
 		m, act = m.Update(env, msg)
@@ -65,7 +49,9 @@ func press(t *testing.T, env screen.Env, m Model, keys ...string) (Model, screen
 	return m, act
 }
 
-const confirm = `{"message":"Delete?","requestedSchema":{"type":"object"}}`
+// confirm asks one required integer "count" (default 3) that must be
+// below 10.
+const confirm = `{"message":"Delete?","requestedSchema":{"type":"object","properties":{"count":{"type":"integer","default":3,"maximum":9}},"required":["count"]}}`
 
 // A modern round: roots are answered without a prompt, the elicitation
 // is asked, its schema's objection is said once, and the last answer asks
@@ -76,7 +62,7 @@ func TestRoundAnswersEveryQuestionThenSends(t *testing.T) {
 		{Key: "roots", Method: wire.MethodRootsList},
 		{Key: "ok", Method: wire.MethodElicitationCreate, Params: json.RawMessage(confirm)},
 	}
-	m, act := OpenRound(env, oneParam, wire.IntID(4), asked, json.RawMessage(`{"roots":[]}`))
+	m, act := OpenRound(env, nil, wire.IntID(4), asked, json.RawMessage(`{"roots":[]}`))
 	if _, ok := act.(screen.Run); !ok || !m.Shown() || m.ID() != wire.IntID(4) || m.Legacy() != nil {
 		t.Fatalf("open: action %#v, shown %v", act, m.Shown())
 	}
@@ -104,7 +90,7 @@ func TestRoundAnswersEveryQuestionThenSends(t *testing.T) {
 
 // A round that asks only for roots is sent at once, with no form to keep.
 func TestRoundOfRootsIsSentAtOnce(t *testing.T) {
-	m, act := OpenRound(testEnv(), oneParam, wire.IntID(2), []session.InputRequest{{Key: "r", Method: wire.MethodRootsList}}, json.RawMessage(`{"roots":[1]}`))
+	m, act := OpenRound(testEnv(), nil, wire.IntID(2), []session.InputRequest{{Key: "r", Method: wire.MethodRootsList}}, json.RawMessage(`{"roots":[1]}`))
 	send, ok := act.(SendRound)
 	if !ok || m.Shown() || send.Kept != nil || string(send.Answers["r"]) != `{"roots":[1]}` {
 		t.Fatalf("action %#v, shown %v", act, m.Shown())
@@ -117,7 +103,7 @@ func TestRoundSamplingDeclineEndsTheConversation(t *testing.T) {
 	env := testEnv()
 	asked := []session.InputRequest{{Key: "s", Method: wire.MethodSamplingCreate,
 		Params: json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"modelPreferences":{"hints":[{"name":"m1"}],"speedPriority":0.5},"maxTokens":9}`)}}
-	m, _ := OpenRound(env, oneParam, wire.IntID(5), asked, nil)
+	m, _ := OpenRound(env, nil, wire.IntID(5), asked, nil)
 	if v := m.View(env, 100, 24); !strings.Contains(v, "user: hi") || !strings.Contains(v, "model preferences: hints m1 · speed 0.5 · max 9 tokens") {
 		t.Errorf("the sampling form shows:\n%s", v)
 	}
@@ -137,7 +123,7 @@ func TestQuestionRepliesWithTheRootsHandle(t *testing.T) {
 	env := testEnv()
 	ref := new(int)
 	q := Question{ID: wire.IntID(7), Method: wire.MethodSamplingCreate, Params: json.RawMessage(`{"messages":[]}`), Ref: ref}
-	m, _ := OpenQuestion(env, oneParam, q, wire.ID{})
+	m, _ := OpenQuestion(env, nil, q, wire.ID{})
 	if m.Legacy() != ref || !strings.Contains(m.View(env, 100, 24), "from the server (its ID 7)") {
 		t.Fatalf("legacy %v:\n%s", m.Legacy(), m.View(env, 100, 24))
 	}
@@ -162,7 +148,7 @@ func TestQuestionRepliesWithTheRootsHandle(t *testing.T) {
 // A dead form only tells: enter sends nothing.
 func TestDeadFormSendsNothing(t *testing.T) {
 	env := testEnv()
-	m, _ := OpenRound(env, oneParam, wire.IntID(4), []session.InputRequest{{Key: "ok", Method: wire.MethodElicitationCreate, Params: json.RawMessage(confirm)}}, nil)
+	m, _ := OpenRound(env, nil, wire.IntID(4), []session.InputRequest{{Key: "ok", Method: wire.MethodElicitationCreate, Params: json.RawMessage(confirm)}}, nil)
 	m = m.Dead("this answer could not be sent")
 	m, act := press(t, env, m, "enter")
 	if act != nil || !strings.Contains(m.Err(), "nothing more can be sent") {
@@ -174,13 +160,13 @@ func TestDeadFormSendsNothing(t *testing.T) {
 // into size.
 func TestViewLeavesTheFieldsAlone(t *testing.T) {
 	env := testEnv()
-	m, _ := OpenRound(env, oneParam, wire.IntID(4), []session.InputRequest{{Key: "ok", Method: wire.MethodElicitationCreate, Params: json.RawMessage(confirm)}}, nil)
-	before := m.fields[0].input.Width()
+	m, _ := OpenRound(env, nil, wire.IntID(4), []session.InputRequest{{Key: "ok", Method: wire.MethodElicitationCreate, Params: json.RawMessage(confirm)}}, nil)
+	before := m.fields[0].Input.Width()
 	_ = m.View(env, 140, 24)
-	if m.fields[0].input.Width() != before {
-		t.Errorf("View sized the input: %d → %d", before, m.fields[0].input.Width())
+	if m.fields[0].Input.Width() != before {
+		t.Errorf("View sized the input: %d → %d", before, m.fields[0].Input.Width())
 	}
-	if w := m.Sized(140).fields[0].input.Width(); w != 40 {
+	if w := m.Sized(140).fields[0].Input.Width(); w != 40 {
 		t.Errorf("Sized(140): width %d", w)
 	}
 }
@@ -190,7 +176,7 @@ func TestURLQuestionShowsTheSite(t *testing.T) {
 	env := testEnv()
 	q := Question{ID: wire.IntID(1), Method: wire.MethodElicitationCreate,
 		Params: json.RawMessage(`{"mode":"url","message":"Go","url":"https://Example.com/x"}`), Ref: 1}
-	m, _ := OpenQuestion(env, oneParam, q, wire.ID{})
+	m, _ := OpenQuestion(env, nil, q, wire.ID{})
 	v := ansi.Strip(m.View(env, 100, 24))
 	if !strings.Contains(v, "site  example.com") || !strings.Contains(v, "enter accept (you opened it)") {
 		t.Errorf("the URL form:\n%s", v)
@@ -204,7 +190,7 @@ func TestURLQuestionShowsTheSite(t *testing.T) {
 // answer it; decline ends the conversation.
 func TestQuestionWithoutAMethodCanBeDeclined(t *testing.T) {
 	env := testEnv()
-	m, _ := OpenRound(env, oneParam, wire.IntID(3), []session.InputRequest{{Key: "x"}}, nil)
+	m, _ := OpenRound(env, nil, wire.IntID(3), []session.InputRequest{{Key: "x"}}, nil)
 	if !m.Shown() || !strings.Contains(ansi.Strip(m.View(env, 100, 24)), "inflight cannot answer ; decline it") {
 		t.Fatalf("shown %v:\n%s", m.Shown(), m.View(env, 100, 24))
 	}

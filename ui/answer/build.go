@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/ui/look"
+	"inflight/ui/schemaform"
 	"inflight/ui/screen"
 	"inflight/wire"
 )
@@ -15,13 +16,13 @@ import (
 // build fills the form for one question.
 func (m *Model) build(env screen.Env, method string, params json.RawMessage) tea.Cmd {
 	m.shown, m.method, m.message, m.url, m.lines, m.fields, m.focus, m.err = true, method, "", "", nil, nil, 0, ""
-	m.schema = Schema{}
+	m.form = schemaform.Form{}
 	switch method {
 	case wire.MethodElicitationCreate:
 		m.buildElicitation(env, params)
 	case wire.MethodSamplingCreate:
 		m.lines = samplingLines(params)
-		m.fields = append(m.fields, textField("reply", "string", true, "the assistant's reply", ""))
+		m.fields = append(m.fields, schemaform.TextField("reply", "string", true, "the assistant's reply", ""))
 	default:
 		m.message = "inflight cannot answer " + method + "; decline it"
 	}
@@ -43,18 +44,12 @@ func (m *Model) buildElicitation(env screen.Env, params json.RawMessage) {
 		m.url = p.URL
 		return
 	}
-	if m.read != nil {
-		m.schema = m.read(p.Schema, env.Line)
-	}
-	for _, prm := range m.schema.Params {
-		if prm.Type == "boolean" {
-			m.fields = append(m.fields, field{name: prm.Name, typ: "boolean", isBool: true, on: prm.Default == "true",
-				hint: prm.Hint, required: prm.Required})
-			continue
-		}
-		fl := textField(prm.Name, prm.Type, prm.Required, "", prm.Hint)
-		fl.input.SetValue(prm.Default) // defaults pre-filled (SEP-1034)
-		m.fields = append(m.fields, fl)
+	m.form = schemaform.Read(p.Schema, env.Line)
+	// Defaults show as placeholders, sent when the field is left as it
+	// is: typing replaces one rather than adding to it.
+	m.fields = schemaform.Fields(m.form.Params)
+	for i := range m.fields {
+		m.fields[i].MarkDefault()
 	}
 }
 

@@ -5,20 +5,19 @@ import (
 	"strconv"
 	"strings"
 
+	"inflight/keymap"
 	"inflight/ui/look"
+	"inflight/ui/schemaform"
 	"inflight/ui/screen"
 	"inflight/wire"
 )
-
-// labelWidth is the column the form's labels take (the composer's).
-const labelWidth = 28
 
 // Sized is the form with its inputs sized to width: the root calls it
 // whenever the width may have changed, and View draws them as sized.
 func (m Model) Sized(width int) Model {
 	for i := range m.fields {
-		if !m.fields[i].isBool {
-			m.fields[i].input.SetWidth(max(10, min(40, width-labelWidth-30)))
+		if !m.fields[i].IsBool {
+			m.fields[i].Input.SetWidth(max(10, min(40, width-schemaform.LabelWidth-30)))
 		}
 	}
 	return m
@@ -49,8 +48,18 @@ func (m Model) View(env screen.Env, width, height int) string {
 	if len(m.lines) > 0 {
 		b.WriteString("\n")
 	}
+	keys := schemaform.Keys{Toggle: keymap.Key(m.keys.Toggle), Choose: keymap.Keys(m.keys.PrevChoice, m.keys.NextChoice)}
 	for i := range m.fields {
-		b.WriteString(m.fieldLine(env, i, width) + "\n")
+		f := &m.fields[i]
+		b.WriteString(f.Line(st, env.Line, keys, i == m.focus, width) + "\n")
+		if i == m.focus {
+			for _, l := range f.Options(st, keys, width) {
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	if m.typed() {
+		b.WriteString(st.Dim.Render(look.Fit("  "+m.clearing(), width)) + "\n")
 	}
 	m.writeNotes(&b, env, width)
 	return b.String()
@@ -90,17 +99,21 @@ func (m Model) about(env screen.Env) string {
 	return about
 }
 
-// hint is the form's key line, for the question it shows.
+// hint is the form's key line, for the question it shows, in the key
+// map's words.
 func (m Model) hint(width int) string {
+	k := m.keys
+	key, says := keymap.Key, keymap.Says
 	switch {
 	case m.url != "" && len(m.fields) == 0:
-		return "enter accept (you opened it) · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc later"
+		return says(k.Accept) + " (you opened it) · " + says(k.Decline) + " · " + says(k.Dismiss) + " · " + says(k.Details) + " · " + says(k.Later)
 	case m.method == wire.MethodSamplingCreate:
-		return "enter send the reply · ctrl+d decline · ctrl+o details · esc back (answer later)"
+		return key(k.Accept) + " send the reply · " + says(k.Decline) + " · " + says(k.Details) + " · " + key(k.Later) + " back (answer later)"
 	case width < 110:
-		return "enter accept · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc later"
+		return says(k.Accept) + " · " + says(k.Decline) + " · " + says(k.Dismiss) + " · " + says(k.Details) + " · " + says(k.Later)
 	}
-	return "tab/↓ next field · enter accept · ctrl+d decline · ctrl+x cancel · ctrl+o details · esc back (answer later)"
+	return keymap.Keys(k.NextField, k.Down) + " next field · " + says(k.Accept) + " · " + says(k.Decline) + " · " + says(k.Dismiss) + " · " +
+		says(k.Details) + " · " + key(k.Later) + " back (answer later)"
 }
 
 // writeURL shows a URL-mode elicitation's URL, its site first: the spec
@@ -118,15 +131,16 @@ func (m Model) writeURL(b *strings.Builder, env screen.Env, width int) {
 		b.WriteString(look.Fit("  "+l, width) + "\n")
 	}
 	b.WriteString("\n")
-	b.WriteString(st.Dim.Render(look.Fit("  enter says you did (accept); ctrl+d declines; ctrl+x cancels", width)) + "\n")
+	k := m.keys
+	b.WriteString(st.Dim.Render(look.Fit("  "+keymap.Key(k.Accept)+" says you did (accept); "+keymap.Key(k.Decline)+" declines; "+keymap.Key(k.Dismiss)+" cancels", width)) + "\n")
 }
 
 // writeNotes says what the form has to say under its fields: the schema's
 // note, what changed under the form, and what is wrong.
 func (m Model) writeNotes(b *strings.Builder, env screen.Env, width int) {
 	st := env.Styles
-	if m.schema.Note != "" {
-		b.WriteString(st.Warn.Render(look.Fit("  "+m.schema.Note, width)) + "\n")
+	if m.form.Note != "" {
+		b.WriteString(st.Warn.Render(look.Fit("  "+m.form.Note, width)) + "\n")
 	}
 	if m.warn != "" {
 		b.WriteString("\n" + st.Warn.Render(look.Fit("  ⚑ "+env.Line(m.warn), width)) + "\n")
@@ -143,36 +157,21 @@ func (m Model) writeNotes(b *strings.Builder, env screen.Env, width int) {
 	}
 }
 
-// fieldLine draws field i: the cursor, its label, its value and hints.
-func (m Model) fieldLine(env screen.Env, i, width int) string {
-	st := env.Styles
-	f := m.fields[i]
-	cursor := "  "
-	if i == m.focus {
-		cursor = st.Cursor.Render("▌ ")
-	}
-	label := env.Line(f.name)
-	if f.required {
-		label += "*"
-	}
-	var value string
-	if f.isBool {
-		value = "[ ]"
-		if f.on {
-			value = "[x]"
+// typed reports whether the form has a field that takes a value (not
+// only checkboxes): the form then says how defaults and clearing work.
+func (m Model) typed() bool {
+	for i := range m.fields {
+		if !m.fields[i].IsBool && m.method == wire.MethodElicitationCreate {
+			return true
 		}
-		value += st.Dim.Render("  space toggles")
-	} else {
-		value = f.input.View()
 	}
-	hint := ""
-	if f.typ != "" && !f.isBool {
-		hint = st.Dim.Render("  " + f.typ)
-	}
-	if f.hint != "" {
-		hint += st.Dim.Render(" · " + env.Line(f.hint))
-	}
-	return look.Fit(cursor+look.Fit(label, labelWidth)+value+hint, width)
+	return false
+}
+
+// clearing says how a field's value goes: a default is sent unless
+// replaced, and the clear key sends nothing instead.
+func (m Model) clearing() string {
+	return "(default) is sent unless replaced · " + keymap.Key(m.keys.Clear) + " clears a field: nothing sent"
 }
 
 // wrapText breaks s into lines of at most w runes, at spaces.

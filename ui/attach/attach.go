@@ -121,7 +121,7 @@ func (m Model) Update(env screen.Env, in Input, msg tea.Msg) (Model, screen.Acti
 // that act through the proxy while it takes commands; while the delay
 // prompt is open the keys are the prompt's.
 func (m Model) KeyState(st keymap.State) keymap.State {
-	st.Connected, st.Lost = false, false
+	st.Connected, st.Lost, st.Watching = false, false, true
 	st.AnyActive, st.SelectedActive, st.SelectedTimed, st.SelectedCancelling = false, false, false, false
 	st.Acting = m.proxy.Acts && !m.ended
 	if m.delay.open {

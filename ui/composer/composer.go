@@ -77,6 +77,11 @@ type formState struct {
 	// checked in Update whenever they change. It warns and does not block:
 	// sending a server what its schema forbids is a fair probe.
 	warn string
+	// asTask: run the tool call as a task (legacy era, a tool whose
+	// taskSupport is optional; required ones always are). It belongs to
+	// this form: every form starts from its tool's own taskSupport, so a
+	// ctrl+t given for one tool never carries over to the next.
+	asTask bool
 }
 
 // Model builds a request: pick a tool (with its description and input
@@ -106,10 +111,8 @@ type Model struct {
 	// logLevel is the level the next request asks the server to log at
 	// ("": no logs asked for).
 	logLevel string
-	// asTask: run the tool call as a task (legacy era, a tool whose
-	// taskSupport is optional; required ones always are); legacy says the
-	// connection's era, read when the form is built.
-	asTask, legacy bool
+	// legacy says the connection's era, read when the form is built.
+	legacy bool
 }
 
 // New is a composer whose requests ask the server for logs at logLevel
@@ -233,6 +236,7 @@ func (c *Model) buildForm(env screen.Env) tea.Cmd {
 	c.jsonMode = false
 	c.err = ""
 	c.warn = ""
+	c.asTask = false
 	// The demo's resource and prompt make ready examples; another server's
 	// are its own, so its fields start empty.
 	info, _ := env.Tracker.Conn()
@@ -462,7 +466,8 @@ func (c *Model) kindKeys() bool {
 		return false
 	}
 	f := &c.fields[c.focus]
-	return f.IsBool || f.Input.Value() == ""
+	// A picker's ←/→ move through its choices.
+	return f.IsBool || (!f.IsChoice() && f.Input.Value() == "")
 }
 
 // backToPicker reports whether esc in the form goes back to the kind's list.

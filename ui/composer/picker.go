@@ -1,8 +1,10 @@
 package composer
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
@@ -41,17 +43,63 @@ func newPicker(placeholder string) picker {
 	return picker{filter: in}
 }
 
-// matches are the indices of the items the filter keeps: those whose name
-// or detail holds it, whatever the case, and the typed entry.
+// matches are the indices of the items the filter keeps, best first:
+// those whose name or detail holds it, whatever the case, ranked by how
+// they hold it (rank), then in the list's order; the typed entry, which
+// every filter keeps, comes last.
 func (p *picker) matches(items []pickItem) []int {
 	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
 	out := make([]int, 0, len(items))
+	ranks := make(map[int]int, len(items))
 	for i, it := range items {
-		if q == "" || it.typed || strings.Contains(strings.ToLower(it.name), q) || strings.Contains(strings.ToLower(it.detail), q) {
-			out = append(out, i)
+		r := rank(it, q)
+		if r < 0 {
+			continue
 		}
+		out = append(out, i)
+		ranks[i] = r
 	}
+	slices.SortStableFunc(out, func(a, b int) int { return ranks[a] - ranks[b] })
 	return out
+}
+
+// The ways an item holds the filter, best first: typing a tool's name,
+// or the word it starts with, should find that tool before the ones that
+// merely contain the text ("simulate" finds simulate-research-query
+// before toggle-simulated-logging).
+const (
+	rankWord      = iota // a whole word of the name ("simulate" in simulate-research-query)
+	rankPrefix           // the start of the name
+	rankWordStart        // the start of a word of the name
+	rankInside           // anywhere in the name
+	rankDetail           // only in the detail (a URI, a template, the arguments)
+	rankTyped            // the entry that leads to typing the value by hand
+)
+
+// rank is how item it holds the filter q (lower case): one of the ranks
+// above, or -1 when it does not hold it.
+func rank(it pickItem, q string) int {
+	if it.typed {
+		return rankTyped
+	}
+	if q == "" {
+		return rankWord
+	}
+	name := strings.ToLower(it.name)
+	words := strings.FieldsFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	switch {
+	case name == q || slices.Contains(words, q):
+		return rankWord
+	case strings.HasPrefix(name, q):
+		return rankPrefix
+	case slices.ContainsFunc(words, func(w string) bool { return strings.HasPrefix(w, q) }):
+		return rankWordStart
+	case strings.Contains(name, q):
+		return rankInside
+	case strings.Contains(strings.ToLower(it.detail), q):
+		return rankDetail
+	}
+	return -1
 }
 
 // selected is the selected item's index in items, or -1 when the filter
@@ -86,17 +134,24 @@ func (p *picker) move(items []pickItem, d int) {
 	p.sel = ms[pos]
 }
 
-// update hands a key to the filter; the selection moves to the first
-// match if the filter no longer keeps it.
+// update hands a key to the filter. When the filter's text changes, the
+// selection moves to the best match, so that enter after typing a name
+// picks what was typed; otherwise it stays where it is while the filter
+// keeps it.
 func (p *picker) update(items []pickItem, msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
+	before := p.filter.Value()
 	p.filter, cmd = p.filter.Update(msg)
+	if ms := p.matches(items); p.filter.Value() != before && strings.TrimSpace(p.filter.Value()) != "" && len(ms) > 0 {
+		p.sel = ms[0]
+	}
 	p.sel = p.selected(items)
 	return cmd
 }
 
 // view draws the rows of a picker in height lines: the name column
-// as wide as the longest name shown needs (up to almost half the screen),
+// as wide as the longest name of the whole list needs (up to almost half
+// the screen), so that it stays put as the rows scroll by,
 // the rest of the row for the detail and description; a line says how
 // many rows are above or below the window.
 func (p *picker) view(env screen.Env, width int, items []pickItem, height int) string {
@@ -122,8 +177,8 @@ func (p *picker) view(env screen.Env, width int, items []pickItem, height int) s
 	}
 	end := min(len(ms), start+rows)
 	nameW := 0
-	for _, i := range ms[start:end] {
-		nameW = max(nameW, ansi.StringWidth(env.Line(items[i].name)))
+	for _, it := range items {
+		nameW = max(nameW, ansi.StringWidth(env.Line(it.name)))
 	}
 	nameW = min(nameW, max(12, width*45/100))
 	var b strings.Builder

@@ -274,6 +274,10 @@ func (c *Model) formArgs() (map[string]json.RawMessage, error) {
 			continue
 		}
 		v := strings.TrimSpace(f.Input.Value())
+		if raw, ok, _ := f.Value(); v == "" && ok {
+			args[f.Name] = raw // a choice made, or ticks
+			continue
+		}
 		if v == "" {
 			if f.Required && f.Example {
 				v = f.Input.Placeholder

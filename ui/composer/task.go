@@ -1,5 +1,7 @@
 package composer
 
+import "inflight/keymap"
+
 // taskCall reports whether a call of tool t is sent as a task: in the
 // legacy era, always for a tool that requires it, when asked (ctrl+t) for
 // one that allows it.
@@ -12,7 +14,7 @@ func (c *Model) toggleTask() string {
 	t, ok := c.tool()
 	switch {
 	case c.kind != KindTool || !ok:
-		return "ctrl+t runs a tool call as a task; this is no tool call"
+		return keymap.Key(c.keys.AsTask) + " runs a tool call as a task; this is no tool call"
 	case !c.legacy:
 		return "in the modern era the server decides whether a call becomes a task (inflight always declares the tasks extension)"
 	case t.TaskSupport == "required":
@@ -37,9 +39,9 @@ func (c *Model) taskLine(t Tool) string {
 	case t.TaskSupport == "required":
 		return "runs as a task: the tool requires one (tasks/get polls it; c sends tasks/cancel)"
 	case t.TaskSupport == "optional" && c.asTask:
-		return "runs as a task · ctrl+t to send it as an ordinary request"
+		return "runs as a task · " + keymap.Key(c.keys.AsTask) + " to send it as an ordinary request"
 	case t.TaskSupport == "optional":
-		return "an ordinary request · ctrl+t to run it as a task (the tool allows one)"
+		return "an ordinary request · " + keymap.Key(c.keys.AsTask) + " to run it as a task (the tool allows one)"
 	}
 	return ""
 }

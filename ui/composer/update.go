@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"inflight/keymap"
 	"inflight/termsafe"
 	"inflight/ui/look"
 	"inflight/ui/screen"
@@ -85,7 +86,7 @@ func (c *Model) updatePick(env screen.Env, kp tea.KeyPressMsg) screen.Action {
 		i := p.selected(items)
 		if i < 0 {
 			if len(items) == 0 {
-				c.note = "there is nothing to choose: use ← or → for another kind of request"
+				c.note = "there is nothing to choose: use " + keymap.Key(k.PrevKind) + " or " + keymap.Key(k.NextKind) + " for another kind of request"
 			} else {
 				c.note = fmt.Sprintf("nothing matches %q: backspace widens the filter", p.filter.Value())
 			}
@@ -98,7 +99,11 @@ func (c *Model) updatePick(env screen.Env, kp tea.KeyPressMsg) screen.Action {
 		}
 		return cmd
 	case key.Matches(kp, k.NextField), key.Matches(kp, k.PrevField):
-		c.note = "tab does nothing on a list: enter chooses, ↑/↓ move"
+		tab := k.NextField
+		if key.Matches(kp, k.PrevField) {
+			tab = k.PrevField
+		}
+		c.note = keymap.Key(tab) + " does nothing on a list: " + keymap.Key(k.Select) + " chooses, " + keymap.Keys(k.Up, k.Down) + " move"
 		return nil
 	}
 	return run(p.update(items, kp))
@@ -162,7 +167,7 @@ func (c *Model) updateKindRow(env screen.Env, kp tea.KeyPressMsg) screen.Action 
 			}
 		}
 	}
-	c.note = "←/→ choose the kind · ↓ or tab to the fields · enter sends"
+	c.note = c.kindWord() + " · " + keymap.Keys(k.Down, k.NextField) + " to the fields · " + keymap.Key(k.Select) + " sends"
 	return nil
 }
 
@@ -179,7 +184,7 @@ func (c *Model) updateForm(env screen.Env, kp tea.KeyPressMsg) screen.Action {
 		if c.kind == KindTool {
 			return run(c.toggleJSON())
 		}
-		c.note = "ctrl+e edits a tool call's arguments as JSON; this kind's form is all there is"
+		c.note = keymap.Key(k.JSONMode) + " edits a tool call's arguments as JSON; this kind's form is all there is"
 		return nil
 	case (key.Matches(kp, k.NextField) || key.Matches(kp, k.Down)) && !c.jsonMode:
 		if c.focus == len(c.fields)-1 {
@@ -193,6 +198,13 @@ func (c *Model) updateForm(env screen.Env, kp tea.KeyPressMsg) screen.Action {
 			return nil
 		}
 		return run(c.focusField(c.focus - 1))
+	case !c.jsonMode && c.focus < len(c.fields) && key.Matches(kp, k.Clear):
+		c.fields[c.focus].Clear()
+		c.touched, c.err = true, ""
+		c.checkArgs()
+		return nil
+	case !c.jsonMode && c.focus < len(c.fields) && c.fields[c.focus].IsChoice() && c.choiceKey(kp):
+		return nil
 	case !c.jsonMode && c.focus < len(c.fields) && c.fields[c.focus].IsBool:
 		f := &c.fields[c.focus]
 		if key.Matches(kp, k.Toggle) {
@@ -202,11 +214,33 @@ func (c *Model) updateForm(env screen.Env, kp tea.KeyPressMsg) screen.Action {
 			return nil
 		}
 		if kp.Text != "" {
-			c.note = fmt.Sprintf("%q was not typed: %s is a checkbox (space toggles it, tab moves on)", kp.Text, env.Line(f.Name))
+			c.note = fmt.Sprintf("%q was not typed: %s is a checkbox (%s toggles it, %s moves on)", kp.Text, env.Line(f.Name), keymap.Key(k.Toggle), keymap.Key(k.NextField))
 		}
 		return nil
 	}
 	return run(c.toInput(kp))
+}
+
+// choiceKey moves or ticks the focused picker or multi-select, and
+// reports whether kp did (←/→ on typed text move its cursor instead).
+func (c *Model) choiceKey(kp tea.KeyPressMsg) bool {
+	k := c.keys
+	f := &c.fields[c.focus]
+	switch {
+	case key.Matches(kp, k.PrevKind, k.NextKind) && f.Input.Value() == "":
+		d := 1
+		if key.Matches(kp, k.PrevKind) {
+			d = -1
+		}
+		f.Move(d)
+	case f.Multi && key.Matches(kp, k.Toggle):
+		f.Toggle()
+	default:
+		return false
+	}
+	c.touched, c.err = true, ""
+	c.checkArgs()
+	return true
 }
 
 // toInput hands a message to the input that has the focus.
@@ -238,14 +272,13 @@ func (c *Model) toInput(msg tea.Msg) tea.Cmd {
 		return nil
 	case c.focus < len(c.fields) && c.fields[c.focus].IsBool:
 		if _, ok := msg.(tea.PasteMsg); ok {
-			c.note = "the paste was not typed: " + c.fields[c.focus].Name + " is a checkbox (tab moves to a text field)"
+			c.note = "the paste was not typed: " + c.fields[c.focus].Name + " is a checkbox (" + keymap.Key(c.keys.NextField) + " moves to a text field)"
 		}
 		return nil
 	case c.focus < len(c.fields):
 		f := &c.fields[c.focus]
 		before := f.Input.Value()
-		var cmd tea.Cmd
-		f.Input, cmd = f.Input.Update(msg)
+		cmd := f.Edit(msg)
 		if f.Input.Value() != before {
 			c.touched = true
 			c.err = ""
@@ -308,13 +341,9 @@ func (c *Model) fillForm(args map[string]json.RawMessage) {
 		}
 		if !ok {
 			f.Input.SetValue("")
+			f.Pick, f.Ticked = -1, nil
 			continue
 		}
-		var s string
-		if f.Type == "string" && json.Unmarshal(v, &s) == nil {
-			f.Input.SetValue(s)
-		} else {
-			f.Input.SetValue(string(v))
-		}
+		f.SetValue(v)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"inflight/keymap"
 	"inflight/session"
 	"inflight/ui/look"
 	"inflight/ui/schemaform"
@@ -27,7 +28,7 @@ func (c Model) View(env screen.Env, width, height int) string {
 		return b.String()
 	}
 	if c.editOf != "" {
-		b.WriteString(st.Dim.Render(look.Fit("  editing a copy of "+env.Line(c.editOf)+": enter sends it as a new request", width)) + "\n\n")
+		b.WriteString(st.Dim.Render(look.Fit("  editing a copy of "+env.Line(c.editOf)+": "+c.sendKey()+" sends it as a new request", width)) + "\n\n")
 	}
 	if note := c.lacks(env, c.kind); note != "" {
 		what := map[Kind]string{KindResource: "type the URI", KindPrompt: "type the prompt's name"}[c.kind]
@@ -124,8 +125,11 @@ func (c *Model) viewFields(env screen.Env, width int) string {
 			b.WriteString("\n" + st.Dim.Render("  this request's timeouts (they become the defaults for the next):") + "\n")
 		}
 		b.WriteString(c.fieldLine(env, width, i) + "\n")
-		if i == c.focus {
+		if i == c.focus && !c.kindRow {
 			b.WriteString(c.focusedHint(env, width))
+			for _, l := range c.fields[i].Options(env.Styles, c.fieldKeys(), width) {
+				b.WriteString(l + "\n")
+			}
 		}
 	}
 	switch {
@@ -144,29 +148,51 @@ func (c *Model) viewFields(env screen.Env, width int) string {
 	return b.String()
 }
 
-// hint is the line of keys under the kinds.
+// hint is the line of keys under the kinds. Its key words are the key
+// map's, as every note of the composer's: one vocabulary for one key.
 func (c *Model) hint() string {
+	k := c.keys
 	if c.step == stepPick {
 		what := map[Kind]string{KindTool: "tool", KindResource: "resource", KindPrompt: "prompt"}[c.kind]
-		return "↑/↓ " + what + " · ←/→ kind · enter choose · ctrl+s send · esc back"
+		return keymap.Keys(k.Up, k.Down) + " " + what + " · " + c.kindWord() + " · " + keymap.Says(k.Select) + " · " + keymap.Says(k.Send) + " · " + keymap.Says(k.Back)
 	}
 	if c.kindRow {
-		return "←/→ kind · ↓ fields · enter send · esc back"
+		return c.kindWord() + " · " + keymap.Key(k.Down) + " fields · " + keymap.Key(k.Select) + " send · " + keymap.Says(k.Back)
 	}
 	if c.jsonMode {
 		// The editor keeps enter and tab for itself; the timeouts are
 		// set in the form.
-		return "JSON: enter new line · ctrl+s send · ctrl+e form and timeouts · esc back"
+		return "JSON: " + keymap.Key(k.Select) + " new line · " + keymap.Says(k.Send) + " · " + keymap.Key(k.JSONMode) + " form and timeouts · " + keymap.Says(k.Back)
 	}
-	// esc is in the footer; these are the keys of the form.
-	h := "tab/↓ next field · ↑ previous · enter send"
+	// esc is in the footer; these are the keys of the form. While ←/→
+	// move through the text, the kinds are on the row above the first
+	// field, where ←/→ switch them again.
+	up := keymap.Key(k.Up) + " previous"
+	if !c.kindKeys() {
+		up += ", at the top " + c.kindWord()
+	}
+	h := keymap.Keys(k.NextField, k.Down) + " next field · " + up + " · " + keymap.Key(k.Select) + " send"
 	if c.kind == KindTool {
-		h += " · ctrl+e JSON"
+		h += " · " + keymap.Key(k.JSONMode) + " JSON"
 	}
 	if c.kindKeys() {
-		return h + " · ←/→ kind"
+		return h + " · " + c.kindWord()
 	}
-	return h + " · ↑ at the top: kinds"
+	return h
+}
+
+// kindWord is the keys that switch kinds, in the hint's words ("←/→
+// kind").
+func (c *Model) kindWord() string { return keymap.Keys(c.keys.PrevKind, c.keys.NextKind) + " kind" }
+
+// sendKey is the key that sends the request from where the focus is:
+// enter in the form, ctrl+s in the JSON editor (whose enter is a new
+// line).
+func (c *Model) sendKey() string {
+	if c.jsonMode {
+		return keymap.Key(c.keys.Send)
+	}
+	return keymap.Key(c.keys.Select)
 }
 
 // viewMessage is the line under the form: the error, the schema's
@@ -181,45 +207,21 @@ func (c *Model) viewMessage(env screen.Env, width int) string {
 		return "\n" + st.Warn.Render(look.Fit("  "+env.Line(c.note), width)) + "\n"
 	case c.warn != "":
 		// So do the schema's objections, and they quote its values.
-		anyway := " (enter sends it anyway)"
-		if c.jsonMode {
-			anyway = " (ctrl+s sends it anyway)"
-		}
+		anyway := " (" + c.sendKey() + " sends it anyway)"
 		return "\n" + st.Warn.Render(look.Fit("  ! "+env.Line(c.warn)+anyway, width)) + "\n"
 	}
 	return ""
 }
 
+// fieldLine draws field i on its line.
 func (c *Model) fieldLine(env screen.Env, width int, i int) string {
-	st := env.Styles
-	f := &c.fields[i]
-	cursor := "  "
-	if i == c.focus && !c.jsonMode && !c.kindRow {
-		cursor = st.Cursor.Render("▌ ")
-	}
-	// The name of a schema's property is the server's string.
-	label := env.Line(f.Name)
-	if f.Required {
-		label += "*"
-	}
-	var value string
-	if f.IsBool {
-		box := "[ ]"
-		if f.On {
-			box = "[x]"
-		}
-		value = box + st.Dim.Render("  space toggles")
-	} else {
-		value = f.Input.View()
-	}
-	hint := ""
-	if f.Type != "" && !f.IsBool {
-		hint = st.Dim.Render("  " + f.Type)
-	}
-	if f.Hint != "" {
-		hint += st.Dim.Render(" · " + env.Line(f.Hint))
-	}
-	return look.Fit(cursor+look.Fit(label, schemaform.LabelWidth)+value+hint, width)
+	focused := i == c.focus && !c.jsonMode && !c.kindRow
+	return c.fields[i].Line(env.Styles, env.Line, c.fieldKeys(), focused, width)
+}
+
+// fieldKeys are the key words a field's line and choices name.
+func (c *Model) fieldKeys() schemaform.Keys {
+	return schemaform.Keys{Toggle: keymap.Key(c.keys.Toggle), Choose: keymap.Keys(c.keys.PrevKind, c.keys.NextKind)}
 }
 
 // viewPick draws the kind's list: the filter, the rows, and what the
@@ -237,7 +239,7 @@ func (c *Model) viewPick(env screen.Env, width int, height int) string {
 			if r, ok := env.Tracker.Get(c.toolsReq); ok && r.IsActive() {
 				status = append(status, look.Spinner(env.Now)+" asking the server for its tools (tools/list)…")
 			} else {
-				status = append(status, "The server listed no tools. Use → to send another kind of request.")
+				status = append(status, "The server listed no tools. Use "+keymap.Key(c.keys.NextKind)+" to send another kind of request.")
 			}
 		}
 	case KindResource:
@@ -323,7 +325,7 @@ func (c *Model) listStatus(env screen.Env, lists ...catalogList) []string {
 		r, asked := env.Tracker.Get(f.req)
 		switch {
 		case !f.asked:
-			out = append(out, listMethods[l]+" was not asked on this connection: ← then → asks")
+			out = append(out, listMethods[l]+" was not asked on this connection: "+keymap.Key(c.keys.PrevKind)+" then "+keymap.Key(c.keys.NextKind)+" asks")
 			empty = false
 		case f.err != "":
 			out = append(out, f.err)

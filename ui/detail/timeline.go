@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"inflight/session"
 	"inflight/ui/look"
 	"inflight/ui/screen"
@@ -295,11 +297,22 @@ func (t *timeline) conversation() {
 }
 
 // paint draws the cells and the marks on the bar, glyph by glyph, the
-// most telling last.
+// most telling last. The cancel keeps its cell: what came after it in the
+// same cell (late or crossed progress, counted) moves to the next free
+// cell on its right, or, with none left, is told by its label alone.
 func (t *timeline) paint() {
+	cancel := -1
+	if t.r.Cancel != nil {
+		cancel = t.col(t.r.Cancel.At)
+	}
+	var moved []string
 	for _, g := range timelineGlyphs {
 		if c, ok := t.cells[g]; ok {
 			for i, n := range c {
+				if i == cancel && afterCancelGlyph(g) {
+					moved = append(moved, g)
+					continue
+				}
 				t.line[i] = cellGlyph(g, n)
 			}
 		}
@@ -309,7 +322,19 @@ func (t *timeline) paint() {
 			}
 		}
 	}
+	for _, g := range moved {
+		for i := cancel + 1; i < len(t.line); i++ {
+			if t.line[i] == '─' {
+				t.line[i] = cellGlyph(g, t.cells[g][cancel])
+				break
+			}
+		}
+	}
 }
+
+// afterCancelGlyph reports whether g marks traffic counted after the
+// cancel (late or crossed progress), which gives way to the cancel's ✕.
+func afterCancelGlyph(g string) bool { return g == "*" || g == "x" }
 
 // rows is the bar and the rows of labels under it. Labels go under their
 // mark, on the first of three rows where they do not overwrite a
@@ -365,7 +390,62 @@ func (t *timeline) rows() []string {
 		}
 		out = append(out, "  "+st.Dim.Render(text))
 	}
+	if t.r.Task != nil {
+		// A task's bar holds glyphs its labels do not all explain (a
+		// change of status, polls counted per cell): a legend says them,
+		// as the waterfall's does.
+		// It takes the second row of labels when that is empty.
+		if l := t.legend(); l != "" {
+			if last := len(out) - 1; strings.TrimSpace(ansi.Strip(out[last])) == "" {
+				out = out[:last]
+			}
+			out = append(out, "  "+l)
+		}
+	}
 	return out
+}
+
+// legendWords say what the bar's glyphs mean, in the order the legend
+// lists them.
+var legendWords = []struct{ glyph, word string }{
+	{"●", "sent"}, {"┼", "progress"}, {"•", "update"}, {"◆", "task status"}, {"·", "poll"}, {"≡", "log"},
+	{"?", "question"}, {"↻", "round"}, {"↘", "server's request"}, {"↗", "its end"}, {"⚑", "proxy"},
+	{"✕", "cancel"}, {"*", "late"}, {"x", "crossed"}, {"!", "late response"}, {"■", "end"}, {"▶", "now"},
+}
+
+// legend names the glyphs the bar shows, as many as the width holds; a
+// digit or + in a cell counts several of one glyph, which the labels say.
+func (t *timeline) legend() string {
+	bar := string(t.line)
+	st := t.env.Styles
+	var parts []string
+	used := 0
+	for _, it := range legendWords {
+		if !strings.Contains(bar, it.glyph) && !t.counted(it.glyph) {
+			continue
+		}
+		w := 2 + len([]rune(it.word))
+		if len(parts) > 0 {
+			w += 2
+		}
+		if used+w > t.w {
+			break
+		}
+		used += w
+		parts = append(parts, st.Running.Render(it.glyph)+" "+st.Dim.Render(it.word))
+	}
+	return strings.Join(parts, "  ")
+}
+
+// counted reports whether glyph g has a cell holding several of it (drawn
+// as their count).
+func (t *timeline) counted(g string) bool {
+	for _, n := range t.cells[g] {
+		if n > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // cellGlyph is what a cell holding n marks of glyph g shows: the glyph for

@@ -3,10 +3,8 @@
 package help
 
 import (
-	"slices"
 	"strings"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -51,12 +49,11 @@ func (m Model) Update(env screen.Env, msg tea.Msg) (Model, screen.Action) {
 
 // View draws the intro, the key columns (in two rows when they do not fit
 // the width) and how to close, shortening the intro and then the closing
-// words on a short terminal rather than losing a key.
+// words on a short terminal rather than losing a key. Every key of the
+// screen is listed; those that do not act on the selection now are
+// dimmed. The intro is wrapped to the width, never cut mid-word.
 func (m Model) View(env screen.Env, width, height int) string {
 	st := env.Styles
-	hm := help.New()
-	hm.Styles = st.Help
-	hm.ShowAll = true
 	intro := m.intro
 	if intro == nil {
 		intro = []string{
@@ -68,26 +65,19 @@ func (m Model) View(env screen.Env, width, height int) string {
 			"",
 		}
 	}
-	var groups [][]key.Binding
-	for _, g := range m.keys.FullHelp() {
-		// A column none of whose keys act here (the attach keys elsewhere)
-		// takes no place in the split below.
-		if slices.ContainsFunc(g, key.Binding.Enabled) {
-			groups = append(groups, g)
-		}
-	}
-	full := hm.FullHelpView(groups)
+	groups := m.keys.ScreenHelp()
+	full := columns(st, groups)
 	if lipgloss.Width(full) > width {
 		// Narrow terminals get the columns in two rows instead of losing
 		// the last ones.
 		half := (len(groups) + 1) / 2
-		full = hm.FullHelpView(groups[:half]) + "\n\n" + hm.FullHelpView(groups[half:])
+		full = columns(st, groups[:half]) + "\n\n" + columns(st, groups[half:])
 	}
-	out := strings.Join(intro, "\n") + "\n" + full
+	out := wrap(strings.Join(intro, "\n"), width) + "\n" + full
 	if strings.Count(out, "\n")+1 > height {
-		// A short terminal keeps every key and says the same in two lines.
-		out = look.Fit("the cancel: notifications/cancelled (stdio, legacy HTTP), the stream closed (modern", width) + "\n" +
-			look.Fit("HTTP) or tasks/cancel (a task); what comes after it is "+st.Flag.Render("⚑ flagged")+".", width) + "\n\n" + full
+		// A short terminal keeps every key and says the same in fewer
+		// lines.
+		out = wrap("the cancel: notifications/cancelled (stdio, legacy HTTP), the stream closed (modern HTTP) or tasks/cancel (a task); what comes after it is "+st.Flag.Render("⚑ flagged")+".", width) + "\n\n" + full
 	}
 	closing := "\n\n" + st.Dim.Render("press ? or esc to close")
 	if strings.Count(out+closing, "\n")+1 > height {
@@ -99,4 +89,51 @@ func (m Model) View(env screen.Env, width, height int) string {
 		}
 	}
 	return out + closing
+}
+
+// wrap breaks text's lines at spaces to fit width, a continued line
+// indented as its first.
+func wrap(text string, width int) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		w := max(10, width-indent)
+		wrapped := lipgloss.NewStyle().Width(w).Render(strings.TrimLeft(line, " "))
+		for _, l := range strings.Split(wrapped, "\n") {
+			out = append(out, strings.TrimRight(strings.Repeat(" ", indent)+l, " "))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// columnGap is the room between two columns of keys (bubbles' help's).
+const columnGap = "    "
+
+// columns draws the key columns side by side, as bubbles' help draws its
+// full view, each key and its words dimmed when it does not act now.
+func columns(st look.Styles, groups [][]keymap.HelpKey) string {
+	var cols []string
+	for i, g := range groups {
+		keys := make([]string, len(g))
+		descs := make([]string, len(g))
+		kw := 0
+		for _, b := range g {
+			kw = max(kw, lipgloss.Width(b.Help().Key))
+		}
+		for j, b := range g {
+			keyStyle, descStyle := st.Help.FullKey, st.Help.FullDesc
+			if !b.Now {
+				keyStyle, descStyle = st.Dim, st.Dim
+			}
+			k := b.Help().Key
+			keys[j] = keyStyle.Render(k) + strings.Repeat(" ", kw-lipgloss.Width(k))
+			descs[j] = descStyle.Render(b.Help().Desc)
+		}
+		gap := ""
+		if i > 0 {
+			gap = st.Help.FullSeparator.Render(columnGap)
+		}
+		cols = append(cols, lipgloss.JoinHorizontal(lipgloss.Top, gap, strings.Join(keys, "\n"), " ", strings.Join(descs, "\n")))
+	}
+	return lipgloss.JoinHorizontal(lipgloss.Top, cols...)
 }

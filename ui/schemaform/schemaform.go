@@ -38,9 +38,26 @@ type Param struct {
 	Name     string
 	Type     string // string, integer, number, boolean or json
 	Required bool
-	// Default is the default as the placeholder shows it.
-	Default string
-	Hint    string
+	// Default is the default as the placeholder shows it; DefaultJSON is
+	// the default itself (nil: none), which an answer sends for a field
+	// left empty.
+	Default     string
+	DefaultJSON json.RawMessage
+	Hint        string
+	// Choices are the values the property allows, when it lists them
+	// (an enum, enumNames giving their titles, or a oneOf/anyOf of
+	// consts with titles): its field is a picker. Multi: the property is
+	// an array of such values, its field a set of checkboxes.
+	Choices []Choice
+	Multi   bool
+}
+
+// Choice is one value a property allows: Value is the JSON sent, Title
+// the words shown for it (the value itself when the schema gives none),
+// sanitised for one line.
+type Choice struct {
+	Value json.RawMessage
+	Title string
 }
 
 // Bounds on what a server's schema can make the composer do. A tools/list
@@ -58,6 +75,9 @@ const (
 	maxRefHops = 8
 	// maxParams bounds the form's fields.
 	maxParams = 200
+	// maxChoices bounds a picker: a property that allows more values is
+	// typed, its hint listing the first of them.
+	maxChoices = 500
 )
 
 // Read reads a tool's input schema. A schema that cannot be read, or
@@ -135,7 +155,19 @@ func schemaParams(root *jsonschema.Schema, line func(string) string) []Param {
 		if e := enumText(p); e != "" {
 			hint = strings.TrimSpace(hint + " (one of: " + e + ")")
 		}
-		out = append(out, Param{Name: n, Type: typ, Required: required[n], Default: line(defaultText(p.Default)), Hint: line(hint)})
+		prm := Param{Name: n, Type: typ, Required: required[n], Default: line(defaultText(p.Default)), DefaultJSON: p.Default, Hint: line(hint)}
+		prm.Choices = choices(p, line)
+		if typ == "json" && schemaType(p) == "array" && p.Items != nil {
+			// A multi-select: an array whose items list their values.
+			items := deref(root, p.Items)
+			if prm.Choices = choices(items, line); len(prm.Choices) > 0 {
+				prm.Type, prm.Multi = "array", true
+				if e := enumText(items); e != "" {
+					prm.Hint = line(strings.TrimSpace(hint + " (any of: " + e + ")"))
+				}
+			}
+		}
+		out = append(out, prm)
 	}
 	return out
 }
@@ -226,6 +258,53 @@ func enumText(s *jsonschema.Schema) string {
 		vals = append(vals, fmt.Sprintf("… %d more", total-len(vals)))
 	}
 	return strings.Join(vals, ", ")
+}
+
+// choices are the values s allows with their titles, for a picker: its
+// enum (titled by enumNames when it has them, as older schemas do), or a
+// oneOf/anyOf of consts; nil when it lists none, or too many to pick from.
+func choices(s *jsonschema.Schema, line func(string) string) []Choice {
+	var out []Choice
+	add := func(v any, title string) {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return
+		}
+		if title == "" {
+			title = valueText(v)
+		}
+		out = append(out, Choice{Value: raw, Title: line(title)})
+	}
+	if len(s.Enum) > 0 {
+		if len(s.Enum) > maxChoices {
+			return nil
+		}
+		names, _ := s.Extra["enumNames"].([]any)
+		for i, e := range s.Enum {
+			title := ""
+			if i < len(names) {
+				title, _ = names[i].(string)
+			}
+			add(e, title)
+		}
+		return out
+	}
+	alts := s.OneOf
+	if len(alts) == 0 {
+		alts = s.AnyOf
+	}
+	if len(alts) == 0 || len(alts) > maxChoices {
+		return nil
+	}
+	for _, a := range alts {
+		if a == nil || a.Const == nil {
+			return nil // not a list of values
+		}
+	}
+	for _, a := range alts {
+		add(*a.Const, a.Title)
+	}
+	return out
 }
 
 // valueText writes a JSON value as a person reads it: strings bare.

@@ -1,0 +1,91 @@
+package detail
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"inflight/event"
+	"inflight/session"
+	"inflight/wire"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// timelineOf is the fixture's timeline, its bar and rows unstyled.
+func (f *fixture) timelineOf() []string {
+	r, _ := f.tracker.Get(f.id)
+	var out []string
+	for _, l := range f.m.timeline(f.env(), r, f.w) {
+		out = append(out, strings.TrimRight(ansi.Strip(l), " "))
+	}
+	return out
+}
+
+// Late progress in the cancel's own cell does not hide the cancel: the ✕
+// keeps its cell and the late mark takes the next free one.
+func TestTimelineCancelWinsItsCell(t *testing.T) {
+	f := newFixture(t, 80, 24)
+	f.now = t0.Add(time.Second)
+	if _, err := f.tracker.RequestCancel(f.id, "user requested cancellation", session.CauseUser, f.now); err != nil {
+		t.Fatal(err)
+	}
+	f.apply(event.Event{Kind: event.CancelSent, RequestID: f.id, Signal: event.SignalNotification, Reason: "user requested cancellation"})
+	f.now = f.now.Add(time.Millisecond)
+	f.progress(1, 10, "late")
+	f.now = t0.Add(10 * time.Second)
+	f.layout()
+	if r, _ := f.tracker.Get(f.id); r.Late.ProgressAfterCancel != 1 {
+		t.Fatalf("the progress was not judged late: %+v", r.Late)
+	}
+	tl := f.timelineOf()
+	bar := []rune(strings.TrimSpace(tl[0]))
+	cancel := -1
+	for i, c := range bar {
+		if c == '✕' {
+			cancel = i
+		}
+	}
+	if cancel < 0 {
+		t.Fatalf("the cancel's ✕ is hidden:\n%s", strings.Join(tl, "\n"))
+	}
+	if cancel+1 >= len(bar) || bar[cancel+1] != '*' {
+		t.Errorf("the late progress is not in the cell after the cancel:\n%s", strings.Join(tl, "\n"))
+	}
+	if !strings.Contains(strings.Join(tl, "\n"), "* 1 late progress") {
+		t.Errorf("the late progress is not labelled:\n%s", strings.Join(tl, "\n"))
+	}
+}
+
+// A task's timeline says what its glyphs mean, as the waterfall does.
+func TestTimelineOfATaskHasALegend(t *testing.T) {
+	f := newFixture(t, 100, 30)
+	f.tracker.Apply(event.Event{Kind: event.Connected, Time: t0, Info: &event.ConnInfo{Era: event.EraLegacy, Transport: event.TransportStdio}})
+	params := json.RawMessage(`{"name":"report","arguments":{},"task":{"ttl":60000}}`)
+	r := f.tracker.Begin(wire.MethodToolsCall, params, session.RequestOptions{}, f.now)
+	raw := wire.Request(r.ID, wire.MethodToolsCall, params)
+	msg, _ := wire.Decode(raw)
+	f.apply(event.Event{Kind: event.Sent, RequestID: r.ID, Raw: raw, Msg: msg})
+	f.id = r.ID
+	f.m = New(r.ID, f.w, f.h)
+	f.now = t0.Add(300 * time.Millisecond)
+	f.answer(`{"task":{"taskId":"t-1","status":"working","statusMessage":"started","createdAt":"2026-11-30T09:00:00Z","lastUpdatedAt":"2026-11-30T09:00:00Z","ttl":60000,"pollInterval":1000}}`)
+	f.now = t0.Add(5 * time.Second)
+	f.layout()
+	if r, _ := f.tracker.Get(f.id); r.Task == nil {
+		t.Fatalf("no task: %s", r.State)
+	}
+	tl := f.timelineOf()
+	if !strings.Contains(tl[0], "◆") {
+		t.Fatalf("no ◆ on the task's bar:\n%s", strings.Join(tl, "\n"))
+	}
+	if !strings.Contains(strings.Join(tl, "\n"), "◆ task status") {
+		t.Errorf("no legend says what ◆ is:\n%s", strings.Join(tl, "\n"))
+	}
+	// A request that is no task keeps its timeline as it was.
+	g := newFixture(t, 100, 30)
+	if s := strings.Join(g.timelineOf(), "\n"); strings.Contains(s, "task status") {
+		t.Errorf("a plain request's timeline has the task legend:\n%s", s)
+	}
+}
