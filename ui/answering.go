@@ -8,7 +8,6 @@ import (
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/ui/answer"
-	"inflight/ui/schemaform"
 	"inflight/ui/screen"
 	"inflight/wire"
 )
@@ -67,7 +66,7 @@ func (a *answering) closeOn(qs []*serverQuestion, cur mode) (mode, bool) {
 func (a *answering) openRound(env screen.Env, r *session.Request, roots json.RawMessage, cur mode) (mode, screen.Action) {
 	asked, _ := r.Asked()
 	var act screen.Action
-	a.form, act = answer.OpenRound(env, answerSchema, r.ID, asked, roots)
+	a.form, act = answer.OpenRound(env, r.ID, asked, roots)
 	if a.form.Shown() {
 		cur = a.show(cur)
 	}
@@ -81,19 +80,8 @@ func (a *answering) openQuestion(env screen.Env, q *serverQuestion, cur mode) (m
 		during = s.During
 	}
 	var act screen.Action
-	a.form, act = answer.OpenQuestion(env, answerSchema, answer.Question{ID: q.id, Method: q.method, Params: q.params, Ref: q}, during)
+	a.form, act = answer.OpenQuestion(env, answer.Question{ID: q.id, Method: q.method, Params: q.params, Ref: q}, during)
 	return a.show(cur), act
-}
-
-// answerSchema reads an elicitation's requested schema for the form as
-// the composer reads a tool's input schema.
-func answerSchema(raw json.RawMessage, line func(string) string) answer.Schema {
-	tf := schemaform.Read(raw, line)
-	s := answer.Schema{Note: tf.Note, Check: tf.Validate}
-	for _, p := range tf.Params {
-		s.Params = append(s.Params, answer.Param{Name: p.Name, Type: p.Type, Required: p.Required, Default: p.Default, Hint: p.Hint})
-	}
-	return s
 }
 
 // notSent opens q's form again, as the user typed it, saying why its

@@ -67,40 +67,6 @@ type Question struct {
 	Ref    any
 }
 
-// SchemaReader reads an elicitation's requested schema into the form's
-// parameters; line sanitises the schema's strings.
-//
-// Deprecated: the form reads the requested schema with schemaform itself,
-// as the composer reads a tool's input schema, so that its fields are
-// the same (pickers with their titles, multi-selects, defaults):
-// OpenRound and OpenQuestion ignore the reader they are given. It stays
-// until no caller passes one.
-type SchemaReader func(raw json.RawMessage, line func(string) string) Schema
-
-// Schema is a requested schema as a SchemaReader gives it.
-//
-// Deprecated: see SchemaReader.
-type Schema struct {
-	Params []Param
-	// Note says, in words, what is unusual about the schema ("" when
-	// nothing is), sanitised already.
-	Note string
-	// Check validates the content against the schema (nil: it is not
-	// checked); its error says what is wrong in words.
-	Check func(content map[string]json.RawMessage) error
-}
-
-// Param is one top-level property of a requested schema.
-//
-// Deprecated: see SchemaReader.
-type Param struct {
-	Name     string
-	Type     string // string, integer, number, boolean or json
-	Required bool
-	Default  string // as the field is pre-filled
-	Hint     string
-}
-
 // Reply asks the root to answer a legacy server's question: with Result,
 // or with the error Err. Action is the spec's word the user chose
 // (accept, decline, cancel); Kept is the form as typed, which opens again
@@ -150,7 +116,7 @@ const LaterText = "not answered yet: a opens the form again"
 // input requests, roots answers roots/list without a prompt. When no
 // question needs the user, the form asks at once to send the round. (The
 // SchemaReader is not used: see its comment.)
-func OpenRound(env screen.Env, _ SchemaReader, id wire.ID, asked []session.InputRequest, roots json.RawMessage) (Model, screen.Action) {
+func OpenRound(env screen.Env, id wire.ID, asked []session.InputRequest, roots json.RawMessage) (Model, screen.Action) {
 	m := Model{keys: keymap.DefaultAnswer(), id: id, asked: asked, answers: map[string]json.RawMessage{}, roots: roots}
 	return m.next(env)
 }
@@ -158,7 +124,7 @@ func OpenRound(env screen.Env, _ SchemaReader, id wire.ID, asked []session.Input
 // OpenQuestion opens the form on a legacy server's own request; during is
 // the request it came during (zero: none). (The SchemaReader is not used:
 // see its comment.)
-func OpenQuestion(env screen.Env, _ SchemaReader, q Question, during wire.ID) (Model, screen.Action) {
+func OpenQuestion(env screen.Env, q Question, during wire.ID) (Model, screen.Action) {
 	m := Model{keys: keymap.DefaultAnswer(), id: during, legacy: &q}
 	cmd := m.build(env, q.Method, q.Params)
 	return m, screen.Run{Cmd: cmd}

@@ -62,7 +62,7 @@ func TestRoundAnswersEveryQuestionThenSends(t *testing.T) {
 		{Key: "roots", Method: wire.MethodRootsList},
 		{Key: "ok", Method: wire.MethodElicitationCreate, Params: json.RawMessage(confirm)},
 	}
-	m, act := OpenRound(env, nil, wire.IntID(4), asked, json.RawMessage(`{"roots":[]}`))
+	m, act := OpenRound(env, wire.IntID(4), asked, json.RawMessage(`{"roots":[]}`))
 	if _, ok := act.(screen.Run); !ok || !m.Shown() || m.ID() != wire.IntID(4) || m.Legacy() != nil {
 		t.Fatalf("open: action %#v, shown %v", act, m.Shown())
 	}
@@ -90,7 +90,7 @@ func TestRoundAnswersEveryQuestionThenSends(t *testing.T) {
 
 // A round that asks only for roots is sent at once, with no form to keep.
 func TestRoundOfRootsIsSentAtOnce(t *testing.T) {
-	m, act := OpenRound(testEnv(), nil, wire.IntID(2), []session.InputRequest{{Key: "r", Method: wire.MethodRootsList}}, json.RawMessage(`{"roots":[1]}`))
+	m, act := OpenRound(testEnv(), wire.IntID(2), []session.InputRequest{{Key: "r", Method: wire.MethodRootsList}}, json.RawMessage(`{"roots":[1]}`))
 	send, ok := act.(SendRound)
 	if !ok || m.Shown() || send.Kept != nil || string(send.Answers["r"]) != `{"roots":[1]}` {
 		t.Fatalf("action %#v, shown %v", act, m.Shown())
@@ -103,7 +103,7 @@ func TestRoundSamplingDeclineEndsTheConversation(t *testing.T) {
 	env := testEnv()
 	asked := []session.InputRequest{{Key: "s", Method: wire.MethodSamplingCreate,
 		Params: json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"modelPreferences":{"hints":[{"name":"m1"}],"speedPriority":0.5},"maxTokens":9}`)}}
-	m, _ := OpenRound(env, nil, wire.IntID(5), asked, nil)
+	m, _ := OpenRound(env, wire.IntID(5), asked, nil)
 	if v := m.View(env, 100, 24); !strings.Contains(v, "user: hi") || !strings.Contains(v, "model preferences: hints m1 · speed 0.5 · max 9 tokens") {
 		t.Errorf("the sampling form shows:\n%s", v)
 	}
@@ -123,7 +123,7 @@ func TestQuestionRepliesWithTheRootsHandle(t *testing.T) {
 	env := testEnv()
 	ref := new(int)
 	q := Question{ID: wire.IntID(7), Method: wire.MethodSamplingCreate, Params: json.RawMessage(`{"messages":[]}`), Ref: ref}
-	m, _ := OpenQuestion(env, nil, q, wire.ID{})
+	m, _ := OpenQuestion(env, q, wire.ID{})
 	if m.Legacy() != ref || !strings.Contains(m.View(env, 100, 24), "from the server (its ID 7)") {
 		t.Fatalf("legacy %v:\n%s", m.Legacy(), m.View(env, 100, 24))
 	}
@@ -148,7 +148,7 @@ func TestQuestionRepliesWithTheRootsHandle(t *testing.T) {
 // A dead form only tells: enter sends nothing.
 func TestDeadFormSendsNothing(t *testing.T) {
 	env := testEnv()
-	m, _ := OpenRound(env, nil, wire.IntID(4), []session.InputRequest{{Key: "ok", Method: wire.MethodElicitationCreate, Params: json.RawMessage(confirm)}}, nil)
+	m, _ := OpenRound(env, wire.IntID(4), []session.InputRequest{{Key: "ok", Method: wire.MethodElicitationCreate, Params: json.RawMessage(confirm)}}, nil)
 	m = m.Dead("this answer could not be sent")
 	m, act := press(t, env, m, "enter")
 	if act != nil || !strings.Contains(m.Err(), "nothing more can be sent") {
@@ -160,7 +160,7 @@ func TestDeadFormSendsNothing(t *testing.T) {
 // into size.
 func TestViewLeavesTheFieldsAlone(t *testing.T) {
 	env := testEnv()
-	m, _ := OpenRound(env, nil, wire.IntID(4), []session.InputRequest{{Key: "ok", Method: wire.MethodElicitationCreate, Params: json.RawMessage(confirm)}}, nil)
+	m, _ := OpenRound(env, wire.IntID(4), []session.InputRequest{{Key: "ok", Method: wire.MethodElicitationCreate, Params: json.RawMessage(confirm)}}, nil)
 	before := m.fields[0].Input.Width()
 	_ = m.View(env, 140, 24)
 	if m.fields[0].Input.Width() != before {
@@ -176,7 +176,7 @@ func TestURLQuestionShowsTheSite(t *testing.T) {
 	env := testEnv()
 	q := Question{ID: wire.IntID(1), Method: wire.MethodElicitationCreate,
 		Params: json.RawMessage(`{"mode":"url","message":"Go","url":"https://Example.com/x"}`), Ref: 1}
-	m, _ := OpenQuestion(env, nil, q, wire.ID{})
+	m, _ := OpenQuestion(env, q, wire.ID{})
 	v := ansi.Strip(m.View(env, 100, 24))
 	if !strings.Contains(v, "site  example.com") || !strings.Contains(v, "enter accept (you opened it)") {
 		t.Errorf("the URL form:\n%s", v)
@@ -190,7 +190,7 @@ func TestURLQuestionShowsTheSite(t *testing.T) {
 // answer it; decline ends the conversation.
 func TestQuestionWithoutAMethodCanBeDeclined(t *testing.T) {
 	env := testEnv()
-	m, _ := OpenRound(env, nil, wire.IntID(3), []session.InputRequest{{Key: "x"}}, nil)
+	m, _ := OpenRound(env, wire.IntID(3), []session.InputRequest{{Key: "x"}}, nil)
 	if !m.Shown() || !strings.Contains(ansi.Strip(m.View(env, 100, 24)), "inflight cannot answer ; decline it") {
 		t.Fatalf("shown %v:\n%s", m.Shown(), m.View(env, 100, 24))
 	}

@@ -16,7 +16,7 @@ import (
 func ask(t *testing.T, schema string) Model {
 	t.Helper()
 	params := `{"message":"Tell me","requestedSchema":` + schema + `}`
-	m, _ := OpenRound(testEnv(), nil, wire.IntID(4), []session.InputRequest{{Key: "q", Method: wire.MethodElicitationCreate, Params: json.RawMessage(params)}}, nil)
+	m, _ := OpenRound(testEnv(), wire.IntID(4), []session.InputRequest{{Key: "q", Method: wire.MethodElicitationCreate, Params: json.RawMessage(params)}}, nil)
 	if !m.Shown() {
 		t.Fatal("the form is not shown")
 	}
