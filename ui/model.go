@@ -115,6 +115,9 @@ type Options struct {
 	// (attach.go) instead of a client: Dial is not used, and the events
 	// come from Source.
 	Attach *Attach
+	// Replay, when set, makes the UI a player of a recorded run
+	// (replay.go): Dial is not used, and nothing is sent.
+	Replay *Replay
 	// Source is where the events come from when they do not come from a
 	// client of the UI's own (the proxy's stream, with Attach): the same
 	// pump reads it as it reads a live connection's events.
@@ -234,6 +237,8 @@ type Model struct {
 	// its keys and what it draws of the proxy (ui/attach).
 	attach  attachState
 	attachv attach.Model
+	// replay is the player of a recorded run (Options.Replay).
+	replay replayState
 
 	// The server's questions (answer.go): the legacy ones waiting for
 	// the user, the open answer form, and the screen it was opened from.
@@ -360,7 +365,7 @@ const maxBatch = 2048
 
 // New returns the root model. The connection is dialled in Init.
 func New(opts Options) (*Model, error) {
-	if opts.Dial == nil && opts.Attach == nil {
+	if opts.Dial == nil && opts.Attach == nil && opts.Replay == nil {
 		return nil, errors.New("ui: Options.Dial is required")
 	}
 	if opts.Attach != nil && opts.Source == nil {
@@ -423,6 +428,9 @@ func (m *Model) Conn() Client { return m.conn }
 func (m *Model) Init() tea.Cmd {
 	if m.attaching() {
 		return m.initAttach()
+	}
+	if m.replaying() {
+		return m.initReplay()
 	}
 	conn, err := m.opts.Dial()
 	if err != nil {
@@ -554,6 +562,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.handleConnected(msg)
 	case tickMsg:
 		cmd = m.handleTick(msg)
+	case replayTickMsg:
+		cmd = m.handleReplayTick(msg)
 	case sendFailedMsg:
 		m.handleSendFailed(msg)
 	case cancelDoneMsg:
@@ -605,8 +615,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmd, m.schedule())
 }
 
-// now is the UI's clock.
-func (m *Model) now() time.Time { return m.opts.Now() }
+// now is the UI's clock: in a replay, the moment shown.
+func (m *Model) now() time.Time {
+	if m.replaying() {
+		return m.replayNow()
+	}
+	return m.opts.Now()
+}
 
 func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	if msg.gen != m.connGen {
@@ -1050,6 +1065,9 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	if m.attaching() {
 		st = m.attachv.KeyState(st)
 	}
+	if m.replaying() {
+		st = replayKeyState(st)
+	}
 	if m.prompt.kind != promptNone {
 		st.Mode = keymap.ModePrompt
 	}
@@ -1084,6 +1102,11 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.attaching() {
 		if cmd, handled := m.attachKey(msg); handled {
+			return cmd
+		}
+	}
+	if m.replaying() {
+		if cmd, handled := m.replayKey(msg); handled {
 			return cmd
 		}
 	}
@@ -1478,7 +1501,7 @@ func (m *Model) interrupt() tea.Cmd {
 const quitCancelWait = 3 * time.Second
 
 func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
-	if m.quitting || m.attaching() {
+	if m.quitting || m.attaching() || m.replaying() {
 		return m.exit() // a view on a proxy detaches: the host's requests are not its own
 	}
 	m.quitting = true

@@ -22,7 +22,7 @@ const (
 
 // bodyHeight is what is left between the header and the footer.
 func (m *Model) bodyHeight() int {
-	h := m.height - headerLines - footerLines
+	h := m.height - headerLines - footerLines - m.scrubberLines()
 	if m.state == connLost {
 		h -= strings.Count(m.viewBanner(), "\n") + 1
 	}
@@ -83,6 +83,7 @@ func (m *Model) frame() string {
 	}
 	b.WriteString(body)
 	b.WriteByte('\n')
+	b.WriteString(m.viewScrubber())
 	b.WriteString(m.viewStatus())
 	b.WriteByte('\n')
 	b.WriteString(m.footer())
