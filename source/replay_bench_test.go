@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -89,7 +90,7 @@ func BenchmarkReplaySeek1M(b *testing.B) {
 	}
 	span := rp.End().Sub(rp.Start())
 	i := 0
-	var worst time.Duration
+	var took []time.Duration
 	b.ResetTimer()
 	for b.Loop() {
 		// Golden-ratio steps cover the run evenly, back and forth.
@@ -98,7 +99,11 @@ func BenchmarkReplaySeek1M(b *testing.B) {
 		frac -= float64(int(frac))
 		began := time.Now()
 		rp.SeekTime(rp.Start().Add(time.Duration(frac * float64(span))))
-		worst = max(worst, time.Since(began))
+		took = append(took, time.Since(began))
 	}
-	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
+	slices.Sort(took)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(took[len(took)/2]), "p50-ms")
+	b.ReportMetric(ms(took[len(took)*99/100]), "p99-ms")
+	b.ReportMetric(ms(took[len(took)-1]), "worst-ms")
 }
