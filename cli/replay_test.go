@@ -12,7 +12,11 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"inflight/call"
+	"inflight/check"
+	"inflight/exitcode"
 	"inflight/internal/testkit/tracerun"
+	"inflight/session"
 	"inflight/ui"
 )
 
@@ -108,5 +112,63 @@ func TestReplayViewRefusesWhatIsNoTrace(t *testing.T) {
 	}
 	if code := c.replayView(context.Background(), path, f); code != 0 || !opened {
 		t.Errorf("a cut trace: exit %d, said where it broke %v", code, opened)
+	}
+}
+
+// TestReplayViewOfEveryWriter: the traces call, check and the stdio proxy
+// write of runs against the demo server open in the interactive replay,
+// judged again by the replay's tracker as the run judged them (given the
+// run's own timeouts, which a trace does not keep); the proxy's are the
+// host's requests.
+func TestReplayViewOfEveryWriter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo server")
+	}
+	t.Setenv(childEnv, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	callTrace, checkTrace, proxyTrace := filepath.Join(dir, "call.jsonl"), filepath.Join(dir, "check.jsonl"), filepath.Join(dir, "proxy.jsonl")
+	slow := []string{"--tool", "slow", "--args", `{"seconds":1,"steps":4}`, "--cancel-after", "400ms"}
+	if code, _, stderr := inflight(t, append([]string{"call", "--trace", callTrace}, slow...)...); code != exitcode.Cancelled {
+		t.Fatalf("call: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := inflight(t, "check", "--trace", checkTrace); code != 0 {
+		t.Fatalf("check: exit %d: %s", code, stderr)
+	}
+	proxied := append([]string{"call"}, slow...)
+	proxied = append(proxied, "--", exe, "proxy", "--trace", proxyTrace, "--", exe, "demo-server")
+	if code, _, stderr := inflight(t, proxied...); code != exitcode.Cancelled {
+		t.Fatalf("call through the proxy: exit %d: %s", code, stderr)
+	}
+	for _, tc := range []struct {
+		path       string
+		lateWindow time.Duration
+		relayed    bool
+	}{
+		{callTrace, call.DefaultLateWindow, false},
+		{checkTrace, check.DefaultCheckLateWindow, false},
+		{proxyTrace, session.DefaultLateWindow, true},
+	} {
+		var status string
+		var requests int
+		f := &replayFlags{timeout: time.Minute, maxTimeout: 10 * time.Minute, lateWindow: tc.lateWindow, resetOnProgress: true,
+			run: func(ctx context.Context, m *ui.Model) error {
+				m.Init()
+				m.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
+				lines := strings.Split(ansi.Strip(m.View().Content), "\n")
+				status, requests = lines[len(lines)-2], m.Tracker().Len()
+				return nil
+			}}
+		var stderr bytes.Buffer
+		c := &cli{stdout: &bytes.Buffer{}, stderr: &stderr}
+		if code := c.replayView(context.Background(), tc.path, f); code != 0 {
+			t.Errorf("%s: exit %d: %s", filepath.Base(tc.path), code, stderr.String())
+		}
+		if strings.Contains(status, "otherwise than the trace") || requests == 0 {
+			t.Errorf("%s: %d requests, status %q", filepath.Base(tc.path), requests, status)
+		}
 	}
 }

@@ -20,10 +20,8 @@ import (
 type feeder struct {
 	tr      *session.Tracker
 	relayed bool
-	// ahead finds the params of a request about to be sent (the "out"
-	// line that follows the line that began it); nil params when there is
-	// none.
-	ahead func(id wire.ID) json.RawMessage
+	// ahead looks at the lines to come.
+	ahead lookAhead
 	// judge: compare with the trace and report flags (the first reading;
 	// playing on from a checkpoint only rebuilds the tracker).
 	judge bool
@@ -33,9 +31,19 @@ type feeder struct {
 	// disagree and flag are told what judging found.
 	disagree func(text string)
 	flag     func(f Flag)
+	// lastBegun is the largest integer ID this tracker has begun (the
+	// next Begin takes the one after it).
+	lastBegun int64
 	// flagged are the flags raised so far, by kind, request and what: a
 	// flood of late progress, or of one violation, is one flag.
 	flagged map[flagKey]bool
+}
+
+// lookAhead finds what a line leaves to the lines after it: the params
+// of a request about to be sent, the reason of a cancel about to be.
+type lookAhead struct {
+	params func(id wire.ID) json.RawMessage
+	reason func(id wire.ID) string
 }
 
 type flagKey struct {
@@ -138,6 +146,7 @@ func (f *feeder) event(it *Item, index int) {
 		}
 		changes = f.tr.Observe(ev)
 	} else {
+		f.unannounced(&ev)
 		changes = f.tr.Apply(ev)
 	}
 	if f.judge && ev.Kind == event.Received {
@@ -162,6 +171,31 @@ func verdictName(v string) string {
 		return "timely"
 	}
 	return v
+}
+
+// unannounced begins a request the trace sends without a line that began
+// it — the TUI's export (e) writes the protocol log, which has no such
+// lines — when its ID is the one the tracker would give it next; a
+// request the trace sends under another ID is applied as it comes (the
+// tracker then knows nothing of it).
+func (f *feeder) unannounced(ev *event.Event) {
+	if ev.Kind != event.Sent || ev.Msg.Kind != wire.KindRequest || ev.Internal {
+		return
+	}
+	if _, known := f.tr.Get(ev.RequestID); known {
+		return
+	}
+	if n, ok := ev.RequestID.Int(); !ok || n != f.lastBegun+1 {
+		return
+	}
+	f.begun(f.tr.Begin(ev.Msg.Method, ev.Msg.Params, session.RequestOptions{}, ev.Time))
+}
+
+// begun notes the ID a request got.
+func (f *feeder) begun(r *session.Request) {
+	if n, ok := r.ID.Int(); ok && n > f.lastBegun {
+		f.lastBegun = n
+	}
 }
 
 // proxyCancel follows inflight's own cancel upstream in a proxy's trace
@@ -203,7 +237,8 @@ func (f *feeder) state(in TrackerState, index int) {
 			}
 			return
 		}
-		begun := f.tr.Begin(in.Method, f.ahead(in.ID), session.RequestOptions{}, in.At)
+		begun := f.tr.Begin(in.Method, f.ahead.params(in.ID), session.RequestOptions{}, in.At)
+		f.begun(begun)
 		if begun.ID != in.ID && f.judge {
 			f.disagree(fmt.Sprintf("the trace began #%s, this replay #%s", in.ID, begun.ID))
 		}
@@ -212,19 +247,35 @@ func (f *feeder) state(in TrackerState, index int) {
 	if !known || r.State.String() == in.State {
 		return
 	}
-	// What the clock did at that time, if it was the clock.
-	f.due(in.At, index)
-	if r.State.String() == in.State {
-		return
-	}
 	if in.State == session.StateCancelRequested.String() && r.IsActive() && r.State != session.StateCancelRequested {
-		if ch, err := f.tr.RequestCancel(in.ID, in.Reason, session.CauseUser, in.At); err == nil {
-			f.changed([]session.Change{ch}, index)
+		// The clock's cancel when the request's timeout had expired by
+		// then; else the caller's (the user's c, a --cancel-after).
+		// Due is not asked otherwise: what else it has due would be
+		// begun before the cancel, in another order than the run's.
+		if left, limit := r.Remaining(in.At); limit != session.LimitNone && left == 0 {
+			f.due(in.At, index)
+		}
+		if r.State != session.StateCancelRequested {
+			reason := in.Reason
+			if reason == "" {
+				reason = f.ahead.reason(in.ID)
+			}
+			if ch, err := f.tr.RequestCancel(in.ID, reason, session.CauseUser, in.At); err == nil {
+				f.changed([]session.Change{ch}, index)
+			}
 		}
 		return
 	}
-	if f.judge && isFinalState(in.State) {
-		f.disagree(fmt.Sprintf("#%s: the trace says %s, this replay %s", in.ID, in.State, r.State))
+	// Another move outside an event is the clock's: a late window over,
+	// a task's listen closed.
+	f.due(in.At, index)
+	if f.judge && r.State.String() != in.State && isFinalState(in.State) {
+		why := ""
+		if r.State == session.StateCancelRequested {
+			// Settled by the clock in the run, still watched here.
+			why = " (the run's late window was shorter than the replay's)"
+		}
+		f.disagree(fmt.Sprintf("#%s: the trace says %s, this replay %s%s", in.ID, in.State, r.State, why))
 	}
 }
 
@@ -242,6 +293,9 @@ func (f *feeder) relayedState(in TrackerState) {
 // due is the clock reaching at: what the tracker has due then.
 func (f *feeder) due(at time.Time, index int) {
 	d := f.tr.Due(at)
+	for _, r := range d.Requests {
+		f.begun(r)
+	}
 	if f.judge {
 		for _, x := range d.Cancels {
 			f.raise(Flag{Kind: FlagTimeout, Item: index, ID: x.ID, Text: x.Reason})

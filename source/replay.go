@@ -144,7 +144,7 @@ func OpenReplay(src io.ReaderAt, size int64, o ReplayOptions) (*Replay, error) {
 	stop := make(chan struct{})
 	defer close(stop)
 	st.piped(stop)
-	rp.fd.ahead = st.params
+	rp.fd.ahead = st.lookAhead()
 	for {
 		e, ok := st.next()
 		if !ok {
@@ -363,7 +363,7 @@ func (rp *Replay) seek(n int) {
 		rp.fd.tr = cp.tr.Clone()
 		rp.n = cp.n
 		rp.st = rp.newStream(cp.off, cp.line)
-		rp.fd.ahead = rp.st.params
+		rp.fd.ahead = rp.st.lookAhead()
 	}
 	for rp.n < n {
 		e, ok := rp.st.next()
@@ -537,20 +537,42 @@ func (s *stream) next() (*entry, bool) {
 	return &s.ahead[s.head-1], true
 }
 
-// maxAhead bounds how far params looks for the line that sent a request.
+// maxAhead bounds how far the stream looks ahead for a line.
 const maxAhead = 256
 
-// params finds the params of request id in the next "out" line that sends
-// it, reading ahead as far as maxAhead items; nil when none does.
-func (s *stream) params(id wire.ID) json.RawMessage {
+// find is the first event ahead that match accepts, reading ahead as far
+// as maxAhead items; nil when none does.
+func (s *stream) find(match func(ev *event.Event) bool) *event.Event {
 	for i := s.head; i < s.head+maxAhead; i++ {
 		if i == len(s.ahead) && !s.read() {
 			return nil
 		}
-		ev := &s.ahead[i].it.Event
-		if ev.Kind == event.Sent && ev.RequestID == id && ev.Msg.Kind == wire.KindRequest {
-			return ev.Msg.Params
+		if ev := &s.ahead[i].it.Event; match(ev) {
+			return ev
 		}
 	}
 	return nil
+}
+
+// lookAhead is what the feeder learns from the lines ahead: the params a
+// request is sent with (the "out" line after the one that began it), the
+// reason its cancel gave (its cancel_sent, when the line that cancelled
+// it does not say: the TUI's export).
+func (s *stream) lookAhead() lookAhead {
+	return lookAhead{
+		params: func(id wire.ID) json.RawMessage {
+			if ev := s.find(func(ev *event.Event) bool {
+				return ev.Kind == event.Sent && ev.RequestID == id && ev.Msg.Kind == wire.KindRequest
+			}); ev != nil {
+				return ev.Msg.Params
+			}
+			return nil
+		},
+		reason: func(id wire.ID) string {
+			if ev := s.find(func(ev *event.Event) bool { return ev.Kind == event.CancelSent && ev.RequestID == id }); ev != nil {
+				return ev.Reason
+			}
+			return ""
+		},
+	}
 }

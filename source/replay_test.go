@@ -312,3 +312,31 @@ func TestReplayOfAProxysTrace(t *testing.T) {
 		t.Errorf("half way: %s", r.State)
 	}
 }
+
+// TestReplayOfAnExport: the TUI's export (e) writes the protocol log,
+// which has no line that begins a request: the replay begins each when
+// it is sent, and follows the run as it does the --trace of it.
+func TestReplayOfAnExport(t *testing.T) {
+	var buf bytes.Buffer
+	r := tracerun.New(&buf, t0, replayConfig())
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	r.Connected(ms(1), event.EraModern)
+	slow := r.Begin(ms(100), wire.MethodToolsCall, `{"name":"slow"}`)
+	r.Progress(ms(300), slow, 1, 4)
+	r.Cancel(ms(400), slow, "user requested cancellation")
+	r.Progress(ms(600), slow, 2, 4)
+	r.Answer(ms(900), slow, `{"resultType":"complete","content":[]}`)
+	quick := r.Begin(ms(1000), wire.MethodToolsCall, `{"name":"quick"}`)
+	r.Answer(ms(1100), quick, `{"resultType":"complete","content":[]}`)
+	var export bytes.Buffer
+	if err := trace.WriteLog(&export, r.TR.Log(), t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	rp := openReplay(t, export.Bytes(), ReplayOptions{Tracker: replayConfig()})
+	if n, last := rp.Disagreements(); n != 0 {
+		t.Errorf("%d disagreements, the latest: %s", n, last)
+	}
+	if got, want := summary(rp.Tracker()), summary(r.TR); got != want {
+		t.Errorf("the export's replay:\n%s\nthe run:\n%s", got, want)
+	}
+}
