@@ -340,3 +340,48 @@ func TestReplayOfAnExport(t *testing.T) {
 		t.Errorf("the export's replay:\n%s\nthe run:\n%s", got, want)
 	}
 }
+
+// failingAt reads src, and fails past its first n bytes.
+type failingAt struct {
+	src []byte
+	n   int64
+}
+
+var errDisk = errors.New("input/output error")
+
+func (f failingAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= f.n {
+		return 0, errDisk
+	}
+	k := copy(p, f.src[off:min(int64(len(f.src)), f.n)])
+	if off+int64(k) >= f.n {
+		return k, errDisk
+	}
+	return k, nil
+}
+
+// TestReplayOfATraceThatBreaksOff: a file whose reading fails half way
+// opens with what was read, and says after which line it broke off.
+func TestReplayOfATraceThatBreaksOff(t *testing.T) {
+	data, _ := recordedRun(t)
+	half := int64(bytes.IndexByte(data[len(data)/2:], '\n') + len(data)/2 + 1)
+	rp, err := OpenReplay(failingAt{data, half}, int64(len(data)), ReplayOptions{Start: t0, Tracker: replayConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Count(data[:half], []byte("\n"))
+	d := rp.Damage()
+	if d == nil || !errors.Is(d.Broke, errDisk) || d.BrokeAfter != lines || d.Skipped != 0 {
+		t.Fatalf("damage %+v, want broken off after line %d", d, lines)
+	}
+	if !strings.Contains(d.Error(), fmt.Sprintf("breaks off after line %d: input/output error", lines)) {
+		t.Errorf("said %q", d.Error())
+	}
+	whole := openReplay(t, data, ReplayOptions{Tracker: replayConfig()})
+	if rp.Len() == 0 || rp.Len() >= whole.Len() {
+		t.Errorf("%d items of %d", rp.Len(), whole.Len())
+	}
+	if _, err := OpenReplay(failingAt{data, 0}, int64(len(data)), ReplayOptions{}); !errors.Is(err, errDisk) {
+		t.Errorf("a file that cannot be read at all: %v", err)
+	}
+}
