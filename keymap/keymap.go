@@ -84,6 +84,9 @@ type State struct {
 	// one time axis: its zoom, pan, fit, follow and summary keys act, and
 	// the list's filter and clear (f, x) do not (it draws every request).
 	Waterfall bool
+	// Replaying: the screens show a recorded run (inflight replay FILE),
+	// whose clock the scrubber's keys move.
+	Replaying bool
 }
 
 // KeyMap is every binding of the main screens. The composer has its own
@@ -128,6 +131,14 @@ type KeyMap struct {
 	// and Summary shows or hides the latency of each method.
 	Waterfall, ZoomIn, ZoomOut, PanLeft, PanRight key.Binding
 	FitAll, FollowNow, Summary                    key.Binding
+
+	// The replay's scrubber (inflight replay FILE on a terminal): the
+	// start and the end of the run, the next and previous flag (late
+	// traffic, a violation, a timeout), one item back and forth, play
+	// and pause, slower and faster.
+	ReplayStart, ReplayEnd, NextFlag, PrevFlag key.Binding
+	StepBack, StepForward, PlayPause           key.Binding
+	Slower, Faster                             key.Binding
 
 	Help, Quit, Interrupt key.Binding
 
@@ -197,6 +208,16 @@ func Default() KeyMap {
 		FitAll:    key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "fit the whole run")),
 		FollowNow: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "follow now")),
 		Summary:   key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "latency summary")),
+
+		ReplayStart: key.NewBinding(key.WithKeys("0"), key.WithHelp("0", "start of the run")),
+		ReplayEnd:   key.NewBinding(key.WithKeys("$"), key.WithHelp("$", "end of the run")),
+		NextFlag:    key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "next flag")),
+		PrevFlag:    key.NewBinding(key.WithKeys("["), key.WithHelp("[", "previous flag")),
+		StepBack:    key.NewBinding(key.WithKeys(","), key.WithHelp(",", "one event back")),
+		StepForward: key.NewBinding(key.WithKeys("."), key.WithHelp(".", "one event on")),
+		PlayPause:   key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "play/pause")),
+		Slower:      key.NewBinding(key.WithKeys("<"), key.WithHelp("<", "slower")),
+		Faster:      key.NewBinding(key.WithKeys(">"), key.WithHelp(">", "faster")),
 
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -289,6 +310,11 @@ func (k *KeyMap) SetState(s State) {
 	for _, b := range []*key.Binding{&k.Delay, &k.Hold, &k.Release, &k.Drop, &k.CancelUp, &k.CancelSilent, &k.Race} {
 		b.SetEnabled(acting)
 	}
+	// The scrubber moves the clock of every screen that draws the run.
+	replay := s.Replaying && scrolling && !s.Filtering
+	for _, b := range []*key.Binding{&k.ReplayStart, &k.ReplayEnd, &k.NextFlag, &k.PrevFlag, &k.StepBack, &k.StepForward, &k.PlayPause, &k.Slower, &k.Faster} {
+		b.SetEnabled(replay)
+	}
 }
 
 // ShortHelp is the one-line help at the bottom of the screen: the keys a
@@ -332,6 +358,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Copy, k.Pager, k.Editor, k.Help, k.Quit, k.Interrupt},
 		{k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.CancelSilent, k.Race},
 		{k.Waterfall, k.ZoomIn, k.ZoomOut, k.PanLeft, k.PanRight, k.FitAll, k.FollowNow, k.Summary},
+		k.ReplayHelp(),
 	}
 }
 
@@ -382,6 +409,11 @@ func (k KeyMap) ScreenHelp() [][]HelpKey {
 	return out
 }
 
+// ReplayHelp is the scrubber's keys, in the order its bar lists them.
+func (k KeyMap) ReplayHelp() []key.Binding {
+	return []key.Binding{k.PlayPause, k.StepBack, k.StepForward, k.PrevFlag, k.NextFlag, k.ReplayStart, k.ReplayEnd, k.Slower, k.Faster}
+}
+
 // All lists every binding, for the README table and for tests that check
 // no two bindings of one screen share a key.
 func (k KeyMap) All() []key.Binding {
@@ -393,6 +425,7 @@ func (k KeyMap) All() []key.Binding {
 		k.Copy, k.Pager, k.Editor,
 		k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.CancelSilent, k.Race,
 		k.Waterfall, k.ZoomIn, k.ZoomOut, k.PanLeft, k.PanRight, k.FitAll, k.FollowNow, k.Summary,
+		k.ReplayStart, k.ReplayEnd, k.NextFlag, k.PrevFlag, k.StepBack, k.StepForward, k.PlayPause, k.Slower, k.Faster,
 		k.Help, k.Quit, k.Interrupt,
 	}
 }

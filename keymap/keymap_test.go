@@ -11,7 +11,7 @@ import (
 func TestNoTwoActiveBindingsShareAKey(t *testing.T) {
 	for _, mode := range []Mode{ModeList, ModeDetail, ModeLog, ModeStderr, ModeHelp, ModePrompt, ModeComposer, ModeAnswer} {
 		k := Default()
-		k.SetState(State{Mode: mode, HasSelection: true, SelectedActive: true, SelectedTimed: true, SelectedCancelling: true, HasRequests: true, AnyActive: true, Connected: true, Lost: true, HasStderr: true, SelectedAsks: true})
+		k.SetState(State{Mode: mode, HasSelection: true, SelectedActive: true, SelectedTimed: true, SelectedCancelling: true, HasRequests: true, AnyActive: true, Connected: true, Lost: true, HasStderr: true, SelectedAsks: true, Replaying: true, HasAuth: true, Acting: true})
 		seen := map[string]string{}
 		for _, b := range k.All() {
 			if !b.Enabled() {
@@ -188,5 +188,37 @@ func TestScreenHelpListsTheScreensKeys(t *testing.T) {
 	}
 	if k.Cancel.Enabled() {
 		t.Error("ScreenHelp enabled c on the key map itself")
+	}
+}
+
+// TestReplayKeysOnlyInAReplay: the scrubber's keys act on every screen
+// that draws the run, in a replay only, and never while a filter is typed.
+func TestReplayKeysOnlyInAReplay(t *testing.T) {
+	k := Default()
+	scrubber := func() []key.Binding { return k.ReplayHelp() }
+	k.SetState(State{Mode: ModeList, HasSelection: true, HasRequests: true, Connected: true})
+	for _, b := range scrubber() {
+		if b.Enabled() {
+			t.Errorf("%q enabled outside a replay", b.Help().Desc)
+		}
+	}
+	for _, mode := range []Mode{ModeList, ModeDetail, ModeLog, ModeStderr, ModeAuth} {
+		k.SetState(State{Mode: mode, Replaying: true})
+		for _, b := range scrubber() {
+			if !b.Enabled() {
+				t.Errorf("mode %d: %q disabled in a replay", mode, b.Help().Desc)
+			}
+		}
+	}
+	for _, s := range []State{{Mode: ModeLog, Replaying: true, Filtering: true}, {Mode: ModeHelp, Replaying: true}, {Mode: ModePrompt, Replaying: true}} {
+		k.SetState(s)
+		for _, b := range scrubber() {
+			if b.Enabled() {
+				t.Errorf("%+v: %q enabled", s, b.Help().Desc)
+			}
+		}
+	}
+	if len(scrubber()) != 9 {
+		t.Errorf("%d scrubber keys", len(scrubber()))
 	}
 }

@@ -47,7 +47,11 @@ func (d Decoder) Decode(rec *trace.Record) (it Item, ok bool) {
 	id := idOf(rec)
 	switch rec.Event {
 	case trace.EventState:
-		return Item{Info: TrackerState{At: at, ID: id, State: rec.State}}, true
+		st := TrackerState{At: at, ID: id, State: rec.State, From: rec.From, Method: rec.Method, Target: rec.Target, Reason: rec.Reason}
+		if rec.Parent != nil {
+			st.Parent = *rec.Parent
+		}
+		return Item{Info: st}, true
 	case trace.EventViolation:
 		return Item{Info: TrackerViolation{At: at, ID: id, Code: rec.Code}}, true
 	}

@@ -71,6 +71,14 @@ type TrackerState struct {
 	At    time.Time
 	ID    wire.ID
 	State string
+	// From is the state it left ("" on the line that began it); Method
+	// and Target say what the request was, Reason why it was cancelled
+	// (on a move to cancel_requested), and Parent the task request it
+	// serves (a task's own tasks/get, tasks/result or tasks/cancel): a
+	// replay begins and cancels the requests of inflight's own trace
+	// from these lines, as the run's caller did.
+	From, Method, Target, Reason string
+	Parent                       wire.ID
 }
 
 // TrackerViolation is a protocol violation the recording tracker flagged

@@ -28,13 +28,33 @@ func (e *LineError) Unwrap() error { return e.Err }
 type Reader struct {
 	sc   *bufio.Scanner
 	line int
+	// at is where the line Next read last begins in the file, pos where
+	// the next one does.
+	at, pos int64
 }
 
 // NewReader returns a Reader of r.
-func NewReader(r io.Reader) *Reader {
+func NewReader(r io.Reader) *Reader { return NewReaderAt(r, 0, 0) }
+
+// NewReaderAt returns a Reader of r, which holds a trace from offset on:
+// its first line is line+1 of the file, so that Line and Offset count in
+// the whole file (a replay reads on from a line it marked).
+func NewReaderAt(r io.Reader, offset int64, line int) *Reader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
-	return &Reader{sc: sc}
+	tr := &Reader{sc: sc, line: line, at: offset, pos: offset}
+	sc.Split(tr.split)
+	return tr
+}
+
+// split is bufio.ScanLines, counting the bytes each line took.
+func (r *Reader) split(data []byte, atEOF bool) (int, []byte, error) {
+	advance, token, err := bufio.ScanLines(data, atEOF)
+	if token != nil {
+		r.at = r.pos
+		r.pos += int64(advance)
+	}
+	return advance, token, err
 }
 
 // Next returns the next record. It returns io.EOF at the end, a *LineError
@@ -65,10 +85,16 @@ func (r *Reader) Next() (Record, error) {
 // Line is the number of the line Next read last.
 func (r *Reader) Line() int { return r.line }
 
+// Offset is where the line Next read last begins in the file.
+func (r *Reader) Offset() int64 { return r.at }
+
 func parseLine(line []byte) (Record, error) {
-	var rec Record
-	if err := json.Unmarshal(line, &rec); err != nil {
-		return Record{}, fmt.Errorf("not a trace record: %w", err)
+	rec, ok := parseFast(line)
+	if !ok {
+		var err error
+		if rec, err = parseSlow(line); err != nil {
+			return Record{}, err
+		}
 	}
 	switch rec.Dir {
 	case DirOut, DirIn, DirLocal:
@@ -77,6 +103,17 @@ func parseLine(line []byte) (Record, error) {
 	}
 	if len(rec.Msg) == 0 && rec.Event == "" {
 		return Record{}, errors.New(`record has neither "msg" nor "event"`)
+	}
+	return rec, nil
+}
+
+// parseSlow is encoding/json's reading of a line, for what parseFast
+// leaves to it. (Apart, so that only this path's record escapes to the
+// heap.)
+func parseSlow(line []byte) (Record, error) {
+	var rec Record
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return Record{}, fmt.Errorf("not a trace record: %w", err)
 	}
 	return rec, nil
 }

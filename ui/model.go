@@ -114,6 +114,9 @@ type Options struct {
 	// (attach.go) instead of a client: Dial is not used, and the events
 	// come from Source.
 	Attach *Attach
+	// Replay, when set, makes the UI a player of a recorded run
+	// (replay.go): Dial is not used, and nothing is sent.
+	Replay *Replay
 	// Source is where the events come from when they do not come from a
 	// client of the UI's own (the proxy's stream, with Attach): the same
 	// pump reads it as it reads a live connection's events.
@@ -180,6 +183,8 @@ type Model struct {
 	// (ui/attach).
 	feed    proxyFeed
 	attachv attach.Model
+	// replay is the player of a recorded run (Options.Replay).
+	replay replayState
 
 	// The server's questions: the legacy ones waiting for the user
 	// (questions.go), and the answer form (answering.go).
@@ -204,7 +209,7 @@ type ShutdownMsg struct{ Reason string }
 
 // New returns the root model. The connection is dialled in Init.
 func New(opts Options) (*Model, error) {
-	if opts.Dial == nil && opts.Attach == nil {
+	if opts.Dial == nil && opts.Attach == nil && opts.Replay == nil {
 		return nil, errors.New("ui: Options.Dial is required")
 	}
 	if opts.Attach != nil && opts.Source == nil {
@@ -270,6 +275,9 @@ func (m *Model) Init() tea.Cmd {
 	if m.attaching() {
 		return m.initAttach()
 	}
+	if m.replaying() {
+		return m.initReplay()
+	}
 	conn, err := m.opts.Dial()
 	if err != nil {
 		m.conn.lose(err)
@@ -300,6 +308,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.handleConnected(msg)
 	case tickMsg:
 		cmd = m.handleTick(msg)
+	case replayTickMsg:
+		cmd = m.handleReplayTick(msg)
 	case sendFailedMsg:
 		m.handleSendFailed(msg)
 	case cancelDoneMsg:
@@ -351,8 +361,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmd, m.schedule())
 }
 
-// now is the UI's clock.
-func (m *Model) now() time.Time { return m.opts.Now() }
+// now is the UI's clock: in a replay, the moment shown.
+func (m *Model) now() time.Time {
+	if m.replaying() {
+		return m.replayNow()
+	}
+	return m.opts.Now()
+}
 
 func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	if !m.conn.current(msg.gen) {
@@ -708,6 +723,9 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	if m.attaching() {
 		st = m.attachv.KeyState(st)
 	}
+	if m.replaying() {
+		st = replayKeyState(st)
+	}
 	if m.prompt.Open() {
 		st.Mode = keymap.ModePrompt
 	}
@@ -740,6 +758,11 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.attaching() {
 		if cmd, handled := m.attachKey(msg); handled {
+			return cmd
+		}
+	}
+	if m.replaying() {
+		if cmd, handled := m.replayKey(msg); handled {
 			return cmd
 		}
 	}
@@ -1108,7 +1131,7 @@ func (m *Model) interrupt() tea.Cmd {
 // quit cancels what is in flight (properly, with the right signal) and
 // then ends the program. The cancels get a bounded time to go out.
 func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
-	if m.quitting || m.attaching() {
+	if m.quitting || m.attaching() || m.replaying() {
 		return m.clock.end() // a view on a proxy detaches: the host's requests are not its own
 	}
 	m.quitting = true

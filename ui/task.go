@@ -22,7 +22,7 @@ import (
 // of inflight's, and their cancels' late windows end when the proxy says
 // they did (NoteLateWindowOver).
 func (m *Model) due(now time.Time) []tea.Cmd {
-	if m.attaching() {
+	if m.attaching() || m.replaying() {
 		return nil
 	}
 	d := m.tracker.Due(now)

@@ -24,7 +24,7 @@ const (
 )
 
 // bodyHeight is what is left between the header and the footer.
-func (m *Model) bodyHeight() int { return m.chrome().bodyHeight(m.height) }
+func (m *Model) bodyHeight() int { return m.chrome().bodyHeight(m.height) - m.scrubberLines() }
 
 // View renders the whole screen. It reads state only; elapsed times and
 // countdowns are computed here from timestamps.
@@ -53,7 +53,7 @@ func (m *Model) frame() string {
 		b.WriteString(c.banner())
 		b.WriteByte('\n')
 	}
-	h := c.bodyHeight(m.height)
+	h := m.bodyHeight()
 	var body string
 	switch m.mode {
 	case keymap.ModeDetail:
@@ -85,6 +85,7 @@ func (m *Model) frame() string {
 	}
 	b.WriteString(body)
 	b.WriteByte('\n')
+	b.WriteString(m.viewScrubber())
 	b.WriteString(c.statusLine())
 	b.WriteByte('\n')
 	b.WriteString(c.footer())

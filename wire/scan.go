@@ -386,3 +386,9 @@ func skipDigits(data []byte, i int) int {
 	}
 	return i
 }
+
+// ValidValue returns the index just past the JSON value that starts at
+// data[i], and whether it is one: for a reader of a format that carries
+// messages inside its own JSON (a trace line's "msg"), which must find
+// where the message ends and know it is valid without a second pass.
+func ValidValue(data []byte, i int) (end int, ok bool) { return validValue(data, i, 0) }

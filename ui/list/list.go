@@ -373,3 +373,11 @@ func (m Model) painter(env screen.Env, width int) painter {
 	}
 	return painter{st: env.Styles, line: env.Line, tracker: env.Tracker, now: env.Now, width: width, facts: facts, summaries: m.summaries}
 }
+
+// ForgetWidths lets the ID and REQUEST columns shrink back to what is on
+// screen from now on: a replay moved back in time shows the columns as
+// wide as the run had shown by then, not as what it showed later.
+func (m Model) ForgetWidths() Model {
+	m.labelW, m.idW = [2]int{}, 0
+	return m
+}

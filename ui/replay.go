@@ -1,0 +1,254 @@
+package ui
+
+import (
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"inflight/keymap"
+	"inflight/source"
+	"inflight/ui/screen"
+	"inflight/ui/scrubber"
+)
+
+// This file is the TUI on a recorded run (`inflight replay FILE` on a
+// terminal): the screens of a live session — the list, the detail, the
+// log — drawn from the tracker as it stood at a moment of the run, with
+// the clock under the user's hand. source.Replay holds the run and
+// brings its tracker to any moment (every item up to it applied at its
+// recorded time, from the nearest checkpoint); the UI shows that tracker
+// and reads the moment as its clock, so elapsed timers, countdowns and
+// late windows read as they did then. Nothing is sent: the connection is
+// the attach view's read-only one, and the keys that would send say so.
+
+// Replay makes the UI a player of a recorded run instead of a client.
+type Replay struct {
+	// Trace is the run, opened (source.OpenReplay). The UI moves it and
+	// shows its tracker; no one else may.
+	Trace *source.Replay
+}
+
+// replayState is the player's own: the scrubber, and while the run
+// plays, the wall time the play was anchored at with the moment it
+// stood at then.
+type replayState struct {
+	scrub      scrubber.Model
+	wall, from time.Time
+	// gen tags the play's ticks: a pause or a new anchor makes the
+	// pending one stale.
+	gen int
+}
+
+// replayTickMsg moves a playing run on.
+type replayTickMsg struct{ gen int }
+
+// replaying reports whether the UI plays a recorded run.
+func (m *Model) replaying() bool { return m.opts.Replay != nil }
+
+// replayNow is the replay's clock: the moment shown.
+func (m *Model) replayNow() time.Time {
+	_, at := m.opts.Replay.Trace.Position()
+	return at
+}
+
+// initReplay shows the run at its end, the whole story.
+func (m *Model) initReplay() tea.Cmd {
+	m.conn.client = readOnlyConn{}
+	rp := m.opts.Replay.Trace
+	flags := make([]time.Time, 0, len(rp.Flags()))
+	for _, f := range rp.Flags() {
+		flags = append(flags, rp.ItemTime(f.Item))
+	}
+	m.replay.scrub = scrubber.New(rp.Start(), rp.End(), rp.Len()).WithFlags(flags)
+	if d := rp.Damage(); d != nil {
+		m.replay.scrub = m.replay.scrub.WithNote(d.Error())
+	}
+	// The model's own copy of the key map: a replay has nothing to cancel
+	// when it quits.
+	m.keys.Interrupt.SetHelp("ctrl+c", "quit")
+	m.replayMoved()
+	return tea.RequestBackgroundColor
+}
+
+// replayMoved makes the screens show the replay's moment: its tracker,
+// the connection as it stood then, the scrubber, and the trace's verdicts
+// the replay does not share so far.
+func (m *Model) replayMoved() {
+	rp := m.opts.Replay.Trace
+	m.tracker = rp.Tracker()
+	n, at := rp.Position()
+	m.replay.scrub = m.replay.scrub.At(at, n)
+	_, connected := m.tracker.Conn()
+	closed, err := m.tracker.TransportClosed()
+	switch {
+	case closed:
+		m.conn.state, m.conn.err = connLost, err
+	case connected:
+		m.conn.state, m.conn.err = connUp, nil
+	default:
+		m.conn.state, m.conn.err = connConnecting, nil
+	}
+	m.conn.everConnected = connected
+	// The columns are as wide as what the run had shown by then, not as
+	// what it showed later.
+	m.list = m.list.ForgetWidths()
+	m.afterChange()
+	if d, latest := rp.Disagreements(); d > 0 {
+		m.setStatus(levelError, fmt.Sprintf("this replay judged %d %s otherwise than the trace; the latest: %s", d, plural(d, "line", "lines"), m.line(latest)))
+	} else if m.status.level == levelError {
+		m.status.clear()
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// replayKeyState is what the keys may do in a replay: move its clock,
+// and read; nothing that sends, cancels or changes a request.
+func replayKeyState(st keymap.State) keymap.State {
+	st.Replaying = true
+	// It only watches, as a view on a proxy does: help lists no key that
+	// acts on a request of one's own.
+	st.Watching = true
+	st.Connected, st.Lost = false, false
+	st.AnyActive, st.SelectedActive, st.SelectedTimed, st.SelectedCancelling, st.SelectedAsks = false, false, false, false, false
+	st.Acting = false
+	return st
+}
+
+// replayKey takes the keys a replay answers itself: the scrubber's, q and
+// Ctrl+C (which quit at once: nothing is in flight), and the keys that
+// would send, which say why they do nothing. handled is false for the
+// others, which the screens take as in a live session.
+func (m *Model) replayKey(msg tea.KeyPressMsg) (cmd tea.Cmd, handled bool) {
+	k := &m.keys
+	if key.Matches(msg, k.Interrupt) {
+		return m.clock.end(), true
+	}
+	if !k.PlayPause.Enabled() {
+		// Text typed into the log's filter, a prompt, help: theirs.
+		return nil, false
+	}
+	if key.Matches(msg, k.Quit) {
+		return m.clock.end(), true
+	}
+	var act screen.Action
+	m.replay.scrub, act = m.replay.scrub.Update(m.env(), msg)
+	if _, unused := act.(screen.Unused); !unused {
+		return m.replayAction(act), true
+	}
+	for _, b := range []key.Binding{k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter, k.New, k.Reissue, k.Edit,
+		k.Answer, k.Reconnect, k.Delay, k.Hold, k.Release, k.Drop, k.CancelUp, k.CancelSilent, k.Race} {
+		if pressed(msg, b) {
+			m.setStatus(levelInfo, "a replay sends nothing: it shows what the recorded run did")
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
+// replayAction carries out a move the scrubber asks for.
+func (m *Model) replayAction(act screen.Action) tea.Cmd {
+	rp := m.opts.Replay.Trace
+	switch a := act.(type) {
+	case scrubber.Seek:
+		m.replay.gen++
+		rp.SeekTime(a.To)
+	case scrubber.Step:
+		m.replay.gen++
+		rp.Step(a.Delta)
+	case scrubber.Flag:
+		m.replay.gen++
+		m.replayFlag(a.Forward)
+		return nil
+	case scrubber.Speed:
+		if !m.replay.scrub.Playing() {
+			return nil
+		}
+		m.replay.wall, m.replay.from = m.opts.Now(), m.replayNow()
+		m.replay.gen++
+		return m.replayTick()
+	case scrubber.Play:
+		m.replay.gen++
+		if !a.On {
+			return nil
+		}
+		if n, _ := rp.Position(); n == rp.Len() {
+			rp.SeekItem(0) // played to the end: play it again
+			m.replayMoved()
+		}
+		m.replay.wall, m.replay.from = m.opts.Now(), m.replayNow()
+		return m.replayTick()
+	}
+	m.replayMoved()
+	return nil
+}
+
+// replayFlag moves to the next flag or the previous one, and says which.
+func (m *Model) replayFlag(forward bool) {
+	rp := m.opts.Replay.Trace
+	var f source.Flag
+	var ok bool
+	if forward {
+		f, ok = rp.NextFlag()
+	} else {
+		f, ok = rp.PrevFlag()
+	}
+	m.replayMoved()
+	switch {
+	case !ok && forward:
+		m.setStatus(levelInfo, "no flag after this moment")
+	case !ok:
+		m.setStatus(levelInfo, "no flag before this moment")
+	case f.ID.IsZero():
+		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: %s", f.Kind, m.line(f.Text)))
+	default:
+		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: #%s %s", f.Kind, m.line(f.ID.String()), m.line(f.Text)))
+	}
+}
+
+// replayTick schedules the play's next frame.
+func (m *Model) replayTick() tea.Cmd {
+	gen := m.replay.gen
+	return m.clock.tick(m.opts.FrameInterval, func(time.Time) tea.Msg { return replayTickMsg{gen: gen} })
+}
+
+// handleReplayTick moves a playing run on to the moment the wall clock
+// says, at the scrubber's speed, and pauses it at the end.
+func (m *Model) handleReplayTick(msg replayTickMsg) tea.Cmd {
+	if msg.gen != m.replay.gen || !m.replay.scrub.Playing() {
+		return nil
+	}
+	rp := m.opts.Replay.Trace
+	played := time.Duration(float64(m.opts.Now().Sub(m.replay.wall)) * m.replay.scrub.Speed())
+	rp.SeekTime(m.replay.from.Add(played))
+	m.replayMoved()
+	if !m.replayNow().Before(rp.End()) {
+		m.replay.scrub = m.replay.scrub.Paused()
+		return nil
+	}
+	return m.replayTick()
+}
+
+// scrubberLines is how many lines the scrubber takes above the footer.
+func (m *Model) scrubberLines() int {
+	if m.replaying() {
+		return 1
+	}
+	return 0
+}
+
+// viewScrubber is the scrubber's line, with its newline ("" outside a
+// replay).
+func (m *Model) viewScrubber() string {
+	if !m.replaying() {
+		return ""
+	}
+	return m.replay.scrub.View(m.env(), m.width, 1) + "\n"
+}
