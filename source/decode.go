@@ -124,6 +124,13 @@ func (d Decoder) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 			return ev, true
 		case trace.DirIn:
 			ev := event.Event{Kind: event.Received, Time: at, Raw: raw, StreamEnd: int64(rec.End), SessionID: rec.SessionID}
+			if !d.Relayed {
+				// The answers to the client's own housekeeping (the era
+				// probe, pings) are marked as the client marked them: a
+				// tracker that took them for answers to requests of the
+				// user's would flag each as an unknown ID.
+				ev.Internal = rec.Internal
+			}
 			msg, p, err := wire.DecodeLine(raw)
 			if err != nil {
 				ev.Kind, ev.Err = event.Malformed, err

@@ -174,6 +174,13 @@ func TestDecodeOwn(t *testing.T) {
 	if it, _ := dec.Decode(&probe); !it.Event.Internal || it.ByProxy {
 		t.Errorf("probe: %+v", it)
 	}
+	// Its answer is the client's housekeeping too: taken for an answer to
+	// a request of the user's it would be flagged as an unknown ID (seen
+	// replaying a TUI session: "4 violations" the live run never had).
+	answer := trace.Record{MS: 1.5, Dir: trace.DirIn, Internal: true, Msg: json.RawMessage(`{"jsonrpc":"2.0","id":"inflight-probe","result":{}}`)}
+	if it, _ := dec.Decode(&answer); !it.Event.Internal {
+		t.Errorf("the probe's answer is not internal: %+v", it)
+	}
 	closed := trace.Record{MS: 2, Dir: trace.DirIn, Event: trace.EventStreamClosed, ID: idp(4), ByClient: true}
 	if it, ok := dec.Decode(&closed); !ok || it.Event.Kind != event.StreamClosed || !it.Event.ByClient || it.Info != nil {
 		t.Errorf("stream closed: %+v", it)
