@@ -68,8 +68,8 @@ func (m *Model) stopWatching() {
 // shownDetail is the request the detail view shows, zero when it is not
 // on screen.
 func (m *Model) shownDetail() wire.ID {
-	if m.mode != keymap.ModeDetail {
+	if m.focus.mode != keymap.ModeDetail {
 		return wire.ID{}
 	}
-	return m.detail.ID()
+	return m.screens.detail.ID()
 }
