@@ -37,7 +37,7 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 		m.questions.add(q)
 		// Its own row's a answers it (its request's too, when it is tied
 		// to one: the tracker may not have said yet).
-		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: a on its row answers", m.line(q.method)))
+		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: a on its row answers", m.opts.line(q.method)))
 	case questionNotSent:
 		// The client's word (through Serve) that the answer to q could not
 		// be sent: q waits again, and its form opens again as typed.
@@ -50,7 +50,7 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 		if m.focus.mode, shown = m.answering.notSent(q, why, m.focus.mode); !shown {
 			why += " — a answers it again"
 		}
-		m.setStatus(levelError, m.line(q.method)+" "+m.line(q.id.String())+": "+why)
+		m.setStatus(levelError, m.opts.line(q.method)+" "+m.opts.line(q.id.String())+": "+why)
 	case questionWithdrawn, questionExpired:
 		m.questions.drop(q)
 		text := "the server withdrew this question"
@@ -63,9 +63,9 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 		}
 		if m.focus.mode == keymap.ModeAnswer && m.answering.on(q) {
 			m.focus.mode = m.answering.close(m.focus.mode)
-			m.setStatus(levelWarn, m.line(q.method)+": "+text)
+			m.setStatus(levelWarn, m.opts.line(q.method)+": "+text)
 		} else {
-			m.setStatus(levelInfo, m.line(q.method)+" "+m.line(q.id.String())+": "+text)
+			m.setStatus(levelInfo, m.opts.line(q.method)+" "+m.opts.line(q.id.String())+": "+text)
 		}
 	}
 	return again
@@ -162,7 +162,7 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 		m.setStatus(levelInfo, answer.LaterText)
 	case answer.Reply:
 		m.focus.mode = m.answering.close(m.focus.mode)
-		return m.doAnswer(m.questions.reply(m.tracker, a, m.line))
+		return m.doAnswer(m.questions.reply(m.tracker, a, m.opts.line))
 	case answer.SendRound:
 		return m.sendAnswers(a.ID, a.Answers, a.Kept)
 	case answer.Decline:
@@ -173,7 +173,7 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 			m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", a.ID, look.RefusalText(err, m.now())))
 			return nil
 		}
-		m.changed([]session.Change{ch})
+		traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: sampling declined; the request is not retried", a.ID))
 	}
 	return nil
@@ -188,11 +188,11 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage, kept
 		m.setStatus(levelWarn, fmt.Sprintf("#%s: not answered — %s", id, look.RefusalText(err, m.now())))
 		return nil
 	}
-	m.changed([]session.Change{rt.Change})
+	traceChanged(m.opts.Trace, m.tracker, []session.Change{rt.Change})
 	m.answering.sentAs(kept, rt.ID)
 	m.setStatus(levelInfo, fmt.Sprintf("#%s: answered — round %d sent", rt.ID, rt.Round))
 	m.status.about = rt.ID
-	m.afterChange()
+	m.screens.followNewest(m.tracker)
 	return m.conn.send(client.Request{ID: rt.ID, Method: rt.Method, Params: rt.Params, ProgressToken: rt.ProgressToken, LateWindow: rt.LateWindow})
 }
 
@@ -202,13 +202,13 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage, kept
 // the rounds that ask only for roots are answered without a prompt (from
 // --root).
 func (m *Model) autoAnswer(changes []session.Change) tea.Cmd {
-	for _, f := range m.questions.fates(m.tracker, m.line) {
+	for _, f := range m.questions.fates(m.tracker, m.opts.line) {
 		switch {
 		case m.focus.mode != keymap.ModeAnswer || !m.answering.on(f.q):
 			// Not on the form: its row says what became of it.
 		case f.gone:
 			m.focus.mode = m.answering.close(m.focus.mode)
-			m.setStatus(levelWarn, m.line(f.q.method)+": "+f.why+"; nothing was sent")
+			m.setStatus(levelWarn, m.opts.line(f.q.method)+": "+f.why+"; nothing was sent")
 		default:
 			m.answering.form = m.answering.form.Warn(f.why)
 		}
@@ -262,7 +262,7 @@ func (m *Model) cancelWaiting(id wire.ID, reason string, cause session.CancelCau
 			m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.now())))
 			return nil, true, nil
 		}
-		m.changed([]session.Change{ch})
+		traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
 		if m.answering.form.ID() == id {
 			m.focus.mode = m.answering.close(m.focus.mode)
 		}

@@ -41,7 +41,7 @@ type Attach struct {
 func (m *Model) Disagreements() int { return m.feed.disagreements }
 
 // attaching reports whether the UI is a view on a proxy.
-func (m *Model) attaching() bool { return m.opts.Attach != nil }
+func (o Options) attaching() bool { return o.Attach != nil }
 
 // initAttach starts pumping the proxy's stream.
 func (m *Model) initAttach() tea.Cmd {

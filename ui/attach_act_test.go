@@ -293,7 +293,7 @@ func TestAttachActMarksOfEvictedRequestsGo(t *testing.T) {
 // actPartOf is the mark r's row wears for what the proxy did to it at now
 // (nil: none), as the list draws it from the root's facts.
 func actPartOf(m *Model, r *session.Request, now time.Time) *look.Part {
-	a, ok := m.listFacts().HostAct(r)
+	a, ok := listFacts{auth: m.screens.auth, feed: &m.feed}.HostAct(r)
 	if !ok {
 		return nil
 	}

@@ -90,7 +90,7 @@ func (m *Model) detailWheel(msg tea.MouseWheelMsg) tea.Cmd {
 func (m *Model) detailAction(act screen.Action) tea.Cmd {
 	switch a := act.(type) {
 	case detail.ToggleWrap:
-		m.toggleWrap()
+		m.setStatus(levelInfo, m.pager.toggleWrap())
 	case screen.Run:
 		return a.Cmd
 	}

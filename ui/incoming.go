@@ -46,7 +46,7 @@ func (m *Model) questionAction(msg tea.Msg, act screen.Action) tea.Cmd {
 		// screen.Level and statusLevel count the same levels alike.
 		m.setStatus(statusLevel(a.Level), a.Text)
 	case question.ToggleWrap:
-		m.toggleWrap()
+		m.setStatus(levelInfo, m.pager.toggleWrap())
 	case question.Open:
 		m.openIncomingDetail(a.Request)
 	case question.Answer:
@@ -63,7 +63,7 @@ func (m *Model) questionAction(msg tea.Msg, act screen.Action) tea.Cmd {
 		}
 		m.questions.drop(q)
 		m.focus.mode, _ = m.answering.closeOn([]*serverQuestion{q}, m.focus.mode)
-		m.setStatus(levelInfo, "↘ "+m.line(a.Request.Method)+": declined (c on a question declines it)")
+		m.setStatus(levelInfo, "↘ "+m.opts.line(a.Request.Method)+": declined (c on a question declines it)")
 		return declineCmd([]*serverQuestion{q})
 	}
 	return nil

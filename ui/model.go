@@ -218,7 +218,7 @@ func New(opts Options) (*Model, error) {
 	m.screens.composer = composer.New(opts.LogLevel)
 	if a := opts.Attach; a != nil {
 		m.screens.attachv = attach.New(attach.Proxy{Name: a.Proxy.Name, Command: a.Proxy.Command, Transport: opts.Transport, Acts: a.Act != nil, InProcess: a.InProcess})
-		m.feed = newProxyFeed(a.Proxy.HistoryCut, func(ev *event.Event) { redactEvent(opts.RedactBytes, ev) }, m.line)
+		m.feed = newProxyFeed(a.Proxy.HistoryCut, func(ev *event.Event) { redactEvent(opts.RedactBytes, ev) }, m.opts.line)
 	}
 	return m, nil
 }
@@ -237,10 +237,10 @@ func (m *Model) Stop() { m.clock.stop() }
 
 // Init dials, connects and starts listening for events.
 func (m *Model) Init() tea.Cmd {
-	if m.attaching() {
+	if m.opts.attaching() {
 		return m.initAttach()
 	}
-	if m.replaying() {
+	if m.opts.replaying() {
 		return m.initReplay()
 	}
 	conn, err := m.opts.Dial()
@@ -259,7 +259,7 @@ func (m *Model) Init() tea.Cmd {
 // read (layout), and schedules the clock.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
-	selected, shown := m.screens.list.Selected(), m.shownDetail()
+	selected, shown := m.screens.list.Selected(), m.screens.shownDetail(m.focus)
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.size.width, m.size.height = msg.Width, msg.Height
@@ -268,7 +268,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case eventsMsg:
 		cmd = m.handleEvents(msg)
 	case actFailedMsg:
-		m.setStatus(levelError, "could not ask the proxy: "+m.line(msg.err.Error()))
+		m.setStatus(levelError, "could not ask the proxy: "+m.opts.line(msg.err.Error()))
 	case connectedMsg:
 		cmd = m.handleConnected(msg)
 	case tickMsg:
@@ -292,11 +292,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case questionMsg:
 		cmd = m.handleQuestion(msg)
 	case viewerDoneMsg:
-		m.setStatus(viewerDoneStatus(msg, m.line))
+		m.setStatus(viewerDoneStatus(msg, m.opts.line))
 	case quitReadyMsg:
 		return m, m.clock.end()
 	case tea.InterruptMsg:
-		cmd = m.interrupt()
+		cmd = m.quit("interrupted", session.CauseInterrupted)
 	case ShutdownMsg:
 		cmd = m.quit(msg.Reason, session.CauseInterrupted)
 	case tea.KeyPressMsg:
@@ -321,15 +321,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.layout()
-	m.status.followSelection(m.focus.mode, selected, shown, m.screens.list.Selected(), m.shownDetail())
+	m.status.followSelection(m.focus.mode, selected, shown, m.screens.list.Selected(), m.screens.shownDetail(m.focus))
 	m.syncKeys()
 	return m, tea.Batch(cmd, m.schedule())
 }
 
 // now is the UI's clock: in a replay, the moment shown.
 func (m *Model) now() time.Time {
-	if m.replaying() {
-		return m.replayNow()
+	if m.opts.replaying() {
+		return m.opts.replayNow()
 	}
 	return m.opts.Now()
 }
@@ -341,13 +341,13 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	// listed: the composer's next pages of resources and prompts.
 	var listed []tea.Cmd
 	for i := range msg.items {
-		if m.attaching() {
+		if m.opts.attaching() {
 			m.heedFeed(m.feed.apply(m.tracker, &msg.items[i]))
 			continue
 		}
 		ev := &msg.items[i].Event
 		redactEvent(m.opts.RedactBytes, ev)
-		changes := m.applied(*ev, m.tracker.Apply(*ev))
+		changes := traceApplied(m.opts.Trace, m.tracker, *ev, m.tracker.Apply(*ev))
 		m.status.settled(changes)
 		if cmd := m.autoAnswer(changes); cmd != nil {
 			listed = append(listed, cmd)
@@ -359,7 +359,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			// that no request stays running on a connection the UI calls
 			// lost (or on the next one, after R).
 			lost := event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err}
-			m.status.settled(m.applied(lost, m.tracker.Apply(lost)))
+			m.status.settled(traceApplied(m.opts.Trace, m.tracker, lost, m.tracker.Apply(lost)))
 		}
 		switch ev.Kind {
 		case event.Auth:
@@ -379,13 +379,13 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			// session killed from outside still leaves its trace.
 			_ = tw.Flush()
 		}
-		m.afterChange()
+		m.screens.followNewest(m.tracker)
 		if m.conn.startDue() {
 			start = m.start()
 		}
 	}
 	if msg.closed {
-		if m.attaching() {
+		if m.opts.attaching() {
 			m.heedFeed(m.feed.end())
 		}
 		return tea.Batch(append(listed, start)...)
@@ -479,13 +479,13 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 	if method == wire.MethodToolsList {
 		m.screens.composer = m.screens.composer.ToolsAsked(r.ID)
 	}
-	m.afterChange()
+	m.screens.followNewest(m.tracker)
 	return m.conn.send(client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: r.LateWindow})
 }
 
 func (m *Model) handleSendFailed(msg sendFailedMsg) {
 	failed := event.Event{Kind: event.RequestFailed, Time: m.now(), RequestID: msg.id, Err: msg.err}
-	m.applied(failed, m.tracker.Apply(failed))
+	traceApplied(m.opts.Trace, m.tracker, failed, m.tracker.Apply(failed))
 	m.setStatus(levelError, fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err))
 	m.focus.mode = m.answering.roundFailed(msg.id, msg.err, m.focus.mode)
 }
@@ -507,12 +507,12 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.now())))
 		return declineCmd(declines)
 	}
-	m.changed([]session.Change{ch})
-	m.afterChange()
+	traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
+	m.screens.followNewest(m.tracker)
 	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
 		// A task is cancelled with tasks/cancel, never the transport's
 		// signal (which would reach nothing: its request was answered).
-		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.line(look.ClipRunes(r.Task.ID, 40))))
+		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.opts.line(look.ClipRunes(r.Task.ID, 40))))
 		m.status.about = id
 		return tea.Batch(append(m.due(m.now()), declineCmd(declines))...)
 	}
@@ -559,7 +559,7 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	now := m.now()
 	cmds := m.due(now)
 	m.status.expire(now)
-	m.afterChange()
+	m.screens.followNewest(m.tracker)
 	return tea.Batch(cmds...)
 }
 
@@ -585,31 +585,32 @@ func (m *Model) setStatus(level statusLevel, text string) {
 
 // line makes server (or user) text safe for one terminal line: secrets
 // redacted first, then control sequences rendered inert.
-func (m *Model) line(s string) string { return termsafe.Line(m.opts.Redact(s)) }
+func (o Options) line(s string) string { return termsafe.Line(o.Redact(s)) }
 
 // block is line for multi-line text.
-func (m *Model) block(s string) string { return termsafe.Block(m.opts.Redact(s)) }
+func (o Options) block(s string) string { return termsafe.Block(o.Redact(s)) }
 
-// afterChange keeps the selection on the newest request while following.
-func (m *Model) afterChange() {
-	m.screens.list = m.screens.list.FollowNewest(m.tracker)
+// followNewest keeps the list's selection on the newest request while
+// following.
+func (s *screens) followNewest(t *session.Tracker) {
+	s.list = s.list.FollowNewest(t)
 }
 
-// applied records ev and what applying it changed in the trace, if the
+// traceApplied records ev and what applying it changed in the trace, if the
 // session is traced, and returns the changes.
-func (m *Model) applied(ev event.Event, changes []session.Change) []session.Change {
-	if tw := m.opts.Trace; tw != nil {
+func traceApplied(tw *trace.Writer, t *session.Tracker, ev event.Event, changes []session.Change) []session.Change {
+	if tw != nil {
 		_ = tw.Judged(ev, session.Verdict(ev.Kind, changes))
-		_ = tw.Changes(m.tracker, changes)
+		_ = tw.Changes(t, changes)
 	}
 	return changes
 }
 
-// changed records what the tracker changed outside an event (a cancel
+// traceChanged records what the tracker changed outside an event (a cancel
 // asked for, an expired timeout) in the trace, if the session is traced.
-func (m *Model) changed(changes []session.Change) {
-	if tw := m.opts.Trace; tw != nil {
-		_ = tw.Changes(m.tracker, changes)
+func traceChanged(tw *trace.Writer, t *session.Tracker, changes []session.Change) {
+	if tw != nil {
+		_ = tw.Changes(t, changes)
 	}
 }
 
@@ -637,7 +638,7 @@ func (m *Model) syncKeys() {
 		keys := m.keys
 		keys.SetState(m.keyState(m.focus.prev))
 		var intro []string
-		if m.attaching() {
+		if m.opts.attaching() {
 			intro = m.screens.attachv.HelpIntro(m.env())
 		}
 		m.screens.helpv = m.screens.helpv.Show(keys, intro)
@@ -647,7 +648,7 @@ func (m *Model) syncKeys() {
 // env is what the screens read: the tracker, the time of this update or
 // frame, the styles, the keys and the sanitisers.
 func (m *Model) env() screen.Env {
-	return screen.Env{Tracker: m.tracker, Now: m.now(), Styles: m.theme.styles, Keys: &m.keys, Chop: m.pager.chop, Line: m.line, Block: m.block}
+	return screen.Env{Tracker: m.tracker, Now: m.now(), Styles: m.theme.styles, Keys: &m.keys, Chop: m.pager.chop, Line: m.opts.line, Block: m.opts.block}
 }
 
 // keyState is what the key map needs to know on screen mode.
@@ -685,10 +686,10 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	if m.selectedIncoming() != nil {
 		st.SelectedIncoming, st.SelectedAsks = true, m.questions.of(m.selectedIncoming()) != nil
 	}
-	if m.attaching() {
+	if m.opts.attaching() {
 		st = m.screens.attachv.KeyState(st)
 	}
-	if m.replaying() {
+	if m.opts.replaying() {
 		st = replayKeyState(st)
 	}
 	if m.screens.prompt.Open() {
@@ -721,18 +722,18 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 
 // handleKey dispatches a key press by screen.
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.attaching() {
+	if m.opts.attaching() {
 		if cmd, handled := m.attachKey(msg); handled {
 			return cmd
 		}
 	}
-	if m.replaying() {
+	if m.opts.replaying() {
 		if cmd, handled := m.replayKey(msg); handled {
 			return cmd
 		}
 	}
 	if key.Matches(msg, m.keys.Interrupt) {
-		return m.interrupt()
+		return m.quit("interrupted", session.CauseInterrupted)
 	}
 	if m.screens.prompt.Open() {
 		return m.updatePrompt(msg)
@@ -790,7 +791,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 // handleGlobalKey handles the keys that mean the same on every screen.
 func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.keys
-	if m.isActionKey(msg) {
+	if isActionKey(&m.keys, msg) {
 		// Status text is about the present: an action replaces what the
 		// line said about the last one, whether or not it can act now.
 		m.status.clear()
@@ -843,7 +844,8 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.usePayload(payloadKey(msg, k), p, ok)
 	case (pressed(msg, k.Cancel) || pressed(msg, k.CancelReason)) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		// Say why c or C did nothing rather than ignore it.
-		m.whyNoCancel()
+		r, ok := m.selectedRequest()
+		m.setStatus(whyNoCancel(r, ok, m.now()))
 	case pressed(msg, k.CancelAll) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeLog):
 		m.setStatus(levelInfo, "nothing in flight to cancel")
 	case pressed(msg, k.StopWatching) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
@@ -921,7 +923,7 @@ func (m *Model) reissue() tea.Cmd {
 	// - the re-issue timed out at once).
 	cmd := m.send(r.Method, params, session.RequestOptions{Timeout: r.Timeout.Asked, MaxTimeout: r.Timeout.Max, ResetOnProgress: &reset, LateWindow: r.LateWindow})
 	m.screens.list = m.screens.list.Follow()
-	m.afterChange()
+	m.screens.followNewest(m.tracker)
 	m.focus.mode = keymap.ModeList
 	m.setStatus(levelInfo, fmt.Sprintf("re-issued #%s as #%s", r.ID, m.screens.list.Selected()))
 	m.status.about = m.screens.list.Selected()
@@ -1022,7 +1024,7 @@ func (m *Model) updatePrompt(msg tea.Msg) tea.Cmd {
 func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 	var cmds []tea.Cmd
 	n, asked := 0, m.questions.len()
-	for _, id := range m.activeIDs() {
+	for _, id := range activeIDs(m.tracker) {
 		cmd, ok := m.cancelQuiet(id, reason, cause)
 		if ok {
 			n++
@@ -1047,7 +1049,7 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 	if err != nil {
 		return nil, false
 	}
-	m.changed([]session.Change{ch})
+	traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
 	if waiting {
 		if m.answering.form.ID() == id {
 			m.focus.mode = m.answering.close(m.focus.mode)
@@ -1062,10 +1064,10 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 }
 
 // activeIDs lists requests still in flight (not already cancelling).
-func (m *Model) activeIDs() []wire.ID {
+func activeIDs(t *session.Tracker) []wire.ID {
 	var ids []wire.ID
-	for i := m.tracker.Len() - 1; i >= 0; i-- {
-		r := m.tracker.At(i)
+	for i := t.Len() - 1; i >= 0; i-- {
+		r := t.At(i)
 		if r.IsActive() && r.State != session.StateCancelRequested && !isTaskRequest(r) {
 			ids = append(ids, r.ID)
 		}
@@ -1074,7 +1076,7 @@ func (m *Model) activeIDs() []wire.ID {
 }
 
 func (m *Model) askQuit() tea.Cmd {
-	n := len(m.activeIDs())
+	n := len(activeIDs(m.tracker))
 	if n == 0 || m.conn.state != connUp {
 		return m.quit("", session.CauseShutdown)
 	}
@@ -1087,16 +1089,10 @@ func (m *Model) askQuit() tea.Cmd {
 // because the user quit: the command's exit code says so, as call's does.
 func (m *Model) Interrupted() bool { return m.ending.interrupted }
 
-// interrupt is Ctrl+C: cancel everything in flight with reason
-// "interrupted", then quit without asking.
-func (m *Model) interrupt() tea.Cmd {
-	return m.quit("interrupted", session.CauseInterrupted)
-}
-
 // quit cancels what is in flight (properly, with the right signal) and
 // then ends the program. The cancels get a bounded time to go out.
 func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
-	if m.ending.quitting || m.attaching() || m.replaying() {
+	if m.ending.quitting || m.opts.attaching() || m.opts.replaying() {
 		return m.clock.end() // a view on a proxy detaches: the host's requests are not its own
 	}
 	m.ending.quitting = true
@@ -1104,9 +1100,9 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	var ids []wire.ID
 	var taskCancels []client.Request
 	if m.conn.state == connUp {
-		for _, id := range m.activeIDs() {
+		for _, id := range activeIDs(m.tracker) {
 			if ch, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err == nil {
-				m.changed([]session.Change{ch})
+				traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
 				if r, _ := m.tracker.Get(id); !r.IsTask() {
 					ids = append(ids, id)
 				}
@@ -1115,7 +1111,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 		// Tasks get their tasks/cancel (the polls due now are not sent);
 		// a timeout that expired just now is cancelled with the rest.
 		d := m.tracker.Due(m.now())
-		m.changed(d.Changes)
+		traceChanged(m.opts.Trace, m.tracker, d.Changes)
 		for _, x := range d.Cancels {
 			ids = append(ids, x.ID)
 		}

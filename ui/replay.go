@@ -45,11 +45,11 @@ type replayState struct {
 type replayTickMsg struct{ gen int }
 
 // replaying reports whether the UI plays a recorded run.
-func (m *Model) replaying() bool { return m.opts.Replay != nil }
+func (o Options) replaying() bool { return o.Replay != nil }
 
 // replayNow is the replay's clock: the moment shown.
-func (m *Model) replayNow() time.Time {
-	_, at := m.opts.Replay.Trace.Position()
+func (o Options) replayNow() time.Time {
+	_, at := o.Replay.Trace.Position()
 	return at
 }
 
@@ -94,9 +94,9 @@ func (m *Model) replayMoved() {
 	// The columns are as wide as what the run had shown by then, not as
 	// what it showed later.
 	m.screens.list = m.screens.list.ForgetWidths()
-	m.afterChange()
+	m.screens.followNewest(m.tracker)
 	if d, latest := rp.Disagreements(); d > 0 {
-		m.setStatus(levelError, fmt.Sprintf("this replay judged %d %s otherwise than the trace; the latest: %s", d, plural(d, "line", "lines"), m.line(latest)))
+		m.setStatus(levelError, fmt.Sprintf("this replay judged %d %s otherwise than the trace; the latest: %s", d, plural(d, "line", "lines"), m.opts.line(latest)))
 	} else if m.status.level == levelError {
 		m.status.clear()
 	}
@@ -171,7 +171,7 @@ func (m *Model) replayAction(act screen.Action) tea.Cmd {
 		if !m.screens.replay.scrub.Playing() {
 			return nil
 		}
-		m.screens.replay.wall, m.screens.replay.from = m.opts.Now(), m.replayNow()
+		m.screens.replay.wall, m.screens.replay.from = m.opts.Now(), m.opts.replayNow()
 		m.screens.replay.gen++
 		return m.replayTick()
 	case scrubber.Play:
@@ -183,7 +183,7 @@ func (m *Model) replayAction(act screen.Action) tea.Cmd {
 			rp.SeekItem(0) // played to the end: play it again
 			m.replayMoved()
 		}
-		m.screens.replay.wall, m.screens.replay.from = m.opts.Now(), m.replayNow()
+		m.screens.replay.wall, m.screens.replay.from = m.opts.Now(), m.opts.replayNow()
 		return m.replayTick()
 	}
 	m.replayMoved()
@@ -207,9 +207,9 @@ func (m *Model) replayFlag(forward bool) {
 	case !ok:
 		m.setStatus(levelInfo, "no flag before this moment")
 	case f.ID.IsZero():
-		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: %s", f.Kind, m.line(f.Text)))
+		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: %s", f.Kind, m.opts.line(f.Text)))
 	default:
-		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: #%s %s", f.Kind, m.line(f.ID.String()), m.line(f.Text)))
+		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: #%s %s", f.Kind, m.opts.line(f.ID.String()), m.opts.line(f.Text)))
 	}
 }
 
@@ -229,7 +229,7 @@ func (m *Model) handleReplayTick(msg replayTickMsg) tea.Cmd {
 	played := time.Duration(float64(m.opts.Now().Sub(m.screens.replay.wall)) * m.screens.replay.scrub.Speed())
 	rp.SeekTime(m.screens.replay.from.Add(played))
 	m.replayMoved()
-	if !m.replayNow().Before(rp.End()) {
+	if !m.opts.replayNow().Before(rp.End()) {
 		m.screens.replay.scrub = m.screens.replay.scrub.Paused()
 		return nil
 	}
@@ -237,18 +237,17 @@ func (m *Model) handleReplayTick(msg replayTickMsg) tea.Cmd {
 }
 
 // scrubberLines is how many lines the scrubber takes above the footer.
-func (m *Model) scrubberLines() int {
-	if m.replaying() {
+func (o Options) scrubberLines() int {
+	if o.replaying() {
 		return 1
 	}
 	return 0
 }
 
-// viewScrubber is the scrubber's line, with its newline ("" outside a
-// replay).
-func (m *Model) viewScrubber() string {
-	if !m.replaying() {
+// view is the scrubber's line, with its newline ("" outside a replay).
+func (r replayState) view(env screen.Env, replaying bool, width int) string {
+	if !replaying {
 		return ""
 	}
-	return m.screens.replay.scrub.View(m.env(), m.size.width, 1) + "\n"
+	return r.scrub.View(env, width, 1) + "\n"
 }

@@ -24,7 +24,9 @@ const (
 )
 
 // bodyHeight is what is left between the header and the footer.
-func (m *Model) bodyHeight() int { return m.chrome().bodyHeight(m.size.height) - m.scrubberLines() }
+func (m *Model) bodyHeight() int {
+	return m.chrome().bodyHeight(m.size.height) - m.opts.scrubberLines()
+}
 
 // View renders the whole screen. It reads state only; elapsed times and
 // countdowns are computed here from timestamps.
@@ -85,7 +87,7 @@ func (m *Model) frame() string {
 	}
 	b.WriteString(body)
 	b.WriteByte('\n')
-	b.WriteString(m.viewScrubber())
+	b.WriteString(m.screens.replay.view(m.env(), m.opts.replaying(), m.size.width))
 	b.WriteString(c.statusLine())
 	b.WriteByte('\n')
 	b.WriteString(c.footer())
@@ -139,8 +141,8 @@ func (m *Model) chrome() chrome {
 		env: m.env(), width: m.size.width,
 		state: m.conn.state, connErr: m.conn.err, everConnected: m.conn.everConnected,
 		target: m.opts.Target, transport: m.opts.Transport,
-		proxy: m.screens.attachv, onProxy: m.attaching(),
-		waitingInput: waitingInput(m.tracker), waitingForYou: waitingForYou(m.tracker, m.attaching()),
+		proxy: m.screens.attachv, onProxy: m.opts.attaching(),
+		waitingInput: waitingInput(m.tracker), waitingForYou: waitingForYou(m.tracker, m.opts.attaching()),
 		list: m.screens.list, status: m.status,
 	}
 }
