@@ -48,14 +48,14 @@ func (m *Model) layoutDetail(height int) {
 }
 
 // viewDetail draws the open detail in height rows.
-func (m *Model) viewDetail(height int) string {
-	if m.screens.incoming.Request() != nil {
-		return m.screens.incoming.View(m.env(), m.size.width, height)
+func (s *screens) viewDetail(env screen.Env, width, height int) string {
+	if s.incoming.Request() != nil {
+		return s.incoming.View(env, width, height)
 	}
-	if _, ok := m.tracker.Get(m.screens.detail.ID()); !ok {
-		return m.screens.list.Empty(m.env(), m.size.width, height)
+	if _, ok := env.Tracker.Get(s.detail.ID()); !ok {
+		return s.list.Empty(env, width, height)
 	}
-	return m.screens.detail.View(m.env(), m.size.width, height)
+	return s.detail.View(env, width, height)
 }
 
 // handleDetailKey gives a key to the open detail; what it leaves goes to

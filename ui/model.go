@@ -834,7 +834,9 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Auth):
 		m.focus.mode = keymap.ModeAuth
 	case key.Matches(msg, k.Export):
-		return m.export()
+		cmd, level, text := export(m.opts, m.tracker, m.now())
+		m.setStatus(level, text)
+		return cmd
 	case key.Matches(msg, k.Reconnect):
 		m.setStatus(levelInfo, reconnecting)
 		return m.conn.redial(m.opts.Dial)
@@ -1129,24 +1131,23 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	return m.conn.cancelBeforeQuit(ids, taskCancels, reason)
 }
 
-// export writes the protocol log as a trace file, off the Update path.
-func (m *Model) export() tea.Cmd {
-	if m.opts.Export == nil {
-		m.setStatus(levelWarn, "export is not available")
-		return nil
+// export writes the protocol log of t as a trace file, off the Update
+// path, and says what it does for the status line.
+func export(opts Options, t *session.Tracker, now time.Time) (tea.Cmd, statusLevel, string) {
+	if opts.Export == nil {
+		return nil, levelWarn, "export is not available"
 	}
-	lg := m.tracker.Log()
-	snap := Snapshot{Entries: make([]session.LogEntry, lg.Len()), Start: m.tracker.ConnectedAt(), Dropped: lg.Total() - int64(lg.Len())}
+	lg := t.Log()
+	snap := Snapshot{Entries: make([]session.LogEntry, lg.Len()), Start: t.ConnectedAt(), Dropped: lg.Total() - int64(lg.Len())}
 	for i := range snap.Entries {
 		snap.Entries[i] = lg.At(i)
 	}
 	if len(snap.Entries) > 0 && (snap.Start.IsZero() || snap.Entries[0].Time.Before(snap.Start)) {
 		snap.Start = snap.Entries[0].Time
 	}
-	name := fmt.Sprintf("inflight-trace-%s.jsonl", m.now().Format("20060102-150405"))
-	dir := m.opts.ExportDir
-	write := m.opts.Export
-	m.setStatus(levelInfo, "writing "+name+"…")
+	name := fmt.Sprintf("inflight-trace-%s.jsonl", now.Format("20060102-150405"))
+	dir := opts.ExportDir
+	write := opts.Export
 	return func() tea.Msg {
 		// Resolving the directory is I/O too, so it happens here, not in
 		// Update; the status line then names the file in full.
@@ -1159,5 +1160,5 @@ func (m *Model) export() tea.Cmd {
 			written = path
 		}
 		return exportDoneMsg{path: written, err: err}
-	}
+	}, levelInfo, "writing " + name + "…"
 }

@@ -173,7 +173,7 @@ func (m *Model) replayAction(act screen.Action) tea.Cmd {
 		}
 		m.screens.replay.wall, m.screens.replay.from = m.opts.Now(), m.opts.replayNow()
 		m.screens.replay.gen++
-		return m.replayTick()
+		return m.screens.replay.tick(m.clock, m.opts.FrameInterval)
 	case scrubber.Play:
 		m.screens.replay.gen++
 		if !a.On {
@@ -184,7 +184,7 @@ func (m *Model) replayAction(act screen.Action) tea.Cmd {
 			m.replayMoved()
 		}
 		m.screens.replay.wall, m.screens.replay.from = m.opts.Now(), m.opts.replayNow()
-		return m.replayTick()
+		return m.screens.replay.tick(m.clock, m.opts.FrameInterval)
 	}
 	m.replayMoved()
 	return nil
@@ -213,10 +213,10 @@ func (m *Model) replayFlag(forward bool) {
 	}
 }
 
-// replayTick schedules the play's next frame.
-func (m *Model) replayTick() tea.Cmd {
-	gen := m.screens.replay.gen
-	return m.clock.tick(m.opts.FrameInterval, func(time.Time) tea.Msg { return replayTickMsg{gen: gen} })
+// tick schedules the play's next frame on the clock, every frame.
+func (r replayState) tick(c *clock, frame time.Duration) tea.Cmd {
+	gen := r.gen
+	return c.tick(frame, func(time.Time) tea.Msg { return replayTickMsg{gen: gen} })
 }
 
 // handleReplayTick moves a playing run on to the moment the wall clock
@@ -233,7 +233,7 @@ func (m *Model) handleReplayTick(msg replayTickMsg) tea.Cmd {
 		m.screens.replay.scrub = m.screens.replay.scrub.Paused()
 		return nil
 	}
-	return m.replayTick()
+	return m.screens.replay.tick(m.clock, m.opts.FrameInterval)
 }
 
 // scrubberLines is how many lines the scrubber takes above the footer.

@@ -59,7 +59,7 @@ func (m *Model) frame() string {
 	var body string
 	switch m.focus.mode {
 	case keymap.ModeDetail:
-		body = m.viewDetail(h)
+		body = m.screens.viewDetail(m.env(), m.size.width, h)
 	case keymap.ModeLog:
 		body = m.screens.logv.View(m.env(), m.size.width, h)
 	case keymap.ModeStderr:
