@@ -37,7 +37,7 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 		m.questions.add(q)
 		// Its own row's a answers it (its request's too, when it is tied
 		// to one: the tracker may not have said yet).
-		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: a on its row answers", m.line(q.method)))
+		m.setStatus(levelInfo, fmt.Sprintf("↘ %s from the server · waiting for you: a on its row answers", m.opts.line(q.method)))
 	case questionNotSent:
 		// The client's word (through Serve) that the answer to q could not
 		// be sent: q waits again, and its form opens again as typed.
@@ -47,10 +47,10 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 			why += ": " + msg.err.Error()
 		}
 		var shown bool
-		if m.mode, shown = m.answering.notSent(q, why, m.mode); !shown {
+		if m.focus.mode, shown = m.answering.notSent(q, why, m.focus.mode); !shown {
 			why += " — a answers it again"
 		}
-		m.setStatus(levelError, m.line(q.method)+" "+m.line(q.id.String())+": "+why)
+		m.setStatus(levelError, m.opts.line(q.method)+" "+m.opts.line(q.id.String())+": "+why)
 	case questionWithdrawn, questionExpired:
 		m.questions.drop(q)
 		text := "the server withdrew this question"
@@ -61,11 +61,11 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 		if msg.kind == questionExpired {
 			text = "nobody answered within " + look.Dur(m.opts.Questions.wait) + ": inflight refused the question"
 		}
-		if m.mode == keymap.ModeAnswer && m.answering.on(q) {
-			m.mode = m.answering.close(m.mode)
-			m.setStatus(levelWarn, m.line(q.method)+": "+text)
+		if m.focus.mode == keymap.ModeAnswer && m.answering.on(q) {
+			m.focus.mode = m.answering.close(m.focus.mode)
+			m.setStatus(levelWarn, m.opts.line(q.method)+": "+text)
 		} else {
-			m.setStatus(levelInfo, m.line(q.method)+" "+m.line(q.id.String())+": "+text)
+			m.setStatus(levelInfo, m.opts.line(q.method)+" "+m.opts.line(q.id.String())+": "+text)
 		}
 	}
 	return again
@@ -75,18 +75,18 @@ func (m *Model) handleQuestion(msg questionMsg) tea.Cmd {
 // row that waits for the user; and on a row of the server's own requests
 // in the list, the keys on one (question.RowKey).
 func (m *Model) answerIntercept(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	if m.mode != keymap.ModeList && m.mode != keymap.ModeDetail {
+	if m.focus.mode != keymap.ModeList && m.focus.mode != keymap.ModeDetail {
 		return nil, false
 	}
-	if m.mode == keymap.ModeDetail && m.incoming.Request() != nil {
+	if m.focus.mode == keymap.ModeDetail && m.screens.incoming.Request() != nil {
 		return nil, false // the detail's own keys (handleDetailKey)
 	}
-	if s := m.list.Incoming(); s != nil && m.mode == keymap.ModeList {
+	if s := m.screens.list.Incoming(); s != nil && m.focus.mode == keymap.ModeList {
 		act := question.RowKey(m.env(), s, msg, true, m.questions.of(s) != nil)
 		return m.questionAction(msg, act), act != nil
 	}
 	open := key.Matches(msg, m.keys.Answer)
-	if !open && m.mode == keymap.ModeList && msg.String() == "enter" {
+	if !open && m.focus.mode == keymap.ModeList && msg.String() == "enter" {
 		r, ok := m.selectedRequest()
 		open = ok && m.questions.asks(m.tracker, r)
 	}
@@ -107,7 +107,7 @@ func (m *Model) openAnswer() tea.Cmd {
 	r, _ := m.selectedRequest()
 	var act screen.Action
 	if r != nil && r.State == session.StateWaitingInput {
-		m.mode, act = m.answering.openRound(m.env(), r, rootsOrEmpty(m.opts.Roots), m.mode)
+		m.focus.mode, act = m.answering.openRound(m.env(), r, rootsOrEmpty(m.opts.Roots), m.focus.mode)
 		return m.doAnswer(act)
 	}
 	var id wire.ID
@@ -119,7 +119,7 @@ func (m *Model) openAnswer() tea.Cmd {
 		m.setStatus(levelInfo, "nothing waits for your answer here")
 		return nil
 	}
-	m.mode, act = m.answering.openQuestion(m.env(), q, m.mode)
+	m.focus.mode, act = m.answering.openQuestion(m.env(), q, m.focus.mode)
 	return m.doAnswer(act)
 }
 
@@ -135,7 +135,7 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 	case screen.Run:
 		return a.Cmd
 	case screen.Close:
-		m.mode = m.answering.close(m.mode)
+		m.focus.mode = m.answering.close(m.focus.mode)
 	case screen.Status:
 		m.setStatus(statusLevel(a.Level), a.Text) // the same levels, in the same order
 		if !a.About.IsZero() {
@@ -144,7 +144,7 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 	case answer.Details:
 		// Unanswered, for the detail of what the form asks: a legacy
 		// question's own (its params, its tie), else its request's.
-		m.mode = m.answering.close(m.mode)
+		m.focus.mode = m.answering.close(m.focus.mode)
 		var s *session.ServerRequest
 		if q, ok := a.Question.(*serverQuestion); ok {
 			s = q.record(m.tracker)
@@ -154,26 +154,26 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 		case s != nil:
 			m.openIncomingDetail(s)
 		case ok && !a.ID.IsZero():
-			m.list = m.list.Select(r.ID, m.list.Following())
+			m.screens.list = m.screens.list.Select(r.ID, m.screens.list.Following())
 			m.openDetail()
 		default:
 			return nil
 		}
 		m.setStatus(levelInfo, answer.LaterText)
 	case answer.Reply:
-		m.mode = m.answering.close(m.mode)
-		return m.doAnswer(m.questions.reply(m.tracker, a, m.line))
+		m.focus.mode = m.answering.close(m.focus.mode)
+		return m.doAnswer(m.questions.reply(m.tracker, a, m.opts.line))
 	case answer.SendRound:
 		return m.sendAnswers(a.ID, a.Answers, a.Kept)
 	case answer.Decline:
 		// The conversation ends here, its request not retried.
-		m.mode = m.answering.close(m.mode)
+		m.focus.mode = m.answering.close(m.focus.mode)
 		ch, err := m.tracker.EndConversation(a.ID, a.Reason, m.now())
 		if err != nil {
 			m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", a.ID, look.RefusalText(err, m.now())))
 			return nil
 		}
-		m.changed([]session.Change{ch})
+		traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: sampling declined; the request is not retried", a.ID))
 	}
 	return nil
@@ -182,17 +182,17 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 // sendAnswers answers the round and sends the next one; kept is the form
 // as last shown (nil: none), shown again if the round cannot be sent.
 func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage, kept *answer.Model) tea.Cmd {
-	m.mode = m.answering.close(m.mode)
+	m.focus.mode = m.answering.close(m.focus.mode)
 	rt, err := m.tracker.Answer(id, answers, m.now())
 	if err != nil {
 		m.setStatus(levelWarn, fmt.Sprintf("#%s: not answered — %s", id, look.RefusalText(err, m.now())))
 		return nil
 	}
-	m.changed([]session.Change{rt.Change})
+	traceChanged(m.opts.Trace, m.tracker, []session.Change{rt.Change})
 	m.answering.sentAs(kept, rt.ID)
 	m.setStatus(levelInfo, fmt.Sprintf("#%s: answered — round %d sent", rt.ID, rt.Round))
 	m.status.about = rt.ID
-	m.afterChange()
+	m.screens.followNewest(m.tracker)
 	return m.conn.send(client.Request{ID: rt.ID, Method: rt.Method, Params: rt.Params, ProgressToken: rt.ProgressToken, LateWindow: rt.LateWindow})
 }
 
@@ -202,23 +202,23 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage, kept
 // the rounds that ask only for roots are answered without a prompt (from
 // --root).
 func (m *Model) autoAnswer(changes []session.Change) tea.Cmd {
-	for _, f := range m.questions.fates(m.tracker, m.line) {
+	for _, f := range m.questions.fates(m.tracker, m.opts.line) {
 		switch {
-		case m.mode != keymap.ModeAnswer || !m.answering.on(f.q):
+		case m.focus.mode != keymap.ModeAnswer || !m.answering.on(f.q):
 			// Not on the form: its row says what became of it.
 		case f.gone:
-			m.mode = m.answering.close(m.mode)
-			m.setStatus(levelWarn, m.line(f.q.method)+": "+f.why+"; nothing was sent")
+			m.focus.mode = m.answering.close(m.focus.mode)
+			m.setStatus(levelWarn, m.opts.line(f.q.method)+": "+f.why+"; nothing was sent")
 		default:
 			m.answering.form = m.answering.form.Warn(f.why)
 		}
 	}
 	var cmds []tea.Cmd
 	for _, ch := range changes {
-		if ch.Kind == session.ChangeState && m.mode == keymap.ModeAnswer && m.answering.form.Legacy() == nil && ch.ID == m.answering.form.ID() && ch.To != session.StateWaitingInput {
+		if ch.Kind == session.ChangeState && m.focus.mode == keymap.ModeAnswer && m.answering.form.Legacy() == nil && ch.ID == m.answering.form.ID() && ch.To != session.StateWaitingInput {
 			// The request left waiting under the form (the connection
 			// was lost): there is nothing to answer any more.
-			m.mode = m.answering.close(m.mode)
+			m.focus.mode = m.answering.close(m.focus.mode)
 			m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: its question can no longer be answered", ch.ID, look.StateName(ch.To)))
 		}
 		if ch.Kind != session.ChangeState || ch.To != session.StateWaitingInput {
@@ -262,9 +262,9 @@ func (m *Model) cancelWaiting(id wire.ID, reason string, cause session.CancelCau
 			m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.now())))
 			return nil, true, nil
 		}
-		m.changed([]session.Change{ch})
+		traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
 		if m.answering.form.ID() == id {
-			m.mode = m.answering.close(m.mode)
+			m.focus.mode = m.answering.close(m.focus.mode)
 		}
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: no request in flight; the conversation was dropped (nothing sent)", id))
 		return nil, true, nil
@@ -278,7 +278,7 @@ func (m *Model) cancelWaiting(id wire.ID, reason string, cause session.CancelCau
 func (m *Model) takeQuestions(id wire.ID) []*serverQuestion {
 	qs := m.questions.take(m.tracker, id)
 	var closed bool
-	if m.mode, closed = m.answering.closeOn(qs, m.mode); closed {
+	if m.focus.mode, closed = m.answering.closeOn(qs, m.focus.mode); closed {
 		m.setStatus(levelWarn, fmt.Sprintf("#%s is being cancelled: the server's question is declined", id))
 	}
 	return qs

@@ -112,8 +112,8 @@ func TestAnswerElicitationAcceptSendsTheNextRound(t *testing.T) {
 	id := h.waitingConfirm()
 	before := h.sentCount()
 	h.key("enter")
-	if h.m.mode != keymap.ModeAnswer {
-		t.Fatalf("enter on a waiting row: mode %v, want the answer form", h.m.mode)
+	if h.m.focus.mode != keymap.ModeAnswer {
+		t.Fatalf("enter on a waiting row: mode %v, want the answer form", h.m.focus.mode)
 	}
 	scr := h.screen()
 	for _, want := range []string{"Confirm deletion of 3 files?", "tidy up", "one of: r = Red, g = Green", "ctrl+d decline"} {
@@ -127,7 +127,7 @@ func TestAnswerElicitationAcceptSendsTheNextRound(t *testing.T) {
 		t.Fatal("the form sent something before enter")
 	}
 	h.key("enter")
-	if h.m.mode == keymap.ModeAnswer {
+	if h.m.focus.mode == keymap.ModeAnswer {
 		t.Fatalf("the form is still open: %s", h.m.answering.form.Err())
 	}
 	nid, p := h.lastRound()
@@ -192,11 +192,11 @@ func TestAnswerEscLeavesItWaiting(t *testing.T) {
 	id := h.waitingConfirm()
 	before := h.sentCount()
 	h.key("a", "esc")
-	if h.m.mode != keymap.ModeList || h.sentCount() != before || h.request(id).State != session.StateWaitingInput {
-		t.Fatalf("esc: mode %v, sent %d, state %s", h.m.mode, h.sentCount()-before, h.request(id).State)
+	if h.m.focus.mode != keymap.ModeList || h.sentCount() != before || h.request(id).State != session.StateWaitingInput {
+		t.Fatalf("esc: mode %v, sent %d, state %s", h.m.focus.mode, h.sentCount()-before, h.request(id).State)
 	}
 	h.key("a")
-	if h.m.mode != keymap.ModeAnswer {
+	if h.m.focus.mode != keymap.ModeAnswer {
 		t.Fatal("a does not open the form again")
 	}
 }
@@ -277,8 +277,8 @@ func TestAnswerRootsOnlyWithoutAPrompt(t *testing.T) {
 	id := h.sendTool("roots")
 	before := h.sentCount()
 	h.answer(id, `{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}}}`)
-	if h.m.mode == keymap.ModeAnswer || h.sentCount() != before+1 {
-		t.Fatalf("roots: mode %v, sent %d", h.m.mode, h.sentCount()-before)
+	if h.m.focus.mode == keymap.ModeAnswer || h.sentCount() != before+1 {
+		t.Fatalf("roots: mode %v, sent %d", h.m.focus.mode, h.sentCount()-before)
 	}
 	_, p := h.lastRound()
 	if string(p["inputResponses"]) != `{"r":{"roots":[{"uri":"file:///work/project","name":"project"}]}}` {
@@ -333,11 +333,11 @@ func TestAnswerLegacyServerRequest(t *testing.T) {
 	if !strings.Contains(scr, "↘ elicitation/create from the server · waiting for you") {
 		t.Fatalf("the row does not show the server's question:\n%s", scr)
 	}
-	if h.m.list.Selected() != wire.IntID(id) {
-		t.Fatalf("selected %s", h.m.list.Selected())
+	if h.m.screens.list.Selected() != wire.IntID(id) {
+		t.Fatalf("selected %s", h.m.screens.list.Selected())
 	}
 	h.key("enter")
-	if h.m.mode != keymap.ModeAnswer || !strings.Contains(h.screen(), "from the server (its ID 7)") {
+	if h.m.focus.mode != keymap.ModeAnswer || !strings.Contains(h.screen(), "from the server (its ID 7)") {
 		t.Fatalf("the form is not open on the server's question:\n%s", h.screen())
 	}
 	h.key("space", "enter")
@@ -349,8 +349,8 @@ func TestAnswerLegacyServerRequest(t *testing.T) {
 	default:
 		t.Fatal("no reply reached the handler")
 	}
-	if h.m.questions.len() != 0 || h.m.mode != keymap.ModeList {
-		t.Errorf("questions %d, mode %v", h.m.questions.len(), h.m.mode)
+	if h.m.questions.len() != 0 || h.m.focus.mode != keymap.ModeList {
+		t.Errorf("questions %d, mode %v", h.m.questions.len(), h.m.focus.mode)
 	}
 }
 
@@ -370,7 +370,7 @@ func TestAnswerLegacyWithdrawnClosesTheForm(t *testing.T) {
 	h.sendTool("withdrawn")
 	q := h.legacyAsk(wire.IntID(9), wire.MethodElicitationCreate, legacyConfirm)
 	h.key("a")
-	if h.m.mode != keymap.ModeAnswer {
+	if h.m.focus.mode != keymap.ModeAnswer {
 		t.Fatal("form not open")
 	}
 	raw := wire.Notification(wire.NotifyCancelled, json.RawMessage(`{"requestId":9,"reason":"no answer within 3s"}`))
@@ -380,8 +380,8 @@ func TestAnswerLegacyWithdrawnClosesTheForm(t *testing.T) {
 		t.Fatalf("the tracker has the question %s", st)
 	}
 	h.m.Update(questionMsg{kind: questionWithdrawn, q: q})
-	if h.m.mode == keymap.ModeAnswer || h.m.questions.len() != 0 {
-		t.Fatalf("the form stayed open: mode %v", h.m.mode)
+	if h.m.focus.mode == keymap.ModeAnswer || h.m.questions.len() != 0 {
+		t.Fatalf("the form stayed open: mode %v", h.m.focus.mode)
 	}
 	if !strings.Contains(h.screen(), "the server withdrew this question") {
 		t.Errorf("status:\n%s", h.screen())
@@ -574,7 +574,7 @@ func TestAnswerLegacyQuestionLostWithTheConnection(t *testing.T) {
 	h.key("a")
 	h.events(event.Event{Kind: event.TransportClosed})
 	h.m.Update(questionMsg{kind: questionWithdrawn, q: q})
-	if h.m.mode == keymap.ModeAnswer {
+	if h.m.focus.mode == keymap.ModeAnswer {
 		t.Fatal("the form stayed open")
 	}
 	if scr := h.screen(); !strings.Contains(scr, "the connection closed before this question was answered") || strings.Contains(scr, "withdrew") {
@@ -643,19 +643,19 @@ func TestAnswerFormToDetailAndBack(t *testing.T) {
 	h := newAnswerHarness(t, 80, 24, event.EraModern)
 	id := h.waitingConfirm()
 	h.key("enter", "ctrl+o")
-	if h.m.mode != keymap.ModeDetail || h.m.detail.ID() != wire.IntID(id) {
-		t.Fatalf("ctrl+o: mode %v, detail %s", h.m.mode, h.m.detail.ID())
+	if h.m.focus.mode != keymap.ModeDetail || h.m.screens.detail.ID() != wire.IntID(id) {
+		t.Fatalf("ctrl+o: mode %v, detail %s", h.m.focus.mode, h.m.screens.detail.ID())
 	}
 	if !strings.Contains(h.screen(), "CONVERSATION (1 round)") {
 		t.Errorf("detail:\n%s", h.screen())
 	}
 	h.key("a")
-	if h.m.mode != keymap.ModeAnswer {
+	if h.m.focus.mode != keymap.ModeAnswer {
 		t.Fatal("a in the detail does not open the form")
 	}
 	h.key("esc")
-	if h.m.mode != keymap.ModeDetail {
-		t.Errorf("esc from a form opened in the detail goes to %v", h.m.mode)
+	if h.m.focus.mode != keymap.ModeDetail {
+		t.Errorf("esc from a form opened in the detail goes to %v", h.m.focus.mode)
 	}
 }
 
@@ -667,8 +667,8 @@ func TestAnswerFormClosesWhenTheRequestIsLost(t *testing.T) {
 	if r := h.request(id); r.State == session.StateWaitingInput {
 		t.Fatalf("the request still waits after the transport closed")
 	}
-	if h.m.mode == keymap.ModeAnswer || !strings.Contains(h.screen(), "can no longer be answered") {
-		t.Errorf("mode %v:\n%s", h.m.mode, h.screen())
+	if h.m.focus.mode == keymap.ModeAnswer || !strings.Contains(h.screen(), "can no longer be answered") {
+		t.Errorf("mode %v:\n%s", h.m.focus.mode, h.screen())
 	}
 }
 
@@ -686,7 +686,7 @@ func TestAnswerLegacyTimeoutDeclinesTheOpenQuestion(t *testing.T) {
 	default:
 		t.Fatal("the question of a timed-out request was left open")
 	}
-	if h.m.mode == keymap.ModeAnswer {
+	if h.m.focus.mode == keymap.ModeAnswer {
 		t.Error("the form stayed open")
 	}
 }
@@ -745,7 +745,7 @@ func TestAnswerLegacyRefusedQuestionCannotBeAnswered(t *testing.T) {
 	}
 	h.key("home", "down")
 	h.key("a")
-	if h.m.mode == keymap.ModeAnswer {
+	if h.m.focus.mode == keymap.ModeAnswer {
 		h.key("space", "enter")
 		t.Errorf("a opened a form on a question the client already refused; status after answering: %q", h.m.status.text)
 	}

@@ -41,7 +41,7 @@ type Attach struct {
 func (m *Model) Disagreements() int { return m.feed.disagreements }
 
 // attaching reports whether the UI is a view on a proxy.
-func (m *Model) attaching() bool { return m.opts.Attach != nil }
+func (o Options) attaching() bool { return o.Attach != nil }
 
 // initAttach starts pumping the proxy's stream.
 func (m *Model) initAttach() tea.Cmd {
@@ -83,18 +83,18 @@ const historyWords = "4 MiB of trace"
 // settles nothing.
 func (m *Model) heedFeed(news feedNews) {
 	if news.serverGone {
-		m.attachv = m.attachv.ServerGone()
+		m.screens.attachv = m.screens.attachv.ServerGone()
 	}
 	if news.ended {
-		m.attachv = m.attachv.Ended(m.opts.Source.Err())
+		m.screens.attachv = m.screens.attachv.Ended(m.opts.Source.Err())
 		m.conn.state = connLost
 	}
 	for _, ch := range news.changes {
 		if ch.Kind != session.ChangeRenamed {
 			continue
 		}
-		m.list = m.list.Renamed(ch.Was, ch.ID)
-		m.detail = m.detail.Renamed(ch.Was, ch.ID)
+		m.screens.list = m.screens.list.Renamed(ch.Was, ch.ID)
+		m.screens.detail = m.screens.detail.Renamed(ch.Was, ch.ID)
 		if m.status.about == ch.Was {
 			m.status.about = ch.ID
 		}

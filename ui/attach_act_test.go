@@ -252,7 +252,7 @@ func TestAttachActMarkFollowsARetiredID(t *testing.T) {
 			t.Errorf("the row of the new #2 says the proxy dropped its response:\n%s", line)
 		}
 	}
-	if f := h.m.feed.fact(h.m.styles, r, h.now); f != "" {
+	if f := h.m.feed.fact(h.m.theme.styles, r, h.now); f != "" {
 		t.Errorf("the detail of the new #2 says %q", f)
 	}
 	old, ok := h.m.tracker.Get(wire.StringID("2·1"))
@@ -293,11 +293,11 @@ func TestAttachActMarksOfEvictedRequestsGo(t *testing.T) {
 // actPartOf is the mark r's row wears for what the proxy did to it at now
 // (nil: none), as the list draws it from the root's facts.
 func actPartOf(m *Model, r *session.Request, now time.Time) *look.Part {
-	a, ok := m.listFacts().HostAct(r)
+	a, ok := listFacts{auth: m.screens.auth, feed: &m.feed}.HostAct(r)
 	if !ok {
 		return nil
 	}
-	p, ok := list.HostActPart(m.styles, a, now)
+	p, ok := list.HostActPart(m.theme.styles, a, now)
 	if !ok {
 		return nil
 	}

@@ -33,8 +33,8 @@ func TestAttachRenameSummaryFollowsRename(t *testing.T) {
 		hostRecord(23, trace.DirIn, "server", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"secondanswer"}]}}`),
 	}, 30)
 	s := h.screen()
-	if r, ok := h.m.tracker.Get(wire.IntID(1)); !ok || h.m.list.Summary(r.ID) == "" || !strings.Contains(h.m.list.Summary(r.ID), "secondanswer") {
-		t.Errorf("request 1's summary is %q, want the second call's result\n%s", h.m.list.Summary(r.ID), s)
+	if r, ok := h.m.tracker.Get(wire.IntID(1)); !ok || h.m.screens.list.Summary(r.ID) == "" || !strings.Contains(h.m.screens.list.Summary(r.ID), "secondanswer") {
+		t.Errorf("request 1's summary is %q, want the second call's result\n%s", h.m.screens.list.Summary(r.ID), s)
 	}
 	if !strings.Contains(s, "secondanswer") {
 		t.Errorf("the screen never shows the second call's result:\n%s", s)
@@ -62,19 +62,19 @@ func TestAttachRenameSelectionFollowsRename(t *testing.T) {
 		hostRecord(5, trace.DirOut, "host", call2),
 	}, 10)
 	h.send(keyMsg("up")) // select the first call (following stops)
-	first, _ := h.m.tracker.Get(h.m.list.Selected())
+	first, _ := h.m.tracker.Get(h.m.screens.list.Selected())
 	if first == nil || first.Target != "echo" {
-		t.Fatalf("selected %v", h.m.list.Selected())
+		t.Fatalf("selected %v", h.m.screens.list.Selected())
 	}
 	h.send(keyMsg("enter"))
 	h.feedUntil(t0, []trace.Record{
 		hostRecord(20, trace.DirOut, "host", init0), hostRecord(21, trace.DirIn, "server", res0),
 		hostRecord(22, trace.DirOut, "host", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"newcall","arguments":{}}}`),
 	}, 30)
-	if r, _ := h.m.tracker.Get(h.m.list.Selected()); r != first {
-		t.Errorf("the selection moved to %s (%s) from the first call, now %s", h.m.list.Selected(), r.Target, first.ID)
+	if r, _ := h.m.tracker.Get(h.m.screens.list.Selected()); r != first {
+		t.Errorf("the selection moved to %s (%s) from the first call, now %s", h.m.screens.list.Selected(), r.Target, first.ID)
 	}
-	if r, _ := h.m.tracker.Get(h.m.detail.ID()); r != first {
-		t.Errorf("the open detail shows %s (%s), not the first call (now %s)\n%s", h.m.detail.ID(), r.Target, first.ID, h.screen())
+	if r, _ := h.m.tracker.Get(h.m.screens.detail.ID()); r != first {
+		t.Errorf("the open detail shows %s (%s), not the first call (now %s)\n%s", h.m.screens.detail.ID(), r.Target, first.ID, h.screen())
 	}
 }

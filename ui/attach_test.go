@@ -189,8 +189,8 @@ func TestAttachRecordedStubborn(t *testing.T) {
 			t.Errorf("c on a host request: status %q", h.m.status.text)
 		}
 		h.key("n")
-		if h.m.mode != 0 || !strings.Contains(h.m.status.text, "sends no requests") {
-			t.Errorf("n: mode %v status %q; want the list and a refusal", h.m.mode, h.m.status.text)
+		if h.m.focus.mode != 0 || !strings.Contains(h.m.status.text, "sends no requests") {
+			t.Errorf("n: mode %v status %q; want the list and a refusal", h.m.focus.mode, h.m.status.text)
 		}
 		h.key("enter")
 		if s := h.screen(); !strings.Contains(s, "cancel (host)") || !strings.Contains(s, detail.HostTimeoutText) {

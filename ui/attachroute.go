@@ -16,7 +16,7 @@ import (
 // screens and the global keys try it as usual.
 func (m *Model) attachKey(msg tea.KeyPressMsg) (cmd tea.Cmd, used bool) {
 	var act screen.Action
-	m.attachv, act = m.attachv.Update(m.env(), m.attachInput(), msg)
+	m.screens.attachv, act = m.screens.attachv.Update(m.env(), m.attachInput(), msg)
 	if _, unused := act.(screen.Unused); unused {
 		return nil, false
 	}
@@ -29,8 +29,8 @@ func (m *Model) attachKey(msg tea.KeyPressMsg) (cmd tea.Cmd, used bool) {
 // response.
 func (m *Model) attachInput() attach.Input {
 	in := attach.Input{
-		Mode:   m.mode,
-		Typing: m.prompt.Open() || (m.mode == keymap.ModeLog && m.logv.Filtering()),
+		Mode:   m.focus.mode,
+		Typing: m.screens.prompt.Open() || (m.focus.mode == keymap.ModeLog && m.screens.logv.Filtering()),
 	}
 	if r, ok := m.selectedRequest(); ok {
 		in.Selected, in.Held = r, m.feed.held(r)

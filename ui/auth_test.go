@@ -113,8 +113,8 @@ func TestAuthKeyOnlyWithSteps(t *testing.T) {
 		t.Errorf("A offered without auth steps:\n%s", h.screen())
 	}
 	h.key("A")
-	if h.m.mode != 0 {
-		t.Errorf("A changed the screen without auth steps: mode %d", h.m.mode)
+	if h.m.focus.mode != 0 {
+		t.Errorf("A changed the screen without auth steps: mode %d", h.m.focus.mode)
 	}
 }
 
@@ -130,7 +130,7 @@ func TestAuthWaitingTimesOut(t *testing.T) {
 	// The request's context went with it, and the browser step with that.
 	s := event.AuthStep{Kind: event.AuthBrowser, Start: h.now, Err: "cancelled while waiting for the callback"}
 	h.events(event.Event{Kind: event.Auth, RequestID: wire.IntID(id), AuthStep: &s})
-	if _, ok := h.m.auth.Pending(); ok {
+	if _, ok := h.m.screens.auth.Pending(); ok {
 		t.Errorf("the authorization is still in progress after its browser step was cancelled")
 	}
 	if strings.Contains(h.screen(), "waiting for authorization") {
@@ -194,8 +194,8 @@ func TestAuthViewScroll(t *testing.T) {
 		t.Fatalf("g does not show the first step:\n%s", h.screen())
 	}
 	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
-	if h.m.auth.Top() != wheelRows {
-		t.Errorf("the wheel scrolled to %d", h.m.auth.Top())
+	if h.m.screens.auth.Top() != wheelRows {
+		t.Errorf("the wheel scrolled to %d", h.m.screens.auth.Top())
 	}
 	finishAuth(h, 2)
 	if strings.Contains(h.screen(), "retry") {

@@ -27,7 +27,7 @@ func detailBenchModel(b *testing.B, n int) *harness {
 	msg, _ := wire.Decode(raw)
 	h.events(event.Event{Kind: event.Sent, RequestID: r.ID, Raw: raw, Msg: msg})
 	// Connecting sent a tools/list after it: select the payload's request.
-	h.m.list = h.m.list.Select(r.ID, false)
+	h.m.screens.list = h.m.screens.list.Select(r.ID, false)
 	h.key("enter")
 	if s := h.screen(); !strings.Contains(s, `"index": 1,`) || !strings.Contains(s, "#"+r.ID.String()+" ") {
 		b.Fatalf("the detail does not show the payload:\n%s", s)

@@ -32,7 +32,7 @@ func benchModel(b *testing.B, n int) *harness {
 			h.m.tracker.Apply(event.Event{Kind: event.Received, Time: h.now, RequestID: r.ID, Raw: res, Msg: rm})
 		}
 	}
-	h.m.afterChange()
+	h.m.screens.followNewest(h.m.tracker)
 	h.m.layout() // as Update does after every message
 	return h
 }

@@ -159,7 +159,7 @@ func TestCopyLogEntry(t *testing.T) {
 	}
 
 	h.key("up", "enter")
-	openAbs, open := h.m.logv.OpenEntry()
+	openAbs, open := h.m.screens.logv.OpenEntry()
 	if !open {
 		t.Fatal("enter did not open the entry")
 	}
@@ -179,8 +179,8 @@ func TestCopyLogEntry(t *testing.T) {
 	if _, ok := clipboardOf(t, h.press("y")); ok {
 		t.Error("y while filtering copied instead of typing")
 	}
-	if h.m.logv.Filter() != "y" {
-		t.Errorf("filter %q, want the y typed", h.m.logv.Filter())
+	if h.m.screens.logv.Filter() != "y" {
+		t.Errorf("filter %q, want the y typed", h.m.screens.logv.Filter())
 	}
 }
 

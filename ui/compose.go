@@ -15,7 +15,7 @@ import (
 // asks.
 func (m *Model) updateComposer(msg tea.Msg) tea.Cmd {
 	var act screen.Action
-	m.composer, act = m.composer.Update(m.env(), msg)
+	m.screens.composer, act = m.screens.composer.Update(m.env(), msg)
 	return m.composerDid(act)
 }
 
@@ -34,23 +34,23 @@ func (m *Model) composerDid(act screen.Action) tea.Cmd {
 		}
 		return tea.Batch(cmds...)
 	case screen.Close:
-		m.mode = keymap.ModeList
+		m.focus.mode = keymap.ModeList
 	case composer.Send:
 		// Sent, the request is followed in the list; the status line says
 		// what went, and the schema's objection to it if any.
-		m.mode = keymap.ModeList
-		m.list = m.list.Follow()
+		m.focus.mode = keymap.ModeList
+		m.screens.list = m.screens.list.Follow()
 		cmd := m.sendLogged(a.Method, a.Params, a.Options, a.LogLevel)
 		if a.Objection != "" {
-			m.setStatus(levelWarn, fmt.Sprintf("sent #%s %s although %s — press c to cancel it", m.list.Selected(), a.Method, a.Objection))
+			m.setStatus(levelWarn, fmt.Sprintf("sent #%s %s although %s — press c to cancel it", m.screens.list.Selected(), a.Method, a.Objection))
 		} else {
-			m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.list.Selected(), a.Method))
+			m.setStatus(levelInfo, fmt.Sprintf("sent #%s %s — press c to cancel it", m.screens.list.Selected(), a.Method))
 		}
-		m.status.about = m.list.Selected()
+		m.status.about = m.screens.list.Selected()
 		return cmd
 	case composer.Fetch:
 		cmd := m.send(a.Method, a.Params, session.RequestOptions{})
-		m.composer = m.composer.Asked(a, m.tracker.At(m.tracker.Len()-1).ID)
+		m.screens.composer = m.screens.composer.Asked(a, m.tracker.At(m.tracker.Len()-1).ID)
 		return cmd
 	}
 	return nil

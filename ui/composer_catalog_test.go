@@ -73,7 +73,7 @@ func TestComposerPickerNamesFollowTheWidth(t *testing.T) {
 func TestComposerToolFilter(t *testing.T) {
 	h := withCatalog(t, 120, 35, 0)
 	h.typeText("long")
-	if tool, _ := h.m.composer.Tool(); tool.Name != "trigger-long-running-operation" {
+	if tool, _ := h.m.screens.composer.Tool(); tool.Name != "trigger-long-running-operation" {
 		t.Fatalf("filtering for long selected %q", tool.Name)
 	}
 	if s := h.screen(); strings.Contains(s, "get-tiny-image") || !strings.Contains(s, "1 of 5 tools match") {
@@ -81,12 +81,12 @@ func TestComposerToolFilter(t *testing.T) {
 	}
 	h.typeText("zzz")
 	h.key("enter")
-	if !h.m.composer.Picking() || !strings.Contains(h.screen(), `nothing matches "longzzz"`) {
+	if !h.m.screens.composer.Picking() || !strings.Contains(h.screen(), `nothing matches "longzzz"`) {
 		t.Fatalf("enter on an empty match did not say why:\n%s", h.screen())
 	}
 	h.key("esc") // clears the filter, keeps the composer
-	if h.m.mode != 4 || h.m.composer.Filter(composer.KindTool) != "" {
-		t.Fatalf("esc with a filter: mode %v, filter %q", h.m.mode, h.m.composer.Filter(composer.KindTool))
+	if h.m.focus.mode != 4 || h.m.screens.composer.Filter(composer.KindTool) != "" {
+		t.Fatalf("esc with a filter: mode %v, filter %q", h.m.focus.mode, h.m.screens.composer.Filter(composer.KindTool))
 	}
 	h.typeText("add")
 	h.key("enter")
@@ -132,7 +132,7 @@ func TestComposerTemplateVariablesAreFields(t *testing.T) {
 	h := withCatalog(t, 120, 35, 1)
 	h.typeText("static")
 	h.key("enter")
-	if f := h.m.composer.Fields(); f[0].Name != "id" || !f[0].Required || f[1].Name != "format" || f[1].Required {
+	if f := h.m.screens.composer.Fields(); f[0].Name != "id" || !f[0].Required || f[1].Name != "format" || f[1].Required {
 		t.Fatalf("fields %v", f)
 	}
 	n := len(h.fake.sent)
@@ -156,7 +156,7 @@ func TestComposerTypedURIKeepsTheFilter(t *testing.T) {
 	h := withCatalog(t, 120, 35, 1)
 	h.typeText("file:///tmp/x")
 	h.key("enter") // only the typed entry matches
-	if v := h.m.composer.Fields()[0].Input.Value(); v != "file:///tmp/x" {
+	if v := h.m.screens.composer.Fields()[0].Input.Value(); v != "file:///tmp/x" {
 		t.Fatalf("the typed URI became %q", v)
 	}
 	h.key("enter")
@@ -171,7 +171,7 @@ func TestComposerPromptArgumentsForm(t *testing.T) {
 		t.Fatalf("the picker does not list the arguments:\n%s", s)
 	}
 	h.key("down", "enter")
-	if f := h.m.composer.Fields(); f[0].Name != "temperature" || !f[0].Required || f[1].Required {
+	if f := h.m.screens.composer.Fields(); f[0].Name != "temperature" || !f[0].Required || f[1].Required {
 		t.Fatalf("fields %v", f)
 	}
 	if !strings.Contains(h.screen(), "temperature*") {
@@ -198,8 +198,8 @@ func TestComposerWithoutCapability(t *testing.T) {
 	h.fake.info.Capabilities = []byte(`{"tools":{}}`)
 	h.connect()
 	h.key("n", "right")
-	if h.m.composer.Picking() || h.m.composer.Focus() != 0 {
-		t.Fatalf("on the list %v focus %d", h.m.composer.Picking(), h.m.composer.Focus())
+	if h.m.screens.composer.Picking() || h.m.screens.composer.Focus() != 0 {
+		t.Fatalf("on the list %v focus %d", h.m.screens.composer.Picking(), h.m.screens.composer.Focus())
 	}
 	if !strings.Contains(h.screen(), "this server declares no resources capability, so there is no list to pick from: type the URI") {
 		t.Fatalf("not said:\n%s", h.screen())
@@ -231,14 +231,14 @@ func TestComposerListError(t *testing.T) {
 
 func TestComposerWheelScrollsThePicker(t *testing.T) {
 	h := withCatalog(t, 120, 35, 0)
-	before := h.m.composer.Selection(composer.KindTool)
+	before := h.m.screens.composer.Selection(composer.KindTool)
 	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
 	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
-	if got := h.m.composer.Selection(composer.KindTool); got != before+2 {
+	if got := h.m.screens.composer.Selection(composer.KindTool); got != before+2 {
 		t.Fatalf("two wheel notches moved the selection from %d to %d", before, got)
 	}
 	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
-	if got := h.m.composer.Selection(composer.KindTool); got != before+1 {
+	if got := h.m.screens.composer.Selection(composer.KindTool); got != before+1 {
 		t.Fatalf("wheel up left the selection at %d", got)
 	}
 }
@@ -267,7 +267,7 @@ func TestComposerListsAreInert(t *testing.T) {
 // picker does not call them empty.
 func TestComposerListsAreAskedPerConnection(t *testing.T) {
 	h := withCatalog(t, 120, 35, 1)
-	h.m.composer = h.m.composer.NewConnection()
+	h.m.screens.composer = h.m.screens.composer.NewConnection()
 	if s := h.screen(); strings.Contains(s, "listed no") || !strings.Contains(s, "resources/list was not asked on this connection") {
 		t.Fatalf("the picker claims what it did not see:\n%s", s)
 	}

@@ -52,13 +52,13 @@ func TestComposerNothingTypedVanishes(t *testing.T) {
 				h.key(k)
 				answerCatalog(h)
 			}
-			before := composerText(&h.m.composer)
+			before := composerText(&h.m.screens.composer)
 			h.typeText("q")
-			if after := composerText(&h.m.composer); after == before {
+			if after := composerText(&h.m.screens.composer); after == before {
 				t.Fatalf("q vanished:\n%s", h.screen())
 			}
 			h.send(tea.PasteMsg{Content: "pasted"})
-			if after := composerText(&h.m.composer); !strings.Contains(after, "pasted") && h.m.composer.Note() == "" {
+			if after := composerText(&h.m.screens.composer); !strings.Contains(after, "pasted") && h.m.screens.composer.Note() == "" {
 				t.Fatalf("a paste vanished:\n%s", h.screen())
 			}
 		})
@@ -71,7 +71,7 @@ func TestComposerFocusStartsInTheFirstField(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
 	h.key("n", "left") // raw
-	c := &h.m.composer
+	c := &h.m.screens.composer
 	if c.Kind() != composer.KindRaw || c.OnKindRow() || c.Focus() != 0 || !c.Fields()[0].Input.Focused() {
 		t.Fatalf("kind %v kindRow %v focus %d", c.Kind(), c.OnKindRow(), c.Focus())
 	}
@@ -116,11 +116,11 @@ func TestComposerOpensOnToolCallAfterARawRequest(t *testing.T) {
 		}
 		h.typeText("ping")
 		h.key("enter")
-		if sent, _ := h.fake.calls(); sent == 0 || h.m.mode == keymap.ModeComposer {
-			t.Fatalf("at %d the raw ping was not sent (sent %d, mode %v)", w, sent, h.m.mode)
+		if sent, _ := h.fake.calls(); sent == 0 || h.m.focus.mode == keymap.ModeComposer {
+			t.Fatalf("at %d the raw ping was not sent (sent %d, mode %v)", w, sent, h.m.focus.mode)
 		}
 		h.key("n")
-		c := &h.m.composer
+		c := &h.m.screens.composer
 		if c.Kind() != composer.KindTool {
 			t.Fatalf("at %d n reopened on kind %v after a raw request", w, c.Kind())
 		}

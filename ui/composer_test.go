@@ -185,15 +185,15 @@ func TestComposerKindRoundTripKeepsToolKeys(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
 	h.key("n")
-	before := h.m.composer.Selection(composer.KindTool)
+	before := h.m.screens.composer.Selection(composer.KindTool)
 	h.key("right", "left", "down")
-	if got := h.m.composer.Selection(composer.KindTool); got != (before+1)%len(h.m.composer.Tools()) {
+	if got := h.m.screens.composer.Selection(composer.KindTool); got != (before+1)%len(h.m.screens.composer.Tools()) {
 		t.Fatalf("↓ after → ← moved the selection from %d to %d", before, got)
 	}
-	want := h.m.composer.Tools()[h.m.composer.Selection(composer.KindTool)].Name
+	want := h.m.screens.composer.Tools()[h.m.screens.composer.Selection(composer.KindTool)].Name
 	h.key("enter")
-	if tool, _ := h.m.composer.Tool(); h.m.composer.Picking() || tool.Name != want {
-		t.Fatalf("enter opened %q (on the list: %v), want the form of %q", tool.Name, h.m.composer.Picking(), want)
+	if tool, _ := h.m.screens.composer.Tool(); h.m.screens.composer.Picking() || tool.Name != want {
+		t.Fatalf("enter opened %q (on the list: %v), want the form of %q", tool.Name, h.m.screens.composer.Picking(), want)
 	}
 }
 
@@ -234,11 +234,11 @@ func TestComposerEscGoesBackThenCloses(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
 	h.key("n", "enter", "esc")
-	if !h.m.composer.Picking() {
+	if !h.m.screens.composer.Picking() {
 		t.Fatal("esc in the form did not go back to the tool list")
 	}
 	h.key("esc")
-	if h.m.mode != 0 {
+	if h.m.focus.mode != 0 {
 		t.Fatal("esc on the tool list did not close the composer")
 	}
 }

@@ -18,7 +18,7 @@ import (
 // openDetail opens the detail of the selected row: a request, or one of
 // the server's own requests.
 func (m *Model) openDetail() {
-	if s := m.list.Incoming(); s != nil && m.mode == keymap.ModeList {
+	if s := m.screens.list.Incoming(); s != nil && m.focus.mode == keymap.ModeList {
 		m.openIncomingDetail(s)
 		return
 	}
@@ -29,45 +29,45 @@ func (m *Model) openDetail() {
 
 // openRequestDetail shows request id in the detail.
 func (m *Model) openRequestDetail(id wire.ID) {
-	m.incoming = question.Model{}
-	m.mode = keymap.ModeDetail
-	m.detail = detail.New(id, m.width, m.bodyHeight())
+	m.screens.incoming = question.Model{}
+	m.focus.mode = keymap.ModeDetail
+	m.screens.detail = detail.New(id, m.size.width, m.bodyHeight())
 }
 
 // layoutDetail lays the open detail out in height rows.
 func (m *Model) layoutDetail(height int) {
-	if s := m.incoming.Request(); s != nil {
-		m.incoming = m.incoming.Layout(m.env(), question.Input{Dark: m.dark, Asks: m.questions.of(s) != nil}, m.width, height)
+	if s := m.screens.incoming.Request(); s != nil {
+		m.screens.incoming = m.screens.incoming.Layout(m.env(), question.Input{Dark: m.theme.dark, Asks: m.questions.of(s) != nil}, m.size.width, height)
 		return
 	}
-	in := detail.Input{Dark: m.dark, Chop: m.pager.chop}
-	if r, ok := m.tracker.Get(m.detail.ID()); ok {
-		in.Host = detail.Host{Fact: m.feed.fact(m.styles, r, m.now()), Acts: m.feed.steps(r)}
+	in := detail.Input{Dark: m.theme.dark, Chop: m.pager.chop}
+	if r, ok := m.tracker.Get(m.screens.detail.ID()); ok {
+		in.Host = detail.Host{Fact: m.feed.fact(m.theme.styles, r, m.now()), Acts: m.feed.steps(r)}
 	}
-	m.detail = m.detail.Layout(m.env(), in, m.width, height)
+	m.screens.detail = m.screens.detail.Layout(m.env(), in, m.size.width, height)
 }
 
 // viewDetail draws the open detail in height rows.
-func (m *Model) viewDetail(height int) string {
-	if m.incoming.Request() != nil {
-		return m.incoming.View(m.env(), m.width, height)
+func (s *screens) viewDetail(env screen.Env, width, height int) string {
+	if s.incoming.Request() != nil {
+		return s.incoming.View(env, width, height)
 	}
-	if _, ok := m.tracker.Get(m.detail.ID()); !ok {
-		return m.list.Empty(m.env(), m.width, height)
+	if _, ok := env.Tracker.Get(s.detail.ID()); !ok {
+		return s.list.Empty(env, width, height)
 	}
-	return m.detail.View(m.env(), m.width, height)
+	return s.detail.View(env, width, height)
 }
 
 // handleDetailKey gives a key to the open detail; what it leaves goes to
 // the global keys.
 func (m *Model) handleDetailKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.incoming.Request() != nil {
+	if m.screens.incoming.Request() != nil {
 		var act screen.Action
-		m.incoming, act = m.incoming.Update(m.env(), msg)
+		m.screens.incoming, act = m.screens.incoming.Update(m.env(), msg)
 		return m.questionAction(msg, act)
 	}
 	var act screen.Action
-	m.detail, act = m.detail.Update(m.env(), msg)
+	m.screens.detail, act = m.screens.detail.Update(m.env(), msg)
 	if _, unused := act.(screen.Unused); unused {
 		return m.handleGlobalKey(msg)
 	}
@@ -76,13 +76,13 @@ func (m *Model) handleDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // detailWheel scrolls the open detail.
 func (m *Model) detailWheel(msg tea.MouseWheelMsg) tea.Cmd {
-	if m.incoming.Request() != nil {
+	if m.screens.incoming.Request() != nil {
 		var act screen.Action
-		m.incoming, act = m.incoming.Update(m.env(), msg)
+		m.screens.incoming, act = m.screens.incoming.Update(m.env(), msg)
 		return m.questionAction(msg, act)
 	}
 	var act screen.Action
-	m.detail, act = m.detail.Update(m.env(), msg)
+	m.screens.detail, act = m.screens.detail.Update(m.env(), msg)
 	return m.detailAction(act)
 }
 
@@ -90,7 +90,7 @@ func (m *Model) detailWheel(msg tea.MouseWheelMsg) tea.Cmd {
 func (m *Model) detailAction(act screen.Action) tea.Cmd {
 	switch a := act.(type) {
 	case detail.ToggleWrap:
-		m.toggleWrap()
+		m.setStatus(levelInfo, m.pager.toggleWrap())
 	case screen.Run:
 		return a.Cmd
 	}

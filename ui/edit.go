@@ -19,12 +19,12 @@ func (m *Model) edit() tea.Cmd {
 	if !ok {
 		return nil
 	}
-	m.mode = keymap.ModeComposer
+	m.focus.mode = keymap.ModeComposer
 	// The composer says what is edited, in the form it fills: a status
 	// line would outlive it.
 	m.status = statusLine{}
 	var act screen.Action
-	m.composer, act = m.composer.Edit(m.env(), r, params)
+	m.screens.composer, act = m.screens.composer.Edit(m.env(), r, params)
 	return m.composerDid(act)
 }
 

@@ -29,9 +29,9 @@ func TestEditReissueToolCall(t *testing.T) {
 	h.sentEvent(2)
 	h.key("-") // shortened: the edit starts from what it began with
 	h.key("E")
-	c := &h.m.composer
-	if _, json := c.JSON(); h.m.mode != keymap.ModeComposer || c.Kind() != composer.KindTool || c.Picking() || json {
-		t.Fatalf("E opened mode %v kind %v on the list %v json %v", h.m.mode, c.Kind(), c.Picking(), json)
+	c := &h.m.screens.composer
+	if _, json := c.JSON(); h.m.focus.mode != keymap.ModeComposer || c.Kind() != composer.KindTool || c.Picking() || json {
+		t.Fatalf("E opened mode %v kind %v on the list %v json %v", h.m.focus.mode, c.Kind(), c.Picking(), json)
 	}
 	i, f := c.SettingsStart(), c.Fields()
 	if f[0].Input.Value() != "3" || f[1].Input.Value() != "4" || f[i].Input.Value() != "20s" || f[i+1].Input.Value() != "2s" {
@@ -61,7 +61,7 @@ func TestEditReissueOpensJSONWhenTheFormCannotHoldIt(t *testing.T) {
 	h.run(h.m.send(wire.MethodToolsCall, json.RawMessage(`{"name":"slow","arguments":{"seconds":1,"extra":[1,2]}}`), sessionDefaults()))
 	h.sentEvent(2)
 	h.key("E")
-	c := &h.m.composer
+	c := &h.m.screens.composer
 	if v, open := c.JSON(); !open || !strings.Contains(v, `"extra"`) {
 		t.Fatalf("json %v %q", open, v)
 	}
@@ -78,11 +78,11 @@ func TestEditReissueRawFromDetail(t *testing.T) {
 	h.run(h.m.send("custom/method", json.RawMessage(`{"x":1}`), sessionDefaults()))
 	h.sentEventFor(2, "custom/method")
 	h.key("enter") // the detail
-	if h.m.mode != keymap.ModeDetail {
-		t.Fatalf("mode %v", h.m.mode)
+	if h.m.focus.mode != keymap.ModeDetail {
+		t.Fatalf("mode %v", h.m.focus.mode)
 	}
 	h.key("E")
-	c := &h.m.composer
+	c := &h.m.screens.composer
 	if f := c.Fields(); c.Kind() != composer.KindRaw || f[0].Input.Value() != "custom/method" || f[1].Input.Value() != `{"x":1}` {
 		t.Fatalf("kind %v fields %q %q", c.Kind(), f[0].Input.Value(), f[1].Input.Value())
 	}
@@ -98,18 +98,18 @@ func TestEditReissueResourceAndPrompt(t *testing.T) {
 	h.key("down", "enter")
 	h.typeText("0.7")
 	h.key("enter")
-	id := h.m.list.Selected()
+	id := h.m.screens.list.Selected()
 	n, _ := id.Int()
 	h.sentEventFor(n, wire.MethodPromptsGet)
 	h.key("E")
-	c := &h.m.composer
+	c := &h.m.screens.composer
 	if c.Kind() != composer.KindPrompt || c.Prompt() != "complex_prompt" || c.Fields()[0].Input.Value() != "0.7" {
 		t.Fatalf("kind %v prompt %q fields %v", c.Kind(), c.Prompt(), c.Fields())
 	}
 	h.key("esc", "esc", "esc")
 	h.run(h.m.send(wire.MethodResourcesRead, json.RawMessage(`{"uri":"demo://clock"}`), sessionDefaults()))
 	id = h.m.tracker.At(h.m.tracker.Len() - 1).ID
-	h.m.list = h.m.list.Select(id, false)
+	h.m.screens.list = h.m.screens.list.Select(id, false)
 	n, _ = id.Int()
 	h.sentEventFor(n, wire.MethodResourcesRead)
 	h.key("E")

@@ -154,7 +154,7 @@ func keyUnderFlood(b *testing.B, batch int, raw bool) (p50, p99, rate float64) {
 		b.Logf("the flood ended early (%s); the rate covers only part of the window", end.State)
 	}
 	rate = float64(end.Progress.Count-start.Progress.Count) / elapsed.Seconds()
-	p.Send(probeMsg(func(m *Model) { m.quitting = true }))
+	p.Send(probeMsg(func(m *Model) { m.ending.quitting = true }))
 	p.Quit()
 	wg.Wait()
 	sort.Float64s(lat)

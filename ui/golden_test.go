@@ -94,7 +94,7 @@ func TestGoldenViews(t *testing.T) {
 		})
 		t.Run("detail-late-response-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
-			h.m.list = h.m.list.Select(wire.IntID(3), false)
+			h.m.screens.list = h.m.screens.list.Select(wire.IntID(3), false)
 			h.key("enter")
 			h.golden()
 		})

@@ -304,12 +304,12 @@ func (h *harness) golden() {
 		h.t.Errorf("the frame pass changed our own view:\n%q\nbecame\n%q", raw, look.FrameFilter().Clean(raw))
 	}
 	for _, line := range strings.Split(got, "\n") {
-		if w := ansi.StringWidth(line); w > h.m.width {
-			h.t.Errorf("a line is %d cells wide on a %d-cell screen: %q", w, h.m.width, line)
+		if w := ansi.StringWidth(line); w > h.m.size.width {
+			h.t.Errorf("a line is %d cells wide on a %d-cell screen: %q", w, h.m.size.width, line)
 		}
 	}
-	if n := strings.Count(got, "\n") + 1; n > h.m.height {
-		h.t.Errorf("the view has %d lines on a %d-line screen", n, h.m.height)
+	if n := strings.Count(got, "\n") + 1; n > h.m.size.height {
+		h.t.Errorf("the view has %d lines on a %d-line screen", n, h.m.size.height)
 	}
 	golden.RequireEqual(h.t, got)
 }

@@ -209,18 +209,18 @@ func TestEvilStringsInEveryView(t *testing.T) {
 		l.key("enter")
 		peek()
 		l.key("ctrl+s")
-		if l.m.composer.Err() == "" {
+		if l.m.screens.composer.Err() == "" {
 			t.Fatalf("no error for the empty required field:\n%s", l.screen())
 		}
 		peek()
 		l.key("x")
 		l.key("ctrl+e")
-		if _, open := l.m.composer.JSON(); !open {
-			t.Fatalf("the JSON editor did not open: %s", l.m.composer.Err())
+		if _, open := l.m.screens.composer.JSON(); !open {
+			t.Fatalf("the JSON editor did not open: %s", l.m.screens.composer.Err())
 		}
 		peek()
 		l.key("ctrl+e", "enter")
-		if l.m.mode != keymap.ModeList || l.m.tracker.Len() != n+1 {
+		if l.m.focus.mode != keymap.ModeList || l.m.tracker.Len() != n+1 {
 			t.Fatalf("the composer did not send:\n%s", l.screen())
 		}
 		peek() // the status line: "sent #2 …"

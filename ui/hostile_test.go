@@ -219,13 +219,13 @@ func (l *liveHarness) update(msg tea.Msg) {
 	if took > frameLimit {
 		l.t.Errorf("Update(%T) and its frame took %s", msg, took)
 	}
-	if p := frameProblem(content, l.m.width, l.m.height); p != "" {
+	if p := frameProblem(content, l.m.size.width, l.m.size.height); p != "" {
 		l.t.Fatalf("after %T: %s", msg, p)
 	}
 	if l.strict {
 		for what, frame := range map[string]string{"the frame": content, "the frame as the views drew it": l.m.frame()} {
 			if p := strictFrameProblem(frame); p != "" {
-				l.t.Fatalf("after %T (mode %v), %s: %s\n%s", msg, l.m.mode, what, p, ansi.Strip(frame))
+				l.t.Fatalf("after %T (mode %v), %s: %s\n%s", msg, l.m.focus.mode, what, p, ansi.Strip(frame))
 			}
 		}
 	}
@@ -319,7 +319,7 @@ func TestFrameProblem(t *testing.T) {
 func (l *liveHarness) connected() {
 	l.t.Helper()
 	l.until("connected with the tools listed", 10*time.Second, func() bool {
-		return l.m.conn.state == connUp && len(l.m.composer.Tools()) > 0
+		return l.m.conn.state == connUp && len(l.m.screens.composer.Tools()) > 0
 	})
 }
 
@@ -329,7 +329,7 @@ func (l *liveHarness) callTool() *session.Request {
 	l.t.Helper()
 	n := l.m.tracker.Len()
 	l.key("n", "enter", "enter")
-	if l.m.mode != keymap.ModeList || l.m.tracker.Len() != n+1 {
+	if l.m.focus.mode != keymap.ModeList || l.m.tracker.Len() != n+1 {
 		l.t.Fatalf("the composer did not send the tool:\n%s", l.screen())
 	}
 	r := l.m.tracker.At(l.m.tracker.Len() - 1)
@@ -370,7 +370,7 @@ func (l *liveHarness) screens(r *session.Request, noDetail bool) string {
 // detail opens the request's detail view and returns its text.
 func (l *liveHarness) detail(r *session.Request) string {
 	l.t.Helper()
-	l.m.list = l.m.list.Select(r.ID, false)
+	l.m.screens.list = l.m.screens.list.Select(r.ID, false)
 	l.key("enter")
 	scr := l.screen()
 	l.key("esc")
@@ -381,7 +381,7 @@ func (l *liveHarness) detail(r *session.Request) string {
 func (l *liveHarness) quitCleanly() {
 	l.t.Helper()
 	l.key("q")
-	if l.m.prompt.Kind() == prompt.Quit {
+	if l.m.screens.prompt.Kind() == prompt.Quit {
 		l.key("y")
 	}
 	l.until("quit", 10*time.Second, func() bool { return l.quit })

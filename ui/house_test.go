@@ -1,6 +1,10 @@
 package ui
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -41,4 +45,76 @@ func TestScreensImportNoScreen(t *testing.T) {
 	if screens == 0 {
 		t.Fatal("go list found no screen package under ui/")
 	}
+}
+
+// The root model stays small: it routes, and what it routes to holds its
+// own state. These bounds are the design's ("Small (≤ 15 fields)"), and
+// the methods' bound keeps the root from growing back into the screens'
+// or the requests' business. Counted over the package's source as
+// written (not its tests): a line "width, height int" is two fields, and
+// a method of Model or *Model is one method.
+const (
+	maxModelFields = 15
+)
+
+func TestRootModelIsSmall(t *testing.T) {
+	fields, methods := modelSize(t, ".")
+	if fields > maxModelFields {
+		t.Errorf("the root Model has %d fields, more than %d: group what belongs together into a type that says what it holds", fields, maxModelFields)
+	}
+	t.Logf("the root Model has %d fields and %d methods", fields, methods)
+}
+
+// modelSize counts the fields of type Model struct and the methods whose
+// receiver is Model or *Model in the non-test Go files of dir.
+func modelSize(t *testing.T, dir string) (fields, methods int) {
+	t.Helper()
+	fset := token.NewFileSet()
+	notTest := func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }
+	pkgs, err := parser.ParseDir(fset, dir, notTest, 0)
+	if err != nil {
+		t.Fatalf("parse %s: %v", dir, err)
+	}
+	found := false
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, decl := range f.Decls {
+				switch d := decl.(type) {
+				case *ast.GenDecl:
+					for _, spec := range d.Specs {
+						ts, ok := spec.(*ast.TypeSpec)
+						if !ok || ts.Name.Name != "Model" {
+							continue
+						}
+						st, ok := ts.Type.(*ast.StructType)
+						if !ok {
+							continue
+						}
+						found = true
+						for _, field := range st.Fields.List {
+							if len(field.Names) == 0 {
+								fields++ // embedded
+							}
+							fields += len(field.Names)
+						}
+					}
+				case *ast.FuncDecl:
+					if d.Recv == nil || len(d.Recv.List) != 1 {
+						continue
+					}
+					typ := d.Recv.List[0].Type
+					if star, ok := typ.(*ast.StarExpr); ok {
+						typ = star.X
+					}
+					if id, ok := typ.(*ast.Ident); ok && id.Name == "Model" {
+						methods++
+					}
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no type Model struct in %s", dir)
+	}
+	return fields, methods
 }

@@ -21,11 +21,11 @@ import (
 // selectedIncoming is the incoming row keys act on: the one the detail
 // shows, else the list's selection (nil: a request, or nothing).
 func (m *Model) selectedIncoming() *session.ServerRequest {
-	switch m.mode {
+	switch m.focus.mode {
 	case keymap.ModeDetail:
-		return m.incoming.Request()
+		return m.screens.incoming.Request()
 	case keymap.ModeList:
-		return m.list.Incoming()
+		return m.screens.list.Incoming()
 	}
 	return nil
 }
@@ -46,14 +46,14 @@ func (m *Model) questionAction(msg tea.Msg, act screen.Action) tea.Cmd {
 		// screen.Level and statusLevel count the same levels alike.
 		m.setStatus(statusLevel(a.Level), a.Text)
 	case question.ToggleWrap:
-		m.toggleWrap()
+		m.setStatus(levelInfo, m.pager.toggleWrap())
 	case question.Open:
 		m.openIncomingDetail(a.Request)
 	case question.Answer:
 		m.status = statusLine{}
 		if q := m.questions.of(a.Request); q != nil {
 			var act screen.Action
-			m.mode, act = m.answering.openQuestion(m.env(), q, m.mode)
+			m.focus.mode, act = m.answering.openQuestion(m.env(), q, m.focus.mode)
 			return m.doAnswer(act)
 		}
 	case question.Decline:
@@ -62,8 +62,8 @@ func (m *Model) questionAction(msg tea.Msg, act screen.Action) tea.Cmd {
 			return nil
 		}
 		m.questions.drop(q)
-		m.mode, _ = m.answering.closeOn([]*serverQuestion{q}, m.mode)
-		m.setStatus(levelInfo, "↘ "+m.line(a.Request.Method)+": declined (c on a question declines it)")
+		m.focus.mode, _ = m.answering.closeOn([]*serverQuestion{q}, m.focus.mode)
+		m.setStatus(levelInfo, "↘ "+m.opts.line(a.Request.Method)+": declined (c on a question declines it)")
 		return declineCmd([]*serverQuestion{q})
 	}
 	return nil
@@ -71,9 +71,9 @@ func (m *Model) questionAction(msg tea.Msg, act screen.Action) tea.Cmd {
 
 // openIncomingDetail shows one of the server's requests in the detail.
 func (m *Model) openIncomingDetail(s *session.ServerRequest) {
-	m.detail = detail.Model{}
-	m.incoming = question.New(s, m.width)
-	m.mode = keymap.ModeDetail
+	m.screens.detail = detail.Model{}
+	m.screens.incoming = question.New(s, m.size.width)
+	m.focus.mode = keymap.ModeDetail
 }
 
 // waitingInput counts the modern requests waiting for the user's input:

@@ -21,7 +21,7 @@ func TestCancelReasonNamesTheRoundInFlight(t *testing.T) {
 	h := newAnswerHarness(t, 120, 35, event.EraModern)
 	id := h.sendTool("roots")
 	h.key("C")
-	if h.m.prompt.Kind() != prompt.CancelWithReason {
+	if h.m.screens.prompt.Kind() != prompt.CancelWithReason {
 		t.Fatal("no reason prompt")
 	}
 	h.answer(id, `{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}}}`)
@@ -46,7 +46,7 @@ func TestFormClosesWhenItsQuestionIsWithdrawn(t *testing.T) {
 	q := h.legacyAsk(wire.IntID(9), wire.MethodElicitationCreate, legacyConfirm)
 	h.key("a", "space")
 	h.legacyWithdrawn(9, "no answer within 3s")
-	if h.m.mode == keymap.ModeAnswer {
+	if h.m.focus.mode == keymap.ModeAnswer {
 		t.Fatal("the form stayed open on a withdrawn question")
 	}
 	if scr := h.screen(); !strings.Contains(scr, "the server withdrew this question (no answer within 3s); nothing was sent") {
@@ -71,8 +71,8 @@ func TestFormClosesWhenTheConnectionIsLost(t *testing.T) {
 	h.legacyAsk(wire.IntID(4), wire.MethodElicitationCreate, legacyConfirm)
 	h.key("a")
 	h.events(event.Event{Kind: event.TransportClosed, Time: h.now})
-	if h.m.mode == keymap.ModeAnswer || !strings.Contains(h.screen(), "connection lost; nothing was sent") {
-		t.Fatalf("mode %v:\n%s", h.m.mode, h.screen())
+	if h.m.focus.mode == keymap.ModeAnswer || !strings.Contains(h.screen(), "connection lost; nothing was sent") {
+		t.Fatalf("mode %v:\n%s", h.m.focus.mode, h.screen())
 	}
 }
 
@@ -86,8 +86,8 @@ func TestFormSaysItsRequestEndedFirst(t *testing.T) {
 	q := h.legacyAsk(wire.IntID(5), wire.MethodElicitationCreate, legacyConfirm)
 	h.key("a")
 	h.answer(id, `{"content":[{"type":"text","text":"went ahead without you"}]}`)
-	if h.m.mode != keymap.ModeAnswer || !strings.Contains(h.screen(), "its request #2 ended first: the server may no longer read an answer") {
-		t.Fatalf("mode %v:\n%s", h.m.mode, h.screen())
+	if h.m.focus.mode != keymap.ModeAnswer || !strings.Contains(h.screen(), "its request #2 ended first: the server may no longer read an answer") {
+		t.Fatalf("mode %v:\n%s", h.m.focus.mode, h.screen())
 	}
 	h.key("space", "enter")
 	select {
@@ -117,7 +117,7 @@ func TestFormOpensAgainWhenTheAnswerIsNotSent(t *testing.T) {
 	}
 	h.m.Update(questionMsg{kind: questionNotSent, q: q, err: errors.New("POST response: server unreachable")})
 	scr := h.screen()
-	if h.m.mode != keymap.ModeAnswer || !strings.Contains(scr, "the answer could not be sent: POST response: server unreachable") || !strings.Contains(scr, "Ada") {
+	if h.m.focus.mode != keymap.ModeAnswer || !strings.Contains(scr, "the answer could not be sent: POST response: server unreachable") || !strings.Contains(scr, "Ada") {
 		t.Fatalf("the form did not open again as typed, with the error:\n%s", scr)
 	}
 	h.key("enter")
@@ -143,7 +143,7 @@ func TestFormOpensAgainBeforeTheFailureIsApplied(t *testing.T) {
 	<-q.reply
 	h.legacyAnswered(wire.IntID(6), `{"action":"accept","content":{"confirm":true}}`)
 	h.m.Update(questionMsg{kind: questionNotSent, q: q, err: errors.New("POST response: server unreachable")})
-	if h.m.mode != keymap.ModeAnswer {
+	if h.m.focus.mode != keymap.ModeAnswer {
 		t.Fatalf("the form did not open again:\n%s", h.screen())
 	}
 	h.key("enter")
@@ -177,7 +177,7 @@ func TestModernRoundNotSentShowsTheForm(t *testing.T) {
 		t.Fatalf("sent %d, want the next round:\n%s", h.sentCount()-before, h.screen())
 	}
 	scr := h.screen()
-	if h.m.mode != keymap.ModeAnswer || !strings.Contains(scr, "this answer could not be sent: POST tools/call: server unreachable") ||
+	if h.m.focus.mode != keymap.ModeAnswer || !strings.Contains(scr, "this answer could not be sent: POST tools/call: server unreachable") ||
 		!strings.Contains(scr, "tidy up now") {
 		t.Fatalf("the form is not back as typed, with the error:\n%s", scr)
 	}
@@ -186,8 +186,8 @@ func TestModernRoundNotSentShowsTheForm(t *testing.T) {
 		t.Errorf("enter on the failed form sent again")
 	}
 	h.key("esc")
-	if h.m.mode != keymap.ModeList {
-		t.Errorf("esc did not close it: %v", h.m.mode)
+	if h.m.focus.mode != keymap.ModeList {
+		t.Errorf("esc did not close it: %v", h.m.focus.mode)
 	}
 }
 
@@ -213,9 +213,9 @@ func TestIncomingAbandonedIDUsedAgainIsNotAnswered(t *testing.T) {
 	if s2.State != session.ServerNotAnswered {
 		t.Errorf("the second request under ID 1 is %s; the client will never answer it", s2.State)
 	}
-	h.m.list = h.m.list.SelectIncoming(h.m.tracker, s2)
+	h.m.screens.list = h.m.screens.list.SelectIncoming(h.m.tracker, s2)
 	h.key("enter")
-	if h.m.mode == keymap.ModeAnswer && strings.Contains(h.screen(), "Confirm deletion") {
+	if h.m.focus.mode == keymap.ModeAnswer && strings.Contains(h.screen(), "Confirm deletion") {
 		t.Errorf("enter on the second question's row opened the first question's form:\n%s", h.screen())
 	}
 }

@@ -96,8 +96,8 @@ func TestIncomingRowUntied(t *testing.T) {
 		t.Errorf("the row does not say it is untied:\n%s", scr)
 	}
 	h.key("up")
-	if h.m.list.Incoming() == nil {
-		t.Fatalf("selection is not the question: %v", h.m.list.Selected())
+	if h.m.screens.list.Incoming() == nil {
+		t.Fatalf("selection is not the question: %v", h.m.screens.list.Selected())
 	}
 	h.m.openDetail()
 	h.layoutNow()
@@ -123,19 +123,19 @@ func TestIncomingEnterAnswersThatQuestion(t *testing.T) {
 	h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
 	q2 := h.legacyAsk(wire.IntID(8), wire.MethodElicitationCreate, `{"message":"And the backups?","requestedSchema":{"type":"object","properties":{}}}`)
 	h.key("end", "down", "down")
-	if h.m.list.Incoming() == nil || h.m.list.Incoming().ID != wire.IntID(8) {
-		t.Fatalf("selected %v / %v, want the second question", h.m.list.Selected(), h.m.list.Incoming())
+	if h.m.screens.list.Incoming() == nil || h.m.screens.list.Incoming().ID != wire.IntID(8) {
+		t.Fatalf("selected %v / %v, want the second question", h.m.screens.list.Selected(), h.m.screens.list.Incoming())
 	}
 	h.key("enter")
-	if h.m.mode != keymap.ModeAnswer || h.m.answering.form.Legacy() != q2 || !strings.Contains(h.screen(), "And the backups?") {
+	if h.m.focus.mode != keymap.ModeAnswer || h.m.answering.form.Legacy() != q2 || !strings.Contains(h.screen(), "And the backups?") {
 		t.Fatalf("the form is not on the second question:\n%s", h.screen())
 	}
 	h.key("ctrl+o")
-	if h.m.mode != keymap.ModeDetail || h.m.incoming.Request() == nil || h.m.incoming.Request().ID != wire.IntID(8) {
-		t.Fatalf("ctrl+o did not show the question's own detail: mode %v", h.m.mode)
+	if h.m.focus.mode != keymap.ModeDetail || h.m.screens.incoming.Request() == nil || h.m.screens.incoming.Request().ID != wire.IntID(8) {
+		t.Fatalf("ctrl+o did not show the question's own detail: mode %v", h.m.focus.mode)
 	}
 	h.key("a")
-	if h.m.mode != keymap.ModeAnswer || h.m.answering.form.Legacy() != q2 {
+	if h.m.focus.mode != keymap.ModeAnswer || h.m.answering.form.Legacy() != q2 {
 		t.Fatalf("a in the question's detail did not open its form")
 	}
 	h.key("esc", "esc")
@@ -238,7 +238,7 @@ func TestGoldenIncomingRows(t *testing.T) {
 			h := build(t)
 			h.key("end", "down")
 			h.key("enter")
-			if h.m.mode != keymap.ModeAnswer {
+			if h.m.focus.mode != keymap.ModeAnswer {
 				t.Fatalf("enter on a waiting question did not open the form")
 			}
 			h.key("esc")
@@ -276,15 +276,15 @@ func TestIncomingSelectionStaysOnAnUntiedRow(t *testing.T) {
 	h.sendTool("later")
 	h.sendTool("latest")
 	h.key("end", "up", "up")
-	if s := h.m.list.Incoming(); s == nil || s.ID != wire.IntID(3) {
-		t.Fatalf("selected %v, want the untied question", h.m.list.Selected())
+	if s := h.m.screens.list.Incoming(); s == nil || s.ID != wire.IntID(3) {
+		t.Fatalf("selected %v, want the untied question", h.m.screens.list.Selected())
 	}
 	h.advance(time.Second)
 	h.sendTool("more") // not following: the selection stays
-	if s := h.m.list.Incoming(); s == nil || s.ID != wire.IntID(3) {
-		t.Fatalf("the selection left the untied question: %v", h.m.list.Selected())
+	if s := h.m.screens.list.Incoming(); s == nil || s.ID != wire.IntID(3) {
+		t.Fatalf("the selection left the untied question: %v", h.m.screens.list.Selected())
 	}
-	if pos, ok := h.m.list.SelectedPos(h.m.tracker); !ok || h.m.list.IncomingAt(pos) == nil {
+	if pos, ok := h.m.screens.list.SelectedPos(h.m.tracker); !ok || h.m.screens.list.IncomingAt(pos) == nil {
 		t.Fatalf("the selected row is not found among the rows shown")
 	}
 }
@@ -305,7 +305,7 @@ func TestIncomingDetailSaysHowManyWereDropped(t *testing.T) {
 		evs = append(evs, event.Event{Kind: event.Sent, RequestID: msg.ID, Raw: raw, Msg: msg, Internal: true})
 	}
 	h.events(evs...)
-	h.m.list = h.m.list.Select(wire.IntID(id), h.m.list.Following())
+	h.m.screens.list = h.m.screens.list.Select(wire.IntID(id), h.m.screens.list.Following())
 	h.m.openDetail()
 	h.layoutNow()
 	if scr := h.screen(); !strings.Contains(scr, "… 10 older ones that had ended are not kept; these 1000 are the open ones and the newest") {
@@ -323,12 +323,12 @@ func TestIncomingEndFollowsWithANestedLastRow(t *testing.T) {
 	h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
 	h.key("home", "end")
 	h.events(event.Event{Kind: event.Stderr, Text: "working"})
-	if s := h.m.list.Incoming(); s == nil || s.ID != wire.IntID(7) {
-		t.Fatalf("after End and an event, the question is not selected: selected %v", h.m.list.Selected())
+	if s := h.m.screens.list.Incoming(); s == nil || s.ID != wire.IntID(7) {
+		t.Fatalf("after End and an event, the question is not selected: selected %v", h.m.screens.list.Selected())
 	}
 	id := h.sendTool("later")
-	if h.m.list.Selected() != wire.IntID(id) || h.m.list.Incoming() != nil {
-		t.Errorf("after End, a new request is not followed: selected %v srv %v", h.m.list.Selected(), h.m.list.Incoming() != nil)
+	if h.m.screens.list.Selected() != wire.IntID(id) || h.m.screens.list.Incoming() != nil {
+		t.Errorf("after End, a new request is not followed: selected %v srv %v", h.m.screens.list.Selected(), h.m.screens.list.Incoming() != nil)
 	}
 }
 
@@ -366,12 +366,12 @@ func TestIncomingUntiedRowVanishingKeepsItsPlace(t *testing.T) {
 	}
 	h.key("f") // in flight
 	h.key("home", "down", "down")
-	if s := h.m.list.Incoming(); s == nil || s.ID != wire.IntID(3) {
-		t.Fatalf("selected %v, want the untied question", h.m.list.Selected())
+	if s := h.m.screens.list.Incoming(); s == nil || s.ID != wire.IntID(3) {
+		t.Fatalf("selected %v, want the untied question", h.m.screens.list.Selected())
 	}
 	h.legacyAnswered(wire.IntID(3), `{"action":"decline"}`)
-	if h.m.list.Incoming() != nil || h.m.list.Selected() != wire.IntID(next) {
-		t.Errorf("after the question left, selected %v (srv %v), want #%d, the row after it", h.m.list.Selected(), h.m.list.Incoming() != nil, next)
+	if h.m.screens.list.Incoming() != nil || h.m.screens.list.Selected() != wire.IntID(next) {
+		t.Errorf("after the question left, selected %v (srv %v), want #%d, the row after it", h.m.screens.list.Selected(), h.m.screens.list.Incoming() != nil, next)
 	}
 }
 
@@ -391,12 +391,12 @@ func TestIncomingUntiedRowVanishingGoesToTheNextQuestion(t *testing.T) {
 	}
 	h.key("f") // in flight
 	h.key("home", "down", "down")
-	if s := h.m.list.Incoming(); s == nil || s.ID != wire.IntID(3) {
-		t.Fatalf("selected %v, want the first untied question", h.m.list.Selected())
+	if s := h.m.screens.list.Incoming(); s == nil || s.ID != wire.IntID(3) {
+		t.Fatalf("selected %v, want the first untied question", h.m.screens.list.Selected())
 	}
 	h.legacyAnswered(wire.IntID(3), `{"action":"decline"}`)
-	if s := h.m.list.Incoming(); s == nil || s.ID != wire.IntID(4) {
-		t.Errorf("after the first question left, selected %v (srv %v), want the second question", h.m.list.Selected(), s != nil)
+	if s := h.m.screens.list.Incoming(); s == nil || s.ID != wire.IntID(4) {
+		t.Errorf("after the first question left, selected %v (srv %v), want the second question", h.m.screens.list.Selected(), s != nil)
 	}
 }
 
@@ -411,19 +411,19 @@ func TestIncomingEnterOnAnotherRowOpensItsDetail(t *testing.T) {
 	h.legacyAsk(wire.IntID(3), wire.MethodElicitationCreate, legacyConfirm)
 	h.key("home") // #1 tools/list, completed
 	h.key("enter")
-	if h.m.mode != keymap.ModeDetail {
-		t.Errorf("enter on tools/list: mode %v, want its detail:\n%s", h.m.mode, h.screen())
+	if h.m.focus.mode != keymap.ModeDetail {
+		t.Errorf("enter on tools/list: mode %v, want its detail:\n%s", h.m.focus.mode, h.screen())
 	}
 	h.key("esc", "down", "down") // confirm, in flight; the question is tied to none
-	if h.m.list.Incoming() != nil || h.m.list.Selected() != wire.IntID(confirm) {
-		t.Fatalf("selected %v, want #%d", h.m.list.Selected(), confirm)
+	if h.m.screens.list.Incoming() != nil || h.m.screens.list.Selected() != wire.IntID(confirm) {
+		t.Fatalf("selected %v, want #%d", h.m.screens.list.Selected(), confirm)
 	}
 	h.key("a")
-	if h.m.mode == keymap.ModeAnswer {
+	if h.m.focus.mode == keymap.ModeAnswer {
 		t.Errorf("a on confirm's row opened the untied question's form")
 	}
 	h.key("end", "enter") // the question's own row
-	if h.m.mode != keymap.ModeAnswer || h.m.answering.form.Legacy() == nil {
-		t.Errorf("enter on the untied question's row: mode %v", h.m.mode)
+	if h.m.focus.mode != keymap.ModeAnswer || h.m.answering.form.Legacy() == nil {
+		t.Errorf("enter on the untied question's row: mode %v", h.m.focus.mode)
 	}
 }

@@ -15,18 +15,18 @@ import (
 // nothing (TestViewChangesNothing holds it to that).
 func (m *Model) layout() {
 	h := m.bodyHeight()
-	m.list = m.list.Layout(m.env(), m.listInput(), m.width, h)
-	if m.waterfallOn && m.mode == keymap.ModeList {
-		m.wf = m.wf.Layout(m.env(), m.width, h)
+	m.screens.list = m.screens.list.Layout(m.env(), m.listInput(), m.size.width, h)
+	if m.focus.waterfallOn && m.focus.mode == keymap.ModeList {
+		m.screens.wf = m.screens.wf.Layout(m.env(), m.size.width, h)
 	}
-	m.logv = m.logv.Layout(m.env(), m.width, h)
-	m.stderrv = m.stderrv.Layout(m.env(), m.width, h)
-	m.auth.SetSize(m.width, h)
-	if m.mode == keymap.ModeDetail {
+	m.screens.logv = m.screens.logv.Layout(m.env(), m.size.width, h)
+	m.screens.stderrv = m.screens.stderrv.Layout(m.env(), m.size.width, h)
+	m.screens.auth.SetSize(m.size.width, h)
+	if m.focus.mode == keymap.ModeDetail {
 		m.layoutDetail(h)
 	}
-	m.prompt = m.prompt.Sized(m.width)
-	m.composer = m.composer.Layout(m.width)
-	m.answering.form = m.answering.form.Sized(m.width)
-	m.attachv = m.attachv.Sized(m.width)
+	m.screens.prompt = m.screens.prompt.Sized(m.size.width)
+	m.screens.composer = m.screens.composer.Layout(m.size.width)
+	m.answering.form = m.answering.form.Sized(m.size.width)
+	m.screens.attachv = m.screens.attachv.Sized(m.size.width)
 }

@@ -329,8 +329,8 @@ func TestListFilterAndClearFinished(t *testing.T) {
 	// Sending while a filter would hide it goes back to all.
 	h.key("f", "f") // flagged
 	startSlow(h)
-	if h.m.list.Filter() != list.FilterAll {
-		t.Fatalf("a request sent under the %s filter would be out of sight", h.m.list.Filter())
+	if h.m.screens.list.Filter() != list.FilterAll {
+		t.Fatalf("a request sent under the %s filter would be out of sight", h.m.screens.list.Filter())
 	}
 }
 
@@ -375,7 +375,7 @@ func TestRequestColumnFollowsTheTerminal(t *testing.T) {
 // cell to its last: the background is on again after every reset inside.
 func TestSelectedRowIsHighlightedWhole(t *testing.T) {
 	h, _, stubborn := cancellingRows(t, 120, 35)
-	on, _, _ := strings.Cut(h.m.styles.Selected.Render("x"), "x")
+	on, _, _ := strings.Cut(h.m.theme.styles.Selected.Render("x"), "x")
 	if on == "" {
 		t.Fatal("the Selected style draws no background")
 	}
@@ -424,7 +424,7 @@ func TestScrollIndicatorAndMouseWheel(t *testing.T) {
 	if got := header(); !strings.Contains(got, "↑ 9 more · 3 more ↓") {
 		t.Fatalf("after one wheel step up: %q", got)
 	}
-	if h.m.list.Following() {
+	if h.m.screens.list.Following() {
 		t.Fatal("scrolling up with the wheel still follows the newest")
 	}
 	for range 10 {
@@ -433,7 +433,7 @@ func TestScrollIndicatorAndMouseWheel(t *testing.T) {
 	if got := header(); strings.Contains(got, "↑") || !strings.Contains(got, "12 more ↓") {
 		t.Fatalf("at the top: %q", got)
 	}
-	if pos, ok := h.m.list.SelectedPos(h.m.tracker); !ok || pos > 18 {
+	if pos, ok := h.m.screens.list.SelectedPos(h.m.tracker); !ok || pos > 18 {
 		t.Fatalf("the selection left the screen: %d %v", pos, ok)
 	}
 	for range 10 {
@@ -468,7 +468,7 @@ func TestListKeysFollowState(t *testing.T) {
 }
 
 func (h *harness) syncKeysFor(mode keymap.Mode) {
-	h.m.mode = mode
+	h.m.focus.mode = mode
 	h.m.syncKeys()
 }
 

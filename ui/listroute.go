@@ -20,11 +20,6 @@ type listFacts struct {
 	feed *proxyFeed
 }
 
-// listFacts is the list's Facts as of now.
-func (m *Model) listFacts() listFacts {
-	return listFacts{auth: m.auth, feed: &m.feed}
-}
-
 // AuthWaiting reports whether r waits for the authorization in progress.
 func (f listFacts) AuthWaiting(r *session.Request) (time.Time, bool) {
 	if !f.auth.Waiting(r) {
@@ -43,14 +38,14 @@ func (f listFacts) HostAct(r *session.Request) (list.HostAct, bool) { return f.f
 // listInput is what the list needs besides the Env: the facts above, and
 // the connection's state and tools for its empty screen.
 func (m *Model) listInput() list.Input {
-	in := list.Input{Facts: m.listFacts(), Conn: list.Connected, Tools: len(m.composer.Tools()), Redact: m.opts.Redact}
+	in := list.Input{Facts: listFacts{auth: m.screens.auth, feed: &m.feed}, Conn: list.Connected, Tools: len(m.screens.composer.Tools()), Redact: m.opts.Redact}
 	switch m.conn.state {
 	case connConnecting:
 		in.Conn = list.Connecting
 	case connLost:
 		in.Conn = list.Lost
 	}
-	for _, t := range m.composer.Tools() {
+	for _, t := range m.screens.composer.Tools() {
 		in.SlowTool = in.SlowTool || t.Name == "slow"
 	}
 	return in

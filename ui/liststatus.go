@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -15,8 +16,7 @@ import (
 // isActionKey reports whether msg is one of the keys that act on requests
 // (enabled now or not): pressing one replaces the status line, so that it
 // never keeps saying something about an earlier action.
-func (m *Model) isActionKey(msg tea.KeyPressMsg) bool {
-	k := &m.keys
+func isActionKey(k *keymap.KeyMap, msg tea.KeyPressMsg) bool {
 	for _, b := range []key.Binding{k.Cancel, k.CancelReason, k.CancelAll, k.StopWatching, k.Longer, k.Shorter,
 		k.New, k.Reissue, k.Export, k.Reconnect, k.FilterList, k.ClearFinished} {
 		if pressed(msg, b) {
@@ -26,20 +26,20 @@ func (m *Model) isActionKey(msg tea.KeyPressMsg) bool {
 	return false
 }
 
-// whyNoCancel says why c or C does nothing on the selected request.
-func (m *Model) whyNoCancel() {
-	r, ok := m.selectedRequest()
+// whyNoCancel says why c or C does nothing on the selected request r (ok:
+// one is selected), for the status line.
+func whyNoCancel(r *session.Request, ok bool, now time.Time) (statusLevel, string) {
 	switch {
 	case !ok:
-		m.setStatus(levelInfo, "no request selected")
+		return levelInfo, "no request selected"
 	case r.State == session.StateCancelRequested:
 		text := fmt.Sprintf("#%s: cancellation already requested", r.ID)
-		if left, ok := look.LateWindowLeft(r, m.now()); ok {
+		if left, ok := look.LateWindowLeft(r, now); ok {
 			text += fmt.Sprintf("; watching for late traffic %s more — W stops watching now", look.Dur(left))
 		}
-		m.setStatus(levelInfo, text)
+		return levelInfo, text
 	default:
-		m.setStatus(levelWarn, fmt.Sprintf("#%s is %s: there is nothing to cancel", r.ID, look.StateName(r.State)))
+		return levelWarn, fmt.Sprintf("#%s is %s: there is nothing to cancel", r.ID, look.StateName(r.State))
 	}
 }
 
@@ -59,17 +59,17 @@ func (m *Model) stopWatching() {
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: %s", r.ID, look.RefusalText(err, now)))
 		return
 	}
-	m.changed([]session.Change{ch})
-	m.afterChange()
+	traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
+	m.screens.followNewest(m.tracker)
 	m.setStatus(levelInfo, fmt.Sprintf("#%s: stopped watching %s early: %s; later traffic is still flagged late", r.ID, look.Dur(left), look.StateName(ch.To)))
 	m.status.about = r.ID // it goes when another request is on screen
 }
 
 // shownDetail is the request the detail view shows, zero when it is not
 // on screen.
-func (m *Model) shownDetail() wire.ID {
-	if m.mode != keymap.ModeDetail {
+func (s *screens) shownDetail(f focus) wire.ID {
+	if f.mode != keymap.ModeDetail {
 		return wire.ID{}
 	}
-	return m.detail.ID()
+	return s.detail.ID()
 }

@@ -89,7 +89,7 @@ func TestGoldenViewsLogAndDetail(t *testing.T) {
 		})
 		t.Run("detail-failed-"+suffix, func(t *testing.T) {
 			h := everyState(t, size.w, size.h)
-			h.m.list = h.m.list.Select(wire.IntID(4), false)
+			h.m.screens.list = h.m.screens.list.Select(wire.IntID(4), false)
 			h.key("enter")
 			h.golden()
 		})
@@ -124,7 +124,7 @@ func TestLogFilterMatchesTheRow(t *testing.T) {
 	h := everyState(t, 120, 35)
 	h.key("l", "/")
 	h.typeText("running")
-	shown := h.m.logv.Shown(h.m.env())
+	shown := h.m.screens.logv.Shown(h.m.env())
 	if len(shown) == 0 {
 		t.Fatal("/running matched nothing")
 	}
@@ -144,20 +144,20 @@ func TestLogFilterMatchesTheRow(t *testing.T) {
 	}
 	h.key("esc", "/")
 	h.typeText("← in")
-	for _, abs := range h.m.logv.Shown(h.m.env()) {
+	for _, abs := range h.m.screens.logv.Shown(h.m.env()) {
 		if e := lg.At(int(abs - first)); e.Dir != event.DirIn && !strings.Contains(strings.ToLower(string(e.Raw)), "← in") {
 			t.Errorf("/← in matched an entry going %s", e.Dir)
 		}
 	}
-	if len(h.m.logv.Shown(h.m.env())) == 0 {
+	if len(h.m.screens.logv.Shown(h.m.env())) == 0 {
 		t.Error("/← in matched nothing")
 	}
 	// A narrower needle searches the matches, a new one the whole log.
 	h.key("esc", "/")
 	h.typeText("late")
-	late := len(h.m.logv.Shown(h.m.env()))
+	late := len(h.m.screens.logv.Shown(h.m.env()))
 	h.typeText(" +")
-	if n := len(h.m.logv.Shown(h.m.env())); n == 0 || n > late {
+	if n := len(h.m.screens.logv.Shown(h.m.env())); n == 0 || n > late {
 		t.Errorf("/late + matched %d, /late %d", n, late)
 	}
 	if !strings.Contains(logview.FilterPlaceholder, "direction") {
@@ -170,11 +170,11 @@ func TestLogFilterSeesNewEntries(t *testing.T) {
 	h := everyState(t, 120, 35)
 	h.key("l", "/")
 	h.typeText("step 10 of 10")
-	if n := len(h.m.logv.Shown(h.m.env())); n != 0 {
+	if n := len(h.m.screens.logv.Shown(h.m.env())); n != 0 {
 		t.Fatalf("matched %d before it came", n)
 	}
 	h.progress(10, 10, 10, "step 10 of 10")
-	if n := len(h.m.logv.Shown(h.m.env())); n != 1 {
+	if n := len(h.m.screens.logv.Shown(h.m.env())); n != 1 {
 		t.Errorf("matched %d after it came, want 1", n)
 	}
 }
@@ -184,7 +184,7 @@ func TestLogFilterSeesNewEntries(t *testing.T) {
 func TestEntryViewKeys(t *testing.T) {
 	h, _ := stubbornScene(t, 80, 24)
 	h.key("l", "up", "enter")
-	if !h.m.logv.EntryOpen() {
+	if !h.m.screens.logv.EntryOpen() {
 		t.Fatal("enter did not open the entry")
 	}
 	foot := h.screen()[strings.LastIndex(h.screen(), "\n"):]
@@ -197,12 +197,12 @@ func TestEntryViewKeys(t *testing.T) {
 		t.Errorf("the footer does not offer w: %s", foot)
 	}
 	h.key("/", "enter")
-	if h.m.logv.Filtering() || !h.m.logv.EntryOpen() {
+	if h.m.screens.logv.Filtering() || !h.m.screens.logv.EntryOpen() {
 		t.Error("/ or enter acted in the entry view")
 	}
 	h.key("?")
-	if h.m.mode != keymap.ModeHelp || strings.Contains(h.screen(), "open entry") || strings.Contains(h.screen(), "/ filter") {
-		t.Errorf("help in the entry view (mode %v) lists the log's keys:\n%s", h.m.mode, h.screen())
+	if h.m.focus.mode != keymap.ModeHelp || strings.Contains(h.screen(), "open entry") || strings.Contains(h.screen(), "/ filter") {
+		t.Errorf("help in the entry view (mode %v) lists the log's keys:\n%s", h.m.focus.mode, h.screen())
 	}
 	h.key("esc")
 	h.key("w")
@@ -214,7 +214,7 @@ func TestEntryViewKeys(t *testing.T) {
 		t.Error("a second w did not wrap them again")
 	}
 	h.key("esc")
-	if h.m.logv.EntryOpen() || h.m.mode != keymap.ModeLog {
+	if h.m.screens.logv.EntryOpen() || h.m.focus.mode != keymap.ModeLog {
 		t.Error("esc did not go back to the log")
 	}
 }
@@ -236,23 +236,23 @@ func TestWheelScrolls(t *testing.T) {
 	h, _ := stubbornScene(t, 80, 12)
 	h.key("l")
 	h.send(wheel(tea.MouseWheelUp))
-	if h.m.logv.Following() {
+	if h.m.screens.logv.Following() {
 		t.Error("the wheel did not scroll the log")
 	}
-	sel, _ := h.m.logv.Selected(h.m.env())
+	sel, _ := h.m.screens.logv.Selected(h.m.env())
 	h.send(wheel(tea.MouseWheelDown))
-	if now, _ := h.m.logv.Selected(h.m.env()); now <= sel {
+	if now, _ := h.m.screens.logv.Selected(h.m.env()); now <= sel {
 		t.Error("the wheel down did not move down the log")
 	}
 	h.key("enter")
 	h.send(wheel(tea.MouseWheelDown))
-	if h.m.logv.EntryOffset() == 0 {
+	if h.m.screens.logv.EntryOffset() == 0 {
 		t.Error("the wheel did not scroll the entry")
 	}
 	h.key("esc", "esc", "enter")
 	// At 12 lines the body shows less than a line of what it holds: the
 	// detail drawn taller shows where its viewport is scrolled to.
-	tall := func() string { return h.m.detail.View(h.m.env(), h.m.width, 30) }
+	tall := func() string { return h.m.screens.detail.View(h.m.env(), h.m.size.width, 30) }
 	before := tall()
 	h.send(wheel(tea.MouseWheelDown))
 	if tall() == before {
@@ -264,7 +264,7 @@ func TestWheelScrolls(t *testing.T) {
 	}
 	h.key("s")
 	h.send(wheel(tea.MouseWheelUp))
-	if h.m.stderrv.Following() {
+	if h.m.screens.stderrv.Following() {
 		t.Error("the wheel did not scroll stderr")
 	}
 }
@@ -301,10 +301,10 @@ func TestTimelineSpreadsLateProgress(t *testing.T) {
 // wide.
 func detailBar(h *harness, r *session.Request, width int) string {
 	h.t.Helper()
-	if h.m.detail.ID() != r.ID {
-		h.t.Fatalf("the detail shows %s, not %s", h.m.detail.ID(), r.ID)
+	if h.m.screens.detail.ID() != r.ID {
+		h.t.Fatalf("the detail shows %s, not %s", h.m.screens.detail.ID(), r.ID)
 	}
-	lines := strings.Split(ansi.Strip(h.m.detail.View(h.m.env(), width, h.m.bodyHeight())), "\n")
+	lines := strings.Split(ansi.Strip(h.m.screens.detail.View(h.m.env(), width, h.m.bodyHeight())), "\n")
 	if len(lines) < 5 {
 		h.t.Fatalf("the detail has no timeline:\n%s", strings.Join(lines, "\n"))
 	}
@@ -315,13 +315,13 @@ func detailBar(h *harness, r *session.Request, width int) string {
 // timeout it no longer has, and lists its updates.
 func TestDetailHeaderFacts(t *testing.T) {
 	h := everyState(t, 120, 35)
-	h.m.list = h.m.list.Select(wire.IntID(4), false)
+	h.m.screens.list = h.m.screens.list.Select(wire.IntID(4), false)
 	h.key("enter")
 	if s := h.screen(); !strings.Contains(s, "✗ error -32603 the demo tool failed on purpose") {
 		t.Errorf("the failed request's detail has no error:\n%s", s)
 	}
 	h.key("esc")
-	h.m.list = h.m.list.Select(wire.IntID(5), h.m.list.Following())
+	h.m.screens.list = h.m.screens.list.Select(wire.IntID(5), h.m.screens.list.Following())
 	h.key("enter")
 	if s := h.screen(); !strings.Contains(s, `✗ tool error "failed on purpose"`) {
 		t.Errorf("the tool error's detail has no error:\n%s", s)
@@ -372,12 +372,12 @@ func TestLogMarksCrossedNeutral(t *testing.T) {
 	}
 	// The log follows its newest entry, e: its row is the last drawn (at
 	// 120 columns the WHAT column is 27 wide).
-	rows := strings.Split(strings.TrimRight(h.m.logv.View(h.m.env(), 120, h.m.bodyHeight()), "\n"), "\n")
+	rows := strings.Split(strings.TrimRight(h.m.screens.logv.View(h.m.env(), 120, h.m.bodyHeight()), "\n"), "\n")
 	line := rows[len(rows)-1]
 	if !strings.Contains(ansi.Strip(line), "crossed the cancel +1ms") || strings.Contains(line, "⚑") {
 		t.Errorf("the crossed row: %q", ansi.Strip(line))
 	}
-	if want := h.m.styles.Dim.Render("crossed the cancel +1ms"); !strings.Contains(line, strings.TrimSuffix(want, "\x1b[m")) {
+	if want := h.m.theme.styles.Dim.Render("crossed the cancel +1ms"); !strings.Contains(line, strings.TrimSuffix(want, "\x1b[m")) {
 		t.Errorf("the crossed mark is not in the neutral style: %q", line)
 	}
 }

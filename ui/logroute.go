@@ -30,7 +30,7 @@ func (m *Model) logAction(msg tea.Msg, act screen.Action) tea.Cmd {
 		p, ok := entryPayload(m.tracker.Log(), a.Entry, m.opts.redaction())
 		return m.usePayload(openWith(a.Editor), p, ok)
 	case logview.ToggleWrap:
-		m.toggleWrap()
+		m.setStatus(levelInfo, m.pager.toggleWrap())
 	}
 	return nil
 }

@@ -28,17 +28,12 @@ import (
 	"inflight/termsafe"
 	"inflight/trace"
 	"inflight/ui/attach"
-	"inflight/ui/authview"
 	"inflight/ui/composer"
-	"inflight/ui/detail"
-	helpscreen "inflight/ui/help"
 	"inflight/ui/list"
 	"inflight/ui/logview"
 	"inflight/ui/look"
 	"inflight/ui/prompt"
-	"inflight/ui/question"
 	"inflight/ui/screen"
-	"inflight/ui/waterfall"
 	"inflight/wire"
 )
 
@@ -141,59 +136,36 @@ type Snapshot struct {
 // mode is the screen being shown.
 type mode = keymap.Mode
 
-// Model is the root model.
+// Model is the root model: it routes keys and messages to the screens,
+// owns the tracker, the connection and the clock, and carries out the
+// actions the screens return.
 type Model struct {
 	opts    Options
 	tracker *session.Tracker
 	// conn is the link to the server (connection.go).
 	conn connection
 
-	keys   keymap.KeyMap
-	styles look.Styles
-	dark   bool
-
-	width, height int
-	mode          mode
-	prev          mode // where esc from help goes back to
-
-	list     list.Model
-	detail   detail.Model
-	incoming question.Model
-	composer composer.Model
-	logv     logview.Model
-	stderrv  logview.Stderr
-	pager    pager
-	prompt   prompt.Model
-	helpv    helpscreen.Model
-	// wf is the list drawn as a waterfall, shown in the list's mode
-	// while waterfallOn.
-	wf          waterfall.Model
-	waterfallOn bool
+	keys  keymap.KeyMap
+	theme theme
+	size  size
+	focus focus
+	// screens are the screens' own models (screens.go).
+	screens screens
+	pager   pager
 
 	// status is the transient message line (status.go).
 	status statusLine
 	// clock is the one timer (clock.go).
 	clock *clock
-
-	quitting bool
-	// interrupted: the program ends because of Ctrl+C or a signal, not q.
-	interrupted bool
-	// feed is how a proxy's stream feeds the tracker (Options.Attach),
-	// attachv the keys of the view on it and what it draws of the proxy
-	// (ui/attach).
-	feed    proxyFeed
-	attachv attach.Model
-	// replay is the player of a recorded run (Options.Replay).
-	replay replayState
+	// ending is how the program is ending, once it is.
+	ending ending
+	// feed is how a proxy's stream feeds the tracker (Options.Attach).
+	feed proxyFeed
 
 	// The server's questions: the legacy ones waiting for the user
 	// (questions.go), and the answer form (answering.go).
 	questions questionQueue
 	answering answering
-
-	// auth is the connection's OAuth authorization as its steps told it
-	// (auth.go).
-	auth authview.Model
 }
 
 // exportDoneMsg is the end of an export: the file written, or why not.
@@ -234,28 +206,21 @@ func New(opts Options) (*Model, error) {
 		opts:    opts,
 		tracker: session.NewTracker(opts.Tracker),
 		keys:    keymap.Default(),
-		dark:    opts.Dark,
-		width:   80,
-		height:  24,
+		size:    size{width: 80, height: 24},
 	}
 	m.conn = newConnection(opts.Source)
 	m.clock = newClock()
 	m.pager.exec = tea.Exec
-	m.setStyles(opts.Dark)
-	m.list = list.New()
-	m.logv = logview.New()
-	m.stderrv = logview.NewStderr()
-	m.composer = composer.New(opts.LogLevel)
+	m.theme.set(opts.Dark)
+	m.screens.list = list.New()
+	m.screens.logv = logview.New()
+	m.screens.stderrv = logview.NewStderr()
+	m.screens.composer = composer.New(opts.LogLevel)
 	if a := opts.Attach; a != nil {
-		m.attachv = attach.New(attach.Proxy{Name: a.Proxy.Name, Command: a.Proxy.Command, Transport: opts.Transport, Acts: a.Act != nil, InProcess: a.InProcess})
-		m.feed = newProxyFeed(a.Proxy.HistoryCut, func(ev *event.Event) { redactEvent(opts.RedactBytes, ev) }, m.line)
+		m.screens.attachv = attach.New(attach.Proxy{Name: a.Proxy.Name, Command: a.Proxy.Command, Transport: opts.Transport, Acts: a.Act != nil, InProcess: a.InProcess})
+		m.feed = newProxyFeed(a.Proxy.HistoryCut, func(ev *event.Event) { redactEvent(opts.RedactBytes, ev) }, m.opts.line)
 	}
 	return m, nil
-}
-
-func (m *Model) setStyles(dark bool) {
-	m.dark = dark
-	m.styles = look.NewStyles(dark)
 }
 
 // Tracker exposes the session (read-only) for tests and the exit summary.
@@ -272,10 +237,10 @@ func (m *Model) Stop() { m.clock.stop() }
 
 // Init dials, connects and starts listening for events.
 func (m *Model) Init() tea.Cmd {
-	if m.attaching() {
+	if m.opts.attaching() {
 		return m.initAttach()
 	}
-	if m.replaying() {
+	if m.opts.replaying() {
 		return m.initReplay()
 	}
 	conn, err := m.opts.Dial()
@@ -294,16 +259,16 @@ func (m *Model) Init() tea.Cmd {
 // read (layout), and schedules the clock.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
-	selected, shown := m.list.Selected(), m.shownDetail()
+	selected, shown := m.screens.list.Selected(), m.screens.shownDetail(m.focus)
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
+		m.size.width, m.size.height = msg.Width, msg.Height
 	case tea.BackgroundColorMsg:
-		m.setStyles(msg.IsDark())
+		m.theme.set(msg.IsDark())
 	case eventsMsg:
 		cmd = m.handleEvents(msg)
 	case actFailedMsg:
-		m.setStatus(levelError, "could not ask the proxy: "+m.line(msg.err.Error()))
+		m.setStatus(levelError, "could not ask the proxy: "+m.opts.line(msg.err.Error()))
 	case connectedMsg:
 		cmd = m.handleConnected(msg)
 	case tickMsg:
@@ -327,11 +292,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case questionMsg:
 		cmd = m.handleQuestion(msg)
 	case viewerDoneMsg:
-		m.setStatus(viewerDoneStatus(msg, m.line))
+		m.setStatus(viewerDoneStatus(msg, m.opts.line))
 	case quitReadyMsg:
 		return m, m.clock.end()
 	case tea.InterruptMsg:
-		cmd = m.interrupt()
+		cmd = m.quit("interrupted", session.CauseInterrupted)
 	case ShutdownMsg:
 		cmd = m.quit(msg.Reason, session.CauseInterrupted)
 	case tea.KeyPressMsg:
@@ -341,30 +306,30 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseWheelMsg:
 		cmd = m.handleWheel(msg)
 	default:
-		if m.mode == keymap.ModeComposer {
+		if m.focus.mode == keymap.ModeComposer {
 			cmd = m.updateComposer(msg)
-		} else if m.mode == keymap.ModeAnswer {
+		} else if m.focus.mode == keymap.ModeAnswer {
 			var act screen.Action
 			m.answering.form, act = m.answering.form.Update(m.env(), msg)
 			cmd = m.doAnswer(act)
-		} else if m.prompt.TakesText() {
+		} else if m.screens.prompt.TakesText() {
 			cmd = m.updatePrompt(msg)
-		} else if m.attachv.Prompting() {
+		} else if m.screens.attachv.Prompting() {
 			var act screen.Action
-			m.attachv, act = m.attachv.Update(m.env(), m.attachInput(), msg)
+			m.screens.attachv, act = m.screens.attachv.Update(m.env(), m.attachInput(), msg)
 			cmd = m.attachAction(act)
 		}
 	}
 	m.layout()
-	m.status.followSelection(m.mode, selected, shown, m.list.Selected(), m.shownDetail())
+	m.status.followSelection(m.focus.mode, selected, shown, m.screens.list.Selected(), m.screens.shownDetail(m.focus))
 	m.syncKeys()
 	return m, tea.Batch(cmd, m.schedule())
 }
 
 // now is the UI's clock: in a replay, the moment shown.
 func (m *Model) now() time.Time {
-	if m.replaying() {
-		return m.replayNow()
+	if m.opts.replaying() {
+		return m.opts.replayNow()
 	}
 	return m.opts.Now()
 }
@@ -376,32 +341,32 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	// listed: the composer's next pages of resources and prompts.
 	var listed []tea.Cmd
 	for i := range msg.items {
-		if m.attaching() {
+		if m.opts.attaching() {
 			m.heedFeed(m.feed.apply(m.tracker, &msg.items[i]))
 			continue
 		}
 		ev := &msg.items[i].Event
 		redactEvent(m.opts.RedactBytes, ev)
-		changes := m.applied(*ev, m.tracker.Apply(*ev))
+		changes := traceApplied(m.opts.Trace, m.tracker, *ev, m.tracker.Apply(*ev))
 		m.status.settled(changes)
 		if cmd := m.autoAnswer(changes); cmd != nil {
 			listed = append(listed, cmd)
 		}
-		if m.conn.observe(ev, m.quitting) {
+		if m.conn.observe(ev, m.ending.quitting) {
 			// A request could not reach the server (over HTTP, nothing
 			// else says it went away). What else is in flight shares its
 			// fate: the tracker ends it now, as for a closed transport, so
 			// that no request stays running on a connection the UI calls
 			// lost (or on the next one, after R).
 			lost := event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err}
-			m.status.settled(m.applied(lost, m.tracker.Apply(lost)))
+			m.status.settled(traceApplied(m.opts.Trace, m.tracker, lost, m.tracker.Apply(lost)))
 		}
 		switch ev.Kind {
 		case event.Auth:
-			m.auth.Record(ev)
+			m.screens.auth.Record(ev)
 		case event.Received:
 			var act screen.Action
-			m.composer, act = m.composer.Received(m.env(), ev)
+			m.screens.composer, act = m.screens.composer.Received(m.env(), ev)
 			if cmd := m.composerDid(act); cmd != nil {
 				listed = append(listed, cmd)
 			}
@@ -414,13 +379,13 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			// session killed from outside still leaves its trace.
 			_ = tw.Flush()
 		}
-		m.afterChange()
+		m.screens.followNewest(m.tracker)
 		if m.conn.startDue() {
 			start = m.start()
 		}
 	}
 	if msg.closed {
-		if m.attaching() {
+		if m.opts.attaching() {
 			m.heedFeed(m.feed.end())
 		}
 		return tea.Batch(append(listed, start)...)
@@ -483,7 +448,7 @@ func (m *Model) handleConnected(msg connectedMsg) tea.Cmd {
 // start sends the first requests of a connection.
 func (m *Model) start() tea.Cmd {
 	m.conn.started()
-	m.composer = m.composer.NewConnection()
+	m.screens.composer = m.screens.composer.NewConnection()
 	var cmds []tea.Cmd
 	// Ask for the tools right away so the composer is ready; it is a real
 	// request and shows in the list like any other.
@@ -492,10 +457,10 @@ func (m *Model) start() tea.Cmd {
 	// before the --call requests (the composer may change it later).
 	var set tea.Cmd
 	if info, ok := m.tracker.Conn(); ok && info.Era != event.EraModern {
-		_, set = m.withLogLevel(wire.MethodToolsCall, nil, m.composer.LogLevel())
+		_, set = m.withLogLevel(wire.MethodToolsCall, nil, m.screens.composer.LogLevel())
 	}
 	for _, c := range m.opts.Calls {
-		params, _ := m.withLogLevel(c.Method, c.Params, m.composer.LogLevel())
+		params, _ := m.withLogLevel(c.Method, c.Params, m.screens.composer.LogLevel())
 		cmds = append(cmds, m.send(c.Method, params, session.RequestOptions{}))
 	}
 	m.opts.Calls = nil
@@ -507,22 +472,22 @@ func (m *Model) start() tea.Cmd {
 func (m *Model) send(method string, params json.RawMessage, opts session.RequestOptions) tea.Cmd {
 	r := m.tracker.Begin(method, params, opts, m.now())
 	// What is sent is never sent out of sight.
-	m.list = m.list.ShowNew()
+	m.screens.list = m.screens.list.ShowNew()
 	if tw := m.opts.Trace; tw != nil {
 		_ = tw.State(r.Created, r, r.State, r.State)
 	}
 	if method == wire.MethodToolsList {
-		m.composer = m.composer.ToolsAsked(r.ID)
+		m.screens.composer = m.screens.composer.ToolsAsked(r.ID)
 	}
-	m.afterChange()
+	m.screens.followNewest(m.tracker)
 	return m.conn.send(client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: r.LateWindow})
 }
 
 func (m *Model) handleSendFailed(msg sendFailedMsg) {
 	failed := event.Event{Kind: event.RequestFailed, Time: m.now(), RequestID: msg.id, Err: msg.err}
-	m.applied(failed, m.tracker.Apply(failed))
+	traceApplied(m.opts.Trace, m.tracker, failed, m.tracker.Apply(failed))
 	m.setStatus(levelError, fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err))
-	m.mode = m.answering.roundFailed(msg.id, msg.err, m.mode)
+	m.focus.mode = m.answering.roundFailed(msg.id, msg.err, m.focus.mode)
 }
 
 // cancel records the intent and returns the command that sends the signal.
@@ -542,12 +507,12 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.now())))
 		return declineCmd(declines)
 	}
-	m.changed([]session.Change{ch})
-	m.afterChange()
+	traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
+	m.screens.followNewest(m.tracker)
 	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
 		// A task is cancelled with tasks/cancel, never the transport's
 		// signal (which would reach nothing: its request was answered).
-		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.line(look.ClipRunes(r.Task.ID, 40))))
+		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.opts.line(look.ClipRunes(r.Task.ID, 40))))
 		m.status.about = id
 		return tea.Batch(append(m.due(m.now()), declineCmd(declines))...)
 	}
@@ -594,7 +559,7 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	now := m.now()
 	cmds := m.due(now)
 	m.status.expire(now)
-	m.afterChange()
+	m.screens.followNewest(m.tracker)
 	return tea.Batch(cmds...)
 }
 
@@ -620,31 +585,32 @@ func (m *Model) setStatus(level statusLevel, text string) {
 
 // line makes server (or user) text safe for one terminal line: secrets
 // redacted first, then control sequences rendered inert.
-func (m *Model) line(s string) string { return termsafe.Line(m.opts.Redact(s)) }
+func (o Options) line(s string) string { return termsafe.Line(o.Redact(s)) }
 
 // block is line for multi-line text.
-func (m *Model) block(s string) string { return termsafe.Block(m.opts.Redact(s)) }
+func (o Options) block(s string) string { return termsafe.Block(o.Redact(s)) }
 
-// afterChange keeps the selection on the newest request while following.
-func (m *Model) afterChange() {
-	m.list = m.list.FollowNewest(m.tracker)
+// followNewest keeps the list's selection on the newest request while
+// following.
+func (s *screens) followNewest(t *session.Tracker) {
+	s.list = s.list.FollowNewest(t)
 }
 
-// applied records ev and what applying it changed in the trace, if the
+// traceApplied records ev and what applying it changed in the trace, if the
 // session is traced, and returns the changes.
-func (m *Model) applied(ev event.Event, changes []session.Change) []session.Change {
-	if tw := m.opts.Trace; tw != nil {
+func traceApplied(tw *trace.Writer, t *session.Tracker, ev event.Event, changes []session.Change) []session.Change {
+	if tw != nil {
 		_ = tw.Judged(ev, session.Verdict(ev.Kind, changes))
-		_ = tw.Changes(m.tracker, changes)
+		_ = tw.Changes(t, changes)
 	}
 	return changes
 }
 
-// changed records what the tracker changed outside an event (a cancel
+// traceChanged records what the tracker changed outside an event (a cancel
 // asked for, an expired timeout) in the trace, if the session is traced.
-func (m *Model) changed(changes []session.Change) {
-	if tw := m.opts.Trace; tw != nil {
-		_ = tw.Changes(m.tracker, changes)
+func traceChanged(tw *trace.Writer, t *session.Tracker, changes []session.Change) {
+	if tw != nil {
+		_ = tw.Changes(t, changes)
 	}
 }
 
@@ -654,9 +620,9 @@ func (m *Model) selectedRequest() (*session.Request, bool) {
 	if m.selectedIncoming() != nil {
 		return nil, false // one of the server's own requests (incoming.go)
 	}
-	id := m.list.Selected()
-	if m.mode == keymap.ModeDetail && !m.detail.ID().IsZero() {
-		id = m.detail.ID()
+	id := m.screens.list.Selected()
+	if m.focus.mode == keymap.ModeDetail && !m.screens.detail.ID().IsZero() {
+		id = m.screens.detail.ID()
 	}
 	if id.IsZero() {
 		return nil, false
@@ -666,23 +632,23 @@ func (m *Model) selectedRequest() (*session.Request, bool) {
 
 // syncKeys enables the keys that act in the current state.
 func (m *Model) syncKeys() {
-	m.keys.SetState(m.keyState(m.mode))
-	if m.mode == keymap.ModeHelp {
+	m.keys.SetState(m.keyState(m.focus.mode))
+	if m.focus.mode == keymap.ModeHelp {
 		// Help lists only the keys that act on the screen you came from.
 		keys := m.keys
-		keys.SetState(m.keyState(m.prev))
+		keys.SetState(m.keyState(m.focus.prev))
 		var intro []string
-		if m.attaching() {
-			intro = m.attachv.HelpIntro(m.env())
+		if m.opts.attaching() {
+			intro = m.screens.attachv.HelpIntro(m.env())
 		}
-		m.helpv = m.helpv.Show(keys, intro)
+		m.screens.helpv = m.screens.helpv.Show(keys, intro)
 	}
 }
 
 // env is what the screens read: the tracker, the time of this update or
 // frame, the styles, the keys and the sanitisers.
 func (m *Model) env() screen.Env {
-	return screen.Env{Tracker: m.tracker, Now: m.now(), Styles: m.styles, Keys: &m.keys, Chop: m.pager.chop, Line: m.line, Block: m.block}
+	return screen.Env{Tracker: m.tracker, Now: m.now(), Styles: m.theme.styles, Keys: &m.keys, Chop: m.pager.chop, Line: m.opts.line, Block: m.opts.block}
 }
 
 // keyState is what the key map needs to know on screen mode.
@@ -692,23 +658,23 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	closed, _ := m.tracker.TransportClosed()
 	st := keymap.State{
 		Mode:         mode,
-		Waterfall:    m.waterfallOn,
+		Waterfall:    m.focus.waterfallOn,
 		HasSelection: ok,
 		AnyActive:    c.InFlight > 0,
 		Connected:    m.conn.state == connUp && !closed,
 		Lost:         m.conn.state == connLost,
 		HasStderr:    m.opts.Transport == "stdio",
-		Filtering:    mode == keymap.ModeLog && m.logv.Filtering(),
-		EntryOpen:    mode == keymap.ModeLog && m.logv.EntryOpen(),
+		Filtering:    mode == keymap.ModeLog && m.screens.logv.Filtering(),
+		EntryOpen:    mode == keymap.ModeLog && m.screens.logv.EntryOpen(),
 		Chopped:      m.pager.chop,
 		HasRequests:  m.tracker.Len() > 0,
-		HasAuth:      m.auth.Steps() > 0,
+		HasAuth:      m.screens.auth.Steps() > 0,
 	}
 	if mode == keymap.ModeLog {
 		// Not logv.Selected: with a filter it reads the whole log, and
 		// this runs on every Update. A filter that matches nothing makes
 		// y say there is nothing to copy.
-		st.HasEntry = m.logv.EntryOpen() || m.tracker.Log().Len() > 0
+		st.HasEntry = m.screens.logv.EntryOpen() || m.tracker.Log().Len() > 0
 	}
 	if ok {
 		st.SelectedActive = r.IsActive() && r.State != session.StateCancelRequested
@@ -720,13 +686,13 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	if m.selectedIncoming() != nil {
 		st.SelectedIncoming, st.SelectedAsks = true, m.questions.of(m.selectedIncoming()) != nil
 	}
-	if m.attaching() {
-		st = m.attachv.KeyState(st)
+	if m.opts.attaching() {
+		st = m.screens.attachv.KeyState(st)
 	}
-	if m.replaying() {
+	if m.opts.replaying() {
 		st = replayKeyState(st)
 	}
-	if m.prompt.Open() {
+	if m.screens.prompt.Open() {
 		st.Mode = keymap.ModePrompt
 	}
 	return st
@@ -734,21 +700,21 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 
 func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	switch {
-	case m.mode == keymap.ModeComposer:
+	case m.focus.mode == keymap.ModeComposer:
 		return m.updateComposer(msg)
-	case m.mode == keymap.ModeAnswer:
+	case m.focus.mode == keymap.ModeAnswer:
 		var act screen.Action
 		m.answering.form, act = m.answering.form.Update(m.env(), msg)
 		return m.doAnswer(act)
-	case m.prompt.TakesText():
+	case m.screens.prompt.TakesText():
 		return m.updatePrompt(msg)
-	case m.attachv.Prompting():
+	case m.screens.attachv.Prompting():
 		var act screen.Action
-		m.attachv, act = m.attachv.Update(m.env(), m.attachInput(), msg)
+		m.screens.attachv, act = m.screens.attachv.Update(m.env(), m.attachInput(), msg)
 		return m.attachAction(act)
-	case m.mode == keymap.ModeLog:
+	case m.focus.mode == keymap.ModeLog:
 		var act screen.Action
-		m.logv, act = m.logv.Update(m.env(), msg)
+		m.screens.logv, act = m.screens.logv.Update(m.env(), msg)
 		return m.logAction(msg, act)
 	}
 	return nil
@@ -756,26 +722,26 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 
 // handleKey dispatches a key press by screen.
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.attaching() {
+	if m.opts.attaching() {
 		if cmd, handled := m.attachKey(msg); handled {
 			return cmd
 		}
 	}
-	if m.replaying() {
+	if m.opts.replaying() {
 		if cmd, handled := m.replayKey(msg); handled {
 			return cmd
 		}
 	}
 	if key.Matches(msg, m.keys.Interrupt) {
-		return m.interrupt()
+		return m.quit("interrupted", session.CauseInterrupted)
 	}
-	if m.prompt.Open() {
+	if m.screens.prompt.Open() {
 		return m.updatePrompt(msg)
 	}
 	if cmd, ok := m.answerIntercept(msg); ok {
 		return cmd
 	}
-	switch m.mode {
+	switch m.focus.mode {
 	case keymap.ModeComposer:
 		return m.updateComposer(msg)
 	case keymap.ModeAnswer:
@@ -784,31 +750,31 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.doAnswer(act)
 	case keymap.ModeHelp:
 		var act screen.Action
-		m.helpv, act = m.helpv.Update(m.env(), msg)
+		m.screens.helpv, act = m.screens.helpv.Update(m.env(), msg)
 		switch act.(type) {
 		case screen.Close:
-			m.mode = m.prev
+			m.focus.mode = m.focus.prev
 		case screen.Unused:
 			return m.handleGlobalKey(msg)
 		}
 		return nil
 	case keymap.ModeLog:
 		var act screen.Action
-		m.logv, act = m.logv.Update(m.env(), msg)
+		m.screens.logv, act = m.screens.logv.Update(m.env(), msg)
 		return m.logAction(msg, act)
 	case keymap.ModeStderr:
 		var act screen.Action
-		m.stderrv, act = m.stderrv.Update(m.env(), msg)
+		m.screens.stderrv, act = m.screens.stderrv.Update(m.env(), msg)
 		return m.logAction(msg, act)
 	case keymap.ModeDetail:
 		return m.handleDetailKey(msg)
 	case keymap.ModeAuth:
 		var act screen.Action
-		if m.auth, act = m.auth.Update(m.env(), msg); act == nil {
+		if m.screens.auth, act = m.screens.auth.Update(m.env(), msg); act == nil {
 			return nil
 		}
 	case keymap.ModeList:
-		if m.waterfallOn {
+		if m.focus.waterfallOn {
 			return m.waterfallKey(msg)
 		}
 		if key.Matches(msg, m.keys.Waterfall) {
@@ -816,7 +782,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		var act screen.Action
-		m.list, act = m.list.Update(m.env(), msg)
+		m.screens.list, act = m.screens.list.Update(m.env(), msg)
 		return m.listAction(msg, act)
 	}
 	return m.handleGlobalKey(msg)
@@ -825,7 +791,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 // handleGlobalKey handles the keys that mean the same on every screen.
 func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.keys
-	if m.isActionKey(msg) {
+	if isActionKey(&m.keys, msg) {
 		// Status text is about the present: an action replaces what the
 		// line said about the last one, whether or not it can act now.
 		m.status.clear()
@@ -834,56 +800,59 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return m.askQuit()
 	case key.Matches(msg, k.Help):
-		m.prev, m.mode = m.mode, keymap.ModeHelp
+		m.focus.prev, m.focus.mode = m.focus.mode, keymap.ModeHelp
 	case key.Matches(msg, k.Back):
-		m.mode = keymap.ModeList
+		m.focus.mode = keymap.ModeList
 	case key.Matches(msg, k.Cancel):
 		if r, ok := m.selectedRequest(); ok {
 			return m.cancel(r.ID, "user requested cancellation", session.CauseUser)
 		}
 	case key.Matches(msg, k.CancelReason):
 		if r, ok := m.selectedRequest(); ok {
-			m.prompt = prompt.AskReason(m.env(), r.ID)
+			m.screens.prompt = prompt.AskReason(m.env(), r.ID)
 		}
 	case key.Matches(msg, k.CancelAll):
 		n := m.tracker.Counts().InFlight
-		m.prompt = prompt.Ask(prompt.CancelAll, look.CancelAllQuestion(n))
+		m.screens.prompt = prompt.Ask(prompt.CancelAll, look.CancelAllQuestion(n))
 	case key.Matches(msg, k.StopWatching):
 		m.stopWatching()
 	case key.Matches(msg, k.Longer), key.Matches(msg, k.Shorter):
 		return m.adjustTimeout(key.Matches(msg, k.Longer))
 	case key.Matches(msg, k.New):
-		m.mode = keymap.ModeComposer
+		m.focus.mode = keymap.ModeComposer
 		var act screen.Action
-		m.composer, act = m.composer.Open(m.env())
+		m.screens.composer, act = m.screens.composer.Open(m.env())
 		return m.composerDid(act)
 	case key.Matches(msg, k.Reissue):
 		return m.reissue()
 	case key.Matches(msg, k.Edit):
 		return m.edit()
 	case key.Matches(msg, k.Log):
-		m.mode = keymap.ModeLog
+		m.focus.mode = keymap.ModeLog
 	case key.Matches(msg, k.Stderr):
-		m.mode = keymap.ModeStderr
+		m.focus.mode = keymap.ModeStderr
 	case key.Matches(msg, k.Auth):
-		m.mode = keymap.ModeAuth
+		m.focus.mode = keymap.ModeAuth
 	case key.Matches(msg, k.Export):
-		return m.export()
+		cmd, level, text := export(m.opts, m.tracker, m.now())
+		m.setStatus(level, text)
+		return cmd
 	case key.Matches(msg, k.Reconnect):
 		m.setStatus(levelInfo, reconnecting)
 		return m.conn.redial(m.opts.Dial)
 	case key.Matches(msg, k.Copy), key.Matches(msg, k.Pager), key.Matches(msg, k.Editor):
 		r, _ := m.selectedRequest()
-		p, ok := payloadOf(m.mode, m.tracker, r, m.opts.redaction())
+		p, ok := payloadOf(m.focus.mode, m.tracker, r, m.opts.redaction())
 		return m.usePayload(payloadKey(msg, k), p, ok)
-	case (pressed(msg, k.Cancel) || pressed(msg, k.CancelReason)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
+	case (pressed(msg, k.Cancel) || pressed(msg, k.CancelReason)) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		// Say why c or C did nothing rather than ignore it.
-		m.whyNoCancel()
-	case pressed(msg, k.CancelAll) && (m.mode == keymap.ModeList || m.mode == keymap.ModeLog):
+		r, ok := m.selectedRequest()
+		m.setStatus(whyNoCancel(r, ok, m.now()))
+	case pressed(msg, k.CancelAll) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeLog):
 		m.setStatus(levelInfo, "nothing in flight to cancel")
-	case pressed(msg, k.StopWatching) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
+	case pressed(msg, k.StopWatching) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		m.stopWatching() // says why it cannot
-	case (pressed(msg, k.Longer) || pressed(msg, k.Shorter)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
+	case (pressed(msg, k.Longer) || pressed(msg, k.Shorter)) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		// Say why the timeout cannot move rather than ignore the key.
 		if r, ok := m.selectedRequest(); ok {
 			switch {
@@ -895,7 +864,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 				m.setStatus(levelInfo, fmt.Sprintf("#%s is %s: its timeout no longer runs", r.ID, look.StateName(r.State)))
 			}
 		}
-	case (pressed(msg, k.New) || pressed(msg, k.Reissue) || pressed(msg, k.Edit)) && (m.mode == keymap.ModeList || m.mode == keymap.ModeDetail):
+	case (pressed(msg, k.New) || pressed(msg, k.Reissue) || pressed(msg, k.Edit)) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		switch m.conn.state {
 		case connConnecting:
 			m.setStatus(levelInfo, "still connecting: requests can be sent once connected")
@@ -955,11 +924,11 @@ func (m *Model) reissue() tea.Cmd {
 	// re-issue is the same request again (issue 10: after six presses of
 	// - the re-issue timed out at once).
 	cmd := m.send(r.Method, params, session.RequestOptions{Timeout: r.Timeout.Asked, MaxTimeout: r.Timeout.Max, ResetOnProgress: &reset, LateWindow: r.LateWindow})
-	m.list = m.list.Follow()
-	m.afterChange()
-	m.mode = keymap.ModeList
-	m.setStatus(levelInfo, fmt.Sprintf("re-issued #%s as #%s", r.ID, m.list.Selected()))
-	m.status.about = m.list.Selected()
+	m.screens.list = m.screens.list.Follow()
+	m.screens.followNewest(m.tracker)
+	m.focus.mode = keymap.ModeList
+	m.setStatus(levelInfo, fmt.Sprintf("re-issued #%s as #%s", r.ID, m.screens.list.Selected()))
+	m.status.about = m.screens.list.Selected()
 	return cmd
 }
 
@@ -1038,7 +1007,7 @@ func withoutProtocolMeta(obj json.RawMessage) json.RawMessage {
 // in flight (a dismissed dialog has closed, and asks nothing more).
 func (m *Model) updatePrompt(msg tea.Msg) tea.Cmd {
 	var act screen.Action
-	m.prompt, act = m.prompt.Update(m.env(), msg)
+	m.screens.prompt, act = m.screens.prompt.Update(m.env(), msg)
 	switch a := act.(type) {
 	case screen.Run:
 		return a.Cmd
@@ -1057,7 +1026,7 @@ func (m *Model) updatePrompt(msg tea.Msg) tea.Cmd {
 func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 	var cmds []tea.Cmd
 	n, asked := 0, m.questions.len()
-	for _, id := range m.activeIDs() {
+	for _, id := range activeIDs(m.tracker) {
 		cmd, ok := m.cancelQuiet(id, reason, cause)
 		if ok {
 			n++
@@ -1067,7 +1036,7 @@ func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 		}
 	}
 	qs := m.questions.takeAll()
-	m.mode, _ = m.answering.closeOn(qs, m.mode)
+	m.focus.mode, _ = m.answering.closeOn(qs, m.focus.mode)
 	m.setStatus(levelInfo, cancelAllStatus(n, asked))
 	return declineAfterAll(cmds, qs)
 }
@@ -1082,10 +1051,10 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 	if err != nil {
 		return nil, false
 	}
-	m.changed([]session.Change{ch})
+	traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
 	if waiting {
 		if m.answering.form.ID() == id {
-			m.mode = m.answering.close(m.mode)
+			m.focus.mode = m.answering.close(m.focus.mode)
 		}
 		return nil, true
 	}
@@ -1097,10 +1066,10 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 }
 
 // activeIDs lists requests still in flight (not already cancelling).
-func (m *Model) activeIDs() []wire.ID {
+func activeIDs(t *session.Tracker) []wire.ID {
 	var ids []wire.ID
-	for i := m.tracker.Len() - 1; i >= 0; i-- {
-		r := m.tracker.At(i)
+	for i := t.Len() - 1; i >= 0; i-- {
+		r := t.At(i)
 		if r.IsActive() && r.State != session.StateCancelRequested && !isTaskRequest(r) {
 			ids = append(ids, r.ID)
 		}
@@ -1109,39 +1078,33 @@ func (m *Model) activeIDs() []wire.ID {
 }
 
 func (m *Model) askQuit() tea.Cmd {
-	n := len(m.activeIDs())
+	n := len(activeIDs(m.tracker))
 	if n == 0 || m.conn.state != connUp {
 		return m.quit("", session.CauseShutdown)
 	}
-	m.prompt = prompt.AskQuit(n)
+	m.screens.prompt = prompt.AskQuit(n)
 	return nil
 }
 
 // Interrupted reports whether the program ended because of Ctrl+C or a
 // signal (what was in flight was cancelled as "interrupted"), rather than
 // because the user quit: the command's exit code says so, as call's does.
-func (m *Model) Interrupted() bool { return m.interrupted }
-
-// interrupt is Ctrl+C: cancel everything in flight with reason
-// "interrupted", then quit without asking.
-func (m *Model) interrupt() tea.Cmd {
-	return m.quit("interrupted", session.CauseInterrupted)
-}
+func (m *Model) Interrupted() bool { return m.ending.interrupted }
 
 // quit cancels what is in flight (properly, with the right signal) and
 // then ends the program. The cancels get a bounded time to go out.
 func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
-	if m.quitting || m.attaching() || m.replaying() {
+	if m.ending.quitting || m.opts.attaching() || m.opts.replaying() {
 		return m.clock.end() // a view on a proxy detaches: the host's requests are not its own
 	}
-	m.quitting = true
-	m.interrupted = cause == session.CauseInterrupted
+	m.ending.quitting = true
+	m.ending.interrupted = cause == session.CauseInterrupted
 	var ids []wire.ID
 	var taskCancels []client.Request
 	if m.conn.state == connUp {
-		for _, id := range m.activeIDs() {
+		for _, id := range activeIDs(m.tracker) {
 			if ch, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err == nil {
-				m.changed([]session.Change{ch})
+				traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
 				if r, _ := m.tracker.Get(id); !r.IsTask() {
 					ids = append(ids, id)
 				}
@@ -1150,7 +1113,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 		// Tasks get their tasks/cancel (the polls due now are not sent);
 		// a timeout that expired just now is cancelled with the rest.
 		d := m.tracker.Due(m.now())
-		m.changed(d.Changes)
+		traceChanged(m.opts.Trace, m.tracker, d.Changes)
 		for _, x := range d.Cancels {
 			ids = append(ids, x.ID)
 		}
@@ -1168,24 +1131,23 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	return m.conn.cancelBeforeQuit(ids, taskCancels, reason)
 }
 
-// export writes the protocol log as a trace file, off the Update path.
-func (m *Model) export() tea.Cmd {
-	if m.opts.Export == nil {
-		m.setStatus(levelWarn, "export is not available")
-		return nil
+// export writes the protocol log of t as a trace file, off the Update
+// path, and says what it does for the status line.
+func export(opts Options, t *session.Tracker, now time.Time) (tea.Cmd, statusLevel, string) {
+	if opts.Export == nil {
+		return nil, levelWarn, "export is not available"
 	}
-	lg := m.tracker.Log()
-	snap := Snapshot{Entries: make([]session.LogEntry, lg.Len()), Start: m.tracker.ConnectedAt(), Dropped: lg.Total() - int64(lg.Len())}
+	lg := t.Log()
+	snap := Snapshot{Entries: make([]session.LogEntry, lg.Len()), Start: t.ConnectedAt(), Dropped: lg.Total() - int64(lg.Len())}
 	for i := range snap.Entries {
 		snap.Entries[i] = lg.At(i)
 	}
 	if len(snap.Entries) > 0 && (snap.Start.IsZero() || snap.Entries[0].Time.Before(snap.Start)) {
 		snap.Start = snap.Entries[0].Time
 	}
-	name := fmt.Sprintf("inflight-trace-%s.jsonl", m.now().Format("20060102-150405"))
-	dir := m.opts.ExportDir
-	write := m.opts.Export
-	m.setStatus(levelInfo, "writing "+name+"…")
+	name := fmt.Sprintf("inflight-trace-%s.jsonl", now.Format("20060102-150405"))
+	dir := opts.ExportDir
+	write := opts.Export
 	return func() tea.Msg {
 		// Resolving the directory is I/O too, so it happens here, not in
 		// Update; the status line then names the file in full.
@@ -1198,5 +1160,5 @@ func (m *Model) export() tea.Cmd {
 			written = path
 		}
 		return exportDoneMsg{path: written, err: err}
-	}
+	}, levelInfo, "writing " + name + "…"
 }

@@ -68,12 +68,12 @@ func checkFits(t *testing.T, h *harness) {
 	t.Helper()
 	content := h.m.View().Content
 	lines := strings.Split(content, "\n")
-	if len(lines) > h.m.height {
-		t.Fatalf("%d lines on a %d-line screen (mode %d)", len(lines), h.m.height, h.m.mode)
+	if len(lines) > h.m.size.height {
+		t.Fatalf("%d lines on a %d-line screen (mode %d)", len(lines), h.m.size.height, h.m.focus.mode)
 	}
 	for _, l := range lines {
-		if w := ansi.StringWidth(l); w > h.m.width {
-			t.Fatalf("a line of %d cells on a %d-cell screen (mode %d): %q", w, h.m.width, h.m.mode, ansi.Strip(l))
+		if w := ansi.StringWidth(l); w > h.m.size.width {
+			t.Fatalf("a line of %d cells on a %d-cell screen (mode %d): %q", w, h.m.size.width, h.m.focus.mode, ansi.Strip(l))
 		}
 	}
 	for _, r := range ansi.Strip(content) {

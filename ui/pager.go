@@ -26,11 +26,11 @@ const horizontalStep = look.HorizontalStep
 // toggleWrap switches every payload view between wrapping long lines and
 // cutting them; the views lay their content out again (the log's entry
 // and stderr when they see the new preference in their Env).
-func (m *Model) toggleWrap() {
-	m.pager.chop = !m.pager.chop
-	if m.pager.chop {
-		m.setStatus(levelInfo, "long lines are cut: ←/→ scroll sideways, w wraps them again")
-	} else {
-		m.setStatus(levelInfo, "long lines wrap: w cuts them")
+// It returns what the status line says of the new setting.
+func (p *pager) toggleWrap() string {
+	p.chop = !p.chop
+	if p.chop {
+		return "long lines are cut: ←/→ scroll sideways, w wraps them again"
 	}
+	return "long lines wrap: w cuts them"
 }

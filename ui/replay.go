@@ -45,11 +45,11 @@ type replayState struct {
 type replayTickMsg struct{ gen int }
 
 // replaying reports whether the UI plays a recorded run.
-func (m *Model) replaying() bool { return m.opts.Replay != nil }
+func (o Options) replaying() bool { return o.Replay != nil }
 
 // replayNow is the replay's clock: the moment shown.
-func (m *Model) replayNow() time.Time {
-	_, at := m.opts.Replay.Trace.Position()
+func (o Options) replayNow() time.Time {
+	_, at := o.Replay.Trace.Position()
 	return at
 }
 
@@ -61,9 +61,9 @@ func (m *Model) initReplay() tea.Cmd {
 	for _, f := range rp.Flags() {
 		flags = append(flags, rp.ItemTime(f.Item))
 	}
-	m.replay.scrub = scrubber.New(rp.Start(), rp.End(), rp.Len()).WithFlags(flags)
+	m.screens.replay.scrub = scrubber.New(rp.Start(), rp.End(), rp.Len()).WithFlags(flags)
 	if d := rp.Damage(); d != nil {
-		m.replay.scrub = m.replay.scrub.WithNote(d.Error())
+		m.screens.replay.scrub = m.screens.replay.scrub.WithNote(d.Error())
 	}
 	// The model's own copy of the key map: a replay has nothing to cancel
 	// when it quits.
@@ -79,7 +79,7 @@ func (m *Model) replayMoved() {
 	rp := m.opts.Replay.Trace
 	m.tracker = rp.Tracker()
 	n, at := rp.Position()
-	m.replay.scrub = m.replay.scrub.At(at, n)
+	m.screens.replay.scrub = m.screens.replay.scrub.At(at, n)
 	_, connected := m.tracker.Conn()
 	closed, err := m.tracker.TransportClosed()
 	switch {
@@ -93,10 +93,10 @@ func (m *Model) replayMoved() {
 	m.conn.everConnected = connected
 	// The columns are as wide as what the run had shown by then, not as
 	// what it showed later.
-	m.list = m.list.ForgetWidths()
-	m.afterChange()
+	m.screens.list = m.screens.list.ForgetWidths()
+	m.screens.followNewest(m.tracker)
 	if d, latest := rp.Disagreements(); d > 0 {
-		m.setStatus(levelError, fmt.Sprintf("this replay judged %d %s otherwise than the trace; the latest: %s", d, plural(d, "line", "lines"), m.line(latest)))
+		m.setStatus(levelError, fmt.Sprintf("this replay judged %d %s otherwise than the trace; the latest: %s", d, plural(d, "line", "lines"), m.opts.line(latest)))
 	} else if m.status.level == levelError {
 		m.status.clear()
 	}
@@ -139,7 +139,7 @@ func (m *Model) replayKey(msg tea.KeyPressMsg) (cmd tea.Cmd, handled bool) {
 		return m.clock.end(), true
 	}
 	var act screen.Action
-	m.replay.scrub, act = m.replay.scrub.Update(m.env(), msg)
+	m.screens.replay.scrub, act = m.screens.replay.scrub.Update(m.env(), msg)
 	if _, unused := act.(screen.Unused); !unused {
 		return m.replayAction(act), true
 	}
@@ -158,24 +158,24 @@ func (m *Model) replayAction(act screen.Action) tea.Cmd {
 	rp := m.opts.Replay.Trace
 	switch a := act.(type) {
 	case scrubber.Seek:
-		m.replay.gen++
+		m.screens.replay.gen++
 		rp.SeekTime(a.To)
 	case scrubber.Step:
-		m.replay.gen++
+		m.screens.replay.gen++
 		rp.Step(a.Delta)
 	case scrubber.Flag:
-		m.replay.gen++
+		m.screens.replay.gen++
 		m.replayFlag(a.Forward)
 		return nil
 	case scrubber.Speed:
-		if !m.replay.scrub.Playing() {
+		if !m.screens.replay.scrub.Playing() {
 			return nil
 		}
-		m.replay.wall, m.replay.from = m.opts.Now(), m.replayNow()
-		m.replay.gen++
-		return m.replayTick()
+		m.screens.replay.wall, m.screens.replay.from = m.opts.Now(), m.opts.replayNow()
+		m.screens.replay.gen++
+		return m.screens.replay.tick(m.clock, m.opts.FrameInterval)
 	case scrubber.Play:
-		m.replay.gen++
+		m.screens.replay.gen++
 		if !a.On {
 			return nil
 		}
@@ -183,8 +183,8 @@ func (m *Model) replayAction(act screen.Action) tea.Cmd {
 			rp.SeekItem(0) // played to the end: play it again
 			m.replayMoved()
 		}
-		m.replay.wall, m.replay.from = m.opts.Now(), m.replayNow()
-		return m.replayTick()
+		m.screens.replay.wall, m.screens.replay.from = m.opts.Now(), m.opts.replayNow()
+		return m.screens.replay.tick(m.clock, m.opts.FrameInterval)
 	}
 	m.replayMoved()
 	return nil
@@ -207,48 +207,47 @@ func (m *Model) replayFlag(forward bool) {
 	case !ok:
 		m.setStatus(levelInfo, "no flag before this moment")
 	case f.ID.IsZero():
-		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: %s", f.Kind, m.line(f.Text)))
+		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: %s", f.Kind, m.opts.line(f.Text)))
 	default:
-		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: #%s %s", f.Kind, m.line(f.ID.String()), m.line(f.Text)))
+		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: #%s %s", f.Kind, m.opts.line(f.ID.String()), m.opts.line(f.Text)))
 	}
 }
 
-// replayTick schedules the play's next frame.
-func (m *Model) replayTick() tea.Cmd {
-	gen := m.replay.gen
-	return m.clock.tick(m.opts.FrameInterval, func(time.Time) tea.Msg { return replayTickMsg{gen: gen} })
+// tick schedules the play's next frame on the clock, every frame.
+func (r replayState) tick(c *clock, frame time.Duration) tea.Cmd {
+	gen := r.gen
+	return c.tick(frame, func(time.Time) tea.Msg { return replayTickMsg{gen: gen} })
 }
 
 // handleReplayTick moves a playing run on to the moment the wall clock
 // says, at the scrubber's speed, and pauses it at the end.
 func (m *Model) handleReplayTick(msg replayTickMsg) tea.Cmd {
-	if msg.gen != m.replay.gen || !m.replay.scrub.Playing() {
+	if msg.gen != m.screens.replay.gen || !m.screens.replay.scrub.Playing() {
 		return nil
 	}
 	rp := m.opts.Replay.Trace
-	played := time.Duration(float64(m.opts.Now().Sub(m.replay.wall)) * m.replay.scrub.Speed())
-	rp.SeekTime(m.replay.from.Add(played))
+	played := time.Duration(float64(m.opts.Now().Sub(m.screens.replay.wall)) * m.screens.replay.scrub.Speed())
+	rp.SeekTime(m.screens.replay.from.Add(played))
 	m.replayMoved()
-	if !m.replayNow().Before(rp.End()) {
-		m.replay.scrub = m.replay.scrub.Paused()
+	if !m.opts.replayNow().Before(rp.End()) {
+		m.screens.replay.scrub = m.screens.replay.scrub.Paused()
 		return nil
 	}
-	return m.replayTick()
+	return m.screens.replay.tick(m.clock, m.opts.FrameInterval)
 }
 
 // scrubberLines is how many lines the scrubber takes above the footer.
-func (m *Model) scrubberLines() int {
-	if m.replaying() {
+func (o Options) scrubberLines() int {
+	if o.replaying() {
 		return 1
 	}
 	return 0
 }
 
-// viewScrubber is the scrubber's line, with its newline ("" outside a
-// replay).
-func (m *Model) viewScrubber() string {
-	if !m.replaying() {
+// view is the scrubber's line, with its newline ("" outside a replay).
+func (r replayState) view(env screen.Env, replaying bool, width int) string {
+	if !replaying {
 		return ""
 	}
-	return m.replay.scrub.View(m.env(), m.width, 1) + "\n"
+	return r.scrub.View(env, width, 1) + "\n"
 }

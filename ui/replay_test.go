@@ -260,12 +260,12 @@ func TestReplayPlays(t *testing.T) {
 	h := newReplayHarness(t, 120, 31, data, t0, session.DefaultConfig())
 	rp := h.m.opts.Replay.Trace
 	h.key("0", "space")
-	if !h.m.replay.scrub.Playing() {
+	if !h.m.screens.replay.scrub.Playing() {
 		t.Fatal("space did not play")
 	}
 	frame := func(d time.Duration) {
 		h.now = h.now.Add(d)
-		h.send(replayTickMsg{gen: h.m.replay.gen})
+		h.send(replayTickMsg{gen: h.m.screens.replay.gen})
 	}
 	frame(time.Second)
 	if got := h.m.now().Sub(t0); got != time.Second {
@@ -279,9 +279,9 @@ func TestReplayPlays(t *testing.T) {
 	if !strings.Contains(h.screen(), "2× playing") {
 		t.Error("the scrubber does not say 2× playing")
 	}
-	stale := h.m.replay.gen
+	stale := h.m.screens.replay.gen
 	h.key(".")
-	if h.m.replay.scrub.Playing() {
+	if h.m.screens.replay.scrub.Playing() {
 		t.Error("a step by hand left the run playing")
 	}
 	before, _ := rp.Position()
@@ -292,8 +292,8 @@ func TestReplayPlays(t *testing.T) {
 	}
 	h.key("space")
 	frame(time.Minute)
-	if !h.m.now().Equal(rp.End()) || h.m.replay.scrub.Playing() {
-		t.Errorf("after a minute at 2×: at %v, playing %v", h.m.now().Sub(t0), h.m.replay.scrub.Playing())
+	if !h.m.now().Equal(rp.End()) || h.m.screens.replay.scrub.Playing() {
+		t.Errorf("after a minute at 2×: at %v, playing %v", h.m.now().Sub(t0), h.m.screens.replay.scrub.Playing())
 	}
 }
 
@@ -308,8 +308,8 @@ func TestReplaySendsNothing(t *testing.T) {
 	fresh.run(fresh.m.replayAction(scrubber.Seek{To: cancelAt.Add(-time.Second)}))
 	for _, k := range []string{"c", "C", "X", "W", "+", "-", "n", "r", "E", "a", "R", "d", "h", "z"} {
 		h.key(k)
-		if h.m.prompt.Open() || h.m.mode != 0 {
-			t.Errorf("%s opened something: prompt %d, mode %d", k, h.m.prompt.Kind(), h.m.mode)
+		if h.m.screens.prompt.Open() || h.m.focus.mode != 0 {
+			t.Errorf("%s opened something: prompt %d, mode %d", k, h.m.screens.prompt.Kind(), h.m.focus.mode)
 			h.key("esc")
 		}
 		if !strings.HasPrefix(h.m.status.text, "a replay sends nothing") {

@@ -16,7 +16,7 @@ func withTool(t *testing.T, schema string) *harness {
 	h.events(clientConnected(&info))
 	h.answer(1, `{"resultType":"complete","tools":[{"name":"probe","description":"A probe.","inputSchema":`+schema+`}]}`)
 	h.key("n", "enter")
-	if tool, ok := h.m.composer.Tool(); !ok || tool.Name != "probe" || h.m.composer.Picking() {
+	if tool, ok := h.m.screens.composer.Tool(); !ok || tool.Name != "probe" || h.m.screens.composer.Picking() {
 		t.Fatalf("the form of the tool did not open:\n%s", h.screen())
 	}
 	return h
@@ -31,7 +31,7 @@ func TestSchemaFormFields(t *testing.T) {
 		"label":{"type":["string","null"],"default":"a \"quoted\" label"},
 		"verbose":{"type":"boolean","default":true},
 		"tags":{"type":"array","items":{"type":"string"}}}}`)
-	c := &h.m.composer
+	c := &h.m.screens.composer
 	var got []string
 	for _, f := range c.Fields()[:c.SettingsStart()] {
 		got = append(got, fmt.Sprintf("%s:%s:%v:%q:%v", f.Name, f.Type, f.Required, f.Input.Placeholder, f.On))
@@ -60,16 +60,16 @@ func TestSchemaFormFields(t *testing.T) {
 func TestSchemaFormWarnsAndStillSends(t *testing.T) {
 	h := withTool(t, `{"type":"object","properties":{"count":{"type":"integer","minimum":5}}}`)
 	h.typeText("3")
-	if want := "count does not match the tool's schema: minimum: 3 is less than 5"; !strings.Contains(h.m.composer.Warn(), want) {
-		t.Fatalf("warning %q, want %q", h.m.composer.Warn(), want)
+	if want := "count does not match the tool's schema: minimum: 3 is less than 5"; !strings.Contains(h.m.screens.composer.Warn(), want) {
+		t.Fatalf("warning %q, want %q", h.m.screens.composer.Warn(), want)
 	}
 	if !strings.Contains(h.screen(), "! count does not match the tool's schema") {
 		t.Fatalf("the form does not show the warning:\n%s", h.screen())
 	}
 	h.key("backspace")
 	h.typeText("7")
-	if h.m.composer.Warn() != "" {
-		t.Fatalf("a valid value still warned: %q", h.m.composer.Warn())
+	if h.m.screens.composer.Warn() != "" {
+		t.Fatalf("a valid value still warned: %q", h.m.screens.composer.Warn())
 	}
 	h.key("backspace")
 	h.typeText("4")
@@ -90,17 +90,17 @@ func TestSchemaFormWarnsAndStillSends(t *testing.T) {
 // properties) is the schema's objection too.
 func TestSchemaFormChecksJSONMode(t *testing.T) {
 	h := withTool(t, `{"type":"object","required":["hidden"],"properties":{"n":{"type":"number"}}}`)
-	if !strings.Contains(h.m.composer.Warn(), `missing properties: ["hidden"]`) {
-		t.Fatalf("warning %q", h.m.composer.Warn())
+	if !strings.Contains(h.m.screens.composer.Warn(), `missing properties: ["hidden"]`) {
+		t.Fatalf("warning %q", h.m.screens.composer.Warn())
 	}
 	h.key("ctrl+e")
-	if v, _ := h.m.composer.JSON(); v != "{}" {
+	if v, _ := h.m.screens.composer.JSON(); v != "{}" {
 		t.Fatalf("the editor opened on %q", v)
 	}
 	h.key("backspace")        // the editor opens on {} with the cursor at its end
 	h.typeText(`"hidden":1}`) // an edit runs the check
-	if v, _ := h.m.composer.JSON(); h.m.composer.Warn() != "" {
-		t.Fatalf("a valid JSON object warned: %q (value %q)", h.m.composer.Warn(), v)
+	if v, _ := h.m.screens.composer.JSON(); h.m.screens.composer.Warn() != "" {
+		t.Fatalf("a valid JSON object warned: %q (value %q)", h.m.screens.composer.Warn(), v)
 	}
 }
 
@@ -136,15 +136,15 @@ func TestSchemaFormHostileSchemas(t *testing.T) {
 			start := time.Now()
 			h := withTool(t, c.schema)
 			h.typeText("1")
-			if c.note != "" && !strings.Contains(h.m.composer.Tools()[0].Form.Note, c.note) {
-				t.Errorf("note %q, want %q", h.m.composer.Tools()[0].Form.Note, c.note)
+			if c.note != "" && !strings.Contains(h.m.screens.composer.Tools()[0].Form.Note, c.note) {
+				t.Errorf("note %q, want %q", h.m.screens.composer.Tools()[0].Form.Note, c.note)
 			}
 			if c.note != "" && !strings.Contains(h.screen(), c.note) {
 				t.Errorf("the form does not say %q:\n%s", c.note, h.screen())
 			}
 			n := len(h.fake.sent)
 			h.key("ctrl+s")
-			if len(h.fake.sent) != n+1 && h.m.composer.Err() == "" {
+			if len(h.fake.sent) != n+1 && h.m.screens.composer.Err() == "" {
 				t.Fatalf("not sent, and no error:\n%s", h.screen())
 			}
 			if d := time.Since(start); d > 3*time.Second {
@@ -162,7 +162,7 @@ func TestSchemaFormHugeEnumHint(t *testing.T) {
 		vals[i] = fmt.Sprint(i)
 	}
 	h := withTool(t, `{"type":"object","properties":{"e":{"type":"integer","enum":[`+strings.Join(vals, ",")+`]}}}`)
-	hint := h.m.composer.Fields()[0].Hint
+	hint := h.m.screens.composer.Fields()[0].Hint
 	if !strings.HasPrefix(hint, "(one of: 0, 1, 2,") || !strings.HasSuffix(hint, "11, … 988 more)") {
 		t.Fatalf("hint %q", hint)
 	}

@@ -43,8 +43,8 @@ func TestStopWatchingStatusFollowsTheSelection(t *testing.T) {
 	first := startSlow(h)
 	startSlow(h)
 	h.key("up")
-	if h.m.list.Selected() != wire.IntID(first) {
-		t.Fatalf("selected %s, want #%d", h.m.list.Selected(), first)
+	if h.m.screens.list.Selected() != wire.IntID(first) {
+		t.Fatalf("selected %s, want #%d", h.m.screens.list.Selected(), first)
 	}
 	h.key("c")
 	h.cancelSent(first, event.SignalNotification)

@@ -22,11 +22,11 @@ import (
 // of inflight's, and their cancels' late windows end when the proxy says
 // they did (NoteLateWindowOver).
 func (m *Model) due(now time.Time) []tea.Cmd {
-	if m.attaching() || m.replaying() {
+	if m.opts.attaching() || m.opts.replaying() {
 		return nil
 	}
 	d := m.tracker.Due(now)
-	m.changed(d.Changes)
+	traceChanged(m.opts.Trace, m.tracker, d.Changes)
 	// A watch that ended settles its request here, not on an event: the
 	// status line about it ("cancellation requested") goes with it.
 	m.status.settled(d.Changes)

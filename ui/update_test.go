@@ -20,7 +20,7 @@ import (
 func startSlow(h *harness) int64 {
 	h.t.Helper()
 	h.key("n", "enter", "enter")
-	if h.m.mode != keymap.ModeList {
+	if h.m.focus.mode != keymap.ModeList {
 		h.t.Fatalf("composer still open after sending: %q", h.screen())
 	}
 	r := h.m.tracker.At(h.m.tracker.Len() - 1)
@@ -288,28 +288,28 @@ func TestNewestIsSelectedUnlessTheUserMoved(t *testing.T) {
 	h := newHarness(t, 120, 35)
 	h.connect()
 	startSlow(h)
-	if h.m.list.Selected() != wire.IntID(2) {
-		t.Fatalf("selected %s, want the newest (2)", h.m.list.Selected())
+	if h.m.screens.list.Selected() != wire.IntID(2) {
+		t.Fatalf("selected %s, want the newest (2)", h.m.screens.list.Selected())
 	}
 	h.key("up")
 	// A request the user did not just compose (a --call, say) arrives.
 	h.run(h.m.send(wire.MethodToolsCall, json.RawMessage(`{"name":"slow"}`), session.RequestOptions{}))
-	if h.m.list.Selected() != wire.IntID(1) {
-		t.Fatalf("a new request stole the selection after the user moved: %s", h.m.list.Selected())
+	if h.m.screens.list.Selected() != wire.IntID(1) {
+		t.Fatalf("a new request stole the selection after the user moved: %s", h.m.screens.list.Selected())
 	}
 	h.key("G")
-	if h.m.list.Selected() != wire.IntID(3) {
-		t.Fatalf("G did not go back to the newest: %s", h.m.list.Selected())
+	if h.m.screens.list.Selected() != wire.IntID(3) {
+		t.Fatalf("G did not go back to the newest: %s", h.m.screens.list.Selected())
 	}
 	h.run(h.m.send(wire.MethodToolsCall, json.RawMessage(`{"name":"slow"}`), session.RequestOptions{}))
-	if h.m.list.Selected() != wire.IntID(4) {
-		t.Fatalf("following did not resume: %s", h.m.list.Selected())
+	if h.m.screens.list.Selected() != wire.IntID(4) {
+		t.Fatalf("following did not resume: %s", h.m.screens.list.Selected())
 	}
 	// Sending from the composer selects what the user just sent.
 	h.key("up")
 	startSlow(h)
-	if h.m.list.Selected() != wire.IntID(5) {
-		t.Fatalf("a request the user just sent is not selected: %s", h.m.list.Selected())
+	if h.m.screens.list.Selected() != wire.IntID(5) {
+		t.Fatalf("a request the user just sent is not selected: %s", h.m.screens.list.Selected())
 	}
 }
 
@@ -318,11 +318,11 @@ func TestDetailAndBack(t *testing.T) {
 	h.connect()
 	startSlow(h)
 	h.key("enter")
-	if h.m.mode != keymap.ModeDetail || !strings.Contains(h.screen(), "REQUEST") {
+	if h.m.focus.mode != keymap.ModeDetail || !strings.Contains(h.screen(), "REQUEST") {
 		t.Fatalf("enter did not open the detail:\n%s", h.screen())
 	}
 	h.key("esc")
-	if h.m.mode != keymap.ModeList {
+	if h.m.focus.mode != keymap.ModeList {
 		t.Fatal("esc did not go back")
 	}
 }
@@ -343,7 +343,7 @@ func TestLogFilter(t *testing.T) {
 		t.Fatalf("filter did not filter:\n%s", scr)
 	}
 	h.key("esc")
-	if h.m.logv.Filter() != "" {
+	if h.m.screens.logv.Filter() != "" {
 		t.Fatal("esc did not clear the filter")
 	}
 }
@@ -429,7 +429,7 @@ func TestHelpListsEveryKeyDimmingWhatDoesNotAct(t *testing.T) {
 	if !strings.Contains(scr, "cancel with reason") || !strings.Contains(scr, "timeout +10s") {
 		t.Fatalf("help hides the cancel keys with nothing in flight:\n%s", scr)
 	}
-	dimmed := h.m.styles.Dim.Render("cancel with reason")
+	dimmed := h.m.theme.styles.Dim.Render("cancel with reason")
 	if !strings.Contains(h.m.View().Content, dimmed) {
 		t.Fatalf("C is not dimmed with nothing in flight:\n%q", h.m.View().Content)
 	}
@@ -565,7 +565,7 @@ func TestLogScrollIsAnchored(t *testing.T) {
 		t.Fatalf("g does not show a full first page:\n%s", h.screen())
 	}
 	h.key("G")
-	if !strings.Contains(h.screen(), `"step 80"`) || !h.m.logv.Following() {
+	if !strings.Contains(h.screen(), `"step 80"`) || !h.m.screens.logv.Following() {
 		t.Fatalf("G did not return to the newest:\n%s", h.screen())
 	}
 }
@@ -610,7 +610,7 @@ func TestFailedCancelIsShown(t *testing.T) {
 	h.fake.signal = event.SignalNone
 	h.key("c")
 	// As the client does, it reports the failure as a CancelSent with it.
-	h.events(event.Event{Kind: event.CancelSent, RequestID: h.m.list.Selected(), Signal: event.SignalNone, Err: h.fake.cancelErr})
+	h.events(event.Event{Kind: event.CancelSent, RequestID: h.m.screens.list.Selected(), Signal: event.SignalNone, Err: h.fake.cancelErr})
 	if !strings.Contains(h.screen(), "the cancel could not be sent") {
 		t.Fatalf("a failed cancel looks like a cancel on its way:\n%s", h.screen())
 	}
@@ -792,10 +792,10 @@ func TestKeysThatCannotActSayWhy(t *testing.T) {
 	}
 	h.events(event.Event{Kind: event.TransportClosed, Err: errors.New("the server exited")})
 	h.key("n")
-	if h.m.mode != keymap.ModeList || !strings.Contains(h.screen(), "not connected: press R to reconnect first") {
+	if h.m.focus.mode != keymap.ModeList || !strings.Contains(h.screen(), "not connected: press R to reconnect first") {
 		t.Errorf("n while disconnected:\n%s", h.screen())
 	}
-	h.m.mode = keymap.ModeStderr
+	h.m.focus.mode = keymap.ModeStderr
 	h.m.syncKeys()
 	if !h.m.keys.Export.Enabled() {
 		t.Error("e does not export from the stderr view")
@@ -880,7 +880,7 @@ func TestLogEntryOpensWhole(t *testing.T) {
 	// The newest entries are the answer and its state line; the progress
 	// comes two or three rows above.
 	selectedHas := func(s string) bool {
-		abs, ok := h.m.logv.Selected(h.m.env())
+		abs, ok := h.m.screens.logv.Selected(h.m.env())
 		lg := h.m.tracker.Log()
 		return ok && strings.Contains(string(lg.At(int(abs-(lg.Total()-int64(lg.Len())))).Raw), s)
 	}
@@ -892,11 +892,11 @@ func TestLogEntryOpensWhole(t *testing.T) {
 	}
 	h.key("enter")
 	s := h.screen()
-	if !h.m.logv.EntryOpen() || !strings.Contains(s, "LOG ENTRY") || !strings.Contains(s, "THE END") || !strings.Contains(s, `"progressToken": 2`) {
+	if !h.m.screens.logv.EntryOpen() || !strings.Contains(s, "LOG ENTRY") || !strings.Contains(s, "THE END") || !strings.Contains(s, `"progressToken": 2`) {
 		t.Fatalf("the entry is not shown whole:\n%s", s)
 	}
 	h.key("esc")
-	if h.m.logv.EntryOpen() || h.m.mode != keymap.ModeLog || !strings.Contains(h.screen(), "PROTOCOL LOG") {
+	if h.m.screens.logv.EntryOpen() || h.m.focus.mode != keymap.ModeLog || !strings.Contains(h.screen(), "PROTOCOL LOG") {
 		t.Fatalf("esc did not go back to the log:\n%s", h.screen())
 	}
 }

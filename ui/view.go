@@ -24,7 +24,9 @@ const (
 )
 
 // bodyHeight is what is left between the header and the footer.
-func (m *Model) bodyHeight() int { return m.chrome().bodyHeight(m.height) - m.scrubberLines() }
+func (m *Model) bodyHeight() int {
+	return m.chrome().bodyHeight(m.size.height) - m.opts.scrubberLines()
+}
 
 // View renders the whole screen. It reads state only; elapsed times and
 // countdowns are computed here from timestamps.
@@ -55,37 +57,37 @@ func (m *Model) frame() string {
 	}
 	h := m.bodyHeight()
 	var body string
-	switch m.mode {
+	switch m.focus.mode {
 	case keymap.ModeDetail:
-		body = m.viewDetail(h)
+		body = m.screens.viewDetail(m.env(), m.size.width, h)
 	case keymap.ModeLog:
-		body = m.logv.View(m.env(), m.width, h)
+		body = m.screens.logv.View(m.env(), m.size.width, h)
 	case keymap.ModeStderr:
-		body = m.stderrv.View(m.env(), m.width, h)
+		body = m.screens.stderrv.View(m.env(), m.size.width, h)
 	case keymap.ModeAuth:
-		body = m.auth.View(m.env(), m.width, h)
+		body = m.screens.auth.View(m.env(), m.size.width, h)
 	case keymap.ModeComposer:
-		body = m.composer.View(m.env(), m.width, h)
+		body = m.screens.composer.View(m.env(), m.size.width, h)
 	case keymap.ModeAnswer:
-		body = m.answering.form.View(m.env(), m.width, h)
+		body = m.answering.form.View(m.env(), m.size.width, h)
 	case keymap.ModeHelp:
-		body = m.helpv.View(m.env(), m.width, h)
+		body = m.screens.helpv.View(m.env(), m.size.width, h)
 	default:
-		if m.waterfallOn {
-			body = m.wf.View(m.env(), m.width, h)
+		if m.focus.waterfallOn {
+			body = m.screens.wf.View(m.env(), m.size.width, h)
 		} else {
-			body = m.list.View(m.env(), m.width, h)
+			body = m.screens.list.View(m.env(), m.size.width, h)
 		}
 	}
-	body = clampLines(body, h, m.width)
-	if m.prompt.Open() {
-		body = overlayBox(body, m.prompt.View(m.env(), m.width, h), m.width)
-	} else if m.attachv.Prompting() {
-		body = overlayBox(body, m.attachv.View(m.env(), m.width, h), m.width)
+	body = clampLines(body, h, m.size.width)
+	if m.screens.prompt.Open() {
+		body = overlayBox(body, m.screens.prompt.View(m.env(), m.size.width, h), m.size.width)
+	} else if m.screens.attachv.Prompting() {
+		body = overlayBox(body, m.screens.attachv.View(m.env(), m.size.width, h), m.size.width)
 	}
 	b.WriteString(body)
 	b.WriteByte('\n')
-	b.WriteString(m.viewScrubber())
+	b.WriteString(m.screens.replay.view(m.env(), m.opts.replaying(), m.size.width))
 	b.WriteString(c.statusLine())
 	b.WriteByte('\n')
 	b.WriteString(c.footer())
@@ -136,12 +138,12 @@ type chrome struct {
 // chrome is the frame's chrome as of now.
 func (m *Model) chrome() chrome {
 	return chrome{
-		env: m.env(), width: m.width,
+		env: m.env(), width: m.size.width,
 		state: m.conn.state, connErr: m.conn.err, everConnected: m.conn.everConnected,
 		target: m.opts.Target, transport: m.opts.Transport,
-		proxy: m.attachv, onProxy: m.attaching(),
-		waitingInput: waitingInput(m.tracker), waitingForYou: waitingForYou(m.tracker, m.attaching()),
-		list: m.list, status: m.status,
+		proxy: m.screens.attachv, onProxy: m.opts.attaching(),
+		waitingInput: waitingInput(m.tracker), waitingForYou: waitingForYou(m.tracker, m.opts.attaching()),
+		list: m.screens.list, status: m.status,
 	}
 }
 

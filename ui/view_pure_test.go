@@ -32,7 +32,7 @@ func TestViewChangesNothing(t *testing.T) {
 		{"list-scrolled-up", 80, 12, func(h *harness) { h.key("g", "down") }},
 		{"list-narrow", 40, 10, func(h *harness) {}},
 		{"detail-late-response", 80, 24, func(h *harness) {
-			h.m.list = h.m.list.Select(wire.IntID(3), false)
+			h.m.screens.list = h.m.screens.list.Select(wire.IntID(3), false)
 			h.key("enter")
 		}},
 		{"detail-running", 140, 40, func(h *harness) { h.key("enter") }},
@@ -85,20 +85,20 @@ func TestDeepDiffSeesChanges(t *testing.T) {
 		name   string
 		change func()
 	}{
-		{"list window", func() { h.m.list = h.m.list.Layout(h.m.env(), h.m.listInput(), h.m.width, 3) }},
+		{"list window", func() { h.m.screens.list = h.m.screens.list.Layout(h.m.env(), h.m.listInput(), h.m.size.width, 3) }},
 		{"viewport height", func() {
-			h.m.detail = h.m.detail.Layout(h.m.env(), detail.Input{Dark: h.m.dark, Chop: h.m.pager.chop}, h.m.width, h.m.bodyHeight()+1)
+			h.m.screens.detail = h.m.screens.detail.Layout(h.m.env(), detail.Input{Dark: h.m.theme.dark, Chop: h.m.pager.chop}, h.m.size.width, h.m.bodyHeight()+1)
 		}},
-		{"viewport scroll", func() { h.m.detail, _ = h.m.detail.Update(h.m.env(), keyMsg("down")) }},
-		{"filter width", func() { h.m.logv = h.m.logv.Layout(h.m.env(), 3, 24) }},
+		{"viewport scroll", func() { h.m.screens.detail, _ = h.m.screens.detail.Update(h.m.env(), keyMsg("down")) }},
+		{"filter width", func() { h.m.screens.logv = h.m.screens.logv.Layout(h.m.env(), 3, 24) }},
 		{"a request in the tracker", func() { h.m.tracker.At(0).Notifications++ }},
 		{"a cache entry", func() {
 			// The list's summary of #1 (tools/list, completed) moves to
 			// another key: one entry of a map inside a screen changes.
-			if h.m.list.Summary(wire.IntID(1)) == "" {
+			if h.m.screens.list.Summary(wire.IntID(1)) == "" {
 				t.Fatal("no summary of #1 to move")
 			}
-			h.m.list = h.m.list.Renamed(wire.IntID(1), wire.IntID(999))
+			h.m.screens.list = h.m.screens.list.Renamed(wire.IntID(1), wire.IntID(999))
 		}},
 	} {
 		before := deepCopy(m)

@@ -17,27 +17,27 @@ import (
 // toggleWaterfall switches between the list and the waterfall, keeping
 // the selection.
 func (m *Model) toggleWaterfall() {
-	m.waterfallOn = !m.waterfallOn
-	if m.waterfallOn {
-		m.wf = m.wf.Select(m.list.Selected())
-		m.wf = m.wf.Layout(m.env(), m.width, m.bodyHeight())
+	m.focus.waterfallOn = !m.focus.waterfallOn
+	if m.focus.waterfallOn {
+		m.screens.wf = m.screens.wf.Select(m.screens.list.Selected())
+		m.screens.wf = m.screens.wf.Layout(m.env(), m.size.width, m.bodyHeight())
 		return
 	}
-	if id := m.wf.Selected(); !id.IsZero() {
-		m.list = m.list.Select(id, m.list.Following())
+	if id := m.screens.wf.Selected(); !id.IsZero() {
+		m.screens.list = m.screens.list.Select(id, m.screens.list.Following())
 	}
 }
 
 // waterfallKey gives a key to the waterfall and carries out what it asks.
 func (m *Model) waterfallKey(msg tea.KeyPressMsg) tea.Cmd {
 	var act screen.Action
-	m.wf, act = m.wf.Update(m.env(), msg)
-	if id := m.wf.Selected(); !id.IsZero() {
-		m.list = m.list.Select(id, false)
+	m.screens.wf, act = m.screens.wf.Update(m.env(), msg)
+	if id := m.screens.wf.Selected(); !id.IsZero() {
+		m.screens.list = m.screens.list.Select(id, false)
 	}
 	switch act := act.(type) {
 	case waterfall.Open:
-		m.list = m.list.Select(act.ID, false)
+		m.screens.list = m.screens.list.Select(act.ID, false)
 		m.openRequestDetail(act.ID)
 	case waterfall.Cancel:
 		return m.cancel(act.ID, "user requested cancellation", session.CauseUser)

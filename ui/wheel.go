@@ -25,23 +25,23 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	var act screen.Action
-	switch m.mode {
+	switch m.focus.mode {
 	case keymap.ModeList:
-		if !m.prompt.Open() && !m.attachv.Prompting() {
-			m.list, _ = m.list.Update(m.env(), msg)
+		if !m.screens.prompt.Open() && !m.screens.attachv.Prompting() {
+			m.screens.list, _ = m.screens.list.Update(m.env(), msg)
 		}
 	case keymap.ModeComposer:
 		// As before the wheel had a case of its own: the composer's.
 		return m.updateComposer(msg)
 	case keymap.ModeLog:
-		m.logv, act = m.logv.Update(m.env(), msg)
+		m.screens.logv, act = m.screens.logv.Update(m.env(), msg)
 		return m.logAction(msg, act)
 	case keymap.ModeDetail:
 		cmd = m.detailWheel(msg)
 	case keymap.ModeAuth:
-		m.auth = m.auth.Wheel(m.env(), d)
+		m.screens.auth = m.screens.auth.Wheel(m.env(), d)
 	case keymap.ModeStderr:
-		m.stderrv, act = m.stderrv.Update(m.env(), msg)
+		m.screens.stderrv, act = m.screens.stderrv.Update(m.env(), msg)
 		return m.logAction(msg, act)
 	}
 	return cmd
