@@ -87,7 +87,7 @@ func (m *Model) answerIntercept(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	}
 	open := key.Matches(msg, m.keys.Answer)
 	if !open && m.focus.mode == keymap.ModeList && msg.String() == "enter" {
-		r, ok := m.selectedRequest()
+		r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
 		open = ok && m.questions.asks(m.tracker, r)
 	}
 	if !open {
@@ -104,7 +104,7 @@ func (m *Model) answerIntercept(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 // openAnswer opens the form on the selected request's question: its
 // round's, else the oldest legacy question waiting on it.
 func (m *Model) openAnswer() tea.Cmd {
-	r, _ := m.selectedRequest()
+	r, _ := m.screens.selectedRequest(m.tracker, m.focus.mode)
 	var act screen.Action
 	if r != nil && r.State == session.StateWaitingInput {
 		m.focus.mode, act = m.answering.openRound(m.env(), r, rootsOrEmpty(m.opts.Roots), m.focus.mode)
@@ -152,7 +152,7 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 		r, ok := m.tracker.Get(a.ID)
 		switch {
 		case s != nil:
-			m.openIncomingDetail(s)
+			m.screens.openQuestion(&m.focus, s, m.size.width)
 		case ok && !a.ID.IsZero():
 			m.screens.list = m.screens.list.Select(r.ID, m.screens.list.Following())
 			m.openDetail()
@@ -168,9 +168,9 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 	case answer.Decline:
 		// The conversation ends here, its request not retried.
 		m.focus.mode = m.answering.close(m.focus.mode)
-		ch, err := m.tracker.EndConversation(a.ID, a.Reason, m.now())
+		ch, err := m.tracker.EndConversation(a.ID, a.Reason, m.opts.moment())
 		if err != nil {
-			m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", a.ID, look.RefusalText(err, m.now())))
+			m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", a.ID, look.RefusalText(err, m.opts.moment())))
 			return nil
 		}
 		traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
@@ -183,9 +183,9 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 // as last shown (nil: none), shown again if the round cannot be sent.
 func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage, kept *answer.Model) tea.Cmd {
 	m.focus.mode = m.answering.close(m.focus.mode)
-	rt, err := m.tracker.Answer(id, answers, m.now())
+	rt, err := m.tracker.Answer(id, answers, m.opts.moment())
 	if err != nil {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: not answered — %s", id, look.RefusalText(err, m.now())))
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: not answered — %s", id, look.RefusalText(err, m.opts.moment())))
 		return nil
 	}
 	traceChanged(m.opts.Trace, m.tracker, []session.Change{rt.Change})
@@ -257,9 +257,9 @@ func (m *Model) cancelWaiting(id wire.ID, reason string, cause session.CancelCau
 		return nil, false, nil
 	}
 	if r.State == session.StateWaitingInput {
-		ch, err := m.tracker.RequestCancel(id, reason, cause, m.now())
+		ch, err := m.tracker.RequestCancel(id, reason, cause, m.opts.moment())
 		if err != nil {
-			m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.now())))
+			m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.opts.moment())))
 			return nil, true, nil
 		}
 		traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})

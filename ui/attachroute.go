@@ -32,7 +32,7 @@ func (m *Model) attachInput() attach.Input {
 		Mode:   m.focus.mode,
 		Typing: m.screens.prompt.Open() || (m.focus.mode == keymap.ModeLog && m.screens.logv.Filtering()),
 	}
-	if r, ok := m.selectedRequest(); ok {
+	if r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode); ok {
 		in.Selected, in.Held = r, m.feed.held(r)
 	}
 	return in

@@ -64,7 +64,7 @@ func BenchmarkUpdateProgressBatchDetail(b *testing.B) {
 	for _, n := range detailPayloads {
 		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
 			h := detailBenchModel(b, n)
-			r, _ := h.m.selectedRequest()
+			r, _ := h.m.screens.selectedRequest(h.m.tracker, h.m.focus.mode)
 			evs := make([]event.Event, maxBatch)
 			// Each batch continues the last one: progress that went back
 			// would be a violation, which the body does show.

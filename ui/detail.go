@@ -19,19 +19,20 @@ import (
 // the server's own requests.
 func (m *Model) openDetail() {
 	if s := m.screens.list.Incoming(); s != nil && m.focus.mode == keymap.ModeList {
-		m.openIncomingDetail(s)
+		m.screens.openQuestion(&m.focus, s, m.size.width)
 		return
 	}
-	if r, ok := m.selectedRequest(); ok {
-		m.openRequestDetail(r.ID)
+	if r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode); ok {
+		m.screens.openRequest(&m.focus, r.ID, m.size.width, m.chrome().bodyHeight(m.size.height))
 	}
 }
 
-// openRequestDetail shows request id in the detail.
-func (m *Model) openRequestDetail(id wire.ID) {
-	m.screens.incoming = question.Model{}
-	m.focus.mode = keymap.ModeDetail
-	m.screens.detail = detail.New(id, m.size.width, m.bodyHeight())
+// openRequest shows request id in the detail, in width cells and height
+// rows.
+func (s *screens) openRequest(f *focus, id wire.ID, width, height int) {
+	s.incoming = question.Model{}
+	f.mode = keymap.ModeDetail
+	s.detail = detail.New(id, width, height)
 }
 
 // layoutDetail lays the open detail out in height rows.
@@ -42,7 +43,7 @@ func (m *Model) layoutDetail(height int) {
 	}
 	in := detail.Input{Dark: m.theme.dark, Chop: m.pager.chop}
 	if r, ok := m.tracker.Get(m.screens.detail.ID()); ok {
-		in.Host = detail.Host{Fact: m.feed.fact(m.theme.styles, r, m.now()), Acts: m.feed.steps(r)}
+		in.Host = detail.Host{Fact: m.feed.fact(m.theme.styles, r, m.opts.moment()), Acts: m.feed.steps(r)}
 	}
 	m.screens.detail = m.screens.detail.Layout(m.env(), in, m.size.width, height)
 }
@@ -58,9 +59,10 @@ func (s *screens) viewDetail(env screen.Env, width, height int) string {
 	return s.detail.View(env, width, height)
 }
 
-// handleDetailKey gives a key to the open detail; what it leaves goes to
-// the global keys.
-func (m *Model) handleDetailKey(msg tea.KeyPressMsg) tea.Cmd {
+// detailInput gives a key or the mouse wheel to the open detail (a
+// request's, or a server request's); a key it leaves goes to the global
+// keys.
+func (m *Model) detailInput(msg tea.Msg) tea.Cmd {
 	if m.screens.incoming.Request() != nil {
 		var act screen.Action
 		m.screens.incoming, act = m.screens.incoming.Update(m.env(), msg)
@@ -69,20 +71,11 @@ func (m *Model) handleDetailKey(msg tea.KeyPressMsg) tea.Cmd {
 	var act screen.Action
 	m.screens.detail, act = m.screens.detail.Update(m.env(), msg)
 	if _, unused := act.(screen.Unused); unused {
-		return m.handleGlobalKey(msg)
+		if k, ok := msg.(tea.KeyPressMsg); ok {
+			return m.handleGlobalKey(k)
+		}
+		return nil
 	}
-	return m.detailAction(act)
-}
-
-// detailWheel scrolls the open detail.
-func (m *Model) detailWheel(msg tea.MouseWheelMsg) tea.Cmd {
-	if m.screens.incoming.Request() != nil {
-		var act screen.Action
-		m.screens.incoming, act = m.screens.incoming.Update(m.env(), msg)
-		return m.questionAction(msg, act)
-	}
-	var act screen.Action
-	m.screens.detail, act = m.screens.detail.Update(m.env(), msg)
 	return m.detailAction(act)
 }
 

@@ -31,7 +31,7 @@ func (m *Model) edit() tea.Cmd {
 // selectedToSendAgain is the selected request with the params it would be
 // sent again with (r, E); its bytes gone from the store, that is said.
 func (m *Model) selectedToSendAgain() (*session.Request, json.RawMessage, bool) {
-	r, ok := m.selectedRequest()
+	r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
 	if !ok {
 		return nil, nil, false
 	}

@@ -20,12 +20,12 @@ import (
 
 // selectedIncoming is the incoming row keys act on: the one the detail
 // shows, else the list's selection (nil: a request, or nothing).
-func (m *Model) selectedIncoming() *session.ServerRequest {
-	switch m.focus.mode {
+func (s *screens) selectedIncoming(mode keymap.Mode) *session.ServerRequest {
+	switch mode {
 	case keymap.ModeDetail:
-		return m.screens.incoming.Request()
+		return s.incoming.Request()
 	case keymap.ModeList:
-		return m.screens.list.Incoming()
+		return s.list.Incoming()
 	}
 	return nil
 }
@@ -48,7 +48,7 @@ func (m *Model) questionAction(msg tea.Msg, act screen.Action) tea.Cmd {
 	case question.ToggleWrap:
 		m.setStatus(levelInfo, m.pager.toggleWrap())
 	case question.Open:
-		m.openIncomingDetail(a.Request)
+		m.screens.openQuestion(&m.focus, a.Request, m.size.width)
 	case question.Answer:
 		m.status = statusLine{}
 		if q := m.questions.of(a.Request); q != nil {
@@ -69,11 +69,11 @@ func (m *Model) questionAction(msg tea.Msg, act screen.Action) tea.Cmd {
 	return nil
 }
 
-// openIncomingDetail shows one of the server's requests in the detail.
-func (m *Model) openIncomingDetail(s *session.ServerRequest) {
-	m.screens.detail = detail.Model{}
-	m.screens.incoming = question.New(s, m.size.width)
-	m.focus.mode = keymap.ModeDetail
+// openQuestion shows one of the server's requests in the detail.
+func (s *screens) openQuestion(f *focus, sr *session.ServerRequest, width int) {
+	s.detail = detail.Model{}
+	s.incoming = question.New(sr, width)
+	f.mode = keymap.ModeDetail
 }
 
 // waitingInput counts the modern requests waiting for the user's input:

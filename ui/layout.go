@@ -14,7 +14,7 @@ import (
 // View then only renders: it reads these fields and the clock, and changes
 // nothing (TestViewChangesNothing holds it to that).
 func (m *Model) layout() {
-	h := m.bodyHeight()
+	h := m.chrome().bodyHeight(m.size.height)
 	m.screens.list = m.screens.list.Layout(m.env(), m.listInput(), m.size.width, h)
 	if m.focus.waterfallOn && m.focus.mode == keymap.ModeList {
 		m.screens.wf = m.screens.wf.Layout(m.env(), m.size.width, h)

@@ -295,7 +295,7 @@ func TestListFilterAndClearFinished(t *testing.T) {
 	if !strings.Contains(scr, "list: failed 1 of") || !strings.Contains(rowOf(t, scr, failed), "tool error") {
 		t.Fatalf("failed:\n%s", scr)
 	}
-	if r, ok := h.m.selectedRequest(); !ok || r.ID != wire.IntID(failed) {
+	if r, ok := h.m.screens.selectedRequest(h.m.tracker, h.m.focus.mode); !ok || r.ID != wire.IntID(failed) {
 		t.Fatalf("the selection is on a hidden row: %v", r)
 	}
 	h.key("f") // all

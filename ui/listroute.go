@@ -61,9 +61,9 @@ func (m *Model) listAction(msg tea.KeyPressMsg, act screen.Action) tea.Cmd {
 		// screen.Level and statusLevel count the same levels alike.
 		m.setStatus(statusLevel(a.Level), a.Text)
 	case list.Open:
-		m.openRequestDetail(a.ID)
+		m.screens.openRequest(&m.focus, a.ID, m.size.width, m.chrome().bodyHeight(m.size.height))
 	case list.OpenIncoming:
-		m.openIncomingDetail(a.Request)
+		m.screens.openQuestion(&m.focus, a.Request, m.size.width)
 	}
 	return nil
 }

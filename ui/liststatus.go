@@ -47,12 +47,12 @@ func whyNoCancel(r *session.Request, ok bool, now time.Time) (statusLevel, strin
 // end of its late window (w): the user has seen enough. Whatever the server
 // sends for it later is still recorded, and flagged, as late.
 func (m *Model) stopWatching() {
-	r, ok := m.selectedRequest()
+	r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
 	if !ok {
 		m.setStatus(levelInfo, "no request selected")
 		return
 	}
-	now := m.now()
+	now := m.opts.moment()
 	left, _ := look.LateWindowLeft(r, now)
 	ch, err := m.tracker.StopWatching(r.ID, now)
 	if err != nil {

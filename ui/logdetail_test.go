@@ -304,7 +304,7 @@ func detailBar(h *harness, r *session.Request, width int) string {
 	if h.m.screens.detail.ID() != r.ID {
 		h.t.Fatalf("the detail shows %s, not %s", h.m.screens.detail.ID(), r.ID)
 	}
-	lines := strings.Split(ansi.Strip(h.m.screens.detail.View(h.m.env(), width, h.m.bodyHeight())), "\n")
+	lines := strings.Split(ansi.Strip(h.m.screens.detail.View(h.m.env(), width, h.m.chrome().bodyHeight(h.m.size.height))), "\n")
 	if len(lines) < 5 {
 		h.t.Fatalf("the detail has no timeline:\n%s", strings.Join(lines, "\n"))
 	}
@@ -372,7 +372,7 @@ func TestLogMarksCrossedNeutral(t *testing.T) {
 	}
 	// The log follows its newest entry, e: its row is the last drawn (at
 	// 120 columns the WHAT column is 27 wide).
-	rows := strings.Split(strings.TrimRight(h.m.screens.logv.View(h.m.env(), 120, h.m.bodyHeight()), "\n"), "\n")
+	rows := strings.Split(strings.TrimRight(h.m.screens.logv.View(h.m.env(), 120, h.m.chrome().bodyHeight(h.m.size.height)), "\n"), "\n")
 	line := rows[len(rows)-1]
 	if !strings.Contains(ansi.Strip(line), "crossed the cancel +1ms") || strings.Contains(line, "⚑") {
 		t.Errorf("the crossed row: %q", ansi.Strip(line))

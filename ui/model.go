@@ -326,12 +326,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmd, m.schedule())
 }
 
-// now is the UI's clock: in a replay, the moment shown.
-func (m *Model) now() time.Time {
-	if m.opts.replaying() {
-		return m.opts.replayNow()
+// moment is the UI's clock: in a replay, the moment shown.
+func (o Options) moment() time.Time {
+	if o.replaying() {
+		return o.replayNow()
 	}
-	return m.opts.Now()
+	return o.Now()
 }
 
 func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
@@ -470,7 +470,7 @@ func (m *Model) start() tea.Cmd {
 // send records a new request in the tracker and returns the command that
 // puts it on the wire.
 func (m *Model) send(method string, params json.RawMessage, opts session.RequestOptions) tea.Cmd {
-	r := m.tracker.Begin(method, params, opts, m.now())
+	r := m.tracker.Begin(method, params, opts, m.opts.moment())
 	// What is sent is never sent out of sight.
 	m.screens.list = m.screens.list.ShowNew()
 	if tw := m.opts.Trace; tw != nil {
@@ -484,7 +484,7 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 }
 
 func (m *Model) handleSendFailed(msg sendFailedMsg) {
-	failed := event.Event{Kind: event.RequestFailed, Time: m.now(), RequestID: msg.id, Err: msg.err}
+	failed := event.Event{Kind: event.RequestFailed, Time: m.opts.moment(), RequestID: msg.id, Err: msg.err}
 	traceApplied(m.opts.Trace, m.tracker, failed, m.tracker.Apply(failed))
 	m.setStatus(levelError, fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err))
 	m.focus.mode = m.answering.roundFailed(msg.id, msg.err, m.focus.mode)
@@ -502,9 +502,9 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 	if done {
 		return cmd
 	}
-	ch, err := m.tracker.RequestCancel(id, reason, cause, m.now())
+	ch, err := m.tracker.RequestCancel(id, reason, cause, m.opts.moment())
 	if err != nil {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.now())))
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.opts.moment())))
 		return declineCmd(declines)
 	}
 	traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
@@ -514,7 +514,7 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 		// signal (which would reach nothing: its request was answered).
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: cancellation requested — tasks/cancel sent for task %s", id, m.opts.line(look.ClipRunes(r.Task.ID, 40))))
 		m.status.about = id
-		return tea.Batch(append(m.due(m.now()), declineCmd(declines))...)
+		return tea.Batch(append(m.due(m.opts.moment()), declineCmd(declines))...)
 	}
 	return declineAfter(m.conn.cancel(id, reason, false), declines)
 }
@@ -556,7 +556,7 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	if !m.clock.fired(msg) {
 		return nil // superseded
 	}
-	now := m.now()
+	now := m.opts.moment()
 	cmds := m.due(now)
 	m.status.expire(now)
 	m.screens.followNewest(m.tracker)
@@ -567,7 +567,7 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 // deadline, the next frame while timers are visible, and the status
 // line's expiry.
 func (m *Model) schedule() tea.Cmd {
-	now := m.now()
+	now := m.opts.moment()
 	var deadline, frame time.Time
 	if d, ok := m.tracker.NextDeadline(); ok {
 		deadline = d
@@ -580,7 +580,7 @@ func (m *Model) schedule() tea.Cmd {
 
 // setStatus shows text, redacted, on the status line.
 func (m *Model) setStatus(level statusLevel, text string) {
-	m.status.set(level, m.opts.Redact(text), m.now())
+	m.status.set(level, m.opts.Redact(text), m.opts.moment())
 }
 
 // line makes server (or user) text safe for one terminal line: secrets
@@ -616,18 +616,18 @@ func traceChanged(tw *trace.Writer, t *session.Tracker, changes []session.Change
 
 // selectedRequest is the request keys act on: the one the detail view
 // shows, else the list's selection.
-func (m *Model) selectedRequest() (*session.Request, bool) {
-	if m.selectedIncoming() != nil {
+func (s *screens) selectedRequest(t *session.Tracker, mode keymap.Mode) (*session.Request, bool) {
+	if s.selectedIncoming(mode) != nil {
 		return nil, false // one of the server's own requests (incoming.go)
 	}
-	id := m.screens.list.Selected()
-	if m.focus.mode == keymap.ModeDetail && !m.screens.detail.ID().IsZero() {
-		id = m.screens.detail.ID()
+	id := s.list.Selected()
+	if mode == keymap.ModeDetail && !s.detail.ID().IsZero() {
+		id = s.detail.ID()
 	}
 	if id.IsZero() {
 		return nil, false
 	}
-	return m.tracker.Get(id)
+	return t.Get(id)
 }
 
 // syncKeys enables the keys that act in the current state.
@@ -648,12 +648,12 @@ func (m *Model) syncKeys() {
 // env is what the screens read: the tracker, the time of this update or
 // frame, the styles, the keys and the sanitisers.
 func (m *Model) env() screen.Env {
-	return screen.Env{Tracker: m.tracker, Now: m.now(), Styles: m.theme.styles, Keys: &m.keys, Chop: m.pager.chop, Line: m.opts.line, Block: m.opts.block}
+	return screen.Env{Tracker: m.tracker, Now: m.opts.moment(), Styles: m.theme.styles, Keys: &m.keys, Chop: m.pager.chop, Line: m.opts.line, Block: m.opts.block}
 }
 
 // keyState is what the key map needs to know on screen mode.
 func (m *Model) keyState(mode keymap.Mode) keymap.State {
-	r, ok := m.selectedRequest()
+	r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
 	c := m.tracker.Counts()
 	closed, _ := m.tracker.TransportClosed()
 	st := keymap.State{
@@ -679,12 +679,12 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 	if ok {
 		st.SelectedActive = r.IsActive() && r.State != session.StateCancelRequested
 		st.SelectedCancelling = r.State == session.StateCancelRequested
-		_, limit := r.Remaining(m.now())
+		_, limit := r.Remaining(m.opts.moment())
 		st.SelectedTimed = st.SelectedActive && limit != session.LimitNone
 		st.SelectedAsks = m.questions.asks(m.tracker, r)
 	}
-	if m.selectedIncoming() != nil {
-		st.SelectedIncoming, st.SelectedAsks = true, m.questions.of(m.selectedIncoming()) != nil
+	if m.screens.selectedIncoming(m.focus.mode) != nil {
+		st.SelectedIncoming, st.SelectedAsks = true, m.questions.of(m.screens.selectedIncoming(m.focus.mode)) != nil
 	}
 	if m.opts.attaching() {
 		st = m.screens.attachv.KeyState(st)
@@ -767,7 +767,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.screens.stderrv, act = m.screens.stderrv.Update(m.env(), msg)
 		return m.logAction(msg, act)
 	case keymap.ModeDetail:
-		return m.handleDetailKey(msg)
+		return m.detailInput(msg)
 	case keymap.ModeAuth:
 		var act screen.Action
 		if m.screens.auth, act = m.screens.auth.Update(m.env(), msg); act == nil {
@@ -804,11 +804,11 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Back):
 		m.focus.mode = keymap.ModeList
 	case key.Matches(msg, k.Cancel):
-		if r, ok := m.selectedRequest(); ok {
+		if r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode); ok {
 			return m.cancel(r.ID, "user requested cancellation", session.CauseUser)
 		}
 	case key.Matches(msg, k.CancelReason):
-		if r, ok := m.selectedRequest(); ok {
+		if r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode); ok {
 			m.screens.prompt = prompt.AskReason(m.env(), r.ID)
 		}
 	case key.Matches(msg, k.CancelAll):
@@ -834,27 +834,27 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Auth):
 		m.focus.mode = keymap.ModeAuth
 	case key.Matches(msg, k.Export):
-		cmd, level, text := export(m.opts, m.tracker, m.now())
+		cmd, level, text := export(m.opts, m.tracker, m.opts.moment())
 		m.setStatus(level, text)
 		return cmd
 	case key.Matches(msg, k.Reconnect):
 		m.setStatus(levelInfo, reconnecting)
 		return m.conn.redial(m.opts.Dial)
 	case key.Matches(msg, k.Copy), key.Matches(msg, k.Pager), key.Matches(msg, k.Editor):
-		r, _ := m.selectedRequest()
+		r, _ := m.screens.selectedRequest(m.tracker, m.focus.mode)
 		p, ok := payloadOf(m.focus.mode, m.tracker, r, m.opts.redaction())
 		return m.usePayload(payloadKey(msg, k), p, ok)
 	case (pressed(msg, k.Cancel) || pressed(msg, k.CancelReason)) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		// Say why c or C did nothing rather than ignore it.
-		r, ok := m.selectedRequest()
-		m.setStatus(whyNoCancel(r, ok, m.now()))
+		r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
+		m.setStatus(whyNoCancel(r, ok, m.opts.moment()))
 	case pressed(msg, k.CancelAll) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeLog):
 		m.setStatus(levelInfo, "nothing in flight to cancel")
 	case pressed(msg, k.StopWatching) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		m.stopWatching() // says why it cannot
 	case (pressed(msg, k.Longer) || pressed(msg, k.Shorter)) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		// Say why the timeout cannot move rather than ignore the key.
-		if r, ok := m.selectedRequest(); ok {
+		if r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode); ok {
 			switch {
 			case r.State == session.StateListening:
 				m.setStatus(levelInfo, fmt.Sprintf("#%s: an acknowledged subscription has no timeout", r.ID))
@@ -887,7 +887,7 @@ func pressed(msg tea.KeyPressMsg, b key.Binding) bool {
 }
 
 func (m *Model) adjustTimeout(longer bool) tea.Cmd {
-	r, ok := m.selectedRequest()
+	r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
 	if !ok {
 		return nil
 	}
@@ -895,12 +895,12 @@ func (m *Model) adjustTimeout(longer bool) tea.Cmd {
 	if !longer {
 		delta = -delta
 	}
-	clamped, err := m.tracker.AdjustTimeout(r.ID, delta, m.now())
+	clamped, err := m.tracker.AdjustTimeout(r.ID, delta, m.opts.moment())
 	if err != nil {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", r.ID, look.RefusalText(err, m.now())))
+		m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", r.ID, look.RefusalText(err, m.opts.moment())))
 		return nil
 	}
-	rem, limit := r.Remaining(m.now())
+	rem, limit := r.Remaining(m.opts.moment())
 	text := fmt.Sprintf("#%s: timeout now %s (%s nearer, %s left)", r.ID, look.Dur(r.Timeout.Timeout), limit, look.Dur(rem))
 	switch clamped {
 	case session.ClampedMax:
@@ -1047,7 +1047,7 @@ func (m *Model) cancelAll(reason string, cause session.CancelCause) tea.Cmd {
 func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause) (tea.Cmd, bool) {
 	r, _ := m.tracker.Get(id)
 	waiting := r != nil && r.State == session.StateWaitingInput
-	ch, err := m.tracker.RequestCancel(id, reason, cause, m.now())
+	ch, err := m.tracker.RequestCancel(id, reason, cause, m.opts.moment())
 	if err != nil {
 		return nil, false
 	}
@@ -1060,7 +1060,7 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 	}
 	qs := m.takeQuestions(id)
 	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
-		return tea.Batch(append(m.due(m.now()), declineCmd(qs))...), true
+		return tea.Batch(append(m.due(m.opts.moment()), declineCmd(qs))...), true
 	}
 	return declineAfter(m.conn.cancel(id, reason, true), qs), true
 }
@@ -1103,7 +1103,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	var taskCancels []client.Request
 	if m.conn.state == connUp {
 		for _, id := range activeIDs(m.tracker) {
-			if ch, err := m.tracker.RequestCancel(id, reason, cause, m.now()); err == nil {
+			if ch, err := m.tracker.RequestCancel(id, reason, cause, m.opts.moment()); err == nil {
 				traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
 				if r, _ := m.tracker.Get(id); !r.IsTask() {
 					ids = append(ids, id)
@@ -1112,7 +1112,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 		}
 		// Tasks get their tasks/cancel (the polls due now are not sent);
 		// a timeout that expired just now is cancelled with the rest.
-		d := m.tracker.Due(m.now())
+		d := m.tracker.Due(m.opts.moment())
 		traceChanged(m.opts.Trace, m.tracker, d.Changes)
 		for _, x := range d.Cancels {
 			ids = append(ids, x.ID)

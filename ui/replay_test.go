@@ -173,8 +173,8 @@ func TestReplayOpensAtTheEnd(t *testing.T) {
 	data, _, _ := tracedCancel(t, 120, 30)
 	h := newReplayHarness(t, 120, 31, data, t0, session.DefaultConfig())
 	rp := h.m.opts.Replay.Trace
-	if !h.m.now().Equal(rp.End()) {
-		t.Fatalf("opened at %v, the run ends at %v", h.m.now(), rp.End())
+	if !h.m.opts.moment().Equal(rp.End()) {
+		t.Fatalf("opened at %v, the run ends at %v", h.m.opts.moment(), rp.End())
 	}
 	screen := h.screen()
 	lines := strings.Split(screen, "\n")
@@ -268,12 +268,12 @@ func TestReplayPlays(t *testing.T) {
 		h.send(replayTickMsg{gen: h.m.screens.replay.gen})
 	}
 	frame(time.Second)
-	if got := h.m.now().Sub(t0); got != time.Second {
+	if got := h.m.opts.moment().Sub(t0); got != time.Second {
 		t.Errorf("a second of play at 1×: the run at %v", got)
 	}
 	h.key(">")
 	frame(time.Second)
-	if got := h.m.now().Sub(t0); got != 3*time.Second {
+	if got := h.m.opts.moment().Sub(t0); got != 3*time.Second {
 		t.Errorf("a second more at 2×: the run at %v", got)
 	}
 	if !strings.Contains(h.screen(), "2× playing") {
@@ -292,8 +292,8 @@ func TestReplayPlays(t *testing.T) {
 	}
 	h.key("space")
 	frame(time.Minute)
-	if !h.m.now().Equal(rp.End()) || h.m.screens.replay.scrub.Playing() {
-		t.Errorf("after a minute at 2×: at %v, playing %v", h.m.now().Sub(t0), h.m.screens.replay.scrub.Playing())
+	if !h.m.opts.moment().Equal(rp.End()) || h.m.screens.replay.scrub.Playing() {
+		t.Errorf("after a minute at 2×: at %v, playing %v", h.m.opts.moment().Sub(t0), h.m.screens.replay.scrub.Playing())
 	}
 }
 

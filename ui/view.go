@@ -23,11 +23,6 @@ const (
 	footerLines = 2 // status line and short help
 )
 
-// bodyHeight is what is left between the header and the footer.
-func (m *Model) bodyHeight() int {
-	return m.chrome().bodyHeight(m.size.height) - m.opts.scrubberLines()
-}
-
 // View renders the whole screen. It reads state only; elapsed times and
 // countdowns are computed here from timestamps.
 //
@@ -55,7 +50,7 @@ func (m *Model) frame() string {
 		b.WriteString(c.banner())
 		b.WriteByte('\n')
 	}
-	h := m.bodyHeight()
+	h := m.chrome().bodyHeight(m.size.height)
 	var body string
 	switch m.focus.mode {
 	case keymap.ModeDetail:
@@ -133,6 +128,8 @@ type chrome struct {
 	list list.Model
 	// status is the status line's message.
 	status statusLine
+	// scrubber is the lines a replay's scrubber takes above the footer.
+	scrubber int
 }
 
 // chrome is the frame's chrome as of now.
@@ -143,14 +140,14 @@ func (m *Model) chrome() chrome {
 		target: m.opts.Target, transport: m.opts.Transport,
 		proxy: m.screens.attachv, onProxy: m.opts.attaching(),
 		waitingInput: waitingInput(m.tracker), waitingForYou: waitingForYou(m.tracker, m.opts.attaching()),
-		list: m.screens.list, status: m.status,
+		list: m.screens.list, status: m.status, scrubber: m.opts.scrubberLines(),
 	}
 }
 
 // bodyHeight is what is left of height between the header (and the
 // banner, when the connection is lost) and the footer.
 func (c chrome) bodyHeight(height int) int {
-	h := height - headerLines - footerLines
+	h := height - headerLines - footerLines - c.scrubber
 	if c.state == connLost {
 		h -= strings.Count(c.banner(), "\n") + 1
 	}

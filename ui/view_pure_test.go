@@ -87,7 +87,7 @@ func TestDeepDiffSeesChanges(t *testing.T) {
 	}{
 		{"list window", func() { h.m.screens.list = h.m.screens.list.Layout(h.m.env(), h.m.listInput(), h.m.size.width, 3) }},
 		{"viewport height", func() {
-			h.m.screens.detail = h.m.screens.detail.Layout(h.m.env(), detail.Input{Dark: h.m.theme.dark, Chop: h.m.pager.chop}, h.m.size.width, h.m.bodyHeight()+1)
+			h.m.screens.detail = h.m.screens.detail.Layout(h.m.env(), detail.Input{Dark: h.m.theme.dark, Chop: h.m.pager.chop}, h.m.size.width, h.m.chrome().bodyHeight(h.m.size.height)+1)
 		}},
 		{"viewport scroll", func() { h.m.screens.detail, _ = h.m.screens.detail.Update(h.m.env(), keyMsg("down")) }},
 		{"filter width", func() { h.m.screens.logv = h.m.screens.logv.Layout(h.m.env(), 3, 24) }},

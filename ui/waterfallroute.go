@@ -20,7 +20,7 @@ func (m *Model) toggleWaterfall() {
 	m.focus.waterfallOn = !m.focus.waterfallOn
 	if m.focus.waterfallOn {
 		m.screens.wf = m.screens.wf.Select(m.screens.list.Selected())
-		m.screens.wf = m.screens.wf.Layout(m.env(), m.size.width, m.bodyHeight())
+		m.screens.wf = m.screens.wf.Layout(m.env(), m.size.width, m.chrome().bodyHeight(m.size.height))
 		return
 	}
 	if id := m.screens.wf.Selected(); !id.IsZero() {
@@ -38,7 +38,7 @@ func (m *Model) waterfallKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch act := act.(type) {
 	case waterfall.Open:
 		m.screens.list = m.screens.list.Select(act.ID, false)
-		m.openRequestDetail(act.ID)
+		m.screens.openRequest(&m.focus, act.ID, m.size.width, m.chrome().bodyHeight(m.size.height))
 	case waterfall.Cancel:
 		return m.cancel(act.ID, "user requested cancellation", session.CauseUser)
 	case screen.Unused:

@@ -37,7 +37,7 @@ func (m *Model) handleWheel(msg tea.MouseWheelMsg) tea.Cmd {
 		m.screens.logv, act = m.screens.logv.Update(m.env(), msg)
 		return m.logAction(msg, act)
 	case keymap.ModeDetail:
-		cmd = m.detailWheel(msg)
+		cmd = m.detailInput(msg)
 	case keymap.ModeAuth:
 		m.screens.auth = m.screens.auth.Wheel(m.env(), d)
 	case keymap.ModeStderr:
