@@ -9,6 +9,7 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
+	"inflight/trace"
 	"inflight/ui/look"
 	"inflight/wire"
 )
@@ -43,26 +44,21 @@ func whyNoCancel(r *session.Request, ok bool, now time.Time) (statusLevel, strin
 	}
 }
 
-// stopWatching settles the selected request's cancel now instead of at the
-// end of its late window (w): the user has seen enough. Whatever the server
-// sends for it later is still recorded, and flagged, as late.
-func (m *Model) stopWatching() {
-	r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
+// stopWatching is W on the selected request r (ok false: none): the
+// tracker settles it now instead of at the end of its late window, and
+// the notice says what it became or why it could not.
+func stopWatching(t *session.Tracker, tw *trace.Writer, r *session.Request, ok bool, now time.Time) notice {
 	if !ok {
-		m.setStatus(levelInfo, "no request selected")
-		return
+		return notice{level: levelInfo, text: "no request selected"}
 	}
-	now := m.opts.moment()
 	left, _ := look.LateWindowLeft(r, now)
-	ch, err := m.tracker.StopWatching(r.ID, now)
+	ch, err := t.StopWatching(r.ID, now)
 	if err != nil {
-		m.setStatus(levelInfo, fmt.Sprintf("#%s: %s", r.ID, look.RefusalText(err, now)))
-		return
+		return notice{level: levelInfo, text: fmt.Sprintf("#%s: %s", r.ID, look.RefusalText(err, now))}
 	}
-	traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
-	m.screens.followNewest(m.tracker)
-	m.setStatus(levelInfo, fmt.Sprintf("#%s: stopped watching %s early: %s; later traffic is still flagged late", r.ID, look.Dur(left), look.StateName(ch.To)))
-	m.status.about = r.ID // it goes when another request is on screen
+	traceChanged(tw, t, []session.Change{ch})
+	// The message goes when another request is on screen.
+	return notice{level: levelInfo, text: fmt.Sprintf("#%s: stopped watching %s early: %s; later traffic is still flagged late", r.ID, look.Dur(left), look.StateName(ch.To)), about: r.ID}
 }
 
 // shownDetail is the request the detail view shows, zero when it is not

@@ -815,9 +815,13 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		n := m.tracker.Counts().InFlight
 		m.screens.prompt = prompt.Ask(prompt.CancelAll, look.CancelAllQuestion(n))
 	case key.Matches(msg, k.StopWatching):
-		m.stopWatching()
+		r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
+		m.status.say(stopWatching(m.tracker, m.opts.Trace, r, ok, m.opts.moment()), m.opts.Redact, m.opts.moment())
+		m.screens.followNewest(m.tracker)
 	case key.Matches(msg, k.Longer), key.Matches(msg, k.Shorter):
-		return m.adjustTimeout(key.Matches(msg, k.Longer))
+		if r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode); ok {
+			m.status.say(adjustTimeout(m.tracker, r, key.Matches(msg, k.Longer), m.opts.moment()), m.opts.Redact, m.opts.moment())
+		}
 	case key.Matches(msg, k.New):
 		m.focus.mode = keymap.ModeComposer
 		var act screen.Action
@@ -851,7 +855,9 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case pressed(msg, k.CancelAll) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeLog):
 		m.setStatus(levelInfo, "nothing in flight to cancel")
 	case pressed(msg, k.StopWatching) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
-		m.stopWatching() // says why it cannot
+		r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
+		m.status.say(stopWatching(m.tracker, m.opts.Trace, r, ok, m.opts.moment()), m.opts.Redact, m.opts.moment())
+		m.screens.followNewest(m.tracker)
 	case (pressed(msg, k.Longer) || pressed(msg, k.Shorter)) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		// Say why the timeout cannot move rather than ignore the key.
 		if r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode); ok {
@@ -886,21 +892,18 @@ func pressed(msg tea.KeyPressMsg, b key.Binding) bool {
 	return false
 }
 
-func (m *Model) adjustTimeout(longer bool) tea.Cmd {
-	r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
-	if !ok {
-		return nil
-	}
+// adjustTimeout is + (longer) or - on request r: the tracker moves its
+// timeout by 10 s within its bounds, and the notice says where it stands.
+func adjustTimeout(t *session.Tracker, r *session.Request, longer bool, now time.Time) notice {
 	delta := 10 * time.Second
 	if !longer {
 		delta = -delta
 	}
-	clamped, err := m.tracker.AdjustTimeout(r.ID, delta, m.opts.moment())
+	clamped, err := t.AdjustTimeout(r.ID, delta, now)
 	if err != nil {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", r.ID, look.RefusalText(err, m.opts.moment())))
-		return nil
+		return notice{level: levelWarn, text: fmt.Sprintf("#%s: %s", r.ID, look.RefusalText(err, now))}
 	}
-	rem, limit := r.Remaining(m.opts.moment())
+	rem, limit := r.Remaining(now)
 	text := fmt.Sprintf("#%s: timeout now %s (%s nearer, %s left)", r.ID, look.Dur(r.Timeout.Timeout), limit, look.Dur(rem))
 	switch clamped {
 	case session.ClampedMax:
@@ -908,9 +911,7 @@ func (m *Model) adjustTimeout(longer bool) tea.Cmd {
 	case session.ClampedFloor:
 		text = fmt.Sprintf("#%s: timeout at its floor: %s left is the least", r.ID, look.Dur(session.MinTimeout))
 	}
-	m.setStatus(levelInfo, text)
-	m.status.about = r.ID
-	return nil
+	return notice{level: levelInfo, text: text, about: r.ID}
 }
 
 // reissue sends the selected request again with a new ID.

@@ -40,6 +40,22 @@ func (s *statusLine) set(level statusLevel, text string, now time.Time) {
 	*s = statusLine{text: text, level: level, until: now.Add(statusLife)}
 }
 
+// notice is a message for the status line, worked out by what knows it
+// (a refused action, a key that did nothing): its level, its text (not
+// yet redacted) and the request it is news of (zero: none).
+type notice struct {
+	level statusLevel
+	text  string
+	about wire.ID
+}
+
+// say shows n from now on: its text redacted, and about the request it
+// names.
+func (s *statusLine) say(n notice, redact func(string) string, now time.Time) {
+	s.set(n.level, redact(n.text), now)
+	s.about = n.about
+}
+
 // clear removes the message.
 func (s *statusLine) clear() { *s = statusLine{} }
 
