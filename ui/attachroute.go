@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/keymap"
+	"inflight/session"
 	"inflight/ui/attach"
 	"inflight/ui/screen"
 	"inflight/wire"
@@ -16,7 +17,7 @@ import (
 // screens and the global keys try it as usual.
 func (m *Model) attachKey(msg tea.KeyPressMsg) (cmd tea.Cmd, used bool) {
 	var act screen.Action
-	m.screens.attachv, act = m.screens.attachv.Update(m.env(), m.attachInput(), msg)
+	m.screens.attachv, act = m.screens.attachv.Update(m.env(), m.screens.attachInput(m.tracker, m.focus.mode, &m.feed), msg)
 	if _, unused := act.(screen.Unused); unused {
 		return nil, false
 	}
@@ -27,13 +28,13 @@ func (m *Model) attachKey(msg tea.KeyPressMsg) (cmd tea.Cmd, used bool) {
 // a key: the screen it was pressed on, whether it is text for something
 // else, and the request keys act on with whether the proxy holds its
 // response.
-func (m *Model) attachInput() attach.Input {
+func (s *screens) attachInput(t *session.Tracker, mode keymap.Mode, feed *proxyFeed) attach.Input {
 	in := attach.Input{
-		Mode:   m.focus.mode,
-		Typing: m.screens.prompt.Open() || (m.focus.mode == keymap.ModeLog && m.screens.logv.Filtering()),
+		Mode:   mode,
+		Typing: s.prompt.Open() || (mode == keymap.ModeLog && s.logv.Filtering()),
 	}
-	if r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode); ok {
-		in.Selected, in.Held = r, m.feed.held(r)
+	if r, ok := s.selectedRequest(t, mode); ok {
+		in.Selected, in.Held = r, feed.held(r)
 	}
 	return in
 }

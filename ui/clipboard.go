@@ -227,17 +227,15 @@ func openWith(editor bool) payloadUse {
 // usePayload is y, o or O on p (ok false: there was nothing there): the
 // command that copies or opens it, with the status line saying what went
 // where, or why nothing did.
-func (m *Model) usePayload(use payloadUse, p copyable, ok bool) tea.Cmd {
+func usePayload(exec func(tea.ExecCommand, tea.ExecCallback) tea.Cmd, use payloadUse, p copyable, ok bool) (tea.Cmd, notice) {
 	switch {
 	case use == useCopy:
 		cmd, level, text := copyPayload(p, ok)
-		m.setStatus(level, text)
-		return cmd
+		return cmd, notice{level: level, text: text}
 	case !ok:
-		m.setStatus(levelInfo, "nothing selected to open")
-		return nil
+		return nil, notice{level: levelInfo, text: "nothing selected to open"}
 	}
-	return openPayload(m.pager.exec, p, use == useEditor)
+	return openPayload(exec, p, use == useEditor), notice{}
 }
 
 // copyPayload is y on p (ok false: there was nothing to copy): it goes to

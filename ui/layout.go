@@ -15,7 +15,7 @@ import (
 // nothing (TestViewChangesNothing holds it to that).
 func (m *Model) layout() {
 	h := m.chrome().bodyHeight(m.size.height)
-	m.screens.list = m.screens.list.Layout(m.env(), m.listInput(), m.size.width, h)
+	m.screens.list = m.screens.list.Layout(m.env(), m.screens.listInput(m.conn.state, &m.feed, m.opts.Redact), m.size.width, h)
 	if m.focus.waterfallOn && m.focus.mode == keymap.ModeList {
 		m.screens.wf = m.screens.wf.Layout(m.env(), m.size.width, h)
 	}

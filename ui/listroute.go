@@ -37,15 +37,15 @@ func (f listFacts) HostAct(r *session.Request) (list.HostAct, bool) { return f.f
 
 // listInput is what the list needs besides the Env: the facts above, and
 // the connection's state and tools for its empty screen.
-func (m *Model) listInput() list.Input {
-	in := list.Input{Facts: listFacts{auth: m.screens.auth, feed: &m.feed}, Conn: list.Connected, Tools: len(m.screens.composer.Tools()), Redact: m.opts.Redact}
-	switch m.conn.state {
+func (s *screens) listInput(state connState, feed *proxyFeed, redact func(string) string) list.Input {
+	in := list.Input{Facts: listFacts{auth: s.auth, feed: feed}, Conn: list.Connected, Tools: len(s.composer.Tools()), Redact: redact}
+	switch state {
 	case connConnecting:
 		in.Conn = list.Connecting
 	case connLost:
 		in.Conn = list.Lost
 	}
-	for _, t := range m.screens.composer.Tools() {
+	for _, t := range s.composer.Tools() {
 		in.SlowTool = in.SlowTool || t.Name == "slow"
 	}
 	return in

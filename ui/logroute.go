@@ -25,10 +25,14 @@ func (m *Model) logAction(msg tea.Msg, act screen.Action) tea.Cmd {
 		m.status.about = a.About
 	case logview.Copy:
 		p, ok := entryPayload(m.tracker.Log(), a.Entry, m.opts.redaction())
-		return m.usePayload(useCopy, p, ok)
+		cmd, n := usePayload(m.pager.exec, useCopy, p, ok)
+		m.status.say(n, m.opts.Redact, m.opts.moment())
+		return cmd
 	case logview.Open:
 		p, ok := entryPayload(m.tracker.Log(), a.Entry, m.opts.redaction())
-		return m.usePayload(openWith(a.Editor), p, ok)
+		cmd, n := usePayload(m.pager.exec, openWith(a.Editor), p, ok)
+		m.status.say(n, m.opts.Redact, m.opts.moment())
+		return cmd
 	case logview.ToggleWrap:
 		m.setStatus(levelInfo, m.pager.toggleWrap())
 	}

@@ -316,7 +316,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmd = m.updatePrompt(msg)
 		} else if m.screens.attachv.Prompting() {
 			var act screen.Action
-			m.screens.attachv, act = m.screens.attachv.Update(m.env(), m.attachInput(), msg)
+			m.screens.attachv, act = m.screens.attachv.Update(m.env(), m.screens.attachInput(m.tracker, m.focus.mode, &m.feed), msg)
 			cmd = m.attachAction(act)
 		}
 	}
@@ -710,7 +710,7 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 		return m.updatePrompt(msg)
 	case m.screens.attachv.Prompting():
 		var act screen.Action
-		m.screens.attachv, act = m.screens.attachv.Update(m.env(), m.attachInput(), msg)
+		m.screens.attachv, act = m.screens.attachv.Update(m.env(), m.screens.attachInput(m.tracker, m.focus.mode, &m.feed), msg)
 		return m.attachAction(act)
 	case m.focus.mode == keymap.ModeLog:
 		var act screen.Action
@@ -778,7 +778,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.waterfallKey(msg)
 		}
 		if key.Matches(msg, m.keys.Waterfall) {
-			m.toggleWaterfall()
+			m.screens.toggleWaterfall(&m.focus, m.env(), m.size.width, m.chrome().bodyHeight(m.size.height))
 			return nil
 		}
 		var act screen.Action
@@ -847,7 +847,9 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Copy), key.Matches(msg, k.Pager), key.Matches(msg, k.Editor):
 		r, _ := m.screens.selectedRequest(m.tracker, m.focus.mode)
 		p, ok := payloadOf(m.focus.mode, m.tracker, r, m.opts.redaction())
-		return m.usePayload(payloadKey(msg, k), p, ok)
+		cmd, n := usePayload(m.pager.exec, payloadKey(msg, k), p, ok)
+		m.status.say(n, m.opts.Redact, m.opts.moment())
+		return cmd
 	case (pressed(msg, k.Cancel) || pressed(msg, k.CancelReason)) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		// Say why c or C did nothing rather than ignore it.
 		r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)

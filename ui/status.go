@@ -50,8 +50,11 @@ type notice struct {
 }
 
 // say shows n from now on: its text redacted, and about the request it
-// names.
+// names. A notice with no text says nothing, and leaves the line as it is.
 func (s *statusLine) say(n notice, redact func(string) string, now time.Time) {
+	if n.text == "" {
+		return
+	}
 	s.set(n.level, redact(n.text), now)
 	s.about = n.about
 }

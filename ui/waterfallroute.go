@@ -16,15 +16,15 @@ import (
 
 // toggleWaterfall switches between the list and the waterfall, keeping
 // the selection.
-func (m *Model) toggleWaterfall() {
-	m.focus.waterfallOn = !m.focus.waterfallOn
-	if m.focus.waterfallOn {
-		m.screens.wf = m.screens.wf.Select(m.screens.list.Selected())
-		m.screens.wf = m.screens.wf.Layout(m.env(), m.size.width, m.chrome().bodyHeight(m.size.height))
+func (s *screens) toggleWaterfall(f *focus, env screen.Env, width, height int) {
+	f.waterfallOn = !f.waterfallOn
+	if f.waterfallOn {
+		s.wf = s.wf.Select(s.list.Selected())
+		s.wf = s.wf.Layout(env, width, height)
 		return
 	}
-	if id := m.screens.wf.Selected(); !id.IsZero() {
-		m.screens.list = m.screens.list.Select(id, m.screens.list.Following())
+	if id := s.wf.Selected(); !id.IsZero() {
+		s.list = s.list.Select(id, s.list.Following())
 	}
 }
 
@@ -43,7 +43,7 @@ func (m *Model) waterfallKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.cancel(act.ID, "user requested cancellation", session.CauseUser)
 	case screen.Unused:
 		if key.Matches(msg, m.keys.Waterfall) {
-			m.toggleWaterfall()
+			m.screens.toggleWaterfall(&m.focus, m.env(), m.size.width, m.chrome().bodyHeight(m.size.height))
 			return nil
 		}
 		return m.handleGlobalKey(msg)
