@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -16,6 +18,7 @@ import (
 
 	"inflight/exitcode"
 	"inflight/proxy"
+	"inflight/replay"
 	"inflight/session"
 	"inflight/source"
 	"inflight/termsafe"
@@ -27,7 +30,7 @@ func (c *cli) attachCommand() *cobra.Command {
 	var plain bool
 	cmd := &cobra.Command{
 		Use:   "attach [NAME]",
-		Short: "List the running proxies, or watch what one sees",
+		Short: "List the proxies, watch what one sees, or replay the run of one that ended",
 		Long: `With no NAME, list the proxies running for you (inflight proxy), with their
 process, command and start. With NAME, open the interactive view on that
 proxy: the host's requests (marked ⇄) in the list, with their states, timers,
@@ -44,7 +47,14 @@ leaving the proxy and the host running.
 
 With --plain (or when stdout is not a terminal), follow what the proxy
 records as trace lines instead (JSON, the format replay reads): its hello,
-its recent lines, then the new ones until the proxy ends.`,
+its recent lines, then the new ones until the proxy ends.
+
+A proxy started with --trace FILE leaves where FILE is beside its socket,
+and keeps it there after it ends: attach NAME then opens the run it
+recorded, as inflight replay FILE does (the interactive view with its
+scrubber; with --plain or when stdout is not a terminal, the table of what
+happened to each request), saying that the proxy has ended. The list shows
+such a proxy as "ended (trace FILE)".`,
 		Args:          cobra.MaximumNArgs(1),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -62,6 +72,10 @@ its recent lines, then the new ones until the proxy ends.`,
 					return nil
 				}
 				for _, r := range running {
+					if r.Ended || (r.Stale && r.Trace != "") {
+						fmt.Fprintf(c.stdout, "%-20s %s\n", termsafe.Line(r.Proxy), endedLine(r))
+						continue
+					}
 					if r.Stale {
 						fmt.Fprintf(c.stdout, "%-20s (stale socket: its proxy is gone; the next proxy of that name replaces it)\n", termsafe.Line(r.Proxy))
 						continue
@@ -71,12 +85,20 @@ its recent lines, then the new ones until the proxy ends.`,
 				}
 				return nil
 			}
-			conn, err := proxy.Attach(dir, args[0])
+			way, err := attachDecision(dir, args[0])
 			if err != nil {
-				fmt.Fprintf(c.stderr, "inflight attach: %s\n", termsafe.Line(err.Error()))
+				for _, line := range strings.Split(err.Error(), "\n") {
+					fmt.Fprintf(c.stderr, "inflight attach: %s\n", termsafe.Line(line))
+				}
 				c.code = exitcode.Usage
 				return nil
 			}
+			if way.trace != "" {
+				view := !plain && isTerminal(c.stdout) && term.IsTerminal(os.Stdin.Fd())
+				c.code = c.attachEnded(cmd.Context(), args[0], way.trace, view, defaultReplayFlags())
+				return nil
+			}
+			conn := way.conn
 			if !plain && term.IsTerminal(os.Stdin.Fd()) && term.IsTerminal(os.Stdout.Fd()) {
 				c.code = c.attachView(cmd.Context(), conn)
 				return nil
@@ -92,8 +114,67 @@ its recent lines, then the new ones until the proxy ends.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&plain, "plain", false, "print the proxy's trace lines instead of opening the interactive view")
+	cmd.Flags().BoolVar(&plain, "plain", false, "print the proxy's trace lines (of one that ended, the table of the run it recorded) instead of opening the interactive view")
 	return cmd
+}
+
+// attachWay is what attach NAME opens: the live proxy's socket, or,
+// once the proxy has ended, the trace it recorded.
+type attachWay struct {
+	conn  net.Conn // the live proxy's socket
+	trace string   // the ended proxy's trace file, which is there
+}
+
+// noProxyHint follows the error of attach NAME when neither a proxy nor
+// its recorded run is there.
+const noProxyHint = "a proxy started with --trace FILE can be replayed after it ends: inflight attach NAME then opens the run it recorded"
+
+// attachDecision says what attach name opens in dir: the proxy's socket
+// when one answers there; else the trace the proxy recorded, when it left
+// where (NAME.trace) and the file is there. The error says what is
+// missing, on more than one line when it ends with a hint.
+func attachDecision(dir, name string) (attachWay, error) {
+	conn, err := proxy.Attach(dir, name)
+	if err == nil {
+		return attachWay{conn: conn}, nil
+	}
+	path, terr := proxy.RecordedTrace(dir, name)
+	switch {
+	case errors.Is(terr, proxy.ErrNoTrace):
+		return attachWay{}, fmt.Errorf("%w\n%s", err, noProxyHint)
+	case terr != nil:
+		return attachWay{}, fmt.Errorf("no proxy named %q is running, and what it left of its trace is refused: %w", name, terr)
+	}
+	if _, serr := os.Stat(path); serr != nil {
+		if errors.Is(serr, fs.ErrNotExist) {
+			return attachWay{}, fmt.Errorf("proxy %q has ended, and the trace it recorded, %s, is gone (removed or moved since)", name, path)
+		}
+		return attachWay{}, fmt.Errorf("proxy %q has ended, and the trace it recorded cannot be read: %w", name, serr)
+	}
+	return attachWay{trace: path}, nil
+}
+
+// endedLine is how the list shows a proxy that ended leaving its trace.
+func endedLine(r proxy.Running) string {
+	line := "ended (trace " + termsafe.Line(r.Trace) + ")"
+	if _, err := os.Stat(r.Trace); errors.Is(err, fs.ErrNotExist) {
+		line = "ended (trace " + termsafe.Line(r.Trace) + ", gone since)"
+	}
+	if r.Stale {
+		line += "; its proxy left a stale socket, which the next proxy of that name replaces"
+	}
+	return line
+}
+
+// attachEnded opens the run the ended proxy name recorded at path, as
+// inflight replay does: the interactive view (view), else the table; it
+// says first that the proxy has ended.
+func (c *cli) attachEnded(ctx context.Context, name, path string, view bool, f *replayFlags) int {
+	fmt.Fprintf(c.stderr, "inflight attach: proxy %s has ended; this is the run it recorded (%s)\n", termsafe.Line(name), termsafe.Line(path))
+	if view {
+		return c.openReplay(ctx, path, "attach", "attach "+name+" · ended · replay "+termsafe.Line(path), f)
+	}
+	return replay.File(path, replay.Options{Stop: ctx.Done()}, c.stdout, c.stderr)
 }
 
 // attachView opens the TUI on a proxy's stream and returns the exit code:

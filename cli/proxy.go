@@ -233,6 +233,12 @@ func proxyExtras(opts *proxy.Options, tracePath string, red *redact.Redactor) (d
 		undo = append(undo, stop)
 	}
 	if tracePath != "" {
+		// Where inflight attach finds the run once the proxy has ended,
+		// from whatever directory it is run.
+		if opts.TracePath, err = filepath.Abs(tracePath); err != nil {
+			done()
+			return nil, fmt.Errorf("--trace: %w", err)
+		}
 		f, err := trace.Create(tracePath)
 		if err != nil {
 			done()

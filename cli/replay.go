@@ -31,6 +31,15 @@ type replayFlags struct {
 	// run runs the interactive view (nil: runProgram; tests look at the
 	// model instead).
 	run func(ctx context.Context, m *ui.Model) error
+	// built, when set, is shown the options the view is made of (tests).
+	built func(ui.Options)
+}
+
+// defaultReplayFlags are the tracker's defaults, which a run recorded
+// with no timeouts of its own was judged by (a proxy's).
+func defaultReplayFlags() *replayFlags {
+	return &replayFlags{timeout: session.DefaultTimeout, maxTimeout: session.DefaultMaxTimeout,
+		lateWindow: session.DefaultLateWindow, resetOnProgress: true}
 }
 
 func (c *cli) replayCommand() *cobra.Command {
@@ -80,9 +89,15 @@ time-ordered table of what happened to each request, then to the connection.`,
 // returns the exit code: 0 when the user quit, 2 when the file is not a
 // trace or cannot be read, 1 when the view failed.
 func (c *cli) replayView(ctx context.Context, path string, f *replayFlags) int {
+	return c.openReplay(ctx, path, "replay", "replay "+path, f)
+}
+
+// openReplay is replayView for the command who (its messages start
+// "inflight WHO: "), with target in the header.
+func (c *cli) openReplay(ctx context.Context, path, who, target string, f *replayFlags) int {
 	name := termsafe.Line(path)
 	fail := func(code int, format string, args ...any) int {
-		fmt.Fprintf(c.stderr, "inflight replay: "+format+"\n", args...)
+		fmt.Fprintf(c.stderr, "inflight "+who+": "+format+"\n", args...)
 		return code
 	}
 	file, err := os.Open(path)
@@ -107,8 +122,8 @@ func (c *cli) replayView(ctx context.Context, path string, f *replayFlags) int {
 	case err != nil:
 		return fail(exitcode.Usage, "%s: %s", name, termsafe.Line(err.Error()))
 	}
-	m, err := ui.New(ui.Options{
-		Target:    "replay " + path,
+	opts := ui.Options{
+		Target:    target,
 		Transport: transportOf(rp),
 		Replay:    &ui.Replay{Trace: rp},
 		Tracker:   cfg,
@@ -116,7 +131,11 @@ func (c *cli) replayView(ctx context.Context, path string, f *replayFlags) int {
 			return writeTrace(path, snap, nil)
 		},
 		Dark: true,
-	})
+	}
+	if f.built != nil {
+		f.built(opts)
+	}
+	m, err := ui.New(opts)
 	if err != nil {
 		return fail(1, "%s", termsafe.Line(err.Error()))
 	}

@@ -26,3 +26,7 @@ func signalGroup(cmd *exec.Cmd, sig os.Signal) {
 
 // ownerOf is unknown here: the directory's mode alone is checked.
 func ownerOf(os.FileInfo) (int, bool) { return 0, false }
+
+// noFollow is unix's O_NOFOLLOW, which other systems lack: what opens
+// with it looks for a link itself first.
+const noFollow = 0

@@ -46,3 +46,6 @@ func ownerOf(fi os.FileInfo) (uid int, known bool) {
 	}
 	return int(st.Uid), true
 }
+
+// noFollow makes an open refuse a symbolic link at the path.
+const noFollow = syscall.O_NOFOLLOW

@@ -66,6 +66,12 @@ type Options struct {
 	// `inflight attach` (SocketDir()); a socket that cannot be opened is
 	// said on stderr, and the proxy runs on without one.
 	SocketDir string
+	// TracePath is where Trace writes, as an absolute path. With a
+	// socket, the proxy leaves it beside the socket in NAME.trace, which
+	// outlives the proxy: `inflight attach NAME` opens that recorded run
+	// once the proxy has ended. "" removes a NAME.trace an earlier proxy
+	// of the name left (it is not this proxy's run).
+	TracePath string
 	// Redactor masks secrets in what the socket streams (nil: none).
 	Redactor *redact.Redactor
 	// Rules make things happen to the host's requests they match (delay,
@@ -619,6 +625,11 @@ func startRecording(opts Options, start time.Time, transport event.TransportKind
 			rec.say("no attach socket: " + err.Error())
 		} else {
 			socket = path
+			// The socket is this proxy's now, and so is the record of
+			// where its trace is.
+			if err := markTrace(opts.SocketDir, opts.Name, opts.TracePath); err != nil {
+				rec.say("no record of the trace for inflight attach after the end: " + err.Error())
+			}
 			bc = newBroadcast(l, Hello{Stream: "trace", Proxy: opts.Name, PID: os.Getpid(),
 				Command: termsafe.Line(opts.Redactor.String(what)), Started: start,
 				LateWindow: Duration(lateWindowOf(opts.Tracker)), Transport: transport.String()})

@@ -112,6 +112,13 @@ type Running struct {
 	// Stale: the socket is there but nothing answers on it (its proxy
 	// crashed); the next proxy of that name replaces it.
 	Stale bool
+	// Trace is where the proxy records its trace, as its NAME.trace says
+	// ("": it records none); the file may be gone since.
+	Trace string
+	// Ended: the proxy's socket is gone (the proxy has ended) and it left
+	// where its trace is (Trace). Path is then "" and Hello has only the
+	// name.
+	Ended bool
 }
 
 // SocketDir is where proxies put their sockets: $XDG_RUNTIME_DIR/inflight
@@ -158,6 +165,14 @@ func privateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("socket directory: %w", err)
 	}
+	return checkPrivateDir(dir)
+}
+
+// checkPrivateDir refuses dir, which is there, unless it is a real
+// directory, the user's own, that no one else may enter (privateDir
+// without making it: what reads the directory checks it as what writes
+// there does).
+func checkPrivateDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("socket directory: %w", err)
@@ -211,7 +226,8 @@ func listen(dir, name string) (*net.UnixListener, string, error) {
 	return l, path, nil
 }
 
-// List finds the proxies with a socket in dir, live or stale, by name.
+// List finds the proxies with a socket in dir, live or stale, and those
+// that have ended leaving where their trace is, by name.
 func List(dir string) ([]Running, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -234,6 +250,22 @@ func List(dir string) ([]Running, error) {
 			r.Hello = h
 		}
 		out = append(out, r)
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), traceSuffix)
+		if !ok || !validName.MatchString(name) {
+			continue
+		}
+		path, err := RecordedTrace(dir, name)
+		if err != nil {
+			continue // attach NAME says what is wrong with it
+		}
+		i := slices.IndexFunc(out, func(r Running) bool { return r.Proxy == name })
+		if i >= 0 {
+			out[i].Trace = path
+			continue
+		}
+		out = append(out, Running{Hello: Hello{Proxy: name}, Trace: path, Ended: true})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Proxy < out[j].Proxy })
 	return out, nil
