@@ -9,12 +9,14 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"inflight/event"
 	"inflight/session"
 	"inflight/source"
 	"inflight/trace"
 	"inflight/ui/look"
+	"inflight/ui/screen"
 	"inflight/ui/scrubber"
 	"inflight/wire"
 )
@@ -323,5 +325,20 @@ func TestReplaySendsNothing(t *testing.T) {
 	h.key("q")
 	if !h.quit {
 		t.Error("q did not quit")
+	}
+}
+
+// A recorded run whose connection ended says so, and offers nothing to
+// reconnect: R would reach no server (it said "press R to reconnect").
+func TestReplayBannerReconnectsNothing(t *testing.T) {
+	c := chrome{env: screen.Env{Styles: look.NewStyles(true), Line: func(s string) string { return s }}, width: 120,
+		state: connLost, everConnected: true, transport: "stdio", replay: true}
+	got := ansi.Strip(c.banner())
+	if !strings.Contains(got, "connection lost here, in the recorded run") || strings.Contains(got, "press R") {
+		t.Errorf("the replay's banner: %q", got)
+	}
+	c.replay = false
+	if got := ansi.Strip(c.banner()); !strings.Contains(got, "press R to reconnect") {
+		t.Errorf("the live banner: %q", got)
 	}
 }

@@ -130,6 +130,8 @@ type chrome struct {
 	status statusLine
 	// scrubber is the lines a replay's scrubber takes above the footer.
 	scrubber int
+	// replay: the frame of a recorded run, which reconnects nothing.
+	replay bool
 }
 
 // chrome is the frame's chrome as of now.
@@ -140,7 +142,7 @@ func (m *Model) chrome() chrome {
 		target: m.opts.Target, transport: m.opts.Transport,
 		proxy: m.screens.attachv, onProxy: m.opts.attaching(),
 		waitingInput: waitingInput(m.tracker), waitingForYou: waitingForYou(m.tracker, m.opts.attaching()),
-		list: m.screens.list, status: m.status, scrubber: m.opts.scrubberLines(),
+		list: m.screens.list, status: m.status, scrubber: m.opts.scrubberLines(), replay: m.opts.replaying(),
 	}
 }
 
@@ -302,6 +304,11 @@ func (c chrome) banner() string {
 	}
 	if c.transport == "stdio" {
 		tail += " (restarts the server)"
+	}
+	if c.replay {
+		// A recorded run has nothing to reconnect: the banner says what
+		// happened to the connection then.
+		head, tail = head+" here, in the recorded run", ""
 	}
 	if c.connErr == nil {
 		return st.Banner.Render(look.Fit(head+tail, c.width-2))
