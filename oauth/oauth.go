@@ -131,6 +131,9 @@ type Transport struct {
 	// under way, for an error that says where inflight looked.
 	tried    []string
 	asmFound bool
+	// prmFound: usable protected resource metadata came during the
+	// authorization under way (so no 2025-03-26 fallback applies).
+	prmFound bool
 	// override is a token source refreshed after a 401 (the handler's own
 	// cannot be replaced); nil after the handler authorizes again.
 	override oauth2.TokenSource
@@ -184,6 +187,18 @@ func (t *Transport) noteTried(s event.AuthStep) {
 		what = "200, not usable"
 	}
 	t.tried = append(t.tried, s.URL+" ("+what+")")
+}
+
+func (t *Transport) notePRM() {
+	t.mu.Lock()
+	t.prmFound = true
+	t.mu.Unlock()
+}
+
+func (t *Transport) sawPRM() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.prmFound
 }
 
 func (t *Transport) isResourceMetadataURL(u *url.URL) bool {
@@ -531,7 +546,7 @@ func (t *Transport) authorize(ctx context.Context, gen uint64, req *http.Request
 	}
 	start := time.Now()
 	t.mu.Lock()
-	t.tried, t.asmFound = nil, false
+	t.tried, t.asmFound, t.prmFound = nil, false, false
 	t.mu.Unlock()
 	if err := t.handler.Authorize(ctx, req, resp); err != nil {
 		if ctx.Err() != nil {
