@@ -44,8 +44,9 @@ func (a *authFlags) addSecrets(b *redact.Builder) {
 
 // resolve sets t.Auth for a URL target: OAuth runs unless -H gives an
 // Authorization header or --no-auth says not to. The browser step may
-// happen when stdin is a terminal (a person is there); otherwise only a
-// kept token, its refresh, or client credentials are used.
+// happen when stdin is a terminal (a person is there) or $BROWSER says how
+// to open one; otherwise only a kept token, its refresh, or client
+// credentials are used.
 func (a *authFlags) resolve(t *Target) error {
 	set := a.clientID != "" || a.clientSecret != "" || a.clientCredentials || len(a.scopes) > 0 || a.callbackURL != "" || a.noBrowser || a.clientMetadataURL != ""
 	if off, err := a.noOAuth(t, set); off || err != nil {
@@ -144,7 +145,11 @@ func (a *authFlags) config(t *Target) *oauth.Config {
 		cfg.ClientMetadataURL = a.clientMetadataURL
 	}
 	cfg.NoBrowser = a.noBrowser
-	cfg.Interactive = term.IsTerminal(os.Stdin.Fd())
+	// A person at the terminal can do the browser step; so can a script
+	// whose user said how to open a browser ($BROWSER, as other
+	// command-line tools read it): call and check then log in and step
+	// up as the TUI does.
+	cfg.Interactive = term.IsTerminal(os.Stdin.Fd()) || os.Getenv("BROWSER") != ""
 	cfg.Prompt = os.Stderr
 	if cfg.Store == nil {
 		if s, err := oauth.DefaultStore(); err == nil {
