@@ -129,6 +129,10 @@ func TestAuthFlagsUsage(t *testing.T) {
 		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-metadata-url", "http://example.com/c.json"}, "want an HTTPS URL with a path"},
 		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-metadata-url", "https://example.com/"}, "want an HTTPS URL with a path"},
 		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-id", "x", "--client-secret", "hunter22"}, ""},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-id", "x", "--client-key-file", "k.pem"}, "--client-key-file goes with --client-credentials"},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-credentials", "--client-id", "x", "--client-secret", "s", "--client-key-file", "k.pem"}, "give one"},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-credentials", "--client-id", "x", "--client-key-file", "/nonexistent/k.pem"}, "--client-key-file: open /nonexistent/k.pem"},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-credentials", "--client-id", "x"}, "--client-secret or --client-key-file"},
 	} {
 		code, stdout, stderr := inflight(t, tc.args...)
 		if tc.want == "" {

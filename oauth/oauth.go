@@ -61,8 +61,12 @@ type Config struct {
 	// for inflight, if there is one.
 	ClientMetadataURL string
 	// ClientCredentials uses the client credentials grant (machine to
-	// machine) with ClientID and ClientSecret: no browser, no user.
+	// machine) with ClientID and ClientSecret — or ClientKey — : no
+	// browser, no user.
 	ClientCredentials bool
+	// ClientKey, with ClientCredentials, authenticates the client with a
+	// JWT it signs (private_key_jwt, RFC 7523) instead of ClientSecret.
+	ClientKey *ClientKey
 	// Scopes, when set, replace the scopes discovered from the challenge or
 	// the resource metadata.
 	Scopes []string
@@ -236,9 +240,16 @@ func New(cfg Config, base http.RoundTripper, observe func(context.Context, event
 	t := &Transport{cfg: cfg, base: base, observe: observe, gate: make(chan struct{}, 1), prmURLs: map[string]bool{}}
 	t.hc = t.observedClient()
 
+	if cfg.ClientCredentials && cfg.ClientKey != nil {
+		if cfg.ClientID == "" || cfg.ClientSecret != "" {
+			return nil, errors.New("--client-key-file goes with --client-id and no --client-secret")
+		}
+		t.handler = &jwtClientHandler{clientID: cfg.ClientID, key: cfg.ClientKey, hc: t.hc}
+		return t, nil
+	}
 	if cfg.ClientCredentials {
 		if cfg.ClientID == "" || cfg.ClientSecret == "" {
-			return nil, errors.New("--client-credentials needs --client-id and --client-secret")
+			return nil, errors.New("--client-credentials needs --client-id and --client-secret (or --client-key-file)")
 		}
 		h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
 			Credentials: &oauthex.ClientCredentials{ClientID: cfg.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: cfg.ClientSecret}},
