@@ -42,6 +42,10 @@ type Options struct {
 	// runner.ToolCallParams builds them for --tool NAME --args JSON.
 	Method string
 	Params json.RawMessage
+	// Tool is the tool --tool named (Params then carry it). In the legacy
+	// era, without Task, inflight asks tools/list whether the tool runs
+	// only as a task, and then asks for one (Report.TaskRequiredByTool).
+	Tool string
 
 	// Timeout is the request's timeout (default 60s), pushed back by
 	// progress when ResetOnProgress is set; MaxTimeout is the limit nothing
@@ -135,6 +139,10 @@ type Report struct {
 	Result json.RawMessage `json:"result"`
 	// ToolError is set when a tools/call result said "isError": true.
 	ToolError bool `json:"toolError,omitempty"`
+	// TaskRequiredByTool says the call asked for a task without --task:
+	// tools/list said the tool runs only as a task (execution.taskSupport
+	// "required").
+	TaskRequiredByTool bool `json:"taskRequiredByTool,omitempty"`
 	// Subscription, for subscriptions/listen only: whether the server
 	// acknowledged it and how many notifications it delivered.
 	Subscription *SubscriptionReport `json:"subscription,omitempty"`
@@ -273,6 +281,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 
 	run := &callRun{cn: cn, live: live}
 	cn.Observe(run.observe)
+	run.lookUpTaskSupport(ctx, o)
 	params, err := run.params(ctx, o)
 	if err != nil {
 		cn.Close()
@@ -285,6 +294,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	}
 	run.follow(ctx, o, book)
 	run.hintTaskRequired(o)
+	run.hintTool(o)
 	cn.Close()
 	live.finish()
 
@@ -293,6 +303,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		response = &run.response
 	}
 	rep := ReportOf(cn.Info(), cn.Tracker(), req, response, time.Now())
+	rep.TaskRequiredByTool = run.taskRequired
 	if o.JSON {
 		report.WriteJSON(stdout, rep, red)
 	} else {
@@ -323,7 +334,7 @@ func (o *Options) checkRequest() error {
 // --log-level's.
 func (run *callRun) params(ctx context.Context, o Options) (json.RawMessage, error) {
 	params := o.Params
-	if o.Task && o.Method == wire.MethodToolsCall {
+	if (o.Task || run.taskRequired) && o.Method == wire.MethodToolsCall {
 		if run.cn.Info().Era == event.EraModern {
 			run.live.line("  --task: in the modern era the server decides whether a tools/call becomes a task; inflight declared the tasks extension")
 		} else {
@@ -374,12 +385,46 @@ func (run *callRun) follow(ctx context.Context, o Options, book *answer.Book) {
 	}
 }
 
+// lookUpTaskSupport asks tools/list, for a legacy server that declares
+// task-augmented tools and a --tool called without --task, whether the
+// tool runs only as a task: such a call sent without one is refused
+// (-32601), so it goes as a task, and the run says so. A modern server
+// decides by itself, and a lookup that fails leaves the call as asked.
+func (run *callRun) lookUpTaskSupport(ctx context.Context, o Options) {
+	info := run.cn.Info()
+	if o.Tool == "" || o.Task || info.Era != event.EraLegacy || !runner.DeclaresTaskTools(info.Capabilities) {
+		return
+	}
+	tool, found, err := run.cn.FindTool(ctx, o.Tool, toolLookupTimeout)
+	switch {
+	case err != nil:
+		run.live.line("  could not learn whether %s runs only as a task (%s): calling it as asked", run.live.safe(o.Tool), run.live.safe(err.Error()))
+	case found && tool.RequiresTask():
+		run.taskRequired = true
+		run.live.line("  %s runs only as a task (tools/list: execution.taskSupport \"required\"): asking for one", run.live.safe(o.Tool))
+	}
+}
+
+// toolLookupTimeout bounds the tools/list of lookUpTaskSupport.
+const toolLookupTimeout = 5 * time.Second
+
+// hintTool says, when a method without a slash is unknown to the server,
+// that it may be a tool: `inflight call slow` sends a method "slow".
+func (run *callRun) hintTool(o Options) {
+	req := run.req
+	if o.Tool != "" || strings.Contains(req.Method, "/") || req.Error == nil || req.Error.Code != wire.CodeMethodNotFound {
+		return
+	}
+	name := run.live.safe(req.Method)
+	run.live.line("  \"%s\" is no method of the server (methods have a slash: tools/call, resources/read …); to call the tool %s: inflight call --tool %s", name, name, name)
+}
+
 // hintTaskRequired says, when a legacy server that declares tasks refused
 // a tools/call sent without one as an unknown method, that the tool may
 // require a task: a legacy server MUST refuse such a call with -32601.
 func (run *callRun) hintTaskRequired(o Options) {
 	req, info := run.req, run.cn.Info()
-	if !o.Task && req.Method == wire.MethodToolsCall && req.Error != nil && req.Error.Code == wire.CodeMethodNotFound &&
+	if !o.Task && !run.taskRequired && req.Method == wire.MethodToolsCall && req.Error != nil && req.Error.Code == wire.CodeMethodNotFound &&
 		info.Era == event.EraLegacy && bytes.Contains(info.Capabilities, []byte(`"tasks"`)) {
 		run.live.line("  the server declares task-augmented tools: if this tool requires a task (execution.taskSupport \"required\"), call it with --task")
 	}
@@ -411,6 +456,9 @@ type callRun struct {
 	// tasks/cancel acknowledgement was.
 	taskChanges int
 	taskAck     bool
+	// taskRequired: tools/list said the tool runs only as a task, so the
+	// call asked for one without --task.
+	taskRequired bool
 }
 
 func (run *callRun) cancel(reason string, cause session.CancelCause) {
@@ -696,6 +744,9 @@ func printCallSummary(w io.Writer, rep Report, red *redact.Redactor) {
 			cause += " (" + c.Limit + ")"
 		}
 		row("cancel", fmt.Sprintf("at %s by %s; %s; reason %q", fmtMs(c.AtMs), cause, sig, safe(c.Reason)))
+	}
+	if rep.TaskRequiredByTool {
+		row("asked", "as a task without --task: tools/list says the tool runs only as one (execution.taskSupport \"required\")")
 	}
 	if t := rep.Task; t != nil {
 		row("task", taskSummary(t, safe))

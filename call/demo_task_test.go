@@ -115,3 +115,52 @@ func TestCallDemoTaskInputModern(t *testing.T) {
 		})
 	}
 }
+
+// A tool that runs only as a task (task_input: execution.taskSupport
+// "required"), called with --tool and no --task: in the legacy era the
+// call asks tools/list first and goes as a task, saying so; a modern
+// server makes it a task by itself, with no lookup.
+func TestCallToolThatRequiresTask(t *testing.T) {
+	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
+		var live bytes.Buffer
+		rep, code, _ := runCall(t, Options{Target: tc.Target(t, e), Method: "tools/call", Tool: "task_input", Live: &live,
+			Params: testserver.ToolParams(t, "task_input", `{"seconds":0.05,"wait":0.1,"pollMs":20}`)})
+		if rep.Task == nil {
+			t.Fatalf("exit %d, state %s, error %+v: no task\n%s", code, rep.State, rep.Error, live.String())
+		}
+		if want := e == testserver.Legacy; rep.TaskRequiredByTool != want {
+			t.Errorf("taskRequiredByTool %t, want %t", rep.TaskRequiredByTool, want)
+		}
+		if e == testserver.Legacy {
+			testserver.MustContain(t, live.String(), `task_input runs only as a task (tools/list: execution.taskSupport "required"): asking for one`)
+		}
+		if len(rep.Violations) != 0 {
+			t.Errorf("violations %+v", rep.Violations)
+		}
+	})
+	// A tool that may run as a task goes as an ordinary call unless --task
+	// asks: the lookup changes nothing for it.
+	rep, code, _ := runCall(t, Options{Target: testserver.Stdio(t, testserver.Legacy), Method: "tools/call", Tool: "task_job",
+		Params: testserver.ToolParams(t, "task_job", `{"seconds":0.05,"steps":2}`)})
+	if code != exitcode.Completed || rep.Task != nil || rep.TaskRequiredByTool {
+		t.Errorf("task_job without --task: exit %d, task %+v, taskRequiredByTool %t", code, rep.Task, rep.TaskRequiredByTool)
+	}
+}
+
+// `inflight call slow` sends a method "slow", which the server does not
+// know: the run says how to call the tool.
+func TestCallUnknownMethodHintsTool(t *testing.T) {
+	var live bytes.Buffer
+	rep, code, _ := runCall(t, Options{Target: testserver.Stdio(t, testserver.Legacy), Method: "slow", Live: &live})
+	if code != exitcode.Failed || rep.Error == nil {
+		t.Fatalf("exit %d, error %+v", code, rep.Error)
+	}
+	testserver.MustContain(t, live.String(), `"slow" is no method of the server`)
+	testserver.MustContain(t, live.String(), "inflight call --tool slow")
+	// A method with a slash is no tool name: no hint.
+	live.Reset()
+	runCall(t, Options{Target: testserver.Stdio(t, testserver.Legacy), Method: "tools/nothing", Live: &live})
+	if strings.Contains(live.String(), "--tool") {
+		t.Errorf("hint for tools/nothing:\n%s", live.String())
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -81,11 +80,15 @@ type Options struct {
 	TracePath string
 	// Live receives a line per step as the battery runs; nil for none.
 	Live io.Writer
+
+	// toolDefaulted: no Tool was named, so when the server lists no slow
+	// the battery picks one (pickSlowTool).
+	toolDefaulted bool
 }
 
 func (o *Options) defaults() {
 	if o.Tool == "" {
-		o.Tool = DefaultCheckTool
+		o.Tool, o.toolDefaulted = DefaultCheckTool, true
 	}
 	if len(bytes.TrimSpace(o.Args)) == 0 && (o.Tool == "slow" || o.Tool == "stubborn") {
 		o.Args = json.RawMessage(defaultDemoArgs)
@@ -122,9 +125,12 @@ type SkippedCheck struct {
 
 // Report is what `inflight check --json` prints.
 type Report struct {
-	Target          string             `json:"target"`
-	Tool            string             `json:"tool"`
-	Args            json.RawMessage    `json:"args"`
+	Target string          `json:"target"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+	// ToolChoice says why the battery used Tool when none was named and
+	// the server lists no slow: which tool, and what in its description.
+	ToolChoice      string             `json:"toolChoice,omitempty"`
 	Transport       string             `json:"transport"`
 	Era             string             `json:"era"`
 	ProtocolVersion string             `json:"protocolVersion"`
@@ -190,6 +196,16 @@ type battery struct {
 	unusable string
 	// midway is the mid-way cancel, judged once the connection is closed.
 	midway *midwayJudgement
+
+	// toolList is the server's tools/list once read (toolsRead), or why it
+	// could not be (toolListErr). toolChoice says why the battery uses a
+	// tool it picked; taskOnly, why the tool cannot serve the cancellation
+	// checks (it runs only as a task).
+	toolList    []runner.Tool
+	toolsRead   bool
+	toolListErr string
+	toolChoice  string
+	taskOnly    string
 }
 
 // malformedCancels are notifications/cancelled a server must survive; the
@@ -297,6 +313,9 @@ type batteryStep struct {
 	// this connection: they are skipped with it, whatever else happens.
 	notApplicable string
 	run           func()
+	// choosesTool: the battery's tool is known after this step, and the
+	// steps after it are named (and judged applicable) again.
+	choosesTool bool
 }
 
 // notificationsNA is why the checks that send a cancel notification do
@@ -320,15 +339,18 @@ func (b *battery) steps() []batteryStep {
 		midway, otherWay = otherWay, midway
 		naOtherWay = "on modern Streamable HTTP the cancel is the closed stream, which nothing can follow: cancel.stream_close checks it"
 	}
+	// A tool that runs only as a task cannot serve the checks that cancel
+	// an ordinary call; the tasks group runs it instead.
+	naTool := b.taskOnly
 	return []batteryStep{
-		{"server/discover", []string{CheckDiscover}, naDiscover, b.checkDiscover},
-		{"the tool's presence in tools/list", nil, "", b.checkToolListed},
-		{"the full run of " + b.o.Tool, []string{CheckProgressIncreases, CheckProgressStops}, "", b.checkFullRun},
-		{"the cancel of a finished request", []string{CheckCancelFinished}, naFinished, b.checkCancelFinished},
-		{"the mid-way cancel of " + b.o.Tool, midway, "", b.checkCancelMidway},
-		{"the other way of cancelling", otherWay, naOtherWay, nil},
-		{"the cancel of an unknown ID", []string{CheckCancelUnknown}, naNotify, b.checkCancelUnknown},
-		{"the malformed cancels", []string{CheckCancelMalformed}, naNotify, b.checkCancelMalformed},
+		{name: "server/discover", checks: []string{CheckDiscover}, notApplicable: naDiscover, run: b.checkDiscover},
+		{name: "the tool's presence in tools/list", run: b.checkToolListed, choosesTool: true},
+		{name: "the full run of " + b.o.Tool, checks: []string{CheckProgressIncreases, CheckProgressStops}, notApplicable: naTool, run: b.checkFullRun},
+		{name: "the cancel of a finished request", checks: []string{CheckCancelFinished}, notApplicable: naFinished, run: b.checkCancelFinished},
+		{name: "the mid-way cancel of " + b.o.Tool, checks: midway, notApplicable: naTool, run: b.checkCancelMidway},
+		{name: "the other way of cancelling", checks: otherWay, notApplicable: naOtherWay},
+		{name: "the cancel of an unknown ID", checks: []string{CheckCancelUnknown}, notApplicable: naNotify, run: b.checkCancelUnknown},
+		{name: "the malformed cancels", checks: []string{CheckCancelMalformed}, notApplicable: naNotify, run: b.checkCancelMalformed},
 	}
 }
 
@@ -339,7 +361,8 @@ func (b *battery) steps() []batteryStep {
 // part-way never reads as a short, clean run.
 func (b *battery) run() {
 	steps := b.steps()
-	for i, s := range steps {
+	for i := 0; i < len(steps); i++ {
+		s := steps[i]
 		if b.ctx.Err() != nil {
 			b.interrupted = true
 			break
@@ -349,6 +372,9 @@ func (b *battery) run() {
 			continue
 		}
 		s.run()
+		if s.choosesTool {
+			steps = b.steps() // the same steps, named for the tool now known
+		}
 		if b.interrupted {
 			break
 		}
@@ -632,52 +658,6 @@ func (b *battery) checkFullRun() {
 		b.add(CheckProgressStops, true, fmt.Sprintf("no progress in the %s after the response", quiet))
 	}
 	b.finished = r.ID
-}
-
-// checkToolListed makes sure the server has the tool before the battery
-// leans on it. A server whose tools/list fails is given the benefit of the
-// doubt: the full run will say what is wrong.
-func (b *battery) checkToolListed() {
-	b.step("looking for %s in tools/list", b.o.Tool)
-	r := b.request(wire.MethodToolsList, nil, defaultProbeTimeout)
-	if r.State != session.StateCompleted {
-		return
-	}
-	raw, ok := b.cn.Tracker().RawResponse(r.ID)
-	if !ok {
-		return
-	}
-	msg, err := wire.Decode(raw)
-	if err != nil {
-		return
-	}
-	var res struct {
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	if json.Unmarshal(msg.Result, &res) != nil {
-		return
-	}
-	names := make([]string, 0, len(res.Tools))
-	for _, t := range res.Tools {
-		names = append(names, t.Name)
-	}
-	if slices.Contains(names, b.o.Tool) {
-		return
-	}
-	if bytes.Contains(msg.Result, []byte(`"nextCursor"`)) {
-		return // paginated: the tool may be on a later page
-	}
-	list := "it lists none"
-	if len(names) > 0 {
-		sort.Strings(names)
-		if len(names) > 20 {
-			names = append(names[:20], fmt.Sprintf("and %d more", len(names)-20))
-		}
-		list = "its tools: " + strings.Join(names, ", ")
-	}
-	b.unusable = fmt.Sprintf("tools/list lists no tool %q (%s); name one that runs for a while and reports progress with --tool", b.o.Tool, list)
 }
 
 // checkCancelFinished cancels the request the full run finished.
@@ -1161,7 +1141,7 @@ func describeServerCancels(n int) string {
 func (b *battery) report() Report {
 	info := b.cn.Info()
 	rep := Report{
-		Target: b.o.Target.Describe(), Tool: b.o.Tool, Args: b.o.Args,
+		Target: b.o.Target.Describe(), Tool: b.o.Tool, Args: b.o.Args, ToolChoice: b.toolChoice,
 		Transport: info.Transport.String(), Era: info.Era.String(), ProtocolVersion: info.ProtocolVersion,
 		Server: report.ServerLabel(info), Findings: b.findings, Skipped: b.skipped,
 		Interrupted: b.interrupted,
@@ -1212,7 +1192,11 @@ func printCheckReport(w io.Writer, rep Report, red *redact.Redactor) {
 		server = "unnamed server"
 	}
 	fmt.Fprintf(w, "inflight check: %s %s on %s\n", safe(rep.Tool), safe(string(rep.Args)), safe(rep.Target))
-	fmt.Fprintf(w, "%s, %s era, protocol %s, %s\n\n", rep.Transport, rep.Era, safe(rep.ProtocolVersion), safe(server))
+	fmt.Fprintf(w, "%s, %s era, protocol %s, %s\n", rep.Transport, rep.Era, safe(rep.ProtocolVersion), safe(server))
+	if rep.ToolChoice != "" {
+		fmt.Fprintf(w, "tool: %s\n", safe(rep.ToolChoice))
+	}
+	fmt.Fprintln(w)
 	width, statusWidth := 0, 0
 	for _, f := range rep.Findings {
 		width = max(width, len(f.ID))

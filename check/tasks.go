@@ -110,31 +110,21 @@ func (b *battery) taskTool() (string, string) {
 	if b.o.TaskTool != "" {
 		return b.o.TaskTool, ""
 	}
-	r := b.request(wire.MethodToolsList, nil, defaultProbeTimeout)
-	raw, ok := b.cn.Tracker().RawResponse(r.ID)
-	if r.State != session.StateCompleted || !ok {
-		return "", "tools/list did not complete (" + describeState(r) + "), so no task tool could be found; name one with --task-tool"
+	tools := b.tools()
+	if tools == nil {
+		why := "tools/list could not be read"
+		if b.toolListErr != "" {
+			why = b.toolListErr
+		}
+		return "", why + ", so no task tool could be found; name one with --task-tool"
 	}
-	msg, err := wire.Decode(raw)
-	if err != nil {
-		return "", "tools/list's answer could not be read"
-	}
-	var res struct {
-		Tools []struct {
-			Name      string `json:"name"`
-			Execution struct {
-				TaskSupport string `json:"taskSupport"`
-			} `json:"execution"`
-		} `json:"tools"`
-	}
-	_ = json.Unmarshal(msg.Result, &res)
-	for _, t := range res.Tools {
+	for _, t := range tools {
 		if t.Name == demoTaskTool && t.Execution.TaskSupport != "" {
 			// The demo's well-behaved task tool, as slow is its slow tool.
 			return t.Name, ""
 		}
 	}
-	for _, t := range res.Tools {
+	for _, t := range tools {
 		if t.Execution.TaskSupport == "required" || t.Execution.TaskSupport == "optional" {
 			return t.Name, ""
 		}
@@ -175,7 +165,7 @@ func (b *battery) checkTasks() {
 		if len(b.o.TaskArgs) == 0 && done.State == session.StateFailed {
 			hint = "; if it needs arguments, give them with --task-args"
 		}
-		b.skip(fmt.Sprintf("%s did not become a task (it ended %s)%s", tool, oneLine(describeState(done), 300), hint), taskChecks...)
+		b.skip(fmt.Sprintf("%s did not become a task: %s%s", tool, whyNoTask(done), hint), taskChecks...)
 		return
 	}
 	b.finish(done)
@@ -218,9 +208,21 @@ func (b *battery) taskGroupTool() (tool string, ok bool) {
 		b.skip(why, taskChecks...)
 		return "", false
 	}
-	if tool == demoTaskTool && len(b.o.TaskArgs) == 0 {
+	switch {
+	case len(b.o.TaskArgs) > 0:
+	case tool == demoTaskTool:
 		// Quick, as slow's defaults are: a run to the end, then one to cancel.
 		b.o.TaskArgs = json.RawMessage(defaultDemoTaskArgs)
+	default:
+		// A tool that requires arguments is refused without them: give it
+		// the smallest its schema accepts, and say so.
+		for _, t := range b.tools() {
+			if args, made := argsFromSchema(t.InputSchema); t.Name == tool && made {
+				b.o.TaskArgs = args
+				b.line("  %s requires %s: the tasks group calls it with %s, made from its input schema (--task-args to choose)",
+					tool, strings.Join(t.RequiredArgs(), ", "), args)
+			}
+		}
 	}
 	return tool, true
 }

@@ -102,9 +102,18 @@ func TestAuthLoginStatusCallLogout(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "forgot 1 token(s)") {
 		t.Fatalf("logout: %d %s", code, stdout)
 	}
+	// With no browser to open (no terminal, no $BROWSER), the call is
+	// refused with what to run.
+	t.Setenv("BROWSER", "")
 	code, stdout, stderr = inflight(t, "call", u, "tools/list")
 	if code != 2 || !strings.Contains(stdout+stderr, "inflight auth login "+u) {
 		t.Fatalf("call after logout: %d\n%s\n%s", code, stdout, stderr)
+	}
+	// With $BROWSER saying how to open one, the call logs in by itself.
+	t.Setenv("BROWSER", os.Args[0])
+	code, stdout, stderr = inflight(t, "call", u, "tools/list", "--callback-url", freeCallbackURL(t))
+	if code != 0 || as.Count("authorize") != 2 {
+		t.Fatalf("call after logout with $BROWSER: %d authorize=%d\n%s\n%s", code, as.Count("authorize"), stdout, stderr)
 	}
 }
 
@@ -120,6 +129,10 @@ func TestAuthFlagsUsage(t *testing.T) {
 		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-metadata-url", "http://example.com/c.json"}, "want an HTTPS URL with a path"},
 		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-metadata-url", "https://example.com/"}, "want an HTTPS URL with a path"},
 		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-id", "x", "--client-secret", "hunter22"}, ""},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-id", "x", "--client-key-file", "k.pem"}, "--client-key-file goes with --client-credentials"},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-credentials", "--client-id", "x", "--client-secret", "s", "--client-key-file", "k.pem"}, "give one"},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-credentials", "--client-id", "x", "--client-key-file", "/nonexistent/k.pem"}, "--client-key-file: open /nonexistent/k.pem"},
+		{[]string{"call", "http://127.0.0.1:1/mcp", "ping", "--client-credentials", "--client-id", "x"}, "--client-secret or --client-key-file"},
 	} {
 		code, stdout, stderr := inflight(t, tc.args...)
 		if tc.want == "" {

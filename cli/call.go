@@ -107,7 +107,7 @@ func callRequest(positional []string, tool, toolArgs string, o *call.Options) (b
 		if err != nil {
 			return "", err
 		}
-		o.Method, o.Params = "tools/call", params
+		o.Method, o.Params, o.Tool = "tools/call", params, tool
 	case toolArgs != "":
 		return "", errors.New("--args goes with --tool NAME")
 	case o.Method == "":

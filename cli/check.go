@@ -64,13 +64,17 @@ lost part-way); 4 interrupted.`,
 	}
 	c.jsonUsage[cmd] = func(msg string, red *redact.Redactor) {
 		if o.JSON {
-			check.WriteNotRun(c.stdout, check.Options{Tool: o.Tool, Args: json.RawMessage(toolArgs), Target: tf.Raw()},
+			tool := o.Tool
+			if tool == "" {
+				tool = check.DefaultCheckTool
+			}
+			check.WriteNotRun(c.stdout, check.Options{Tool: tool, Args: json.RawMessage(toolArgs), Target: tf.Raw()},
 				exitcode.Usage, msg, red)
 		}
 	}
 	tf.Add(cmd.Flags())
 	fs := cmd.Flags()
-	fs.StringVar(&o.Tool, "tool", check.DefaultCheckTool, "slow tool `NAME` that reports progress")
+	fs.StringVar(&o.Tool, "tool", "", "slow tool `NAME` that reports progress (default: the demo's slow; a server without one: the tool whose description speaks most of a long run with progress)")
 	fs.StringVar(&toolArgs, "args", "", "the tool's arguments, a `JSON` object (demo slow/stubborn: {\"seconds\":1.5,\"steps\":6})")
 	fs.StringVar(&o.TaskTool, "task-tool", "", "tool `NAME` the tasks group runs as a task (default: the first whose execution.taskSupport allows one)")
 	fs.StringVar(&taskArgs, "task-args", "", "the task tool's arguments, a `JSON` object")

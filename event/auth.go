@@ -92,6 +92,10 @@ type AuthStep struct {
 	Expires time.Time
 	// Text says what happened in a few words.
 	Text string
+	// Flag, when set, names what the step went on past that a
+	// specification forbids (oauth.FlagIssuerMismatch); Text says it in
+	// words.
+	Flag string
 	// Err is set when the step failed.
 	Err string
 }

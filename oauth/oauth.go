@@ -19,6 +19,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,8 +61,12 @@ type Config struct {
 	// for inflight, if there is one.
 	ClientMetadataURL string
 	// ClientCredentials uses the client credentials grant (machine to
-	// machine) with ClientID and ClientSecret: no browser, no user.
+	// machine) with ClientID and ClientSecret — or ClientKey — : no
+	// browser, no user.
 	ClientCredentials bool
+	// ClientKey, with ClientCredentials, authenticates the client with a
+	// JWT it signs (private_key_jwt, RFC 7523) instead of ClientSecret.
+	ClientKey *ClientKey
 	// Scopes, when set, replace the scopes discovered from the challenge or
 	// the resource metadata.
 	Scopes []string
@@ -131,6 +136,9 @@ type Transport struct {
 	// under way, for an error that says where inflight looked.
 	tried    []string
 	asmFound bool
+	// prmFound: usable protected resource metadata came during the
+	// authorization under way (so no 2025-03-26 fallback applies).
+	prmFound bool
 	// override is a token source refreshed after a 401 (the handler's own
 	// cannot be replaced); nil after the handler authorizes again.
 	override oauth2.TokenSource
@@ -186,6 +194,18 @@ func (t *Transport) noteTried(s event.AuthStep) {
 	t.tried = append(t.tried, s.URL+" ("+what+")")
 }
 
+func (t *Transport) notePRM() {
+	t.mu.Lock()
+	t.prmFound = true
+	t.mu.Unlock()
+}
+
+func (t *Transport) sawPRM() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.prmFound
+}
+
 func (t *Transport) isResourceMetadataURL(u *url.URL) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -220,9 +240,16 @@ func New(cfg Config, base http.RoundTripper, observe func(context.Context, event
 	t := &Transport{cfg: cfg, base: base, observe: observe, gate: make(chan struct{}, 1), prmURLs: map[string]bool{}}
 	t.hc = t.observedClient()
 
+	if cfg.ClientCredentials && cfg.ClientKey != nil {
+		if cfg.ClientID == "" || cfg.ClientSecret != "" {
+			return nil, errors.New("--client-key-file goes with --client-id and no --client-secret")
+		}
+		t.handler = &jwtClientHandler{clientID: cfg.ClientID, key: cfg.ClientKey, hc: t.hc}
+		return t, nil
+	}
 	if cfg.ClientCredentials {
 		if cfg.ClientID == "" || cfg.ClientSecret == "" {
-			return nil, errors.New("--client-credentials needs --client-id and --client-secret")
+			return nil, errors.New("--client-credentials needs --client-id and --client-secret (or --client-key-file)")
 		}
 		h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
 			Credentials: &oauthex.ClientCredentials{ClientID: cfg.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: cfg.ClientSecret}},
@@ -344,11 +371,27 @@ func (t *Transport) useKept(hcfg *auth.AuthorizationCodeHandlerConfig) error {
 		hcfg.PreregisteredClient = pre
 		t.preClientID = entry.ClientID
 	}
+	if entry != nil && cfg.Interactive && !covers(entry.Scopes, cfg.Scopes) {
+		// --scope asks for more than the kept token has (the login a
+		// refused step-up said to run): authorize afresh, with the client
+		// kept, rather than find the narrow token still good.
+		entry = nil
+	}
 	if entry != nil {
 		t.stored, t.issuer = entry, entry.Issuer
 		hcfg.InitialTokenSource = t.keeping(entry.Config().TokenSource(t.refreshContext(), entry.Token), entry)
 	}
 	return nil
+}
+
+// covers reports whether the scopes granted include every scope wanted.
+func covers(granted, wanted []string) bool {
+	for _, s := range wanted {
+		if !slices.Contains(granted, s) {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *Transport) emit(ctx context.Context, s event.AuthStep) {
@@ -442,8 +485,50 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (t *Transport) loginHint() string {
-	return fmt.Sprintf("run `inflight auth login %s` (it opens a browser), or give a machine client with --client-credentials --client-id ID --client-secret SECRET",
+	return fmt.Sprintf("run `inflight auth login %s` (it opens a browser), or set $BROWSER so that inflight opens one itself, or give a machine client with --client-credentials --client-id ID --client-secret SECRET",
 		ServerKey(t.cfg.Server))
+}
+
+// stepUpHint is what to run when a request needs more scope than the token
+// has and no browser step may happen: a login that asks for scopes, the
+// kept token's and the challenge's together (the step-up's union).
+func (t *Transport) stepUpHint(resp *http.Response) string {
+	var scopes []string
+	if e := t.Kept(); e != nil {
+		scopes = append(scopes, e.Scopes...)
+	}
+	for _, s := range challengeScopes(resp) {
+		if !slices.Contains(scopes, s) {
+			scopes = append(scopes, s)
+		}
+	}
+	cmd := "inflight auth login " + shellQuote(ServerKey(t.cfg.Server))
+	if len(scopes) > 0 {
+		cmd += " --scope " + shellQuote(strings.Join(scopes, " "))
+	}
+	return fmt.Sprintf("run `%s` (it opens a browser), or set $BROWSER so that inflight opens one itself", cmd)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it: a command
+// inflight suggests may carry a server's words (its scopes).
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@%+=,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// insufficientScope reports a 403 whose bearer challenge says
+// insufficient_scope: the token is good, but too narrow (a step-up).
+func insufficientScope(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusForbidden && needsAuthorization(resp)
 }
 
 // needsAuthorization: a 401, or a 403 whose challenge says
@@ -525,13 +610,19 @@ func (t *Transport) authorize(ctx context.Context, gen uint64, req *http.Request
 	if t.codeFlow && !t.cfg.Interactive {
 		// No one to open a browser for: say what to run, and register
 		// nothing that could not be used.
+		hint, err := t.loginHint(), fmt.Errorf("%w (HTTP %d)", ErrLoginNeeded, resp.StatusCode)
+		if insufficientScope(resp) {
+			hint = t.stepUpHint(resp)
+			err = fmt.Errorf("%w: the token has too little scope for this request (HTTP 403 insufficient_scope, scope %q), and a step-up needs the browser step",
+				ErrLoginNeeded, strings.Join(challengeScopes(resp), " "))
+		}
 		drain(resp)
-		t.emit(ctx, event.AuthStep{Kind: event.AuthFailed, Start: time.Now(), Status: resp.StatusCode, Text: t.loginHint()})
-		return &Error{Step: event.AuthChallenge, Err: fmt.Errorf("%w (HTTP %d): %s", ErrLoginNeeded, resp.StatusCode, t.loginHint())}
+		t.emit(ctx, event.AuthStep{Kind: event.AuthFailed, Start: time.Now(), Status: resp.StatusCode, Text: hint})
+		return &Error{Step: event.AuthChallenge, Err: fmt.Errorf("%w: %s", err, hint)}
 	}
 	start := time.Now()
 	t.mu.Lock()
-	t.tried, t.asmFound = nil, false
+	t.tried, t.asmFound, t.prmFound = nil, false, false
 	t.mu.Unlock()
 	if err := t.handler.Authorize(ctx, req, resp); err != nil {
 		if ctx.Err() != nil {

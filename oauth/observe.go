@@ -3,6 +3,7 @@ package oauth
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -82,9 +83,19 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	ok := resp.StatusCode/100 == 2
 	switch kind {
 	case event.AuthResourceMetadata:
-		describeResourceMetadata(&step, ok, body)
+		if describeResourceMetadata(&step, ok, body) {
+			o.t.notePRM()
+		}
 	case event.AuthServerMetadata:
-		if issuer, found := describeServerMetadata(&step, ok, body); found {
+		issuer, found := describeServerMetadata(&step, ok, body)
+		if found {
+			if fixed, flag, mismatch := o.t.fallbackIssuer(req.URL, issuer, body); mismatch {
+				// Said after the document's own step, as a step of its own.
+				defer o.t.emit(req.Context(), flag)
+				resp.Body = io.NopCloser(bytes.NewReader(fixed))
+				resp.ContentLength = int64(len(fixed))
+				issuer = flag.Issuer
+			}
 			o.t.setIssuer(issuer)
 		}
 	case event.AuthRegistration:
@@ -100,8 +111,9 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // describeResourceMetadata says in step what a protected resource
-// metadata document (body; ok: a 2xx answer) names.
-func describeResourceMetadata(step *event.AuthStep, ok bool, body []byte) {
+// metadata document (body; ok: a 2xx answer) names, and whether it was
+// usable.
+func describeResourceMetadata(step *event.AuthStep, ok bool, body []byte) bool {
 	var m struct {
 		Resource   string   `json:"resource"`
 		Servers    []string `json:"authorization_servers"`
@@ -114,10 +126,11 @@ func describeResourceMetadata(step *event.AuthStep, ok bool, body []byte) {
 		if len(m.Servers) > 0 {
 			step.Issuer = m.Servers[0]
 		}
-	} else {
-		step.FellBack = true
-		step.Text = "no usable protected resource metadata here; the next location is tried"
+		return true
 	}
+	step.FellBack = true
+	step.Text = "no usable protected resource metadata here; the next location is tried"
+	return false
 }
 
 // describeServerMetadata says in step what an authorization server's
@@ -223,4 +236,51 @@ func plainErr(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// FlagIssuerMismatch marks the step that says an authorization server's
+// metadata named another issuer than the one it was found under, and that
+// inflight went on all the same (the 2025-03-26 fallback only).
+const FlagIssuerMismatch = "issuer_mismatch"
+
+// rfc8414IssuerRule is RFC 8414 §3.3 on the metadata's issuer.
+const rfc8414IssuerRule = `RFC 8414 §3.3: "The "issuer" value returned MUST be identical to the authorization server's issuer identifier value into which the well-known URI string was inserted to create the URL used to retrieve the metadata. If these values are not identical, the data contained in the response MUST NOT be used."`
+
+// fallbackIssuer handles the one case where inflight uses authorization
+// server metadata whose issuer is not the one it was found under: a
+// 2025-03-26 server, which publishes no protected resource metadata, so
+// that its authorization server is found at the root of its own origin
+// (that era's discovery), and whose metadata there names another issuer
+// (its path, say …/oauth). Such servers exist and the era knows no other
+// way to name the issuer, so inflight goes on, taking the root as the
+// issuer, and says so in a flagged step with the RFC's words. Anywhere
+// else — metadata a resource's metadata pointed to — a mismatch stays
+// the refusal it must be. fixed is body with the root as issuer.
+func (t *Transport) fallbackIssuer(u *url.URL, issuer string, body []byte) (fixed []byte, flag event.AuthStep, mismatch bool) {
+	server, err := url.Parse(t.cfg.Server)
+	if err != nil || t.sawPRM() || u.Scheme != server.Scheme || u.Host != server.Host {
+		return nil, event.AuthStep{}, false
+	}
+	if u.Path != "/.well-known/oauth-authorization-server" && u.Path != "/.well-known/openid-configuration" {
+		return nil, event.AuthStep{}, false
+	}
+	root := server.Scheme + "://" + server.Host
+	if strings.TrimSuffix(issuer, "/") == root {
+		return nil, event.AuthStep{}, false
+	}
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &doc) != nil {
+		return nil, event.AuthStep{}, false
+	}
+	doc["issuer"], _ = json.Marshal(root)
+	fixed, err = json.Marshal(doc)
+	if err != nil {
+		return nil, event.AuthStep{}, false
+	}
+	flag = event.AuthStep{Kind: event.AuthServerMetadata, Method: http.MethodGet, URL: stripQuery(u), Start: time.Now(), Issuer: root,
+		Flag: FlagIssuerMismatch,
+		Text: fmt.Sprintf("⚑ issuer mismatch: the metadata found at %s says issuer %q, not %q; %s. "+
+			"The server publishes no protected resource metadata (a 2025-03-26 server), so its root is the only issuer discovery gives: inflight goes on with the metadata, taking %s as the issuer",
+			stripQuery(u), issuer, root, rfc8414IssuerRule, root)}
+	return fixed, flag, true
 }

@@ -20,6 +20,8 @@ type authFlags struct {
 	clientID          string
 	clientSecret      string
 	clientCredentials bool
+	clientKeyFile     string
+	clientKey         *oauth.ClientKey
 	scopes            []string
 	callbackURL       string
 	clientMetadataURL string
@@ -30,7 +32,8 @@ type authFlags struct {
 func (a *authFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&a.clientID, "client-id", "", "OAuth: a pre-registered client `ID` (without one inflight registers itself)")
 	fs.StringVar(&a.clientSecret, "client-secret", "", "OAuth: the pre-registered client's `SECRET`")
-	fs.BoolVar(&a.clientCredentials, "client-credentials", false, "OAuth: the client credentials grant with --client-id and --client-secret (machine to machine, no browser)")
+	fs.BoolVar(&a.clientCredentials, "client-credentials", false, "OAuth: the client credentials grant with --client-id and --client-secret or --client-key-file (machine to machine, no browser)")
+	fs.StringVar(&a.clientKeyFile, "client-key-file", "", "OAuth: with --client-credentials, sign the client's JWT assertion with the private key in `PEM` instead of a secret (private_key_jwt, RFC 7523; ES256 or RS256, from the key)")
 	fs.StringArrayVar(&a.scopes, "scope", nil, "OAuth: ask for `SCOPE` instead of the discovered scopes (repeatable)")
 	fs.StringVar(&a.clientMetadataURL, "client-metadata-url", "", "OAuth: the HTTPS `URL` of a client ID metadata document describing inflight (its client_id), used where the server supports them")
 	fs.StringVar(&a.callbackURL, "callback-url", "", "OAuth: the loopback redirect `URL` the browser step listens on (default "+oauth.DefaultCallbackURL+")")
@@ -44,10 +47,11 @@ func (a *authFlags) addSecrets(b *redact.Builder) {
 
 // resolve sets t.Auth for a URL target: OAuth runs unless -H gives an
 // Authorization header or --no-auth says not to. The browser step may
-// happen when stdin is a terminal (a person is there); otherwise only a
-// kept token, its refresh, or client credentials are used.
+// happen when stdin is a terminal (a person is there) or $BROWSER says how
+// to open one; otherwise only a kept token, its refresh, or client
+// credentials are used.
 func (a *authFlags) resolve(t *Target) error {
-	set := a.clientID != "" || a.clientSecret != "" || a.clientCredentials || len(a.scopes) > 0 || a.callbackURL != "" || a.noBrowser || a.clientMetadataURL != ""
+	set := a.clientID != "" || a.clientSecret != "" || a.clientCredentials || a.clientKeyFile != "" || len(a.scopes) > 0 || a.callbackURL != "" || a.noBrowser || a.clientMetadataURL != ""
 	if off, err := a.noOAuth(t, set); off || err != nil {
 		return err
 	}
@@ -64,7 +68,7 @@ func (a *authFlags) resolve(t *Target) error {
 func (a *authFlags) noOAuth(t *Target, set bool) (off bool, err error) {
 	if t.URL == "" {
 		if set {
-			return true, errors.New("the OAuth flags (--client-id, --client-secret, --client-credentials, --client-metadata-url, --scope, --callback-url, --no-browser) apply to a URL server")
+			return true, errors.New("the OAuth flags (--client-id, --client-secret, --client-credentials, --client-key-file, --client-metadata-url, --scope, --callback-url, --no-browser) apply to a URL server")
 		}
 		return true, nil
 	}
@@ -94,8 +98,24 @@ func (a *authFlags) check(t *Target) error {
 	if id == "" && t.Auth != nil {
 		id, secret = t.Auth.ClientID, t.Auth.ClientSecret
 	}
-	if a.clientCredentials && (id == "" || secret == "") {
-		return errors.New("--client-credentials needs --client-id and --client-secret (or a config entry's client ID and secret)")
+	if a.clientKeyFile != "" {
+		switch {
+		case !a.clientCredentials:
+			return errors.New("--client-key-file goes with --client-credentials (the key authenticates a machine client)")
+		case a.clientSecret != "":
+			return errors.New("--client-key-file and --client-secret are two ways to authenticate the client: give one")
+		case id == "":
+			return errors.New("--client-key-file needs --client-id (the JWT's issuer and subject)")
+		}
+		raw, err := os.ReadFile(a.clientKeyFile)
+		if err != nil {
+			return fmt.Errorf("--client-key-file: %w", err)
+		}
+		if a.clientKey, err = oauth.ParseClientKey(raw); err != nil {
+			return fmt.Errorf("--client-key-file %s: %w", a.clientKeyFile, err)
+		}
+	} else if a.clientCredentials && (id == "" || secret == "") {
+		return errors.New("--client-credentials needs --client-id and --client-secret or --client-key-file (or a config entry's client ID and secret)")
 	}
 	if a.clientSecret != "" && a.clientID == "" {
 		return errors.New("--client-secret goes with --client-id")
@@ -137,6 +157,9 @@ func (a *authFlags) config(t *Target) *oauth.Config {
 	}
 	cfg.Server = t.URL
 	cfg.ClientCredentials = a.clientCredentials
+	if a.clientKey != nil {
+		cfg.ClientKey, cfg.ClientSecret = a.clientKey, ""
+	}
 	if a.callbackURL != "" {
 		cfg.CallbackURL = a.callbackURL
 	}
@@ -144,7 +167,11 @@ func (a *authFlags) config(t *Target) *oauth.Config {
 		cfg.ClientMetadataURL = a.clientMetadataURL
 	}
 	cfg.NoBrowser = a.noBrowser
-	cfg.Interactive = term.IsTerminal(os.Stdin.Fd())
+	// A person at the terminal can do the browser step; so can a script
+	// whose user said how to open a browser ($BROWSER, as other
+	// command-line tools read it): call and check then log in and step
+	// up as the TUI does.
+	cfg.Interactive = term.IsTerminal(os.Stdin.Fd()) || os.Getenv("BROWSER") != ""
 	cfg.Prompt = os.Stderr
 	if cfg.Store == nil {
 		if s, err := oauth.DefaultStore(); err == nil {

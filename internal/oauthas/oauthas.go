@@ -8,6 +8,7 @@
 package oauthas
 
 import (
+	"crypto"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -20,12 +21,17 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // Client is a registered client.
 type Client struct {
 	Secret       string
 	RedirectURIs []string
+	// Key, when set, authenticates the client with a JWT it signs
+	// (private_key_jwt, RFC 7523 §2.2) instead of a secret.
+	Key crypto.PublicKey
 }
 
 // Config shapes the server.
@@ -65,9 +71,12 @@ type Config struct {
 	CIMDClient *http.Client
 	// AuthMethods, when set, are the token endpoint auth methods the
 	// server advertises and accepts (client_secret_basic,
-	// client_secret_post, none); a client authenticating otherwise is
-	// refused.
+	// client_secret_post, none, private_key_jwt); a client authenticating
+	// otherwise is refused.
 	AuthMethods []string
+	// SigningAlgs are the token_endpoint_auth_signing_alg_values_supported
+	// it advertises and accepts for private_key_jwt (default ES256, RS256).
+	SigningAlgs []string
 }
 
 // Server is the authorization server. Mount Handler at the root of Issuer.
@@ -81,6 +90,8 @@ type Server struct {
 	access   map[string]Token
 	refresh  map[string]grant
 	requests map[string]int
+	// jtis are the client assertions already used.
+	jtis map[string]bool
 }
 
 type grant struct {
@@ -105,7 +116,7 @@ func New(issuer string, cfg Config) *Server {
 		cfg.Metadata = "oauth"
 	}
 	s := &Server{cfg: cfg, Issuer: strings.TrimSuffix(issuer, "/"), clients: map[string]Client{}, codes: map[string]grant{},
-		access: map[string]Token{}, refresh: map[string]grant{}, requests: map[string]int{}}
+		access: map[string]Token{}, refresh: map[string]grant{}, requests: map[string]int{}, jtis: map[string]bool{}}
 	for id, c := range cfg.Clients {
 		s.clients[id] = c
 	}
@@ -142,6 +153,9 @@ func (s *Server) Metadata() map[string]any {
 	}
 	if len(s.cfg.AuthMethods) > 0 {
 		m["token_endpoint_auth_methods_supported"] = s.cfg.AuthMethods
+	}
+	if slices.Contains(s.cfg.AuthMethods, "private_key_jwt") {
+		m["token_endpoint_auth_signing_alg_values_supported"] = s.signingAlgs()
 	}
 	if len(s.cfg.Scopes) > 0 {
 		m["scopes_supported"] = s.cfg.Scopes
@@ -311,8 +325,19 @@ func (s *Server) fetchClientMetadata(id string) error {
 	return nil
 }
 
-// clientAuth checks the client's credentials (basic or post).
+func (s *Server) signingAlgs() []string {
+	if len(s.cfg.SigningAlgs) > 0 {
+		return s.cfg.SigningAlgs
+	}
+	return []string{"ES256", "RS256"}
+}
+
+// clientAuth checks the client's credentials (basic, post, or a JWT
+// assertion).
 func (s *Server) clientAuth(r *http.Request) (string, Client, bool) {
+	if r.PostForm.Get("client_assertion_type") != "" {
+		return s.assertionAuth(r)
+	}
 	id, secret, basic := r.BasicAuth()
 	method := "client_secret_basic"
 	if basic {
@@ -335,6 +360,44 @@ func (s *Server) clientAuth(r *http.Request) (string, Client, bool) {
 		return id, c, false
 	}
 	return id, c, true
+}
+
+// assertionAuth checks a private_key_jwt assertion as RFC 7523 §3 asks:
+// signed by the client's key with an advertised algorithm, iss and sub the
+// client, aud this server (its issuer or token endpoint), not expired,
+// and its jti never seen before.
+func (s *Server) assertionAuth(r *http.Request) (string, Client, bool) {
+	f := r.PostForm
+	if f.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+		return "", Client{}, false
+	}
+	if len(s.cfg.AuthMethods) > 0 && !slices.Contains(s.cfg.AuthMethods, "private_key_jwt") {
+		return "", Client{}, false
+	}
+	var claims jwt.RegisteredClaims
+	var client Client
+	tok, err := jwt.ParseWithClaims(f.Get("client_assertion"), &claims, func(t *jwt.Token) (any, error) {
+		iss, _ := t.Claims.GetIssuer()
+		s.mu.Lock()
+		c, ok := s.clients[iss]
+		s.mu.Unlock()
+		if !ok || c.Key == nil {
+			return nil, fmt.Errorf("no client %q with a key", iss)
+		}
+		client = c
+		return c.Key, nil
+	}, jwt.WithValidMethods(s.signingAlgs()), jwt.WithExpirationRequired(), jwt.WithAudience(s.Issuer, s.Issuer+"/token"))
+	if err != nil || !tok.Valid || claims.Subject != claims.Issuer || claims.ID == "" || (f.Get("client_id") != "" && f.Get("client_id") != claims.Issuer) {
+		return claims.Issuer, Client{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.jtis[claims.ID] {
+		return claims.Issuer, Client{}, false // replayed
+	}
+	s.jtis[claims.ID] = true
+	s.requests["private_key_jwt"]++
+	return claims.Issuer, client, true
 }
 
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
@@ -380,7 +443,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		s.issue(w, g, true)
 		return
 	case "client_credentials":
-		if !s.cfg.ClientCredentials || client.Secret == "" {
+		if !s.cfg.ClientCredentials || (client.Secret == "" && client.Key == nil) {
 			oauthErr(w, http.StatusBadRequest, "unauthorized_client", "client credentials grant not allowed")
 			return
 		}

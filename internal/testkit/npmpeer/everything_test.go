@@ -239,3 +239,54 @@ func TestEverythingTask(t *testing.T) {
 		t.Fatalf("want the task cancelled with tasks/cancel, acknowledged, and its status cancelled:\n%s", out)
 	}
 }
+
+// The reference server's task tool called as a newcomer would, without
+// --task: inflight learns from tools/list that it runs only as a task
+// (taskSupport "required") and asks for one, and says so.
+func TestEverythingTaskRequiredByTool(t *testing.T) {
+	t.Parallel()
+	in := npmpeer.Need(t, npmpeer.Node, npmpeer.Everything)
+	args := []string{"call", "--tool", "simulate-research-query", "--args", `{"topic":"x"}`, "--json", "--"}
+	out := runInflight(t, append(args, in.EverythingCommand("stdio")...)...)
+	var r struct {
+		taskCallReport
+		TaskRequiredByTool bool `json:"taskRequiredByTool"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if r.State != "completed" || !r.TaskRequiredByTool || r.Task == nil || r.Task.Status != "completed" || !strings.Contains(string(r.Result), "Research Report") {
+		t.Fatalf("want a completed task asked for because the tool requires one (taskRequiredByTool):\n%s", out)
+	}
+}
+
+// check on the reference server as a newcomer runs it, naming no tool: the
+// server has no slow, so the battery picks its long-running tool and says
+// why, and the tasks group calls its task tool with arguments made from
+// the tool's schema. No ERROR, and the group runs.
+func TestEverythingCheckFirstTry(t *testing.T) {
+	t.Parallel()
+	in := npmpeer.Need(t, npmpeer.Node, npmpeer.Everything)
+	out := runInflight(t, append([]string{"check", "--json", "--"}, in.EverythingCommand("stdio")...)...)
+	var rep struct {
+		Tool, ToolChoice string
+		Findings         []struct{ ID, Status, Detail string }
+		Skipped          []struct{ ID, Reason string }
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("check --json: %v\n%s", err, out)
+	}
+	if rep.Tool != longOp || !strings.Contains(rep.ToolChoice, longOp) {
+		t.Errorf("tool %q (%q), want %s and why", rep.Tool, rep.ToolChoice, longOp)
+	}
+	status := map[string]string{}
+	for _, f := range rep.Findings {
+		status[f.ID] = f.Status
+		if f.Status == "FAIL" || f.Status == "ERROR" {
+			t.Errorf("%s %s: %s", f.Status, f.ID, f.Detail)
+		}
+	}
+	if status["progress.increasing"] != "PASS" || status["tasks.terminal_immutable"] != "PASS" {
+		t.Errorf("progress.increasing %q, tasks.terminal_immutable %q; want both PASS\n%s", status["progress.increasing"], status["tasks.terminal_immutable"], out)
+	}
+}
