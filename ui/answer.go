@@ -155,7 +155,7 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 			m.screens.openQuestion(&m.focus, s, m.size.width)
 		case ok && !a.ID.IsZero():
 			m.screens.list = m.screens.list.Select(r.ID, m.screens.list.Following())
-			m.openDetail()
+			m.screens.openDetail(&m.focus, m.tracker, m.size.width, m.chrome().bodyHeight(m.size.height))
 		default:
 			return nil
 		}

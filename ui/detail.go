@@ -4,6 +4,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/keymap"
+	"inflight/session"
 	"inflight/ui/detail"
 	"inflight/ui/question"
 	"inflight/ui/screen"
@@ -17,13 +18,13 @@ import (
 
 // openDetail opens the detail of the selected row: a request, or one of
 // the server's own requests.
-func (m *Model) openDetail() {
-	if s := m.screens.list.Incoming(); s != nil && m.focus.mode == keymap.ModeList {
-		m.screens.openQuestion(&m.focus, s, m.size.width)
+func (s *screens) openDetail(f *focus, t *session.Tracker, width, height int) {
+	if sr := s.list.Incoming(); sr != nil && f.mode == keymap.ModeList {
+		s.openQuestion(f, sr, width)
 		return
 	}
-	if r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode); ok {
-		m.screens.openRequest(&m.focus, r.ID, m.size.width, m.chrome().bodyHeight(m.size.height))
+	if r, ok := s.selectedRequest(t, f.mode); ok {
+		s.openRequest(f, r.ID, width, height)
 	}
 }
 

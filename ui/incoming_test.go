@@ -99,7 +99,7 @@ func TestIncomingRowUntied(t *testing.T) {
 	if h.m.screens.list.Incoming() == nil {
 		t.Fatalf("selection is not the question: %v", h.m.screens.list.Selected())
 	}
-	h.m.openDetail()
+	h.m.screens.openDetail(&h.m.focus, h.m.tracker, h.m.size.width, h.m.chrome().bodyHeight(h.m.size.height))
 	h.layoutNow()
 	scr = h.screen()
 	for _, want := range []string{"↘ elicitation/create from the server (its ID 3)", "not tied to a request: 2 were in flight when it came", "TIMELINE", "arrived", "PARAMS", "Confirm deletion of 3 files?"} {
@@ -242,7 +242,7 @@ func TestGoldenIncomingRows(t *testing.T) {
 				t.Fatalf("enter on a waiting question did not open the form")
 			}
 			h.key("esc")
-			h.m.openDetail()
+			h.m.screens.openDetail(&h.m.focus, h.m.tracker, h.m.size.width, h.m.chrome().bodyHeight(h.m.size.height))
 			h.layoutNow()
 			h.golden()
 		})
@@ -306,7 +306,7 @@ func TestIncomingDetailSaysHowManyWereDropped(t *testing.T) {
 	}
 	h.events(evs...)
 	h.m.screens.list = h.m.screens.list.Select(wire.IntID(id), h.m.screens.list.Following())
-	h.m.openDetail()
+	h.m.screens.openDetail(&h.m.focus, h.m.tracker, h.m.size.width, h.m.chrome().bodyHeight(h.m.size.height))
 	h.layoutNow()
 	if scr := h.screen(); !strings.Contains(scr, "… 10 older ones that had ended are not kept; these 1000 are the open ones and the newest") {
 		t.Errorf("the detail does not say how many were dropped:\n%s", scr)

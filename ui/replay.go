@@ -165,7 +165,15 @@ func (m *Model) replayAction(act screen.Action) tea.Cmd {
 		rp.Step(a.Delta)
 	case scrubber.Flag:
 		m.screens.replay.gen++
-		m.replayFlag(a.Forward)
+		var f source.Flag
+		var ok bool
+		if a.Forward {
+			f, ok = rp.NextFlag()
+		} else {
+			f, ok = rp.PrevFlag()
+		}
+		m.replayMoved()
+		m.status.say(flagNotice(f, ok, a.Forward, m.opts.line), m.opts.Redact, m.opts.moment())
 		return nil
 	case scrubber.Speed:
 		if !m.screens.replay.scrub.Playing() {
@@ -190,27 +198,18 @@ func (m *Model) replayAction(act screen.Action) tea.Cmd {
 	return nil
 }
 
-// replayFlag moves to the next flag or the previous one, and says which.
-func (m *Model) replayFlag(forward bool) {
-	rp := m.opts.Replay.Trace
-	var f source.Flag
-	var ok bool
-	if forward {
-		f, ok = rp.NextFlag()
-	} else {
-		f, ok = rp.PrevFlag()
-	}
-	m.replayMoved()
+// flagNotice says which flag a move to the next (forward) or previous
+// one reached, or that there was none (ok false).
+func flagNotice(f source.Flag, ok, forward bool, line func(string) string) notice {
 	switch {
 	case !ok && forward:
-		m.setStatus(levelInfo, "no flag after this moment")
+		return notice{level: levelInfo, text: "no flag after this moment"}
 	case !ok:
-		m.setStatus(levelInfo, "no flag before this moment")
+		return notice{level: levelInfo, text: "no flag before this moment"}
 	case f.ID.IsZero():
-		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: %s", f.Kind, m.opts.line(f.Text)))
-	default:
-		m.setStatus(levelWarn, fmt.Sprintf("⚑ %s: #%s %s", f.Kind, m.opts.line(f.ID.String()), m.opts.line(f.Text)))
+		return notice{level: levelWarn, text: fmt.Sprintf("⚑ %s: %s", f.Kind, line(f.Text))}
 	}
+	return notice{level: levelWarn, text: fmt.Sprintf("⚑ %s: #%s %s", f.Kind, line(f.ID.String()), line(f.Text))}
 }
 
 // tick schedules the play's next frame on the clock, every frame.
