@@ -15,8 +15,13 @@ import (
 // and settings filled in, to change and send as a new request (r sends it
 // again as it is).
 func (m *Model) edit() tea.Cmd {
-	r, params, ok := m.selectedToSendAgain()
+	r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
 	if !ok {
+		return nil
+	}
+	params, n, ok := sendAgain(m.tracker, r)
+	if !ok {
+		m.status.say(n, m.opts.Redact, m.opts.moment())
 		return nil
 	}
 	m.focus.mode = keymap.ModeComposer
@@ -28,17 +33,12 @@ func (m *Model) edit() tea.Cmd {
 	return m.composerDid(act)
 }
 
-// selectedToSendAgain is the selected request with the params it would be
-// sent again with (r, E); its bytes gone from the store, that is said.
-func (m *Model) selectedToSendAgain() (*session.Request, json.RawMessage, bool) {
-	r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
+// sendAgain is the params request r would be sent again with (r, E);
+// its bytes gone from the store, the notice says so and ok is false.
+func sendAgain(t *session.Tracker, r *session.Request) (params json.RawMessage, n notice, ok bool) {
+	raw, ok := t.RawRequest(r.ID)
 	if !ok {
-		return nil, nil, false
+		return nil, notice{level: levelWarn, text: fmt.Sprintf("#%s: its bytes are no longer in the store; compose it again with n", r.ID)}, false
 	}
-	raw, ok := m.tracker.RawRequest(r.ID)
-	if !ok {
-		m.setStatus(levelWarn, fmt.Sprintf("#%s: its bytes are no longer in the store; compose it again with n", r.ID))
-		return nil, nil, false
-	}
-	return r, paramsForReissue(raw), true
+	return paramsForReissue(raw), notice{}, true
 }

@@ -26,39 +26,48 @@ func serverLogs(info event.ConnInfo) bool {
 // about to be sent: in the modern era in the request's _meta
 // (io.modelcontextprotocol/logLevel); in the legacy era the level is the
 // connection's, set with logging/setLevel when it differs from the one
-// last set (the command it returns sends it, a request of its own). A
-// request of the client's own housekeeping is left as it is.
-func (m *Model) withLogLevel(method string, params json.RawMessage, level string) (json.RawMessage, tea.Cmd) {
+// last set (set is the level to set first, with a request of its own;
+// "" when none is needed). A request of the client's own housekeeping is
+// left as it is.
+func (c *connection) withLogLevel(t *session.Tracker, method string, params json.RawMessage, level string) (json.RawMessage, string) {
 	if method == wire.MethodLoggingSetLevel {
-		return params, nil
+		return params, ""
 	}
-	info, ok := m.tracker.Conn()
+	info, ok := t.Conn()
 	if !ok {
-		return params, nil
+		return params, ""
 	}
 	if info.Era == event.EraModern {
 		if level == "" {
-			return params, nil
+			return params, ""
 		}
 		if p, err := wire.SetMeta(params, map[string]any{wire.MetaLogLevel: level}); err == nil {
-			return p, nil
+			return p, ""
 		}
-		return params, nil
+		return params, ""
 	}
-	if level == "" || level == m.conn.legacyLogLevel || !serverLogs(info) {
-		return params, nil
+	if level == "" || level == c.legacyLogLevel || !serverLogs(info) {
+		return params, ""
 	}
-	m.conn.legacyLogLevel = level
-	lp, _ := json.Marshal(map[string]string{"level": level})
-	return params, m.send(wire.MethodLoggingSetLevel, lp, session.RequestOptions{})
+	c.legacyLogLevel = level
+	return params, level
 }
 
 // sendLogged sends a request asking for logs at level: a legacy
 // logging/setLevel, when one is needed, goes first.
+// setLogLevel sends logging/setLevel at level ("": nothing to send).
+func (m *Model) setLogLevel(level string) tea.Cmd {
+	if level == "" {
+		return nil
+	}
+	lp, _ := json.Marshal(map[string]string{"level": level})
+	return m.send(wire.MethodLoggingSetLevel, lp, session.RequestOptions{})
+}
+
 func (m *Model) sendLogged(method string, params json.RawMessage, opts session.RequestOptions, level string) tea.Cmd {
-	params, set := m.withLogLevel(method, params, level)
+	params, set := m.conn.withLogLevel(m.tracker, method, params, level)
 	cmd := m.send(method, params, opts)
-	return inOrder(set, cmd)
+	return inOrder(m.setLogLevel(set), cmd)
 }
 
 // inOrder runs a, then b, in one command: a logging/setLevel reaches the

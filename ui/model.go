@@ -457,10 +457,11 @@ func (m *Model) start() tea.Cmd {
 	// before the --call requests (the composer may change it later).
 	var set tea.Cmd
 	if info, ok := m.tracker.Conn(); ok && info.Era != event.EraModern {
-		_, set = m.withLogLevel(wire.MethodToolsCall, nil, m.screens.composer.LogLevel())
+		_, level := m.conn.withLogLevel(m.tracker, wire.MethodToolsCall, nil, m.screens.composer.LogLevel())
+		set = m.setLogLevel(level)
 	}
 	for _, c := range m.opts.Calls {
-		params, _ := m.withLogLevel(c.Method, c.Params, m.screens.composer.LogLevel())
+		params, _ := m.conn.withLogLevel(m.tracker, c.Method, c.Params, m.screens.composer.LogLevel())
 		cmds = append(cmds, m.send(c.Method, params, session.RequestOptions{}))
 	}
 	m.opts.Calls = nil
@@ -918,8 +919,13 @@ func adjustTimeout(t *session.Tracker, r *session.Request, longer bool, now time
 
 // reissue sends the selected request again with a new ID.
 func (m *Model) reissue() tea.Cmd {
-	r, params, ok := m.selectedToSendAgain()
+	r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
 	if !ok {
+		return nil
+	}
+	params, n, ok := sendAgain(m.tracker, r)
+	if !ok {
+		m.status.say(n, m.opts.Redact, m.opts.moment())
 		return nil
 	}
 	reset := r.Timeout.ResetOnProgress
