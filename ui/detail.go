@@ -37,16 +37,16 @@ func (s *screens) openRequest(f *focus, id wire.ID, width, height int) {
 }
 
 // layoutDetail lays the open detail out in height rows.
-func (m *Model) layoutDetail(height int) {
-	if s := m.screens.incoming.Request(); s != nil {
-		m.screens.incoming = m.screens.incoming.Layout(m.env(), question.Input{Dark: m.theme.dark, Asks: m.questions.of(s) != nil}, m.size.width, height)
+func (s *screens) layoutDetail(env screen.Env, th theme, chop bool, qs *questionQueue, feed *proxyFeed, width, height int) {
+	if sr := s.incoming.Request(); sr != nil {
+		s.incoming = s.incoming.Layout(env, question.Input{Dark: th.dark, Asks: qs.of(sr) != nil}, width, height)
 		return
 	}
-	in := detail.Input{Dark: m.theme.dark, Chop: m.pager.chop}
-	if r, ok := m.tracker.Get(m.screens.detail.ID()); ok {
-		in.Host = detail.Host{Fact: m.feed.fact(m.theme.styles, r, m.opts.moment()), Acts: m.feed.steps(r)}
+	in := detail.Input{Dark: th.dark, Chop: chop}
+	if r, ok := env.Tracker.Get(s.detail.ID()); ok {
+		in.Host = detail.Host{Fact: feed.fact(th.styles, r, env.Now), Acts: feed.steps(r)}
 	}
-	m.screens.detail = m.screens.detail.Layout(m.env(), in, m.size.width, height)
+	s.detail = s.detail.Layout(env, in, width, height)
 }
 
 // viewDetail draws the open detail in height rows.

@@ -23,7 +23,7 @@ func (m *Model) layout() {
 	m.screens.stderrv = m.screens.stderrv.Layout(m.env(), m.size.width, h)
 	m.screens.auth.SetSize(m.size.width, h)
 	if m.focus.mode == keymap.ModeDetail {
-		m.layoutDetail(h)
+		m.screens.layoutDetail(m.env(), m.theme, m.pager.chop, &m.questions, &m.feed, m.size.width, h)
 	}
 	m.screens.prompt = m.screens.prompt.Sized(m.size.width)
 	m.screens.composer = m.screens.composer.Layout(m.size.width)

@@ -278,7 +278,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sendFailedMsg:
 		m.handleSendFailed(msg)
 	case cancelDoneMsg:
-		m.handleCancelDone(msg)
+		if m.conn.current(msg.gen) {
+			m.status.say(cancelDone(m.tracker, msg), m.opts.Redact, m.opts.moment())
+			// On modern HTTP the closed stream may have settled the
+			// request before this acknowledgement came back.
+			m.status.dropSettled(m.tracker)
+		}
 	case exportDoneMsg:
 		if msg.err != nil {
 			m.setStatus(levelError, "export failed: "+msg.err.Error())
@@ -520,35 +525,32 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 	return declineAfter(m.conn.cancel(id, reason, false), declines)
 }
 
-func (m *Model) handleCancelDone(msg cancelDoneMsg) {
-	if !m.conn.current(msg.gen) {
-		return
-	}
+// cancelDone is what the status line says once a cancel's signal went
+// out (or could not): who cancelled and with which signal, or why it
+// failed; nothing for a quiet one that went.
+func cancelDone(t *session.Tracker, msg cancelDoneMsg) notice {
 	switch {
 	case errors.Is(msg.err, client.ErrNotInFlight):
 		if !msg.quiet {
-			m.setStatus(levelInfo, fmt.Sprintf("#%s was already answered when the cancel went out", msg.id))
+			return notice{level: levelInfo, text: fmt.Sprintf("#%s was already answered when the cancel went out", msg.id)}
 		}
 	case msg.err != nil:
 		// The client reported the failure itself (a CancelSent with its
 		// error, on every transport), so the row says the server may never
 		// have learnt of the cancel; this is the status line's word of it.
-		m.setStatus(levelError, fmt.Sprintf("cancel #%s failed: %v", msg.id, msg.err))
+		return notice{level: levelError, text: fmt.Sprintf("cancel #%s failed: %v", msg.id, msg.err)}
 	case !msg.quiet:
 		// Who cancelled: a timeout is not the user asking.
 		what := "cancellation requested"
-		if r, ok := m.tracker.Get(msg.id); ok && r.Cancel != nil && r.Cancel.Cause == session.CauseTimeout {
+		if r, ok := t.Get(msg.id); ok && r.Cancel != nil && r.Cancel.Cause == session.CauseTimeout {
 			what = "timeout reached"
 			if r.Cancel.Limit == session.LimitMax {
 				what = "maximum timeout reached"
 			}
 		}
-		m.setStatus(levelInfo, fmt.Sprintf("#%s: %s — %s", msg.id, what, look.SignalText(msg.signal)))
-		m.status.about = msg.id
-		// On modern HTTP the closed stream may have settled the request
-		// before this acknowledgement came back.
-		m.status.dropSettled(m.tracker)
+		return notice{level: levelInfo, text: fmt.Sprintf("#%s: %s — %s", msg.id, what, look.SignalText(msg.signal)), about: msg.id}
 	}
+	return notice{}
 }
 
 // handleTick runs the deadline scheduler: send what the tracker has due,
