@@ -81,28 +81,28 @@ const historyWords = "4 MiB of trace"
 // message counts, said last; and the only tracker call before the one
 // that can rename (observing the host's next request) is a cancel, which
 // settles nothing.
-func (m *Model) heedFeed(news feedNews) {
+func (s *screens) heedFeed(news feedNews, c *connection, st *statusLine, ended error, redact func(string) string, now time.Time) {
 	if news.serverGone {
-		m.screens.attachv = m.screens.attachv.ServerGone()
+		s.attachv = s.attachv.ServerGone()
 	}
 	if news.ended {
-		m.screens.attachv = m.screens.attachv.Ended(m.opts.Source.Err())
-		m.conn.state = connLost
+		s.attachv = s.attachv.Ended(ended)
+		c.state = connLost
 	}
 	for _, ch := range news.changes {
 		if ch.Kind != session.ChangeRenamed {
 			continue
 		}
-		m.screens.list = m.screens.list.Renamed(ch.Was, ch.ID)
-		m.screens.detail = m.screens.detail.Renamed(ch.Was, ch.ID)
-		if m.status.about == ch.Was {
-			m.status.about = ch.ID
+		s.list = s.list.Renamed(ch.Was, ch.ID)
+		s.detail = s.detail.Renamed(ch.Was, ch.ID)
+		if st.about == ch.Was {
+			st.about = ch.ID
 		}
 	}
-	m.status.settled(news.changes)
+	st.settled(news.changes)
 	if news.say.Text != "" {
 		// screen.Level and statusLevel count the same levels alike.
-		m.setStatus(statusLevel(news.say.Level), news.say.Text)
+		st.say(notice{level: statusLevel(news.say.Level), text: news.say.Text}, redact, now)
 	}
 }
 

@@ -71,7 +71,7 @@ func newProxyFeed(historyCut bool, redact func(*event.Event), line func(string) 
 }
 
 // feedNews is what one of the proxy's items, or the end of its stream,
-// means beyond the tracker: what the root carries out (heedFeed).
+// means beyond the tracker: what the root carries out (screens.heedFeed).
 type feedNews struct {
 	// changes are what the tracker changed, in order: a request renamed
 	// (what the root holds by its ID follows it), a request settled (a

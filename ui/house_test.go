@@ -55,12 +55,19 @@ func TestScreensImportNoScreen(t *testing.T) {
 // a method of Model or *Model is one method.
 const (
 	maxModelFields = 15
+	// maxModelMethods bounds the root's methods: routing, and carrying
+	// out what the screens ask. What only reads a part of the model is a
+	// function of that part, or a method of the type that holds it.
+	maxModelMethods = 60
 )
 
 func TestRootModelIsSmall(t *testing.T) {
 	fields, methods := modelSize(t, ".")
 	if fields > maxModelFields {
 		t.Errorf("the root Model has %d fields, more than %d: group what belongs together into a type that says what it holds", fields, maxModelFields)
+	}
+	if methods > maxModelMethods {
+		t.Errorf("the root Model has %d methods, more than %d: a screen's part belongs in its package, a concern of the root's in a type of its own", methods, maxModelMethods)
 	}
 	t.Logf("the root Model has %d fields and %d methods", fields, methods)
 }

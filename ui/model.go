@@ -276,7 +276,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case replayTickMsg:
 		cmd = m.handleReplayTick(msg)
 	case sendFailedMsg:
-		m.handleSendFailed(msg)
+		m.status.say(sendFailed(m.tracker, m.opts.Trace, msg, m.opts.moment()), m.opts.Redact, m.opts.moment())
+		m.focus.mode = m.answering.roundFailed(msg.id, msg.err, m.focus.mode)
 	case cancelDoneMsg:
 		if m.conn.current(msg.gen) {
 			m.status.say(cancelDone(m.tracker, msg), m.opts.Redact, m.opts.moment())
@@ -347,7 +348,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	var listed []tea.Cmd
 	for i := range msg.items {
 		if m.opts.attaching() {
-			m.heedFeed(m.feed.apply(m.tracker, &msg.items[i]))
+			m.screens.heedFeed(m.feed.apply(m.tracker, &msg.items[i]), &m.conn, &m.status, m.opts.Source.Err(), m.opts.Redact, m.opts.moment())
 			continue
 		}
 		ev := &msg.items[i].Event
@@ -391,7 +392,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	}
 	if msg.closed {
 		if m.opts.attaching() {
-			m.heedFeed(m.feed.end())
+			m.screens.heedFeed(m.feed.end(), &m.conn, &m.status, m.opts.Source.Err(), m.opts.Redact, m.opts.moment())
 		}
 		return tea.Batch(append(listed, start)...)
 	}
@@ -489,11 +490,12 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 	return m.conn.send(client.Request{ID: r.ID, Method: method, Params: params, ProgressToken: r.ProgressToken, LateWindow: r.LateWindow})
 }
 
-func (m *Model) handleSendFailed(msg sendFailedMsg) {
-	failed := event.Event{Kind: event.RequestFailed, Time: m.opts.moment(), RequestID: msg.id, Err: msg.err}
-	traceApplied(m.opts.Trace, m.tracker, failed, m.tracker.Apply(failed))
-	m.setStatus(levelError, fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err))
-	m.focus.mode = m.answering.roundFailed(msg.id, msg.err, m.focus.mode)
+// sendFailed applies a send that failed to the tracker (and the trace):
+// the request failed, and the notice says why.
+func sendFailed(t *session.Tracker, tw *trace.Writer, msg sendFailedMsg, now time.Time) notice {
+	failed := event.Event{Kind: event.RequestFailed, Time: now, RequestID: msg.id, Err: msg.err}
+	traceApplied(tw, t, failed, t.Apply(failed))
+	return notice{level: levelError, text: fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err)}
 }
 
 // cancel records the intent and returns the command that sends the signal.
