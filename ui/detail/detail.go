@@ -129,24 +129,9 @@ func (m Model) Update(env screen.Env, msg tea.Msg) (Model, screen.Action) {
 func (m Model) pagerKey(k *keymap.KeyMap, msg tea.KeyPressMsg) (Model, screen.Action) {
 	vp := &m.vp
 	switch {
-	case key.Matches(msg, k.Up):
-		vp.ScrollUp(1)
-	case key.Matches(msg, k.Down):
-		vp.ScrollDown(1)
-	case key.Matches(msg, k.PageUp):
-		vp.PageUp()
-	case key.Matches(msg, k.PageDown):
-		vp.PageDown()
-	case key.Matches(msg, k.Top):
-		vp.GotoTop()
-	case key.Matches(msg, k.Bottom):
-		vp.GotoBottom()
-	case key.Matches(msg, k.Left):
-		vp.ScrollLeft(horizontalStep)
-	case key.Matches(msg, k.Right):
-		vp.ScrollRight(horizontalStep)
 	case key.Matches(msg, k.Wrap):
 		return m, ToggleWrap{}
+	case screen.Scroll(k, msg, vp):
 	default:
 		return m, screen.Unused{}
 	}

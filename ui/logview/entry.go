@@ -103,24 +103,9 @@ func (m *Model) entryKey(env screen.Env, msg tea.KeyPressMsg) screen.Action {
 	switch {
 	case key.Matches(msg, k.Back):
 		m.open = false
-	case key.Matches(msg, k.Up):
-		vp.ScrollUp(1)
-	case key.Matches(msg, k.Down):
-		vp.ScrollDown(1)
-	case key.Matches(msg, k.PageUp):
-		vp.PageUp()
-	case key.Matches(msg, k.PageDown):
-		vp.PageDown()
-	case key.Matches(msg, k.Top):
-		vp.GotoTop()
-	case key.Matches(msg, k.Bottom):
-		vp.GotoBottom()
-	case key.Matches(msg, k.Left):
-		vp.ScrollLeft(look.HorizontalStep)
-	case key.Matches(msg, k.Right):
-		vp.ScrollRight(look.HorizontalStep)
 	case key.Matches(msg, k.Wrap):
 		return ToggleWrap{}
+	case screen.Scroll(k, msg, vp):
 	default:
 		return screen.Unused{}
 	}

@@ -21,6 +21,8 @@ package screen
 import (
 	"time"
 
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/keymap"
@@ -87,3 +89,30 @@ type Status struct {
 
 // Batch is several actions, carried out in order.
 type Batch []Action
+
+// Scroll moves vp on the keys every payload view shares (↑/↓, pgup/pgdn,
+// g/G, and ←/→ sideways when long lines are cut); it reports whether msg
+// was one of them.
+func Scroll(k *keymap.KeyMap, msg tea.KeyPressMsg, vp *viewport.Model) bool {
+	switch {
+	case key.Matches(msg, k.Up):
+		vp.ScrollUp(1)
+	case key.Matches(msg, k.Down):
+		vp.ScrollDown(1)
+	case key.Matches(msg, k.PageUp):
+		vp.PageUp()
+	case key.Matches(msg, k.PageDown):
+		vp.PageDown()
+	case key.Matches(msg, k.Top):
+		vp.GotoTop()
+	case key.Matches(msg, k.Bottom):
+		vp.GotoBottom()
+	case key.Matches(msg, k.Left):
+		vp.ScrollLeft(look.HorizontalStep)
+	case key.Matches(msg, k.Right):
+		vp.ScrollRight(look.HorizontalStep)
+	default:
+		return false
+	}
+	return true
+}
