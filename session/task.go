@@ -3,7 +3,9 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"inflight/event"
@@ -367,10 +369,24 @@ func (t *Tracker) taskRequests(now time.Time) []*Request {
 	// A handle that came after a transport cancel belongs to a request
 	// already final, whose tasks/cancel is due once; a task that finished
 	// after tasks/cancel has its (late) outcome to fetch.
+	// In the order the requests began, not the map's: a tracker fed the
+	// same events must begin the same requests under the same IDs (a
+	// replay plays a trace on from a checkpoint, and must reach what the
+	// run reached).
+	var final []*Request
 	for _, r := range t.tasks {
 		if r.State.IsFinal() && (r.Task.cancelDue || r.Task.resultDue) {
-			out = t.taskWork(r, now, out)
+			final = append(final, r)
 		}
+	}
+	slices.SortFunc(final, func(a, b *Request) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID.String(), b.ID.String())
+	})
+	for _, r := range final {
+		out = t.taskWork(r, now, out)
 	}
 	return out
 }
