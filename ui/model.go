@@ -371,6 +371,9 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		case event.Auth:
 			m.screens.auth.Record(ev)
 		case event.Received:
+			if !ev.Msg.IsResponse() || !m.screens.composer.Awaits(ev.RequestID) {
+				break
+			}
 			var act screen.Action
 			m.screens.composer, act = m.screens.composer.Received(m.env(), ev)
 			if cmd := m.composerDid(act); cmd != nil {

@@ -153,6 +153,24 @@ func (c *Model) fetching(env screen.Env, lists ...catalogList) bool {
 	return false
 }
 
+// Awaits reports whether the composer waits for the answer to request id
+// (its tools/list, or a page of one of its lists): the root gives it only
+// those, so that a flood of progress costs it nothing.
+func (c *Model) Awaits(id wire.ID) bool {
+	if id.IsZero() {
+		return false
+	}
+	if id == c.toolsReq {
+		return true
+	}
+	for l := catalogList(0); l < numLists; l++ {
+		if f := &c.cat.fetch[l]; f.asked && f.req == id {
+			return true
+		}
+	}
+	return false
+}
+
 // Received takes a message the server sent: the answer to tools/list
 // lists the tools; the answer to one of the composer's list requests
 // adds a page, and may ask for the next (a Fetch).
