@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -236,6 +237,9 @@ func List(dir string) ([]Running, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPrivateDir(dir); err != nil {
+		return nil, fmt.Errorf("%w (%w)", err, ErrUntrusted)
+	}
 	var out []Running
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".sock")
@@ -287,13 +291,23 @@ func hello(path string) (Hello, error) {
 	return h, json.Unmarshal(line, &h)
 }
 
+// ErrUntrusted is wrapped by what Attach and List return when the socket
+// directory, or the socket, is not the user's alone: another user could
+// have planted a socket there that speaks as a proxy.
+var ErrUntrusted = errors.New("not trusted")
+
 // Attach connects to the proxy named name in dir; the stream starts with
-// its Hello line.
+// its Hello line. As the proxy refuses to listen in a directory that is
+// not the user's alone, Attach refuses to dial into one (or a socket
+// another user owns), wrapping ErrUntrusted.
 func Attach(dir, name string) (net.Conn, error) {
 	if !validName.MatchString(name) {
 		return nil, fmt.Errorf("proxy name %q: no such proxy", name)
 	}
 	path := filepath.Join(dir, name+".sock")
+	if err := checkSocket(dir, path); err != nil {
+		return nil, err
+	}
 	c, err := net.DialTimeout("unix", path, time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("no proxy named %q is running (%s): %w", name, path, err)
@@ -719,4 +733,26 @@ func (b *broadcast) close() {
 	b.subs = nil
 	b.mu.Unlock()
 	b.wg.Wait()
+}
+
+// checkSocket refuses to dial path, in dir, unless dir is the user's
+// alone and path, when it is there, is a socket the user owns. A missing
+// directory or socket is left for the dial to report.
+func checkSocket(dir, path string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err := checkPrivateDir(dir); err != nil {
+		return fmt.Errorf("%w (%w)", err, ErrUntrusted)
+	}
+	fi, err := os.Lstat(path)
+	switch uid, known := ownerOfStat(fi, err); {
+	case err != nil:
+		return nil
+	case fi.Mode()&os.ModeSocket == 0:
+		return fmt.Errorf("%s is not a socket (a symlink?): refusing it (%w)", path, ErrUntrusted)
+	case known && uid != os.Getuid():
+		return fmt.Errorf("socket %s belongs to user %d, not you: refusing it (%w)", path, uid, ErrUntrusted)
+	}
+	return nil
 }
