@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
@@ -47,7 +48,14 @@ leaving the proxy and the host running.
 
 With --plain (or when stdout is not a terminal), follow what the proxy
 records as trace lines instead (JSON, the format replay reads): its hello,
-its recent lines, then the new ones until the proxy ends.
+its recent lines, then the new ones until the proxy ends. Piped or
+redirected, the lines are the proxy's bytes exactly; on a terminal, any
+control character or escape sequence in them is shown as a visible
+placeholder instead of reaching the terminal.
+
+attach refuses a socket directory, or a socket, that is not yours alone
+(another user's, or one others may write in), as the proxy refuses to
+listen there.
 
 A proxy started with --trace FILE leaves where FILE is beside its socket,
 and keeps it there after it ends: attach NAME then opens the run it
@@ -107,9 +115,7 @@ such a proxy as "ended (trace FILE)".`,
 				<-cmd.Context().Done()
 				conn.Close() // Ctrl+C: stop following; the proxy runs on
 			}()
-			// The lines are the trace writer's: escaped so that no byte of
-			// them drives a terminal.
-			_, _ = io.Copy(c.stdout, conn)
+			_ = copyPlain(c.stdout, conn, isTerminal(c.stdout))
 			conn.Close()
 			return nil
 		},
@@ -137,6 +143,9 @@ func attachDecision(dir, name string) (attachWay, error) {
 	conn, err := proxy.Attach(dir, name)
 	if err == nil {
 		return attachWay{conn: conn}, nil
+	}
+	if errors.Is(err, proxy.ErrUntrusted) {
+		return attachWay{}, err
 	}
 	path, terr := proxy.RecordedTrace(dir, name)
 	switch {
@@ -245,4 +254,57 @@ func encodeCommand(act string, id wire.ID, after time.Duration) []byte {
 		c.After = after.String()
 	}
 	return proxy.EncodeCommand(c)
+}
+
+// copyPlain copies what attach --plain follows to w. The trace writer
+// escapes what it records, but the socket's peer may not be a proxy: on
+// a terminal every control character and escape sequence is shown as a
+// placeholder (termsafe.Block), so that nothing read drives the
+// terminal; piped, the bytes pass exactly.
+func copyPlain(w io.Writer, r io.Reader, terminal bool) error {
+	if !terminal {
+		_, err := io.Copy(w, r)
+		return err
+	}
+	buf := make([]byte, 32<<10)
+	var carry int // bytes of a rune cut by the read, kept for the next
+	for {
+		n, err := r.Read(buf[carry:])
+		n += carry
+		carry = 0
+		if err == nil {
+			carry = cutRune(buf[:n])
+		}
+		if n-carry > 0 {
+			if _, werr := io.WriteString(w, termsafe.Block(string(buf[:n-carry]))); werr != nil {
+				return werr
+			}
+		}
+		copy(buf, buf[n-carry:n])
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// cutRune is how many bytes at b's end start a UTF-8 sequence that the
+// next read may complete (0 when b ends on a whole rune or on bytes no
+// read can make valid).
+func cutRune(b []byte) int {
+	for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if c < 0x80 {
+			return 0 // ASCII: nothing after it is cut
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return i
+			}
+			return 0
+		}
+	}
+	return 0
 }
