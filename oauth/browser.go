@@ -20,6 +20,7 @@ import (
 
 	"inflight/event"
 	"inflight/termsafe"
+	"inflight/urlhost"
 )
 
 // CheckCallback accepts only a plain-http loopback redirect URI with a
@@ -149,10 +150,17 @@ func (cl *callbackListener) callback(w http.ResponseWriter, r *http.Request) {
 // inflight started to exit.
 func (t *Transport) showAuthURL(ctx context.Context, raw string, authURL *url.URL, start time.Time) (waitBrowser func()) {
 	how := "printed"
+	// The host the URL really leads to, on its own line: a URL can put a
+	// trusted name before an @, or spell a host with look-alike letters.
+	host := urlhost.Of(raw)
+	hostLine := "host  " + host.Name
+	if note := host.Note(); note != "" {
+		hostLine += " (" + note + ")"
+	}
 	if t.cfg.Prompt != nil {
 		// Server text, made inert before the terminal sees it.
-		fmt.Fprintf(t.cfg.Prompt, "To authorize inflight for %s, open this URL in a browser:\n\n  %s\n\nWaiting for the callback on %s …\n",
-			termsafe.Line(ServerKey(t.cfg.Server)), termsafe.Line(raw), termsafe.Line(t.cfg.CallbackURL))
+		fmt.Fprintf(t.cfg.Prompt, "To authorize inflight for %s, open this URL in a browser:\n\n  %s\n  %s\n\nWaiting for the callback on %s …\n",
+			termsafe.Line(ServerKey(t.cfg.Server)), termsafe.Line(hostLine), termsafe.Line(raw), termsafe.Line(t.cfg.CallbackURL))
 	}
 	var openErr error
 	if !t.cfg.NoBrowser {
@@ -179,7 +187,7 @@ func (t *Transport) showAuthURL(ctx context.Context, raw string, authURL *url.UR
 	q := authURL.Query()
 	step := event.AuthStep{Kind: event.AuthBrowser, Method: http.MethodGet, URL: stripQuery(authURL), Start: start,
 		Scopes: strings.Fields(q.Get("scope")), ClientID: q.Get("client_id"),
-		Text: "authorization URL " + how + ": " + raw + "; waiting for the callback on " + t.cfg.CallbackURL}
+		Text: "authorization URL " + how + ": " + raw + "; " + hostLine + "; waiting for the callback on " + t.cfg.CallbackURL}
 	if openErr != nil {
 		step.Err = "could not open a browser (" + openErr.Error() + "): open the URL yourself"
 		if t.cfg.Prompt != nil {

@@ -68,3 +68,30 @@ func TestReviewPromptPrintsControlChars(t *testing.T) {
 		t.Fatalf("C1 CSI / bidi override printed raw to the terminal: %q", b.String())
 	}
 }
+
+// The printed authorization URL names the host it really leads to, on a
+// line of its own, saying that the part before @ is not the host; the
+// browser step's text says the same.
+func TestPromptNamesTheRealHost(t *testing.T) {
+	var b strings.Builder
+	var opened string
+	tr := &Transport{cfg: Config{Interactive: true, CallbackURL: "http://127.0.0.1:33994/callback",
+		BrowserTimeout: 50 * time.Millisecond, Prompt: &b,
+		OpenBrowser: func(_ context.Context, u string) error { opened = u; return nil }}}
+	u := "https://accounts.google.com@evil.example/authorize?state=s"
+	_, _ = tr.fetchCode(context.Background(), &auth.AuthorizationArgs{URL: u})
+	want := "\n  host  evil.example (the part before @ (accounts.google.com) is not the host)\n  " + u + "\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("prompt = %q, want it to contain %q", b.String(), want)
+	}
+	if opened != u {
+		t.Errorf("opened %q, want the URL as given %q", opened, u)
+	}
+	b.Reset()
+	tr.cfg.OpenBrowser = nil
+	tr.cfg.NoBrowser = true
+	_, _ = tr.fetchCode(context.Background(), &auth.AuthorizationArgs{URL: "https://\u0430pple.com/authorize?state=s"})
+	if !strings.Contains(b.String(), "\n  host  xn--pple-43d.com (written \u0430pple.com, not all ASCII") {
+		t.Errorf("prompt = %q, want the punycode host on its own line", b.String())
+	}
+}

@@ -186,6 +186,31 @@ func TestURLQuestionShowsTheSite(t *testing.T) {
 	}
 }
 
+// A URL question names the host the URL really leads to: in punycode
+// when it is not all ASCII (a Cyrillic а is not a Latin a), and never the
+// part before @, which it says is not the host.
+func TestURLQuestionNamesTheRealHost(t *testing.T) {
+	env := testEnv()
+	for url, want := range map[string][]string{
+		"https://\u0430pple.com/login": {"site  xn--pple-43d.com", "written \u0430pple.com, not all ASCII"},
+		"https://accounts.google.com@evil.example/authorize": {"site  evil.example",
+			"the part before @ (accounts.google.com) is not the host"},
+	} {
+		q := Question{ID: wire.IntID(1), Method: wire.MethodElicitationCreate,
+			Params: json.RawMessage(`{"mode":"url","message":"Go","url":"` + url + `"}`), Ref: 1}
+		m, _ := OpenQuestion(env, q, wire.ID{})
+		v := ansi.Strip(m.View(env, 120, 24))
+		for _, w := range want {
+			if !strings.Contains(v, w) {
+				t.Errorf("the URL form of %s does not say %q:\n%s", url, w, v)
+			}
+		}
+		if strings.Contains(v, "site  \u0430pple") || strings.Contains(v, "site  accounts") {
+			t.Errorf("the URL form of %s names a host it does not lead to:\n%s", url, v)
+		}
+	}
+}
+
 // A question with no method still opens the form, which says it cannot
 // answer it; decline ends the conversation.
 func TestQuestionWithoutAMethodCanBeDeclined(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"inflight/ui/look"
 	"inflight/ui/schemaform"
 	"inflight/ui/screen"
+	"inflight/urlhost"
 	"inflight/wire"
 )
 
@@ -122,8 +123,11 @@ func (m Model) hint(width int) string {
 func (m Model) writeURL(b *strings.Builder, env screen.Env, width int) {
 	st := env.Styles
 	b.WriteString(st.Warn.Render(look.Fit("  open this URL yourself (inflight never opens it): ", width)) + "\n")
-	if host := look.URLHost(m.url); host != "" {
-		b.WriteString(look.Fit("  site  "+st.Bold.Render(env.Line(host)), width) + "\n")
+	if host := urlhost.Of(m.url); host.Name != "" {
+		b.WriteString(look.Fit("  site  "+st.Bold.Render(env.Line(host.Name)), width) + "\n")
+		if note := host.Note(); note != "" {
+			b.WriteString(st.Warn.Render(look.Fit("  "+env.Line(note), width)) + "\n")
+		}
 	} else {
 		b.WriteString(st.Warn.Render(look.Fit("  the server's URL has no host inflight can read: do not open it unchecked", width)) + "\n")
 	}

@@ -2,10 +2,10 @@ package look
 
 import (
 	"encoding/json"
-	"net/url"
 	"strconv"
 	"strings"
 
+	"inflight/urlhost"
 	"inflight/wire"
 )
 
@@ -72,12 +72,7 @@ func AnswerWord(raw json.RawMessage) string {
 	return "answered"
 }
 
-// URLHost is the host a URL names (lower case, port kept), "" when it has
-// none (a scheme without one, or not a URL).
-func URLHost(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	return strings.ToLower(u.Host)
-}
+// URLHost is the host a URL leads to (lower case, port kept, in punycode
+// when it is not all ASCII; never the part before @), "" when it has none
+// (a scheme without one, or not a URL). urlhost.Of says more.
+func URLHost(raw string) string { return urlhost.Of(raw).Name }
