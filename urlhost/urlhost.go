@@ -36,7 +36,12 @@ func Of(raw string) Host {
 	}
 	var h Host
 	if u.User != nil {
-		h.UserInfo = u.User.String()
+		// The name only: a password there is a secret, and is never
+		// repeated (it is the URL's part redaction masks).
+		h.UserInfo = u.User.Username()
+		if _, set := u.User.Password(); set {
+			h.UserInfo += ":…"
+		}
 	}
 	host, port := u.Hostname(), u.Port()
 	written := strings.ToLower(host)

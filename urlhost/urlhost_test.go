@@ -1,6 +1,9 @@
 package urlhost
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestOf(t *testing.T) {
 	for _, c := range []struct {
@@ -47,5 +50,17 @@ func TestNote(t *testing.T) {
 		if got := Of(raw).Note(); got != want {
 			t.Errorf("Of(%q).Note() = %q, want %q", raw, got, want)
 		}
+	}
+}
+
+// A password before @ is a secret: the note names the part before @ by
+// its user name alone.
+func TestNoteKeepsAPasswordOut(t *testing.T) {
+	h := Of("https://accounts.google.com:hunter2secret@evil.example/authorize")
+	if h.Name != "evil.example" {
+		t.Fatalf("host %q", h.Name)
+	}
+	if n := h.Note(); strings.Contains(n, "hunter2secret") || !strings.Contains(n, "accounts.google.com") {
+		t.Errorf("note %q", n)
 	}
 }
