@@ -97,7 +97,10 @@ type Task struct {
 	TTL                    time.Duration
 	TTLKnown, TTLUnlimited bool
 	// PollInterval is the server's latest suggestion (0: none given).
+	// PollFloored says it was below MinPollInterval, so the task is
+	// polled at the floor instead.
 	PollInterval time.Duration
+	PollFloored  bool
 	// History is every change of status or of its message seen, oldest
 	// first.
 	History        []TaskChange
@@ -140,6 +143,7 @@ type Task struct {
 	rateJudged wire.ID       // the poll already judged rate-limited
 	cancelDue  bool          // a tasks/cancel is to begin
 	resultDue  bool          // a tasks/result is to begin (legacy, terminal seen)
+	confirmDue bool          // the one poll after the terminal status is to begin
 	polling    wire.ID       // the tasks/get in flight
 	fetching   wire.ID       // the tasks/result in flight
 	cancelling wire.ID       // the tasks/cancel in flight
@@ -307,7 +311,7 @@ func (t *Tracker) newTask(r *Request, ts wire.TaskState, modern bool, at time.Ti
 // server's suggestion, else the configured default.
 func (t *Tracker) pollInterval(tk *Task) time.Duration {
 	if tk.PollInterval > 0 {
-		return tk.PollInterval
+		return max(tk.PollInterval, MinPollInterval)
 	}
 	return t.cfg.PollInterval
 }
@@ -345,7 +349,7 @@ func (r *Request) nextTaskWork() (time.Time, bool) {
 	if tk.resultDue && tk.fetching.IsZero() && !tk.resultAt.IsZero() {
 		return tk.resultAt, true
 	}
-	if r.State.IsActive() && tk.polling.IsZero() && !tk.NextPollAt.IsZero() {
+	if (r.State.IsActive() && !tk.Terminal() || tk.confirmDue) && tk.polling.IsZero() && !tk.NextPollAt.IsZero() {
 		return tk.NextPollAt, true
 	}
 	return time.Time{}, false
@@ -375,7 +379,7 @@ func (t *Tracker) taskRequests(now time.Time) []*Request {
 	// run reached).
 	var final []*Request
 	for _, r := range t.tasks {
-		if r.State.IsFinal() && (r.Task.cancelDue || r.Task.resultDue) {
+		if r.State.IsFinal() && (r.Task.cancelDue || r.Task.resultDue || r.Task.confirmDue) {
 			final = append(final, r)
 		}
 	}
@@ -414,7 +418,15 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 		tk.listen = c.ID
 		out = append(out, c)
 	}
-	if r.State.IsActive() && tk.polling.IsZero() && !tk.NextPollAt.IsZero() && !now.Before(tk.NextPollAt) {
+	// A task is polled until its terminal status, then once more (the
+	// status must stand: one that changes is flagged), never while its
+	// tasks/result is awaited.
+	pollable := r.State.IsActive() && !tk.Terminal() || tk.confirmDue
+	if pollable && tk.polling.IsZero() && !tk.NextPollAt.IsZero() && now.Before(tk.NextPollAt) && tk.confirmDue {
+		t.due(tk.NextPollAt) // taskRequests cleared it: still to do
+	}
+	if pollable && tk.polling.IsZero() && !tk.NextPollAt.IsZero() && !now.Before(tk.NextPollAt) {
+		tk.confirmDue = false
 		c := t.beginChild(r, wire.MethodTasksGet, RolePoll, now)
 		tk.polling = c.ID
 		tk.pollWait, tk.pollFirst = now.Sub(tk.pollBase), tk.pollBase.Equal(tk.HandleAt)
@@ -497,7 +509,7 @@ func (t *Tracker) childAnswered(c *Request, ev *event.Event) {
 		} else {
 			t.violate(ViolationMalformedMessage, "tasks/get result is not a task: "+err.Error(), p, c.ID, ev)
 		}
-		if p.State.IsActive() {
+		if p.State.IsActive() && !tk.Terminal() {
 			tk.NextPollAt = ev.Time.Add(t.pollInterval(tk))
 		}
 	case RoleResult:
@@ -564,7 +576,10 @@ func (t *Tracker) recordStatus(tk *Task, ts wire.TaskState, via TaskVia, at time
 		tk.Message = clip(ts.Message, maxMessageBytes)
 	}
 	if ts.PollInterval > 0 {
-		tk.PollInterval = time.Duration(ts.PollInterval * float64(time.Millisecond))
+		// Kept as the server said it (at least 1ns, so that it still
+		// counts as given), for the detail to show what the floor overrode.
+		tk.PollInterval = max(time.Duration(ts.PollInterval*float64(time.Millisecond)), 1)
+		tk.PollFloored = tk.PollInterval < MinPollInterval
 	}
 	if ts.TTLSet {
 		tk.TTLKnown, tk.TTLUnlimited = true, ts.TTLNull
@@ -606,7 +621,13 @@ func (t *Tracker) applyTask(r *Request, ts wire.TaskState, via TaskVia, ev *even
 	if wasTerminal || !tk.Terminal() {
 		return
 	}
-	// The first terminal status.
+	// The first terminal status: one more poll, a poll interval later,
+	// to see that it stands.
+	if !t.observing && !r.ByHost {
+		tk.confirmDue = true
+		tk.NextPollAt = ev.Time.Add(t.pollInterval(tk))
+		t.due(tk.NextPollAt)
+	}
 	cancelled := r.Cancel != nil
 	switch {
 	case tk.Status == wire.TaskCancelled && cancelled:
@@ -736,7 +757,7 @@ func (t *Tracker) childEnded(c *Request, now time.Time) {
 	case c.Role == RolePoll && tk.polling == c.ID && !c.responded:
 		// Given up on without an answer (childAnswered handles one).
 		tk.polling = wire.ID{}
-		if p.State.IsActive() {
+		if p.State.IsActive() && !tk.Terminal() {
 			tk.NextPollAt = now.Add(t.pollInterval(tk))
 		}
 		tk.pollBase = now
@@ -745,7 +766,7 @@ func (t *Tracker) childEnded(c *Request, now time.Time) {
 		// once: a failing server would be asked in a loop), unless the
 		// connection is gone.
 		tk.fetching = wire.ID{}
-		if !t.closed {
+		if !t.closed && !p.State.IsFinal() {
 			tk.resultDue = true
 			tk.resultAt = now.Add(t.pollInterval(tk))
 			t.due(tk.resultAt)
