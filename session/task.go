@@ -112,6 +112,11 @@ type Task struct {
 	NextPollAt time.Time
 	// TerminalAt is when a terminal status was first seen.
 	TerminalAt time.Time
+	// AfterTerminal is the first other status the server said after the
+	// terminal one (a ViolationTaskStatusAfterTerminal; the terminal
+	// status stands), AfterTerminalVia how it said it.
+	AfterTerminal    string
+	AfterTerminalVia TaskVia
 	// InputRequests is what an input_required task asks for (the raw
 	// inputRequests object, clipped; sanitise before display).
 	InputRequests string
@@ -614,6 +619,9 @@ func (t *Tracker) applyTask(r *Request, ts wire.TaskState, via TaskVia, ev *even
 	}
 	wasTerminal := tk.Terminal()
 	if t.recordStatus(tk, ts, via, ev.Time) {
+		if tk.AfterTerminal == "" {
+			tk.AfterTerminal, tk.AfterTerminalVia = clip(ts.Status, 64), via
+		}
 		t.violate(ViolationTaskStatusAfterTerminal, "task "+strconv.Quote(clip(tk.ID, 128))+" said "+strconv.Quote(clip(ts.Status, 64))+
 			" ("+via.String()+") after its terminal status "+strconv.Quote(tk.Status), r, r.ID, ev)
 		return

@@ -147,6 +147,11 @@ func TestTaskConfirmPoll(t *testing.T) {
 			}
 			expect(t, "flagged", slices.Contains(violationCodes(h.tr), ViolationTaskStatusAfterTerminal), tc.flagged)
 			expect(t, "status", r.Task.Status, wire.TaskCompleted)
+			want := ""
+			if tc.flagged {
+				want = tc.after
+			}
+			expect(t, "AfterTerminal", r.Task.AfterTerminal, want)
 			expect(t, "Polls", r.Task.Polls, 2)
 		})
 	}
