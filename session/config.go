@@ -68,7 +68,8 @@ type Config struct {
 	// per code are kept for all of them.
 	Violations int
 	// PollInterval is how often a task is polled when its server suggests
-	// no interval (a suggestion is always honoured, never polled faster);
+	// no interval (a suggestion is honoured down to MinPollInterval, never
+	// polled faster);
 	// PollTimeout the timeout of each tasks/get.
 	PollInterval time.Duration
 	PollTimeout  time.Duration

@@ -16,7 +16,9 @@ import (
 // extension): a server may answer a tools/call with a task handle and do
 // the work afterwards. The request then continues as its task: it is in
 // StateTask while the task works, it is polled with tasks/get at the
-// server's interval (never faster), it is cancelled with tasks/cancel
+// server's interval (never faster, and never faster than MinPollInterval
+// whatever the server says), once more after its terminal status (which
+// must stand), it is cancelled with tasks/cancel
 // (never notifications/cancelled), and it ends when a poll, a status
 // notification or (legacy) tasks/result shows its terminal status.
 //
