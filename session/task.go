@@ -428,6 +428,11 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 	// A task is polled until its terminal status, then once more (the
 	// status must stand: one that changes is flagged), never while its
 	// tasks/result is awaited.
+	if tk.confirmDue && (r.State == StateTimedOut || r.State.IsFinal() && r.Cancel != nil) {
+		// The request was given up before the poll that would confirm
+		// its task's end: nothing more is sent for it.
+		tk.confirmDue = false
+	}
 	pollable := r.State.IsActive() && !tk.Terminal() || tk.confirmDue
 	if pollable && tk.polling.IsZero() && !tk.NextPollAt.IsZero() && now.Before(tk.NextPollAt) && tk.confirmDue {
 		t.due(tk.NextPollAt) // taskRequests cleared it: still to do

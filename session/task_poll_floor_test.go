@@ -70,12 +70,16 @@ func TestTaskNothingAfterEnd(t *testing.T) {
 		until      int // ms to drive the tracker
 		wantResult int // tasks/result begun in all
 		wantPolls  int // tasks/get begun after the terminal status
+		max, late  time.Duration
 	}{
-		{"result awaited then timed out", 30000, 1, 1},
+		{"result awaited then timed out", 30000, 1, 1, 8 * time.Second, time.Second},
+		// Ended before the poll that would confirm the terminal status:
+		// that poll is not sent either.
+		{"timed out before the confirming poll", 5000, 1, 0, 150 * time.Millisecond, 10 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{PollInterval: 500 * time.Millisecond, NoTaskListen: true, MaxTimeout: 8 * time.Second,
-				PollTimeout: 20 * time.Second, LateWindow: time.Second}
+			cfg := Config{PollInterval: 500 * time.Millisecond, NoTaskListen: true, MaxTimeout: tc.max,
+				PollTimeout: 20 * time.Second, LateWindow: tc.late}
 			h := &taskHarness{harness: newHarness(t, cfg, event.EraLegacy, event.TransportStdio)}
 			r := h.call(0, true)
 			n, _ := r.ID.Int()
