@@ -77,7 +77,10 @@ func taskPeerCases() []taskPeerCase {
 				}
 			}},
 		taskPeerCase{name: "cancel-not-cancelled/legacy", peer: hostile.TaskCancelNotCancelled, era: testserver.Legacy,
-			opts: func(o *Options) { o.CancelAfter = 50 * time.Millisecond },
+			// The peer suggests 20ms polls and completes after 8 of them;
+			// polled at session.MinPollInterval, that is past the default
+			// late window: watch long enough to see it.
+			opts: func(o *Options) { o.CancelAfter, o.LateWindow = 50*time.Millisecond, 2*time.Second },
 			code: "task_cancel_not_cancelled", says: `was answered with status "working", not cancelled`, state: "cancelled",
 			check: func(t *testing.T, rep Report) {
 				// It finished the work anyway: flagged as late, not a success.

@@ -18,6 +18,10 @@ const (
 	// (a tasks/get that does not answer is an ordinary request).
 	DefaultPollInterval = time.Second
 	DefaultPollTimeout  = 30 * time.Second
+	// MinPollInterval is the shortest wait between a task's polls,
+	// whatever its server suggests: a server asking for 1µs would
+	// otherwise have thousands of tasks/get a second, and a whole core.
+	MinPollInterval = 100 * time.Millisecond
 
 	// MinTimeout is the shortest timeout AdjustTimeout leaves a request: a
 	// request shortened below it would be cancelled before the user could
@@ -64,7 +68,8 @@ type Config struct {
 	// per code are kept for all of them.
 	Violations int
 	// PollInterval is how often a task is polled when its server suggests
-	// no interval (a suggestion is always honoured, never polled faster);
+	// no interval (a suggestion is honoured down to MinPollInterval, never
+	// polled faster);
 	// PollTimeout the timeout of each tasks/get.
 	PollInterval time.Duration
 	PollTimeout  time.Duration

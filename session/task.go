@@ -16,7 +16,9 @@ import (
 // extension): a server may answer a tools/call with a task handle and do
 // the work afterwards. The request then continues as its task: it is in
 // StateTask while the task works, it is polled with tasks/get at the
-// server's interval (never faster), it is cancelled with tasks/cancel
+// server's interval (never faster, and never faster than MinPollInterval
+// whatever the server says), once more after its terminal status (which
+// must stand), it is cancelled with tasks/cancel
 // (never notifications/cancelled), and it ends when a poll, a status
 // notification or (legacy) tasks/result shows its terminal status.
 //
@@ -97,7 +99,10 @@ type Task struct {
 	TTL                    time.Duration
 	TTLKnown, TTLUnlimited bool
 	// PollInterval is the server's latest suggestion (0: none given).
+	// PollFloored says it was below MinPollInterval, so the task is
+	// polled at the floor instead.
 	PollInterval time.Duration
+	PollFloored  bool
 	// History is every change of status or of its message seen, oldest
 	// first.
 	History        []TaskChange
@@ -109,6 +114,11 @@ type Task struct {
 	NextPollAt time.Time
 	// TerminalAt is when a terminal status was first seen.
 	TerminalAt time.Time
+	// AfterTerminal is the first other status the server said after the
+	// terminal one (a ViolationTaskStatusAfterTerminal; the terminal
+	// status stands), AfterTerminalVia how it said it.
+	AfterTerminal    string
+	AfterTerminalVia TaskVia
 	// InputRequests is what an input_required task asks for (the raw
 	// inputRequests object, clipped; sanitise before display).
 	InputRequests string
@@ -140,6 +150,7 @@ type Task struct {
 	rateJudged wire.ID       // the poll already judged rate-limited
 	cancelDue  bool          // a tasks/cancel is to begin
 	resultDue  bool          // a tasks/result is to begin (legacy, terminal seen)
+	confirmDue bool          // the one poll after the terminal status is to begin
 	polling    wire.ID       // the tasks/get in flight
 	fetching   wire.ID       // the tasks/result in flight
 	cancelling wire.ID       // the tasks/cancel in flight
@@ -307,7 +318,7 @@ func (t *Tracker) newTask(r *Request, ts wire.TaskState, modern bool, at time.Ti
 // server's suggestion, else the configured default.
 func (t *Tracker) pollInterval(tk *Task) time.Duration {
 	if tk.PollInterval > 0 {
-		return tk.PollInterval
+		return max(tk.PollInterval, MinPollInterval)
 	}
 	return t.cfg.PollInterval
 }
@@ -345,7 +356,7 @@ func (r *Request) nextTaskWork() (time.Time, bool) {
 	if tk.resultDue && tk.fetching.IsZero() && !tk.resultAt.IsZero() {
 		return tk.resultAt, true
 	}
-	if r.State.IsActive() && tk.polling.IsZero() && !tk.NextPollAt.IsZero() {
+	if (r.State.IsActive() && !tk.Terminal() || tk.confirmDue) && tk.polling.IsZero() && !tk.NextPollAt.IsZero() {
 		return tk.NextPollAt, true
 	}
 	return time.Time{}, false
@@ -375,7 +386,7 @@ func (t *Tracker) taskRequests(now time.Time) []*Request {
 	// run reached).
 	var final []*Request
 	for _, r := range t.tasks {
-		if r.State.IsFinal() && (r.Task.cancelDue || r.Task.resultDue) {
+		if r.State.IsFinal() && (r.Task.cancelDue || r.Task.resultDue || r.Task.confirmDue) {
 			final = append(final, r)
 		}
 	}
@@ -414,7 +425,20 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 		tk.listen = c.ID
 		out = append(out, c)
 	}
-	if r.State.IsActive() && tk.polling.IsZero() && !tk.NextPollAt.IsZero() && !now.Before(tk.NextPollAt) {
+	// A task is polled until its terminal status, then once more (the
+	// status must stand: one that changes is flagged), never while its
+	// tasks/result is awaited.
+	if tk.confirmDue && (r.State == StateTimedOut || r.State.IsFinal() && r.Cancel != nil) {
+		// The request was given up before the poll that would confirm
+		// its task's end: nothing more is sent for it.
+		tk.confirmDue = false
+	}
+	pollable := r.State.IsActive() && !tk.Terminal() || tk.confirmDue
+	if pollable && tk.polling.IsZero() && !tk.NextPollAt.IsZero() && now.Before(tk.NextPollAt) && tk.confirmDue {
+		t.due(tk.NextPollAt) // taskRequests cleared it: still to do
+	}
+	if pollable && tk.polling.IsZero() && !tk.NextPollAt.IsZero() && !now.Before(tk.NextPollAt) {
+		tk.confirmDue = false
 		c := t.beginChild(r, wire.MethodTasksGet, RolePoll, now)
 		tk.polling = c.ID
 		tk.pollWait, tk.pollFirst = now.Sub(tk.pollBase), tk.pollBase.Equal(tk.HandleAt)
@@ -497,7 +521,7 @@ func (t *Tracker) childAnswered(c *Request, ev *event.Event) {
 		} else {
 			t.violate(ViolationMalformedMessage, "tasks/get result is not a task: "+err.Error(), p, c.ID, ev)
 		}
-		if p.State.IsActive() {
+		if p.State.IsActive() && !tk.Terminal() {
 			tk.NextPollAt = ev.Time.Add(t.pollInterval(tk))
 		}
 	case RoleResult:
@@ -564,7 +588,10 @@ func (t *Tracker) recordStatus(tk *Task, ts wire.TaskState, via TaskVia, at time
 		tk.Message = clip(ts.Message, maxMessageBytes)
 	}
 	if ts.PollInterval > 0 {
-		tk.PollInterval = time.Duration(ts.PollInterval * float64(time.Millisecond))
+		// Kept as the server said it (at least 1ns, so that it still
+		// counts as given), for the detail to show what the floor overrode.
+		tk.PollInterval = max(time.Duration(ts.PollInterval*float64(time.Millisecond)), 1)
+		tk.PollFloored = tk.PollInterval < MinPollInterval
 	}
 	if ts.TTLSet {
 		tk.TTLKnown, tk.TTLUnlimited = true, ts.TTLNull
@@ -599,6 +626,9 @@ func (t *Tracker) applyTask(r *Request, ts wire.TaskState, via TaskVia, ev *even
 	}
 	wasTerminal := tk.Terminal()
 	if t.recordStatus(tk, ts, via, ev.Time) {
+		if tk.AfterTerminal == "" {
+			tk.AfterTerminal, tk.AfterTerminalVia = clip(ts.Status, 64), via
+		}
 		t.violate(ViolationTaskStatusAfterTerminal, "task "+strconv.Quote(clip(tk.ID, 128))+" said "+strconv.Quote(clip(ts.Status, 64))+
 			" ("+via.String()+") after its terminal status "+strconv.Quote(tk.Status), r, r.ID, ev)
 		return
@@ -606,7 +636,13 @@ func (t *Tracker) applyTask(r *Request, ts wire.TaskState, via TaskVia, ev *even
 	if wasTerminal || !tk.Terminal() {
 		return
 	}
-	// The first terminal status.
+	// The first terminal status: one more poll, a poll interval later,
+	// to see that it stands.
+	if !t.observing && !r.ByHost {
+		tk.confirmDue = true
+		tk.NextPollAt = ev.Time.Add(t.pollInterval(tk))
+		t.due(tk.NextPollAt)
+	}
 	cancelled := r.Cancel != nil
 	switch {
 	case tk.Status == wire.TaskCancelled && cancelled:
@@ -736,7 +772,7 @@ func (t *Tracker) childEnded(c *Request, now time.Time) {
 	case c.Role == RolePoll && tk.polling == c.ID && !c.responded:
 		// Given up on without an answer (childAnswered handles one).
 		tk.polling = wire.ID{}
-		if p.State.IsActive() {
+		if p.State.IsActive() && !tk.Terminal() {
 			tk.NextPollAt = now.Add(t.pollInterval(tk))
 		}
 		tk.pollBase = now
@@ -745,7 +781,7 @@ func (t *Tracker) childEnded(c *Request, now time.Time) {
 		// once: a failing server would be asked in a loop), unless the
 		// connection is gone.
 		tk.fetching = wire.ID{}
-		if !t.closed {
+		if !t.closed && !p.State.IsFinal() {
 			tk.resultDue = true
 			tk.resultAt = now.Add(t.pollInterval(tk))
 			t.due(tk.resultAt)

@@ -184,8 +184,15 @@ func TestTaskModernInlineResult(t *testing.T) {
 	if r.State != StateFailed || !r.ToolError {
 		t.Fatalf("a completed task whose tool result has isError: %v (tool error %v)", r.State, r.ToolError)
 	}
-	if got := h.due(5000); len(got) != 0 {
-		t.Errorf("work after the end: %v", methods(got))
+	// One poll after the end, to see the terminal status stand, and
+	// nothing after that.
+	if got := h.due(5000); !slices.Equal(methods(got), []string{wire.MethodTasksGet}) {
+		t.Errorf("work after the end: %v, want the one poll that confirms it", methods(got))
+	} else {
+		h.answerTask(5010, got[0], "m-1", wire.TaskCompleted, `"result":{"content":[],"isError":true}`)
+	}
+	if got := h.due(9000); len(got) != 0 {
+		t.Errorf("work after the confirming poll: %v", methods(got))
 	}
 }
 

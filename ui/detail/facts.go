@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"inflight/event"
 	"inflight/msgtext"
@@ -100,14 +101,22 @@ func taskFacts(env screen.Env, r *session.Request, width int) string {
 	}
 	polls := fmt.Sprintf("%d %s", tk.Polls, look.CountNoun(tk.Polls, "poll", "polls"))
 	long := polls
-	if !tk.LastPollAt.IsZero() {
+	switch {
+	case !r.IsActive() && !tk.LastPollAt.IsZero():
+		// Polling is over: when it was, not how long ago, as if it went on.
+		long = fmt.Sprintf("polled %d %s, the last at %s", tk.Polls, look.CountNoun(tk.Polls, "time", "times"), look.Ago(tk.LastPollAt.Sub(r.Created)))
+		polls = long
+	case !tk.LastPollAt.IsZero():
 		long += ", last " + look.Dur(now.Sub(tk.LastPollAt)) + " ago"
 	}
 	if !tk.NextPollAt.IsZero() && r.IsActive() {
 		long += ", next in " + look.Dur(max(0, tk.NextPollAt.Sub(now)))
 	}
 	interval := fmt.Sprintf(" (no interval from the server: every %s)", look.Dur(env.Tracker.Config().PollInterval))
-	if tk.PollInterval > 0 {
+	switch {
+	case tk.PollFloored:
+		interval = fmt.Sprintf(" (server asked %s; polled every %s)", askedDur(tk.PollInterval), session.MinPollInterval)
+	case tk.PollInterval > 0:
 		interval = fmt.Sprintf(" (the server's interval %s)", look.Dur(tk.PollInterval))
 	}
 	parts = append(parts, look.Part{Variants: []string{long + interval, long, polls}, Style: st.Dim, Prio: look.PrioWatch})
@@ -286,4 +295,13 @@ func failureCause(env screen.Env, r *session.Request) string {
 		return env.Line(r.LocalError)
 	}
 	return ""
+}
+
+// askedDur is a poll interval a server asked for, exact below a
+// millisecond (a hostile 1µs reads as such, not as "<0.1ms").
+func askedDur(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.String()
+	}
+	return look.Dur(d)
 }

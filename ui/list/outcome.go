@@ -28,6 +28,12 @@ func (p painter) lateParts(r *session.Request) []look.Part {
 		ago := look.Ago(r.Late.AfterCancel)
 		parts = append(parts, look.Part{Variants: []string{"⚑ late response " + look.LateFateShort(r) + " (" + ago + ")", "⚑ late response"}, Style: st.Flag, Prio: look.PrioFlag})
 	}
+	if tk := r.Task; tk != nil && tk.AfterTerminal != "" {
+		// The terminal status stands; the server contradicted it after.
+		parts = append(parts, look.Part{Variants: []string{
+			"⚑ said " + p.line(tk.AfterTerminal) + " after " + p.line(tk.Status), "⚑ " + p.line(tk.AfterTerminal) + " after " + p.line(tk.Status), "⚑ flipped",
+		}, Style: st.Flag, Prio: look.PrioFlag})
+	}
 	if n := r.Late.ProgressAfterCancel; n > 0 {
 		parts = append(parts, look.Part{Variants: []string{
 			fmt.Sprintf("⚑ %d progress after cancel", n), fmt.Sprintf("⚑ %d late progress", n), fmt.Sprintf("⚑ %d late", n),
