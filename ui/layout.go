@@ -14,16 +14,19 @@ import (
 // View then only renders: it reads these fields and the clock, and changes
 // nothing (TestViewChangesNothing holds it to that).
 func (m *Model) layout() {
-	h := m.chrome().bodyHeight(m.size.height)
-	m.screens.list = m.screens.list.Layout(m.env(), m.screens.listInput(m.conn.state, &m.feed, m.opts.Redact), m.size.width, h)
+	// One Env for the whole layout: it holds the styles, which are not
+	// small.
+	c := m.chrome()
+	h, env := c.bodyHeight(m.size.height), c.env
+	m.screens.list = m.screens.list.Layout(env, m.screens.listInput(m.conn.state, &m.feed, m.opts.Redact), m.size.width, h)
 	if m.focus.waterfallOn && m.focus.mode == keymap.ModeList {
-		m.screens.wf = m.screens.wf.Layout(m.env(), m.size.width, h)
+		m.screens.wf = m.screens.wf.Layout(env, m.size.width, h)
 	}
-	m.screens.logv = m.screens.logv.Layout(m.env(), m.size.width, h)
-	m.screens.stderrv = m.screens.stderrv.Layout(m.env(), m.size.width, h)
+	m.screens.logv = m.screens.logv.Layout(env, m.size.width, h)
+	m.screens.stderrv = m.screens.stderrv.Layout(env, m.size.width, h)
 	m.screens.auth.SetSize(m.size.width, h)
 	if m.focus.mode == keymap.ModeDetail {
-		m.screens.layoutDetail(m.env(), m.theme, m.pager.chop, &m.questions, &m.feed, m.size.width, h)
+		m.screens.layoutDetail(env, m.theme, m.pager.chop, &m.questions, &m.feed, m.size.width, h)
 	}
 	m.screens.prompt = m.screens.prompt.Sized(m.size.width)
 	m.screens.composer = m.screens.composer.Layout(m.size.width)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
@@ -50,39 +51,41 @@ func (m *Model) frame() string {
 		b.WriteString(c.banner())
 		b.WriteByte('\n')
 	}
-	h := m.chrome().bodyHeight(m.size.height)
+	h := c.bodyHeight(m.size.height)
+	// One Env for the frame: it holds the styles, which are not small.
+	env := c.env
 	var body string
 	switch m.focus.mode {
 	case keymap.ModeDetail:
-		body = m.screens.viewDetail(m.env(), m.size.width, h)
+		body = m.screens.viewDetail(env, m.size.width, h)
 	case keymap.ModeLog:
-		body = m.screens.logv.View(m.env(), m.size.width, h)
+		body = m.screens.logv.View(env, m.size.width, h)
 	case keymap.ModeStderr:
-		body = m.screens.stderrv.View(m.env(), m.size.width, h)
+		body = m.screens.stderrv.View(env, m.size.width, h)
 	case keymap.ModeAuth:
-		body = m.screens.auth.View(m.env(), m.size.width, h)
+		body = m.screens.auth.View(env, m.size.width, h)
 	case keymap.ModeComposer:
-		body = m.screens.composer.View(m.env(), m.size.width, h)
+		body = m.screens.composer.View(env, m.size.width, h)
 	case keymap.ModeAnswer:
-		body = m.answering.form.View(m.env(), m.size.width, h)
+		body = m.answering.form.View(env, m.size.width, h)
 	case keymap.ModeHelp:
-		body = m.screens.helpv.View(m.env(), m.size.width, h)
+		body = m.screens.helpv.View(env, m.size.width, h)
 	default:
 		if m.focus.waterfallOn {
-			body = m.screens.wf.View(m.env(), m.size.width, h)
+			body = m.screens.wf.View(env, m.size.width, h)
 		} else {
-			body = m.screens.list.View(m.env(), m.size.width, h)
+			body = m.screens.list.View(env, m.size.width, h)
 		}
 	}
 	body = clampLines(body, h, m.size.width)
 	if m.screens.prompt.Open() {
-		body = overlayBox(body, m.screens.prompt.View(m.env(), m.size.width, h), m.size.width)
+		body = overlayBox(body, m.screens.prompt.View(env, m.size.width, h), m.size.width)
 	} else if m.screens.attachv.Prompting() {
-		body = overlayBox(body, m.screens.attachv.View(m.env(), m.size.width, h), m.size.width)
+		body = overlayBox(body, m.screens.attachv.View(env, m.size.width, h), m.size.width)
 	}
 	b.WriteString(body)
 	b.WriteByte('\n')
-	b.WriteString(m.screens.replay.view(m.env(), m.opts.replaying(), m.size.width))
+	b.WriteString(m.screens.replay.view(env, m.opts.replaying(), m.size.width))
 	b.WriteString(c.statusLine())
 	b.WriteByte('\n')
 	b.WriteString(c.footer())
@@ -273,14 +276,13 @@ func (c chrome) footer() string {
 	// Unbounded (width 0): the fitting is done here, by choosing the keys.
 	h, keys := help.New(), c.env.Keys
 	h.Styles = c.env.Styles.Help
-	if v := h.ShortHelpView(keys.ShortHelp()); lipgloss.Width(v) <= c.width {
-		return look.Fit(v, c.width)
-	}
-	if v := h.ShortHelpView(keys.CompactHelp()); lipgloss.Width(v) <= c.width {
-		return look.Fit(v, c.width)
-	}
-	if v := h.ShortHelpView(keys.EssentialHelp()); lipgloss.Width(v) <= c.width {
-		return look.Fit(v, c.width)
+	// The widths are measured on the words, and only the line chosen is
+	// drawn: drawing each candidate to measure it cost a frame a good
+	// part of its time.
+	for _, line := range [][]key.Binding{keys.ShortHelp(), keys.CompactHelp(), keys.EssentialHelp()} {
+		if shortHelpWidth(line, lipgloss.Width(h.ShortSeparator)) <= c.width {
+			return look.Fit(h.ShortHelpView(line), c.width)
+		}
 	}
 	return look.Fit(h.ShortHelpView(keys.BareHelp()), c.width)
 }
@@ -356,4 +358,22 @@ func overlayBox(body, box string, width int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// shortHelpWidth is the width bubbles' ShortHelpView draws bindings in:
+// each enabled binding's key and description with a space between, sep
+// cells between bindings.
+func shortHelpWidth(bindings []key.Binding, sep int) int {
+	w, n := 0, 0
+	for _, b := range bindings {
+		if !b.Enabled() {
+			continue
+		}
+		if n > 0 {
+			w += sep
+		}
+		w += lipgloss.Width(b.Help().Key) + 1 + lipgloss.Width(b.Help().Desc)
+		n++
+	}
+	return w
 }
