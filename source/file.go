@@ -158,15 +158,6 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
-// WallClock is the real time.
-type WallClock struct{}
-
-// Now is time.Now.
-func (WallClock) Now() time.Time { return time.Now() }
-
-// After is time.After.
-func (WallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // Playing is a Player run against a clock, as a Source: a goroutine
 // delivers each item when it is due.
 type Playing struct {

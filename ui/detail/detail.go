@@ -8,11 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
-	"inflight/keymap"
 	"inflight/session"
 	"inflight/ui/look"
 	"inflight/ui/screen"
@@ -78,10 +76,6 @@ type Act struct {
 // long lines and cutting them (w).
 type ToggleWrap struct{}
 
-// horizontalStep is how far ←/→ scroll a cut payload, as in the other
-// payload views.
-const horizontalStep = 8
-
 // headerLines is the height of the part above the viewport: the summary,
 // the cancel line, the timeline (bar and two label rows, a third when
 // labels crowd) and a gap.
@@ -90,7 +84,7 @@ const headerLines = 8
 // New opens the detail on request id, in a body of width × height.
 func New(id wire.ID, width, height int) Model {
 	m := Model{id: id, vp: viewport.New()}
-	m.vp.SetHorizontalStep(horizontalStep)
+	m.vp.SetHorizontalStep(look.HorizontalStep)
 	m.vp.SetWidth(width)
 	m.vp.SetHeight(max(1, height-headerLines))
 	return m
@@ -112,30 +106,11 @@ func (m Model) Renamed(was, now wire.ID) Model {
 // root to wrap or cut long lines (ToggleWrap). Any other key is Unused:
 // the root's global keys (c, esc, …) act on the request shown.
 func (m Model) Update(env screen.Env, msg tea.Msg) (Model, screen.Action) {
-	switch msg := msg.(type) {
-	case tea.KeyPressMsg:
-		return m.pagerKey(env.Keys, msg)
-	case tea.MouseWheelMsg:
-		var cmd tea.Cmd
-		m.vp, cmd = m.vp.Update(msg)
-		if cmd != nil {
-			return m, screen.Run{Cmd: cmd}
-		}
-	}
-	return m, nil
-}
-
-// pagerKey is the keys of a payload in a viewport.
-func (m Model) pagerKey(k *keymap.KeyMap, msg tea.KeyPressMsg) (Model, screen.Action) {
-	vp := &m.vp
-	switch {
-	case key.Matches(msg, k.Wrap):
+	wrap, act := screen.Page(env.Keys, msg, &m.vp)
+	if wrap {
 		return m, ToggleWrap{}
-	case screen.Scroll(k, msg, vp):
-	default:
-		return m, screen.Unused{}
 	}
-	return m, nil
+	return m, act
 }
 
 // Layout sets what View reads: it brings the trail up to date, rebuilds

@@ -8,11 +8,9 @@
 package question
 
 import (
-	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
-	"inflight/keymap"
 	"inflight/session"
 	"inflight/ui/look"
 	"inflight/ui/screen"
@@ -109,32 +107,14 @@ func (m Model) Layout(env screen.Env, in Input, width, height int) Model {
 // w; any other key is Unused, for the root's global keys. The wheel
 // scrolls the body.
 func (m Model) Update(env screen.Env, msg tea.Msg) (Model, screen.Action) {
-	switch msg := msg.(type) {
-	case tea.KeyPressMsg:
-		if act := RowKey(env, m.srv, msg, false, m.asks); act != nil {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		if act := RowKey(env, m.srv, k, false, m.asks); act != nil {
 			return m, act
 		}
-		return m.pagerKey(env.Keys, msg)
-	case tea.MouseWheelMsg:
-		var cmd tea.Cmd
-		m.vp, cmd = m.vp.Update(msg)
-		if cmd != nil {
-			return m, screen.Run{Cmd: cmd}
-		}
 	}
-	return m, nil
-}
-
-// pagerKey is the keys of the body: scrolling, and w to wrap or cut long
-// lines.
-func (m Model) pagerKey(k *keymap.KeyMap, msg tea.KeyPressMsg) (Model, screen.Action) {
-	vp := &m.vp
-	switch {
-	case key.Matches(msg, k.Wrap):
+	wrap, act := screen.Page(env.Keys, msg, &m.vp)
+	if wrap {
 		return m, ToggleWrap{}
-	case screen.Scroll(k, msg, vp):
-	default:
-		return m, screen.Unused{}
 	}
-	return m, nil
+	return m, act
 }

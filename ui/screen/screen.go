@@ -116,3 +116,27 @@ func Scroll(k *keymap.KeyMap, msg tea.KeyPressMsg, vp *viewport.Model) bool {
 	}
 	return true
 }
+
+// Page is a payload view's keys and mouse wheel on its viewport vp: the
+// scrolling keys and the wheel move it (a wheel's command comes back as
+// Run); w comes back as wrap, for the screen's own action asking the root
+// to wrap or cut long lines; any other key is Unused.
+func Page(k *keymap.KeyMap, msg tea.Msg, vp *viewport.Model) (wrap bool, act Action) {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, k.Wrap):
+			return true, nil
+		case Scroll(k, msg, vp):
+			return false, nil
+		}
+		return false, Unused{}
+	case tea.MouseWheelMsg:
+		var cmd tea.Cmd
+		*vp, cmd = vp.Update(msg)
+		if cmd != nil {
+			return false, Run{Cmd: cmd}
+		}
+	}
+	return false, nil
+}
