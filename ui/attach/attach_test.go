@@ -6,33 +6,14 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"inflight/internal/testkit/screentest"
 	"inflight/keymap"
 	"inflight/session"
-	"inflight/ui/look"
 	"inflight/ui/screen"
 	"inflight/wire"
 )
-
-func testEnv() screen.Env {
-	keys := keymap.Default()
-	same := func(s string) string { return s }
-	return screen.Env{Tracker: session.NewTracker(session.Config{}), Now: time.Unix(0, 0), Styles: look.NewStyles(true), Keys: &keys, Line: same, Block: same}
-}
-
-func press(s string) tea.KeyPressMsg {
-	switch s {
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "ctrl+c":
-		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
-	}
-	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
-}
 
 func hostCall(state session.State) *session.Request {
 	return &session.Request{ID: wire.IntID(2), Method: "tools/call", ByHost: true, State: state}
@@ -71,10 +52,10 @@ func actOf(act screen.Action) (Act, bool) {
 // TestActKeys: each acting key on the host's call in flight asks the
 // proxy for its act, saying so; d opens the prompt instead.
 func TestActKeys(t *testing.T) {
-	env := testEnv()
+	env := screentest.Env()
 	in := Input{Mode: keymap.ModeList, Selected: hostCall(session.StateRunning)}
 	for k, want := range map[string]string{"h": "hold", "D": "drop", "z": "cancel", "Z": "cancel-silent", "t": "race"} {
-		m, act := New(Proxy{Name: "p", Acts: true}).Update(env, in, press(k))
+		m, act := New(Proxy{Name: "p", Acts: true}).Update(env, in, screentest.Press(k))
 		got, ok := actOf(act)
 		if !ok || got != (Act{Action: want, ID: wire.IntID(2)}) {
 			t.Errorf("%s asked %+v (%v), want %s", k, got, ok, want)
@@ -86,7 +67,7 @@ func TestActKeys(t *testing.T) {
 			t.Errorf("%s opened the prompt", k)
 		}
 	}
-	m, act := New(Proxy{Name: "p", Acts: true}).Update(env, in, press("d"))
+	m, act := New(Proxy{Name: "p", Acts: true}).Update(env, in, screentest.Press("d"))
 	if act != nil || !m.Prompting() {
 		t.Errorf("d: action %#v, prompting %v", act, m.Prompting())
 	}
@@ -95,7 +76,7 @@ func TestActKeys(t *testing.T) {
 // TestActRefused: what keeps an act from being asked is said, and nothing
 // is asked.
 func TestActRefused(t *testing.T) {
-	env := testEnv()
+	env := screentest.Env()
 	own := hostCall(session.StateRunning)
 	own.ByHost = false
 	hostCancelled := hostCall(session.StateCancelRequested)
@@ -117,13 +98,13 @@ func TestActRefused(t *testing.T) {
 		{"settled", New(Proxy{Acts: true}), Input{Selected: hostCall(session.StateCompleted)}, "d", "#2 is not in flight (completed)"},
 	} {
 		c.in.Mode = keymap.ModeDetail
-		m, act := c.m.Update(env, c.in, press(c.key))
+		m, act := c.m.Update(env, c.in, screentest.Press(c.key))
 		if _, asked := actOf(act); asked || m.Prompting() || !strings.Contains(statusOf(act), c.words) {
 			t.Errorf("%s: action %#v, prompting %v; want a status with %q", c.name, act, m.Prompting(), c.words)
 		}
 	}
 	// A held response can be released even after the server answered.
-	_, act := New(Proxy{Acts: true}).Update(env, Input{Mode: keymap.ModeList, Selected: hostCall(session.StateCompleted), Held: true}, press("u"))
+	_, act := New(Proxy{Acts: true}).Update(env, Input{Mode: keymap.ModeList, Selected: hostCall(session.StateCompleted), Held: true}, screentest.Press("u"))
 	if got, ok := actOf(act); !ok || got.Action != "release" {
 		t.Errorf("u on a held response: %#v", act)
 	}
@@ -133,35 +114,35 @@ func TestActRefused(t *testing.T) {
 // above 0 and stays open saying why, asks for what was typed, closes on
 // esc, and leaves on ctrl+c.
 func TestDelayPrompt(t *testing.T) {
-	env := testEnv()
+	env := screentest.Env()
 	in := Input{Mode: keymap.ModeList, Selected: hostCall(session.StateRunning)}
 	open := func() Model {
-		m, _ := New(Proxy{Acts: true}).Update(env, in, press("d"))
+		m, _ := New(Proxy{Acts: true}).Update(env, in, screentest.Press("d"))
 		return m.Sized(80)
 	}
-	m, act := open().Update(env, in, press("enter"))
+	m, act := open().Update(env, in, screentest.Press("enter"))
 	if got, ok := actOf(act); !ok || got != (Act{Action: "delay", ID: wire.IntID(2), After: 30 * time.Second}) || m.Prompting() {
 		t.Errorf("enter on nothing typed: %#v, prompting %v", act, m.Prompting())
 	}
 
 	m = open()
 	for _, r := range "-2s" {
-		m, _ = m.Update(env, in, press(string(r)))
+		m, _ = m.Update(env, in, screentest.Press(string(r)))
 	}
-	m, act = m.Update(env, in, press("enter"))
+	m, act = m.Update(env, in, screentest.Press("enter"))
 	if act != nil || !m.Prompting() || !strings.Contains(ansi.Strip(m.View(env, 80, 20)), `"-2s" is not a duration above 0`) {
 		t.Errorf("-2s: action %#v, prompting %v, view:\n%s", act, m.Prompting(), m.View(env, 80, 20))
 	}
 
 	m = open()
 	for _, r := range "500ms" {
-		m, _ = m.Update(env, in, press(string(r)))
+		m, _ = m.Update(env, in, screentest.Press(string(r)))
 	}
 	// q is text here: it does not leave.
-	if _, act := m.Update(env, in, press("q")); act == (Leave{}) {
+	if _, act := m.Update(env, in, screentest.Press("q")); act == (Leave{}) {
 		t.Error("q in the prompt left")
 	}
-	m, act = m.Update(env, in, press("enter"))
+	m, act = m.Update(env, in, screentest.Press("enter"))
 	if got, ok := actOf(act); !ok || got.After != 500*time.Millisecond || !strings.Contains(statusOf(act), "delay 500ms on #2") {
 		t.Errorf("500ms: %#v", act)
 	}
@@ -169,10 +150,10 @@ func TestDelayPrompt(t *testing.T) {
 		t.Errorf("a closed prompt draws %q", v)
 	}
 
-	if m, act = open().Update(env, in, press("esc")); act != nil || m.Prompting() {
+	if m, act = open().Update(env, in, screentest.Press("esc")); act != nil || m.Prompting() {
 		t.Errorf("esc: %#v, prompting %v", act, m.Prompting())
 	}
-	if _, act = open().Update(env, in, press("ctrl+c")); act != (Leave{}) {
+	if _, act = open().Update(env, in, screentest.Press("ctrl+c")); act != (Leave{}) {
 		t.Errorf("ctrl+c in the prompt: %#v", act)
 	}
 	if st := open().KeyState(keymap.State{Mode: keymap.ModeList}); st.Mode != keymap.ModePrompt {
@@ -184,7 +165,7 @@ func TestDelayPrompt(t *testing.T) {
 // where the view answers nothing differently, and the keys it does not
 // answer are Unused; q and ctrl+c leave.
 func TestKeysLeftToTheRoot(t *testing.T) {
-	env := testEnv()
+	env := screentest.Env()
 	m := New(Proxy{Acts: true})
 	r := hostCall(session.StateRunning)
 	for _, c := range []struct {
@@ -198,7 +179,7 @@ func TestKeysLeftToTheRoot(t *testing.T) {
 		{Input{Mode: keymap.ModeLog, Selected: r}, "h"},
 		{Input{Mode: keymap.ModeList, Selected: r}, "enter"},
 	} {
-		if _, act := m.Update(env, c.in, press(c.key)); act != (screen.Unused{}) {
+		if _, act := m.Update(env, c.in, screentest.Press(c.key)); act != (screen.Unused{}) {
 			t.Errorf("%s in %+v: %#v, want Unused", c.key, c.in, act)
 		}
 	}
@@ -207,7 +188,7 @@ func TestKeysLeftToTheRoot(t *testing.T) {
 		if in.Typing {
 			k = "ctrl+c"
 		}
-		if _, act := m.Update(env, in, press(k)); act != (Leave{}) {
+		if _, act := m.Update(env, in, screentest.Press(k)); act != (Leave{}) {
 			t.Errorf("%s in %+v: %#v, want Leave", k, in, act)
 		}
 	}
@@ -216,7 +197,7 @@ func TestKeysLeftToTheRoot(t *testing.T) {
 // TestSendingKeysRefused: the keys that would send, cancel or reconnect
 // say why they do nothing here, the log's included.
 func TestSendingKeysRefused(t *testing.T) {
-	env := testEnv()
+	env := screentest.Env()
 	r := hostCall(session.StateRunning)
 	for _, c := range []struct {
 		m     Model
@@ -232,7 +213,7 @@ func TestSendingKeysRefused(t *testing.T) {
 		{New(Proxy{}), Input{Mode: keymap.ModeList}, "R", "nothing to reconnect"},
 		{New(Proxy{}).Ended(nil), Input{Mode: keymap.ModeList}, "R", "run inflight attach again"},
 	} {
-		if _, act := c.m.Update(env, c.in, press(c.key)); !strings.Contains(statusOf(act), c.words) {
+		if _, act := c.m.Update(env, c.in, screentest.Press(c.key)); !strings.Contains(statusOf(act), c.words) {
 			t.Errorf("%s in %v: %#v, want %q", c.key, c.in.Mode, act, c.words)
 		}
 	}
@@ -241,7 +222,7 @@ func TestSendingKeysRefused(t *testing.T) {
 // TestBanner: the banner tells a proxy that ended from a stream that
 // stopped short and from one that broke.
 func TestBanner(t *testing.T) {
-	env := testEnv()
+	env := screentest.Env()
 	for _, c := range []struct {
 		m     Model
 		words string

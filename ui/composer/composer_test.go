@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-
 	"inflight/event"
+	"inflight/internal/testkit/screentest"
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/termsafe"
@@ -26,21 +25,6 @@ func testEnv(caps string) screen.Env {
 	tr.Apply(event.Event{Kind: event.Connected, Info: &info, Time: t0})
 	keys := keymap.Default()
 	return screen.Env{Tracker: tr, Now: t0, Styles: look.NewStyles(true), Keys: &keys, Line: termsafe.Line, Block: termsafe.Line}
-}
-
-func press(name string) tea.KeyPressMsg {
-	switch name {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "left":
-		return tea.KeyPressMsg{Code: tea.KeyLeft}
-	case "right":
-		return tea.KeyPressMsg{Code: tea.KeyRight}
-	}
-	r := []rune(name)[0]
-	return tea.KeyPressMsg{Code: r, Text: name}
 }
 
 // flatten lists the actions of act, batches opened, commands left out.
@@ -63,15 +47,15 @@ func flatten(act screen.Action) []screen.Action {
 func TestUpdateReturnsSendAndClose(t *testing.T) {
 	env := testEnv(`{"tools":{}}`)
 	c, _ := New("info").Open(env)
-	c, _ = c.Update(env, press("left")) // raw: the form of a method
+	c, _ = c.Update(env, screentest.Press("left")) // raw: the form of a method
 	if c.Kind() != KindRaw {
 		t.Fatalf("← opened kind %v", c.Kind())
 	}
 	for _, r := range "ping" {
-		c, _ = c.Update(env, press(string(r)))
+		c, _ = c.Update(env, screentest.Press(string(r)))
 	}
 	n := env.Tracker.Len()
-	c, act := c.Update(env, press("enter"))
+	c, act := c.Update(env, screentest.Press("enter"))
 	send, ok := act.(Send)
 	if !ok {
 		t.Fatalf("enter returned %#v, want a Send", act)
@@ -83,7 +67,7 @@ func TestUpdateReturnsSendAndClose(t *testing.T) {
 		t.Fatal("the composer began a request itself")
 	}
 	c, _ = c.Open(env)
-	if _, act = c.Update(env, press("esc")); act != (screen.Close{}) {
+	if _, act = c.Update(env, screentest.Press("esc")); act != (screen.Close{}) {
 		t.Fatalf("esc on the tool list returned %#v, want Close", act)
 	}
 }
@@ -94,8 +78,8 @@ func TestUpdateReturnsSendAndClose(t *testing.T) {
 func TestFetchFollowsTheCursor(t *testing.T) {
 	env := testEnv(`{"prompts":{}}`)
 	c, _ := New("").Open(env)
-	c, act := c.Update(env, press("right"))
-	c, act = c.Update(env, press("right")) // prompts
+	c, act := c.Update(env, screentest.Press("right"))
+	c, act = c.Update(env, screentest.Press("right")) // prompts
 	acts := flatten(act)
 	if len(acts) != 1 {
 		t.Fatalf("→ to prompts asked %#v", acts)
@@ -118,8 +102,8 @@ func TestFetchFollowsTheCursor(t *testing.T) {
 		t.Fatalf("the first page is not listed:\n%s", s)
 	}
 	// The same list is not asked again on this connection.
-	c, _ = c.Update(env, press("left"))
-	if _, act = c.Update(env, press("right")); len(flatten(act)) != 0 {
+	c, _ = c.Update(env, screentest.Press("left"))
+	if _, act = c.Update(env, screentest.Press("right")); len(flatten(act)) != 0 {
 		t.Fatalf("asked again: %#v", flatten(act))
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"inflight/internal/testkit/screentest"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -31,7 +33,7 @@ func TestPickerRanksWholeWordsAndPrefixesFirst(t *testing.T) {
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("ranked %q, want %q", got, want)
 	}
-	c, _ = c.Update(env, press("enter"))
+	c, _ = c.Update(env, screentest.Press("enter"))
 	if tool, ok := c.Tool(); !ok || c.Picking() || tool.Name != "simulate-research-query" {
 		t.Fatalf("enter after simulate opened %q (picking %v)", tool.Name, c.Picking())
 	}

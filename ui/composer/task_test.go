@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/event"
+	"inflight/internal/testkit/screentest"
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/termsafe"
@@ -42,7 +43,7 @@ func withTools(t *testing.T, env screen.Env, c Model, result string) Model {
 // typeKeys types text into the composer, one key at a time.
 func typeKeys(env screen.Env, c Model, text string) Model {
 	for _, r := range text {
-		c, _ = c.Update(env, press(string(r)))
+		c, _ = c.Update(env, screentest.Press(string(r)))
 	}
 	return c
 }
@@ -78,12 +79,12 @@ func TestAsTaskDoesNotCarryOver(t *testing.T) {
 	ctrlT := tea.KeyPressMsg{Code: 't', Mod: tea.ModCtrl}
 
 	c = typeKeys(env, c, "alpha")
-	c, _ = c.Update(env, press("enter"))
+	c, _ = c.Update(env, screentest.Press("enter"))
 	c, _ = c.Update(env, ctrlT)
 	if v := c.View(env, 120, 30); !strings.Contains(v, "runs as a task · ctrl+t") {
 		t.Fatalf("ctrl+t did not make alpha a task:\n%s", v)
 	}
-	c, act := c.Update(env, press("enter"))
+	c, act := c.Update(env, screentest.Press("enter"))
 	if !sentTask(t, act) {
 		t.Fatal("alpha, asked as a task, went as an ordinary call")
 	}
@@ -91,11 +92,11 @@ func TestAsTaskDoesNotCarryOver(t *testing.T) {
 	for _, name := range []string{"beta", "alpha"} {
 		c, _ = c.Open(env)
 		c = typeKeys(env, c, name)
-		c, _ = c.Update(env, press("enter"))
+		c, _ = c.Update(env, screentest.Press("enter"))
 		if v := c.View(env, 120, 30); !strings.Contains(v, "an ordinary request · ctrl+t to run it as a task") {
 			t.Errorf("%s opened after a task call does not start as an ordinary request:\n%s", name, v)
 		}
-		c, act = c.Update(env, press("enter"))
+		c, act = c.Update(env, screentest.Press("enter"))
 		if sentTask(t, act) {
 			t.Errorf("%s went as a task without ctrl+t", name)
 		}
@@ -109,15 +110,15 @@ func TestComposerEnumIsAPicker(t *testing.T) {
 	env := testEnv(`{"tools":{}}`)
 	c, _ := New("").Open(env)
 	c = withTools(t, env, c, `{"tools":[{"name":"paint","inputSchema":{"type":"object","properties":{"colour":{"type":"string","oneOf":[{"const":"#f00","title":"Red"},{"const":"#0f0","title":"Green"}]}}}}]}`)
-	c, _ = c.Update(env, press("enter"))
+	c, _ = c.Update(env, screentest.Press("enter"))
 	if v := c.View(env, 120, 30); !strings.Contains(v, "( ) Red") || !strings.Contains(v, "( ) Green") {
 		t.Fatalf("the enum is not a picker:\n%s", v)
 	}
-	c, _ = c.Update(env, press("right"))
+	c, _ = c.Update(env, screentest.Press("right"))
 	if c.Kind() != KindTool || !strings.Contains(c.View(env, 120, 30), "(•) Red") {
 		t.Fatalf("→ on the picker did not choose (kind %v):\n%s", c.Kind(), c.View(env, 120, 30))
 	}
-	_, act := c.Update(env, press("enter"))
+	_, act := c.Update(env, screentest.Press("enter"))
 	var send *Send
 	for _, a := range flatten(act) {
 		if s, ok := a.(Send); ok {

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"github.com/charmbracelet/x/ansi"
 
+	"inflight/internal/testkit/screentest"
 	"inflight/session"
 	"inflight/wire"
 )
@@ -45,7 +46,7 @@ func TestComposerKeyWordsComeFromTheKeyMap(t *testing.T) {
 	c.keys.Send = key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+g", "send"))
 	c, _ = c.Open(env)
 	views := []string{ansi.Strip(c.View(env, 120, 30))} // the tool list
-	c, _ = c.Update(env, press("left"))                 // the raw request's form
+	c, _ = c.Update(env, screentest.Press("left"))      // the raw request's form
 	views = append(views, ansi.Strip(c.View(env, 120, 30)))
 	c = typeKeys(env, c, "ping") // ←/→ move through the text now
 	views = append(views, ansi.Strip(c.View(env, 120, 30)))

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"inflight/event"
+	"inflight/internal/testkit/screentest"
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/termsafe"
@@ -50,19 +51,6 @@ func fullLog(n int) *session.Tracker {
 	return t
 }
 
-func press(s string) tea.KeyPressMsg {
-	switch s {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "up":
-		return tea.KeyPressMsg{Code: tea.KeyUp}
-	}
-	r := []rune(s)[0]
-	return tea.KeyPressMsg{Code: r, Text: s}
-}
-
 // BenchmarkLogFilterNewNeedle measures a new filter over a full log (10 000
 // entries): what one keystroke in the filter costs at worst.
 func BenchmarkLogFilterNewNeedle(b *testing.B) {
@@ -83,10 +71,10 @@ func TestPayloadKeysNameTheEntry(t *testing.T) {
 	empty := session.NewTracker(session.Config{})
 	env := envOver(empty, keymap.ModeLog, keymap.State{HasEntry: true})
 	m := New().Layout(env, 80, 20)
-	if _, act := m.Update(env, press("y")); act != (screen.Status{Level: screen.Info, Text: "nothing selected to copy"}) {
+	if _, act := m.Update(env, screentest.Press("y")); act != (screen.Status{Level: screen.Info, Text: "nothing selected to copy"}) {
 		t.Errorf("y on an empty log asked %#v", act)
 	}
-	if _, act := m.Update(env, press("o")); act != (screen.Status{Level: screen.Info, Text: "nothing selected to open"}) {
+	if _, act := m.Update(env, screentest.Press("o")); act != (screen.Status{Level: screen.Info, Text: "nothing selected to open"}) {
 		t.Errorf("o on an empty log asked %#v", act)
 	}
 
@@ -94,11 +82,11 @@ func TestPayloadKeysNameTheEntry(t *testing.T) {
 	env = envOver(tr, keymap.ModeLog, keymap.State{HasEntry: true})
 	m = New().Layout(env, 80, 20)
 	newest := tr.Log().Total() - 1
-	if _, act := m.Update(env, press("y")); act != (Copy{Entry: newest}) {
+	if _, act := m.Update(env, screentest.Press("y")); act != (Copy{Entry: newest}) {
 		t.Errorf("y asked %#v, want the newest entry %d copied", act, newest)
 	}
-	m, _ = m.Update(env, press("up"))
-	if _, act := m.Update(env, press("O")); act != (Open{Entry: newest - 1, Editor: true}) {
+	m, _ = m.Update(env, screentest.Press("up"))
+	if _, act := m.Update(env, screentest.Press("O")); act != (Open{Entry: newest - 1, Editor: true}) {
 		t.Errorf("O after ↑ asked %#v, want entry %d in the editor", act, newest-1)
 	}
 }
@@ -110,7 +98,7 @@ func TestEntryViewAsksAndFollowsThePreference(t *testing.T) {
 	tr := fullLog(3)
 	env := envOver(tr, keymap.ModeLog, keymap.State{HasEntry: true})
 	m := New().Layout(env, 80, 20)
-	m, _ = m.Update(env, press("enter"))
+	m, _ = m.Update(env, screentest.Press("enter"))
 	env = envOver(tr, keymap.ModeLog, keymap.State{HasEntry: true, EntryOpen: true})
 	m = m.Layout(env, 80, 20)
 	if abs, open := m.OpenEntry(); !open || abs != tr.Log().Total()-1 {
@@ -119,7 +107,7 @@ func TestEntryViewAsksAndFollowsThePreference(t *testing.T) {
 	if !strings.Contains(m.View(env, 80, 20), "long lines wrapped (w: cut them)") {
 		t.Errorf("the entry does not say it wraps:\n%s", m.View(env, 80, 20))
 	}
-	if _, act := m.Update(env, press("w")); act != (ToggleWrap{}) {
+	if _, act := m.Update(env, screentest.Press("w")); act != (ToggleWrap{}) {
 		t.Errorf("w asked %#v", act)
 	}
 	env.Chop = true
@@ -127,10 +115,10 @@ func TestEntryViewAsksAndFollowsThePreference(t *testing.T) {
 	if !strings.Contains(m.View(env, 80, 20), "lines cut at column 1") {
 		t.Errorf("the entry did not follow the preference:\n%s", m.View(env, 80, 20))
 	}
-	if _, act := m.Update(env, press("q")); act != (screen.Unused{}) {
+	if _, act := m.Update(env, screentest.Press("q")); act != (screen.Unused{}) {
 		t.Errorf("q in the entry asked %#v, want it left to the root", act)
 	}
-	if m, _ = m.Update(env, press("esc")); m.EntryOpen() {
+	if m, _ = m.Update(env, screentest.Press("esc")); m.EntryOpen() {
 		t.Error("esc did not close the entry")
 	}
 }

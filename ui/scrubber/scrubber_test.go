@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"inflight/internal/testkit/screentest"
 	"inflight/keymap"
 	"inflight/ui/look"
 	"inflight/ui/screen"
@@ -19,13 +19,6 @@ func env() screen.Env {
 	keys := keymap.Default()
 	keys.SetState(keymap.State{Mode: keymap.ModeList, Replaying: true})
 	return screen.Env{Now: t0, Styles: look.NewStyles(true), Keys: &keys, Line: func(s string) string { return s }}
-}
-
-func press(s string) tea.KeyPressMsg {
-	if s == "space" {
-		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
-	}
-	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
 }
 
 // TestKeysAskForMoves: each key asks the root for its move; a move by
@@ -44,7 +37,7 @@ func TestKeysAskForMoves(t *testing.T) {
 	}
 	for _, c := range cases {
 		var act screen.Action
-		m, act = m.Update(e, press(c.key))
+		m, act = m.Update(e, screentest.Press(c.key))
 		if act != c.want {
 			t.Errorf("%s: %#v, want %#v", c.key, act, c.want)
 		}
@@ -52,11 +45,11 @@ func TestKeysAskForMoves(t *testing.T) {
 	if !m.Playing() {
 		t.Error("space did not start the play")
 	}
-	m, _ = m.Update(e, press("."))
+	m, _ = m.Update(e, screentest.Press("."))
 	if m.Playing() {
 		t.Error("a step by hand left the run playing")
 	}
-	if _, act := m.Update(e, press("c")); act != (screen.Unused{}) {
+	if _, act := m.Update(e, screentest.Press("c")); act != (screen.Unused{}) {
 		t.Errorf("c: %#v", act)
 	}
 }
@@ -68,13 +61,13 @@ func TestSpeedsFromATenthToAHundredfold(t *testing.T) {
 	e := env()
 	var act screen.Action
 	for range 20 {
-		m, act = m.Update(e, press(">"))
+		m, act = m.Update(e, screentest.Press(">"))
 	}
 	if m.Speed() != 100 || act != (Speed{Speed: 100}) {
 		t.Errorf("fastest %v, %#v", m.Speed(), act)
 	}
 	for range 20 {
-		m, _ = m.Update(e, press("<"))
+		m, _ = m.Update(e, screentest.Press("<"))
 	}
 	if m.Speed() != 0.1 || SpeedText(m.Speed()) != "0.1×" {
 		t.Errorf("slowest %v (%s)", m.Speed(), SpeedText(m.Speed()))
@@ -97,7 +90,7 @@ func TestViewSaysWhereTheRunIs(t *testing.T) {
 			t.Errorf("%q lacks %q", got, want)
 		}
 	}
-	m, _ = m.Update(e, press("space"))
+	m, _ = m.Update(e, screentest.Press("space"))
 	if got := ansi.Strip(m.View(e, 200, 1)); !strings.Contains(got, "▶ 1.4s / 8.0s") || !strings.Contains(got, "1× playing") {
 		t.Errorf("playing: %q", got)
 	}
