@@ -18,8 +18,11 @@ import (
 
 func TestCallDemoTaskJob(t *testing.T) {
 	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
+		// The client polls no faster than session.MinPollInterval (100 ms)
+		// whatever pollMs says, so the job runs long enough for two polls
+		// to land before the completion notification does.
 		rep, code, _ := runCall(t, Options{Target: tc.Target(t, e), Method: "tools/call", Task: true,
-			Params: testserver.ToolParams(t, "task_job", `{"seconds":0.2,"steps":4,"pollMs":20}`)})
+			Params: testserver.ToolParams(t, "task_job", `{"seconds":0.5,"steps":4,"pollMs":20}`)})
 		tk := rep.Task
 		if code != exitcode.Completed || rep.State != "completed" || tk == nil {
 			t.Fatalf("exit %d, state %s, task %+v, error %+v", code, rep.State, tk, rep.Error)
