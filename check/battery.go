@@ -78,6 +78,9 @@ type Options struct {
 	JSON bool
 	// TracePath, when set, receives a trace of the whole battery.
 	TracePath string
+	// JUnitPath, when set, receives the report as JUnit XML (JUnit), for
+	// CI; written whether the battery ran or not.
+	JUnitPath string
 	// Live receives a line per step as the battery runs; nil for none.
 	Live io.Writer
 
@@ -231,12 +234,21 @@ var unknownID = wire.StringID("never-issued-by-inflight-check")
 // 4 when Ctrl+C interrupted it.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	o.defaults()
-	var notRun func(code int, msg string, red *redact.Redactor)
-	if o.JSON {
-		notRun = func(code int, msg string, red *redact.Redactor) { WriteNotRun(stdout, o, code, msg, red) }
+	started := time.Now()
+	junit, err := createJUnit(o.JUnitPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "inflight check: --junit: %s\n", termsafe.Line(o.Target.Redactor().String(err.Error())))
+		return exitcode.Usage
+	}
+	notRun := func(code int, msg string, red *redact.Redactor) {
+		if o.JSON {
+			WriteNotRun(stdout, o, code, msg, red)
+		}
+		junit.add(notRunReport(o, code, msg), started, red)
 	}
 	hr := headless.Begin("inflight check", o.Target, stderr, notRun)
 	defer hr.Close()
+	defer junit.close(stderr, hr.Red)
 	red := hr.Red
 	params, err := runner.ToolCallParams(o.Tool, o.Args)
 	if err != nil {
@@ -276,6 +288,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	b.judgeMidway(time.Now())
 
 	rep := b.report()
+	junit.add(rep, started, red)
 	if o.JSON {
 		report.WriteJSON(stdout, rep, red)
 	} else {
@@ -288,6 +301,11 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 // usage or connection failure): no findings, the exit code, and msg,
 // already redacted, as its error.
 func WriteNotRun(w io.Writer, o Options, code int, msg string, red *redact.Redactor) {
+	report.WriteJSON(w, notRunReport(o, code, msg), red)
+}
+
+// notRunReport is the report of a battery that never ran.
+func notRunReport(o Options, code int, msg string) Report {
 	args := o.Args
 	switch {
 	case len(bytes.TrimSpace(args)) == 0:
@@ -299,9 +317,9 @@ func WriteNotRun(w io.Writer, o Options, code int, msg string, red *redact.Redac
 	if o.Target.Named() {
 		target = o.Target.Describe()
 	}
-	report.WriteJSON(w, Report{Target: target, Tool: o.Tool, Args: args, Transport: report.NotRunTransport(o.Target),
+	return Report{Target: target, Tool: o.Tool, Args: args, Transport: report.NotRunTransport(o.Target),
 		Era: "unknown", Findings: []Finding{}, Skipped: []SkippedCheck{}, Violations: []report.Violation{},
-		Error: msg, ExitCode: code}, red)
+		Error: msg, ExitCode: code}
 }
 
 // batteryStep is one step of the battery and the checks it records.

@@ -1,5 +1,7 @@
 package check
 
+import "slices"
+
 // Levels of a requirement. A finding against a MUST fails (FAIL); against a
 // SHOULD it warns (WARN).
 const (
@@ -118,4 +120,21 @@ func requirementFor(id string, modern, http bool) requirement {
 			"The server MUST NOT write JSON-RPC requests to stdout. Server-to-client interactions are carried in InputRequiredResult replies", pageStdioModern}
 	}
 	panic("check: no requirement " + id)
+}
+
+// coreChecks are the battery's checks outside the tasks group, each with a
+// requirement in requirementFor.
+var coreChecks = []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
+	CheckCancelNoResponse, CheckStreamClose, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests}
+
+// lookupRequirement is what check id quotes, from either table; false
+// for an ID that quotes none (CheckConnection, CheckTool).
+func lookupRequirement(id string, modern, http bool) (requirement, bool) {
+	if r, ok := taskRequirement(id, modern); ok {
+		return r, true
+	}
+	if slices.Contains(coreChecks, id) {
+		return requirementFor(id, modern, http), true
+	}
+	return requirement{}, false
 }

@@ -85,5 +85,6 @@ lost part-way); 4 interrupted.`,
 	durationVar(fs, &o.Timeout, "timeout", check.DefaultCheckTimeout, "timeout of each request", true)
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
 	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the battery to `FILE` (JSON Lines)")
+	fs.StringVar(&o.JUnitPath, "junit", "", "also write the report as JUnit XML to `FILE`, for CI: a testcase per check (FAIL and WARN failures, skipped checks skipped)")
 	return cmd
 }

@@ -40,6 +40,12 @@ const (
 	// Inspector is the MCP Inspector, whose launcher's --cli mode is a
 	// host for one call (`npx @modelcontextprotocol/inspector --cli`).
 	Inspector = "@modelcontextprotocol/inspector@2.12.0"
+	// XMLLint is libxml2's xmllint compiled to WebAssembly: XML Schema
+	// validation of the JUnit reports (internal/testkit/formats).
+	XMLLint = "xmllint-wasm@5.3.0"
+	// HARValidator validates a HAR file against the HAR 1.2 schema
+	// (internal/testkit/formats).
+	HARValidator = "har-validator@5.1.5"
 )
 
 // Sets are the package sets the tests use, for warm to install ahead.
@@ -57,6 +63,8 @@ var Sets = [][]string{
 	// The MCP Inspector's CLI as a host for a plain call
 	// (proxy/inspector_test.go).
 	{Node, Inspector},
+	// The readers of what inflight exports: JUnit XML, HAR.
+	{Node, XMLLint, HARValidator},
 }
 
 // Install is an installed package set.
