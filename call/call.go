@@ -87,6 +87,8 @@ type Options struct {
 	JSON bool
 	// TracePath, when set, receives a trace of the run (JSON Lines).
 	TracePath string
+	// HARPath, when set, receives the run's HTTP exchanges as an HAR.
+	HARPath string
 
 	// Live receives the run as it happens — the connection, progress,
 	// the cancel, late traffic — for a person to watch; nil for nothing.
@@ -260,7 +262,11 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	if err := o.checkRequest(); err != nil {
 		return hr.Fail(exitcode.Usage, err)
 	}
-	if err := hr.CreateTrace(o.TracePath, time.Now()); err != nil {
+	started := time.Now()
+	if err := hr.CreateTrace(o.TracePath, started); err != nil {
+		return hr.Fail(exitcode.Usage, err)
+	}
+	if err := hr.CreateHAR(o.HARPath, started); err != nil {
 		return hr.Fail(exitcode.Usage, err)
 	}
 	live := newLiveView(o.Live, o.Bar, red)

@@ -46,6 +46,9 @@ type InteractiveOptions struct {
 	Grace time.Duration
 	// TracePath, when set, records the session from the start (--trace).
 	TracePath string
+	// HARPath, when set, receives the session's HTTP exchanges as an HAR
+	// when the TUI ends (--har).
+	HARPath string
 	// Roots are the directories a server's roots/list is answered with,
 	// without a prompt (--root, repeatable; default none).
 	Roots []string
@@ -150,8 +153,9 @@ Servers:
 	fs.StringArrayVar(&opts.Roots, "root", nil, "answer the server's roots/list with `DIR` (repeatable; default: no roots)")
 	fs.IntVar(&opts.MaxRounds, "max-rounds", session.DefaultMaxRounds, "give up on a multi round-trip request after `N` rounds")
 	fs.StringVar(&opts.TracePath, "trace", "", "record the session from the start to `FILE` (JSON Lines, as call and check write; replay reads it)")
+	fs.StringVar(&opts.HARPath, "har", "", "write the session's HTTP exchanges to `FILE` as an HAR (HTTP Archive 1.2) when inflight ends, with its verdicts as comments")
 	durationVar(fs, &opts.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
-	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.demoServerCommand(), c.proxyCommand(), c.attachCommand(), c.authCommand())
+	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.exportCommand(), c.demoServerCommand(), c.proxyCommand(), c.attachCommand(), c.authCommand())
 	return root
 }
 
@@ -179,6 +183,17 @@ func runInteractive(ctx context.Context, target target.Target, opts InteractiveO
 		defer f.Close()
 		tw = trace.NewWriter(f, time.Now(), red)
 		defer tw.Flush()
+	}
+	if opts.HARPath != "" {
+		writeHAR, err := harOfTrace(&tw, opts.HARPath, red)
+		if err != nil {
+			return fail(exitcode.Usage, fmt.Errorf("--har: %w", err))
+		}
+		defer func() {
+			if err := writeHAR(); err != nil {
+				fmt.Fprintf(errOut, "inflight: --har: %s\n", termsafe.Line(red.Error(err)))
+			}
+		}()
 	}
 	m, err := newInteractiveModel(ctx, target, opts, tw)
 	if err != nil {
@@ -243,6 +258,9 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 	}
 	questions := ui.NewQuestions(roots, 0)
 	cfg.Answers = client.Answers{Elicitation: true, ElicitationURL: true, Sampling: true, Roots: true}
+	// A trace (or an HAR, which is made of one) records each HTTP
+	// exchange whole.
+	cfg.RecordHTTP = tw != nil
 	cfg.ServerRequests = questions.Serve
 	return ui.New(ui.Options{
 		Questions: questions,

@@ -51,6 +51,10 @@ type Config struct {
 	// URL (a POST refused with a 4xx, then a GET that offers an HTTP+SSE
 	// stream).
 	NoSSEFallback bool
+	// RecordHTTP reports every HTTP exchange whole, headers, bodies and
+	// an event stream's events, as an event.Exchange once it is over (for
+	// a trace or an HAR). Off, nothing is kept beyond what is read.
+	RecordHTTP bool
 
 	// ProtocolVersion forces a version, and with it the era; "" detects.
 	ProtocolVersion string

@@ -129,6 +129,12 @@ func newHTTPTransport(c *Client) (*httpTransport, error) {
 	if err := c.withAuth(&hc, u.String()); err != nil {
 		return nil, err
 	}
+	if c.cfg.RecordHTTP {
+		// Above the authorization: what is recorded is what inflight asked
+		// for, never OAuth's own requests (a token exchange's body is all
+		// secrets).
+		hc.Transport = &recorder{c: c, next: hc.Transport}
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &httpTransport{c: c, endpoint: u, hc: &hc, ctx: ctx, stop: stop, streams: map[wire.ID]*httpStream{}}, nil
 }

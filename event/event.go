@@ -83,6 +83,13 @@ const (
 	// step, the token exchange or refresh). Auth holds it; it never carries
 	// a token or a secret.
 	Auth
+	// Exchange: one HTTP request the client made and its response, whole,
+	// once its body ended or the request failed (HTTP holds it), recorded
+	// only when Config.RecordHTTP asks (a trace or an HAR is being
+	// written). RequestID is the JSON-RPC request its body carried, if
+	// any. Nothing judges it: the tracker leaves it out of the protocol
+	// log; it is for the trace and the HAR.
+	Exchange
 )
 
 var kindNames = map[Kind]string{
@@ -103,6 +110,7 @@ var kindNames = map[Kind]string{
 
 	ServerRequestRefused: "server_request_refused",
 	Auth:                 "auth",
+	Exchange:             "http_exchange",
 }
 
 func (k Kind) String() string {
@@ -312,6 +320,8 @@ type Event struct {
 	Owner wire.ID
 	// AuthStep is set on Auth.
 	AuthStep *AuthStep
+	// HTTP is set on Exchange.
+	HTTP *HTTPExchange
 	// Internal marks traffic of the client's own housekeeping (the era probe,
 	// initialize, answers to server pings and server-to-client requests).
 	// It belongs in the protocol log but not in the request tracker.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"time"
 
+	"inflight/har"
 	"inflight/redact"
 	"inflight/runner"
 	"inflight/target"
@@ -33,6 +34,10 @@ type Run struct {
 	stderr io.Writer
 	notRun func(code int, msg string, red *redact.Redactor)
 	file   *os.File
+	// har is the --har file's HAR, built from the trace's records and
+	// written at Close to harFile.
+	har     *har.Builder
+	harFile *os.File
 }
 
 // Begin begins a run of the command name ("inflight call") against t.
@@ -68,6 +73,27 @@ func (r *Run) CreateTrace(path string, start time.Time) error {
 	return nil
 }
 
+// CreateHAR makes the run write an HAR of its HTTP exchanges to path at
+// Close (none when path is empty), built from the trace's records: with
+// no --trace the trace is kept to itself. Call it after CreateTrace.
+func (r *Run) CreateHAR(path string, start time.Time) error {
+	if path == "" {
+		return nil
+	}
+	// Created now, so that a path that cannot be written is said before
+	// the run rather than after it.
+	f, err := trace.Create(path)
+	if err != nil {
+		return fmt.Errorf("--har: %w", err)
+	}
+	if r.Trace == nil {
+		r.Trace = trace.NewWriter(io.Discard, start, r.Red)
+	}
+	r.har, r.harFile = har.New(), f
+	r.Trace.SetTap(r.har.Add)
+	return nil
+}
+
 // Dial connects to the target on the runner with opts, the run's trace
 // and redactor added.
 func (r *Run) Dial(ctx context.Context, opts runner.Options) (*runner.Conn, error) {
@@ -84,8 +110,18 @@ func (r *Run) FlushTrace() error {
 	return r.Trace.Flush()
 }
 
-// Close flushes and closes the trace file.
+// Close flushes and closes the trace file and writes the HAR.
 func (r *Run) Close() {
+	if r.har != nil {
+		_ = r.Trace.Flush()
+		err := r.har.Write(r.harFile)
+		if cerr := r.harFile.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintf(r.stderr, "%s: --har: %s\n", r.name, termsafe.Line(r.Red.String(err.Error())))
+		}
+	}
 	if r.file == nil {
 		return
 	}

@@ -137,6 +137,9 @@ func dial(ctx context.Context, cfg client.Config, opts Options) (*Conn, error) {
 		cfg.ServerRequests = opts.ServerRequests
 	}
 	cfg.Answers = opts.Answers
+	// A trace (or an HAR, which is made of one) records each HTTP
+	// exchange whole.
+	cfg.RecordHTTP = opts.Trace != nil
 	c, err := client.New(cfg)
 	if err != nil {
 		return nil, &errConnect{err}

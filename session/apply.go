@@ -39,6 +39,11 @@ func (t *Tracker) Apply(ev event.Event) []Change {
 		t.onCancelLeaving(&ev)
 		return t.changes.buf
 	}
+	if ev.Kind == event.Exchange {
+		// An HTTP exchange recorded whole for a trace or an HAR: every
+		// message in it was its own event already.
+		return t.changes.buf
+	}
 	if slot, ok := t.coalesce(&ev); ok {
 		t.curLog = slot
 	} else {

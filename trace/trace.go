@@ -171,6 +171,8 @@ type Record struct {
 	// proxy's tracker judged crossings by (session/crossing.go), so that
 	// the view judges with the same facts.
 	End int `json:"end,omitempty"`
+	// HTTP is the exchange of an http_exchange line (EventHTTPExchange).
+	HTTP *HTTP `json:"http,omitempty"`
 }
 
 // Message decodes the record's message, if it has one.

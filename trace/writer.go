@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,18 @@ type Writer struct {
 	// positions: Judged writes an event's StreamEnd as "end"
 	// (SetPositions).
 	positions bool
+	// tap sees every record as it is written (SetTap).
+	tap func(*Record)
+}
+
+// SetTap hands f every record the writer writes, redacted, as it writes
+// it (an HAR being built from the same lines as the trace). f runs under
+// the writer's lock and must not keep the record's Msg, which may alias
+// an event's bytes.
+func (w *Writer) SetTap(f func(*Record)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.tap = f
 }
 
 // SetPositions makes Judged write where each message stands in the
@@ -151,6 +164,9 @@ func (w *Writer) Write(rec Record) error {
 		w.connClosed = true
 	} else if rec.Event == EventConnected {
 		w.connClosed = false
+	}
+	if w.tap != nil {
+		w.tap(&rec)
 	}
 	return w.write(rec)
 }
@@ -410,6 +426,8 @@ func fromEvent(ev *event.Event, ms float64, own bool) Record {
 	case event.RequestFailed:
 		rec.Event = EventRequestFailed
 		rec.Lost = ev.LostConnection
+	case event.Exchange:
+		return exchangeRecord(rec, ev, ms)
 	case event.Connected:
 		rec.Event = EventConnected
 		if in := ev.Info; in != nil {
@@ -501,6 +519,14 @@ func setJSON(rec *Record, raw []byte, own bool) {
 // that would no longer be valid JSON after redaction (a secret outside a
 // string, which no sane server sends) is kept as raw text instead.
 func redactRecord(rec *Record, red *redact.Redactor) {
+	if rec.HTTP != nil {
+		h := *rec.HTTP
+		h.RequestHeaders = slices.Clone(h.RequestHeaders)
+		h.ResponseHeaders = slices.Clone(h.ResponseHeaders)
+		h.SSE = slices.Clone(h.SSE)
+		redactHTTP(&h, red)
+		rec.HTTP = &h
+	}
 	if red.Empty() {
 		return
 	}
