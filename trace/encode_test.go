@@ -117,6 +117,13 @@ func TestAppendRecordWritesEveryField(t *testing.T) {
 		if f.Name == "Msg" {
 			continue // spliced in by Write itself
 		}
+		if f.Name == "HTTP" {
+			// An exchange is left to encoding/json (TestHTTPRecordRoundTrip).
+			if _, ok := appendRecord(nil, &Record{HTTP: &HTTP{Method: "GET"}}); ok {
+				t.Errorf("appendRecord wrote an HTTP exchange itself")
+			}
+			continue
+		}
 		var rec Record
 		v := reflect.ValueOf(&rec).Elem().Field(i)
 		switch v.Kind() {
