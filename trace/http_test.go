@@ -21,12 +21,12 @@ func TestHTTPRecordRoundTrip(t *testing.T) {
 	start := time.Date(2026, 7, 28, 10, 0, 0, 0, time.UTC)
 	x := &event.HTTPExchange{Start: start, Responded: start.Add(3 * time.Millisecond), End: start.Add(10 * time.Millisecond),
 		Method: "POST", URL: "http://h/mcp?token=abc&x=1", Proto: "HTTP/1.1",
-		RequestHeaders:  []event.Header{{Name: "Authorization", Value: "Bearer zz"}, {Name: "X-Custom", Value: "has configured-secret in it"}},
-		RequestBody:     []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`),
-		Status:          200, StatusText: "OK",
+		RequestHeaders: []event.Header{{Name: "Authorization", Value: "Bearer zz"}, {Name: "X-Custom", Value: "has configured-secret in it"}},
+		RequestBody:    []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`),
+		Status:         200, StatusText: "OK",
 		ResponseHeaders: []event.Header{{Name: "Content-Type", Value: "text/event-stream"}, {Name: "Set-Cookie", Value: "s=1"}},
 		ResponseSize:    42, SSE: []event.SSEEvent{{Time: start.Add(5 * time.Millisecond), ID: "e1", Data: `{"echo":"configured-secret"}`}},
-		ClosedByClient:  true}
+		ClosedByClient: true}
 	red := redact.New(http.Header{"X-Api-Key": {"configured-secret"}}, nil, "")
 	var buf bytes.Buffer
 	w := NewWriter(&buf, start.Add(-time.Second), red)
