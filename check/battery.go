@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -415,6 +416,8 @@ func (b *battery) run() {
 	b.checkTasks()
 	b.checkServerCancels()
 	b.checkServerRequests()
+	b.checkCancelErrorCode()
+	b.checkResponseIDs()
 }
 
 // connectionLost reports whether the connection is gone, and why.
@@ -1107,14 +1110,10 @@ func (b *battery) checkServerCancels() {
 		b.add(CheckServerCancel, true, describeServerCancels(len(b.serverCancels)))
 		return
 	}
-	var foreign []string
-	for _, id := range b.serverCancels {
-		if !b.serverRequests[id] {
-			foreign = append(foreign, id.String())
-		}
-	}
-	if len(foreign) > 0 {
-		b.add(CheckServerCancel, false, "the server sent notifications/cancelled for "+strings.Join(foreign, ", ")+", which it never issued as a request of its own")
+	// The tracker judges each: a cancel of an ID the server never used
+	// for a request of its own (one of inflight's above all).
+	if n, first := b.violations(session.ViolationServerCancelUnknown); n > 0 {
+		b.add(CheckServerCancel, false, fmt.Sprintf("%d notifications/cancelled named no request of the server's own (first: %s)", n, first))
 		return
 	}
 	b.add(CheckServerCancel, true, describeServerCancels(len(b.serverCancels)))
@@ -1146,6 +1145,73 @@ func (b *battery) checkServerRequests() {
 		return
 	}
 	b.add(CheckServerRequests, true, "the server sent no requests during the battery")
+}
+
+// violations counts the violations of the whole battery with one of
+// codes, and the first one's detail.
+func (b *battery) violations(codes ...string) (int, string) {
+	vl := b.cn.Tracker().Violations()
+	n, first := 0, ""
+	for _, c := range codes {
+		n += vl.Count(c)
+	}
+	for i := 0; i < vl.Len() && first == "" && n > 0; i++ {
+		if v := vl.At(i); slices.Contains(codes, v.Code) {
+			first = v.Detail
+		}
+	}
+	return n, first
+}
+
+// checkCancelErrorCode judges, over the whole battery, the error
+// responses to requests inflight cancelled: one whose code is no JSON-RPC
+// code is a cancellation made up as an error (the tracker flags each,
+// session/misaddressed.go). On modern Streamable HTTP the cancel closes
+// the request's stream, so no answer can follow it.
+func (b *battery) checkCancelErrorCode() {
+	if b.http && b.modern {
+		b.skip("on modern Streamable HTTP the cancel closes the request's stream: no answer can follow it", CheckCancelErrorCode)
+		return
+	}
+	if n, first := b.violations(session.ViolationCancelledErrorCode); n > 0 {
+		b.add(CheckCancelErrorCode, false, fmt.Sprintf("%d cancelled request%s answered with an error whose code is no JSON-RPC code, a cancellation made up as an error (first: %s)",
+			n, report.Plural(n), first))
+		return
+	}
+	if b.midway == nil {
+		why := "no request was cancelled mid-way, so no answer to a cancel could be seen"
+		switch {
+		case b.unusable != "":
+			why = "not run: " + b.o.Tool + " cannot serve the battery"
+		case b.lostDuring != "":
+			why = "not run: the connection was lost during " + b.lostDuring
+		}
+		b.skip(why, CheckCancelErrorCode)
+		return
+	}
+	r := b.midway.r
+	switch {
+	case r.Late.Response && r.Error != nil:
+		b.add(CheckCancelErrorCode, true, fmt.Sprintf("the cancelled request was answered with error %d %q, a code a client can read (an answer all the same: %s)",
+			r.Error.Code, r.Error.Message, CheckCancelNoResponse))
+	case r.Late.Response:
+		b.add(CheckCancelErrorCode, true, "the cancelled request was answered with a result, not an error (an answer all the same: "+CheckCancelNoResponse+")")
+	default:
+		b.add(CheckCancelErrorCode, true, "no error answered the cancelled request")
+	}
+}
+
+// checkResponseIDs judges, over the whole battery, whether every
+// response named a request inflight had sent, once: an answer under
+// another request's ID (one already answered) or under an ID inflight
+// never issued leaves the request it was meant for waiting.
+func (b *battery) checkResponseIDs() {
+	n, first := b.violations(session.ViolationUnknownResponseID, session.ViolationDuplicateResponse)
+	if n > 0 {
+		b.add(CheckResponseIDs, false, fmt.Sprintf("%d response%s named a request inflight never issued or one already answered (first: %s)", n, report.Plural(n), first))
+		return
+	}
+	b.add(CheckResponseIDs, true, "every response named a request inflight had sent, and answered it once")
 }
 
 func describeServerCancels(n int) string {

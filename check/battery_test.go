@@ -46,13 +46,16 @@ func expectedChecks(transport string, e testserver.Era) []string {
 	tasks := []string{CheckTaskTerminal, CheckTaskCancel, CheckTaskUnknown, CheckTaskNoCancelled}
 	switch {
 	case transport == "http" && e == testserver.Modern:
-		return append([]string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckStreamClose, CheckServerCancel, CheckServerRequests}, tasks...)
+		return append([]string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckStreamClose, CheckServerCancel, CheckServerRequests,
+			CheckResponseIDs}, tasks...)
 	case e == testserver.Modern:
 		return append([]string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
-			CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests}, tasks...)
+			CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests,
+			CheckCancelErrorCode, CheckResponseIDs}, tasks...)
 	}
 	return append([]string{CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
-		CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckTaskCancelTerminal}, tasks...)
+		CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckTaskCancelTerminal,
+		CheckCancelErrorCode, CheckResponseIDs}, tasks...)
 }
 
 // On the demo every check passes with slow.
@@ -169,7 +172,8 @@ func TestCheckUnusableTool(t *testing.T) {
 // why, on every transport and era: none silently vanishes.
 func TestCheckAccountsForEveryCheck(t *testing.T) {
 	all := []string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
-		CheckCancelNoResponse, CheckStreamClose, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests}
+		CheckCancelNoResponse, CheckStreamClose, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests,
+		CheckCancelErrorCode, CheckResponseIDs}
 	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
 		rep, _ := runCheck(t, Options{Target: tc.Target(t, e), Args: json.RawMessage(`{"seconds":0.4,"steps":4}`)})
 		seen := map[string]int{}

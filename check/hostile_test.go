@@ -62,7 +62,7 @@ func TestCheckConnectionLostMidBattery(t *testing.T) {
 				switch {
 				case found == skip:
 					t.Errorf("%s: finding %v, skipped %v; want exactly one", id, found, skip)
-				case id == CheckServerCancel || id == CheckServerRequests || id == CheckDiscover:
+				case id == CheckServerCancel || id == CheckServerRequests || id == CheckDiscover || id == CheckResponseIDs:
 					// Observed before the loss.
 				case !skip || !strings.Contains(reason, "not run: the connection was lost during the full run of hostile"):
 					t.Errorf("%s: not listed as not run because of the loss (skipped %v %q)", id, skip, reason)
@@ -173,5 +173,38 @@ func TestCheckServerStillSendingWhenTheWatchEnds(t *testing.T) {
 				t.Errorf("progress_stops claims a silence it did not see: %s", f.Detail)
 			}
 		})
+	}
+}
+
+// Servers that name the wrong request fail the checks made for them, in
+// both eras, and the demo passes them (TestCheckSlowPasses): a cancel
+// answered with {"code":0,"message":"Request cancelled"} (python-sdk v1),
+// an answer under the ID of a call already answered, a server's cancel of
+// the client's own request.
+func TestCheckMisaddressingServers(t *testing.T) {
+	for _, tc := range []struct {
+		peer       hostile.Stdio
+		id, status string
+		detail     string
+	}{
+		{hostile.CancelCodeZero, CheckCancelErrorCode, StatusWarn, `error 0 "Request cancelled"`},
+		{hostile.MisaddressedIDs, CheckResponseIDs, StatusFail, "which already had one"},
+		{hostile.CancelsClientRequest, CheckServerCancel, StatusFail, "notifications/cancelled"},
+	} {
+		for _, era := range []struct{ name, version string }{{"modern", ""}, {"legacy", testserver.Legacy.Version}} {
+			t.Run(tc.peer.Name+"/"+era.name, func(t *testing.T) {
+				t.Parallel()
+				o := Options{Target: testserver.InProcess(tc.peer, era.version)(t), Tool: hostile.ToolName,
+					LateWindow: 300 * time.Millisecond, Timeout: 3 * time.Second, NoTasks: true}
+				rep, code := runCheck(t, o)
+				f, ok := findingsByID(rep)[tc.id]
+				if !ok || f.Status != tc.status || !strings.Contains(f.Detail, tc.detail) || f.Quote == "" {
+					t.Fatalf("%s = %+v, want %s naming %q", tc.id, f, tc.status, tc.detail)
+				}
+				if tc.status == StatusFail && code != exitcode.Failed {
+					t.Errorf("exit %d, want %d", code, exitcode.Failed)
+				}
+			})
+		}
 	}
 }

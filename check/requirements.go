@@ -32,6 +32,8 @@ const (
 	CheckCancelMalformed   = "cancel.malformed"
 	CheckServerCancel      = "server_cancel.listen_only"
 	CheckServerRequests    = "server_requests.none"
+	CheckCancelErrorCode   = "cancel.error_code"
+	CheckResponseIDs       = "responses.id_matches"
 	// CheckConnection is the error finding of a battery whose connection
 	// was lost part-way; it quotes no requirement.
 	CheckConnection = "connection"
@@ -59,6 +61,8 @@ const (
 	pageProgressLegacy  = "2025-11-25/basic/utilities/progress.mdx"
 	pageStdioModern     = "2026-07-28/basic/transports/stdio.mdx"
 	pageStreamableHTTP  = "2026-07-28/basic/transports/streamable-http.mdx"
+	pageBaseModern      = "2026-07-28/basic/index.mdx"
+	pageBaseLegacy      = "2025-11-25/basic/index.mdx"
 	quoteNoMoreMessages = "Servers SHOULD stop work on a cancelled request as soon as practical and MUST NOT send any further messages for it."
 )
 
@@ -118,6 +122,20 @@ func requirementFor(id string, modern, http bool) requirement {
 		}
 		return requirement{"the server sends no requests", LevelMust,
 			"The server MUST NOT write JSON-RPC requests to stdout. Server-to-client interactions are carried in InputRequiredResult replies", pageStdioModern}
+	case CheckCancelErrorCode:
+		if modern {
+			return requirement{"a cancel is not answered with a made-up error", LevelShould,
+				"Errors that are purely local to an implementation (for example, a request timeout raised inside an SDK) are not currently assigned codes by this specification. Implementations surfacing local errors in JSON-RPC-shaped structures should ensure they cannot be mistaken for errors received from the peer.", pageBaseModern}
+		}
+		return requirement{"a cancel is not answered with a made-up error", LevelShould,
+			"Receivers of cancellation notifications SHOULD: … Not send a response for the cancelled request", cancelPage}
+	case CheckResponseIDs:
+		page := pageBaseLegacy
+		if modern {
+			page = pageBaseModern
+		}
+		return requirement{"every response names its own request", LevelMust,
+			"Result responses MUST include the same ID as the request they correspond to. … Error responses MUST include the same ID as the request they correspond to (except in error cases where the ID could not be read due a malformed request).", page}
 	}
 	panic("check: no requirement " + id)
 }

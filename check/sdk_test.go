@@ -60,6 +60,20 @@ func TestCheckSDKServersThatAnswerACancel(t *testing.T) {
 				if rep.Era != era.name {
 					t.Errorf("era %q, want %q", rep.Era, era.name)
 				}
+				// Their answer to the cancel is late, but no made-up
+				// error: go-sdk answers with a tool result whose text is
+				// "context canceled" (isError), mcp-go with the JSON-RPC
+				// error -32603 "context canceled", a code a client reads.
+				want := `error -32603 "context canceled"`
+				if name == "gosdk" {
+					want = "answered with a result"
+				}
+				if ec := findingsByID(rep)[CheckCancelErrorCode]; ec.Status != StatusPass || !strings.Contains(ec.Detail, want) {
+					t.Errorf("%s = %s (%s), want PASS naming %s", ec.ID, ec.Status, ec.Detail, want)
+				}
+				if ids := findingsByID(rep)[CheckResponseIDs]; ids.Status != StatusPass {
+					t.Errorf("%s = %s (%s), want PASS", ids.ID, ids.Status, ids.Detail)
+				}
 			})
 		}
 	}

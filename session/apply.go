@@ -276,12 +276,14 @@ func (t *Tracker) onResponse(ev *event.Event) {
 		t.answer(r, ev)
 	case r.State == StateCancelRequested:
 		t.lateResponse(r, ev)
+		t.judgeCancelledError(r, ev)
 		t.settle(r, ev.Time)
 	case r.State == StateEndedByServer:
 		// The server ended the subscription with notifications/cancelled
 		// and also answered the listen request: the spec allows both.
 	default:
 		t.lateResponse(r, ev)
+		t.judgeCancelledError(r, ev)
 	}
 }
 
@@ -513,8 +515,11 @@ func (t *Tracker) onServerCancelled(ev *event.Event) {
 		}
 		return
 	}
-	if t.conn.Era != event.EraModern && t.serverWithdrew(c.RequestID, c.Reason, ev) {
-		return // the server withdrew one of its own requests (serverreq.go)
+	if t.conn.Era != event.EraModern {
+		if !t.serverWithdrew(c.RequestID, c.Reason, ev) {
+			t.judgeServerCancel(c.RequestID, ev) // misaddressed.go
+		}
+		return // or the server withdrew one of its own requests (serverreq.go)
 	}
 	if t.conn.Era == event.EraModern {
 		t.violate(ViolationServerCancelNotListen, "server sent notifications/cancelled for "+c.RequestID.String()+", which is not a subscriptions/listen request", r, c.RequestID, ev)

@@ -107,6 +107,7 @@ func (cl *cloner) server(s *ServerRequest) *ServerRequest {
 	*c = *s
 	c.Error = cloneError(s.Error)
 	cl.srv[s] = c
+	c.pauses = cl.request(s.pauses)
 	return c
 }
 

@@ -125,8 +125,10 @@ func TestLifecycle(t *testing.T) {
 				h.cancelSent(100, r, event.SignalNotification)
 				h.recv(101, rpcError(1, 0, "context canceled"))
 			},
+			// Its code, 0, is no JSON-RPC code: flagged as what it is
+			// too (misaddressed.go).
 			want: outcome{state: StateCancelled, ended: 101, late: true, afterCancel: time.Millisecond, errCode: 0,
-				flagged: true, cause: CauseUser, signal: event.SignalNotification},
+				flagged: true, cause: CauseUser, signal: event.SignalNotification, violations: []string{ViolationCancelledErrorCode}},
 		},
 		{
 			name: "with no round trip measured only what beats the signal crossed", era: legacy, transport: stdio,

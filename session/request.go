@@ -102,6 +102,11 @@ type Request struct {
 	// before it settles (Config.LateWindow unless the request set its own).
 	LateWindow time.Duration
 
+	// PausedFor is how long its timeout was paused, all told, while the
+	// server's questions tied to it waited for the user (pause.go); a
+	// pause still running is not in it yet.
+	PausedFor time.Duration
+
 	seq       int64 // ID as an integer: history is sorted by it
 	activePos int   // index in the tracker's active set, -1 when final
 	stride    int   // a timeline sample is kept every stride progress notifications
@@ -136,6 +141,11 @@ type Request struct {
 	// tokenTaken: a later host request took this one's progress token,
 	// which is also this one's ID (byToken then names the later one).
 	tokenTaken bool
+	// asking counts the server's questions tied to the request that still
+	// wait for the user; while there are any its timeout is paused, since
+	// pausedAt.
+	asking   int
+	pausedAt time.Time
 }
 
 // TimelineSamples bounds Request.Timeline.
@@ -278,8 +288,9 @@ func (r *Request) Elapsed(now time.Time) time.Duration {
 
 // Remaining is the time left before the request is cancelled for a timeout,
 // never negative, and which limit is the nearer one. It is LimitNone for
-// final requests, for requests whose cancel is already pending, and for
-// acknowledged subscriptions, which are meant to live indefinitely.
+// final requests, for requests whose cancel is already pending, for
+// acknowledged subscriptions, which are meant to live indefinitely, and
+// while the request waits on the user (WaitingOnUser).
 func (r *Request) Remaining(now time.Time) (time.Duration, Limit) {
 	d, limit := r.deadline()
 	if limit == LimitNone {
@@ -301,7 +312,8 @@ func (r *Request) deadline() (time.Time, Limit) {
 	if r.State == StateTask {
 		return r.taskDeadline()
 	}
-	if r.State != StatePending && r.State != StateRunning {
+	if r.State != StatePending && r.State != StateRunning || r.asking > 0 {
+		// Waiting on the user (pause.go): no deadline runs.
 		return time.Time{}, LimitNone
 	}
 	if !r.Timeout.MaxDeadline.After(r.Timeout.Deadline) {

@@ -92,7 +92,9 @@ const (
 	// TiedTask: its _meta named that request's task
 	// (io.modelcontextprotocol/related-task).
 	TiedTask
-	// TiedOnly: it arrived while that request was the only one in flight.
+	// TiedOnly: it arrived while that request was the only one in flight
+	// that could ask (a tools/call, prompts/get or resources/read; a
+	// tools/list beside it cannot).
 	TiedOnly
 )
 
@@ -140,6 +142,9 @@ type ServerRequest struct {
 	// seq is the last request ID inflight had begun when it came: its
 	// place among the requests (ServerRequestPlace), whatever the clock.
 	seq int64
+	// pauses is the request whose timeout this question pauses while it
+	// waits for the user (pause.go); nil when it pauses none.
+	pauses *Request
 }
 
 // ServerRequestPlace is where s came among the requests in history: the
@@ -199,7 +204,7 @@ func (t *Tracker) serverAsked(ev *event.Event) {
 	default:
 		if id, ok := wire.RelatedTask(ev.Msg.Params); ok && t.tasks[id] != nil {
 			r, s.TiedBy = t.tasks[id], TiedTask
-		} else if only := t.onlyInFlight(); only != nil {
+		} else if only := t.askerInFlight(); only != nil {
 			r, s.TiedBy = only, TiedOnly
 		}
 	}
@@ -226,6 +231,7 @@ func (t *Tracker) serverAsked(ev *event.Event) {
 		s.State, s.Ended = ServerNotAnswered, ev.Time
 	} else {
 		t.serverOpen[s.ID] = s
+		t.questionOpened(s, r, ev.Time)
 	}
 	t.serverReqs = append(t.serverReqs, s)
 	if len(t.serverReqs) > maxServerRequestsKept {
@@ -262,17 +268,36 @@ func (c *Conversation) addServerRequest(s *ServerRequest) {
 	c.ServerRequestsDropped++
 }
 
-// userInFlight counts the user's requests in flight (as onlyInFlight
-// sees them).
+// userInFlight counts the user's requests in flight that the server's
+// question could belong to (as askerInFlight sees them): what the user
+// sees as the candidates in the list.
 func (t *Tracker) userInFlight() int {
-	n := 0
+	n, any := 0, 0
 	for _, r := range t.active {
-		if r.Role == RoleNone && !r.listen && !r.ByHost {
+		if !r.isUsers() {
+			continue
+		}
+		any++
+		if canAsk(r.Method) {
 			n++
 		}
 	}
+	if n == 0 {
+		return any
+	}
 	return n
 }
+
+// isUsers reports whether r is one of the user's own requests: not a
+// task's housekeeping, not a subscription, not a host's.
+func (r *Request) isUsers() bool { return r.Role == RoleNone && !r.listen && !r.ByHost }
+
+// canAsk reports whether a request with method can be the one a server's
+// question belongs to: the requests whose handling may need the user (a
+// tool call, a prompt, a resource read; the same that may be answered
+// with input_required in the modern era). A tools/list or a
+// logging/setLevel sent beside a tool call is never the one.
+func canAsk(method string) bool { return supportsInputRequired(method) }
 
 // Waiting counts what waits for the user now: modern requests waiting
 // for input (active, but nothing of theirs on the wire) and the legacy
@@ -299,18 +324,39 @@ func (t *Tracker) ServerRequestsUntied() []*ServerRequest {
 }
 
 // onlyInFlight is the one user request in flight, or nil when there are
-// none or several (then a server request arriving on stdio could belong
-// to any, and the tracker does not guess).
+// none or several (then a log line arriving on stdio could belong to any,
+// and the tracker does not guess).
 func (t *Tracker) onlyInFlight() *Request {
 	var only *Request
 	for _, r := range t.active {
-		if r.Role != RoleNone || r.listen || r.ByHost {
+		if !r.isUsers() {
 			continue
 		}
 		if only != nil {
 			return nil
 		}
 		only = r
+	}
+	return only
+}
+
+// askerInFlight is the one user request in flight a server's question
+// can belong to (canAsk), or nil when there are none or several. When no
+// request in flight is of a kind that asks, the only request in flight
+// of any kind is the one (a method the tracker does not know may ask).
+func (t *Tracker) askerInFlight() *Request {
+	var only *Request
+	for _, r := range t.active {
+		if !r.isUsers() || !canAsk(r.Method) {
+			continue
+		}
+		if only != nil {
+			return nil
+		}
+		only = r
+	}
+	if only == nil && t.userInFlight() == 1 {
+		return t.onlyInFlight()
 	}
 	return only
 }
@@ -326,6 +372,7 @@ func (t *Tracker) serverAnswered(ev *event.Event) {
 	}
 	delete(t.serverOpen, s.ID)
 	delete(t.serverAbandoned, s.ID)
+	t.questionClosed(s, ev.Time)
 	s.Ended, s.AnswerFailed = ev.Time, ""
 	if ev.Msg.Kind == wire.KindError {
 		s.Error = clipError(ev.Msg.Error)
@@ -376,6 +423,7 @@ func (t *Tracker) serverAnswerFailed(ev *event.Event) {
 			}
 			s.State, s.Ended, s.Answer, s.Error, s.AnswerFailed = ServerWaiting, time.Time{}, nil, nil, clip(why, 256)
 			t.serverOpen[id] = s
+			t.questionOpened(s, t.lookup(s.During), ev.Time)
 		}
 		return
 	}
@@ -392,6 +440,7 @@ func (t *Tracker) serverWithdrew(id wire.ID, reason string, ev *event.Event) boo
 	}
 	delete(t.serverOpen, id)
 	delete(t.serverAbandoned, id)
+	t.questionClosed(s, ev.Time)
 	s.State, s.Ended, s.Reason = ServerWithdrawn, ev.Time, clip(reason, 256)
 	return true
 }
@@ -400,6 +449,7 @@ func (t *Tracker) serverWithdrew(id wire.ID, reason string, ev *event.Event) boo
 // connection closed.
 func (t *Tracker) serversLost(at time.Time) {
 	for id, s := range t.serverOpen {
+		t.questionClosed(s, at)
 		s.State, s.Ended = ServerLost, at
 		delete(t.serverOpen, id)
 	}
@@ -461,6 +511,7 @@ func (t *Tracker) abandoned(id wire.ID) *ServerRequest {
 func (t *Tracker) serversAbandoned(r *Request, at time.Time) {
 	for _, s := range r.Conv.ServerRequests {
 		if s.Open() && t.serverOpen[s.ID] == s {
+			t.questionClosed(s, at)
 			delete(t.serverOpen, s.ID)
 			s.State, s.Ended = ServerAbandoned, at
 			if t.serverAbandoned == nil {

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -104,9 +105,34 @@ func TestViolations(t *testing.T) {
 			code:   ViolationServerCancelNotListen,
 		},
 		{
-			name:   "legacy server cancelling (its own request)",
+			name: "legacy server cancelling (its own request)",
+			era:  event.EraLegacy,
+			script: func(h *harness) {
+				h.apply(serverReq(5, 1, wire.MethodRootsList, `{}`, wire.ID{}))
+				h.recv(10, serverCancel(1))
+			},
+		},
+		{
+			name: "legacy server cancelling its own request, already answered",
+			era:  event.EraLegacy,
+			script: func(h *harness) {
+				h.apply(serverReq(5, 7, wire.MethodRootsList, `{}`, wire.ID{}))
+				h.apply(ourAnswer(6, wire.ResultResponse(id(7), json.RawMessage(`{"roots":[]}`))))
+				h.recv(10, serverCancel(7))
+			},
+		},
+		{
+			name:   "legacy server cancelling inflight's request",
 			era:    event.EraLegacy,
 			script: func(h *harness) { h.recv(10, serverCancel(1)) },
+			code:   ViolationServerCancelUnknown,
+			req:    1,
+		},
+		{
+			name:   "legacy server cancelling an ID never used",
+			era:    event.EraLegacy,
+			script: func(h *harness) { h.recv(10, serverCancel(99)) },
+			code:   ViolationServerCancelUnknown,
 		},
 		{
 			name:   "non-JSON line",

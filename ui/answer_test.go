@@ -672,19 +672,33 @@ func TestAnswerFormClosesWhenTheRequestIsLost(t *testing.T) {
 	}
 }
 
-func TestAnswerLegacyTimeoutDeclinesTheOpenQuestion(t *testing.T) {
+// TestAnswerLegacyQuestionOutlivesTheTimeout: while the server's
+// question waits for the user its request's timeout is paused, so the
+// form stays open past the request's timeout and nothing is declined;
+// cancelling the request then declines the open question, and closes the
+// form on it.
+func TestAnswerLegacyQuestionOutlivesTheTimeout(t *testing.T) {
 	h := newAnswerHarness(t, 80, 24, event.EraLegacy)
-	h.sendTool("confirm")
+	id := h.sendTool("confirm")
 	q := h.legacyAsk(wire.IntID(7), wire.MethodElicitationCreate, legacyConfirm)
 	h.key("a")
 	h.advance(61 * time.Second) // past the default 60s timeout
+	select {
+	case r := <-q.reply:
+		t.Fatalf("the question was answered %s while the user was still at it", r.result)
+	default:
+	}
+	if h.m.focus.mode != keymap.ModeAnswer {
+		t.Fatalf("the form closed while the user was at it")
+	}
+	h.run(h.m.cancel(wire.IntID(id), "user", session.CauseUser))
 	select {
 	case r := <-q.reply:
 		if string(r.result) != `{"action":"decline"}` {
 			t.Errorf("reply %s", r.result)
 		}
 	default:
-		t.Fatal("the question of a timed-out request was left open")
+		t.Fatal("the question of a cancelled request was left open")
 	}
 	if h.m.focus.mode == keymap.ModeAnswer {
 		t.Error("the form stayed open")

@@ -49,6 +49,11 @@ func (m *Model) facts(env screen.Env, r *session.Request, width int) string {
 		parts = append(m.subscriptionFacts(r), parts...)
 		return st.Dim.Render(strings.Join(parts, " · "))
 	}
+	if r.WaitingOnUser() && r.State != session.StateWaitingInput {
+		// A question of the server's tied to it waits for the user.
+		parts = append(parts, fmt.Sprintf("timeout paused while the server's question waits for you (timeout %s; max %s)", look.Dur(r.Timeout.Timeout), look.Dur(r.Timeout.Max)))
+		return st.Dim.Render(strings.Join(parts, " · "))
+	}
 	rem, limit := r.Remaining(now)
 	switch limit {
 	case session.LimitTimeout:

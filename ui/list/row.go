@@ -64,11 +64,17 @@ func (p painter) row(r *session.Request, c columns, selected bool, now time.Time
 }
 
 // countdown is the timeout column: time left before the nearer limit,
-// amber when close, red when expired, "max" when the maximum is nearer.
+// amber when close, red when expired, "max" when the maximum is nearer,
+// "on you" while the timeout is paused for a question of the server's.
 func (p painter) countdown(r *session.Request, now time.Time) string {
 	st := p.st
 	if r.State == session.StateCancelRequested && r.Cancel != nil && r.Cancel.Cause == session.CauseTimeout {
 		return st.Error.Render("expired")
+	}
+	if r.WaitingOnUser() && r.State != session.StateWaitingInput {
+		// A server's question tied to it waits for the user: its timeout
+		// is paused (the STATE column keeps its state on the wire).
+		return st.Warn.Render("on you")
 	}
 	rem, limit := r.Remaining(now)
 	if limit == session.LimitNone {

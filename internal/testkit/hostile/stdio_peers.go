@@ -280,7 +280,8 @@ var PingFlood = Stdio{Name: "ping-flood", Call: func(s *Session, req Request) {
 
 // StdioPeers lists every stdio peer.
 func StdioPeers() []Stdio {
-	peers := []Stdio{Garbage, HugeLine, DeepNesting, OddIDs, Duplicates, AnswersCancel, ProgressStorm, ClosesStdout, IgnoresSIGTERM, Silent, AnswersFirst, Crashes, PingFlood, Ticks, StderrFlood, ControlError}
+	peers := []Stdio{Garbage, HugeLine, DeepNesting, OddIDs, Duplicates, AnswersCancel, ProgressStorm, ClosesStdout, IgnoresSIGTERM, Silent, AnswersFirst, Crashes, PingFlood, Ticks, StderrFlood, ControlError,
+		CancelCodeZero, MisaddressedIDs, CancelsClientRequest}
 	return append(peers, TaskPeers()...)
 }
 
