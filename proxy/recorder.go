@@ -175,19 +175,16 @@ func (r *recorder) recordAll(ls []line) {
 	}
 }
 
-// record applies one line.
-func (r *recorder) record(l *line) {
+// control applies a control line: what the proxy saw besides messages.
+func (r *recorder) control(l *line) {
 	switch l.ctl {
 	case ctlHostGone:
 		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostClosed}, r.tr.HostGone(l.at))
-		return
 	case ctlClosed:
 		ev := event.Event{Kind: event.TransportClosed, Time: l.at, Err: l.err}
 		r.report(ev, r.tr.Observe(ev))
-		return
 	case ctlInjected:
 		r.injected(l.at, l.inj)
-		return
 	case ctlStreamClosed:
 		if t := r.byTap[l.tap%tapMemory]; l.tap != 0 && t.tap == l.tap {
 			// The POST's own request: if its ID names another by now (the
@@ -200,21 +197,24 @@ func (r *recorder) record(l *line) {
 		}
 		ev := event.Event{Kind: event.StreamClosed, Time: l.at, RequestID: l.id, ByClient: true, SessionID: l.session}
 		r.report(ev, r.tr.HostClosedStreamIn(l.id, l.session, l.at))
-		return
 	case ctlHostResumed:
 		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostResumed, SessionID: l.session}, r.tr.HostResumedIn(l.session, l.at))
-		return
 	case ctlHostReopened:
 		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostReopened, SessionID: l.session}, r.tr.HostReopenedIn(l.session, l.at))
-		return
 	case ctlHostEnded:
 		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostEndedSession, SessionID: l.session}, r.tr.HostEndedSession(l.session, l.at))
-		return
 	case ctlUpstreamEnded:
 		if req, ok := r.tr.Get(l.id); ok && req.State.IsActive() {
 			r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteUpstreamEnded, RequestID: l.id, SessionID: l.session},
 				r.tr.UpstreamStreamEndedIn(l.id, l.session, l.at))
 		}
+	}
+}
+
+// record applies one line.
+func (r *recorder) record(l *line) {
+	if l.ctl != ctlNone {
+		r.control(l)
 		return
 	}
 	if len(l.raw) == 0 && l.total == 0 {
