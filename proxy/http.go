@@ -172,10 +172,17 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.refused(w, r) {
 		return
 	}
-	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+	switch sid := r.Header.Get("Mcp-Session-Id"); {
+	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
 		// The host resumes a stream: a closure it made before may be a
 		// broken connection it recovers from (Tracker.HostResumed).
-		p.q.pushControl(line{ctl: ctlHostResumed, at: time.Now(), session: r.Header.Get("Mcp-Session-Id")})
+		p.q.pushControl(line{ctl: ctlHostResumed, at: time.Now(), session: sid})
+	case r.Method == http.MethodGet && sid != "":
+		// A stream opened afresh: one the server ended before its answer
+		// is not resumed by it (Tracker.HostReopenedIn).
+		p.q.pushControl(line{ctl: ctlHostReopened, at: time.Now(), session: sid})
+	case r.Method == http.MethodDelete && sid != "":
+		p.q.pushControl(line{ctl: ctlHostEnded, at: time.Now(), session: sid})
 	}
 	target := p.upstreamURL(r)
 	if creds := hostSecrets(r); len(creds) > 0 {
@@ -327,6 +334,9 @@ func (p *httpProxy) forward(w http.ResponseWriter, r *http.Request, out *http.Re
 		p.hostClosed(tap)
 		return
 	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		p.upstreamEnded(tap)
+	}
 	if readErr != nil {
 		// The upstream broke off: say so, and let the host see the broken
 		// response rather than a clean end (found in review).
@@ -404,6 +414,19 @@ func (p *httpProxy) hostClosed(tap *bodyTap) {
 	}
 	for _, id := range tap.ids {
 		p.q.pushControl(line{ctl: ctlStreamClosed, at: at, id: id, session: tap.session, tap: tap.seq})
+	}
+}
+
+// upstreamEnded reports that the upstream's SSE stream of the request
+// its POST carried ended while the host still read it (a legacy
+// session's; the recorder lets an answered request be).
+func (p *httpProxy) upstreamEnded(tap *bodyTap) {
+	if tap == nil || strings.HasPrefix(tap.session, session.PostSession) || p.closing.Load() {
+		return
+	}
+	at := time.Now()
+	for _, id := range tap.ids {
+		p.q.pushControl(line{ctl: ctlUpstreamEnded, at: at, id: id, session: tap.session, tap: tap.seq})
 	}
 }
 

@@ -227,6 +227,9 @@ func (x *injectedReply) upstreamEnded(err error) {
 	if x.whole != nil {
 		x.whole.finish()
 	}
+	if x.sse && x.r.Context().Err() == nil && !x.ex.upCancelled() {
+		x.p.upstreamEnded(x.tap)
+	}
 	if err != nil && x.r.Context().Err() == nil && !x.ex.upCancelled() {
 		x.p.say(fmt.Sprintf("%s: the upstream's response broke off: %s", x.r.Method, x.p.red.Error(err)))
 		if len(x.units) == 0 && !x.leftWaiting() {

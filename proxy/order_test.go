@@ -16,7 +16,7 @@ import (
 // after writing to the server, the server's answer could be queued
 // first — the recorder would then see a response to an ID the host never
 // issued (unknown_response_id) and, at the end, the host leaving with
-// that request in flight (host_gave_up_without_cancelling). Seen with
+// that request in flight (host_abandoned). Seen with
 // the MCP Inspector's CLI as the host, once in six runs.
 func TestAnswerNeverRecordedBeforeItsRequest(t *testing.T) {
 	t.Run("plain", func(t *testing.T) { answerAfterRequest(t, nil) })

@@ -3,6 +3,8 @@ package proxy
 import (
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 	"time"
 
 	"inflight/event"
@@ -30,6 +32,13 @@ const (
 	// ctlHostResumed: the host resumed a stream (a GET with
 	// Last-Event-ID, http.go).
 	ctlHostResumed
+	// ctlHostReopened: the host opened a GET stream without
+	// Last-Event-ID; ctlHostEnded: it ended its session (DELETE);
+	// ctlUpstreamEnded: the server's stream of the host's request line.id
+	// ended (http.go).
+	ctlHostReopened
+	ctlHostEnded
+	ctlUpstreamEnded
 )
 
 // injection is what a rule did, for the record.
@@ -120,6 +129,7 @@ func (r *recorder) run() {
 		buf = ls
 		r.due(time.Now())
 		if closed && len(ls) == 0 {
+			r.summary()
 			r.flush()
 			return
 		}
@@ -165,19 +175,16 @@ func (r *recorder) recordAll(ls []line) {
 	}
 }
 
-// record applies one line.
-func (r *recorder) record(l *line) {
+// control applies a control line: what the proxy saw besides messages.
+func (r *recorder) control(l *line) {
 	switch l.ctl {
 	case ctlHostGone:
 		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostClosed}, r.tr.HostGone(l.at))
-		return
 	case ctlClosed:
 		ev := event.Event{Kind: event.TransportClosed, Time: l.at, Err: l.err}
 		r.report(ev, r.tr.Observe(ev))
-		return
 	case ctlInjected:
 		r.injected(l.at, l.inj)
-		return
 	case ctlStreamClosed:
 		if t := r.byTap[l.tap%tapMemory]; l.tap != 0 && t.tap == l.tap {
 			// The POST's own request: if its ID names another by now (the
@@ -190,9 +197,24 @@ func (r *recorder) record(l *line) {
 		}
 		ev := event.Event{Kind: event.StreamClosed, Time: l.at, RequestID: l.id, ByClient: true, SessionID: l.session}
 		r.report(ev, r.tr.HostClosedStreamIn(l.id, l.session, l.at))
-		return
 	case ctlHostResumed:
 		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostResumed, SessionID: l.session}, r.tr.HostResumedIn(l.session, l.at))
+	case ctlHostReopened:
+		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostReopened, SessionID: l.session}, r.tr.HostReopenedIn(l.session, l.at))
+	case ctlHostEnded:
+		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostEndedSession, SessionID: l.session}, r.tr.HostEndedSession(l.session, l.at))
+	case ctlUpstreamEnded:
+		if req, ok := r.tr.Get(l.id); ok && req.State.IsActive() {
+			r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteUpstreamEnded, RequestID: l.id, SessionID: l.session},
+				r.tr.UpstreamStreamEndedIn(l.id, l.session, l.at))
+		}
+	}
+}
+
+// record applies one line.
+func (r *recorder) record(l *line) {
+	if l.ctl != ctlNone {
+		r.control(l)
 		return
 	}
 	if len(l.raw) == 0 && l.total == 0 {
@@ -331,12 +353,42 @@ func (r *recorder) due(now time.Time) {
 	if len(changes) > 0 {
 		note := trace.NoteLateWindowOver
 		for _, ch := range changes {
-			if ch.Kind == session.ChangeViolation && ch.Violation.Code == session.ViolationHostClosedStreamLegacy {
+			if ch.Kind == session.ChangeViolation && (ch.Violation.Code == session.ViolationHostClosedStreamLegacy || ch.Violation.Code == session.ViolationHostNoResume) {
 				note = trace.NoteResumeWaitOver
 			}
 		}
 		r.report(event.Event{Kind: event.Note, Time: now, Text: note}, changes)
 	}
+}
+
+// summary says, as the proxy ends, what it found of the host (the host_
+// codes, counted) and how many of its requests it no longer followed, on
+// stderr and as the trace's last note.
+func (r *recorder) summary() {
+	if r.failed {
+		return
+	}
+	counts := r.tr.Violations().Counts()
+	codes := make([]string, 0, len(counts))
+	for code := range counts {
+		if strings.HasPrefix(code, "host_") {
+			codes = append(codes, code)
+		}
+	}
+	sort.Strings(codes)
+	parts := make([]string, 0, len(codes)+1)
+	for _, code := range codes {
+		parts = append(parts, fmt.Sprintf("%s %d", code, counts[code]))
+	}
+	if n := r.tr.Counts().Unfollowed; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d older requests no longer followed", n))
+	}
+	if len(parts) == 0 {
+		return
+	}
+	text := "of the host: " + strings.Join(parts, ", ")
+	r.report(event.Event{Kind: event.Note, Time: time.Now(), Text: text}, nil)
+	r.say(text)
 }
 
 // noteGap records that lines went by unrecorded.
@@ -372,6 +424,11 @@ func flagText(ch session.Change, tr *session.Tracker, transport event.TransportK
 			return "⚑ host closed the stream on legacy HTTP: not a cancel there (" + describe(tr, v.RequestID) + ")", true
 		case session.ViolationHostDuplicateID:
 			return "⚑ host reused request ID " + termsafe.Line(v.RequestID.String()), true
+		case session.ViolationHostCancelledWhileProgressing:
+			return "⚑ host cancelled " + describe(tr, v.RequestID) + " while its progress flowed: " + termsafe.Line(v.Detail), true
+		case session.ViolationHostTimeoutDuringQuestion, session.ViolationHostNoResume, session.ViolationHostResumedWithoutLastEventID,
+			session.ViolationHostAnsweredUnknownID, session.ViolationHostCancelledAnswered:
+			return "⚑ " + termsafe.Line(v.Detail) + " (" + v.Code + ")", true
 		}
 	case session.ChangeLate:
 		if ch.What != session.ArrivalResponse {

@@ -36,6 +36,9 @@ func (t *Tracker) Clone() *Tracker {
 	c.retired = maps.Clone(t.retired)
 	c.hostResumes = maps.Clone(t.hostResumes)
 	c.unfollowedTokens = maps.Clone(t.unfollowedTokens)
+	c.dropped = maps.Clone(t.dropped)
+	c.hostQuestions = maps.Clone(t.hostQuestions)
+	c.hostAnswered = maps.Clone(t.hostAnswered)
 	// The changes buffer is scratch space, reused by the next call: the
 	// clone gets its own (holding what the last call returned, as the
 	// original's does).

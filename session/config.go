@@ -8,6 +8,7 @@ const (
 	DefaultMaxTimeout    = 10 * time.Minute
 	DefaultLateWindow    = 5 * time.Second
 	DefaultHistoryLimit  = 10000
+	DefaultMaxFollowed   = 10000
 	DefaultRawStoreBytes = 32 << 20
 	DefaultLogEntries    = 10000
 	DefaultLogEntryBytes = 16 << 10
@@ -55,6 +56,11 @@ type Config struct {
 	// HistoryLimit bounds the requests kept. Only final requests are
 	// evicted, oldest first.
 	HistoryLimit int
+	// MaxFollowed bounds the host requests a proxy's tracker follows while
+	// they are open (Observe): past it the oldest open ones are no longer
+	// followed (Counts.Unfollowed). A host may leave any number unanswered;
+	// what the tracker remembers of them is bounded, what passes is not.
+	MaxFollowed int
 	// RawStoreBytes bounds the exact request and response bytes kept for the
 	// detail view, evicted oldest first.
 	RawStoreBytes int
@@ -97,6 +103,7 @@ func DefaultConfig() Config {
 		MaxTimeout:      DefaultMaxTimeout,
 		LateWindow:      DefaultLateWindow,
 		HistoryLimit:    DefaultHistoryLimit,
+		MaxFollowed:     DefaultMaxFollowed,
 		RawStoreBytes:   DefaultRawStoreBytes,
 		LogEntries:      DefaultLogEntries,
 		LogEntryBytes:   DefaultLogEntryBytes,
@@ -133,6 +140,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HistoryLimit <= 0 {
 		c.HistoryLimit = d.HistoryLimit
+	}
+	if c.MaxFollowed <= 0 {
+		c.MaxFollowed = d.MaxFollowed
 	}
 	if c.RawStoreBytes <= 0 {
 		c.RawStoreBytes = d.RawStoreBytes

@@ -32,9 +32,10 @@ const (
 	// ViolationHostCancelledUnknown: the host cancelled an ID it sent no
 	// request with.
 	ViolationHostCancelledUnknown = "host_cancelled_unknown_id"
-	// ViolationHostAbandoned: the host went away (it closed the proxy's
-	// stdin) with the request in flight and no cancel sent for it.
-	ViolationHostAbandoned = "host_gave_up_without_cancelling"
+	// ViolationHostAbandoned: the host stopped waiting for a request with
+	// no cancel sent for it: it went away (it closed the proxy's stdin),
+	// ended its HTTP session (DELETE) or began a new one (initialize).
+	ViolationHostAbandoned = "host_abandoned"
 	// ViolationHostDuplicateID: the host sent a request with the ID of one
 	// it had already sent ("MUST NOT have been previously used by the
 	// requestor within the same session"). The second is not tracked.
@@ -55,6 +56,17 @@ func (t *Tracker) Observe(ev event.Event) []Change {
 		if ev.Kind == event.Received && ev.Msg.Kind == wire.KindResult {
 			t.observeInitialized(&ev)
 		}
+		if ev.Kind == event.Received && !ev.Internal {
+			switch {
+			case ev.Msg.Kind == wire.KindRequest:
+				t.questionsSeen = true
+				t.observeQuestion(&ev)
+			case ev.Msg.IsResponse():
+				if r := t.byID[ev.Msg.ID]; r != nil {
+					t.serverWorkedOn(r, &ev)
+				}
+			}
+		}
 		return changes
 	}
 	var judge func(*event.Event)
@@ -63,6 +75,8 @@ func (t *Tracker) Observe(ev event.Event) []Change {
 		judge = t.observeRequest
 	case ev.Msg.Kind == wire.KindNotification && ev.Msg.Method == wire.NotifyCancelled:
 		judge = t.hostCancel
+	case ev.Msg.IsResponse():
+		judge = t.observeAnswer
 	default:
 		return t.Apply(ev)
 	}
@@ -110,6 +124,16 @@ func (t *Tracker) observeRequest(ev *event.Event) {
 		hostModern:    modernMessage(m),
 		hostSession:   ev.SessionID,
 	}
+	if m.Method == wire.MethodInitialize && !r.hostModern && t.conn.Transport == event.TransportStdio {
+		// A new session on the one host's stdio (over HTTP sessions
+		// without IDs may be two hosts'): what the old one left in
+		// flight is abandoned.
+		for _, o := range t.hist {
+			if abandonable(o) && o.hostSession == ev.SessionID && !o.hostModern {
+				t.hostAbandoned(o, "began a new session (initialize)", ev)
+			}
+		}
+	}
 	t.byID[id] = r
 	if m.Method == wire.MethodInitialize {
 		t.hostSession = r.seq
@@ -132,6 +156,7 @@ func (t *Tracker) observeRequest(ev *event.Event) {
 	t.counts.InFlight++
 	t.raw.put(rawKey{id, rawRequest}, ev.Raw)
 	t.evict()
+	t.boundFollowed()
 }
 
 // hostCancel judges a notifications/cancelled the host sent.
@@ -149,22 +174,26 @@ func (t *Tracker) hostCancel(ev *event.Event) {
 		return
 	}
 	switch {
-	case r == nil && t.wasEvictedIn(c.RequestID, cancelSession(ev.SessionID)):
-		// Old news about a request long settled.
+	case r == nil && (t.wasEvictedIn(c.RequestID, cancelSession(ev.SessionID)) || t.wasDropped(c.RequestID)):
+		// Old news about a request long settled, or no longer followed.
 	case r == nil:
 		t.violate(ViolationHostCancelledUnknown, "the host cancelled "+c.RequestID.String()+
 			", an ID it sent no request with", nil, c.RequestID, ev)
 	case r.Method == wire.MethodInitialize:
 		t.violate(ViolationHostCancelledInitialize, "the host cancelled its initialize "+r.ID.String()+
 			", which must never be cancelled", r, r.ID, ev)
-	case r.State.IsFinal(), r.State == StateCancelRequested:
-		// A cancel that crossed the answer, or a second one: the spec
-		// expects both, and neither changes anything.
+	case r.State.IsFinal():
+		// A cancel that crossed the answer the spec expects; one long
+		// after it passed is the host's.
+		t.hostCancelledAnswered(r, ev)
+	case r.State == StateCancelRequested:
+		// A second cancel changes nothing.
 	default:
 		t.beginCancel(r, c.Reason, CauseHost, ev.Time)
 		r.Cancel.Signal = event.SignalNotification
 		r.Cancel.SignalAt = ev.Time
 		r.Cancel.SignalStreamEnd = ev.StreamEnd
+		t.hostGaveUp(r, c.Reason, ev.Time, ev)
 	}
 }
 
@@ -177,11 +206,9 @@ func (t *Tracker) HostGone(now time.Time) []Change {
 	t.changes.reset()
 	ev := event.Event{Time: now}
 	for _, r := range t.hist {
-		if !r.ByHost || !r.State.IsActive() || r.State == StateCancelRequested || r.Method == wire.MethodInitialize {
-			continue
+		if abandonable(r) {
+			t.hostAbandoned(r, "went away", &ev)
 		}
-		t.violate(ViolationHostAbandoned, "the host went away with "+r.Method+" "+r.ID.String()+
-			" in flight and sent no cancel for it", r, r.ID, &ev)
 	}
 	return t.changes.buf
 }
@@ -279,6 +306,9 @@ func (t *Tracker) byToken(tok wire.ID) *Request {
 func (t *Tracker) wasEvictedHost(id wire.ID) bool {
 	if _, kept := t.byID[id]; kept {
 		return false
+	}
+	if _, gone := t.dropped[id]; gone {
+		return true
 	}
 	n, ok := id.Int()
 	if !ok {

@@ -61,6 +61,7 @@ func (t *Tracker) HostClosedStreamIn(id wire.ID, sessionID string, now time.Time
 			now = r.Cancel.At
 		} else {
 			t.beginCancel(r, "the host closed the stream", CauseHost, now)
+			t.hostGaveUp(r, "", now, &event.Event{Kind: event.StreamClosed, Time: now, RequestID: r.ID, ByClient: true})
 		}
 		r.Cancel.Signal = event.SignalStreamClosed
 		r.Cancel.SignalAt = now
@@ -117,7 +118,7 @@ func (t *Tracker) HostResumedIn(sessionID string, now time.Time) []Change {
 		if r.hostResumeBy.IsZero() || !now.Before(r.hostResumeBy) || otherSession(sessionID, r.hostSession) {
 			continue
 		}
-		r.hostClosedAt, r.hostResumeBy = time.Time{}, time.Time{}
+		r.hostClosedAt, r.hostResumeBy, r.streamDropped = time.Time{}, time.Time{}, false
 	}
 	return t.changes.buf
 }
@@ -130,6 +131,13 @@ func (t *Tracker) hostResumeDue(r *Request, now time.Time) {
 	}
 	closed := r.hostClosedAt
 	r.hostClosedAt, r.hostResumeBy = time.Time{}, time.Time{}
+	if r.streamDropped {
+		r.streamDropped = false
+		ev := event.Event{Time: now, RequestID: r.ID}
+		t.violate(ViolationHostNoResume, "the server's stream of "+describeReq(r)+" ended before its answer, and the host did not resume it (a GET with Last-Event-ID) in the "+
+			secs(now.Sub(closed))+" watched: the answer can no longer reach it", r, r.ID, &ev)
+		return
+	}
 	ev := event.Event{Kind: event.StreamClosed, Time: closed, RequestID: r.ID, ByClient: true}
 	t.violate(ViolationHostClosedStreamLegacy, "the host closed the stream of "+r.Method+" "+r.ID.String()+
 		" on legacy HTTP without notifications/cancelled, which is not a cancel there, and resumed no stream in the "+

@@ -123,6 +123,11 @@ type Request struct {
 	// without a cancel; it is flagged unless the host resumes a stream
 	// by hostResumeBy (observe_http.go).
 	hostClosedAt, hostResumeBy time.Time
+	// streamDropped: the wait above is for the host to resume a stream
+	// the server ended before its answer (observe_findings.go);
+	// abandonedAt is when the host went without cancelling it.
+	streamDropped bool
+	abandonedAt   time.Time
 	// taskDeclared: the request, as sent, told the server the client
 	// takes a task for it (legacy: a task member; modern: the extension in
 	// its clientCapabilities).

@@ -49,6 +49,10 @@ type Counts struct {
 	Flagged int
 	// Evicted counts final requests dropped from history to bound memory.
 	Evicted int
+	// Unfollowed counts a host's requests dropped while still open, the
+	// oldest first, past Config.MaxFollowed (a proxy's tracker): forwarded
+	// as ever, no longer followed.
+	Unfollowed int
 }
 
 // Expiry is a request whose timeout expired (or a task's listen to close).
@@ -127,6 +131,16 @@ type Tracker struct {
 	// the progress tokens of host requests not followed, by session.
 	hostResumes      map[string]time.Time
 	unfollowedTokens map[wire.ID]string
+	// dropped holds the IDs and progress tokens of the host requests no
+	// longer followed (observe_bound.go), bounded: what comes for them
+	// is old news.
+	dropped map[wire.ID]struct{}
+	// hostQuestions are the server's requests to the host waiting for
+	// its answer, hostAnswered the last it answered, questionsSeen
+	// whether the server asked anything (observe_findings.go).
+	hostQuestions map[wire.ID]hostQuestion
+	hostAnswered  map[wire.ID]struct{}
+	questionsSeen bool
 
 	// roundOf finds a conversation by an earlier round's ID (rounds.go);
 	// serverOpen and serverReqs are the server's own requests waiting and

@@ -94,6 +94,13 @@ func relayed(rec *trace.Record, at time.Time, id wire.ID) (Item, bool) {
 			return Item{Event: note, Info: HostGone{At: at}}, true
 		case trace.NoteHostResumed:
 			return Item{Event: note, Info: HostResumed{At: at, SessionID: rec.SessionID}}, true
+		case trace.NoteHostReopened:
+			return Item{Event: note, Info: HostReopened{At: at, SessionID: rec.SessionID}}, true
+		case trace.NoteHostEndedSession:
+			return Item{Event: note, Info: HostEndedSession{At: at, SessionID: rec.SessionID}}, true
+		case trace.NoteUpstreamEnded:
+			note.RequestID = id
+			return Item{Event: note, Info: UpstreamEnded{At: at, ID: id, SessionID: rec.SessionID}}, true
 		case trace.NoteLateWindowOver, trace.NoteResumeWaitOver:
 			// The view's clock for the host's cancels is the proxy's: a
 			// late window ends when the proxy's ended.

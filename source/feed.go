@@ -131,6 +131,12 @@ func (f *feeder) apply(it *Item, index int) {
 		f.changed(f.tr.HostGone(in.At), index)
 	case HostResumed:
 		f.changed(f.tr.HostResumedIn(in.SessionID, in.At), index)
+	case HostReopened:
+		f.changed(f.tr.HostReopenedIn(in.SessionID, in.At), index)
+	case HostEndedSession:
+		f.changed(f.tr.HostEndedSession(in.SessionID, in.At), index)
+	case UpstreamEnded:
+		f.changed(f.tr.UpstreamStreamEndedIn(in.ID, in.SessionID, in.At), index)
 	}
 }
 

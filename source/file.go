@@ -81,6 +81,9 @@ func (i TrackerViolation) at() time.Time { return i.At }
 func (i HostClosedStream) at() time.Time { return i.At }
 func (i HostGone) at() time.Time         { return i.At }
 func (i HostResumed) at() time.Time      { return i.At }
+func (i HostReopened) at() time.Time     { return i.At }
+func (i HostEndedSession) at() time.Time { return i.At }
+func (i UpstreamEnded) at() time.Time    { return i.At }
 func (i WindowOver) at() time.Time       { return i.At }
 func (i Injected) at() time.Time         { return i.At }
 func (i Reply) at() time.Time            { return i.At }

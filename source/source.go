@@ -101,6 +101,27 @@ type HostClosedStream struct {
 // The item's event is the proxy's note saying so.
 type HostGone struct{ At time.Time }
 
+// HostReopened: the host opened a stream without Last-Event-ID
+// (Tracker.HostReopenedIn); HostEndedSession: it ended its HTTP session
+// (Tracker.HostEndedSession); UpstreamEnded: the server's stream of the
+// host's request ID ended before its answer (Tracker.UpstreamStreamEndedIn).
+// The item's event is the proxy's note.
+type (
+	HostReopened struct {
+		At        time.Time
+		SessionID string
+	}
+	HostEndedSession struct {
+		At        time.Time
+		SessionID string
+	}
+	UpstreamEnded struct {
+		At        time.Time
+		ID        wire.ID
+		SessionID string
+	}
+)
+
 // HostResumed: the host resumed a stream with Last-Event-ID
 // (Tracker.HostResumedIn). The item's event is the proxy's note.
 type HostResumed struct {
@@ -141,6 +162,9 @@ func (TrackerViolation) info() {}
 func (HostClosedStream) info() {}
 func (HostGone) info()         {}
 func (HostResumed) info()      {}
+func (HostReopened) info()     {}
+func (HostEndedSession) info() {}
+func (UpstreamEnded) info()    {}
 func (WindowOver) info()       {}
 func (Injected) info()         {}
 func (Reply) info()            {}

@@ -72,6 +72,15 @@ const (
 	// NoteResumeWaitOver: the wait for the host to resume a stream it
 	// closed on legacy HTTP passed (Tracker.Due at the note's time).
 	NoteResumeWaitOver = "no stream resumed in the wait"
+	// NoteHostReopened: the host opened a GET stream without
+	// Last-Event-ID (Tracker.HostReopenedIn).
+	NoteHostReopened = "the host opened a stream without Last-Event-ID"
+	// NoteHostEndedSession: the host ended its HTTP session, a DELETE
+	// (Tracker.HostEndedSession).
+	NoteHostEndedSession = "the host ended its session (DELETE)"
+	// NoteUpstreamEnded: the server's stream of the note's request ended
+	// before its answer (Tracker.UpstreamStreamEndedIn).
+	NoteUpstreamEnded = "the server's stream ended before its answer"
 )
 
 // Record is one line of a trace. Fields that do not apply are omitted.

@@ -124,6 +124,12 @@ func (f *proxyFeed) apply(t *session.Tracker, it *source.Item) feedNews {
 		f.observed(&news, t.HostGone(in.At))
 	case source.HostResumed:
 		f.observed(&news, t.HostResumedIn(in.SessionID, in.At))
+	case source.HostReopened:
+		f.observed(&news, t.HostReopenedIn(in.SessionID, in.At))
+	case source.HostEndedSession:
+		f.observed(&news, t.HostEndedSession(in.SessionID, in.At))
+	case source.UpstreamEnded:
+		f.observed(&news, t.UpstreamStreamEndedIn(in.ID, in.SessionID, in.At))
 	case source.Injected:
 		f.noteAct(t, in)
 	}

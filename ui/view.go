@@ -261,6 +261,10 @@ func (c chrome) countsLine() string {
 	if vs := c.env.Tracker.Violations().Total(); vs > 0 {
 		counts = append(counts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", vs, look.CountNoun(int(vs), "violation", "violations"))))
 	}
+	if n.Unfollowed > 0 {
+		// A proxy's bound on the host's requests it follows (the newest).
+		counts = append(counts, fmt.Sprintf("%d older %s no longer followed", n.Unfollowed, look.CountNoun(n.Unfollowed, "request", "requests")))
+	}
 	line := st.Dim.Render(strings.Join(counts, " · "))
 	if shown := c.list.ShownText(c.env, c.width-lipgloss.Width(line)-1); shown != "" {
 		w := lipgloss.Width(shown)

@@ -19,6 +19,7 @@ type listRow struct {
 // history's length and evictions, and the server's requests.
 type rowsKey struct {
 	n, evicted, srv int
+	unfollowed      int
 	last            *session.ServerRequest
 }
 
@@ -31,7 +32,7 @@ func (m *Model) refreshShown(t *session.Tracker) {
 	// rows.
 	l.filtered = l.filter != FilterAll || !l.clearedAt.IsZero() || t.TaskRequestsBegun() > 0 || len(srv) > 0
 	onlyTasks := l.filter == FilterAll && l.clearedAt.IsZero() && l.filtered
-	key := rowsKey{n: t.Len(), evicted: t.Counts().Evicted, srv: len(srv)}
+	key := rowsKey{n: t.Len(), evicted: t.Counts().Evicted, unfollowed: t.Counts().Unfollowed, srv: len(srv)}
 	if len(srv) > 0 {
 		key.last = srv[len(srv)-1]
 	}

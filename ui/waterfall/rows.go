@@ -21,12 +21,13 @@ type row struct {
 type rowsKey struct {
 	t               *session.Tracker
 	n, evicted, srv int
+	unfollowed      int
 	last            *session.ServerRequest
 }
 
 func keyOf(t *session.Tracker) rowsKey {
 	srv := t.ServerRequests()
-	k := rowsKey{t: t, n: t.Len(), evicted: t.Counts().Evicted, srv: len(srv)}
+	k := rowsKey{t: t, n: t.Len(), evicted: t.Counts().Evicted, unfollowed: t.Counts().Unfollowed, srv: len(srv)}
 	if len(srv) > 0 {
 		k.last = srv[len(srv)-1]
 	}
