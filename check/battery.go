@@ -81,6 +81,9 @@ type Options struct {
 	// Live receives a line per step as the battery runs; nil for none.
 	Live io.Writer
 
+	// runName names the run on stderr ("inflight check", and the server's
+	// name in a run over several).
+	runName string
 	// toolDefaulted: no Tool was named, so when the server lists no slow
 	// the battery picks one (pickSlowTool).
 	toolDefaulted bool
@@ -125,6 +128,9 @@ type SkippedCheck struct {
 
 // Report is what `inflight check --json` prints.
 type Report struct {
+	// Name is the server's name in the config file, in a run over several
+	// (RunAll); empty for one server.
+	Name   string          `json:"name,omitempty"`
 	Target string          `json:"target"`
 	Tool   string          `json:"tool"`
 	Args   json.RawMessage `json:"args"`
@@ -230,23 +236,47 @@ var unknownID = wire.StringID("never-issued-by-inflight-check")
 // failed, 1 when one did, 2 when it could not connect or was misused, and
 // 4 when Ctrl+C interrupted it.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
-	o.defaults()
-	var notRun func(code int, msg string, red *redact.Redactor)
-	if o.JSON {
-		notRun = func(code int, msg string, red *redact.Redactor) { WriteNotRun(stdout, o, code, msg, red) }
+	rep, ran := Collect(ctx, o, stderr)
+	red := o.Target.Redactor()
+	switch {
+	case o.JSON:
+		report.WriteJSON(stdout, rep, red)
+	case ran:
+		printCheckReport(stdout, rep, red)
 	}
-	hr := headless.Begin("inflight check", o.Target, stderr, notRun)
+	return rep.ExitCode
+}
+
+// Collect runs the battery as Run does and returns its report without
+// printing it (the live lines still go to o.Live). ran is false when the
+// battery never began (a usage or connection failure, said on stderr): the
+// report is then the one WriteNotRun prints.
+func Collect(ctx context.Context, o Options, stderr io.Writer) (rep Report, ran bool) {
+	o.defaults()
+	var failed *Report
+	notRun := func(code int, msg string, red *redact.Redactor) {
+		r := notRunReport(o, code, msg)
+		failed = &r
+	}
+	name := "inflight check"
+	if o.runName != "" {
+		name = o.runName
+	}
+	hr := headless.Begin(name, o.Target, stderr, notRun)
 	defer hr.Close()
-	red := hr.Red
+	fail := func(err error) (Report, bool) {
+		hr.Fail(exitcode.Usage, err)
+		return *failed, false
+	}
 	params, err := runner.ToolCallParams(o.Tool, o.Args)
 	if err != nil {
-		return hr.Fail(exitcode.Usage, err)
+		return fail(err)
 	}
 	if err := o.Target.Validate(); err != nil {
-		return hr.Fail(exitcode.Usage, err)
+		return fail(err)
 	}
 	if err := hr.CreateTrace(o.TracePath, time.Now()); err != nil {
-		return hr.Fail(exitcode.Usage, err)
+		return fail(err)
 	}
 
 	// Inject: the battery writes what the client never would (malformedCancels,
@@ -256,38 +286,36 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		LateWindow: o.LateWindow, Grace: o.Grace,
 	})
 	if err != nil {
-		return hr.Fail(exitcode.Usage, err)
+		return fail(err)
 	}
 	info := cn.Info()
 	// http is Streamable HTTP only: HTTP+SSE has one shared stream, as stdio
 	// has one pipe (the cancel a notification, no stream of the request's own).
 	b := &battery{
-		o: o, cn: cn, red: red, tw: hr.Trace, ctx: ctx, params: params,
+		o: o, cn: cn, red: hr.Red, tw: hr.Trace, ctx: ctx, params: params,
 		modern:         info.Era == event.EraModern,
 		http:           info.Transport == event.TransportHTTP,
 		after:          map[wire.ID]int{},
 		serverRequests: map[wire.ID]bool{},
 	}
 	cn.Observe(b.observe)
-	b.line("%s", report.ConnectedLine(o.Target, info, red))
+	b.line("%s", report.ConnectedLine(o.Target, info, hr.Red))
 
 	b.run()
 	cn.Close()
 	b.judgeMidway(time.Now())
-
-	rep := b.report()
-	if o.JSON {
-		report.WriteJSON(stdout, rep, red)
-	} else {
-		printCheckReport(stdout, rep, red)
-	}
-	return rep.ExitCode
+	return b.report(), true
 }
 
 // WriteNotRun prints the --json object of a battery that never ran (a
 // usage or connection failure): no findings, the exit code, and msg,
 // already redacted, as its error.
 func WriteNotRun(w io.Writer, o Options, code int, msg string, red *redact.Redactor) {
+	report.WriteJSON(w, notRunReport(o, code, msg), red)
+}
+
+// notRunReport is the report of a battery that never ran.
+func notRunReport(o Options, code int, msg string) Report {
 	args := o.Args
 	switch {
 	case len(bytes.TrimSpace(args)) == 0:
@@ -299,9 +327,9 @@ func WriteNotRun(w io.Writer, o Options, code int, msg string, red *redact.Redac
 	if o.Target.Named() {
 		target = o.Target.Describe()
 	}
-	report.WriteJSON(w, Report{Target: target, Tool: o.Tool, Args: args, Transport: report.NotRunTransport(o.Target),
+	return Report{Target: target, Tool: o.Tool, Args: args, Transport: report.NotRunTransport(o.Target),
 		Era: "unknown", Findings: []Finding{}, Skipped: []SkippedCheck{}, Violations: []report.Violation{},
-		Error: msg, ExitCode: code}, red)
+		Error: msg, ExitCode: code}
 }
 
 // batteryStep is one step of the battery and the checks it records.
