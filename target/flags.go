@@ -180,6 +180,9 @@ func (f *Flags) server() string {
 	return f.servers[0]
 }
 
+// Servers are the --server names given, in order.
+func (f *Flags) Servers() []string { return f.servers }
+
 // Config is the --config file named, "" when none.
 func (f *Flags) Config() string { return f.config }
 
