@@ -61,6 +61,8 @@ type Fleet struct {
 	// note (-1: none).
 	note  string
 	spoke int
+	// lanesOn draws the merged list as a waterfall, a lane per server (v).
+	lanesOn bool
 }
 
 // member is one server of the fleet and its model.
@@ -328,6 +330,9 @@ func (f *Fleet) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return f.quitAll("interrupted", session.CauseInterrupted)
 	case key.Matches(msg, k.Quit):
 		return f.quitAll("client shutting down", session.CauseShutdown)
+	case key.Matches(msg, k.Waterfall):
+		f.lanesOn = !f.lanesOn
+		return nil
 	}
 	var act screen.Action
 	f.list, act = f.list.Update(f.env(), msg)

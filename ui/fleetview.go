@@ -11,6 +11,8 @@ import (
 
 	"inflight/termsafe"
 	"inflight/ui/look"
+	"inflight/ui/screen"
+	"inflight/ui/waterfall"
 )
 
 // fleetHeaderLines is the merged list's header: the totals, then a chip
@@ -42,12 +44,32 @@ func (f *Fleet) frame() string {
 	b.WriteString(f.header())
 	b.WriteByte('\n')
 	h := f.bodyHeight()
-	b.WriteString(clampLines(f.list.View(env, f.size.width, h), h, f.size.width))
+	body := ""
+	if f.lanesOn {
+		body = f.waterfall(env, h)
+	} else {
+		body = f.list.View(env, f.size.width, h)
+	}
+	b.WriteString(clampLines(body, h, f.size.width))
 	b.WriteByte('\n')
 	b.WriteString(f.statusLine())
 	b.WriteByte('\n')
 	b.WriteString(f.footer())
 	return b.String()
+}
+
+// waterfall is the servers' requests on one time axis, a lane each, the
+// merged list's selection marked.
+func (f *Fleet) waterfall(env screen.Env, h int) string {
+	lanes := make([]waterfall.Lane, len(f.members))
+	for i, mb := range f.members {
+		lanes[i] = waterfall.Lane{Name: mb.name, Env: mb.m.env()}
+	}
+	sel, ok := f.list.Selected()
+	if !ok {
+		sel.Lane = -1
+	}
+	return waterfall.Lanes(env, lanes, sel.Lane, sel.ID, f.size.width, h)
 }
 
 // serverChip is one server in the header: its name, its state, its
@@ -162,7 +184,7 @@ func (f *Fleet) footer() string {
 		return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, desc))
 	}
 	lines := [][]key.Binding{
-		{k.Up, k.Down, bind("enter", "open"), bind("c", "cancel"), bind("n", "new request on its server"), bind("f", "filter"), bind("/", "search servers"), bind("q", "quit")},
+		{k.Up, k.Down, bind("enter", "open"), bind("c", "cancel"), bind("n", "new request on its server"), bind("f", "filter"), bind("/", "search servers"), bind("v", "lanes"), bind("q", "quit")},
 		{bind("enter", "open"), bind("c", "cancel"), bind("f", "filter"), bind("/", "search"), bind("q", "quit")},
 	}
 	for _, line := range lines {
