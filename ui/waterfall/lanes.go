@@ -108,4 +108,3 @@ func sharedAxis(lanes []Lane, now time.Time, cells int) axis {
 	a.start = now.Add(-a.per * time.Duration(cells-1))
 	return a
 }
-
