@@ -351,6 +351,12 @@ func (f *Fleet) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	m := f.members[i].m
 	if sel, ok := f.list.Selected(); ok && sel.Lane == i {
+		if _, kept := m.tracker.Get(sel.ID); !kept {
+			// The server's history let go of it (the merged list drops
+			// such rows a batch at a time): no key may act on another.
+			f.note = "#" + sel.ID.String() + " of " + f.members[i].name + " is no longer kept"
+			return nil
+		}
 		m.screens.list = m.screens.list.Select(sel.ID, false)
 		m.layout()
 		// The keys enabled are the selected request's (c only on one

@@ -54,8 +54,15 @@ type Merged struct {
 	// shown are the rows shown, in order; built is what they were built
 	// from (each lane's length and evictions): while only new requests
 	// came, Layout appends them instead of walking every lane again.
+	// Requests a server's history let go of stay rows until they are an
+	// eighth of the rows (stale counts them): then the rows are built
+	// again, so that a full history costs a walk per many requests, not
+	// one per request.
 	shown []mergedRow
 	built []rowsKey
+	stale int
+	// pos is where the selection was last found among the rows.
+	pos int
 	// per holds each lane's own list model: its summaries and measured
 	// column widths, and its painter.
 	per   []Model
@@ -169,13 +176,16 @@ func (m *Merged) move(delta int) {
 	}
 	idx = min(max(idx+delta, 0), len(m.shown)-1)
 	row := m.shown[idx]
-	m.sel, m.follow = Key{Lane: row.lane, ID: row.r.ID}, false
+	m.sel, m.follow, m.pos = Key{Lane: row.lane, ID: row.r.ID}, false, idx
 }
 
 // selectedPos is the selection's position among the rows shown.
 func (m *Merged) selectedPos() (int, bool) {
 	if m.sel.ID.IsZero() {
 		return 0, false
+	}
+	if p := m.pos; p < len(m.shown) && m.shown[p].lane == m.sel.Lane && m.shown[p].r.ID == m.sel.ID {
+		return p, true
 	}
 	// The newest rows are the likeliest: look from the end.
 	for i := len(m.shown) - 1; i >= 0; i-- {
@@ -215,7 +225,7 @@ func (m Merged) Layout(lanes []Lane, width, height int) Merged {
 		idx = min(m.offset, n-1)
 	}
 	row := m.shown[idx]
-	m.sel = Key{Lane: row.lane, ID: row.r.ID}
+	m.sel, m.pos = Key{Lane: row.lane, ID: row.r.ID}, idx
 	off := m.offset
 	if m.follow {
 		off = max(0, n-m.rows)
@@ -233,20 +243,32 @@ func (m Merged) Layout(lanes []Lane, width, height int) Merged {
 func (m *Merged) refresh() {
 	keys := make([]rowsKey, len(m.lanes))
 	grown := len(m.built) == len(m.lanes)
+	stale := m.stale
 	for i, l := range m.lanes {
 		t := l.Env.Tracker
 		keys[i] = rowsKey{n: t.Len(), evicted: t.Counts().Evicted}
-		if grown && (keys[i].evicted != m.built[i].evicted || keys[i].n < m.built[i].n) {
+		if !grown {
+			continue
+		}
+		// A lane that let go of k requests and began j has n-k+j; the
+		// j new ones are its last.
+		gone := keys[i].evicted - m.built[i].evicted
+		stale += gone
+		if gone < 0 || keys[i].n < m.built[i].n-gone {
 			grown = false
 		}
+	}
+	if grown && stale > max(64, len(m.shown)/8) {
+		grown = false
 	}
 	from := make([]int, len(m.lanes))
 	if grown {
 		for i := range m.lanes {
-			from[i] = m.built[i].n
+			from[i] = m.built[i].n - (keys[i].evicted - m.built[i].evicted)
 		}
+		m.stale = stale
 	} else {
-		m.shown = m.shown[:0]
+		m.shown, m.stale = m.shown[:0], 0
 	}
 	m.built = keys
 	start := len(m.shown)
