@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -115,8 +116,26 @@ func (f *Fleet) add(mb Member) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	f.members = append(f.members, &member{name: mb.Name, m: m})
+	f.members = append(f.members, &member{name: f.freeName(mb.Name), m: m})
 	return len(f.members) - 1, nil
+}
+
+// freeName is name, or, when a member has it already (a proxy started
+// again under its name), name and the first free "·N".
+func (f *Fleet) freeName(name string) string {
+	taken := func(n string) bool {
+		for _, mb := range f.members {
+			if mb.name == n {
+				return true
+			}
+		}
+		return false
+	}
+	out := name
+	for n := 2; taken(out); n++ {
+		out = name + "·" + strconv.Itoa(n)
+	}
+	return out
 }
 
 // Members are the members' models, in the order they joined (for the

@@ -87,3 +87,20 @@ func TestFleetOverThreeServers(t *testing.T) {
 		t.Error("q is not an interrupt")
 	}
 }
+
+// A proxy started again under its name joins as a server of its own,
+// told apart from the one that ended.
+func TestFleetNamesApart(t *testing.T) {
+	dial := func() (Client, error) { return newFake(), nil }
+	f, err := NewFleet([]Member{{Name: "demo", Options: Options{Dial: dial}}, {Name: "demo", Options: Options{Dial: dial}}, {Name: "demo", Options: Options{Dial: dial}}}, FleetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mb := range f.members {
+		names = append(names, mb.name)
+	}
+	if strings.Join(names, ",") != "demo,demo·2,demo·3" {
+		t.Errorf("names %q", names)
+	}
+}

@@ -282,8 +282,21 @@ func (m *Merged) refresh() {
 	}
 	// Each lane's requests are in the order they began; the lanes
 	// interleave by the time each began.
+	byCreated := func(a, b mergedRow) int { return a.r.Created.Compare(b.r.Created) }
 	added := m.shown[start:]
-	slices.SortStableFunc(added, func(a, b mergedRow) int { return a.r.Created.Compare(b.r.Created) })
+	slices.SortStableFunc(added, byCreated)
+	if len(added) == 0 || start == 0 || !added[0].r.Created.Before(m.shown[start-1].r.Created) {
+		return
+	}
+	// A server that joined late brings requests older than rows shown:
+	// they go where they began, the rows after them sorted again.
+	k, _ := slices.BinarySearchFunc(m.shown[:start], added[0], func(a, b mergedRow) int {
+		if a.r.Created.After(b.r.Created) {
+			return 1
+		}
+		return -1
+	})
+	slices.SortStableFunc(m.shown[k:], byCreated)
 }
 
 // keeps reports whether the row of lane i for r is shown.

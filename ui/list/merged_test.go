@@ -224,3 +224,20 @@ func BenchmarkMergedList200k(b *testing.B) {
 		}
 	})
 }
+
+// A server that joins late brings requests older than the rows shown:
+// they take their place in time.
+func TestMergedLateJoinerInTime(t *testing.T) {
+	s := newFleetScene(100, 10, "alpha")
+	s.begin(0, "first")
+	s.begin(0, "third")
+	late := session.NewTracker(session.Config{})
+	params, _ := json.Marshal(map[string]any{"name": "second", "arguments": map[string]any{}})
+	late.Begin(wire.MethodToolsCall, params, session.RequestOptions{}, t0.Add(1500*time.Microsecond))
+	s.names, s.trs = append(s.names, "beta"), append(s.trs, late)
+	s.layout()
+	got := regexp.MustCompile(`(?m)(first|second|third)`).FindAllString(s.screen(), -1)
+	if strings.Join(got, ",") != "first,second,third" {
+		t.Errorf("rows %q, want first, second, third:\n%s", got, s.screen())
+	}
+}
