@@ -85,6 +85,9 @@ type Options struct {
 	// Live receives a line per step as the battery runs; nil for none.
 	Live io.Writer
 
+	// runName names the run on stderr ("inflight check", and the server's
+	// name in a run over several).
+	runName string
 	// toolDefaulted: no Tool was named, so when the server lists no slow
 	// the battery picks one (pickSlowTool).
 	toolDefaulted bool
@@ -129,6 +132,9 @@ type SkippedCheck struct {
 
 // Report is what `inflight check --json` prints.
 type Report struct {
+	// Name is the server's name in the config file, in a run over several
+	// (RunAll); empty for one server.
+	Name   string          `json:"name,omitempty"`
 	Target string          `json:"target"`
 	Tool   string          `json:"tool"`
 	Args   json.RawMessage `json:"args"`
@@ -234,32 +240,55 @@ var unknownID = wire.StringID("never-issued-by-inflight-check")
 // failed, 1 when one did, 2 when it could not connect or was misused, and
 // 4 when Ctrl+C interrupted it.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
-	o.defaults()
 	started := time.Now()
 	junit, err := createJUnit(o.JUnitPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "inflight check: --junit: %s\n", termsafe.Line(o.Target.Redactor().String(err.Error())))
 		return exitcode.Usage
 	}
-	notRun := func(code int, msg string, red *redact.Redactor) {
-		if o.JSON {
-			WriteNotRun(stdout, o, code, msg, red)
-		}
-		junit.add(notRunReport(o, code, msg), started, red)
+	rep, ran := Collect(ctx, o, stderr)
+	red := o.Target.Redactor()
+	junit.add(rep, started, red)
+	defer junit.close(stderr, red)
+	switch {
+	case o.JSON:
+		report.WriteJSON(stdout, rep, red)
+	case ran:
+		printCheckReport(stdout, rep, red)
 	}
-	hr := headless.Begin("inflight check", o.Target, stderr, notRun)
+	return rep.ExitCode
+}
+
+// Collect runs the battery as Run does and returns its report without
+// printing it (the live lines still go to o.Live). ran is false when the
+// battery never began (a usage or connection failure, said on stderr): the
+// report is then the one WriteNotRun prints.
+func Collect(ctx context.Context, o Options, stderr io.Writer) (rep Report, ran bool) {
+	o.defaults()
+	var failed *Report
+	notRun := func(code int, msg string, red *redact.Redactor) {
+		r := notRunReport(o, code, msg)
+		failed = &r
+	}
+	name := "inflight check"
+	if o.runName != "" {
+		name = o.runName
+	}
+	hr := headless.Begin(name, o.Target, stderr, notRun)
 	defer hr.Close()
-	defer junit.close(stderr, hr.Red)
-	red := hr.Red
+	fail := func(err error) (Report, bool) {
+		hr.Fail(exitcode.Usage, err)
+		return *failed, false
+	}
 	params, err := runner.ToolCallParams(o.Tool, o.Args)
 	if err != nil {
-		return hr.Fail(exitcode.Usage, err)
+		return fail(err)
 	}
 	if err := o.Target.Validate(); err != nil {
-		return hr.Fail(exitcode.Usage, err)
+		return fail(err)
 	}
 	if err := hr.CreateTrace(o.TracePath, time.Now()); err != nil {
-		return hr.Fail(exitcode.Usage, err)
+		return fail(err)
 	}
 
 	// Inject: the battery writes what the client never would (malformedCancels,
@@ -269,33 +298,25 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		LateWindow: o.LateWindow, Grace: o.Grace,
 	})
 	if err != nil {
-		return hr.Fail(exitcode.Usage, err)
+		return fail(err)
 	}
 	info := cn.Info()
 	// http is Streamable HTTP only: HTTP+SSE has one shared stream, as stdio
 	// has one pipe (the cancel a notification, no stream of the request's own).
 	b := &battery{
-		o: o, cn: cn, red: red, tw: hr.Trace, ctx: ctx, params: params,
+		o: o, cn: cn, red: hr.Red, tw: hr.Trace, ctx: ctx, params: params,
 		modern:         info.Era == event.EraModern,
 		http:           info.Transport == event.TransportHTTP,
 		after:          map[wire.ID]int{},
 		serverRequests: map[wire.ID]bool{},
 	}
 	cn.Observe(b.observe)
-	b.line("%s", report.ConnectedLine(o.Target, info, red))
+	b.line("%s", report.ConnectedLine(o.Target, info, hr.Red))
 
 	b.run()
 	cn.Close()
 	b.judgeMidway(time.Now())
-
-	rep := b.report()
-	junit.add(rep, started, red)
-	if o.JSON {
-		report.WriteJSON(stdout, rep, red)
-	} else {
-		printCheckReport(stdout, rep, red)
-	}
-	return rep.ExitCode
+	return b.report(), true
 }
 
 // WriteNotRun prints the --json object of a battery that never ran (a

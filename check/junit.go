@@ -81,8 +81,12 @@ func NewJUnit() *JUnit { return &JUnit{Name: "inflight check"} }
 // when it began, elapsed how long it took. Every string goes through red.
 func (j *JUnit) Add(rep Report, started time.Time, elapsed time.Duration, red *redact.Redactor) {
 	modern, http := rep.Era == "modern", rep.Transport == "http"
+	name := rep.Target
+	if rep.Name != "" {
+		name = rep.Name // a server of a config file, by its name there
+	}
 	s := junitSuite{
-		Name:      red.String(rep.Target),
+		Name:      red.String(name),
 		Time:      seconds(elapsed),
 		Timestamp: started.UTC().Format("2006-01-02T15:04:05"),
 		Properties: []junitProperty{

@@ -28,9 +28,9 @@ import (
 )
 
 func (c *cli) attachCommand() *cobra.Command {
-	var plain bool
+	var plain, all bool
 	cmd := &cobra.Command{
-		Use:   "attach [NAME]",
+		Use:   "attach [NAME | --all]",
 		Short: "List the proxies, watch what one sees, or replay the run of one that ended",
 		Long: `With no NAME, list the proxies running for you (inflight proxy), with their
 process, command and start. With NAME, open the interactive view on that
@@ -62,12 +62,28 @@ and keeps it there after it ends: attach NAME then opens the run it
 recorded, as inflight replay FILE does (the interactive view with its
 scrubber; with --plain or when stdout is not a terminal, the table of what
 happened to each request), saying that the proxy has ended. The list shows
-such a proxy as "ended (trace FILE)".`,
+such a proxy as "ended (trace FILE)".
+
+With --all, every running proxy opens in one view: their requests in one list
+with a SERVER column (f filters by state, / searches the proxies' names and
+the requests), the header counting per proxy; the keys above act on the
+selected row's proxy. Proxies started later join the view within a second;
+one that ends is marked ended, its rows kept.`,
 		Args:          cobra.MaximumNArgs(1),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := proxy.SocketDir()
+			if all {
+				if len(args) > 0 || plain {
+					return errors.New("--all opens every proxy in the interactive view: it takes no NAME and no --plain")
+				}
+				if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
+					return errors.New("--all opens the interactive view, which needs a terminal; inflight attach --plain NAME follows one proxy")
+				}
+				c.code = c.attachAll(cmd.Context(), dir)
+				return nil
+			}
 			if len(args) == 0 {
 				running, err := proxy.List(dir)
 				if err != nil {
@@ -79,6 +95,7 @@ such a proxy as "ended (trace FILE)".`,
 					fmt.Fprintf(c.stdout, "no proxy is running (sockets in %s)\n", termsafe.Line(dir))
 					return nil
 				}
+				live := 0
 				for _, r := range running {
 					if r.Ended || (r.Stale && r.Trace != "") {
 						fmt.Fprintf(c.stdout, "%-20s %s\n", termsafe.Line(r.Proxy), endedLine(r))
@@ -90,6 +107,10 @@ such a proxy as "ended (trace FILE)".`,
 					}
 					fmt.Fprintf(c.stdout, "%-20s pid %-7d since %s  %s\n", termsafe.Line(r.Proxy), r.PID,
 						r.Started.Local().Format(time.DateTime), termsafe.Line(r.Command))
+					live++
+				}
+				if live > 1 {
+					fmt.Fprintln(c.stdout, "inflight attach --all opens them all in one view")
 				}
 				return nil
 			}
@@ -120,6 +141,7 @@ such a proxy as "ended (trace FILE)".`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&all, "all", false, "open every running proxy in one view (a SERVER column, the header counting per proxy); proxies started later join it, and one that ends keeps its rows, marked ended")
 	cmd.Flags().BoolVar(&plain, "plain", false, "print the proxy's trace lines (of one that ended, the table of the run it recorded) instead of opening the interactive view")
 	return cmd
 }
@@ -212,6 +234,15 @@ func (c *cli) attachView(ctx context.Context, conn net.Conn) int {
 // hello, r reads; commands, when the proxy takes them, go to w (the same
 // connection). inProcess: the view runs in the proxy's own process.
 func newAttachModel(hello proxy.Hello, r io.Reader, w io.Writer, inProcess bool) (*ui.Model, error) {
+	opts, err := attachOptions(hello, r, w, inProcess)
+	if err != nil {
+		return nil, err
+	}
+	return ui.New(opts)
+}
+
+// attachOptions are the root model's options on a proxy (newAttachModel).
+func attachOptions(hello proxy.Hello, r io.Reader, w io.Writer, inProcess bool) (ui.Options, error) {
 	cfg := source.AttachConfig{Proxy: source.Proxy{Name: hello.Proxy, Command: hello.Command, Start: hello.Started, HistoryCut: hello.HistoryCut}}
 	if hello.Acts && w != nil {
 		cfg.Commands, cfg.Encode = w, encodeCommand
@@ -231,7 +262,7 @@ func newAttachModel(hello proxy.Hello, r io.Reader, w io.Writer, inProcess bool)
 	default:
 		transport = "stdio" // an older proxy's hello, which says none
 	}
-	return ui.New(ui.Options{
+	return ui.Options{
 		Target:    "attach " + hello.Proxy + " · host <-> " + hello.Command,
 		Transport: transport,
 		Attach:    a,
@@ -241,7 +272,7 @@ func newAttachModel(hello proxy.Hello, r io.Reader, w io.Writer, inProcess bool)
 			return writeTrace(path, snap, nil)
 		},
 		Dark: true,
-	})
+	}, nil
 }
 
 // encodeCommand is a view's command as the proxy reads it.

@@ -61,9 +61,15 @@ type actProxy struct {
 
 func startActProxy(t *testing.T, name string, args ...string) *actProxy {
 	t.Helper()
+	return startProxyIn(t, t.TempDir(), name, args...)
+}
+
+// startProxyIn is startActProxy with the proxy's runtime directory (its
+// sockets under runDir/inflight) given: several proxies can share it.
+func startProxyIn(t *testing.T, runDir, name string, args ...string) *actProxy {
+	t.Helper()
 	bin := testbin.Build(t, "inflight")
-	runDir := t.TempDir()
-	p := &actProxy{sockets: filepath.Join(runDir, "inflight"), trace: filepath.Join(runDir, "trace.jsonl")}
+	p := &actProxy{sockets: filepath.Join(runDir, "inflight"), trace: filepath.Join(runDir, name+".trace.jsonl")}
 	argv := append([]string{"proxy", "--name", name, "--trace", p.trace}, args...)
 	p.cmd = exec.Command(bin, append(argv, "--", bin, "demo-server")...)
 	p.cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runDir)

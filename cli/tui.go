@@ -120,6 +120,16 @@ Servers:
 			case len(positional) == 1:
 				bare = positional[0]
 			}
+			for _, call := range callFlags {
+				if _, _, err := ParseCallFlag(call); err != nil {
+					return err
+				}
+			}
+			if names, many := manyServers(&tf, command, bare); many {
+				opts.Stderr = c.stderr
+				c.code = runInteractiveMany(cmd.Context(), &tf, names, callFlags, opts)
+				return nil
+			}
 			target, err := tf.Resolve(command, bare)
 			if err != nil {
 				return err
@@ -223,10 +233,19 @@ func tuiExitCode(runErr error, interrupted bool) int {
 // configuration, the --call requests and the tracker's defaults. It starts
 // nothing; the model dials in Init.
 func newInteractiveModel(ctx context.Context, target target.Target, opts InteractiveOptions, tw *trace.Writer) (*ui.Model, error) {
+	o, err := interactiveOptions(ctx, target, opts, tw)
+	if err != nil {
+		return nil, err
+	}
+	return ui.New(o)
+}
+
+// interactiveOptions are the root model's options for the target.
+func interactiveOptions(ctx context.Context, target target.Target, opts InteractiveOptions, tw *trace.Writer) (ui.Options, error) {
 	red := target.Redactor()
 	cfg, err := target.ClientConfig(ctx)
 	if err != nil {
-		return nil, err
+		return ui.Options{}, err
 	}
 	trackerCfg := session.DefaultConfig()
 	if opts.Timeout > 0 {
@@ -250,11 +269,11 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 	}
 	roots, err := rootsResult(opts.Roots)
 	if err != nil {
-		return nil, err
+		return ui.Options{}, err
 	}
 	logLevel, err := ui.ParseLogLevel(opts.LogLevel)
 	if err != nil {
-		return nil, fmt.Errorf("--%w", err)
+		return ui.Options{}, fmt.Errorf("--%w", err)
 	}
 	questions := ui.NewQuestions(roots, 0)
 	cfg.Answers = client.Answers{Elicitation: true, ElicitationURL: true, Sampling: true, Roots: true}
@@ -262,7 +281,7 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 	// exchange whole.
 	cfg.RecordHTTP = tw != nil
 	cfg.ServerRequests = questions.Serve
-	return ui.New(ui.Options{
+	return ui.Options{
 		Questions: questions,
 		Roots:     roots,
 		Target:    headerTarget(target),
@@ -285,7 +304,7 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 		},
 		Redact: red.String,
 		Dark:   true,
-	})
+	}, nil
 }
 
 // rootsResult is the roots/list result for --root directories (an empty
@@ -313,6 +332,17 @@ func rootsResult(dirs []string) (json.RawMessage, error) {
 // Bubble Tea's own signal handler is off for the same reason: it ends the
 // program on SIGINT before the model sees it.
 func runProgram(ctx context.Context, model tea.Model, m *ui.Model, opts ...tea.ProgramOption) error {
+	return runProgramThen(ctx, model, func() {
+		m.Stop()
+		if c := m.Conn(); c != nil {
+			_ = c.Close()
+		}
+	}, opts...)
+}
+
+// runProgramThen is runProgram with what to release once the program
+// ended: every timer, every connection (which stops stdio servers).
+func runProgramThen(ctx context.Context, model tea.Model, release func(), opts ...tea.ProgramOption) error {
 	p := tea.NewProgram(model, append([]tea.ProgramOption{tea.WithoutSignalHandler()}, opts...)...)
 	done := make(chan struct{})
 	watched := make(chan struct{})
@@ -341,10 +371,7 @@ func runProgram(ctx context.Context, model tea.Model, m *ui.Model, opts ...tea.P
 	// the UI (Bubble Tea restores the terminal and reports it) — the
 	// connection is closed, which stops a stdio server's process, and no
 	// timer of the model outlives the program.
-	m.Stop()
-	if c := m.Conn(); c != nil {
-		_ = c.Close()
-	}
+	release()
 	return runErr
 }
 

@@ -132,34 +132,15 @@ func LoadFile(path, name string) (Server, error) {
 // Parse is LoadFile on bytes already read (and the fuzz target's entry
 // point); path names the file in errors and anchors ${workspaceFolder}.
 func Parse(data []byte, path, name string) (Server, error) {
-	// Comments and trailing commas become spaces, so that offsets in the
-	// standard JSON are offsets in the file too.
-	std, err := hujson.Standardize(bytes.Clone(data))
+	std, err := standardize(data, path)
 	if err != nil {
-		// hujson says where ("line 3, column 21: …"); its "unexpected
-		// EOF" is said for people.
-		msg := strings.Replace(strings.TrimPrefix(err.Error(), "hujson: "), "unexpected EOF", "unexpected end of the file", 1)
-		return Server{}, fmt.Errorf("config file %s: %s", path, msg)
+		return Server{}, err
 	}
-	var f configFile
-	if err := json.Unmarshal(std, &f); err != nil {
-		return Server{}, fmt.Errorf("config file %s: %s", path, where(std, err))
+	servers, format, err := entries(std, path)
+	if err != nil {
+		return Server{}, err
 	}
-	servers, format := f.MCPServers, "mcpServers"
-	if servers == nil {
-		servers, format = f.Servers, "servers"
-	}
-	if servers == nil && f.MCP != nil {
-		servers, format = f.MCP.Servers, "mcp.servers"
-	}
-	if servers == nil {
-		return Server{}, fmt.Errorf(`config file %s has no "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code) object`, path)
-	}
-	names := make([]string, 0, len(servers))
-	for n := range servers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := sortedNames(servers)
 	if name == "" {
 		if len(names) == 1 {
 			name = names[0]
@@ -181,6 +162,68 @@ func Parse(data []byte, path, name string) (Server, error) {
 	}
 	t.Name = name
 	return t, nil
+}
+
+// Names lists the servers of an MCP client config file, sorted: what
+// Parse may be asked for by name. The entries themselves are not read, so
+// that one broken entry does not hide the others.
+func Names(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	std, err := standardize(data, path)
+	if err != nil {
+		return nil, err
+	}
+	servers, _, err := entries(std, path)
+	if err != nil {
+		return nil, err
+	}
+	return sortedNames(servers), nil
+}
+
+// standardize makes standard JSON of a config file's bytes.
+func standardize(data []byte, path string) ([]byte, error) {
+	// Comments and trailing commas become spaces, so that offsets in the
+	// standard JSON are offsets in the file too.
+	std, err := hujson.Standardize(bytes.Clone(data))
+	if err != nil {
+		// hujson says where ("line 3, column 21: …"); its "unexpected
+		// EOF" is said for people.
+		msg := strings.Replace(strings.TrimPrefix(err.Error(), "hujson: "), "unexpected EOF", "unexpected end of the file", 1)
+		return nil, fmt.Errorf("config file %s: %s", path, msg)
+	}
+	return std, nil
+}
+
+// entries is the object of servers in a config file's standard JSON, and
+// the name of the member holding it.
+func entries(std []byte, path string) (map[string]json.RawMessage, string, error) {
+	var f configFile
+	if err := json.Unmarshal(std, &f); err != nil {
+		return nil, "", fmt.Errorf("config file %s: %s", path, where(std, err))
+	}
+	servers, format := f.MCPServers, "mcpServers"
+	if servers == nil {
+		servers, format = f.Servers, "servers"
+	}
+	if servers == nil && f.MCP != nil {
+		servers, format = f.MCP.Servers, "mcp.servers"
+	}
+	if servers == nil {
+		return nil, "", fmt.Errorf(`config file %s has no "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code) object`, path)
+	}
+	return servers, format, nil
+}
+
+func sortedNames(servers map[string]json.RawMessage) []string {
+	names := make([]string, 0, len(servers))
+	for n := range servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func listServers(names []string) string {

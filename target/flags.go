@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"inflight/mcpconfig"
 	"inflight/redact"
 	"inflight/wire"
 )
@@ -21,7 +22,7 @@ type Flags struct {
 	url             string
 	headers         []string
 	config          string
-	server          string
+	servers         []string
 	protocolVersion string
 	transport       string
 	auth            authFlags
@@ -34,7 +35,7 @@ func (f *Flags) Add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "Streamable HTTP endpoint `URL` of the server")
 	fs.StringArrayVarP(&f.headers, "header", "H", nil, "HTTP header `'Name: value'` sent to a URL server (repeatable)")
 	fs.StringVar(&f.config, "config", "", "MCP client config `FILE` (Claude Desktop, Cursor, VS Code) to read the server from")
-	fs.StringVar(&f.server, "server", "", "`NAME` of the server in --config")
+	fs.StringArrayVar(&f.servers, "server", nil, "`NAME` of the server in --config (repeatable where a command opens several)")
 	fs.StringVar(&f.protocolVersion, "protocol-version", "", "force protocol version `V` (and with it the era): "+
 		wire.VersionModern+" (modern) or "+strings.Join(wire.LegacyVersions, ", ")+" (legacy; "+wire.Version20241105+" over --transport sse)")
 	fs.StringVar(&f.transport, "transport", "", "a URL's transport `T`: http (Streamable HTTP only), sse (the deprecated HTTP+SSE, the URL being its stream); "+
@@ -99,8 +100,11 @@ func (f *Flags) oneServer(command []string, bareURL string) (url string, err err
 	if kinds > 1 {
 		return "", errors.New("give one server: -- CMD ARGS…, --url URL or --config FILE --server NAME")
 	}
-	if f.server != "" && f.config == "" {
+	if len(f.servers) > 0 && f.config == "" {
 		return "", errors.New("--server NAME needs --config FILE")
+	}
+	if len(f.servers) > 1 {
+		return "", fmt.Errorf("give one --server NAME, got %d: this command talks to one server", len(f.servers))
 	}
 	return url, nil
 }
@@ -149,7 +153,7 @@ func (f *Flags) parseHeaders() (http.Header, error) {
 func (f *Flags) named(command []string, url string, headers http.Header) (Target, error) {
 	switch {
 	case f.config != "":
-		t, err := LoadConfigFile(f.config, f.server)
+		t, err := LoadConfigFile(f.config, f.server())
 		if err != nil {
 			return Target{}, err
 		}
@@ -166,6 +170,60 @@ func (f *Flags) named(command []string, url string, headers http.Header) (Target
 		return Target{}, errors.New("--env, --cwd and -H need a server: -- CMD ARGS…, --url URL or --config FILE")
 	}
 	return DemoTarget()
+}
+
+// server is the one --server NAME, "" when none was given.
+func (f *Flags) server() string {
+	if len(f.servers) == 0 {
+		return ""
+	}
+	return f.servers[0]
+}
+
+// Servers are the --server names given, in order.
+func (f *Flags) Servers() []string { return f.servers }
+
+// Config is the --config file named, "" when none.
+func (f *Flags) Config() string { return f.config }
+
+// ConfigServers are the servers of --config a command that opens several
+// opens: the --server names in the order given (each once), or, with none,
+// every server of the file, sorted. It refuses what does not name a config
+// file's servers (a command, a URL, no --config).
+func (f *Flags) ConfigServers() ([]string, error) {
+	if f.config == "" {
+		return nil, errors.New("several servers come from --config FILE")
+	}
+	if f.url != "" {
+		return nil, errors.New("give one server: --url URL or --config FILE")
+	}
+	names, err := mcpconfig.Names(f.config)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.servers) == 0 {
+		return names, nil
+	}
+	var chosen []string
+	for _, n := range f.servers {
+		if !slices.Contains(names, n) {
+			// Parse says which servers the file has.
+			_, err := LoadConfigFile(f.config, n)
+			return nil, err
+		}
+		if !slices.Contains(chosen, n) {
+			chosen = append(chosen, n)
+		}
+	}
+	return chosen, nil
+}
+
+// ResolveServer is Resolve for the server called name in --config, with
+// the flags' --env, -H and --cwd over its own as for one server.
+func (f *Flags) ResolveServer(name string) (Target, error) {
+	one := *f
+	one.servers = []string{name}
+	return one.Resolve(nil, "")
 }
 
 // Raw is the server as the flags name it, unchecked: what the --json

@@ -95,7 +95,13 @@ func layoutColumns(width, idWidth, labelW int) columns {
 // columnHeader names the columns and, at its right end, says how many rows
 // are hidden above and below the window ("↑ 4 more · 13 more ↓").
 func (p painter) columnHeader(c columns, above, below int) string {
-	parts := []string{"  " + look.FitLeft("ID", c.id), look.Fit("REQUEST", c.request), look.Fit("STATE", c.state)}
+	return p.columnHeaderAfter("", c, above, below)
+}
+
+// columnHeaderAfter is columnHeader with lead (a merged list's SERVER)
+// before the ID.
+func (p painter) columnHeaderAfter(lead string, c columns, above, below int) string {
+	parts := []string{"  " + lead + look.FitLeft("ID", c.id), look.Fit("REQUEST", c.request), look.Fit("STATE", c.state)}
 	if c.elapsed > 0 {
 		parts = append(parts, look.FitLeft("ELAPSED", c.elapsed))
 	}

@@ -1,0 +1,135 @@
+//go:build unix
+
+package cli
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"inflight/ui"
+)
+
+// fleetDriver runs a tea.Model as Bubble Tea would: every command in a
+// goroutine of its own, every message back through Update on the test's
+// goroutine.
+type fleetDriver struct {
+	t    *testing.T
+	m    tea.Model
+	msgs chan tea.Msg
+	quit bool
+}
+
+func newFleetDriver(t *testing.T, m tea.Model) *fleetDriver {
+	d := &fleetDriver{t: t, m: m, msgs: make(chan tea.Msg, 4096)}
+	d.update(tea.WindowSizeMsg{Width: 120, Height: 35})
+	d.run(m.Init())
+	return d
+}
+
+func (d *fleetDriver) run(cmd tea.Cmd) {
+	if cmd != nil {
+		go func() { d.msgs <- cmd() }()
+	}
+}
+
+func (d *fleetDriver) update(msg tea.Msg) {
+	switch msg := msg.(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			d.run(c)
+		}
+	case tea.QuitMsg:
+		d.quit = true
+	default:
+		_, cmd := d.m.Update(msg)
+		d.run(cmd)
+	}
+}
+
+func (d *fleetDriver) until(what string, ok func() bool) {
+	d.t.Helper()
+	deadline := time.After(15 * time.Second)
+	for !ok() {
+		select {
+		case msg := <-d.msgs:
+			d.update(msg)
+		case <-deadline:
+			d.t.Fatalf("waiting for %s; the screen:\n%s", what, d.screen())
+		}
+	}
+}
+
+func (d *fleetDriver) screen() string { return ansi.Strip(d.m.View().Content) }
+
+func (d *fleetDriver) shows(re string) func() bool {
+	r := regexp.MustCompile(re)
+	return func() bool { return r.MatchString(d.screen()) }
+}
+
+// attach --all: two proxies running when it opens, a third that starts
+// later and joins, one whose host goes (the proxy ends: marked ended, its
+// rows kept); every proxy's requests in one list with a SERVER column; a
+// key on a row acts through that row's proxy alone.
+func TestAttachAllProxies(t *testing.T) {
+	runDir := t.TempDir()
+	alpha := startProxyIn(t, runDir, "alpha")
+	beta := startProxyIn(t, runDir, "beta")
+	j := newProxyJoiner(alpha.sockets)
+	defer j.close()
+	members := j.join()
+	if len(members) != 2 {
+		t.Fatalf("attached to %d proxies, want 2 (%v)", len(members), j.failed)
+	}
+	f, err := ui.NewFleet(members, ui.FleetOptions{Join: j.join, JoinEvery: 100 * time.Millisecond, Dark: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	d := newFleetDriver(t, f)
+	d.until("both proxies' history", d.shows(`(?m)^[▌ ] +alpha\s+\d+\s+⇄ server/discover`))
+	d.until("beta's history", d.shows(`(?m)^[▌ ] +beta\s+\d+\s+⇄ server/discover`))
+	d.until("the header", d.shows(`2 servers · .*\n.*alpha ● .*beta ● `))
+
+	// A proxy started later joins.
+	gamma := startProxyIn(t, runDir, "gamma")
+	d.until("gamma joining", d.shows(`3 servers`))
+	gammaCall := gamma.call("slow", 5, 50, 20*time.Second)
+	d.until("gamma's call", d.shows(`(?m)^▌ gamma\s+\d+\s+⇄ slow\s+\S+ (pending|running)`))
+
+	// h on the selected row (gamma's call, the newest) holds its answer
+	// at gamma's proxy; the others are untouched.
+	d.update(tea.KeyPressMsg{Code: 'h', Text: "h"})
+	d.until("the hold", d.shows(`(?m)^▌ gamma\s+\d+\s+⇄ slow.*held by you`))
+	if strings.Contains(d.screen(), "could not ask the proxy") {
+		t.Errorf("the proxy refused the hold:\n%s", d.screen())
+	}
+	// u releases it, and the host gets its answer.
+	d.update(tea.KeyPressMsg{Code: 'u', Text: "u"})
+	select {
+	case err := <-gammaCall:
+		if err != nil {
+			t.Errorf("gamma's host call after the release: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("gamma's host never got its answer after u")
+	}
+
+	// beta's host goes: beta's proxy ends; its rows stay, marked ended.
+	beta.cs.Close()
+	d.until("beta ended", d.shows(`beta ■ ended`))
+	if !regexp.MustCompile(`(?m)^[▌ ] +beta\s+\d+\s+⇄ server/discover`).MatchString(d.screen()) {
+		t.Errorf("beta's rows went with it:\n%s", d.screen())
+	}
+	if !strings.Contains(d.screen(), "alpha ● ") {
+		t.Errorf("alpha is not shown live:\n%s", d.screen())
+	}
+
+	d.update(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	d.until("the view to quit", func() bool { return d.quit })
+}
