@@ -30,6 +30,8 @@ const (
 	// ctlHostResumed: the host resumed a stream (a GET with
 	// Last-Event-ID, http.go).
 	ctlHostResumed
+	// ctlExchange: an HTTP exchange is over (line.http; http_record.go).
+	ctlExchange
 )
 
 // injection is what a rule did, for the record.
@@ -94,6 +96,9 @@ type recorder struct {
 	// line.tap, modulo its length): a stream closed is that request's,
 	// not a later one's with the same ID.
 	byTap [tapMemory]tapRequest
+	// httpTrace, when HTTP exchanges are recorded, is the writer of their
+	// lines (http_record.go).
+	httpTrace *trace.Writer
 }
 
 // tapMemory bounds the POSTs whose request the recorder remembers.
@@ -193,6 +198,9 @@ func (r *recorder) record(l *line) {
 		return
 	case ctlHostResumed:
 		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostResumed, SessionID: l.session}, r.tr.HostResumedIn(l.session, l.at))
+		return
+	case ctlExchange:
+		r.exchange(l)
 		return
 	}
 	if len(l.raw) == 0 && l.total == 0 {
