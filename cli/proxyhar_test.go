@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"inflight/exitcode"
 	"inflight/internal/testkit/testserver"
@@ -44,6 +45,9 @@ func TestProxyHTTPHAR(t *testing.T) {
 			if code != exitcode.Cancelled {
 				t.Fatalf("the host's call: exit %d\n%s\n%s", code, stdout, stderr)
 			}
+			// The proxy records the host's cancel on its own goroutines:
+			// stopped before it has, it would call the request lost.
+			waitTraceSays(t, tr, `"state":"cancelled"`)
 			stop()
 			if code := <-ended; code != exitcode.Cancelled {
 				t.Errorf("the proxy: exit %d\n%s", code, perr.String())
@@ -74,6 +78,17 @@ func TestProxyHTTPHAR(t *testing.T) {
 }
 
 var listeningRE = regexp.MustCompile(`listening on (http://\S+) →`)
+
+// waitTraceSays waits for the trace file at path to hold s.
+func waitTraceSays(t *testing.T, path, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(s)) {
+			return
+		}
+	}
+	t.Fatalf("the trace never said %s", s)
+}
 
 func checkProxyHAR(t *testing.T, e testserver.Era, d harDoc, raw []byte) {
 	t.Helper()

@@ -97,6 +97,7 @@ type files struct{ trace, har string }
 // HAR to path when it ends (writeHAR; nothing without --har).
 func proxyHAR(opts *proxy.Options, path string, red *redact.Redactor) (writeHAR func() error, err error) {
 	opts.RecordHTTP = opts.Trace != nil || path != ""
+	opts.RecordHTTPBodies = path != ""
 	if path == "" {
 		return func() error { return nil }, nil
 	}

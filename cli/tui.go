@@ -261,6 +261,7 @@ func newInteractiveModel(ctx context.Context, target target.Target, opts Interac
 	// A trace (or an HAR, which is made of one) records each HTTP
 	// exchange whole.
 	cfg.RecordHTTP = tw != nil
+	cfg.RecordHTTPBodies = opts.HARPath != ""
 	cfg.ServerRequests = questions.Serve
 	return ui.New(ui.Options{
 		Questions: questions,

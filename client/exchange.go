@@ -14,7 +14,7 @@ import (
 // request fails (package httptap). It only watches: the bytes the
 // transport reads are the ones it would have read.
 func recordHTTP(c *Client, next http.RoundTripper) http.RoundTripper {
-	return &httptap.Transport{Next: next, Report: func(req *http.Request, x *event.HTTPExchange) {
+	return &httptap.Transport{Next: next, Bodies: c.cfg.RecordHTTPBodies, Report: func(req *http.Request, x *event.HTTPExchange) {
 		id := wire.ID{}
 		if ref, ok := req.Context().Value(requestKey{}).(requestRef); ok {
 			id = ref.id

@@ -205,6 +205,9 @@ func (b *Builder) comment(x exchange) string {
 	case x.h.ClosedByClient:
 		parts = append(parts, who+" closed the response before its end")
 	}
+	if x.h.BodiesLeftOut && x.h.ResponseSize > 0 {
+		parts = append(parts, "the response's body was not recorded (a trace written without --har)")
+	}
 	if x.h.Truncated > 0 || x.h.SSEDropped > 0 {
 		parts = append(parts, fmt.Sprintf("bounded: %d bytes and %d events not kept", x.h.Truncated, x.h.SSEDropped))
 	}

@@ -34,12 +34,18 @@ type Transport struct {
 	// is the request as RoundTrip was given it (its context says whose it
 	// is). Report must not block: the wire waits for it.
 	Report func(req *http.Request, x *event.HTTPExchange)
+	// Bodies keeps the responses' bodies and event streams (for an HAR);
+	// without it an exchange has its request, the response's head, its
+	// size and its times, and says the rest was left out
+	// (HTTPExchange.BodiesLeftOut): what a stream carried is in the
+	// trace's message lines already, and a flood's would double it.
+	Bodies bool
 }
 
 // RoundTrip sends req through Next and taps it.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	x := &event.HTTPExchange{Start: time.Now(), Method: req.Method, URL: req.URL.String(), Proto: req.Proto,
-		RequestHeaders: headerList(req.Header)}
+		RequestHeaders: headerList(req.Header), BodiesLeftOut: !t.Bodies}
 	sent := req
 	var body *bodyCopy
 	switch {
@@ -82,7 +88,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	x.ResponseHeaders = headerList(resp.Header)
 	tb := &tappedBody{ReadCloser: resp.Body, x: x, done: report}
-	if media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); media == "text/event-stream" {
+	if media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); media == "text/event-stream" && t.Bodies {
 		tb.sse = &sseTap{}
 	}
 	resp.Body = tb
@@ -163,9 +169,11 @@ func (b *tappedBody) Read(p []byte) (int, error) {
 	now := time.Now()
 	if n > 0 {
 		b.x.ResponseSize += int64(n)
-		if b.sse != nil {
+		switch {
+		case b.x.BodiesLeftOut: // counted, not kept
+		case b.sse != nil:
 			b.sse.feed(p[:n], now, b.x)
-		} else {
+		default:
 			keep := min(n, event.MaxExchangeBody-len(b.x.ResponseBody))
 			b.x.ResponseBody = append(b.x.ResponseBody, p[:keep]...)
 			b.x.Truncated += int64(n - keep)

@@ -82,7 +82,7 @@ func RunHTTP(ctx context.Context, l net.Listener, upstream string, opts Options)
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		q: q, maxBody: min(opts.MaxLineBytes, DefaultMaxHTTPBody), say: rec.say, red: opts.Redactor}
 	if rec.httpTrace != nil {
-		hp.recordExchanges()
+		hp.recordExchanges(opts.RecordHTTPBodies)
 	}
 	// The injector follows every host request in flight, so that the
 	// attach view's keys can act on any of them (as on stdio);

@@ -35,8 +35,8 @@ func withTapRef(ctx context.Context, sess string, seq uint64) context.Context {
 }
 
 // recordExchanges puts the tap under the proxy's upstream client.
-func (p *httpProxy) recordExchanges() {
-	p.client.Transport = &httptap.Transport{Next: p.client.Transport, Report: p.exchangeOver}
+func (p *httpProxy) recordExchanges(bodies bool) {
+	p.client.Transport = &httptap.Transport{Next: p.client.Transport, Report: p.exchangeOver, Bodies: bodies}
 }
 
 // exchangeOver queues an exchange that is over for the recorder. A

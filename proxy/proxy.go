@@ -87,6 +87,9 @@ type Options struct {
 	// host's request, the upstream's response or event stream (bounded as
 	// the client's, event.MaxExchangeBody), for an HAR.
 	RecordHTTP bool
+	// RecordHTTPBodies keeps the upstream's bodies and event streams in
+	// those lines too (an HAR is written); without it they are counted.
+	RecordHTTPBodies bool
 	// ReadOnly refuses the attach socket's commands (act_command.go):
 	// no viewer can act on the host's requests. Without rules, a
 	// read-only proxy also follows no request in flight: forwarding is
