@@ -27,13 +27,16 @@ type proxyFlags struct {
 	lateWindow                            time.Duration
 	wrap                                  wrapOptions
 	wrapping, readOnly, noTUI             bool
+
+	// harPath is --har (with --url).
+	harPath string
 }
 
 func (c *cli) proxyCommand() *cobra.Command {
 	var f proxyFlags
 	cmd := &cobra.Command{
 		Use: `proxy [--name NAME] [--trace FILE] [--rule RULE]… -- CMD [ARGS…]
-  inflight proxy [--name NAME] [--trace FILE] [--listen 127.0.0.1:PORT] --url UPSTREAM
+  inflight proxy [--name NAME] [--trace FILE] [--har FILE] [--listen 127.0.0.1:PORT] --url UPSTREAM
   inflight proxy --wrap --config FILE [--server NAME] [--write] [--rule RULE]…`,
 		Short:         "Stand between a host and a stdio server: forward every byte, record the host's requests",
 		Long:          proxyLong,
@@ -50,7 +53,7 @@ func (c *cli) proxyCommand() *cobra.Command {
 				}
 				return c.proxyWrap(f.wrap)
 			case f.upstream != "":
-				return c.proxyHTTP(cmd.Context(), f.name, f.listenAddr, f.upstream, f.tracePath, f.ruleTexts, f.lateWindow, httpUI{readOnly: f.readOnly, noTUI: f.noTUI})
+				return c.proxyHTTP(cmd.Context(), f.name, f.listenAddr, f.upstream, files{trace: f.tracePath, har: f.harPath}, f.ruleTexts, f.lateWindow, httpUI{readOnly: f.readOnly, noTUI: f.noTUI})
 			}
 			return c.proxyStdio(cmd.Context(), f, args)
 		},
@@ -130,6 +133,9 @@ func (f *proxyFlags) checkArgs(cmd *cobra.Command, args []string) error {
 	if f.wrap.config != "" || f.wrap.server != "" || f.wrap.write {
 		return errors.New("--config, --server and --write go with --wrap")
 	}
+	if f.harPath != "" && f.upstream == "" {
+		return errors.New("--har goes with --url UPSTREAM: it records the HTTP exchanges between the host and the server")
+	}
 	if f.upstream != "" {
 		if len(args) > 0 {
 			return fmt.Errorf("--url proxies an HTTP server: give no command (got %q)", args[0])
@@ -149,6 +155,7 @@ func (f *proxyFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.name, "name", "", "name of this proxy in its messages and its attach socket (default: CMD's base name)")
 	fs.StringArrayVar(&f.ruleTexts, "rule", nil, "make something happen to the host's requests a `RULE` matches (see above; repeatable)")
 	fs.StringVar(&f.tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
+	fs.StringVar(&f.harPath, "har", "", "with --url: write the exchanges between the host and the server to `FILE` as an HAR (HTTP Archive 1.2) when the proxy ends, with its verdicts as comments")
 	fs.StringVar(&f.upstream, "url", "", "proxy the Streamable HTTP server at `UPSTREAM` instead of running a command")
 	fs.StringVar(&f.listenAddr, "listen", "", "with --url: serve the proxy on `ADDR`, a loopback address (default 127.0.0.1:0, a free port)")
 	fs.BoolVar(&f.readOnly, "read-only", false, "refuse the commands of inflight attach's keys (hold, delay, drop, cancel, race): viewers only watch")

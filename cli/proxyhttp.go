@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"time"
@@ -12,11 +13,12 @@ import (
 	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
+	"inflight/trace"
 )
 
 // proxyHTTP is `inflight proxy --url UPSTREAM [--listen ADDR]`: the
 // Streamable HTTP reverse proxy, until the context ends (Ctrl+C, SIGTERM).
-func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePath string, rules []string, lateWindow time.Duration, hu httpUI) error {
+func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream string, out files, rules []string, lateWindow time.Duration, hu httpUI) error {
 	red := redact.New(nil, nil, upstream)
 	fail := func(err error) error {
 		fmt.Fprintf(c.stderr, "inflight proxy: %s\n", termsafe.Line(red.Error(err)))
@@ -50,12 +52,22 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 	opts := proxy.Options{Name: name, Stderr: c.stderr, Tracker: session.Config{LateWindow: lateWindow},
 		SocketDir: proxy.SocketDir(), Redactor: red, Rules: parsed,
 		ReadOnly: hu.readOnly}
-	done, err := proxyExtras(&opts, tracePath, red)
+	done, err := proxyExtras(&opts, out.trace, red)
 	if err != nil {
 		l.Close()
 		return fail(err)
 	}
 	defer done()
+	writeHAR, err := proxyHAR(&opts, out.har, red)
+	if err != nil {
+		l.Close()
+		return fail(err)
+	}
+	defer func() {
+		if err := writeHAR(); err != nil {
+			fmt.Fprintf(c.stderr, "inflight proxy: --har: %s\n", termsafe.Line(red.Error(err)))
+		}
+	}()
 	local := url.URL{Scheme: "http", Host: l.Addr().String(), Path: up.Path}
 	fmt.Fprintf(c.stderr, "inflight proxy %s: listening on %s → %s\n", termsafe.Line(name), local.String(),
 		termsafe.Line(red.String(up.Redacted())))
@@ -74,4 +86,30 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 		c.code = exitcode.Cancelled
 	}
 	return nil
+}
+
+// files are where the HTTP proxy writes its run: --trace, --har.
+type files struct{ trace, har string }
+
+// proxyHAR makes the HTTP proxy record its exchanges whole when a trace
+// or an HAR is written (the trace's http_exchange lines, which the HAR is
+// made of; export --har makes the same HAR from the trace), and write the
+// HAR to path when it ends (writeHAR; nothing without --har).
+func proxyHAR(opts *proxy.Options, path string, red *redact.Redactor) (writeHAR func() error, err error) {
+	opts.RecordHTTP = opts.Trace != nil || path != ""
+	opts.RecordHTTPBodies = path != ""
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	if opts.Trace == nil {
+		// A trace kept to itself, with the proxy's senders: the HAR says
+		// which cancels were the host's.
+		opts.Trace = trace.NewWriter(io.Discard, time.Now(), red)
+		opts.Trace.SetSenders("host", "server")
+	}
+	writeHAR, err = harOfTrace(&opts.Trace, path, red)
+	if err != nil {
+		return nil, fmt.Errorf("--har: %w", err)
+	}
+	return writeHAR, nil
 }

@@ -280,6 +280,7 @@ func interactiveOptions(ctx context.Context, target target.Target, opts Interact
 	// A trace (or an HAR, which is made of one) records each HTTP
 	// exchange whole.
 	cfg.RecordHTTP = tw != nil
+	cfg.RecordHTTPBodies = opts.HARPath != ""
 	cfg.ServerRequests = questions.Serve
 	return ui.Options{
 		Questions: questions,

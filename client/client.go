@@ -55,6 +55,10 @@ type Config struct {
 	// an event stream's events, as an event.Exchange once it is over (for
 	// a trace or an HAR). Off, nothing is kept beyond what is read.
 	RecordHTTP bool
+	// RecordHTTPBodies keeps the responses' bodies and event streams in
+	// those exchanges too (an HAR is being written); without it they are
+	// counted, not kept (httptap.Transport.Bodies).
+	RecordHTTPBodies bool
 
 	// ProtocolVersion forces a version, and with it the era; "" detects.
 	ProtocolVersion string

@@ -133,7 +133,7 @@ func newHTTPTransport(c *Client) (*httpTransport, error) {
 		// Above the authorization: what is recorded is what inflight asked
 		// for, never OAuth's own requests (a token exchange's body is all
 		// secrets).
-		hc.Transport = &recorder{c: c, next: hc.Transport}
+		hc.Transport = recordHTTP(c, hc.Transport)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &httpTransport{c: c, endpoint: u, hc: &hc, ctx: ctx, stop: stop, streams: map[wire.ID]*httpStream{}}, nil

@@ -41,6 +41,9 @@ type HTTPExchange struct {
 	ClosedByClient bool
 	// Err is why the request or its body failed, if it did.
 	Err string
+	// BodiesLeftOut: the response's body (or event stream) was not kept,
+	// only counted (no HAR was being written; httptap.Transport.Bodies).
+	BodiesLeftOut bool
 }
 
 // Header is one header line.

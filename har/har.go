@@ -32,14 +32,25 @@ import (
 // in the trace's order.
 type Builder struct {
 	exchanges []exchange
-	facts     map[string]*facts
+	facts     map[factsKey]*facts
+	// sessionOf is the session of the last request sent under each ID,
+	// for the lines that name none (states, cancels).
+	sessionOf map[string]string
+	// proxy: the trace is a proxy's ("by" host and server), whose
+	// exchanges are a host's.
+	proxy bool
 }
 
 type exchange struct {
 	h   *trace.HTTP
 	err string
 	id  string // the JSON-RPC request the body carried ("" none)
+	key factsKey
 }
+
+// factsKey is a request's ID in its session: a proxy's hosts each count
+// their IDs from 1.
+type factsKey struct{ session, id string }
 
 // facts are what the trace says of one JSON-RPC request.
 type facts struct {
@@ -50,10 +61,15 @@ type facts struct {
 	late       int
 	crossed    int
 	violations []string
+	// hostCancel is how the host cancelled it, in a proxy's trace: its
+	// notifications/cancelled (with hostReason), or its stream closed.
+	hostCancel, hostReason string
 }
 
 // New is an empty Builder.
-func New() *Builder { return &Builder{facts: map[string]*facts{}} }
+func New() *Builder {
+	return &Builder{facts: map[factsKey]*facts{}, sessionOf: map[string]string{}}
+}
 
 // Add takes one record; it keeps no reference to its message.
 func (b *Builder) Add(rec *trace.Record) {
@@ -66,18 +82,23 @@ func (b *Builder) Add(rec *trace.Record) {
 		x := exchange{h: &h, err: rec.Error}
 		if rec.ID != nil {
 			x.id = rec.ID.String()
+			x.key = b.keyOf(rec, x.id)
 		}
 		b.exchanges = append(b.exchanges, x)
 		return
 	}
-	if rec.Internal {
-		return
+	if rec.By != "" && rec.By != "inflight" {
+		b.proxy = true
 	}
 	id, ok := rec.RequestID()
 	if !ok {
 		return
 	}
-	f := b.factsOf(id.String())
+	key := b.keyOf(rec, id.String())
+	if rec.Internal {
+		return
+	}
+	f := b.factsOf(key)
 	switch rec.Event {
 	case trace.EventState:
 		f.state = rec.State
@@ -88,6 +109,12 @@ func (b *Builder) Add(rec *trace.Record) {
 		f.signal, f.reason = rec.Signal, rec.Reason
 	case trace.EventViolation:
 		f.violations = append(f.violations, rec.Code)
+	case trace.EventStreamClosed:
+		if rec.ByClient && rec.By == "" && b.proxy && f.hostCancel == "" {
+			f.hostCancel = "closed its stream"
+		}
+	case "":
+		b.hostCancelled(rec, f)
 	}
 	switch rec.Verdict {
 	case "late":
@@ -100,13 +127,43 @@ func (b *Builder) Add(rec *trace.Record) {
 	}
 }
 
-func (b *Builder) factsOf(id string) *facts {
-	f := b.facts[id]
+func (b *Builder) factsOf(k factsKey) *facts {
+	f := b.facts[k]
 	if f == nil {
 		f = &facts{}
-		b.facts[id] = f
+		b.facts[k] = f
 	}
 	return f
+}
+
+// keyOf is the request id of rec in its session: the line's own, or, on a
+// line that names none, that of the last request sent under the ID. A
+// request sent starts its ID's facts anew in its session.
+func (b *Builder) keyOf(rec *trace.Record, id string) factsKey {
+	if rec.SessionID == "" {
+		return factsKey{b.sessionOf[id], id}
+	}
+	if rec.Dir == trace.DirOut && rec.Event == "" {
+		b.sessionOf[id] = rec.SessionID
+	}
+	return factsKey{rec.SessionID, id}
+}
+
+// hostCancelled notes the host's notifications/cancelled of a request, in
+// a proxy's trace.
+func (b *Builder) hostCancelled(rec *trace.Record, f *facts) {
+	if rec.Dir != trace.DirOut || rec.By == "" || rec.By == "inflight" {
+		return
+	}
+	m, ok := rec.Message()
+	if !ok || m.Method != wire.NotifyCancelled {
+		return
+	}
+	var p struct {
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	f.hostCancel, f.hostReason = "notifications/cancelled", p.Reason
 }
 
 // Len is how many exchanges the HAR holds.
@@ -129,20 +186,27 @@ func (b *Builder) Write(w io.Writer) error {
 // became, its cancel, what came after the cancel, the violations.
 func (b *Builder) comment(x exchange) string {
 	var parts []string
-	if f := b.facts[x.id]; x.id != "" && f != nil {
+	who, own := "inflight", "inflight's own"
+	if b.proxy {
+		who, own = "the host", "the host's"
+	}
+	if f := b.facts[x.key]; x.id != "" && f != nil {
 		parts = append(parts, requestWords(x.id, f)...)
 	} else if cancelled, ok := cancelOf(x.h.RequestBody); ok {
 		parts = append(parts, "the cancel (notifications/cancelled) of request "+cancelled)
 	} else if m, err := wire.Decode([]byte(x.h.RequestBody)); err == nil && m.Method != "" {
-		parts = append(parts, m.Method+" (inflight's own)")
+		parts = append(parts, m.Method+" ("+own+")")
 	} else if m.IsResponse() {
-		parts = append(parts, "inflight's answer to the server's request")
+		parts = append(parts, who+"'s answer to the server's request")
 	}
 	switch {
 	case x.err != "":
 		parts = append(parts, "failed: "+x.err)
 	case x.h.ClosedByClient:
-		parts = append(parts, "inflight closed the response before its end")
+		parts = append(parts, who+" closed the response before its end")
+	}
+	if x.h.BodiesLeftOut && x.h.ResponseSize > 0 {
+		parts = append(parts, "the response's body was not recorded (a trace written without --har)")
 	}
 	if x.h.Truncated > 0 || x.h.SSEDropped > 0 {
 		parts = append(parts, fmt.Sprintf("bounded: %d bytes and %d events not kept", x.h.Truncated, x.h.SSEDropped))
@@ -159,6 +223,13 @@ func requestWords(id string, f *facts) []string {
 		what += ": " + f.state
 	}
 	parts := []string{what}
+	if f.hostCancel != "" {
+		c := "cancelled by the host (" + f.hostCancel
+		if f.hostReason != "" {
+			c += fmt.Sprintf(", %q", f.hostReason)
+		}
+		parts = append(parts, c+")")
+	}
 	if f.signal != "" {
 		c := "cancel sent (" + f.signal
 		if f.reason != "" {

@@ -98,6 +98,7 @@ func (r *Run) CreateHAR(path string, start time.Time) error {
 // and redactor added.
 func (r *Run) Dial(ctx context.Context, opts runner.Options) (*runner.Conn, error) {
 	opts.Trace, opts.Redactor = r.Trace, r.Red
+	opts.HTTPBodies = r.har != nil
 	return runner.Dial(ctx, r.target, opts)
 }
 

@@ -81,6 +81,9 @@ func RunHTTP(ctx context.Context, l net.Listener, upstream string, opts Options)
 	hp := &httpProxy{up: up, client: &http.Client{Transport: tp,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		q: q, maxBody: min(opts.MaxLineBytes, DefaultMaxHTTPBody), say: rec.say, red: opts.Redactor}
+	if rec.httpTrace != nil {
+		hp.recordExchanges(opts.RecordHTTPBodies)
+	}
 	// The injector follows every host request in flight, so that the
 	// attach view's keys can act on any of them (as on stdio);
 	// --read-only without rules is the plain copy.
@@ -197,7 +200,7 @@ func (p *httpProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// httputil.ReverseProxy alike). Full duplex leaves the body alone.
 	_ = http.NewResponseController(w).EnableFullDuplex()
 	tap, body, sess, seq := p.tapHostBody(r)
-	ctx := r.Context()
+	ctx := withTapRef(r.Context(), sess, seq)
 	var ex *exchange
 	if p.inj != nil && r.Method == http.MethodPost {
 		var upCancel context.CancelFunc

@@ -82,6 +82,14 @@ type Options struct {
 	// Release, when it delivers, passes on every response the rules hold
 	// at that moment (`inflight proxy` sends on SIGUSR1).
 	Release <-chan struct{}
+	// RecordHTTP (the HTTP proxy, with Trace) writes each exchange between
+	// a host and the upstream whole to Trace, as an http_exchange line: the
+	// host's request, the upstream's response or event stream (bounded as
+	// the client's, event.MaxExchangeBody), for an HAR.
+	RecordHTTP bool
+	// RecordHTTPBodies keeps the upstream's bodies and event streams in
+	// those lines too (an HAR is written); without it they are counted.
+	RecordHTTPBodies bool
 	// ReadOnly refuses the attach socket's commands (act_command.go):
 	// no viewer can act on the host's requests. Without rules, a
 	// read-only proxy also follows no request in flight: forwarding is
@@ -617,6 +625,9 @@ func startRecording(opts Options, start time.Time, transport event.TransportKind
 		maxLine: opts.MaxLineBytes, done: make(chan struct{}), transport: transport}
 	if opts.Trace != nil {
 		rec.tws = append(rec.tws, opts.Trace)
+		if opts.RecordHTTP && transport == event.TransportHTTP {
+			rec.httpTrace = opts.Trace
+		}
 	}
 	rec.report(event.Event{Kind: event.Note, Time: start, Text: "proxy " + opts.Name + ": " + what}, nil)
 	if opts.SocketDir != "" {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"inflight/event"
 	"inflight/wire"
 )
 
@@ -43,6 +44,8 @@ type line struct {
 	ctl control
 	err error
 	inj *injection
+	// http is a ctlExchange line's exchange.
+	http *event.HTTPExchange
 	// id is the request a ctlStreamClosed line is about.
 	id wire.ID
 	// session is the host's Mcp-Session-Id on the HTTP request the line

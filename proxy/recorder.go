@@ -39,6 +39,8 @@ const (
 	ctlHostReopened
 	ctlHostEnded
 	ctlUpstreamEnded
+	// ctlExchange: an HTTP exchange is over (line.http; http_record.go).
+	ctlExchange
 )
 
 // injection is what a rule did, for the record.
@@ -103,6 +105,9 @@ type recorder struct {
 	// line.tap, modulo its length): a stream closed is that request's,
 	// not a later one's with the same ID.
 	byTap [tapMemory]tapRequest
+	// httpTrace, when HTTP exchanges are recorded, is the writer of their
+	// lines (http_record.go).
+	httpTrace *trace.Writer
 }
 
 // tapMemory bounds the POSTs whose request the recorder remembers.
@@ -178,6 +183,8 @@ func (r *recorder) recordAll(ls []line) {
 // control applies a control line: what the proxy saw besides messages.
 func (r *recorder) control(l *line) {
 	switch l.ctl {
+	case ctlExchange:
+		r.exchange(l)
 	case ctlHostGone:
 		r.report(event.Event{Kind: event.Note, Time: l.at, Text: trace.NoteHostClosed}, r.tr.HostGone(l.at))
 	case ctlClosed:

@@ -41,6 +41,9 @@ type Options struct {
 	Grace time.Duration
 	// Trace receives every event, state change and violation; nil for none.
 	Trace *trace.Writer
+	// HTTPBodies records the HTTP responses' bodies in the trace's
+	// exchanges too (an HAR is made of it); without it they are left out.
+	HTTPBodies bool
 	// Redactor hides the target's secrets in errors.
 	Redactor *redact.Redactor
 
@@ -140,6 +143,7 @@ func dial(ctx context.Context, cfg client.Config, opts Options) (*Conn, error) {
 	// A trace (or an HAR, which is made of one) records each HTTP
 	// exchange whole.
 	cfg.RecordHTTP = opts.Trace != nil
+	cfg.RecordHTTPBodies = opts.HTTPBodies
 	c, err := client.New(cfg)
 	if err != nil {
 		return nil, &errConnect{err}

@@ -43,6 +43,9 @@ type HTTP struct {
 	SSEDropped int        `json:"sseDropped,omitempty"`
 	// ClosedByClient: inflight closed the body before its end.
 	ClosedByClient bool `json:"closedByClient,omitempty"`
+	// BodiesLeftOut: the response's body or events were not recorded
+	// (a trace written without an HAR); its size is.
+	BodiesLeftOut bool `json:"bodiesLeftOut,omitempty"`
 }
 
 // Header is one header line.
@@ -76,7 +79,7 @@ func fromExchange(x *event.HTTPExchange, end time.Time, ms float64) *HTTP {
 	h := &HTTP{StartedDateTime: x.Start.UTC().Format("2006-01-02T15:04:05.000Z07:00"), StartMS: at(x.Start), WaitMS: -1,
 		Method: x.Method, URL: x.URL, HTTPVersion: x.Proto, RequestBody: string(x.RequestBody), Status: x.Status,
 		StatusText: x.StatusText, ResponseBody: string(x.ResponseBody), ResponseSize: x.ResponseSize, Truncated: x.Truncated,
-		SSEDropped: x.SSEDropped, ClosedByClient: x.ClosedByClient}
+		SSEDropped: x.SSEDropped, ClosedByClient: x.ClosedByClient, BodiesLeftOut: x.BodiesLeftOut}
 	if !x.Responded.IsZero() {
 		h.WaitMS = Millis(x.Responded.Sub(x.Start))
 		h.ReceiveMS = Millis(x.End.Sub(x.Responded))
