@@ -436,6 +436,7 @@ func (t *httpTransport) reply(ctx context.Context, out outgoing, st *httpStream,
 		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
 		t.c.failCall(id, errors.New("HTTP 202 Accepted for a request: the server will send no response"), true)
 	case media == "application/json":
+		st.jsonReply.Store(true)
 		t.c.emit(event.Event{Kind: event.StreamOpened, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct})
 		t.readJSON(out, st, resp.Body)
 	case media == "text/event-stream":
@@ -689,11 +690,13 @@ func (t *httpTransport) resumeSSE(ctx context.Context, st *httpStream, id wire.I
 // last event ID and retry: it leaves, with how the connection ended (nil
 // at a clean end). lastID is the ID the connection resumed after. owner is
 // the request whose stream it is (zero for the GET stream); seen, when set,
-// is told the last event ID before each event is handed on; onAnswer, when
-// set, is called for each message that answered it.
+// is told the last event ID as each event is dispatched, before it is
+// handed on; onAnswer, when set, is called for each message that answered
+// it.
 func (t *httpTransport) readStream(body io.Reader, lastID string, owner wire.ID, seen func(string), onAnswer func()) (*sseReader, error) {
 	sr := newSSEReader(body, t.c.cfg.MaxMessageBytes)
 	sr.resumeFrom(lastID)
+	sr.dispatched = seen
 	for {
 		ev, err := sr.Next()
 		if errors.Is(err, io.EOF) {
@@ -701,9 +704,6 @@ func (t *httpTransport) readStream(body io.Reader, lastID string, owner wire.ID,
 		}
 		if err != nil {
 			return sr, err
-		}
-		if seen != nil {
-			seen(sr.LastID)
 		}
 		if len(bytes.TrimSpace(ev.Data)) == 0 {
 			continue // a priming event: an ID to resume from, no message

@@ -16,6 +16,9 @@ var (
 	// there is nothing to resume from (Last-Event-ID); dropping it would
 	// only lose the request.
 	ErrNoEventID = errors.New("the server gives its events no IDs, so nothing can be resumed")
+	// ErrNothingRead: no event has come on the stream yet, so whether the
+	// server gives its events IDs is not known; try again after one has.
+	ErrNothingRead = errors.New("no event has come on the stream yet")
 	// ErrNotResumable: the request has no legacy SSE response stream to
 	// drop (stdio, HTTP+SSE, the modern era — whose streams are never
 	// resumed — or an answer sent as one JSON body).
@@ -26,13 +29,17 @@ var (
 var errDropped = errors.New("inflight dropped the connection to see the stream resumed")
 
 // resumable is what DropStream needs of a request's legacy SSE stream: the
-// connection now read (nil between two) and the last event ID read on it.
+// connection now read (nil between two), how many events were read on it
+// (priming events included), and the last event ID.
 type resumable struct {
 	dropMu      sync.Mutex
 	body        io.Closer
+	events      int
 	lastEventID string
 	// dropped: DropStream closed the connection; readSSE resumes it.
 	dropped atomic.Bool
+	// jsonReply: the server answered with one JSON body, no stream.
+	jsonReply atomic.Bool
 }
 
 // reading records the connection now read (nil once it ended).
@@ -45,6 +52,7 @@ func (r *resumable) reading(body io.Closer) {
 // sawEventID records the last event ID read, before the event is handed on.
 func (r *resumable) sawEventID(id string) {
 	r.dropMu.Lock()
+	r.events++
 	r.lastEventID = id
 	r.dropMu.Unlock()
 }
@@ -56,6 +64,7 @@ func (r *resumable) sawEventID(id string) {
 // and what the server sends on the resumed stream is the request's again.
 // It returns the last event ID read, which the resumption sends. It fails
 // with ErrNoEventID when the server gave no event an ID, with
+// ErrNothingRead before any event came on the stream, with
 // ErrNotResumable when the request has no such stream, and with
 // ErrNotInFlight when the request is over or not known.
 func (c *Client) DropStream(id wire.ID) (lastEventID string, err error) {
@@ -80,11 +89,15 @@ func (t *httpTransport) drop(id wire.ID) (string, error) {
 	case st.modern:
 		return "", ErrNotResumable
 	}
+	if st.jsonReply.Load() {
+		return "", ErrNotResumable
+	}
 	st.dropMu.Lock()
 	defer st.dropMu.Unlock()
 	switch {
-	case st.body == nil:
-		return "", ErrNotResumable
+	case st.body == nil, st.events == 0:
+		// Not open yet, between two connections, or nothing read on it.
+		return "", ErrNothingRead
 	case st.lastEventID == "":
 		return "", ErrNoEventID
 	}

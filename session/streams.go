@@ -22,7 +22,10 @@ const (
 	// Last-Event-ID, a message of another request (its progress, or its
 	// response): "The server MUST NOT replay messages that would have been
 	// delivered on a different stream" (2025-11-25, Resumability and
-	// Redelivery). A replayed progress notification, and a replayed
+	// Redelivery). The wire cannot tell a replay from a server that mixes
+	// requests' streams live, so on a resumed stream every message of
+	// another request is taken for a replay. A replayed progress
+	// notification, and a replayed
 	// response to a request already answered, repeat what the other
 	// request had: they are not counted again as its.
 	ViolationReplayedOtherStream = "replayed_other_stream"

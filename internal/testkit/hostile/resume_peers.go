@@ -34,8 +34,9 @@ const (
 	NoEventIDs
 	// MixesProgress sends, on each call's stream, progress for the token of
 	// every other call in flight as well as its own: two requests' streams
-	// mixed (the token used by two requests). Its events have IDs and it
-	// redelivers.
+	// mixed (the token used by two requests). Its events have no IDs, so
+	// that no resumption mixes in: another request's message on a resumed
+	// stream reads as a replay of another stream.
 	MixesProgress
 	// UnknownToken sends, on each call's stream, one progress notification
 	// for a token no request ever carried, before its own progress.
@@ -152,7 +153,7 @@ func (p *Resumable) post(w http.ResponseWriter, r *http.Request) {
 	}
 	st := p.open(Request{ID: msg.ID, Method: msg.Method, Params: msg.Params, Token: progressToken(msg.Params)})
 	startSSE(w)
-	if p.Mode != NoEventIDs {
+	if p.ids() {
 		// A priming event: an ID to resume from, no message.
 		_, _ = fmt.Fprintf(w, "id: %s\ndata:\n\n", eventID(st.n, 0))
 		flush(w)
@@ -169,6 +170,9 @@ func (p *Resumable) open(req Request) *resumeStream {
 	p.streams = append(p.streams, st)
 	return st
 }
+
+// ids says the peer gives its events IDs.
+func (p *Resumable) ids() bool { return p.Mode != NoEventIDs && p.Mode != MixesProgress }
 
 func eventID(stream, i int) string { return fmt.Sprintf("s%d-%d", stream, i) }
 
@@ -234,7 +238,7 @@ func (p *Resumable) emit(st *resumeStream, msg []byte) {
 
 // write writes event i of stream n (with its ID unless the mode gives none).
 func (p *Resumable) write(w http.ResponseWriter, n, i int, msg []byte) {
-	if p.Mode != NoEventIDs {
+	if p.ids() {
 		_, _ = fmt.Fprintf(w, "id: %s\n", eventID(n, i))
 	}
 	_ = sseEvent(w, msg)
@@ -300,7 +304,7 @@ func (p *Resumable) resume(w http.ResponseWriter, r *http.Request, last string) 
 		}
 	}
 	p.mu.Unlock()
-	if st == nil || p.Mode == NoEventIDs {
+	if st == nil || !p.ids() {
 		http.Error(w, "unknown Last-Event-ID", http.StatusBadRequest)
 		return
 	}
