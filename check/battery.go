@@ -206,6 +206,8 @@ type battery struct {
 	unusable string
 	// midway is the mid-way cancel, judged once the connection is closed.
 	midway *midwayJudgement
+	// own is what the battery saw of requests' own streams (resume.go).
+	own ownStreams
 
 	// toolList is the server's tools/list once read (toolsRead), or why it
 	// could not be (toolListErr). toolChoice says why the battery uses a
@@ -382,6 +384,10 @@ func (b *battery) steps() []batteryStep {
 	// A tool that runs only as a task cannot serve the checks that cancel
 	// an ordinary call; the tasks group runs it instead.
 	naTool := b.taskOnly
+	naTwoCalls := naTool
+	if !b.http {
+		naTwoCalls = naOwnStream
+	}
 	return []batteryStep{
 		{name: "server/discover", checks: []string{CheckDiscover}, notApplicable: naDiscover, run: b.checkDiscover},
 		{name: "the tool's presence in tools/list", run: b.checkToolListed, choosesTool: true},
@@ -389,6 +395,7 @@ func (b *battery) steps() []batteryStep {
 		{name: "the cancel of a finished request", checks: []string{CheckCancelFinished}, notApplicable: naFinished, run: b.checkCancelFinished},
 		{name: "the mid-way cancel of " + b.o.Tool, checks: midway, notApplicable: naTool, run: b.checkCancelMidway},
 		{name: "the other way of cancelling", checks: otherWay, notApplicable: naOtherWay},
+		{name: "two calls of " + b.o.Tool + " at once", checks: []string{CheckResumeRedelivers, CheckResumeOwnStream}, notApplicable: naTwoCalls, run: b.checkTwoCalls},
 		{name: "the cancel of an unknown ID", checks: []string{CheckCancelUnknown}, notApplicable: naNotify, run: b.checkCancelUnknown},
 		{name: "the malformed cancels", checks: []string{CheckCancelMalformed}, notApplicable: naNotify, run: b.checkCancelMalformed},
 	}
@@ -439,6 +446,7 @@ func (b *battery) run() {
 	b.checkServerRequests()
 	b.checkCancelErrorCode()
 	b.checkResponseIDs()
+	b.checkProgressStreams()
 }
 
 // connectionLost reports whether the connection is gone, and why.
@@ -498,6 +506,7 @@ func (b *battery) observe(ev event.Event, changes []session.Change) {
 		// request opens a new one.
 		b.lossSeen, b.lossErr = true, ev.Err
 	}
+	b.noteStream(ev)
 	if ev.Kind != event.Received {
 		return
 	}

@@ -43,19 +43,26 @@ func findingsByID(rep Report) map[string]Finding {
 func expectedChecks(transport string, e testserver.Era) []string {
 	// The demo declares tasks: its task_job serves the tasks group (the
 	// cancel of a finished task is a legacy check).
-	tasks := []string{CheckTaskTerminal, CheckTaskCancel, CheckTaskUnknown, CheckTaskNoCancelled}
+	// Progress names a token inflight sent everywhere; on Streamable HTTP
+	// it comes on its own request's stream, and a legacy stream dropped
+	// mid-way is resumed (the demo keeps its events).
+	tasks := []string{CheckTaskTerminal, CheckTaskCancel, CheckTaskUnknown, CheckTaskNoCancelled, CheckProgressKnownTok}
 	switch {
 	case transport == "http" && e == testserver.Modern:
 		return append([]string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckStreamClose, CheckServerCancel, CheckServerRequests,
-			CheckResponseIDs}, tasks...)
+			CheckResponseIDs, CheckProgressOwnStream}, tasks...)
 	case e == testserver.Modern:
 		return append([]string{CheckDiscover, CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
 			CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckServerRequests,
 			CheckCancelErrorCode, CheckResponseIDs}, tasks...)
 	}
-	return append([]string{CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
+	legacy := append([]string{CheckProgressIncreases, CheckProgressStops, CheckCancelFinished, CheckCancelStops,
 		CheckCancelNoResponse, CheckCancelUnknown, CheckCancelMalformed, CheckServerCancel, CheckTaskCancelTerminal,
 		CheckCancelErrorCode, CheckResponseIDs}, tasks...)
+	if transport == "http" {
+		legacy = append(legacy, CheckProgressOwnStream, CheckResumeRedelivers, CheckResumeOwnStream)
+	}
+	return legacy
 }
 
 // On the demo every check passes with slow.

@@ -137,6 +137,9 @@ func requirementFor(id string, modern, http bool) requirement {
 		return requirement{"every response names its own request", LevelMust,
 			"Result responses MUST include the same ID as the request they correspond to. … Error responses MUST include the same ID as the request they correspond to (except in error cases where the ID could not be read due a malformed request).", page}
 	}
+	if r, ok := ownStreamRequirement(id, modern); ok {
+		return r
+	}
 	panic("check: no requirement " + id)
 }
 
@@ -149,6 +152,9 @@ var coreChecks = []string{CheckDiscover, CheckProgressIncreases, CheckProgressSt
 // for an ID that quotes none (CheckConnection, CheckTool).
 func lookupRequirement(id string, modern, http bool) (requirement, bool) {
 	if r, ok := taskRequirement(id, modern); ok {
+		return r, true
+	}
+	if r, ok := ownStreamRequirement(id, modern); ok {
 		return r, true
 	}
 	if slices.Contains(coreChecks, id) {

@@ -834,7 +834,7 @@ func (c *Client) receiveAt(line []byte, truncated int, at time.Time, owner wire.
 			warnings = c.learnToolHeaders(msg.Result)
 		}
 		internal := isWaiter || isInternalID(id)
-		c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: id, Raw: raw, Msg: msg, Internal: internal})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: id, Owner: owner, Raw: raw, Msg: msg, Internal: internal})
 		for _, w := range warnings {
 			c.emitWait(event.Event{Kind: event.Note, Time: at, RequestID: id, Text: w})
 		}

@@ -64,6 +64,9 @@ type httpStream struct {
 	// lateWindow is how long the stream is read after a legacy cancel (the
 	// request's, see Request.LateWindow).
 	lateWindow time.Duration
+	// resumable is what DropStream needs of a legacy SSE stream: the
+	// connection now read and the last event ID seen (http_drop.go).
+	resumable
 }
 
 // closeAfter closes the stream from the client's side once d has passed:
@@ -433,6 +436,7 @@ func (t *httpTransport) reply(ctx context.Context, out outgoing, st *httpStream,
 		t.c.emit(event.Event{Kind: event.HTTPStatus, Time: now, RequestID: id, Status: resp.StatusCode, Text: resp.Status})
 		t.c.failCall(id, errors.New("HTTP 202 Accepted for a request: the server will send no response"), true)
 	case media == "application/json":
+		st.jsonReply.Store(true)
 		t.c.emit(event.Event{Kind: event.StreamOpened, Time: now, RequestID: id, Status: resp.StatusCode, ContentType: ct})
 		t.readJSON(out, st, resp.Body)
 	case media == "text/event-stream":
@@ -564,7 +568,8 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 	// (as the legacy transport allows) is making progress, not failing.
 	fruitless := 0
 	for {
-		sr, streamErr := t.readStream(body, lastID, id, func() {
+		st.reading(body)
+		sr, streamErr := t.readStream(body, lastID, id, st.sawEventID, func() {
 			if !answered {
 				answered = true
 				// The server SHOULD end the stream after the response; if it
@@ -572,7 +577,12 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 				st.closeAfter(st.lateWindow)
 			}
 		})
+		st.reading(nil)
 		body.Close()
+		dropped := st.dropped.Swap(false)
+		if dropped && !answered {
+			streamErr = errDropped
+		}
 		// The reconnection time, like the last event ID, lasts across
 		// reconnections until the server sends a new one.
 		if sr.LastID != lastID {
@@ -592,11 +602,17 @@ func (t *httpTransport) readSSE(ctx context.Context, out outgoing, st *httpStrea
 		if t.sseOver(st, id, now, answered, byClient, lastID, fruitless, streamErr) {
 			return
 		}
-		if retry <= 0 {
-			retry = time.Second
+		wait := retry
+		if wait <= 0 {
+			// The server asked for no wait: a second for a stream that
+			// broke, none for one inflight dropped on purpose.
+			wait = time.Second
+			if dropped {
+				wait = 0
+			}
 		}
 		var ok bool
-		if body, ok = t.resumeSSE(ctx, st, id, now, lastID, retry, streamErr); !ok {
+		if body, ok = t.resumeSSE(ctx, st, id, now, lastID, wait, streamErr); !ok {
 			return
 		}
 	}
@@ -664,7 +680,7 @@ func (t *httpTransport) resumeSSE(ctx context.Context, st *httpStream, id wire.I
 		return nil, false
 	}
 	t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
-		ContentType: resp.Header.Get("Content-Type"), Text: "resumed with Last-Event-ID " + lastID})
+		ContentType: resp.Header.Get("Content-Type"), Text: "resumed with Last-Event-ID " + lastID, Resumed: true})
 	return resp.Body, true
 }
 
@@ -673,11 +689,14 @@ func (t *httpTransport) resumeSSE(ctx context.Context, st *httpStream, id wire.I
 // to receive until the connection ends, and the reader is returned for the
 // last event ID and retry: it leaves, with how the connection ended (nil
 // at a clean end). lastID is the ID the connection resumed after. owner is
-// the request whose stream it is (zero for the GET stream); onAnswer, when
-// set, is called for each message that answered it.
-func (t *httpTransport) readStream(body io.Reader, lastID string, owner wire.ID, onAnswer func()) (*sseReader, error) {
+// the request whose stream it is (zero for the GET stream); seen, when set,
+// is told the last event ID as each event is dispatched, before it is
+// handed on; onAnswer, when set, is called for each message that answered
+// it.
+func (t *httpTransport) readStream(body io.Reader, lastID string, owner wire.ID, seen func(string), onAnswer func()) (*sseReader, error) {
 	sr := newSSEReader(body, t.c.cfg.MaxMessageBytes)
 	sr.resumeFrom(lastID)
+	sr.dispatched = seen
 	for {
 		ev, err := sr.Next()
 		if errors.Is(err, io.EOF) {
@@ -824,7 +843,7 @@ func (t *httpTransport) getLoop(gen int, answered chan struct{}) {
 		failures = 0
 		t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Text: "GET stream"})
 		firstAnswer()
-		sr, streamErr := t.readStream(resp.Body, lastID, wire.ID{}, nil)
+		sr, streamErr := t.readStream(resp.Body, lastID, wire.ID{}, nil, nil)
 		resp.Body.Close()
 		if t.ctx.Err() != nil {
 			return

@@ -45,6 +45,9 @@ type sseReader struct {
 	LastID string
 	// Comments counts comment lines (keep-alives).
 	Comments int
+	// dispatched, when set, is told the last event ID string each time an
+	// event is dispatched, a priming event (no data) included.
+	dispatched func(lastID string)
 
 	idBuf   string // the last event ID buffer (set by id: fields)
 	pending bool   // a field of an undispatched event has been read
@@ -87,6 +90,9 @@ func (s *sseReader) Next() (sseEvent, error) {
 			// moves even when there is no data (a priming event).
 			s.pending = false
 			s.LastID = s.idBuf
+			if s.dispatched != nil {
+				s.dispatched(s.LastID)
+			}
 			if !hasData {
 				ev = sseEvent{}
 				size = 0

@@ -55,8 +55,11 @@ type router struct {
 func (s *Server) newRouter() *router {
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
 	return &router{
-		s:        s,
-		stateful: mcp.NewStreamableHTTPHandler(getServer, nil),
+		s: s,
+		// The event store keeps a legacy request's stream (up to the SDK's
+		// 10 MiB) so that a client whose connection broke resumes it with
+		// Last-Event-ID and gets the rest: its events carry IDs.
+		stateful: mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}),
 		stateless: mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 			Stateless: true,
 			// Closing a modern request's response stream is its cancellation

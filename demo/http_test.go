@@ -158,8 +158,11 @@ func readStream(t *testing.T, resp *http.Response) *sseStream {
 		for sc.Scan() {
 			line := sc.Text()
 			if line == "" {
-				if len(data) > 0 {
-					st.msgs <- decodeMsg(t, []byte(strings.Join(data, "\n")))
+				// An event whose data is empty is a priming event (an ID
+				// to resume from, no message), which the legacy stateful
+				// handler sends first now that it keeps its events.
+				if joined := strings.Join(data, "\n"); strings.TrimSpace(joined) != "" {
+					st.msgs <- decodeMsg(t, []byte(joined))
 				}
 				data = nil
 				continue

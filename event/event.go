@@ -316,8 +316,13 @@ type Event struct {
 	// Owner is, for a request the server sent on an HTTP response stream,
 	// the request whose stream carried it (zero on stdio and GET streams):
 	// the server asked it while working on that request. RequestID is the
-	// server's own ID for it.
+	// server's own ID for it. For a response read on a request's HTTP
+	// response stream it is that request too (RequestID is the response's
+	// ID): an answer to another request on it is the server's mistake.
 	Owner wire.ID
+	// Resumed: for StreamOpened, a GET with Last-Event-ID that resumes
+	// RequestID's broken (or dropped) response stream.
+	Resumed bool
 	// AuthStep is set on Auth.
 	AuthStep *AuthStep
 	// HTTP is set on Exchange.

@@ -538,3 +538,9 @@ func (cn *Conn) Inject(ctx context.Context, raw []byte) (string, error) {
 	}
 	return fmt.Sprintf("%d %s", status, http.StatusText(status)), err
 }
+
+// DropStream closes the connection of legacy HTTP request id's SSE stream
+// without cancelling the request, as a network failure would; the client
+// resumes it with Last-Event-ID (client.Client.DropStream). It returns the
+// last event ID read.
+func (cn *Conn) DropStream(id wire.ID) (string, error) { return cn.c.DropStream(id) }

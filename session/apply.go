@@ -68,11 +68,15 @@ func (t *Tracker) Apply(ev event.Event) []Change {
 		case event.Sent:
 			t.onSent(&ev)
 		case event.Received:
-			t.onReceived(&ev)
+			if !t.misdelivered(&ev) { // streams.go
+				t.onReceived(&ev)
+			}
 		case event.Malformed:
 			t.onMalformed(&ev)
 		case event.CancelSent:
 			t.onCancelSent(&ev)
+		case event.StreamOpened:
+			t.onStreamOpened(&ev) // streams.go
 		case event.StreamClosed:
 			t.onStreamClosed(&ev)
 		case event.RequestFailed:

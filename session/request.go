@@ -116,6 +116,9 @@ type Request struct {
 	// hostModern: a host's request that carried a modern protocol
 	// version in its _meta (a proxy may see hosts of either era).
 	hostModern bool
+	// resumed: its HTTP response stream was resumed with Last-Event-ID
+	// (streams.go).
+	resumed bool
 	// hostSession is the host's HTTP session the request came in ("":
 	// none known).
 	hostSession string

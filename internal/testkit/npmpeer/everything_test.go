@@ -292,3 +292,47 @@ func TestEverythingCheckFirstTry(t *testing.T) {
 		t.Errorf("progress.increasing %q, tasks.terminal_immutable %q; want both PASS\n%s", status["progress.increasing"], status["tasks.terminal_immutable"], out)
 	}
 }
+
+// check's battery on the reference server over Streamable HTTP. Its
+// in-memory event store gives every event an ID, so the battery drops the
+// first of two calls' streams and resumes it with Last-Event-ID; but the
+// store's replayEventsAfter returns the last event ID where the SDK wants
+// the stream's ID, so the SDK registers the resumed GET under a stream
+// nothing is ever sent to: the rest of the call (progress, the response)
+// never comes, a WARN that says how long it was watched. The store also
+// replays every event after that ID whatever its stream, so the other
+// call's messages may come on the resumed stream (resume.own_stream FAIL,
+// naming it) when one was stored between the drop and the GET. Progress
+// itself comes on its own request's stream, for a token inflight sent.
+func TestEverythingHTTPCheckResumes(t *testing.T) {
+	t.Parallel()
+	in := npmpeer.Need(t, npmpeer.Node, npmpeer.Everything)
+	url := startEverythingHTTP(t, in)
+	out := runInflight(t, "check", url, "--json", "--no-tasks", "--tool", longOp, "--args", `{"duration":2,"steps":4}`, "--late-window", "1s")
+	var rep struct {
+		Era      string `json:"era"`
+		Findings []struct {
+			ID, Status, Detail string
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("check --json: %v\n%s", err, out)
+	}
+	got := map[string]string{}
+	for _, f := range rep.Findings {
+		got[f.ID] = f.Status + " " + f.Detail
+	}
+	if r := got["resume.redelivers"]; !strings.HasPrefix(r, "WARN ") || !strings.Contains(r, "watched after the resumption") || !strings.Contains(r, "never redelivered") {
+		t.Errorf("resume.redelivers = %q, want WARN: nothing redelivered in the watch\n%s", r, out)
+	}
+	if r := got["resume.own_stream"]; !strings.HasPrefix(r, "PASS ") && !(strings.HasPrefix(r, "FAIL ") && strings.Contains(r, "of another request came on request")) {
+		t.Errorf("resume.own_stream = %q, want PASS, or FAIL naming the other request's messages\n%s", r, out)
+	}
+	for _, id := range []string{"progress.own_stream", "progress.known_token"} {
+		if !strings.HasPrefix(got[id], "PASS ") {
+			t.Errorf("%s = %q, want PASS\n%s", id, got[id], out)
+		}
+	}
+	t.Logf("resume.redelivers: %s", got["resume.redelivers"])
+	t.Logf("resume.own_stream: %s", got["resume.own_stream"])
+}
