@@ -59,8 +59,11 @@ func TestCallDemoTaskJobCancelled(t *testing.T) {
 
 func TestCallDemoTaskStubborn(t *testing.T) {
 	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
-		o := Options{Target: tc.Target(t, e), Method: "tools/call", Task: true, CancelAfter: 60 * time.Millisecond,
-			Params: testserver.ToolParams(t, "task_stubborn", `{"seconds":0.25,"steps":5,"pollMs":20}`)}
+		// The cancel must find the task made (its handle is the first
+		// answer) and the task still running: 150 ms into a 600 ms task
+		// leaves room for a loaded machine on both sides.
+		o := Options{Target: tc.Target(t, e), Method: "tools/call", Task: true, CancelAfter: 150 * time.Millisecond,
+			Params: testserver.ToolParams(t, "task_stubborn", `{"seconds":0.6,"steps":5,"pollMs":20}`)}
 		rep, code, _ := runCall(t, o)
 		tk := rep.Task
 		if code != exitcode.Cancelled || tk == nil || tk.Cancel == nil || tk.Cancel.AckAtMs == nil {
