@@ -61,8 +61,9 @@ func TestCallDemoTaskStubborn(t *testing.T) {
 	testserver.ForEach(t, func(t *testing.T, tc testserver.Transport, e testserver.Era) {
 		// The cancel must find the task made (its handle is the first
 		// answer) and the task still running: 150 ms into a 600 ms task
-		// leaves room for a loaded machine on both sides.
-		o := Options{Target: tc.Target(t, e), Method: "tools/call", Task: true, CancelAfter: 150 * time.Millisecond,
+		// leaves room for a loaded machine on both sides, and the late
+		// window outlasts the task, so its completion is seen.
+		o := Options{Target: tc.Target(t, e), Method: "tools/call", Task: true, CancelAfter: 150 * time.Millisecond, LateWindow: 3 * time.Second,
 			Params: testserver.ToolParams(t, "task_stubborn", `{"seconds":0.6,"steps":5,"pollMs":20}`)}
 		rep, code, _ := runCall(t, o)
 		tk := rep.Task
