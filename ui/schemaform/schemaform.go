@@ -108,7 +108,7 @@ func Read(raw json.RawMessage, line func(string) string) Form {
 	if deeper > 0 {
 		// What was cut allows anything: the schema read is not the
 		// server's, so nothing is checked against it.
-		f.Note = joinNote(f.Note, fmt.Sprintf("its schema nests %d levels deeper than the %d inflight reads: those levels are not shown, and nested values (typed as JSON) are not checked before sending", deeper, maxReadDepth))
+		f.Note = joinNote(f.Note, fmt.Sprintf("arguments are not checked before sending: its schema is nested too deep (%d levels past the %d read not shown)", deeper, maxReadDepth))
 		return f
 	}
 	if why := checkable(&s); why != "" {
