@@ -147,7 +147,11 @@ func writeTask(b *strings.Builder, env screen.Env, r *session.Request) {
 		b.WriteString(st.Flag.Render(fmt.Sprintf("⚑ %s after tasks/cancel (+%s): its outcome is kept below as late, never a success", env.Line(tk.EndedAfterCancel), look.Dur(tk.AfterCancel))) + "\n")
 	}
 	if tk.InputRequests != "" && tk.Status == wire.TaskInputRequired {
-		b.WriteString("\n" + st.Bold.Render("WHAT THE SERVER ASKS FOR (inputRequests; answering is not supported yet)") + "\n")
+		how := "inputRequests; a answers them with tasks/update"
+		if w := tk.UpdateWords(); w != "" && len(r.TaskAsks()) == 0 {
+			how = "inputRequests; " + w
+		}
+		b.WriteString("\n" + st.Bold.Render("WHAT THE SERVER ASKS FOR ("+env.Line(how)+")") + "\n")
 		b.WriteString(look.PrettyJSON([]byte(tk.InputRequests), env.Block) + "\n")
 	}
 	if raw, isErr, ok := env.Tracker.TaskOutcome(r.ID); ok {
