@@ -546,7 +546,9 @@ func (t *Tracker) childAnswered(c *Request, ev *event.Event) {
 			tk.NextPollAt = ev.Time.Add(t.pollInterval(tk))
 		}
 	case RoleResult:
-		tk.fetching = wire.ID{}
+		// The outcome is in: a terminal status seen while this call was
+		// out asks for no other.
+		tk.fetching, tk.resultDue = wire.ID{}, false
 		t.taskOutcome(p, ev)
 	case RoleUpdate:
 		t.updateAnswered(tk, c, msg, ev.Time)
@@ -702,6 +704,9 @@ func (t *Tracker) applyTask(r *Request, ts wire.TaskState, via TaskVia, ev *even
 	case tk.modern:
 		t.keepTaskOutcome(r, ts, ev)
 		t.endTask(r, ts.Result, ts.Error, ev.Time)
+	case r.State.IsFinal():
+		// Legacy, the outcome in already: the tasks/result called on
+		// input_required brought it before the status said so.
 	default:
 		// Legacy: the outcome is fetched with tasks/result.
 		tk.resultDue = true

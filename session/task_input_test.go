@@ -114,9 +114,18 @@ func TestTaskLegacyInputFetchesResult(t *testing.T) {
 	if got := h.due(2030); slices.Contains(methods(got), wire.MethodTasksResult) {
 		t.Fatal("a second tasks/result while the first waits")
 	}
+	// The terminal status comes while tasks/result is still out; its
+	// answer is the outcome, and no second tasks/result follows.
+	p = h.due(3030)
+	h.answerTask(3040, p[0], "t-1", wire.TaskCompleted, "")
 	n, _ := got[0].ID.Int()
-	h.recv(3000, result(int(n), `{"content":[{"type":"text","text":"Hello"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-1"}}}`))
+	h.recv(3050, result(int(n), `{"content":[{"type":"text","text":"Hello"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-1"}}}`))
 	if r.State != StateCompleted {
 		t.Fatalf("after tasks/result: %v", r.State)
+	}
+	for _, at := range []int{3050, 5000, 9000} {
+		if got := h.due(at); slices.Contains(methods(got), wire.MethodTasksResult) {
+			t.Fatalf("at %dms a second tasks/result: %v", at, methods(got))
+		}
 	}
 }

@@ -95,3 +95,75 @@ func TestTaskInputAnsweredOnTheDemoModern(t *testing.T) {
 	}
 	l.quitCleanly()
 }
+
+// The legacy task_input asks on tasks/result, which the TUI calls when the
+// task says input_required: the question is the server's own request tied
+// to the task, and a on the task's row opens the form on it.
+func TestTaskInputAnsweredOnTheDemoLegacy(t *testing.T) {
+	params, _ := json.Marshal(map[string]any{"name": "task_input", "arguments": map[string]any{"seconds": 0.02, "wait": 20, "pollMs": 20},
+		"task": map[string]any{"ttl": 60000}})
+	// As the TUI dials (cli/tui.go): it declares what it answers, and its
+	// questions are the server's requests.
+	questions := NewQuestions(nil, 0)
+	d := demoStdioDialer(t, wire.Version20251125)
+	newCfg := d.newCfg
+	d.newCfg = func() (client.Config, error) {
+		cfg, err := newCfg()
+		cfg.Answers = client.Answers{Elicitation: true}
+		cfg.ServerRequests = questions.Serve
+		return cfg, err
+	}
+	l := newLiveWith(t, d, session.Config{}, func(o *Options) {
+		o.Calls = []Call{{Method: wire.MethodToolsCall, Params: params}}
+		o.Questions = questions
+	})
+	l.connected()
+	var r *session.Request
+	l.until("the task's question arrives", 15*time.Second, func() bool {
+		for i := range l.m.tracker.Len() {
+			if c := l.m.tracker.At(i); c.Target == "task_input" {
+				r = c
+			}
+		}
+		return r != nil && l.m.questions.asks(l.m.tracker, r)
+	})
+	l.m.screens.list = l.m.screens.list.Select(r.ID, false)
+	l.key("a")
+	if l.m.focus.mode != keymap.ModeAnswer || !strings.Contains(l.screen(), "What is your name?") {
+		t.Fatalf("a on the task's row did not open the form on its question:\n%s", l.screen())
+	}
+	for _, c := range "Ada" {
+		l.key(string(c))
+	}
+	l.key("enter")
+	l.until("the task completes with the greeting", 15*time.Second, func() bool { return r.State.IsFinal() })
+	raw, _, _ := l.m.tracker.TaskOutcome(r.ID)
+	if r.State != session.StateCompleted || !strings.Contains(string(raw), "Hello, Ada!") {
+		t.Fatalf("the task ended %v with %s", r.State, raw)
+	}
+	qs := l.m.tracker.ServerRequests()
+	if len(qs) != 1 || qs[0].TiedBy != session.TiedTask || qs[0].State != session.ServerAnswered {
+		t.Fatalf("the question: %+v, want one, tied to the task, answered", qs)
+	}
+	// The terminal status follows the outcome, and one poll confirms it
+	// (no second tasks/result: the outcome is in).
+	l.until("the task's end confirmed", 15*time.Second, func() bool {
+		for i := range l.m.tracker.Len() {
+			if !l.m.tracker.At(i).State.IsFinal() {
+				return false
+			}
+		}
+		tk := r.Task
+		return tk.Terminal() && tk.LastPollAt.After(tk.TerminalAt)
+	})
+	results := 0
+	for i := range l.m.tracker.Len() {
+		if l.m.tracker.At(i).Method == wire.MethodTasksResult {
+			results++
+		}
+	}
+	if results != 1 {
+		t.Errorf("%d tasks/result sent, want the one called on input_required", results)
+	}
+	l.quitCleanly()
+}
