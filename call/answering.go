@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -212,6 +214,58 @@ func (run *callRun) answerRound(ctx context.Context, b *answer.Book) {
 		what = strings.Join(keys, ", ")
 	}
 	run.live.line("%s", run.live.safe(fmt.Sprintf("  ↺ round %d: answered %s; retried as %s #%s", rt.Round, what, rt.Method, rt.ID)))
+}
+
+// taskAsksNew reports whether a modern task waits for input the run has
+// not looked up yet (and the run has answers to look in).
+func (run *callRun) taskAsksNew(b *answer.Book) bool {
+	if !b.Enabled() {
+		return false
+	}
+	for _, q := range run.req.TaskAsks() {
+		if !run.taskAsked[q.Key] {
+			return true
+		}
+	}
+	return false
+}
+
+// answerTask answers a modern task's input requests from the book: the
+// tracker keeps the answers and the run's next wait sends them as
+// tasks/update; the task goes on (an input request the book has no
+// answer for is left for the task to give up on, and said).
+func (run *callRun) answerTask(b *answer.Book) {
+	r := run.req
+	if run.taskAsked == nil {
+		run.taskAsked = map[string]bool{}
+	}
+	answers := map[string]json.RawMessage{}
+	var unanswered []string
+	for _, q := range r.TaskAsks() {
+		if run.taskAsked[q.Key] {
+			continue
+		}
+		run.taskAsked[q.Key] = true
+		res, out := b.Input(q.Key, q.Method, q.Params)
+		if out == answer.None || res == nil {
+			unanswered = append(unanswered, q.Key+" ("+q.Method+")")
+			continue
+		}
+		answers[q.Key] = res
+	}
+	if len(unanswered) > 0 {
+		sort.Strings(unanswered)
+		run.live.line("%s", run.live.safe("  task input: no answer for "+strings.Join(unanswered, ", ")+"; the task waits"))
+	}
+	if len(answers) == 0 {
+		return
+	}
+	if err := run.cn.Tracker().AnswerTask(r.ID, answers, time.Now()); err != nil {
+		run.live.note("answer: " + err.Error())
+		return
+	}
+	keys := slices.Sorted(maps.Keys(answers))
+	run.live.line("%s", run.live.safe("  ↺ task input: answered "+strings.Join(keys, ", ")+" with tasks/update; the task goes on"))
 }
 
 // printConversation prints the rounds, the server's own requests and the

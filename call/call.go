@@ -364,11 +364,17 @@ func (run *callRun) follow(ctx context.Context, o Options, book *answer.Book) {
 	}
 	// A multi round-trip request stops the wait at each input_required
 	// (waiting_input), is answered from the book, and goes on.
-	final := func() bool { return req.State.IsFinal() || req.State == session.StateWaitingInput }
+	final := func() bool {
+		return req.State.IsFinal() || req.State == session.StateWaitingInput || run.taskAsksNew(book)
+	}
 	for {
 		res := cn.Wait(ctx, final, cancelAt)
 		if res == runner.WaitDone && req.State == session.StateWaitingInput {
 			run.answerRound(ctx, book)
+			continue
+		}
+		if res == runner.WaitDone && !req.State.IsFinal() && run.taskAsksNew(book) {
+			run.answerTask(book)
 			continue
 		}
 		switch res {
@@ -465,6 +471,10 @@ type callRun struct {
 	// taskRequired: tools/list said the tool runs only as a task, so the
 	// call asked for one without --task.
 	taskRequired bool
+	// taskAsked are the keys of a modern task's inputRequests the run
+	// looked up in the answer book, answered or not: each is asked once
+	// in the task's life.
+	taskAsked map[string]bool
 }
 
 func (run *callRun) cancel(reason string, cause session.CancelCause) {

@@ -171,3 +171,43 @@ func TestCallUnknownMethodHintsTool(t *testing.T) {
 		t.Errorf("hint for tools/nothing:\n%s", live.String())
 	}
 }
+
+// task_input's question, answered from the answer file: the run sends the
+// answer as tasks/update, and the task finishes with the greeting.
+func TestCallDemoTaskInputAnsweredModern(t *testing.T) {
+	for _, tc := range testserver.Transports {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			var live strings.Builder
+			rep, code, _ := runCall(t, Options{Target: tc.Target(t, testserver.Modern), Method: "tools/call", Live: &live,
+				Params:     testserver.ToolParams(t, "task_input", `{"seconds":0.02,"wait":20,"pollMs":20}`),
+				AnswerFile: answerFile(t, `{"name":{"name":"Ada"}}`)})
+			if code != 0 || rep.State != "completed" || !strings.Contains(string(rep.Result), "Hello, Ada!") {
+				t.Fatalf("exit %d, state %s, result %s: want the greeting", code, rep.State, rep.Result)
+			}
+			testserver.MustContain(t, live.String(), "task input: answered name with tasks/update")
+		})
+	}
+}
+
+// The legacy task_input asks on tasks/result, which the run calls when the
+// task says input_required: the question is the server's own request,
+// tied to the task, answered from the answer file, and the task finishes
+// with the greeting.
+func TestCallDemoTaskInputAnsweredLegacy(t *testing.T) {
+	for _, tc := range testserver.Transports {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			var live strings.Builder
+			rep, code, _ := runCall(t, Options{Target: tc.Target(t, testserver.Legacy), Method: "tools/call", Tool: "task_input", Live: &live,
+				Params:     testserver.ToolParams(t, "task_input", `{"seconds":0.02,"wait":20,"pollMs":20}`),
+				AnswerFile: answerFile(t, `{"elicitation/create":{"name":"Ada"}}`)})
+			if code != 0 || rep.State != "completed" || !strings.Contains(string(rep.Result), "Hello, Ada!") {
+				t.Fatalf("exit %d, state %s, result %s: want the greeting\n%s", code, rep.State, rep.Result, live.String())
+			}
+			if len(rep.Violations) != 0 {
+				t.Errorf("violations %+v", rep.Violations)
+			}
+		})
+	}
+}

@@ -177,7 +177,7 @@ func TestAttachKeysActOnRealProxy(t *testing.T) {
 	done := p.call("slow", 0.2, 2, 20*time.Second)
 	call := d.waitNewCall(nil)
 	d.update(key("h"))
-	d.until("the proxy taking the hold", func() bool { return strings.Contains(d.screen(), "the proxy took hold on #"+call.ID.String()) })
+	d.until("the proxy taking the hold", func() bool { return strings.Contains(d.screen(), "the proxy holds #"+call.ID.String()+"'s response") })
 	d.until("the held response", func() bool { return strings.Contains(d.screen(), "⚑ held by you · ") })
 	select {
 	case err := <-done:

@@ -72,8 +72,9 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream string, 
 	fmt.Fprintf(c.stderr, "inflight proxy %s: listening on %s → %s\n", termsafe.Line(name), local.String(),
 		termsafe.Line(red.String(up.Redacted())))
 	var res proxy.Result
+	quit := false
 	if hu.tui() {
-		res, err = c.proxyHTTPWithView(ctx, name, local.String(), opts, func(ctx context.Context, opts proxy.Options) (proxy.Result, error) {
+		res, quit, err = c.proxyHTTPWithView(ctx, name, local.String(), opts, func(ctx context.Context, opts proxy.Options) (proxy.Result, error) {
 			return proxy.RunHTTP(ctx, l, upstream, opts)
 		})
 	} else {
@@ -82,7 +83,9 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream string, 
 	if err != nil {
 		return fail(err)
 	}
-	if res.End == proxy.EndInterrupted {
+	// A signal stops the proxy as a cancel does (4); the user's q on its
+	// view is an ordinary end (0).
+	if res.End == proxy.EndInterrupted && !quit {
 		c.code = exitcode.Cancelled
 	}
 	return nil

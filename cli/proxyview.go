@@ -54,14 +54,16 @@ type viewRunner func(ctx context.Context, conn net.Conn, hello proxy.Hello, br *
 // proxyHTTPWithView runs the proxy (run) with its view in this process,
 // until the view quits (which stops the proxy) or ctx ends. The view's
 // header names url, the URL to give the host (the proxy's own lines, which
-// say it too, wait for the view's end).
+// say it too, wait for the view's end). quit reports that the user quit
+// the view (q): the proxy stopped because it was asked to, not
+// interrupted, and exits 0.
 func (c *cli) proxyHTTPWithView(ctx context.Context, name, url string, opts proxy.Options,
-	run func(context.Context, proxy.Options) (proxy.Result, error)) (proxy.Result, error) {
+	run func(context.Context, proxy.Options) (proxy.Result, error)) (res proxy.Result, quit bool, err error) {
 	return c.proxyWithView(ctx, name, url, opts, run, c.runProxyView)
 }
 
 func (c *cli) proxyWithView(ctx context.Context, name, url string, opts proxy.Options,
-	run func(context.Context, proxy.Options) (proxy.Result, error), view viewRunner) (proxy.Result, error) {
+	run func(context.Context, proxy.Options) (proxy.Result, error), view viewRunner) (proxy.Result, bool, error) {
 	held := &heldWriter{w: opts.Stderr, max: 256 << 10}
 	opts.Stderr = held
 	pctx, stop := context.WithCancel(ctx)
@@ -84,12 +86,15 @@ func (c *cli) proxyWithView(ctx context.Context, name, url string, opts proxy.Op
 		fmt.Fprintf(held, "inflight proxy %s: no view in this process (%s): running headless; Ctrl+C stops it\n",
 			termsafe.Line(name), termsafe.Line(err.Error()))
 		r := <-done
-		return r.res, r.err
+		return r.res, false, r.err
 	}
 	if url != "" {
 		hello.Command = termsafe.Line(opts.Redactor.String(url))
 	}
 	err = view(pctx, conn, hello, br)
+	// The view ended of itself, with no signal and no error: the user
+	// quit it.
+	quit := err == nil && ctx.Err() == nil
 	conn.Close()
 	// The view quit (q, Ctrl+C) or failed: this is the proxy's process, so
 	// the proxy stops with it.
@@ -99,7 +104,7 @@ func (c *cli) proxyWithView(ctx context.Context, name, url string, opts proxy.Op
 	if err != nil && !errors.Is(err, tea.ErrInterrupted) && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(held, "inflight proxy %s: the view failed: %s\n", termsafe.Line(name), termsafe.Line(err.Error()))
 	}
-	return r.res, r.err
+	return r.res, quit, r.err
 }
 
 // dialOwn connects to the proxy's own socket as soon as it is there (the

@@ -77,13 +77,16 @@ func TestHTTPProxyViewInProcess(t *testing.T) {
 	}
 	ended := make(chan proxy.Result, 1)
 	go func() {
-		res, err := c.proxyWithView(ctx, "inproc", local, opts, func(ctx context.Context, opts proxy.Options) (proxy.Result, error) {
+		res, quit, err := c.proxyWithView(ctx, "inproc", local, opts, func(ctx context.Context, opts proxy.Options) (proxy.Result, error) {
 			// A line of the proxy's while the view is up waits for its end.
 			opts.Stderr.Write([]byte("inflight proxy inproc: a line under the view\n"))
 			return proxy.RunHTTP(ctx, l, upstream, opts)
 		}, view)
 		if err != nil {
 			t.Errorf("proxyWithView: %v", err)
+		}
+		if !quit {
+			t.Error("the view's q was not taken for the user's quit: the proxy would exit 4, as if interrupted")
 		}
 		ended <- res
 	}()

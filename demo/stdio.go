@@ -50,6 +50,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		_ = conn.Close()
 		return fmt.Errorf("stdio: connect: %w", err)
 	}
+	conn.session.Store(ss)
 	s.logf("stdio: session started")
 
 	// Closing the connection (rather than the session) ends the read loop at

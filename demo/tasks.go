@@ -201,7 +201,10 @@ type task struct {
 	result        json.RawMessage // the CallToolResult, once terminal
 	rpcErr        *jsonrpc.Error  // the JSON-RPC error, for a failed modern task
 	inputRequests json.RawMessage // outstanding, while input_required
-	cancelAsked   bool
+	// asking: a legacy task_input's question is out on a tasks/result
+	// call, waiting for the client's answer.
+	asking      bool
+	cancelAsked bool
 	// revealed is set once a response showed the terminal status; flipped
 	// once task_flip starts saying "working" again after it.
 	revealed bool
@@ -553,9 +556,9 @@ func (s *Server) runTaskInput(t *task, a taskArgs) {
 	}
 	msg := `waiting for input: a name (inputRequests "name"; answer with tasks/update)`
 	if !t.modern {
-		// The legacy utility would deliver the elicitation through
-		// tasks/result; this demo does not, so say so.
-		msg = fmt.Sprintf("waiting for input: a name, which this legacy demo cannot receive; it gives up after %s", seconds(a.WaitSec))
+		// The legacy utility asks on tasks/result, which the client
+		// calls when it sees input_required (askOnResult).
+		msg = "waiting for input: a name (call tasks/result: it is asked there with elicitation/create)"
 	}
 	s.tasks.mu.Lock()
 	ok := s.setStatusLocked(t, taskInputRequired, msg)
@@ -604,6 +607,42 @@ func (s *Server) runTaskInput(t *task, a taskArgs) {
 	}
 }
 
+// askOnResult asks a legacy task_input's question on the tasks/result
+// call that came while it waits for input (the 2025-11-25 utility: the
+// requestor calls tasks/result on input_required, and the receiver sends
+// its requests there, tied to the task by related-task), once at a time;
+// the answer goes to the task as tasks/update's does in the modern era.
+func (s *Server) askOnResult(ctx context.Context, t *task, ask func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)) {
+	s.tasks.mu.Lock()
+	if ask == nil || t.modern || t.tool != toolTaskInput || t.status != taskInputRequired || t.asking {
+		s.tasks.mu.Unlock()
+		return
+	}
+	t.asking = true
+	s.tasks.mu.Unlock()
+	params := &mcp.ElicitParams{Mode: "form", Message: "What is your name? (task_input finishes with a greeting)",
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"Your name"}},"required":["name"]}`),
+		Meta:            mcp.Meta{metaRelatedTask: map[string]string{"taskId": t.id}}}
+	s.tasks.workers.Add(1)
+	go func() {
+		defer s.tasks.workers.Done()
+		res, err := ask(ctx, params)
+		s.tasks.mu.Lock()
+		t.asking = false
+		s.tasks.mu.Unlock()
+		if err != nil {
+			t.logf(s, "elicitation/create on tasks/result got no answer: %v", err)
+			return
+		}
+		answer, _ := json.Marshal(res)
+		select {
+		case t.input <- answer:
+			t.logf(s, "elicitation/create on tasks/result answered %s", res.Action)
+		default:
+		}
+	}()
+}
+
 // taskError is a JSON-RPC error reply.
 func taskError(code int64, format string, args ...any) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf(format, args...)}
@@ -627,6 +666,9 @@ type taskCall struct {
 	// notify, if not nil, writes a notification to the requestor (legacy
 	// stdio), for the status notifications of the tasks it creates.
 	notify func(*jsonrpc.Request)
+	// ask, if not nil, asks the requestor a question as a request of the
+	// server's own (legacy): task_input's, on a tasks/result call.
+	ask func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 }
 
 // callParams is what the layer reads of a tools/call.
@@ -722,6 +764,7 @@ func (s *Server) serveTask(ctx context.Context, c taskCall) taskReply {
 	case methodTasksUpdate:
 		return s.serveTaskUpdate(t, p.InputResponses)
 	default:
+		s.askOnResult(ctx, t, c.ask)
 		return s.serveTaskResult(ctx, t)
 	}
 }

@@ -115,6 +115,7 @@ func (c *withholdingConn) interceptStdio(req *jsonrpc.Request) bool {
 		// Legacy stdio tasks send notifications/tasks/status on every
 		// change of status.
 		call.notify = func(n *jsonrpc.Request) { _ = c.Connection.Write(context.Background(), n) }
+		call.ask = sessionAsker(c.session.Load())
 	}
 	c.taskWG.Go(func() {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -222,7 +223,11 @@ func (rt *router) serveTaskHTTP(w http.ResponseWriter, r *http.Request, p peeked
 		}
 		owner = "http:" + sid
 	}
-	reply := rt.s.serveTask(r.Context(), taskCall{method: p.method, params: p.params, modern: modern, owner: owner})
+	call := taskCall{method: p.method, params: p.params, modern: modern, owner: owner}
+	if !modern {
+		call.ask = sessionAsker(rt.s.sessionByID(r.Header.Get(headerSessionID)))
+	}
+	reply := rt.s.serveTask(r.Context(), call)
 	if !reply.answered() {
 		return
 	}
@@ -373,4 +378,25 @@ func replaceEventData(event, data []byte) []byte {
 		out = append(out, '\n')
 	}
 	return append(out, '\n')
+}
+
+// sessionAsker asks the client a legacy task's question through the SDK's
+// session on its connection (nil: none to ask through). The SDK sends it
+// as a request of the server's and hands back the client's answer.
+func sessionAsker(ss *mcp.ServerSession) func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if ss == nil {
+		return nil
+	}
+	return ss.Elicit
+}
+
+// sessionByID is the SDK's HTTP session of that Mcp-Session-Id (nil:
+// none).
+func (s *Server) sessionByID(id string) *mcp.ServerSession {
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() == id {
+			return ss
+		}
+	}
+	return nil
 }

@@ -115,6 +115,9 @@ type withholdingConn struct {
 	owner    string
 	taskWG   sync.WaitGroup
 	rewrites map[jsonrpc.ID]string
+	// session is the SDK's session on the connection, through which the
+	// task layer asks a legacy task's question (taskwire.go).
+	session atomic.Pointer[mcp.ServerSession]
 }
 
 func newWithholdingConn(c mcp.Connection) *withholdingConn {

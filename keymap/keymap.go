@@ -261,6 +261,13 @@ func (k *KeyMap) SetState(s State) {
 	k.Reissue.SetEnabled(onSelected && s.HasSelection && s.Connected)
 	k.Edit.SetEnabled(onSelected && s.HasSelection && s.Connected)
 	k.Detail.SetEnabled(main && s.HasSelection)
+	// enter on a row that waits for the user opens the answer form, as a
+	// does; elsewhere it opens the row's detail.
+	if main && s.SelectedAsks {
+		k.Detail.SetHelp("enter", "answer")
+	} else {
+		k.Detail.SetHelp("enter", "details")
+	}
 	k.Cancel.SetHelp("c", "cancel")
 	if s.SelectedIncoming {
 		k.Cancel.SetEnabled(onSelected && s.SelectedAsks)

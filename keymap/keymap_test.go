@@ -161,6 +161,17 @@ func TestAnswerKeyFollowsState(t *testing.T) {
 	if !k.Answer.Enabled() {
 		t.Error("a disabled on a request waiting for the user")
 	}
+	if h := k.Detail.Help(); h.Key != "enter" || h.Desc != "answer" {
+		t.Errorf("enter on a row waiting for the user opens the answer form; its help says %q %q", h.Key, h.Desc)
+	}
+	k.SetState(State{Mode: ModeList, HasSelection: true, SelectedIncoming: true, SelectedAsks: true})
+	if h := k.Detail.Help(); !k.Detail.Enabled() || h.Desc != "answer" {
+		t.Errorf("enter on a server's question that waits answers it; its help says %q (enabled %v)", h.Desc, k.Detail.Enabled())
+	}
+	k.SetState(State{Mode: ModeList, HasSelection: true, SelectedActive: true, Connected: true})
+	if h := k.Detail.Help(); h.Desc != "details" {
+		t.Errorf("enter on a row that asks nothing opens its detail; its help says %q", h.Desc)
+	}
 	k.SetState(State{Mode: ModeAnswer, HasSelection: true, SelectedAsks: true})
 	if k.Quit.Enabled() || k.Help.Enabled() || k.Answer.Enabled() || !k.Back.Enabled() {
 		t.Error("in the answer form only esc (and ctrl+c) of the main keys act")

@@ -133,6 +133,10 @@ type LogLine struct {
 	// Data is the data member's JSON, clipped (raw, sanitise before
 	// display).
 	Data string
+	// TiedBy is how the line was known to be the request's: the stream
+	// that carried it, the only request in flight, or (several in
+	// flight) its progress token, its logger or the level asked for.
+	TiedBy TiedBy
 }
 
 // Retry is the next round of a conversation, begun by Answer, for the

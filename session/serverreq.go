@@ -96,6 +96,16 @@ const (
 	// that could ask (a tools/call, prompts/get or resources/read; a
 	// tools/list beside it cannot).
 	TiedOnly
+	// The ways only a log line (notifications/message) is tied, when it
+	// came on no request's stream with several requests in flight
+	// (session/logtie.go). TiedProgressToken: its _meta named the
+	// request's progress token. TiedLogger: its logger is the name of the
+	// one request in flight acting on that name (a tool's, a prompt's,
+	// a resource's URI). TiedLevel: that request was the only one in
+	// flight that asked for log lines at that level.
+	TiedProgressToken
+	TiedLogger
+	TiedLevel
 )
 
 func (b TiedBy) String() string {
@@ -106,6 +116,12 @@ func (b TiedBy) String() string {
 		return "related_task"
 	case TiedOnly:
 		return "only_request_in_flight"
+	case TiedProgressToken:
+		return "progress_token"
+	case TiedLogger:
+		return "logger"
+	case TiedLevel:
+		return "log_level"
 	}
 	return "none"
 }
@@ -463,23 +479,20 @@ func (t *Tracker) serversLost(at time.Time) {
 // in flight). A modern server may log only for a request that asked with
 // io.modelcontextprotocol/logLevel.
 func (t *Tracker) onLog(ev *event.Event) {
+	var m logParams
+	_ = json.Unmarshal(ev.Msg.Params, &m)
 	var r *Request
+	tied := TiedStream
 	if !ev.RequestID.IsZero() {
 		r = t.lookup(ev.RequestID)
 	} else {
-		r = t.onlyInFlight()
+		r, tied = t.logOwner(&m)
 	}
 	if r == nil {
 		t.logsUnattributed++
 		return
 	}
 	t.log.ring.buf[t.curLog].ID = r.ID
-	var m struct {
-		Level  string          `json:"level"`
-		Logger string          `json:"logger"`
-		Data   json.RawMessage `json:"data"`
-	}
-	_ = json.Unmarshal(ev.Msg.Params, &m)
 	c := r.conv()
 	if t.conn.Era == event.EraModern && c.LogLevel == "" && !ev.RequestID.IsZero() {
 		t.violate(ViolationLogNotRequested, "notifications/message for request "+r.ID.String()+
@@ -487,7 +500,7 @@ func (t *Tracker) onLog(ev *event.Event) {
 	}
 	c.LogCount++
 	if len(c.Logs) < MaxLogLines {
-		c.Logs = append(c.Logs, LogLine{At: ev.Time, Level: clip(m.Level, 32), Logger: clip(m.Logger, 128), Data: clip(string(m.Data), maxMessageBytes)})
+		c.Logs = append(c.Logs, LogLine{At: ev.Time, Level: clip(m.Level, 32), Logger: clip(m.Logger, 128), Data: clip(string(m.Data), maxMessageBytes), TiedBy: tied})
 	}
 }
 

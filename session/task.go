@@ -39,6 +39,7 @@ const (
 	RoleResult          // tasks/result (legacy): the underlying request's outcome
 	RoleCancel          // tasks/cancel
 	RoleListen          // subscriptions/listen for the task's notifications/tasks (modern)
+	RoleUpdate          // tasks/update: the answers to an input_required task's inputRequests (modern)
 )
 
 func (r TaskRole) String() string {
@@ -51,6 +52,8 @@ func (r TaskRole) String() string {
 		return "cancel"
 	case RoleListen:
 		return "listen"
+	case RoleUpdate:
+		return "update"
 	}
 	return ""
 }
@@ -163,6 +166,18 @@ type Task struct {
 	// resultAt is when a tasks/result due may begin (after a failed one,
 	// a poll interval later).
 	resultAt time.Time
+
+	// The answers to an input_required task (modern: tasks/update;
+	// session/task_input.go): Answered are the inputRequests keys
+	// answered, never asked again (a key is unique over the task's
+	// life); UpdateAckAt when the server acknowledged the last
+	// tasks/update, UpdateError the error it answered instead.
+	Answered    map[string]bool
+	UpdateAckAt time.Time
+	UpdateError *wire.Error
+	updateDue   map[string]json.RawMessage // answers to send in the next tasks/update
+	updating    wire.ID                    // the tasks/update in flight
+	updateKeys  []string                   // the keys it answers
 }
 
 // Pending reports task requests still to send or still unanswered: a
@@ -419,6 +434,9 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 		tk.fetching = c.ID
 		out = append(out, c)
 	}
+	if tk.updateDue != nil && tk.updating.IsZero() && r.State.IsActive() {
+		out = append(out, t.beginUpdate(r, now))
+	}
 	if tk.listenDue && r.State.IsActive() {
 		tk.listenDue = false
 		c := t.beginChild(r, wire.MethodSubscriptionsListen, RoleListen, now)
@@ -450,8 +468,11 @@ func (t *Tracker) taskWork(r *Request, now time.Time, out []*Request) []*Request
 
 func (t *Tracker) beginChild(parent *Request, method string, role TaskRole, now time.Time) *Request {
 	params := wire.TaskParams(parent.Task.ID)
-	if role == RoleListen {
+	switch role {
+	case RoleListen:
 		params = listenParams(parent.Task.ID)
+	case RoleUpdate:
+		params = updateParams(parent.Task.ID, parent.Task.updateDue)
 	}
 	c := t.Begin(method, params, RequestOptions{Timeout: t.cfg.PollTimeout}, now)
 	c.Parent, c.Role, c.ChildParams = parent.ID, role, params
@@ -525,8 +546,12 @@ func (t *Tracker) childAnswered(c *Request, ev *event.Event) {
 			tk.NextPollAt = ev.Time.Add(t.pollInterval(tk))
 		}
 	case RoleResult:
-		tk.fetching = wire.ID{}
+		// The outcome is in: a terminal status seen while this call was
+		// out asks for no other.
+		tk.fetching, tk.resultDue = wire.ID{}, false
 		t.taskOutcome(p, ev)
+	case RoleUpdate:
+		t.updateAnswered(tk, c, msg, ev.Time)
 	case RoleCancel:
 		if msg.Kind == wire.KindError {
 			tk.CancelError = clipError(msg.Error)
@@ -625,6 +650,7 @@ func (t *Tracker) applyTask(r *Request, ts wire.TaskState, via TaskVia, ev *even
 		return
 	}
 	wasTerminal := tk.Terminal()
+	defer t.fetchForInput(r, ev.Time)
 	if t.recordStatus(tk, ts, via, ev.Time) {
 		if tk.AfterTerminal == "" {
 			tk.AfterTerminal, tk.AfterTerminalVia = clip(ts.Status, 64), via
@@ -678,6 +704,9 @@ func (t *Tracker) applyTask(r *Request, ts wire.TaskState, via TaskVia, ev *even
 	case tk.modern:
 		t.keepTaskOutcome(r, ts, ev)
 		t.endTask(r, ts.Result, ts.Error, ev.Time)
+	case r.State.IsFinal():
+		// Legacy, the outcome in already: the tasks/result called on
+		// input_required brought it before the status said so.
 	default:
 		// Legacy: the outcome is fetched with tasks/result.
 		tk.resultDue = true
@@ -788,6 +817,11 @@ func (t *Tracker) childEnded(c *Request, now time.Time) {
 		}
 	case c.Role == RoleCancel && tk.cancelling == c.ID:
 		tk.cancelling = wire.ID{}
+	case c.Role == RoleUpdate && tk.updating == c.ID && !c.responded:
+		// Given up on without an answer: the server may not have its
+		// answers, so they may be given again.
+		tk.updating = wire.ID{}
+		tk.unanswer()
 	}
 }
 

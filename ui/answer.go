@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -106,7 +107,7 @@ func (m *Model) answerIntercept(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 func (m *Model) openAnswer() tea.Cmd {
 	r, _ := m.screens.selectedRequest(m.tracker, m.focus.mode)
 	var act screen.Action
-	if r != nil && r.State == session.StateWaitingInput {
+	if r != nil && (r.State == session.StateWaitingInput || len(r.TaskAsks()) > 0) {
 		m.focus.mode, act = m.answering.openRound(m.env(), r, rootsOrEmpty(m.opts.Roots), m.focus.mode)
 		return m.doAnswer(act)
 	}
@@ -183,6 +184,14 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 // as last shown (nil: none), shown again if the round cannot be sent.
 func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage, kept *answer.Model) tea.Cmd {
 	m.focus.mode = m.answering.close(m.focus.mode)
+	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
+		// The tasks/update is sent with the task's other requests when
+		// Update next asks the tracker what is due.
+		level, text := answerTask(m.tracker, id, answers, m.opts.moment())
+		m.setStatus(level, text)
+		m.status.about = id
+		return nil
+	}
 	rt, err := m.tracker.Answer(id, answers, m.opts.moment())
 	if err != nil {
 		m.setStatus(levelWarn, fmt.Sprintf("#%s: not answered — %s", id, look.RefusalText(err, m.opts.moment())))
@@ -194,6 +203,16 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage, kept
 	m.status.about = rt.ID
 	m.screens.followNewest(m.tracker)
 	return m.conn.send(client.Request{ID: rt.ID, Method: rt.Method, Params: rt.Params, ProgressToken: rt.ProgressToken, LateWindow: rt.LateWindow})
+}
+
+// answerTask gives a modern task's questions their answers (the tracker
+// keeps them for the tasks/update Due begins), and says so for the
+// status line.
+func answerTask(t *session.Tracker, id wire.ID, answers map[string]json.RawMessage, now time.Time) (statusLevel, string) {
+	if err := t.AnswerTask(id, answers, now); err != nil {
+		return levelWarn, fmt.Sprintf("#%s: not answered — %s", id, look.RefusalText(err, now))
+	}
+	return levelInfo, fmt.Sprintf("#%s: answered — tasks/update sent; the task goes on", id)
 }
 
 // autoAnswer follows what the tracker just changed (changes): the legacy

@@ -65,6 +65,11 @@ func (a *answering) closeOn(qs []*serverQuestion, cur mode) (mode, bool) {
 // a prompt), over cur when one of its questions needs the user.
 func (a *answering) openRound(env screen.Env, r *session.Request, roots json.RawMessage, cur mode) (mode, screen.Action) {
 	asked, _ := r.Asked()
+	if r.IsTask() {
+		// A modern task's questions are its inputRequests, answered with
+		// tasks/update.
+		asked = r.TaskAsks()
+	}
 	var act screen.Action
 	a.form, act = answer.OpenRound(env, r.ID, asked, roots)
 	if a.form.Shown() {

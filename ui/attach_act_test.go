@@ -114,7 +114,7 @@ func TestAttachActKeys(t *testing.T) {
 				replyRecord(20, 2, "hold", "done", "hold on request 2"),
 				injectedRecord(20, 2, "hold", phaseActing, "hold on tools/call slow (id 2) (a key in inflight attach), 10ms after it was sent: its response will be held until released when it comes"),
 			}})
-			if s := h.screen(); !strings.Contains(s, "⚑ hold by you") || !strings.Contains(s, "the proxy took hold on #2") {
+			if s := h.screen(); !strings.Contains(s, "⚑ hold by you") || !strings.Contains(s, "the proxy holds #2's response: the host waits until it is released") {
 				t.Errorf("after the proxy took the hold:\n%s", s)
 			}
 			resp := hostRecord(8010, trace.DirIn, "server", `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"slow finished"}]}}`)
@@ -302,4 +302,22 @@ func actPartOf(m *Model, r *session.Request, now time.Time) *look.Part {
 		return nil
 	}
 	return &p
+}
+
+// TestAttachEmptyWaitsForTheHost: a view on a proxy with no request yet
+// says that it waits for the host's (not that the user sent none), and
+// the HTTP proxy's own view says the URL in its header is the one to give
+// the host.
+func TestAttachEmptyWaitsForTheHost(t *testing.T) {
+	var sent []sentAct
+	for _, inProcess := range []bool{false, true} {
+		s := newActHarnessOf(t, 120, 35, &sent, inProcess).screen()
+		if !strings.Contains(s, "The host has not sent a request through the proxy yet.") || strings.Contains(s, "You have not sent") {
+			t.Errorf("in process %v: the empty view does not wait for the host:\n%s", inProcess, s)
+		}
+		gives := strings.Contains(s, "Give the host the URL in the header") && strings.Contains(s, "inflight demo-server")
+		if gives != inProcess {
+			t.Errorf("in process %v: the view says which URL to give the host: %v, want %v:\n%s", inProcess, gives, inProcess, s)
+		}
+	}
 }

@@ -145,7 +145,38 @@ func (f *proxyFeed) reply(news *feedNews, t *session.Tracker, reply source.Reply
 		}
 		f.mine[r] = true
 	}
-	news.say = screen.Status{Level: screen.Info, Text: "the proxy took " + what}
+	req := ""
+	if !id.IsZero() {
+		req = "#" + f.line(id.String())
+	}
+	news.say = screen.Status{Level: screen.Info, Text: actDone(f.line(reply.Action), req)}
+}
+
+// actDone says in plain words what the proxy does now that it took a
+// command of this view's on the request named req ("#3"; "" for none).
+func actDone(act, req string) string {
+	switch act {
+	case "hold":
+		return "the proxy holds " + req + "'s response: the host waits until it is released"
+	case "delay":
+		return "the proxy delays " + req + "'s response to the host"
+	case "drop":
+		return "the proxy drops " + req + "'s response: the host never gets it"
+	case "cancel":
+		return "the proxy cancels " + req + " at the server and answers the host: cancelled"
+	case "cancel-silent":
+		return "the proxy cancels " + req + " at the server and answers the host nothing"
+	case "race":
+		return "the proxy holds " + req + "'s response until the host's cancel comes, then lets both cross"
+	case "release":
+		return "released " + req + ": its response goes on to the host"
+	case "release-all":
+		return "released every held response: each goes on to the host"
+	}
+	if req == "" {
+		return "the proxy did " + act
+	}
+	return "the proxy did " + act + " on " + req
 }
 
 // ticking reports whether a row's held time is counting up.

@@ -18,7 +18,7 @@ func (m *Model) layout() {
 	// small.
 	c := m.chrome()
 	h, env := c.bodyHeight(m.size.height), c.env
-	m.screens.list = m.screens.list.Layout(env, m.screens.listInput(m.conn.state, &m.feed, m.opts.Redact), m.size.width, h)
+	m.screens.list = m.screens.list.Layout(env, m.screens.listInput(m.conn.state, &m.feed, m.opts.Attach, m.opts.Redact), m.size.width, h)
 	if m.focus.waterfallOn && m.focus.mode == keymap.ModeList {
 		m.screens.wf = m.screens.wf.Layout(env, m.size.width, h)
 	}

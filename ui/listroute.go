@@ -37,8 +37,14 @@ func (f listFacts) HostAct(r *session.Request) (list.HostAct, bool) { return f.f
 
 // listInput is what the list needs besides the Env: the facts above, and
 // the connection's state and tools for its empty screen.
-func (s *screens) listInput(state connState, feed *proxyFeed, redact func(string) string) list.Input {
+func (s *screens) listInput(state connState, feed *proxyFeed, attach *Attach, redact func(string) string) list.Input {
 	in := list.Input{Facts: listFacts{auth: s.auth, feed: feed}, Conn: list.Connected, Tools: len(s.composer.Tools()), Redact: redact}
+	if attach != nil {
+		in.Proxy = true
+		if attach.InProcess {
+			in.HostURL = attach.Proxy.Command
+		}
+	}
 	switch state {
 	case connConnecting:
 		in.Conn = list.Connecting

@@ -315,3 +315,24 @@ func TestGoldenViewsLegacyTimeline(t *testing.T) {
 		})
 	}
 }
+
+// TestLogsUntiedAreSaidInTheDetail: with two requests in flight on stdio
+// and a line that names neither, the detail says lines came untied (with
+// their count), never "none yet".
+func TestLogsUntiedAreSaidInTheDetail(t *testing.T) {
+	h := newLogHarness(t, 160, 50, event.EraModern, "info", `{"tools":{}}`)
+	h.connect()
+	composeSlow(h, "")
+	first, _ := h.m.screens.list.Selected().Int()
+	h.sentEvent(first)
+	composeSlow(h, "")
+	second, _ := h.m.screens.list.Selected().Int()
+	h.sentEvent(second)
+	h.logLine(0, "info", "", `"step 1"`)
+	h.logLine(0, "info", "", `"step 2"`)
+	h.key("enter")
+	s := h.screen()
+	if !strings.Contains(s, "LOGS (0 lines, asked at info)") || !strings.Contains(s, "none tied to it: 2 lines untied") || strings.Contains(s, "none yet") {
+		t.Fatalf("the detail does not say the lines came untied:\n%s", s)
+	}
+}

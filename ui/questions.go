@@ -301,12 +301,13 @@ func (qq *questionQueue) waitingOn(t *session.Tracker, id wire.ID) *serverQuesti
 }
 
 // asks reports whether r waits for the user: a modern round's input
-// requests, or a legacy question that arrived during it.
+// requests, a modern task's (input_required), or a legacy question that
+// arrived during it.
 func (qq *questionQueue) asks(t *session.Tracker, r *session.Request) bool {
 	if r == nil {
 		return false
 	}
-	if r.State == session.StateWaitingInput {
+	if r.State == session.StateWaitingInput || len(r.TaskAsks()) > 0 {
 		return true
 	}
 	return qq.waitingOn(t, r.ID) != nil

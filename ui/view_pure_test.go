@@ -86,7 +86,7 @@ func TestDeepDiffSeesChanges(t *testing.T) {
 		change func()
 	}{
 		{"list window", func() {
-			h.m.screens.list = h.m.screens.list.Layout(h.m.env(), h.m.screens.listInput(h.m.conn.state, &h.m.feed, h.m.opts.Redact), h.m.size.width, 3)
+			h.m.screens.list = h.m.screens.list.Layout(h.m.env(), h.m.screens.listInput(h.m.conn.state, &h.m.feed, h.m.opts.Attach, h.m.opts.Redact), h.m.size.width, 3)
 		}},
 		{"viewport height", func() {
 			h.m.screens.detail = h.m.screens.detail.Layout(h.m.env(), detail.Input{Dark: h.m.theme.dark, Chop: h.m.pager.chop}, h.m.size.width, h.m.chrome().bodyHeight(h.m.size.height)+1)

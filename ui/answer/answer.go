@@ -43,8 +43,14 @@ type Model struct {
 	method  string
 	message string   // the elicitation's message
 	url     string   // a URL-mode elicitation's URL (shown, never opened)
-	lines   []string // sampling: the messages and preferences
-	fields  []schemaform.Field
+	lines   []string // sampling: the messages and preferences, sanitised and cut
+	// wrap is lines wrapped to a width, kept by Sized so that a frame
+	// does not wrap them again.
+	wrap struct {
+		width int
+		lines []string
+	}
+	fields []schemaform.Field
 	// form is the elicitation's requested schema, read as the composer
 	// reads a tool's: its note, and the check of the content.
 	form  schemaform.Form

@@ -13,9 +13,14 @@ import (
 	"inflight/wire"
 )
 
-// Sized is the form with its inputs sized to width: the root calls it
-// whenever the width may have changed, and View draws them as sized.
+// Sized is the form with its inputs sized to width, and a sampling
+// request's messages wrapped to it (only when the width or the question
+// changed): the root calls it after every message, and View draws them
+// as sized.
 func (m Model) Sized(width int) Model {
+	if len(m.lines) > 0 && m.wrap.width != width {
+		m.wrap.width, m.wrap.lines = width, wrapLines(m.lines, width)
+	}
 	for i := range m.fields {
 		if !m.fields[i].IsBool {
 			m.fields[i].Input.SetWidth(max(10, min(40, width-schemaform.LabelWidth-30)))
@@ -41,10 +46,8 @@ func (m Model) View(env screen.Env, width, height int) string {
 	if m.url != "" {
 		m.writeURL(&b, env, width)
 	}
-	for _, l := range m.lines {
-		for _, w := range wrapText(env.Line(l), width-4) {
-			b.WriteString(look.Fit("  "+w, width) + "\n")
-		}
+	for _, w := range m.wrapped(width) {
+		b.WriteString(look.Fit("  "+w, width) + "\n")
 	}
 	if len(m.lines) > 0 {
 		b.WriteString("\n")
@@ -64,6 +67,24 @@ func (m Model) View(env screen.Env, width, height int) string {
 	}
 	m.writeNotes(&b, env, width)
 	return b.String()
+}
+
+// wrapped is a sampling request's lines wrapped to width: as Sized kept
+// them, or (a width Sized was not given) wrapped now.
+func (m Model) wrapped(width int) []string {
+	if m.wrap.width == width {
+		return m.wrap.lines
+	}
+	return wrapLines(m.lines, width)
+}
+
+// wrapLines wraps each of lines (sanitised already) to width.
+func wrapLines(lines []string, width int) []string {
+	var out []string
+	for _, l := range lines {
+		out = append(out, wrapText(l, width-4)...)
+	}
+	return out
 }
 
 // about says what the form answers: the request (and its round), the

@@ -2,6 +2,7 @@ package detail
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -146,7 +147,11 @@ func writeTask(b *strings.Builder, env screen.Env, r *session.Request) {
 		b.WriteString(st.Flag.Render(fmt.Sprintf("⚑ %s after tasks/cancel (+%s): its outcome is kept below as late, never a success", env.Line(tk.EndedAfterCancel), look.Dur(tk.AfterCancel))) + "\n")
 	}
 	if tk.InputRequests != "" && tk.Status == wire.TaskInputRequired {
-		b.WriteString("\n" + st.Bold.Render("WHAT THE SERVER ASKS FOR (inputRequests; answering is not supported yet)") + "\n")
+		how := "inputRequests; a answers them with tasks/update"
+		if w := tk.UpdateWords(); w != "" && len(r.TaskAsks()) == 0 {
+			how = "inputRequests; " + w
+		}
+		b.WriteString("\n" + st.Bold.Render("WHAT THE SERVER ASKS FOR ("+env.Line(how)+")") + "\n")
 		b.WriteString(look.PrettyJSON([]byte(tk.InputRequests), env.Block) + "\n")
 	}
 	if raw, isErr, ok := env.Tracker.TaskOutcome(r.ID); ok {
@@ -262,6 +267,30 @@ func writeRound(b *strings.Builder, env screen.Env, i int, rd session.Round, at 
 	}
 }
 
+// tieWords says how lines that came on no stream of the request's, with
+// several requests in flight, were known to be its ("" when none were).
+func tieWords(logs []session.LogLine) string {
+	var ways []string
+	for _, l := range logs {
+		w := ""
+		switch l.TiedBy {
+		case session.TiedProgressToken:
+			w = "its progress token"
+		case session.TiedLogger:
+			w = "the logger's name"
+		case session.TiedLevel:
+			w = "the level it asked for"
+		}
+		if w != "" && !slices.Contains(ways, w) {
+			ways = append(ways, w)
+		}
+	}
+	if len(ways) == 0 {
+		return ""
+	}
+	return "; tied by " + strings.Join(ways, ", ")
+}
+
 // writeLogs lists the request's log lines: when each came (from the
 // request's start), its level, logger and data.
 func writeLogs(b *strings.Builder, env screen.Env, r *session.Request) {
@@ -277,9 +306,15 @@ func writeLogs(b *strings.Builder, env screen.Env, r *session.Request) {
 	} else if info, _ := env.Tracker.Conn(); info.Era == event.EraModern {
 		title += "; the request asked for none"
 	}
-	title += ")"
+	title += tieWords(c.Logs) + ")"
 	b.WriteString(st.Bold.Render(title) + "\n")
 	if c.LogCount == 0 {
+		if n := env.Tracker.LogsUnattributed(); n > 0 {
+			// Lines came, but nothing named this request as theirs.
+			b.WriteString(st.Dim.Render(fmt.Sprintf("  (none tied to it: %d %s untied — they came with several requests in flight and named none; the protocol log has them)",
+				n, look.CountNoun(n, "line", "lines"))) + "\n")
+			return
+		}
 		b.WriteString(st.Dim.Render("  (none yet)") + "\n")
 		return
 	}

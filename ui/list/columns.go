@@ -92,6 +92,20 @@ func layoutColumns(width, idWidth, labelW int) columns {
 	return c
 }
 
+// hostMarked is c for a view on a proxy, whose labels begin with the
+// host's mark (⇄ and a space): the REQUEST column's floor keeps ten cells
+// of the label itself, so that "⇄ initialize" is not cut to "⇄ initial…",
+// taken from the outcome column while that keeps 24 cells.
+func (c columns) hostMarked(labelW int) columns {
+	const mark = 2
+	want := min(max(labelW, 10), 10+mark)
+	if grow := want - c.request; grow > 0 && c.detail-grow >= 24 {
+		c.request += grow
+		c.detail -= grow
+	}
+	return c
+}
+
 // columnHeader names the columns and, at its right end, says how many rows
 // are hidden above and below the window ("↑ 4 more · 13 more ↓").
 func (p painter) columnHeader(c columns, above, below int) string {

@@ -52,12 +52,28 @@ func (m Model) Empty(env screen.Env, width, height int) string {
 	case Lost:
 		lines = []string{st.Error.Render("not connected"), "", "Press " + st.Key.Render("R") + " to try again, " + st.Key.Render("q") + " to quit."}
 	default:
+		if m.in.Proxy {
+			lines = m.hostHint(env)
+			break
+		}
 		lines = []string{st.Bold.Render("You have not sent a request yet."), ""}
 		lines = append(lines, m.firstStepHint(st)...)
 		lines = append(lines, "Press "+st.Key.Render("?")+" for the keys you can use.")
 	}
 	block := lipgloss.JoinVertical(lipgloss.Center, lines...)
 	return lipgloss.Place(width, height, lipgloss.Center, lipgloss.Center, block)
+}
+
+// hostHint is the empty list of a view on a proxy: the host's requests
+// show here as they pass, and the HTTP proxy's own view says which URL
+// the host is to be given.
+func (m Model) hostHint(env screen.Env) []string {
+	st := env.Styles
+	lines := []string{st.Bold.Render("The host has not sent a request through the proxy yet."), ""}
+	if m.in.HostURL != "" {
+		lines = append(lines, "Give the host the URL in the header, this proxy's own:", st.Bold.Render(env.Line(m.in.HostURL)), "")
+	}
+	return append(lines, "Its requests show here, marked ⇄, as they pass.", "Press "+st.Key.Render("?")+" for the keys you can use.")
 }
 
 // firstStepHint says how to send a first request. It names the demo

@@ -93,6 +93,12 @@ type Input struct {
 	// Env.Line redacts too, but it also rewrites what it is given for one
 	// terminal line, which a result must not be before it is parsed.
 	Redact func(string) string
+	// Proxy: the list is a view on a proxy (inflight attach), whose rows
+	// are its host's requests, so the empty list waits for the host, not
+	// the user. HostURL is the URL to give the host, when the view is the
+	// HTTP proxy's own (the one its header names).
+	Proxy   bool
+	HostURL string
 }
 
 // Conn is where the connection stands, as the empty list tells it.
@@ -312,7 +318,11 @@ func (m Model) columns(env screen.Env, width int) columns {
 	if width >= 140 {
 		method = 1
 	}
-	return layoutColumns(width, max(m.idW, lipgloss.Width(env.Line(t.At(n-1).ID.String()))), m.labelW[method])
+	c := layoutColumns(width, max(m.idW, lipgloss.Width(env.Line(t.At(n-1).ID.String()))), m.labelW[method])
+	if m.in.Proxy {
+		c = c.hostMarked(m.labelW[method])
+	}
+	return c
 }
 
 // View draws the column header over the rows in the window Layout chose,

@@ -303,6 +303,22 @@ func (p painter) inputRequiredParts(r *session.Request) []look.Part {
 	return []look.Part{{Variants: []string{"the server needs input (MRTR): not answered here", "needs input: not answered"}, Style: st.Warn, Prio: look.PrioSignal}}
 }
 
+// taskInputPart says what a task waiting for input waits for: the
+// user's answer (modern: a answers its inputRequests with tasks/update),
+// the server's answer to the answers sent, or (legacy) the server's
+// question, which comes on tasks/result as a request of its own.
+func (p painter) taskInputPart(r *session.Request) look.Part {
+	st := p.st
+	tk := r.Task
+	switch {
+	case len(r.TaskAsks()) > 0:
+		return look.Part{Variants: []string{"waits for you: a answers it (tasks/update)", "waits for you"}, Style: st.Warn, Prio: look.PrioFlag}
+	case tk.UpdateWords() != "":
+		return look.Part{Variants: []string{tk.UpdateWords(), "answered"}, Style: st.Dim, Prio: look.PrioSignal}
+	}
+	return look.Part{Variants: []string{"asks for input: its question comes on tasks/result", "asks for input"}, Style: st.Warn, Prio: look.PrioFlag}
+}
+
 // taskParts tell a task at work: its status and message, when it was
 // polled and when it is polled next. The message takes the width before
 // the poll timing (look.PrioTiming): it is what the server says it is doing.
@@ -313,7 +329,7 @@ func (p painter) taskParts(r *session.Request, now time.Time) []look.Part {
 	// STATE says "⧗ task"; this says what the task says of itself.
 	parts = append(parts, look.Part{Variants: []string{p.line(tk.Status)}, Style: st.Running, Prio: look.PrioSignal})
 	if tk.Status == wire.TaskInputRequired {
-		parts = append(parts, look.Part{Variants: []string{"the server asks for input (answering it is not supported yet)", "asks for input"}, Style: st.Warn, Prio: look.PrioFlag})
+		parts = append(parts, p.taskInputPart(r))
 	}
 	if tk.Message != "" {
 		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("%q", p.line(tk.Message))}, Style: st.Running, Prio: look.PrioSignal, Cut: true, Keep: 8})

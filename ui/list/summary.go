@@ -1,8 +1,10 @@
 package list
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"inflight/session"
@@ -71,9 +73,14 @@ func summarize(method string, raw []byte) string {
 		Messages  []json.RawMessage `json:"messages"`
 		Resources []json.RawMessage `json:"resources"`
 		Prompts   []json.RawMessage `json:"prompts"`
+		Templates []json.RawMessage `json:"resourceTemplates"`
 	}
 	_ = json.Unmarshal(msg.Result, &res)
 	switch method {
+	case wire.MethodDiscover, wire.MethodInitialize:
+		return serverSummary(msg.Result)
+	case "resources/templates/list":
+		return fmt.Sprintf("%d resource template(s)", len(res.Templates))
 	case wire.MethodToolsCall:
 		for _, c := range res.Content {
 			if c.Type == "text" && c.Text != "" {
@@ -96,6 +103,43 @@ func summarize(method string, raw []byte) string {
 		return fmt.Sprintf("%d content item(s)", len(res.Contents))
 	}
 	return termsafe.Line(compactJSON(msg.Result))
+}
+
+// serverSummary is what a server says of itself in a discovery result
+// (modern) or an initialize result (legacy), in a few words: its name and
+// version, the protocol versions it speaks, and its capabilities'
+// names ("demo 1.0 · 2026-07-28 · tools, resources, prompts").
+func serverSummary(result json.RawMessage) string {
+	type info struct{ Name, Version string }
+	var r struct {
+		Versions     []string                   `json:"supportedVersions"`
+		Version      string                     `json:"protocolVersion"`
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+		ServerInfo   *info                      `json:"serverInfo"`
+		Meta         struct {
+			ServerInfo *info `json:"io.modelcontextprotocol/serverInfo"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return termsafe.Line(compactJSON(result))
+	}
+	var parts []string
+	if si := cmp.Or(r.Meta.ServerInfo, r.ServerInfo); si != nil && si.Name != "" {
+		parts = append(parts, strings.TrimSpace(si.Name+" "+si.Version))
+	}
+	if v := strings.Join(append(r.Versions, r.Version), " "); strings.TrimSpace(v) != "" {
+		parts = append(parts, strings.TrimSpace(v))
+	}
+	caps := make([]string, 0, len(r.Capabilities))
+	for c := range r.Capabilities {
+		caps = append(caps, c)
+	}
+	slices.Sort(caps)
+	if len(caps) == 0 {
+		caps = []string{"no capabilities"}
+	}
+	parts = append(parts, strings.Join(caps, ", "))
+	return termsafe.Line(strings.Join(parts, " · "))
 }
 
 // compactJSON is raw on one line, as compact as JSON writes it (raw itself

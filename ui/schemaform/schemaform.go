@@ -88,6 +88,12 @@ func Read(raw json.RawMessage, line func(string) string) Form {
 	if len(raw) == 0 {
 		return Form{}
 	}
+	if !json.Valid(raw) {
+		var v any
+		err := json.Unmarshal(raw, &v)
+		return Form{Note: line("its input schema could not be read (" + err.Error() + "): type the arguments as JSON (ctrl+e)")}
+	}
+	raw, deeper := cutDeep(raw, maxReadDepth)
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return Form{Note: line("its input schema could not be read (" + err.Error() + "): type the arguments as JSON (ctrl+e)")}
@@ -98,6 +104,12 @@ func Read(raw json.RawMessage, line func(string) string) Form {
 	f := Form{Params: schemaParams(&s, line)}
 	if len(s.Properties) > maxParams {
 		f.Note = fmt.Sprintf("the schema has %d properties: the form shows the first %d, ctrl+e edits them all as JSON", len(s.Properties), maxParams)
+	}
+	if deeper > 0 {
+		// What was cut allows anything: the schema read is not the
+		// server's, so nothing is checked against it.
+		f.Note = joinNote(f.Note, fmt.Sprintf("arguments are not checked before sending: its schema is nested too deep (%d levels past the %d read not shown)", deeper, maxReadDepth))
+		return f
 	}
 	if why := checkable(&s); why != "" {
 		f.Note = joinNote(f.Note, "arguments are not checked before sending: "+why)
