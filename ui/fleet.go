@@ -438,7 +438,7 @@ func (f *Fleet) lanes() []list.Lane {
 	out := make([]list.Lane, len(f.members))
 	for i, mb := range f.members {
 		m := mb.m
-		out[i] = list.Lane{Name: mb.name, Env: m.env(), In: m.screens.listInput(m.conn.state, &m.feed, m.opts.Redact)}
+		out[i] = list.Lane{Name: mb.name, Env: m.env(), In: m.screens.listInput(m.conn.state, &m.feed, m.opts.Attach, m.opts.Redact)}
 	}
 	return out
 }
