@@ -78,6 +78,9 @@ type Options struct {
 	JSON bool
 	// TracePath, when set, receives a trace of the whole battery.
 	TracePath string
+	// OTLP, when set, is the OTLP/HTTP collector the battery's spans go
+	// to (else the OTEL_EXPORTER_OTLP_* variables', if any).
+	OTLP string
 	// Live receives a line per step as the battery runs; nil for none.
 	Live io.Writer
 
@@ -246,6 +249,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		return hr.Fail(exitcode.Usage, err)
 	}
 	if err := hr.CreateTrace(o.TracePath, time.Now()); err != nil {
+		return hr.Fail(exitcode.Usage, err)
+	}
+	if err := hr.OpenSpans(o.OTLP); err != nil {
 		return hr.Fail(exitcode.Usage, err)
 	}
 

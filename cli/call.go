@@ -135,4 +135,5 @@ func addCallFlags(fs *pflag.FlagSet, o *call.Options, tool, toolArgs *string) {
 	fs.StringVar(&o.LogLevel, "log-level", "", "ask for the server's log lines at `LEVEL` (debug, info, notice, warning, error, …): per request in the modern era, logging/setLevel in the legacy one")
 	fs.BoolVar(&o.JSON, "json", false, "print exactly one JSON object at the end (its fields: docs/call.md)")
 	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the run to `FILE` (JSON Lines)")
+	otlpVar(fs, &o.OTLP)
 }

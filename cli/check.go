@@ -85,5 +85,6 @@ lost part-way); 4 interrupted.`,
 	durationVar(fs, &o.Timeout, "timeout", check.DefaultCheckTimeout, "timeout of each request", true)
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
 	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the battery to `FILE` (JSON Lines)")
+	otlpVar(fs, &o.OTLP)
 	return cmd
 }

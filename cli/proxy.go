@@ -23,6 +23,7 @@ import (
 // proxyFlags are the proxy command's flags.
 type proxyFlags struct {
 	name, tracePath, listenAddr, upstream string
+	otlp                                  string
 	ruleTexts                             []string
 	lateWindow                            time.Duration
 	wrap                                  wrapOptions
@@ -50,7 +51,7 @@ func (c *cli) proxyCommand() *cobra.Command {
 				}
 				return c.proxyWrap(f.wrap)
 			case f.upstream != "":
-				return c.proxyHTTP(cmd.Context(), f.name, f.listenAddr, f.upstream, f.tracePath, f.ruleTexts, f.lateWindow, httpUI{readOnly: f.readOnly, noTUI: f.noTUI})
+				return c.proxyHTTP(cmd.Context(), f.name, f.listenAddr, f.upstream, f.tracePath, f.otlp, f.ruleTexts, f.lateWindow, httpUI{readOnly: f.readOnly, noTUI: f.noTUI})
 			}
 			return c.proxyStdio(cmd.Context(), f, args)
 		},
@@ -149,6 +150,7 @@ func (f *proxyFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.name, "name", "", "name of this proxy in its messages and its attach socket (default: CMD's base name)")
 	fs.StringArrayVar(&f.ruleTexts, "rule", nil, "make something happen to the host's requests a `RULE` matches (see above; repeatable)")
 	fs.StringVar(&f.tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
+	otlpVar(fs, &f.otlp)
 	fs.StringVar(&f.upstream, "url", "", "proxy the Streamable HTTP server at `UPSTREAM` instead of running a command")
 	fs.StringVar(&f.listenAddr, "listen", "", "with --url: serve the proxy on `ADDR`, a loopback address (default 127.0.0.1:0, a free port)")
 	fs.BoolVar(&f.readOnly, "read-only", false, "refuse the commands of inflight attach's keys (hold, delay, drop, cancel, race): viewers only watch")
@@ -188,6 +190,11 @@ func (c *cli) proxyStdio(ctx context.Context, f proxyFlags, args []string) error
 		return fail(err)
 	}
 	defer done()
+	closeSpans, err := proxySpans(&opts, f.otlp, "stdio", c.stderr, red)
+	if err != nil {
+		return fail(err)
+	}
+	defer closeSpans()
 	res, err := proxy.Run(ctx, proxy.Host{In: os.Stdin, Out: c.stdout}, args[0], args[1:], opts)
 	if err != nil {
 		return fail(err)

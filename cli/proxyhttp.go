@@ -16,7 +16,7 @@ import (
 
 // proxyHTTP is `inflight proxy --url UPSTREAM [--listen ADDR]`: the
 // Streamable HTTP reverse proxy, until the context ends (Ctrl+C, SIGTERM).
-func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePath string, rules []string, lateWindow time.Duration, hu httpUI) error {
+func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePath, otlpURL string, rules []string, lateWindow time.Duration, hu httpUI) error {
 	red := redact.New(nil, nil, upstream)
 	fail := func(err error) error {
 		fmt.Fprintf(c.stderr, "inflight proxy: %s\n", termsafe.Line(red.Error(err)))
@@ -56,6 +56,12 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream, tracePa
 		return fail(err)
 	}
 	defer done()
+	closeSpans, err := proxySpans(&opts, otlpURL, "http", c.stderr, red)
+	if err != nil {
+		l.Close()
+		return fail(err)
+	}
+	defer closeSpans()
 	local := url.URL{Scheme: "http", Host: l.Addr().String(), Path: up.Path}
 	fmt.Fprintf(c.stderr, "inflight proxy %s: listening on %s → %s\n", termsafe.Line(name), local.String(),
 		termsafe.Line(red.String(up.Redacted())))

@@ -20,6 +20,7 @@ import (
 
 	"inflight/client"
 	"inflight/event"
+	"inflight/otlp"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/target"
@@ -41,6 +42,9 @@ type Options struct {
 	Grace time.Duration
 	// Trace receives every event, state change and violation; nil for none.
 	Trace *trace.Writer
+	// Spans receives the same, as OpenTelemetry spans (--otlp); nil for
+	// none.
+	Spans *otlp.Sink
 	// Redactor hides the target's secrets in errors.
 	Redactor *redact.Redactor
 
@@ -61,6 +65,7 @@ type Conn struct {
 	c     *client.Client
 	tr    *session.Tracker
 	trace *trace.Writer
+	spans *otlp.Sink
 	red   *redact.Redactor
 	info  event.ConnInfo
 
@@ -154,6 +159,7 @@ func dial(ctx context.Context, cfg client.Config, opts Options) (*Conn, error) {
 			MaxRounds:       opts.MaxRounds,
 		}),
 		trace: opts.Trace,
+		spans: opts.Spans,
 		red:   opts.Redactor,
 		timer: time.NewTimer(time.Hour),
 		hurry: HurryOf(ctx),
@@ -229,6 +235,7 @@ func (cn *Conn) apply(ev event.Event) {
 		_ = cn.trace.Judged(ev, session.Verdict(ev.Kind, changes))
 	}
 	cn.traceChanges(changes)
+	cn.spans.Applied(cn.tr, &ev, changes)
 	if cn.observe != nil {
 		cn.observe(ev, changes)
 	}
@@ -259,6 +266,9 @@ func (cn *Conn) Observe(f func(ev event.Event, changes []session.Change)) { cn.o
 // changed hands changes the Conn made itself to the trace and the observer.
 func (cn *Conn) changed(changes []session.Change) {
 	cn.traceChanges(changes)
+	if len(changes) > 0 {
+		cn.spans.Applied(cn.tr, nil, changes)
+	}
 	if cn.observe != nil && len(changes) > 0 {
 		cn.observe(event.Event{}, changes)
 	}

@@ -1,0 +1,244 @@
+package otlp_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"inflight/internal/testkit/testserver"
+	"inflight/otlp"
+	"inflight/redact"
+	"inflight/runner"
+	"inflight/session"
+	"inflight/target"
+)
+
+func TestMain(m *testing.M) { testserver.Main(m) }
+
+// recorded is a Sink on an in-memory exporter, through the provider Open
+// uses.
+type recorded struct {
+	exp  *tracetest.InMemoryExporter
+	tp   *sdktrace.TracerProvider
+	sink *otlp.Sink
+}
+
+func newRecorded(o otlp.Options) *recorded {
+	exp := tracetest.NewInMemoryExporter()
+	tp := otlp.NewProvider(exp)
+	return &recorded{exp: exp, tp: tp, sink: otlp.NewSink(tp.Tracer("test"), o)}
+}
+
+// spans closes the sink and returns what reached the exporter.
+func (r *recorded) spans(t *testing.T) tracetest.SpanStubs {
+	t.Helper()
+	if err := r.sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := r.exp.GetSpans()
+	_ = r.tp.Shutdown(context.Background())
+	return spans
+}
+
+func find(t *testing.T, spans tracetest.SpanStubs, name string) tracetest.SpanStub {
+	t.Helper()
+	for _, s := range spans {
+		if s.Name == name {
+			return s
+		}
+	}
+	var names []string
+	for _, s := range spans {
+		names = append(names, s.Name)
+	}
+	t.Fatalf("no span %q among %q", name, names)
+	return tracetest.SpanStub{}
+}
+
+func attr(attrs []attribute.KeyValue, key string) (attribute.Value, bool) {
+	for _, a := range attrs {
+		if string(a.Key) == key {
+			return a.Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+func wantAttr(t *testing.T, what string, attrs []attribute.KeyValue, key, want string) {
+	t.Helper()
+	v, ok := attr(attrs, key)
+	if !ok || v.Emit() != want {
+		t.Errorf("%s: %s = %q (set: %v), want %q", what, key, v.Emit(), ok, want)
+	}
+}
+
+func event(t *testing.T, s tracetest.SpanStub, name string) sdktrace.Event {
+	t.Helper()
+	for _, e := range s.Events {
+		if e.Name == name {
+			return e
+		}
+	}
+	var names []string
+	for _, e := range s.Events {
+		names = append(names, e.Name)
+	}
+	t.Fatalf("span %q has no event %q among %q", s.Name, name, names)
+	return sdktrace.Event{}
+}
+
+// stubbornRun cancels the demo's stubborn tool mid-way on tg, which
+// answers anyway, late, with the sink given the run.
+func stubbornRun(t *testing.T, tg target.Target, sink *otlp.Sink, red *redact.Redactor) {
+	t.Helper()
+	cn, err := runner.Dial(context.Background(), tg, runner.Options{Timeout: time.Minute, MaxTimeout: time.Minute,
+		LateWindow: 5 * time.Second, Spans: sink, Redactor: red})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cn.Close()
+	r, err := cn.Begin(context.Background(), "tools/call", testserver.ToolParams(t, "stubborn", `{"seconds":0.6,"steps":3}`), session.RequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At the first progress: the stubborn tool is working.
+	cn.Wait(context.Background(), func() bool { return r.Progress.Count > 0 }, time.Now().Add(30*time.Second))
+	if err := cn.Cancel(r.ID, "enough of that", session.CauseUser); err != nil {
+		t.Fatal(err)
+	}
+	cn.Settle(r.ID, 30*time.Second)
+	if r, _ := cn.Tracker().Get(r.ID); r.State != session.StateCancelled || !r.Late.Response {
+		t.Fatalf("the run did not end cancelled with a late response: %s, late %v", r.State, r.Late.Response)
+	}
+}
+
+// A cancelled stubborn call is one client span named after the MCP
+// conventions, the child of the run's span, with the cancel, its signal,
+// the late response (how late, and the round trip the verdict rests
+// on) and the settling as its events, each at the tracker's time.
+func TestStubbornCallSpan(t *testing.T) {
+	rec := newRecorded(otlp.Options{Name: "inflight test", Transport: "stdio"})
+	stubbornRun(t, testserver.Stdio(t, testserver.Legacy), rec.sink, nil)
+	spans := rec.spans(t)
+	root := find(t, spans, "inflight test")
+	s := find(t, spans, "tools/call stubborn")
+	if s.SpanKind != trace.SpanKindClient || s.Parent.SpanID() != root.SpanContext.SpanID() || s.SpanContext.TraceID() != root.SpanContext.TraceID() {
+		t.Errorf("kind %v, parent %v (root %v)", s.SpanKind, s.Parent.SpanID(), root.SpanContext.SpanID())
+	}
+	for key, want := range map[string]string{"mcp.method.name": "tools/call", "jsonrpc.request.id": "1", "network.transport": "pipe",
+		"gen_ai.tool.name": "stubborn", "mcp.protocol.version": testserver.Legacy.Version, "error.type": "cancelled",
+		"inflight.state": "cancelled", "inflight.late.response": "true"} {
+		wantAttr(t, s.Name, s.Attributes, key, want)
+	}
+	cancel := event(t, s, "inflight.cancel")
+	wantAttr(t, "cancel", cancel.Attributes, "inflight.cancel.cause", "user")
+	wantAttr(t, "cancel", cancel.Attributes, "inflight.cancel.reason", "enough of that")
+	wantAttr(t, "cancel", cancel.Attributes, "inflight.late_window_ms", "5000")
+	sent := event(t, s, "inflight.cancel.sent")
+	wantAttr(t, "cancel sent", sent.Attributes, "inflight.cancel.signal", "notifications/cancelled")
+	late := event(t, s, "inflight.late.response")
+	for _, key := range []string{"inflight.after_cancel_ms", "inflight.after_signal_ms", "inflight.round_trip_ms", "inflight.crossing_window_ms"} {
+		if _, ok := attr(late.Attributes, key); !ok {
+			t.Errorf("the late response's event has no %s: %v", key, late.Attributes)
+		}
+	}
+	settled := event(t, s, "inflight.cancel.settled")
+	if !(s.StartTime.Before(cancel.Time) && !sent.Time.Before(cancel.Time) && late.Time.After(sent.Time) && !settled.Time.Before(late.Time)) {
+		t.Errorf("events out of order: start %v cancel %v sent %v late %v settled %v", s.StartTime, cancel.Time, sent.Time, late.Time, settled.Time)
+	}
+	if !s.EndTime.Equal(settled.Time) {
+		t.Errorf("the span ends at %v, not when the cancel settled (%v)", s.EndTime, settled.Time)
+	}
+	if progress := event(t, s, "inflight.progress"); !progress.Time.Before(cancel.Time) {
+		t.Errorf("timely progress at %v, after the cancel at %v", progress.Time, cancel.Time)
+	}
+}
+
+// Secrets the run knows never reach a span: the cancel's reason carries
+// one, and it is masked like everywhere else.
+func TestSpansAreRedacted(t *testing.T) {
+	const secret = "sk-live-0123456789abcdef"
+	red := redact.New(nil, []string{"API_KEY=" + secret}, "")
+	rec := newRecorded(otlp.Options{Name: "inflight test", Redactor: red})
+	tg := testserver.Stdio(t, testserver.Modern)
+	cn, err := runner.Dial(context.Background(), tg, runner.Options{Timeout: time.Minute, MaxTimeout: time.Minute,
+		LateWindow: testserver.Late, Spans: rec.sink, Redactor: red})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cn.Begin(context.Background(), "tools/call", testserver.ToolParams(t, "slow", `{"seconds":5,"steps":5}`), session.RequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cn.Cancel(r.ID, "key "+secret+" revoked", session.CauseUser); err != nil {
+		t.Fatal(err)
+	}
+	cn.Settle(r.ID, 30*time.Second)
+	cn.Close()
+	spans := rec.spans(t)
+	for _, s := range spans {
+		for _, a := range s.Attributes {
+			if strings.Contains(a.Value.Emit(), secret) {
+				t.Errorf("span %q: %s holds the secret", s.Name, a.Key)
+			}
+		}
+		for _, e := range s.Events {
+			for _, a := range e.Attributes {
+				if strings.Contains(a.Value.Emit(), secret) {
+					t.Errorf("span %q, event %q: %s holds the secret", s.Name, e.Name, a.Key)
+				}
+			}
+		}
+	}
+	reason, _ := attr(event(t, find(t, spans, "tools/call slow"), "inflight.cancel").Attributes, "inflight.cancel.reason")
+	if !strings.Contains(reason.Emit(), "revoked") {
+		t.Errorf("the reason is gone altogether: %q", reason.Emit())
+	}
+}
+
+// A progress flood is counted whole and sampled onto the span within a
+// bound: the first notifications, then one in a thousand.
+func TestProgressFloodIsSampled(t *testing.T) {
+	const n = 5000
+	rec := newRecorded(otlp.Options{Name: "inflight test"})
+	cn, err := runner.Dial(context.Background(), testserver.Stdio(t, testserver.Modern), runner.Options{Timeout: time.Minute,
+		MaxTimeout: time.Minute, LateWindow: testserver.Late, Spans: rec.sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cn.Begin(context.Background(), "tools/call", testserver.ToolParams(t, "flood", `{"count":5000}`), session.RequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn.Settle(r.ID, time.Minute)
+	cn.Close()
+	if r.State != session.StateCompleted || r.Progress.Count != n {
+		t.Fatalf("flood: %s, %d progress", r.State, r.Progress.Count)
+	}
+	s := find(t, rec.spans(t), "tools/call flood")
+	wantAttr(t, s.Name, s.Attributes, "inflight.progress.count", "5000")
+	var ns []int64
+	for _, e := range s.Events {
+		if e.Name == "inflight.progress" {
+			v, _ := attr(e.Attributes, "inflight.progress.n")
+			ns = append(ns, v.AsInt64())
+		}
+	}
+	want := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 1000, 2000, 3000, 4000, 5000}
+	if !slices.Equal(ns, want) {
+		t.Errorf("progress events %v, want %v", ns, want)
+	}
+	if s.DroppedEvents != 0 {
+		t.Errorf("%d events dropped", s.DroppedEvents)
+	}
+}
