@@ -31,8 +31,11 @@ func (s *Sink) event(tr *session.Tracker, ev *event.Event, changes []session.Cha
 			s.asked(tr, ev)
 		}
 	case event.Sent:
-		if ev.Msg.IsResponse() {
+		switch {
+		case ev.Msg.IsResponse():
 			s.answered(tr, ev)
+		case ev.Msg.Method == wire.NotifyCancelled:
+			s.hostCancelled(tr, ev)
 		}
 	case event.CancelSent:
 		s.cancelSent(tr, ev)
@@ -154,6 +157,24 @@ func (s *Sink) cancelSent(tr *session.Tracker, ev *event.Event) {
 		attrs = append(attrs, attribute.String("error.message", s.text(ev.Err.Error())))
 	}
 	rs.span.AddEvent(name, at(ev.Time), trace.WithAttributes(attrs...))
+}
+
+// hostCancelled records a host's notifications/cancelled, seen through
+// a proxy, as its cancel's signal (inflight's own cancels are their
+// CancelSent).
+func (s *Sink) hostCancelled(tr *session.Tracker, ev *event.Event) {
+	c, err := wire.DecodeCancelled(ev.Msg.Params)
+	if err != nil {
+		return
+	}
+	rs := s.request(tr, c.RequestID)
+	if rs == nil || !rs.r.ByHost || rs.r.Cancel == nil || rs.r.Cancel.Cause != session.CauseHost {
+		return
+	}
+	rs.span.AddEvent("inflight.cancel.sent", at(ev.Time), trace.WithAttributes(
+		attribute.String("inflight.cancel.signal", event.SignalNotification.String()),
+		attribute.String("inflight.cancel.reason", s.text(c.Reason)),
+		attribute.Float64("inflight.late_window_ms", ms(rs.r.LateWindow))))
 }
 
 // connected learns the connection's attributes, for the run's span and

@@ -195,24 +195,34 @@ func (e *Exporter) shutdown(bound time.Duration) error {
 		}
 		e.warn.failed(err)
 	}
-	return err
+	return e.warn.first()
 }
 
 // warner says the first delivery failure, and only the first.
 type warner struct {
-	once  sync.Once
+	mu    sync.Mutex
 	tell  func(string)
 	where string
 	said  error
 }
 
 func (w *warner) failed(err error) {
-	w.once.Do(func() {
-		w.said = err
-		if w.tell != nil {
-			w.tell(termsafe.Line(fmt.Sprintf("otlp: spans to %s are lost (%v); the run goes on without them", w.where, err)))
-		}
-	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.said != nil {
+		return
+	}
+	w.said = err
+	if w.tell != nil {
+		w.tell(termsafe.Line(fmt.Sprintf("otlp: spans to %s are lost (%v); the run goes on without them", w.where, err)))
+	}
+}
+
+// first is the failure said, nil when none was.
+func (w *warner) first() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.said
 }
 
 // describeEndpoint names the collector in a warning, without the

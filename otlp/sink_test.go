@@ -2,6 +2,7 @@ package otlp_test
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"inflight/runner"
 	"inflight/session"
 	"inflight/target"
+	inflighttrace "inflight/trace"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }
@@ -82,7 +84,7 @@ func wantAttr(t *testing.T, what string, attrs []attribute.KeyValue, key, want s
 	}
 }
 
-func event(t *testing.T, s tracetest.SpanStub, name string) sdktrace.Event {
+func eventOf(t *testing.T, s tracetest.SpanStub, name string) sdktrace.Event {
 	t.Helper()
 	for _, e := range s.Events {
 		if e.Name == name {
@@ -101,8 +103,19 @@ func event(t *testing.T, s tracetest.SpanStub, name string) sdktrace.Event {
 // answers anyway, late, with the sink given the run.
 func stubbornRun(t *testing.T, tg target.Target, sink *otlp.Sink, red *redact.Redactor) {
 	t.Helper()
-	cn, err := runner.Dial(context.Background(), tg, runner.Options{Timeout: time.Minute, MaxTimeout: time.Minute,
-		LateWindow: 5 * time.Second, Spans: sink, Redactor: red})
+	stubbornRunWith(t, tg, runner.Options{Spans: sink, Redactor: red})
+}
+
+// stubbornRunTraced is stubbornRun with a trace written too.
+func stubbornRunTraced(t *testing.T, tg target.Target, sink *otlp.Sink, tw *inflighttrace.Writer) {
+	t.Helper()
+	stubbornRunWith(t, tg, runner.Options{Spans: sink, Trace: tw})
+}
+
+func stubbornRunWith(t *testing.T, tg target.Target, o runner.Options) {
+	t.Helper()
+	o.Timeout, o.MaxTimeout, o.LateWindow = time.Minute, time.Minute, 5*time.Second
+	cn, err := runner.Dial(context.Background(), tg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,26 +153,26 @@ func TestStubbornCallSpan(t *testing.T) {
 		"inflight.state": "cancelled", "inflight.late.response": "true"} {
 		wantAttr(t, s.Name, s.Attributes, key, want)
 	}
-	cancel := event(t, s, "inflight.cancel")
+	cancel := eventOf(t, s, "inflight.cancel")
 	wantAttr(t, "cancel", cancel.Attributes, "inflight.cancel.cause", "user")
 	wantAttr(t, "cancel", cancel.Attributes, "inflight.cancel.reason", "enough of that")
 	wantAttr(t, "cancel", cancel.Attributes, "inflight.late_window_ms", "5000")
-	sent := event(t, s, "inflight.cancel.sent")
+	sent := eventOf(t, s, "inflight.cancel.sent")
 	wantAttr(t, "cancel sent", sent.Attributes, "inflight.cancel.signal", "notifications/cancelled")
-	late := event(t, s, "inflight.late.response")
+	late := eventOf(t, s, "inflight.late.response")
 	for _, key := range []string{"inflight.after_cancel_ms", "inflight.after_signal_ms", "inflight.round_trip_ms", "inflight.crossing_window_ms"} {
 		if _, ok := attr(late.Attributes, key); !ok {
 			t.Errorf("the late response's event has no %s: %v", key, late.Attributes)
 		}
 	}
-	settled := event(t, s, "inflight.cancel.settled")
+	settled := eventOf(t, s, "inflight.cancel.settled")
 	if !(s.StartTime.Before(cancel.Time) && !sent.Time.Before(cancel.Time) && late.Time.After(sent.Time) && !settled.Time.Before(late.Time)) {
 		t.Errorf("events out of order: start %v cancel %v sent %v late %v settled %v", s.StartTime, cancel.Time, sent.Time, late.Time, settled.Time)
 	}
 	if !s.EndTime.Equal(settled.Time) {
 		t.Errorf("the span ends at %v, not when the cancel settled (%v)", s.EndTime, settled.Time)
 	}
-	if progress := event(t, s, "inflight.progress"); !progress.Time.Before(cancel.Time) {
+	if progress := eventOf(t, s, "inflight.progress"); !progress.Time.Before(cancel.Time) {
 		t.Errorf("timely progress at %v, after the cancel at %v", progress.Time, cancel.Time)
 	}
 }
@@ -200,7 +213,7 @@ func TestSpansAreRedacted(t *testing.T) {
 			}
 		}
 	}
-	reason, _ := attr(event(t, find(t, spans, "tools/call slow"), "inflight.cancel").Attributes, "inflight.cancel.reason")
+	reason, _ := attr(eventOf(t, find(t, spans, "tools/call slow"), "inflight.cancel").Attributes, "inflight.cancel.reason")
 	if !strings.Contains(reason.Emit(), "revoked") {
 		t.Errorf("the reason is gone altogether: %q", reason.Emit())
 	}
@@ -241,4 +254,66 @@ func TestProgressFloodIsSampled(t *testing.T) {
 	if s.DroppedEvents != 0 {
 		t.Errorf("%d events dropped", s.DroppedEvents)
 	}
+}
+
+// A trace file sent after the fact gives the spans the live run sent:
+// the same names, attributes and events in the same order, at the same
+// moments of the run.
+func TestExportFileMatchesTheLiveRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	f, err := inflighttrace.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	live := newRecorded(otlp.Options{Name: "inflight test"})
+	tw := inflighttrace.NewWriter(f, start, nil)
+	stubbornRunTraced(t, testserver.Stdio(t, testserver.Legacy), live.sink, tw)
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	liveSpan := find(t, live.spans(t), "tools/call stubborn")
+
+	exported := newRecorded(otlp.Options{})
+	err = otlp.ExportFile(context.Background(), "http://127.0.0.1:4318", path, otlp.ExportOptions{Start: start,
+		Open: func(o otlp.Options) (*otlp.Sink, error) {
+			if o.Name != "inflight trace run.jsonl" || o.Endpoint != "http://127.0.0.1:4318" {
+				t.Errorf("opened with %+v", o)
+			}
+			return otlp.NewSink(exported.tp.Tracer("test"), o), nil
+		}, Tracker: session.Config{LateWindow: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Sink ExportFile opened has been closed: only flush.
+	if err := exported.tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := exported.exp.GetSpans()
+	_ = exported.tp.Shutdown(context.Background())
+	find(t, spans, "inflight trace run.jsonl")
+	got := find(t, spans, "tools/call stubborn")
+	if names(got.Events) != names(liveSpan.Events) {
+		t.Errorf("exported events %s\nlive events     %s", names(got.Events), names(liveSpan.Events))
+	}
+	if len(got.Events) == len(liveSpan.Events) {
+		for i := range got.Events {
+			if d := got.Events[i].Time.Sub(liveSpan.Events[i].Time).Abs(); d > time.Millisecond {
+				t.Errorf("event %s: exported at %v, live at %v", got.Events[i].Name, got.Events[i].Time, liveSpan.Events[i].Time)
+			}
+		}
+	}
+	for _, key := range []string{"mcp.method.name", "jsonrpc.request.id", "gen_ai.tool.name", "network.transport", "mcp.protocol.version", "error.type", "inflight.late.response"} {
+		want, _ := attr(liveSpan.Attributes, key)
+		wantAttr(t, "exported", got.Attributes, key, want.Emit())
+	}
+}
+
+func names(evs []sdktrace.Event) string {
+	var s []string
+	for _, e := range evs {
+		s = append(s, e.Name)
+	}
+	return strings.Join(s, " ")
 }
