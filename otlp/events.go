@@ -124,8 +124,8 @@ func (s *Sink) asked(tr *session.Tracker, ev *event.Event) {
 
 // answered records the answer to a question of the server's.
 func (s *Sink) answered(tr *session.Tracker, ev *event.Event) {
-	sr, ok := tr.ServerRequest(ev.Msg.ID)
-	if !ok {
+	sr := serverRequest(tr, ev.Msg.ID)
+	if sr == nil {
 		return
 	}
 	attrs := []attribute.KeyValue{
@@ -137,6 +137,21 @@ func (s *Sink) answered(tr *session.Tracker, ev *event.Event) {
 		attrs = append(attrs, attribute.String("rpc.response.status_code", strconv.Itoa(sr.Error.Code)))
 	}
 	s.target(tr, sr.During).AddEvent("inflight.server_request.answered", at(ev.Time), trace.WithAttributes(attrs...))
+}
+
+// serverRequest is the server's request id names: the open one, else the
+// latest the tracker keeps (an answer closes it before the sink sees it).
+func serverRequest(tr *session.Tracker, id wire.ID) *session.ServerRequest {
+	if sr, ok := tr.ServerRequest(id); ok {
+		return sr
+	}
+	all := tr.ServerRequests()
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].ID == id {
+			return all[i]
+		}
+	}
+	return nil
 }
 
 // cancelSent records when the cancel's signal left, which, and the late

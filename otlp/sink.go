@@ -205,19 +205,22 @@ func (s *Sink) describe(tr *session.Tracker, r *session.Request) (string, []attr
 		attribute.String("jsonrpc.request.id", s.red.String(r.ID.String())),
 	}
 	name := method
-	switch r.Method {
-	case wire.MethodToolsCall:
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", target), attribute.String("gen_ai.operation.name", "execute_tool"))
-	case wire.MethodPromptsGet:
-		attrs = append(attrs, attribute.String("gen_ai.prompt.name", target))
-	}
 	switch {
 	case target == "":
-	case strings.HasPrefix(r.Method, "resources/"):
-		// A URI is no low-cardinality name: an attribute, not the name.
-		attrs = append(attrs, attribute.String("mcp.resource.uri", target))
-	default:
+	case r.Method == wire.MethodToolsCall:
+		// The conventions' target: a tool's or a prompt's name, which few
+		// enough differ to name spans by.
 		name += " " + target
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", target), attribute.String("gen_ai.operation.name", "execute_tool"))
+	case r.Method == wire.MethodPromptsGet:
+		name += " " + target
+		attrs = append(attrs, attribute.String("gen_ai.prompt.name", target))
+	case strings.HasPrefix(r.Method, "resources/"):
+		attrs = append(attrs, attribute.String("mcp.resource.uri", target))
+	case strings.HasPrefix(r.Method, "tasks/"):
+		attrs = append(attrs, attribute.String("inflight.task.id", target))
+	default:
+		attrs = append(attrs, attribute.String("inflight.target", target))
 	}
 	if info, ok := tr.Conn(); ok {
 		if t := networkTransport(info.Transport.String()); t != "" {

@@ -2,8 +2,10 @@ package otlp_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"inflight/client"
 	"inflight/internal/testkit/testserver"
 	"inflight/otlp"
 	"inflight/redact"
@@ -20,6 +23,7 @@ import (
 	"inflight/session"
 	"inflight/target"
 	inflighttrace "inflight/trace"
+	"inflight/wire"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }
@@ -316,4 +320,89 @@ func names(evs []sdktrace.Event) string {
 		s = append(s, e.Name)
 	}
 	return strings.Join(s, " ")
+}
+
+// dialLegacy connects to the demo in the legacy era with the sink given,
+// answering the server's elicitations with accept.
+func dialLegacy(t *testing.T, sink *otlp.Sink, timeout time.Duration) *runner.Conn {
+	t.Helper()
+	cn, err := runner.Dial(context.Background(), testserver.Stdio(t, testserver.Legacy), runner.Options{Timeout: timeout,
+		MaxTimeout: time.Minute, LateWindow: testserver.Late, Spans: sink, Answers: client.Answers{Elicitation: true},
+		ServerRequests: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *wire.Error) {
+			return json.RawMessage(`{"action":"accept","content":{"confirm":true}}`), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cn
+}
+
+// A task is its request's span with its polls as child spans and each
+// status it went through as an event; a timeout is its own event and
+// error.type; the server's question and its answer are events on the
+// request they came during.
+func TestTaskTimeoutAndQuestionSpans(t *testing.T) {
+	rec := newRecorded(otlp.Options{Name: "inflight test"})
+	cn := dialLegacy(t, rec.sink, time.Minute)
+	params, err := runner.WithTask(testserver.ToolParams(t, "task_job", `{"seconds":0.5,"steps":4,"pollMs":20}`), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := cn.Begin(context.Background(), "tools/call", params, session.RequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn.Settle(job.ID, time.Minute)
+	silent, err := cn.Begin(context.Background(), "tools/call", testserver.ToolParams(t, "silent", `{"seconds":30}`),
+		session.RequestOptions{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn.Settle(silent.ID, time.Minute)
+	confirm, err := cn.Begin(context.Background(), "tools/call", testserver.ToolParams(t, "confirm", `{}`), session.RequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn.Settle(confirm.ID, time.Minute)
+	cn.Close()
+	if job.State != session.StateCompleted || silent.State != session.StateTimedOut || confirm.State != session.StateCompleted {
+		t.Fatalf("task_job %s, silent %s, confirm %s", job.State, silent.State, confirm.State)
+	}
+	spans := rec.spans(t)
+
+	task := find(t, spans, "tools/call task_job")
+	eventOf(t, task, "inflight.task")
+	var statuses []string
+	for _, e := range task.Events {
+		if e.Name == "inflight.task.status" {
+			v, _ := attr(e.Attributes, "inflight.task.status")
+			statuses = append(statuses, v.Emit())
+		}
+	}
+	if len(statuses) < 2 || statuses[len(statuses)-1] != "completed" {
+		t.Errorf("the task's statuses on its span: %q", statuses)
+	}
+	polls := 0
+	for _, s := range spans {
+		if s.Parent.SpanID() == task.SpanContext.SpanID() {
+			if s.Name != "tasks/get" && s.Name != "tasks/result" {
+				t.Errorf("a child of the task's span: %q", s.Name)
+			}
+			if s.Name == "tasks/get" {
+				polls++
+			}
+		}
+	}
+	if polls == 0 || polls != job.Task.Polls {
+		t.Errorf("%d polls as child spans, the task counted %d", polls, job.Task.Polls)
+	}
+	wantAttr(t, task.Name, task.Attributes, "inflight.task.polls", strconv.Itoa(job.Task.Polls))
+
+	timedOut := find(t, spans, "tools/call silent")
+	wantAttr(t, timedOut.Name, timedOut.Attributes, "error.type", "timeout")
+	wantAttr(t, "timeout", eventOf(t, timedOut, "inflight.timeout").Attributes, "inflight.timeout.limit", "timeout")
+
+	asked := find(t, spans, "tools/call confirm")
+	wantAttr(t, "question", eventOf(t, asked, "inflight.server_request").Attributes, "mcp.method.name", "elicitation/create")
+	wantAttr(t, "answer", eventOf(t, asked, "inflight.server_request.answered").Attributes, "inflight.server_request.state", "answered")
 }
