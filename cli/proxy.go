@@ -45,7 +45,7 @@ func (c *cli) proxyCommand() *cobra.Command {
 			switch {
 			case f.wrapping:
 				f.wrap.rules, f.wrap.trace, f.wrap.lateWindow, f.wrap.name = f.ruleTexts, f.tracePath, f.lateWindow, f.name
-				f.wrap.listen, f.wrap.readOnly = f.listenAddr, f.readOnly
+				f.wrap.listen, f.wrap.readOnly, f.wrap.otlp = f.listenAddr, f.readOnly, f.otlp
 				if f.name != "" && !proxy.ValidName(f.name) {
 					return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", f.name)
 				}
@@ -68,7 +68,8 @@ stderr through, and records the host's requests: their states, progress, the
 host's cancels (judged: a cancelled initialize, an unknown ID, a host that
 leaves without cancelling are flagged on stderr) and what the server sends
 after them. --trace FILE writes it all in the trace format; inflight replay
-reads it. The proxy also streams what it records on a Unix socket, NAME.sock,
+reads it. --otlp URL sends it as OpenTelemetry spans, the host's requests as
+client spans. The proxy also streams what it records on a Unix socket, NAME.sock,
 in a directory of yours alone; inflight attach lists the running proxies and
 attaches to one. When the host closes stdin the proxy stops the server (close
 its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.
@@ -113,8 +114,8 @@ when it ends.
 --wrap puts the proxy into a host's config: it prints the stdio entry NAME of
 FILE (Claude Desktop, Claude Code, Cursor, VS Code) rewritten so that its
 command is this inflight and its args "proxy --name NAME -- <the entry's
-command and args>" (env, envFile and cwd kept; --rule, --trace and
---late-window go along); --write changes FILE in place, keeping the original
+command and args>" (env, envFile and cwd kept; --rule, --trace, --otlp
+and --late-window go along); --write changes FILE in place, keeping the original
 as FILE.inflight-backup and every comment of FILE. An HTTP entry (a url) is
 rewritten to the local URL of a reverse proxy, and the command that runs that
 proxy is printed.`
