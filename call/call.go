@@ -89,6 +89,9 @@ type Options struct {
 	TracePath string
 	// HARPath, when set, receives the run's HTTP exchanges as an HAR.
 	HARPath string
+	// OTLP, when set, is the OTLP/HTTP collector the run's spans go to
+	// (else the OTEL_EXPORTER_OTLP_* variables', if any).
+	OTLP string
 
 	// Live receives the run as it happens — the connection, progress,
 	// the cancel, late traffic — for a person to watch; nil for nothing.
@@ -267,6 +270,9 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 		return hr.Fail(exitcode.Usage, err)
 	}
 	if err := hr.CreateHAR(o.HARPath, started); err != nil {
+		return hr.Fail(exitcode.Usage, err)
+	}
+	if err := hr.OpenSpans(o.OTLP); err != nil {
 		return hr.Fail(exitcode.Usage, err)
 	}
 	live := newLiveView(o.Live, o.Bar, red)

@@ -82,6 +82,9 @@ type Options struct {
 	// JUnitPath, when set, receives the report as JUnit XML (JUnit), for
 	// CI; written whether the battery ran or not.
 	JUnitPath string
+	// OTLP, when set, is the OTLP/HTTP collector the battery's spans go
+	// to (else the OTEL_EXPORTER_OTLP_* variables', if any).
+	OTLP string
 	// Live receives a line per step as the battery runs; nil for none.
 	Live io.Writer
 
@@ -290,6 +293,9 @@ func Collect(ctx context.Context, o Options, stderr io.Writer) (rep Report, ran 
 		return fail(err)
 	}
 	if err := hr.CreateTrace(o.TracePath, time.Now()); err != nil {
+		return fail(err)
+	}
+	if err := hr.OpenSpans(o.OTLP); err != nil {
 		return fail(err)
 	}
 

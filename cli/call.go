@@ -136,4 +136,5 @@ func addCallFlags(fs *pflag.FlagSet, o *call.Options, tool, toolArgs *string) {
 	fs.BoolVar(&o.JSON, "json", false, "print exactly one JSON object at the end (its fields: docs/call.md)")
 	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the run to `FILE` (JSON Lines)")
 	fs.StringVar(&o.HARPath, "har", "", "write the run's HTTP exchanges to `FILE` as an HAR (HTTP Archive 1.2), with inflight's verdicts as comments")
+	otlpVar(fs, &o.OTLP)
 }

@@ -95,6 +95,7 @@ lost part-way); 4 interrupted.`,
 	fs.BoolVar(&all, "all", false, "run the battery on every server of --config (or each --server NAME given), one after the other: a report each and a summary table")
 	fs.StringVar(&o.TracePath, "trace", "", "write a trace of the battery to `FILE` (JSON Lines)")
 	fs.StringVar(&o.JUnitPath, "junit", "", "also write the report as JUnit XML to `FILE`, for CI: a testcase per check (FAIL and WARN failures, skipped checks skipped); with --all, a testsuite per server")
+	otlpVar(fs, &o.OTLP)
 	return cmd
 }
 

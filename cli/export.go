@@ -11,43 +11,94 @@ import (
 
 	"inflight/exitcode"
 	"inflight/har"
+	"inflight/otlp"
 	"inflight/redact"
 	"inflight/report"
+	"inflight/session"
+	"inflight/source"
 	"inflight/termsafe"
 	"inflight/trace"
 )
 
+// exportCommand is `inflight export`: a trace file written after the fact
+// in the formats other tools read, a flag a format.
 func (c *cli) exportCommand() *cobra.Command {
-	var harPath string
+	var harPath, endpoint string
+	f := defaultReplayFlags()
 	cmd := &cobra.Command{
-		Use:   "export --har OUT TRACEFILE",
-		Short: "Turn a trace file into another format: its HTTP exchanges as an HAR",
-		Long: `Read a trace file (call, check and the TUI write one with --trace) and write what
-it recorded in another format, one flag a format:
+		Use:   "export [--har OUT] [--otlp URL] TRACEFILE",
+		Short: "Turn a trace file into another format: an HAR, or OpenTelemetry spans sent to a collector",
+		Long: `Read a trace file (call, check, the proxies and the TUI write one with --trace;
+the TUI's e too) and write what it recorded in another format, one flag a format:
 
   --har OUT   every HTTP exchange (request and response headers, credentials masked,
               timings, bodies, an event stream's events as _eventSourceMessages) as an
               HTTP Archive 1.2, with inflight's verdict on the request it carried — its
               final state, the cancel, late and crossed messages, violations — as each
               entry's comment. The same HAR a run writes with --har.
+  --otlp URL  the run as OpenTelemetry spans, sent to the OTLP/HTTP collector at URL:
+              one span a request, named after the MCP conventions, with the cancel, the
+              late window, late and crossed traffic, timeouts and violations as its
+              events, at the times the file holds. The trace is judged again as replay
+              judges it, under the recorded run's policy (--timeout, --max-timeout,
+              --late-window: a trace does not keep them).
 
+With neither flag, the spans go to $OTEL_EXPORTER_OTLP_ENDPOINT when it is set.
 A trace of a stdio server, or one written before inflight recorded HTTP exchanges,
-has none: the HAR is written empty and stderr says why.
+has none: its HAR is written empty and stderr says why.
 Exit codes: 0 written; 2 usage, or the trace cannot be read.`,
-		Example:       "  inflight call https://example.com/mcp --tool slow --trace run.jsonl\n  inflight export --har run.har run.jsonl",
+		Example: "  inflight call https://example.com/mcp --tool slow --trace run.jsonl\n" +
+			"  inflight export --har run.har run.jsonl\n" +
+			"  inflight export --otlp http://127.0.0.1:4318 run.jsonl",
 		Args:          cobra.ExactArgs(1),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if harPath == "" {
-				return errors.New("name what to export to: --har OUT")
+			if err := otlp.CheckEndpoint(endpoint); err != nil {
+				return err
 			}
-			c.code = exportHAR(args[0], harPath, c.stderr)
+			spans := endpoint != "" || (harPath == "" && otlp.Enabled(""))
+			if harPath == "" && !spans {
+				return errors.New("name what to export to: --har OUT, --otlp URL (or set OTEL_EXPORTER_OTLP_ENDPOINT)")
+			}
+			c.code = exitcode.Completed
+			if harPath != "" {
+				c.code = exportHAR(args[0], harPath, c.stderr)
+			}
+			if spans && c.code == exitcode.Completed {
+				c.code = c.exportSpans(cmd, endpoint, args[0], f)
+			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&harPath, "har", "", "write the trace's HTTP exchanges to `OUT` as an HAR (HTTP Archive 1.2)")
+	fs := cmd.Flags()
+	fs.StringVar(&harPath, "har", "", "write the trace's HTTP exchanges to `OUT` as an HAR (HTTP Archive 1.2)")
+	fs.StringVar(&endpoint, "otlp", "", "send the trace as spans to the OTLP/HTTP collector at `URL` (e.g. http://127.0.0.1:4318)")
+	durationVar(fs, &f.timeout, "timeout", session.DefaultTimeout, "the recorded run's default timeout of a request (for --otlp's verdicts)", true)
+	durationVar(fs, &f.maxTimeout, "max-timeout", session.DefaultMaxTimeout, "the recorded run's maximum timeout (for --otlp's verdicts)", true)
+	durationVar(fs, &f.lateWindow, "late-window", session.DefaultLateWindow, "the recorded run's late window after a cancel (for --otlp's verdicts)", true)
+	fs.BoolVar(&f.resetOnProgress, "reset-on-progress", true, "the recorded run restarted a request's timeout on each progress notification (for --otlp's verdicts)")
 	return cmd
+}
+
+// exportSpans sends the trace at path to the collector as spans, judged
+// under the recorded run's policy f.
+func (c *cli) exportSpans(cmd *cobra.Command, endpoint, path string, f *replayFlags) int {
+	cfg := session.DefaultConfig()
+	cfg.DefaultTimeout, cfg.MaxTimeout, cfg.LateWindow = f.timeout, f.maxTimeout, f.lateWindow
+	reset := f.resetOnProgress
+	cfg.ResetOnProgress = &reset
+	warn := func(msg string) { fmt.Fprintf(c.stderr, "inflight export: %s\n", msg) }
+	err := otlp.ExportFile(cmd.Context(), endpoint, path, otlp.ExportOptions{Tracker: cfg, Warn: warn})
+	switch {
+	case errors.Is(err, source.ErrNotATrace):
+		fmt.Fprintf(c.stderr, "inflight export: %s is not an inflight trace: none of its lines is a trace record\n", termsafe.Line(path))
+		return exitcode.Usage
+	case err != nil:
+		fmt.Fprintf(c.stderr, "inflight export: %s\n", termsafe.Line(err.Error()))
+		return exitcode.Usage
+	}
+	return exitcode.Completed
 }
 
 // exportHAR writes the HAR of the trace at path to out.

@@ -177,8 +177,13 @@ func TestExportHARRefusals(t *testing.T) {
 	if code, _, stderr := inflight(t, "export", "--har", filepath.Join(dir, "a.har"), filepath.Join(dir, "none.jsonl")); code != exitcode.Usage || stderr == "" {
 		t.Errorf("missing trace: exit %d %q", code, stderr)
 	}
-	if code, _, stderr := inflight(t, "export", filepath.Join(dir, "none.jsonl")); code != exitcode.Usage || !strings.Contains(stderr, "--har") {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	if code, _, stderr := inflight(t, "export", filepath.Join(dir, "none.jsonl")); code != exitcode.Usage || !strings.Contains(stderr, "--har") || !strings.Contains(stderr, "--otlp") {
 		t.Errorf("no format: exit %d %q", code, stderr)
+	}
+	if code, _, stderr := inflight(t, "export", "--otlp", "collector:4318", filepath.Join(dir, "none.jsonl")); code != exitcode.Usage || !strings.Contains(stderr, "OTLP/HTTP URL") {
+		t.Errorf("a URL that is not one: exit %d %q", code, stderr)
 	}
 	tr := filepath.Join(dir, "stdio.jsonl")
 	if err := os.WriteFile(tr, []byte(`{"ms":0,"dir":"local","event":"note","text":"a stdio run"}`+"\n"), 0o600); err != nil {

@@ -23,6 +23,7 @@ import (
 // proxyFlags are the proxy command's flags.
 type proxyFlags struct {
 	name, tracePath, listenAddr, upstream string
+	otlp                                  string
 	ruleTexts                             []string
 	lateWindow                            time.Duration
 	wrap                                  wrapOptions
@@ -47,13 +48,13 @@ func (c *cli) proxyCommand() *cobra.Command {
 			switch {
 			case f.wrapping:
 				f.wrap.rules, f.wrap.trace, f.wrap.lateWindow, f.wrap.name = f.ruleTexts, f.tracePath, f.lateWindow, f.name
-				f.wrap.listen, f.wrap.readOnly = f.listenAddr, f.readOnly
+				f.wrap.listen, f.wrap.readOnly, f.wrap.otlp = f.listenAddr, f.readOnly, f.otlp
 				if f.name != "" && !proxy.ValidName(f.name) {
 					return fmt.Errorf("--name %q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", f.name)
 				}
 				return c.proxyWrap(f.wrap)
 			case f.upstream != "":
-				return c.proxyHTTP(cmd.Context(), f.name, f.listenAddr, f.upstream, files{trace: f.tracePath, har: f.harPath}, f.ruleTexts, f.lateWindow, httpUI{readOnly: f.readOnly, noTUI: f.noTUI})
+				return c.proxyHTTP(cmd.Context(), f.name, f.listenAddr, f.upstream, files{trace: f.tracePath, har: f.harPath, otlp: f.otlp}, f.ruleTexts, f.lateWindow, httpUI{readOnly: f.readOnly, noTUI: f.noTUI})
 			}
 			return c.proxyStdio(cmd.Context(), f, args)
 		},
@@ -70,7 +71,8 @@ stderr through, and records the host's requests: their states, progress, the
 host's cancels (judged: a cancelled initialize, an unknown ID, a host that
 leaves without cancelling are flagged on stderr) and what the server sends
 after them. --trace FILE writes it all in the trace format; inflight replay
-reads it. The proxy also streams what it records on a Unix socket, NAME.sock,
+reads it. --otlp URL sends it as OpenTelemetry spans, the host's requests as
+client spans. The proxy also streams what it records on a Unix socket, NAME.sock,
 in a directory of yours alone; inflight attach lists the running proxies and
 attaches to one. When the host closes stdin the proxy stops the server (close
 its stdin, wait, SIGTERM, SIGKILL); when the server exits the proxy exits too.
@@ -115,8 +117,8 @@ when it ends.
 --wrap puts the proxy into a host's config: it prints the stdio entry NAME of
 FILE (Claude Desktop, Claude Code, Cursor, VS Code) rewritten so that its
 command is this inflight and its args "proxy --name NAME -- <the entry's
-command and args>" (env, envFile and cwd kept; --rule, --trace and
---late-window go along); --write changes FILE in place, keeping the original
+command and args>" (env, envFile and cwd kept; --rule, --trace, --otlp
+and --late-window go along); --write changes FILE in place, keeping the original
 as FILE.inflight-backup and every comment of FILE. An HTTP entry (a url) is
 rewritten to the local URL of a reverse proxy, and the command that runs that
 proxy is printed.`
@@ -156,6 +158,7 @@ func (f *proxyFlags) add(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.ruleTexts, "rule", nil, "make something happen to the host's requests a `RULE` matches (see above; repeatable)")
 	fs.StringVar(&f.tracePath, "trace", "", "record the proxied traffic to `FILE` (JSON Lines; \"by\" says host or server; replay reads it)")
 	fs.StringVar(&f.harPath, "har", "", "with --url: write the exchanges between the host and the server to `FILE` as an HAR (HTTP Archive 1.2) when the proxy ends, with its verdicts as comments")
+	otlpVar(fs, &f.otlp)
 	fs.StringVar(&f.upstream, "url", "", "proxy the Streamable HTTP server at `UPSTREAM` instead of running a command")
 	fs.StringVar(&f.listenAddr, "listen", "", "with --url: serve the proxy on `ADDR`, a loopback address (default 127.0.0.1:0, a free port)")
 	fs.BoolVar(&f.readOnly, "read-only", false, "refuse the commands of inflight attach's keys (hold, delay, drop, cancel, race): viewers only watch")
@@ -195,6 +198,11 @@ func (c *cli) proxyStdio(ctx context.Context, f proxyFlags, args []string) error
 		return fail(err)
 	}
 	defer done()
+	closeSpans, err := proxySpans(&opts, f.otlp, "stdio", c.stderr, red)
+	if err != nil {
+		return fail(err)
+	}
+	defer closeSpans()
 	res, err := proxy.Run(ctx, proxy.Host{In: os.Stdin, Out: c.stdout}, args[0], args[1:], opts)
 	if err != nil {
 		return fail(err)

@@ -63,11 +63,17 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream string, 
 		l.Close()
 		return fail(err)
 	}
+	closeSpans, err := proxySpans(&opts, out.otlp, "http", c.stderr, red)
+	if err != nil {
+		l.Close()
+		return fail(err)
+	}
 	defer func() {
 		if err := writeHAR(); err != nil {
 			fmt.Fprintf(c.stderr, "inflight proxy: --har: %s\n", termsafe.Line(red.Error(err)))
 		}
 	}()
+	defer closeSpans()
 	local := url.URL{Scheme: "http", Host: l.Addr().String(), Path: up.Path}
 	fmt.Fprintf(c.stderr, "inflight proxy %s: listening on %s → %s\n", termsafe.Line(name), local.String(),
 		termsafe.Line(red.String(up.Redacted())))
@@ -92,7 +98,7 @@ func (c *cli) proxyHTTP(ctx context.Context, name, listenAddr, upstream string, 
 }
 
 // files are where the HTTP proxy writes its run: --trace, --har.
-type files struct{ trace, har string }
+type files struct{ trace, har, otlp string }
 
 // proxyHAR makes the HTTP proxy record its exchanges whole when a trace
 // or an HAR is written (the trace's http_exchange lines, which the HAR is

@@ -23,6 +23,7 @@ type wrapOptions struct {
 	write          bool
 	rules          []string
 	trace          string
+	otlp           string
 	lateWindow     time.Duration
 	readOnly       bool
 	name           string
@@ -85,6 +86,9 @@ func (c *cli) proxyWrap(o wrapOptions) error {
 			return fail(fmt.Errorf("--trace: %w", err))
 		}
 		prefix = append(prefix, "--trace", abs)
+	}
+	if o.otlp != "" {
+		prefix = append(prefix, "--otlp", o.otlp)
 	}
 	if o.lateWindow != session.DefaultLateWindow {
 		prefix = append(prefix, "--late-window", o.lateWindow.String())

@@ -46,6 +46,9 @@ func (c *cli) proxyWrapHTTP(o wrapOptions, name string, fail func(error) error) 
 		}
 		run = append(run, "--trace", abs)
 	}
+	if o.otlp != "" {
+		run = append(run, "--otlp", o.otlp)
+	}
 	if o.lateWindow != session.DefaultLateWindow {
 		run = append(run, "--late-window", o.lateWindow.String())
 	}

@@ -19,6 +19,7 @@ import (
 	"inflight/answer"
 	"inflight/client"
 	"inflight/exitcode"
+	"inflight/otlp"
 	"inflight/redact"
 	"inflight/runner"
 	"inflight/session"
@@ -49,6 +50,13 @@ type InteractiveOptions struct {
 	// HARPath, when set, receives the session's HTTP exchanges as an HAR
 	// when the TUI ends (--har).
 	HARPath string
+	// OTLP, when set, is the OTLP/HTTP collector the session's spans go
+	// to (--otlp; else the OTEL_EXPORTER_OTLP_* variables', if any).
+	OTLP string
+	// spans and notices are the open export and its warning for the
+	// status line (runInteractive sets them).
+	spans   *otlp.Sink
+	notices <-chan string
 	// Roots are the directories a server's roots/list is answered with,
 	// without a prompt (--root, repeatable; default none).
 	Roots []string
@@ -164,6 +172,7 @@ Servers:
 	fs.IntVar(&opts.MaxRounds, "max-rounds", session.DefaultMaxRounds, "give up on a multi round-trip request after `N` rounds")
 	fs.StringVar(&opts.TracePath, "trace", "", "record the session from the start to `FILE` (JSON Lines, as call and check write; replay reads it)")
 	fs.StringVar(&opts.HARPath, "har", "", "write the session's HTTP exchanges to `FILE` as an HAR (HTTP Archive 1.2) when inflight ends, with its verdicts as comments")
+	otlpVar(fs, &opts.OTLP)
 	durationVar(fs, &opts.Grace, "grace", 0, "widen the window in which what follows a cancel counts as crossed in flight, beyond half the measured round trip", false)
 	root.AddCommand(c.callCommand(), c.checkCommand(), c.replayCommand(), c.exportCommand(), c.demoServerCommand(), c.proxyCommand(), c.attachCommand(), c.authCommand())
 	return root
@@ -205,11 +214,20 @@ func runInteractive(ctx context.Context, target target.Target, opts InteractiveO
 			}
 		}()
 	}
-	m, err := newInteractiveModel(ctx, target, opts, tw)
+	warn := newTUIWarn(errOut)
+	spans, err := otlp.Open(otlp.Options{Endpoint: opts.OTLP, Name: "inflight", Transport: target.Transport(), Redactor: red, Warn: warn.say})
 	if err != nil {
 		return fail(exitcode.Usage, err)
 	}
+	opts.spans, opts.notices = spans, warn.ch
+	m, err := newInteractiveModel(ctx, target, opts, tw)
+	if err != nil {
+		_ = spans.Close()
+		return fail(exitcode.Usage, err)
+	}
 	runErr := runProgram(ctx, m, m)
+	warn.ended()
+	_ = spans.Close()
 	code := tuiExitCode(runErr, m.Interrupted())
 	if code == 1 {
 		return fail(code, runErr)
@@ -298,6 +316,8 @@ func interactiveOptions(ctx context.Context, target target.Target, opts Interact
 		},
 		Tracker:  trackerCfg,
 		Trace:    tw,
+		Spans:    opts.spans,
+		Notices:  opts.notices,
 		Calls:    opts.Calls,
 		LogLevel: logLevel,
 		Export: func(path string, snap ui.Snapshot) (string, error) {

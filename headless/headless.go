@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"inflight/har"
+	"inflight/otlp"
 	"inflight/redact"
 	"inflight/runner"
 	"inflight/target"
@@ -28,6 +29,9 @@ type Run struct {
 	Red *redact.Redactor
 	// Trace is the --trace file's writer; nil without one.
 	Trace *trace.Writer
+	// Spans sends the run as OpenTelemetry spans (--otlp, or the
+	// OTEL_EXPORTER_OTLP_* variables); nil without.
+	Spans *otlp.Sink
 
 	name   string
 	target target.Target
@@ -94,10 +98,23 @@ func (r *Run) CreateHAR(path string, start time.Time) error {
 	return nil
 }
 
-// Dial connects to the target on the runner with opts, the run's trace
-// and redactor added.
+// OpenSpans starts the OTLP export of the run when --otlp gave endpoint
+// or the environment names a collector (otlp.Enabled); a collector that
+// fails is said once on stderr, and never fails the run.
+func (r *Run) OpenSpans(endpoint string) error {
+	s, err := otlp.Open(otlp.Options{Endpoint: endpoint, Name: r.name, Transport: r.target.Transport(), Redactor: r.Red,
+		Warn: func(msg string) { fmt.Fprintf(r.stderr, "%s: %s\n", r.name, msg) }})
+	if err != nil {
+		return err
+	}
+	r.Spans = s
+	return nil
+}
+
+// Dial connects to the target on the runner with opts, the run's trace,
+// spans and redactor added.
 func (r *Run) Dial(ctx context.Context, opts runner.Options) (*runner.Conn, error) {
-	opts.Trace, opts.Redactor = r.Trace, r.Red
+	opts.Trace, opts.Spans, opts.Redactor = r.Trace, r.Spans, r.Red
 	opts.HTTPBodies = r.har != nil
 	return runner.Dial(ctx, r.target, opts)
 }
@@ -111,8 +128,10 @@ func (r *Run) FlushTrace() error {
 	return r.Trace.Flush()
 }
 
-// Close flushes and closes the trace file and writes the HAR.
+// Close flushes and closes the trace file, writes the HAR, and ends the
+// spans (their flush bounded by otlp.FlushBound).
 func (r *Run) Close() {
+	_ = r.Spans.Close()
 	if r.har != nil {
 		_ = r.Trace.Flush()
 		err := r.har.Write(r.harFile)

@@ -26,6 +26,7 @@ import (
 
 	"inflight/event"
 	"inflight/internal/pipeinq"
+	"inflight/otlp"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/termsafe"
@@ -98,6 +99,10 @@ type Options struct {
 	// OnEvent, when set, sees every event recorded and what it changed,
 	// on the recorder's goroutine (never the wire's).
 	OnEvent func(ev event.Event, changes []session.Change, tr *session.Tracker)
+	// Spans, when set, is given what the trace is (the host's requests as
+	// client spans), on the recorder's goroutine; the caller closes it
+	// once the proxy returned.
+	Spans *otlp.Sink
 }
 
 func (o Options) withDefaults() Options {
@@ -622,7 +627,7 @@ func exitCause(err error) error {
 func startRecording(opts Options, start time.Time, transport event.TransportKind, what string) (q *queue, rec *recorder, bc *broadcast, socket string) {
 	q = newQueue(opts.QueueBytes)
 	rec = &recorder{q: q, tr: session.NewTracker(opts.Tracker), stderr: opts.Stderr, name: opts.Name, onEvent: opts.OnEvent,
-		maxLine: opts.MaxLineBytes, done: make(chan struct{}), transport: transport}
+		spans: opts.Spans, maxLine: opts.MaxLineBytes, done: make(chan struct{}), transport: transport}
 	if opts.Trace != nil {
 		rec.tws = append(rec.tws, opts.Trace)
 		if opts.RecordHTTP && transport == event.TransportHTTP {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"inflight/event"
+	"inflight/otlp"
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
@@ -88,6 +89,9 @@ type recorder struct {
 	// the attach socket's stream later). It runs on the recorder's
 	// goroutine: a slow one slows the recording, never the wire.
 	onEvent func(ev event.Event, changes []session.Change, tr *session.Tracker)
+	// spans builds the OTLP spans from what the tracker applied (nil:
+	// none).
+	spans *otlp.Sink
 	// maxLine is the recording limit of one line, for the words of a cut one.
 	maxLine int
 	done    chan struct{}
@@ -333,6 +337,7 @@ func (r *recorder) reportInjected(ev event.Event, changes []session.Change, inje
 			}
 		}
 	}
+	r.spans.Applied(r.tr, &ev, changes)
 	if r.onEvent != nil {
 		r.onEvent(ev, changes, r.tr)
 	}
@@ -486,6 +491,7 @@ func (r *recorder) injected(at time.Time, in *injection) {
 			for _, tw := range r.tws {
 				_ = tw.Changes(r.tr, []session.Change{ch})
 			}
+			r.spans.Applied(r.tr, nil, []session.Change{ch})
 		}
 		signal := event.SignalStreamClosed
 		if in.cancel != nil {
@@ -504,6 +510,7 @@ func (r *recorder) injected(at time.Time, in *injection) {
 		for _, tw := range r.tws {
 			_ = tw.Changes(r.tr, changes)
 		}
+		r.spans.Applied(r.tr, &sent, changes)
 		if in.closedUp {
 			// Nothing more can come on the closed stream: the cancel settles.
 			closed := event.Event{Kind: event.StreamClosed, Time: at, RequestID: in.id, ByClient: true}
@@ -512,6 +519,7 @@ func (r *recorder) injected(at time.Time, in *injection) {
 			for _, tw := range r.tws {
 				_ = tw.Changes(r.tr, changes)
 			}
+			r.spans.Applied(r.tr, &closed, changes)
 		}
 	}
 	if in.onResponse {

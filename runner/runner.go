@@ -20,6 +20,7 @@ import (
 
 	"inflight/client"
 	"inflight/event"
+	"inflight/otlp"
 	"inflight/redact"
 	"inflight/session"
 	"inflight/target"
@@ -44,6 +45,9 @@ type Options struct {
 	// HTTPBodies records the HTTP responses' bodies in the trace's
 	// exchanges too (an HAR is made of it); without it they are left out.
 	HTTPBodies bool
+	// Spans receives the same, as OpenTelemetry spans (--otlp); nil for
+	// none.
+	Spans *otlp.Sink
 	// Redactor hides the target's secrets in errors.
 	Redactor *redact.Redactor
 
@@ -64,6 +68,7 @@ type Conn struct {
 	c     *client.Client
 	tr    *session.Tracker
 	trace *trace.Writer
+	spans *otlp.Sink
 	red   *redact.Redactor
 	info  event.ConnInfo
 
@@ -161,6 +166,7 @@ func dial(ctx context.Context, cfg client.Config, opts Options) (*Conn, error) {
 			MaxRounds:       opts.MaxRounds,
 		}),
 		trace: opts.Trace,
+		spans: opts.Spans,
 		red:   opts.Redactor,
 		timer: time.NewTimer(time.Hour),
 		hurry: HurryOf(ctx),
@@ -236,6 +242,7 @@ func (cn *Conn) apply(ev event.Event) {
 		_ = cn.trace.Judged(ev, session.Verdict(ev.Kind, changes))
 	}
 	cn.traceChanges(changes)
+	cn.spans.Applied(cn.tr, &ev, changes)
 	if cn.observe != nil {
 		cn.observe(ev, changes)
 	}
@@ -266,6 +273,9 @@ func (cn *Conn) Observe(f func(ev event.Event, changes []session.Change)) { cn.o
 // changed hands changes the Conn made itself to the trace and the observer.
 func (cn *Conn) changed(changes []session.Change) {
 	cn.traceChanges(changes)
+	if len(changes) > 0 {
+		cn.spans.Applied(cn.tr, nil, changes)
+	}
 	if cn.observe != nil && len(changes) > 0 {
 		cn.observe(event.Event{}, changes)
 	}

@@ -37,6 +37,10 @@ type feeder struct {
 	// flagged are the flags raised so far, by kind, request and what: a
 	// flood of late progress, or of one violation, is one flag.
 	flagged map[flagKey]bool
+	// seen, when set, is handed every event after the tracker applied
+	// it, with what it changed, and the changes made outside an event
+	// (ev nil): what a live run hands its trace (Feed).
+	seen func(tr *session.Tracker, ev *event.Event, changes []session.Change)
 }
 
 // lookAhead finds what a line leaves to the lines after it: the params
@@ -160,7 +164,10 @@ func (f *feeder) event(it *Item, index int) {
 			f.disagree(fmt.Sprintf("#%s: the trace judged %s, this replay %s", about(&ev), verdictName(it.Verdict), verdictName(mine)))
 		}
 	}
-	f.changed(changes, index)
+	f.flagChanges(changes, index)
+	if f.seen != nil {
+		f.seen(f.tr, &ev, changes)
+	}
 }
 
 // about is the request an event concerns: its ID, or a progress
@@ -310,9 +317,18 @@ func (f *feeder) due(at time.Time, index int) {
 	f.changed(d.Changes, index)
 }
 
-// changed notes the flags among changes, and counts the violations to
-// compare with the trace's.
+// changed hands changes made outside an event to seen, and notes their
+// flags.
 func (f *feeder) changed(changes []session.Change, index int) {
+	f.flagChanges(changes, index)
+	if f.seen != nil && len(changes) > 0 {
+		f.seen(f.tr, nil, changes)
+	}
+}
+
+// flagChanges notes the flags among changes, and counts the violations
+// to compare with the trace's.
+func (f *feeder) flagChanges(changes []session.Change, index int) {
 	if !f.judge {
 		return
 	}

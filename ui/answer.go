@@ -174,7 +174,7 @@ func (m *Model) doAnswer(act screen.Action) tea.Cmd {
 			m.setStatus(levelWarn, fmt.Sprintf("#%s: %s", a.ID, look.RefusalText(err, m.opts.moment())))
 			return nil
 		}
-		traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
+		traceChanged(m.opts.records(), m.tracker, []session.Change{ch})
 		m.setStatus(levelInfo, fmt.Sprintf("#%s: sampling declined; the request is not retried", a.ID))
 	}
 	return nil
@@ -197,7 +197,7 @@ func (m *Model) sendAnswers(id wire.ID, answers map[string]json.RawMessage, kept
 		m.setStatus(levelWarn, fmt.Sprintf("#%s: not answered — %s", id, look.RefusalText(err, m.opts.moment())))
 		return nil
 	}
-	traceChanged(m.opts.Trace, m.tracker, []session.Change{rt.Change})
+	traceChanged(m.opts.records(), m.tracker, []session.Change{rt.Change})
 	m.answering.sentAs(kept, rt.ID)
 	m.setStatus(levelInfo, fmt.Sprintf("#%s: answered — round %d sent", rt.ID, rt.Round))
 	m.status.about = rt.ID
@@ -281,7 +281,7 @@ func (m *Model) cancelWaiting(id wire.ID, reason string, cause session.CancelCau
 			m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.opts.moment())))
 			return nil, true, nil
 		}
-		traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
+		traceChanged(m.opts.records(), m.tracker, []session.Change{ch})
 		if m.answering.form.ID() == id {
 			m.focus.mode = m.answering.close(m.focus.mode)
 		}

@@ -9,7 +9,6 @@ import (
 
 	"inflight/keymap"
 	"inflight/session"
-	"inflight/trace"
 	"inflight/ui/look"
 	"inflight/wire"
 )
@@ -47,7 +46,7 @@ func whyNoCancel(r *session.Request, ok bool, now time.Time) (statusLevel, strin
 // stopWatching is W on the selected request r (ok false: none): the
 // tracker settles it now instead of at the end of its late window, and
 // the notice says what it became or why it could not.
-func stopWatching(t *session.Tracker, tw *trace.Writer, r *session.Request, ok bool, now time.Time) notice {
+func stopWatching(t *session.Tracker, rec records, r *session.Request, ok bool, now time.Time) notice {
 	if !ok {
 		return notice{level: levelInfo, text: "no request selected"}
 	}
@@ -56,7 +55,7 @@ func stopWatching(t *session.Tracker, tw *trace.Writer, r *session.Request, ok b
 	if err != nil {
 		return notice{level: levelInfo, text: fmt.Sprintf("#%s: %s", r.ID, look.RefusalText(err, now))}
 	}
-	traceChanged(tw, t, []session.Change{ch})
+	traceChanged(rec, t, []session.Change{ch})
 	// The message goes when another request is on screen.
 	return notice{level: levelInfo, text: fmt.Sprintf("#%s: stopped watching %s early: %s; later traffic is still flagged late", r.ID, look.Dur(left), look.StateName(ch.To)), about: r.ID}
 }

@@ -23,6 +23,7 @@ import (
 	"inflight/client"
 	"inflight/event"
 	"inflight/keymap"
+	"inflight/otlp"
 	"inflight/session"
 	"inflight/source"
 	"inflight/termsafe"
@@ -66,6 +67,12 @@ type Options struct {
 	// event with the tracker's verdict, every state change and violation,
 	// as a headless run's trace. The caller closes what it writes to.
 	Trace *trace.Writer
+	// Spans, when set, sends the session as OpenTelemetry spans (--otlp),
+	// from the same events and changes as Trace. The caller closes it.
+	Spans *otlp.Sink
+	// Notices, when set, delivers sentences for the status line from
+	// outside the UI (the OTLP export's one warning).
+	Notices <-chan string
 	// Target describes what inflight is connected to, for the header (it
 	// must already be redacted).
 	Target string
@@ -174,6 +181,24 @@ type exportDoneMsg struct {
 	err  error
 }
 
+// noticeMsg is a sentence for the status line from Options.Notices.
+type noticeMsg string
+
+// waitNotice waits for the next of notices (nil: none come).
+func waitNotice(notices <-chan string, stop <-chan struct{}) tea.Cmd {
+	if notices == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		select {
+		case text := <-notices:
+			return noticeMsg(text)
+		case <-stop:
+			return nil
+		}
+	}
+}
+
 // ShutdownMsg asks the UI to cancel everything in flight with Reason and
 // quit, as Ctrl+C does. The program's owner sends it when a signal arrives
 // (Bubble Tea's own InterruptMsg ends the program before the model sees it).
@@ -252,7 +277,7 @@ func (m *Model) Init() tea.Cmd {
 	if m.opts.Questions != nil {
 		asked = waitQuestion(m.opts.Questions, m.clock.done())
 	}
-	return tea.Batch(tea.RequestBackgroundColor, m.conn.begin(conn), asked)
+	return tea.Batch(tea.RequestBackgroundColor, m.conn.begin(conn), asked, waitNotice(m.opts.Notices, m.clock.done()))
 }
 
 // Update routes every message to one handler, lays out what the views
@@ -276,7 +301,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case replayTickMsg:
 		cmd = m.handleReplayTick(msg)
 	case sendFailedMsg:
-		m.status.say(sendFailed(m.tracker, m.opts.Trace, msg, m.opts.moment()), m.opts.Redact, m.opts.moment())
+		m.status.say(sendFailed(m.tracker, m.opts.records(), msg, m.opts.moment()), m.opts.Redact, m.opts.moment())
 		m.focus.mode = m.answering.roundFailed(msg.id, msg.err, m.focus.mode)
 	case cancelDoneMsg:
 		if m.conn.current(msg.gen) {
@@ -297,6 +322,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case questionMsg:
 		cmd = m.handleQuestion(msg)
+	case noticeMsg:
+		m.setStatus(levelWarn, string(msg))
+		cmd = waitNotice(m.opts.Notices, m.clock.done())
 	case viewerDoneMsg:
 		m.setStatus(viewerDoneStatus(msg, m.opts.line))
 	case quitReadyMsg:
@@ -353,7 +381,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 		ev := &msg.items[i].Event
 		redactEvent(m.opts.RedactBytes, ev)
-		changes := traceApplied(m.opts.Trace, m.tracker, *ev, m.tracker.Apply(*ev))
+		changes := traceApplied(m.opts.records(), m.tracker, *ev, m.tracker.Apply(*ev))
 		m.status.settled(changes)
 		if cmd := m.autoAnswer(changes); cmd != nil {
 			listed = append(listed, cmd)
@@ -365,7 +393,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			// that no request stays running on a connection the UI calls
 			// lost (or on the next one, after R).
 			lost := event.Event{Kind: event.TransportClosed, Time: ev.Time, Err: ev.Err}
-			m.status.settled(traceApplied(m.opts.Trace, m.tracker, lost, m.tracker.Apply(lost)))
+			m.status.settled(traceApplied(m.opts.records(), m.tracker, lost, m.tracker.Apply(lost)))
 		}
 		switch ev.Kind {
 		case event.Auth:
@@ -495,9 +523,9 @@ func (m *Model) send(method string, params json.RawMessage, opts session.Request
 
 // sendFailed applies a send that failed to the tracker (and the trace):
 // the request failed, and the notice says why.
-func sendFailed(t *session.Tracker, tw *trace.Writer, msg sendFailedMsg, now time.Time) notice {
+func sendFailed(t *session.Tracker, rec records, msg sendFailedMsg, now time.Time) notice {
 	failed := event.Event{Kind: event.RequestFailed, Time: now, RequestID: msg.id, Err: msg.err}
-	traceApplied(tw, t, failed, t.Apply(failed))
+	traceApplied(rec, t, failed, t.Apply(failed))
 	return notice{level: levelError, text: fmt.Sprintf("#%s could not be sent: %v", msg.id, msg.err)}
 }
 
@@ -518,7 +546,7 @@ func (m *Model) cancel(id wire.ID, reason string, cause session.CancelCause) tea
 		m.setStatus(levelWarn, fmt.Sprintf("#%s: nothing to cancel — %s", id, look.RefusalText(err, m.opts.moment())))
 		return declineCmd(declines)
 	}
-	traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
+	traceChanged(m.opts.records(), m.tracker, []session.Change{ch})
 	m.screens.followNewest(m.tracker)
 	if r, ok := m.tracker.Get(id); ok && r.IsTask() {
 		// A task is cancelled with tasks/cancel, never the transport's
@@ -604,21 +632,35 @@ func (s *screens) followNewest(t *session.Tracker) {
 	s.list = s.list.FollowNewest(t)
 }
 
-// traceApplied records ev and what applying it changed in the trace, if the
-// session is traced, and returns the changes.
-func traceApplied(tw *trace.Writer, t *session.Tracker, ev event.Event, changes []session.Change) []session.Change {
-	if tw != nil {
+// records are where the session is recorded as it goes: the --trace
+// file and the OTLP spans (either nil when not asked for).
+type records struct {
+	trace *trace.Writer
+	spans *otlp.Sink
+}
+
+func (o Options) records() records { return records{o.Trace, o.Spans} }
+
+// traceApplied records ev and what applying it changed in the trace and
+// the spans, if the session is recorded, and returns the changes.
+func traceApplied(rec records, t *session.Tracker, ev event.Event, changes []session.Change) []session.Change {
+	if tw := rec.trace; tw != nil {
 		_ = tw.Judged(ev, session.Verdict(ev.Kind, changes))
 		_ = tw.Changes(t, changes)
 	}
+	rec.spans.Applied(t, &ev, changes)
 	return changes
 }
 
 // traceChanged records what the tracker changed outside an event (a cancel
-// asked for, an expired timeout) in the trace, if the session is traced.
-func traceChanged(tw *trace.Writer, t *session.Tracker, changes []session.Change) {
-	if tw != nil {
+// asked for, an expired timeout) in the trace and the spans, if the
+// session is recorded.
+func traceChanged(rec records, t *session.Tracker, changes []session.Change) {
+	if tw := rec.trace; tw != nil {
 		_ = tw.Changes(t, changes)
+	}
+	if len(changes) > 0 {
+		rec.spans.Applied(t, nil, changes)
 	}
 }
 
@@ -824,7 +866,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.screens.prompt = prompt.Ask(prompt.CancelAll, look.CancelAllQuestion(n))
 	case key.Matches(msg, k.StopWatching):
 		r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
-		m.status.say(stopWatching(m.tracker, m.opts.Trace, r, ok, m.opts.moment()), m.opts.Redact, m.opts.moment())
+		m.status.say(stopWatching(m.tracker, m.opts.records(), r, ok, m.opts.moment()), m.opts.Redact, m.opts.moment())
 		m.screens.followNewest(m.tracker)
 	case key.Matches(msg, k.Longer), key.Matches(msg, k.Shorter):
 		if r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode); ok {
@@ -866,7 +908,7 @@ func (m *Model) handleGlobalKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.setStatus(levelInfo, "nothing in flight to cancel")
 	case pressed(msg, k.StopWatching) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		r, ok := m.screens.selectedRequest(m.tracker, m.focus.mode)
-		m.status.say(stopWatching(m.tracker, m.opts.Trace, r, ok, m.opts.moment()), m.opts.Redact, m.opts.moment())
+		m.status.say(stopWatching(m.tracker, m.opts.records(), r, ok, m.opts.moment()), m.opts.Redact, m.opts.moment())
 		m.screens.followNewest(m.tracker)
 	case (pressed(msg, k.Longer) || pressed(msg, k.Shorter)) && (m.focus.mode == keymap.ModeList || m.focus.mode == keymap.ModeDetail):
 		// Say why the timeout cannot move rather than ignore the key.
@@ -1067,7 +1109,7 @@ func (m *Model) cancelQuiet(id wire.ID, reason string, cause session.CancelCause
 	if err != nil {
 		return nil, false
 	}
-	traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
+	traceChanged(m.opts.records(), m.tracker, []session.Change{ch})
 	if waiting {
 		if m.answering.form.ID() == id {
 			m.focus.mode = m.answering.close(m.focus.mode)
@@ -1120,7 +1162,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 	if m.conn.state == connUp {
 		for _, id := range activeIDs(m.tracker) {
 			if ch, err := m.tracker.RequestCancel(id, reason, cause, m.opts.moment()); err == nil {
-				traceChanged(m.opts.Trace, m.tracker, []session.Change{ch})
+				traceChanged(m.opts.records(), m.tracker, []session.Change{ch})
 				if r, _ := m.tracker.Get(id); !r.IsTask() {
 					ids = append(ids, id)
 				}
@@ -1129,7 +1171,7 @@ func (m *Model) quit(reason string, cause session.CancelCause) tea.Cmd {
 		// Tasks get their tasks/cancel (the polls due now are not sent);
 		// a timeout that expired just now is cancelled with the rest.
 		d := m.tracker.Due(m.opts.moment())
-		traceChanged(m.opts.Trace, m.tracker, d.Changes)
+		traceChanged(m.opts.records(), m.tracker, d.Changes)
 		for _, x := range d.Cancels {
 			ids = append(ids, x.ID)
 		}

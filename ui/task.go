@@ -26,7 +26,7 @@ func (m *Model) due(now time.Time) []tea.Cmd {
 		return nil
 	}
 	d := m.tracker.Due(now)
-	traceChanged(m.opts.Trace, m.tracker, d.Changes)
+	traceChanged(m.opts.records(), m.tracker, d.Changes)
 	// A watch that ended settles its request here, not on an event: the
 	// status line about it ("cancellation requested") goes with it.
 	m.status.settled(d.Changes)
