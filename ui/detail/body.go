@@ -112,7 +112,7 @@ func (m *Model) writeUpdates(b *strings.Builder, env screen.Env, r *session.Requ
 	}
 	b.WriteString(st.Bold.Render(head+")") + "\n")
 	if len(tr.updates) == 0 {
-		b.WriteString(st.Dim.Render("(none yet)") + "\n")
+		b.WriteString(st.Dim.Render("("+noneYet(r)+")") + "\n")
 		return
 	}
 	for _, u := range tr.updates {
@@ -291,6 +291,15 @@ func tieWords(logs []session.LogLine) string {
 	return "; tied by " + strings.Join(ways, ", ")
 }
 
+// noneYet is what an empty list says: "none yet" while more can come,
+// "none" once the request has ended.
+func noneYet(r *session.Request) string {
+	if r.State.IsActive() {
+		return "none yet"
+	}
+	return "none"
+}
+
 // writeLogs lists the request's log lines: when each came (from the
 // request's start), its level, logger and data.
 func writeLogs(b *strings.Builder, env screen.Env, r *session.Request) {
@@ -315,7 +324,7 @@ func writeLogs(b *strings.Builder, env screen.Env, r *session.Request) {
 				n, look.CountNoun(n, "line", "lines"))) + "\n")
 			return
 		}
-		b.WriteString(st.Dim.Render("  (none yet)") + "\n")
+		b.WriteString(st.Dim.Render("  ("+noneYet(r)+")") + "\n")
 		return
 	}
 	// The loggers' column is as wide as the widest of them.
