@@ -111,6 +111,9 @@ const tapMemory = 4096
 type tapRequest struct {
 	tap uint64
 	req *session.Request
+	// batch: the POST carried several requests, so a question on its
+	// stream could be any one's.
+	batch bool
 }
 
 // run records until the queue is closed and empty.
@@ -250,6 +253,9 @@ func (r *recorder) record(l *line) {
 			if m.Kind != wire.KindNotification {
 				ev.RequestID = m.ID
 			}
+			if m.Kind == wire.KindRequest {
+				ev.Owner = r.streamOwner(l.tap)
+			}
 		}
 	}
 	before, _ := r.tr.Get(ev.RequestID)
@@ -262,7 +268,8 @@ func (r *recorder) record(l *line) {
 			begun = req
 		}
 		if l.tap != 0 {
-			r.byTap[l.tap%tapMemory] = tapRequest{l.tap, begun} // nil: not followed
+			slot := &r.byTap[l.tap%tapMemory]
+			*slot = tapRequest{tap: l.tap, req: begun, batch: slot.tap == l.tap} // req nil: not followed
 		}
 	}
 	if ev.Progress != nil {
@@ -294,6 +301,21 @@ func (r *recorder) record(l *line) {
 		c := event.Event{Kind: event.Connected, Time: ev.Time, Info: &info}
 		r.report(c, r.tr.Apply(c))
 	}
+}
+
+// streamOwner is the host request whose HTTP response stream carried a
+// server's request: the one request the POST numbered tap carried, while
+// the tracker follows it under its ID (zero on stdio, on a GET stream, for
+// a batch, or once the ID names another request).
+func (r *recorder) streamOwner(tap uint64) wire.ID {
+	t := r.byTap[tap%tapMemory]
+	if tap == 0 || t.tap != tap || t.req == nil || t.batch {
+		return wire.ID{}
+	}
+	if cur, ok := r.tr.Get(t.req.ID); !ok || cur != t.req {
+		return wire.ID{}
+	}
+	return t.req.ID
 }
 
 // report writes an event and what it changed to the trace, the flags to
