@@ -393,7 +393,7 @@ func (r *recorder) summary() {
 	counts := r.tr.Violations().Counts()
 	codes := make([]string, 0, len(counts))
 	for code := range counts {
-		if strings.HasPrefix(code, "host_") {
+		if session.IsHostFinding(code) {
 			codes = append(codes, code)
 		}
 	}
