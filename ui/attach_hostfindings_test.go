@@ -81,3 +81,34 @@ func lineWith(s, label string) string {
 	}
 	return ""
 }
+
+// TestAttachTiesQuestionByOwner: over HTTP the proxy's line of a server's
+// question names the request whose stream carried it (owner); the view
+// ties the question to it as the proxy did though two calls are in
+// flight, and finds the host's giving up on it while it waits.
+func TestAttachTiesQuestionByOwner(t *testing.T) {
+	hello := attachHello{Proxy: "owner", Command: "http://127.0.0.1:1/mcp", Transport: "http", Started: t0, LateWindow: "5s"}
+	h := newAttachHarness(t, 120, 35, hello, t0.Add(time.Second))
+	confirm := wire.IntID(2)
+	ask := hostRecord(200, trace.DirIn, "server", `{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"sure?","requestedSchema":{"type":"object"}}}`)
+	ask.Owner = &confirm
+	h.sendRecords(attachMsg{recs: []trace.Record{
+		{MS: 1, Dir: trace.DirLocal, Event: trace.EventConnected, Transport: "http", Era: "legacy", ProtocolVersion: "2025-11-25"},
+		hostRecord(10, trace.DirOut, "host", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`),
+		hostRecord(20, trace.DirOut, "host", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"confirm","arguments":{}}}`),
+		ask,
+		hostRecord(500, trace.DirOut, "host", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"Request timed out"}}`),
+		{MS: 500, Dir: trace.DirLocal, Event: trace.EventViolation, ID: &confirm, Code: session.ViolationHostTimeoutDuringQuestion},
+	}})
+	if n := h.m.Disagreements(); n != 0 {
+		t.Fatalf("disagreements %d: %s", n, h.m.feed.lastDisagreement)
+	}
+	vs := h.m.tracker.Violations().ForRequest(confirm)
+	if len(vs) != 1 || vs[0].Code != session.ViolationHostTimeoutDuringQuestion ||
+		!strings.Contains(vs[0].Detail, "while the server's elicitation/create (id 1) tied to it had waited 0.3 s") {
+		t.Fatalf("the view's findings of the confirm call: %+v", vs)
+	}
+	if s := lineWith(h.screen(), "2 ⇄ confirm"); !strings.Contains(s, "⚑ host gave up while the server's question waited") && !strings.Contains(s, "⚑ gave up mid-question") {
+		t.Errorf("the row does not flag it:\n%s", h.screen())
+	}
+}
