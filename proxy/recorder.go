@@ -240,23 +240,7 @@ func (r *recorder) record(l *line) {
 			ev.StreamEnd = l.serverSoFar
 		}
 	case FromServer:
-		ev = event.Event{Kind: event.Received, Time: l.at, Raw: l.raw, StreamEnd: l.end, SessionID: l.session}
-		m, p, err := wire.DecodeLine(l.raw)
-		switch {
-		case l.total > len(l.raw):
-			ev.Kind, ev.Truncated = event.Malformed, l.total-len(l.raw)
-			ev.Err = fmt.Errorf("a line of %d bytes, over the %d bytes inflight records of one: forwarded whole, recorded in part", l.total, r.maxLine)
-		case err != nil:
-			ev.Kind, ev.Err = event.Malformed, err
-		default:
-			ev.Msg, ev.Progress = m, p
-			if m.Kind != wire.KindNotification {
-				ev.RequestID = m.ID
-			}
-			if m.Kind == wire.KindRequest {
-				ev.Owner = r.streamOwner(l.tap)
-			}
-		}
+		ev = r.serverEvent(l)
 	}
 	before, _ := r.tr.Get(ev.RequestID)
 	changes := r.tr.Observe(ev)
@@ -301,6 +285,28 @@ func (r *recorder) record(l *line) {
 		c := event.Event{Kind: event.Connected, Time: ev.Time, Info: &info}
 		r.report(c, r.tr.Apply(c))
 	}
+}
+
+// serverEvent is the event of a line the server sent.
+func (r *recorder) serverEvent(l *line) event.Event {
+	ev := event.Event{Kind: event.Received, Time: l.at, Raw: l.raw, StreamEnd: l.end, SessionID: l.session}
+	m, p, err := wire.DecodeLine(l.raw)
+	switch {
+	case l.total > len(l.raw):
+		ev.Kind, ev.Truncated = event.Malformed, l.total-len(l.raw)
+		ev.Err = fmt.Errorf("a line of %d bytes, over the %d bytes inflight records of one: forwarded whole, recorded in part", l.total, r.maxLine)
+	case err != nil:
+		ev.Kind, ev.Err = event.Malformed, err
+	default:
+		ev.Msg, ev.Progress = m, p
+		if m.Kind != wire.KindNotification {
+			ev.RequestID = m.ID
+		}
+		if m.Kind == wire.KindRequest {
+			ev.Owner = r.streamOwner(l.tap)
+		}
+	}
+	return ev
 }
 
 // streamOwner is the host request whose HTTP response stream carried a
