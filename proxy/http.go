@@ -370,6 +370,14 @@ func (p *httpProxy) copyBody(w http.ResponseWriter, resp *http.Response, sess st
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			at := time.Now()
+			// The server's questions are queued before the host can read
+			// them, as on stdio (askedFirst); the rest after.
+			var ls []line
+			if events != nil {
+				ls = expandBatches(events.feed(buf[:n], at))
+			}
+			early := askedFirst(ls)
+			p.q.push(ls[:early])
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				hostGone = true
 			} else if sse {
@@ -377,10 +385,8 @@ func (p *httpProxy) copyBody(w http.ResponseWriter, resp *http.Response, sess st
 					hostGone = true
 				}
 			}
-			switch {
-			case events != nil:
-				p.q.push(expandBatches(events.feed(buf[:n], at)))
-			case whole != nil:
+			p.q.push(ls[early:])
+			if whole != nil {
 				whole.keep(buf[:n])
 			}
 		}

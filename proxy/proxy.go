@@ -31,6 +31,7 @@ import (
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
+	"inflight/wire"
 )
 
 // Defaults of Options.
@@ -363,6 +364,29 @@ func (p *stdioProxy) finish() {
 	<-p.rec.done
 }
 
+// askedFirst is how many of the server's lines ls, from the first, are no
+// response (its requests, its notifications): they are queued before they
+// are written to the host, which may answer a request among them at once,
+// and that answer must not reach the recorder before the question (it
+// would be an answer to an ID the server never sent). A response — which
+// a rule may hold, and whose notes go before it — and all after it keep
+// their place, queued after the write.
+func askedFirst(ls []line) int {
+	for i := range ls {
+		l := &ls[i]
+		if l.total != len(l.raw) {
+			return i
+		}
+		if mayBeResponse(l.raw) {
+			// A request whose params say "result" or "error" is still one.
+			if m, err := wire.Decode(l.raw); err != nil || m.Kind != wire.KindRequest {
+				return i
+			}
+		}
+	}
+	return len(ls)
+}
+
 // errWrite marks a pump's end because the far side stopped taking bytes.
 var errWrite = errors.New("write failed")
 
@@ -390,11 +414,15 @@ func pump(dst io.Writer, src io.Reader, sp *splitter, q *queue, read *atomic.Int
 			// written, the server may answer them, and its answer must not
 			// reach the recorder first (a response to an ID the host had
 			// not yet issued). The server's are queued after, off the
-			// answer's path.
+			// answer's path, but for its leading requests and
+			// notifications, which the host may answer as fast (askedFirst).
 			hostSide := sp.from == FromHost
-			if hostSide {
-				q.push(sp.feed(buf[:n], at, pos))
+			ls := sp.feed(buf[:n], at, pos)
+			early := len(ls)
+			if !hostSide {
+				early = askedFirst(ls)
 			}
+			q.push(ls[:early])
 			if writing {
 				if _, werr := dst.Write(buf[:n]); werr != nil {
 					if onWriteErr == nil {
@@ -407,9 +435,7 @@ func pump(dst io.Writer, src io.Reader, sp *splitter, q *queue, read *atomic.Int
 			if read != nil {
 				read.Add(int64(n))
 			}
-			if !hostSide {
-				q.push(sp.feed(buf[:n], at, pos))
-			}
+			q.push(ls[early:])
 		}
 		if err != nil {
 			q.push(sp.rest(time.Now()))
@@ -442,9 +468,14 @@ func pumpVia(src io.Reader, sp *splitter, q *queue, read *atomic.Int64, soFar fu
 				pos = soFar()
 			}
 			ls := sp.feed(buf[:n], at, pos)
-			if queueFirst {
-				q.push(ls) // before pass writes it: see pump
+			early := len(ls)
+			if !queueFirst {
+				// The server's leading requests before pass writes them
+				// (see pump); a response, which the gate may hold, keeps
+				// its place after what the gate queues of it.
+				early = askedFirst(ls)
 			}
+			q.push(ls[:early])
 			var notes []line
 			var after func()
 			if writing {
@@ -460,9 +491,7 @@ func pumpVia(src io.Reader, sp *splitter, q *queue, read *atomic.Int64, soFar fu
 			if read != nil {
 				read.Add(int64(n))
 			}
-			if !queueFirst {
-				q.push(ls)
-			}
+			q.push(ls[early:])
 			for _, l := range notes {
 				q.pushControl(l)
 			}

@@ -120,6 +120,9 @@ const tapMemory = 4096
 type tapRequest struct {
 	tap uint64
 	req *session.Request
+	// batch: the POST carried several requests, so a question on its
+	// stream could be any one's.
+	batch bool
 }
 
 // run records until the queue is closed and empty.
@@ -248,20 +251,7 @@ func (r *recorder) record(l *line) {
 			ev.StreamEnd = l.serverSoFar
 		}
 	case FromServer:
-		ev = event.Event{Kind: event.Received, Time: l.at, Raw: l.raw, StreamEnd: l.end, SessionID: l.session}
-		m, p, err := wire.DecodeLine(l.raw)
-		switch {
-		case l.total > len(l.raw):
-			ev.Kind, ev.Truncated = event.Malformed, l.total-len(l.raw)
-			ev.Err = fmt.Errorf("a line of %d bytes, over the %d bytes inflight records of one: forwarded whole, recorded in part", l.total, r.maxLine)
-		case err != nil:
-			ev.Kind, ev.Err = event.Malformed, err
-		default:
-			ev.Msg, ev.Progress = m, p
-			if m.Kind != wire.KindNotification {
-				ev.RequestID = m.ID
-			}
-		}
+		ev = r.serverEvent(l)
 	}
 	before, _ := r.tr.Get(ev.RequestID)
 	changes := r.tr.Observe(ev)
@@ -273,7 +263,8 @@ func (r *recorder) record(l *line) {
 			begun = req
 		}
 		if l.tap != 0 {
-			r.byTap[l.tap%tapMemory] = tapRequest{l.tap, begun} // nil: not followed
+			slot := &r.byTap[l.tap%tapMemory]
+			*slot = tapRequest{tap: l.tap, req: begun, batch: slot.tap == l.tap} // req nil: not followed
 		}
 	}
 	if ev.Progress != nil {
@@ -305,6 +296,43 @@ func (r *recorder) record(l *line) {
 		c := event.Event{Kind: event.Connected, Time: ev.Time, Info: &info}
 		r.report(c, r.tr.Apply(c))
 	}
+}
+
+// serverEvent is the event of a line the server sent.
+func (r *recorder) serverEvent(l *line) event.Event {
+	ev := event.Event{Kind: event.Received, Time: l.at, Raw: l.raw, StreamEnd: l.end, SessionID: l.session}
+	m, p, err := wire.DecodeLine(l.raw)
+	switch {
+	case l.total > len(l.raw):
+		ev.Kind, ev.Truncated = event.Malformed, l.total-len(l.raw)
+		ev.Err = fmt.Errorf("a line of %d bytes, over the %d bytes inflight records of one: forwarded whole, recorded in part", l.total, r.maxLine)
+	case err != nil:
+		ev.Kind, ev.Err = event.Malformed, err
+	default:
+		ev.Msg, ev.Progress = m, p
+		if m.Kind != wire.KindNotification {
+			ev.RequestID = m.ID
+		}
+		if m.Kind == wire.KindRequest {
+			ev.Owner = r.streamOwner(l.tap)
+		}
+	}
+	return ev
+}
+
+// streamOwner is the host request whose HTTP response stream carried a
+// server's request: the one request the POST numbered tap carried, while
+// the tracker follows it under its ID (zero on stdio, on a GET stream, for
+// a batch, or once the ID names another request).
+func (r *recorder) streamOwner(tap uint64) wire.ID {
+	t := r.byTap[tap%tapMemory]
+	if tap == 0 || t.tap != tap || t.req == nil || t.batch {
+		return wire.ID{}
+	}
+	if cur, ok := r.tr.Get(t.req.ID); !ok || cur != t.req {
+		return wire.ID{}
+	}
+	return t.req.ID
 }
 
 // report writes an event and what it changed to the trace, the flags to
@@ -383,7 +411,7 @@ func (r *recorder) summary() {
 	counts := r.tr.Violations().Counts()
 	codes := make([]string, 0, len(counts))
 	for code := range counts {
-		if strings.HasPrefix(code, "host_") {
+		if session.IsHostFinding(code) {
 			codes = append(codes, code)
 		}
 	}

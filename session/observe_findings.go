@@ -207,6 +207,11 @@ func (t *Tracker) UpstreamStreamEndedIn(id wire.ID, sessionID string, now time.T
 	if r == nil || !abandonable(r) || t.modernFor(r) || otherSession(sessionID, r.hostSession) {
 		return t.changes.buf
 	}
+	if !r.abandonedAt.IsZero() {
+		// The host walked away from it (ended its session): a stream that
+		// ends after is the server's closing of it, nothing to resume.
+		return t.changes.buf
+	}
 	r.hostClosedAt, r.hostResumeBy, r.streamDropped = now, now.Add(t.resumeWait(r)), true
 	return t.changes.buf
 }

@@ -141,6 +141,19 @@ func TestFindingResumes(t *testing.T) {
 	if len(codes) != 0 {
 		t.Fatalf("resumed: %v", codes)
 	}
+	// A host that ended its session (DELETE) abandoned the request; the
+	// server's stream of it ending after is no stream to resume.
+	codes, _, _ = findings(t, nil, func(tr *Tracker) {
+		ev := msgEvent(t, event.Sent, 10, hostCall1)
+		ev.SessionID = "s1"
+		tr.Observe(ev)
+		tr.HostEndedSession("s1", ms(30))
+		tr.UpstreamStreamEndedIn(wire.IntID(1), "s1", ms(40))
+		tr.Due(ms(40).Add(DefaultLateWindow))
+	})
+	if !slices.Equal(codes, []string{ViolationHostAbandoned}) {
+		t.Fatalf("ended its session, then the stream ended: %v", codes)
+	}
 }
 
 // The host cancels a call while the server's elicitation tied to it

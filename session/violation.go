@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"strings"
 	"time"
 
 	"inflight/event"
@@ -125,6 +126,8 @@ type Violation struct {
 type ViolationLog struct {
 	ring   ring[Violation]
 	counts map[string]int
+	// host counts the host's findings among them (IsHostFinding).
+	host int64
 }
 
 // Len is the number of violations kept.
@@ -135,6 +138,14 @@ func (l *ViolationLog) At(i int) Violation { return *l.ring.at(i) }
 
 // Total counts every violation ever recorded.
 func (l *ViolationLog) Total() int64 { return l.ring.total }
+
+// HostTotal counts the host's findings ever recorded (a proxy's judgement
+// of the host, IsHostFinding): Total less HostTotal are the server's.
+func (l *ViolationLog) HostTotal() int64 { return l.host }
+
+// IsHostFinding reports whether a violation code is a finding of the host
+// a proxy watches (host_…) rather than a violation of the server's.
+func IsHostFinding(code string) bool { return strings.HasPrefix(code, "host_") }
 
 // Count is how many violations with the code were ever recorded.
 func (l *ViolationLog) Count(code string) int { return l.counts[code] }
@@ -182,6 +193,9 @@ func (t *Tracker) violate(code, detail string, r *Request, id wire.ID, ev *event
 	t.violations.ring.push(v)
 	t.changes.add(Change{Kind: ChangeViolation, ID: id, At: ev.Time, Violation: v})
 	t.violations.counts[code]++
+	if IsHostFinding(code) {
+		t.violations.host++
+	}
 	if t.curLog >= 0 {
 		if e := &t.log.ring.buf[t.curLog]; e.Violation == "" {
 			e.Violation = code

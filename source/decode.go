@@ -147,6 +147,9 @@ func (d Decoder) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 			if msg.Kind != wire.KindNotification {
 				ev.RequestID = msg.ID
 			}
+			if rec.Owner != nil && msg.Kind == wire.KindRequest {
+				ev.Owner = *rec.Owner
+			}
 			return ev, true
 		}
 		return event.Event{}, false

@@ -73,6 +73,11 @@ func appendRecord(b []byte, rec *Record) ([]byte, bool) {
 		b = append(b, raw...)
 	}
 	b = appendInt(b, `,"end":`, rec.End)
+	if rec.Owner != nil {
+		b = append(b, `,"owner":`...)
+		raw, _ := rec.Owner.MarshalJSON()
+		b = append(b, raw...)
+	}
 	return append(b, '}'), true
 }
 

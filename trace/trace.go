@@ -180,6 +180,11 @@ type Record struct {
 	// proxy's tracker judged crossings by (session/crossing.go), so that
 	// the view judges with the same facts.
 	End int `json:"end,omitempty"`
+	// Owner, on a request the server sent on an HTTP response stream, is
+	// the request whose stream carried it (event.Event.Owner): the server
+	// asked it while working on that one. Replay and attach tie the
+	// question to it as the live tracker did.
+	Owner *wire.ID `json:"owner,omitempty"`
 	// HTTP is the exchange of an http_exchange line (EventHTTPExchange).
 	HTTP *HTTP `json:"http,omitempty"`
 }

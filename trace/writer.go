@@ -404,6 +404,10 @@ func fromEvent(ev *event.Event, ms float64, own bool) Record {
 		if (rec.Dir == DirIn && m.Kind == wire.KindRequest) || (rec.Dir == DirOut && m.IsResponse()) {
 			// The server's own request IDs live in another namespace.
 			rec.ID = nil
+			if !ev.Owner.IsZero() {
+				owner := ev.Owner
+				rec.Owner = &owner
+			}
 		} else if rec.ID == nil {
 			if ev.Progress != nil {
 				id := ev.Progress.Token

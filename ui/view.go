@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -258,19 +259,44 @@ func (c chrome) countsLine() string {
 		flagged = st.Flag.Render("⚑ " + flagged)
 	}
 	counts = append(counts, flagged)
-	if vs := c.env.Tracker.Violations().Total(); vs > 0 {
-		counts = append(counts, st.Flag.Render(fmt.Sprintf("⚠ %d %s", vs, look.CountNoun(int(vs), "violation", "violations"))))
-	}
+	var unfollowed []string
 	if n.Unfollowed > 0 {
 		// A proxy's bound on the host's requests it follows (the newest).
-		counts = append(counts, fmt.Sprintf("%d older %s no longer followed", n.Unfollowed, look.CountNoun(n.Unfollowed, "request", "requests")))
+		unfollowed = append(unfollowed, fmt.Sprintf("%d older %s no longer followed", n.Unfollowed, look.CountNoun(n.Unfollowed, "request", "requests")))
 	}
-	line := st.Dim.Render(strings.Join(counts, " · "))
+	line := st.Dim.Render(strings.Join(slices.Concat(counts, c.faultCounts(false), unfollowed), " · "))
+	if lipgloss.Width(line) > c.width {
+		line = st.Dim.Render(strings.Join(slices.Concat(counts, c.faultCounts(true), unfollowed), " · "))
+	}
 	if shown := c.list.ShownText(c.env, c.width-lipgloss.Width(line)-1); shown != "" {
 		w := lipgloss.Width(shown)
 		line = look.Fit(line, max(0, c.width-w-1)) + " " + shown
 	}
 	return line
+}
+
+// faultCounts are the header's counts of the server's violations and of
+// the host's findings (a proxy's): different parties' faults, counted
+// apart; narrow names only the parties ("⚠ 2 server · ⚑ 3 host").
+func (c chrome) faultCounts(narrow bool) []string {
+	st := c.env.Styles
+	vl := c.env.Tracker.Violations()
+	var out []string
+	if vs := int(vl.Total() - vl.HostTotal()); vs > 0 {
+		text := fmt.Sprintf("⚠ %d %s", vs, look.CountNoun(vs, "violation", "violations"))
+		if narrow && vl.HostTotal() > 0 {
+			text = fmt.Sprintf("⚠ %d server", vs)
+		}
+		out = append(out, st.Flag.Render(text))
+	}
+	if hs := int(vl.HostTotal()); hs > 0 {
+		text := fmt.Sprintf("⚑ %d %s", hs, look.CountNoun(hs, "host finding", "host findings"))
+		if narrow {
+			text = fmt.Sprintf("⚑ %d host", hs)
+		}
+		out = append(out, st.Flag.Render(text))
+	}
+	return out
 }
 
 // footer is the one-line help of the keys as enabled now. When the usual

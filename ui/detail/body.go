@@ -21,7 +21,6 @@ import (
 // response (or the late response), a subscription's updates and the
 // violations.
 func (m *Model) body(env screen.Env, r *session.Request) string {
-	st := env.Styles
 	var b strings.Builder
 	if r.Task != nil {
 		// The task is what the request became: first.
@@ -41,17 +40,34 @@ func (m *Model) body(env screen.Env, r *session.Request) string {
 		m.writeUpdates(&b, env, r)
 	}
 	if vs := env.Tracker.Violations().ForRequest(r.ID); len(vs) > 0 {
-		b.WriteString("\n")
-		b.WriteString(st.Bold.Render("VIOLATIONS"))
-		b.WriteByte('\n')
-		for _, v := range vs {
-			b.WriteString(st.Flag.Render("⚠ "+v.Code) + "  " + env.Line(v.Detail) + "\n")
-			if len(v.Raw) > 0 {
-				b.WriteString(st.Dim.Render("  "+env.Line(string(v.Raw))) + "\n")
-			}
-		}
+		// The server's violations, then what a proxy found of the host:
+		// different parties' faults, under titles of their own.
+		writeViolations(&b, env, "VIOLATIONS", "⚠ ", vs, false)
+		writeViolations(&b, env, "FOUND OF THE HOST", "⚑ ", vs, true)
 	}
 	return b.String()
+}
+
+// writeViolations is a section of the violations vs that are the host's
+// findings (host) or the server's, each its code and words.
+func writeViolations(b *strings.Builder, env screen.Env, title, mark string, vs []session.Violation, host bool) {
+	st := env.Styles
+	titled := false
+	for _, v := range vs {
+		if session.IsHostFinding(v.Code) != host {
+			continue
+		}
+		if !titled {
+			b.WriteString("\n")
+			b.WriteString(st.Bold.Render(title))
+			b.WriteByte('\n')
+			titled = true
+		}
+		b.WriteString(st.Flag.Render(mark+v.Code) + "  " + env.Line(v.Detail) + "\n")
+		if len(v.Raw) > 0 {
+			b.WriteString(st.Dim.Render("  "+env.Line(string(v.Raw))) + "\n")
+		}
+	}
 }
 
 // writePayloads is the raw JSON of the request and of its response, under

@@ -2,6 +2,7 @@ package list
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,29 +54,61 @@ func hostMark(r *session.Request) string {
 	return ""
 }
 
-// hostParts are the flags a host's request earns by the host's conduct.
-func (p painter) hostParts(r *session.Request) []look.Part {
+// hostParts are the flags a host's request earns by the host's conduct,
+// one for each kind of finding of the host on it; found counts those
+// findings, which are the host's and not among the server's violations
+// the row counts.
+func (p painter) hostParts(r *session.Request) (parts []look.Part, found int) {
 	if !r.ByHost {
-		return nil
+		return nil, 0
 	}
-	var parts []look.Part
 	if a, ok := p.facts.HostAct(r); ok {
 		if part, ok := HostActPart(p.st, a, p.now); ok {
 			parts = append(parts, part)
 		}
 	}
 	if r.Violations == 0 {
-		return parts
+		return parts, 0
 	}
+	var said []string
 	for _, v := range p.tracker.Violations().ForRequest(r.ID) {
-		switch v.Code {
-		case session.ViolationHostAbandoned:
-			parts = append(parts, look.Part{Variants: []string{"⚑ host gave up without cancelling", "⚑ host gave up"}, Style: p.st.Flag, Prio: look.PrioFlag})
-		case session.ViolationHostCancelledInitialize:
-			parts = append(parts, look.Part{Variants: []string{"⚑ host cancelled initialize", "⚑ cancelled initialize"}, Style: p.st.Flag, Prio: look.PrioFlag})
+		if !session.IsHostFinding(v.Code) {
+			continue
 		}
+		found++
+		if slices.Contains(said, v.Code) {
+			continue
+		}
+		said = append(said, v.Code)
+		parts = append(parts, look.Part{Variants: hostFindingVariants(v.Code), Style: p.st.Flag, Prio: look.PrioFlag})
 	}
-	return parts
+	return parts, found
+}
+
+// hostFindingVariants say a finding of the host in its row, widest first
+// (the detail has its words).
+func hostFindingVariants(code string) []string {
+	switch code {
+	case session.ViolationHostAbandoned:
+		return []string{"⚑ host gave up without cancelling", "⚑ host gave up"}
+	case session.ViolationHostCancelledInitialize:
+		return []string{"⚑ host cancelled initialize", "⚑ cancelled initialize"}
+	case session.ViolationHostCancelledWhileProgressing:
+		return []string{"⚑ host cancelled while progress flowed", "⚑ cancelled mid-progress"}
+	case session.ViolationHostTimeoutDuringQuestion:
+		return []string{"⚑ host gave up while the server's question waited", "⚑ gave up mid-question"}
+	case session.ViolationHostCancelledAnswered:
+		return []string{"⚑ host cancelled it after its answer", "⚑ cancelled after answer"}
+	case session.ViolationHostResumedWithoutLastEventID:
+		return []string{"⚑ host reopened the stream without Last-Event-ID", "⚑ no Last-Event-ID"}
+	case session.ViolationHostNoResume:
+		return []string{"⚑ host did not resume the stream", "⚑ not resumed"}
+	case session.ViolationHostClosedStreamLegacy:
+		return []string{"⚑ host closed the stream: no cancel on legacy HTTP", "⚑ closed, no cancel"}
+	case session.ViolationHostDuplicateID:
+		return []string{"⚑ host reused its ID", "⚑ ID reused"}
+	}
+	return []string{"⚑ " + code, "⚑ host"}
 }
 
 // hostCancelVariants say a host's cancel in the list, widest first.
@@ -90,7 +123,7 @@ func (p painter) hostActiveCell(r *session.Request, w int, now time.Time) (strin
 	if r.State != session.StatePending && r.State != session.StateRunning {
 		return "", false
 	}
-	parts := p.hostParts(r)
+	parts, _ := p.hostParts(r)
 	if len(parts) == 0 {
 		return "", false
 	}

@@ -20,7 +20,7 @@ import (
 // neutral colour, never flagged).
 func (p painter) lateParts(r *session.Request) []look.Part {
 	st := p.st
-	parts := p.hostParts(r)
+	parts, hostFound := p.hostParts(r)
 	if tk := r.Task; tk != nil && tk.EndedAfterCancel != "" {
 		ago := look.Ago(tk.AfterCancel)
 		parts = append(parts, look.Part{Variants: []string{"⚑ " + p.line(tk.EndedAfterCancel) + " after tasks/cancel (" + ago + ")", "⚑ " + p.line(tk.EndedAfterCancel) + " after cancel"}, Style: st.Flag, Prio: look.PrioFlag})
@@ -39,7 +39,8 @@ func (p painter) lateParts(r *session.Request) []look.Part {
 			fmt.Sprintf("⚑ %d progress after cancel", n), fmt.Sprintf("⚑ %d late progress", n), fmt.Sprintf("⚑ %d late", n),
 		}, Style: st.Flag, Prio: look.PrioFlag})
 	}
-	if n := r.Violations; n > 0 {
+	if n := r.Violations - hostFound; n > 0 {
+		// The server's: the host's findings have their flags above.
 		parts = append(parts, look.Part{Variants: []string{
 			fmt.Sprintf("⚠ %d %s", n, look.CountNoun(n, "violation", "violations")), fmt.Sprintf("⚠ %d", n),
 		}, Style: st.Flag, Prio: look.PrioFlag})
