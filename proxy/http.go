@@ -370,14 +370,14 @@ func (p *httpProxy) copyBody(w http.ResponseWriter, resp *http.Response, sess st
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			at := time.Now()
-			// The server's questions are queued before the host can read
-			// them, as on stdio (askedFirst); the rest after.
-			var ls []line
+			// What the server said is queued before the host can read it:
+			// no rule acts on this path, and a host acts on what it reads at
+			// once — answers a question, or ends its session (DELETE) on
+			// the answer it was waiting for — which must not reach the
+			// recorder before what it answers.
 			if events != nil {
-				ls = expandBatches(events.feed(buf[:n], at))
+				p.q.push(expandBatches(events.feed(buf[:n], at)))
 			}
-			early := askedFirst(ls)
-			p.q.push(ls[:early])
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				hostGone = true
 			} else if sse {
@@ -385,7 +385,6 @@ func (p *httpProxy) copyBody(w http.ResponseWriter, resp *http.Response, sess st
 					hostGone = true
 				}
 			}
-			p.q.push(ls[early:])
 			if whole != nil {
 				whole.keep(buf[:n])
 			}
