@@ -42,6 +42,12 @@ func appendRecord(b []byte, rec *Record) ([]byte, bool) {
 	b = appendField(b, `,"reason":`, rec.Reason)
 	b = appendBool(b, `,"byClient":true`, rec.ByClient)
 	b = appendBool(b, `,"lost":true`, rec.Lost)
+	if rec.Owner != nil {
+		b = append(b, `,"owner":`...)
+		raw, _ := rec.Owner.MarshalJSON()
+		b = append(b, raw...)
+	}
+	b = appendBool(b, `,"resumed":true`, rec.Resumed)
 	b = appendField(b, `,"state":`, rec.State)
 	b = appendField(b, `,"from":`, rec.From)
 	b = appendField(b, `,"method":`, rec.Method)

@@ -128,6 +128,16 @@ type Record struct {
 	ByClient bool `json:"byClient,omitempty"`
 	// Lost: a request_failed whose request is lost rather than rejected.
 	Lost bool `json:"lost,omitempty"`
+	// Owner, on a message the server sent on a request's HTTP response
+	// stream (a response, a notification, a request of the server's), is
+	// that request (event.Event.Owner): what the tracker judges a message
+	// of another request on it by. Absent on stdio, on HTTP+SSE and on the
+	// legacy GET stream, where no request has a stream of its own.
+	Owner *wire.ID `json:"owner,omitempty"`
+	// Resumed: a stream_opened that resumes the line's request's response
+	// stream with Last-Event-ID (event.Event.Resumed); what comes on it
+	// after is a replay, or what follows one.
+	Resumed bool `json:"resumed,omitempty"`
 	// State and From describe a state change; Method and Target the
 	// request, on its first state line.
 	State  string `json:"state,omitempty"`

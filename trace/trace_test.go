@@ -31,6 +31,12 @@ func received(ms int, raw string, owner wire.ID) event.Event {
 	return event.Event{Kind: event.Received, Time: at(ms), Raw: []byte(raw), Msg: m, RequestID: owner}
 }
 
+// withOwner is ev read on owner's HTTP response stream.
+func withOwner(ev event.Event, owner wire.ID) event.Event {
+	ev.Owner = owner
+	return ev
+}
+
 func sent(ms int, raw string, internal bool) event.Event {
 	m, err := wire.Decode([]byte(raw))
 	if err != nil {
@@ -95,6 +101,15 @@ func TestFromEvent(t *testing.T) {
 			`{"ms":13,"dir":"local","id":"inflight-1","event":"http_status","internal":true,"text":"400 Bad Request","status":400}`},
 		{"transport closed", event.Event{Kind: event.TransportClosed, Time: at(14), Err: errors.New("exit 1")},
 			`{"ms":14,"dir":"local","event":"transport_closed","error":"exit 1"}`},
+		{"HTTP stream's progress names the stream", withOwner(received(15, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":2,"progress":1}}`, one), one),
+			`{"ms":15,"dir":"in","id":1,"owner":1,"msg":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":2,"progress":1}}}`},
+		{"another request's answer on a stream", withOwner(received(16, `{"jsonrpc":"2.0","id":2,"result":{}}`, wire.IntID(2)), one),
+			`{"ms":16,"dir":"in","id":2,"owner":1,"msg":{"jsonrpc":"2.0","id":2,"result":{}}}`},
+		{"server request on a stream", withOwner(received(17, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, wire.ID{}), one),
+			`{"ms":17,"dir":"in","owner":1,"msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}`},
+		{"stream resumed", event.Event{Kind: event.StreamOpened, Time: at(18), RequestID: one, Status: 200, ContentType: "text/event-stream",
+			Text: "resumed with Last-Event-ID 7", Resumed: true},
+			`{"ms":18,"dir":"local","id":1,"event":"stream_opened","resumed":true,"text":"resumed with Last-Event-ID 7","status":200,"contentType":"text/event-stream"}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

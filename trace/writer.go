@@ -381,6 +381,7 @@ func fromEvent(ev *event.Event, ms float64, own bool) Record {
 		id := ev.RequestID
 		rec.ID = &id
 	}
+	setStream(&rec, ev)
 	switch ev.Kind {
 	case event.Sent, event.Received:
 		m := &ev.Msg
@@ -452,6 +453,18 @@ func fromEvent(ev *event.Event, ms float64, own bool) Record {
 		rec.Error = ev.Err.Error()
 	}
 	return rec
+}
+
+// setStream records which request's HTTP response stream carried a
+// message, and a stream resumed with Last-Event-ID: what the tracker
+// judges a message of another request on a stream by (session/streams.go),
+// and a replay judges it by again.
+func setStream(rec *Record, ev *event.Event) {
+	if !ev.Owner.IsZero() {
+		owner := ev.Owner
+		rec.Owner = &owner
+	}
+	rec.Resumed = ev.Resumed
 }
 
 // userCancel clears the internal mark of the notifications/cancelled a
