@@ -168,11 +168,13 @@ func (d Decoder) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 	case trace.EventTransportClosed:
 		return event.Event{Kind: event.TransportClosed, Time: at, Err: errorOf(rec.Error, "")}, true
 	case trace.EventCancelSent:
-		sig := event.SignalNotification
-		if rec.Signal == event.SignalStreamClosed.String() {
-			sig = event.SignalStreamClosed
-		}
-		return event.Event{Kind: event.CancelSent, Time: at, RequestID: idOf(rec), Signal: sig, Reason: rec.Reason, Err: errorOf(rec.Error, ""), StreamEnd: int64(rec.End)}, true
+		return event.Event{Kind: event.CancelSent, Time: at, RequestID: idOf(rec), Signal: signalOf(rec.Signal), Reason: rec.Reason, Err: errorOf(rec.Error, ""),
+			StreamEnd: int64(rec.End)}, true
+	case trace.EventCancelLeaving:
+		return event.Event{Kind: event.CancelLeaving, Time: at, RequestID: idOf(rec), Signal: signalOf(rec.Signal), StreamEnd: int64(rec.End)}, true
+	case trace.EventRoundTrip:
+		rtt := time.Duration(math.Round(rec.RTT*1000)) * time.Microsecond
+		return event.Event{Kind: event.RoundTrip, Time: at, RTT: rtt, Text: rec.Text}, rtt > 0
 	}
 	if d.Relayed {
 		// A proxy's tracker follows none of the HTTP exchanges' own events.
@@ -242,6 +244,17 @@ func errorOf(s, otherwise string) error {
 		return errors.New(otherwise)
 	}
 	return nil
+}
+
+// signalOf is the cancel signal a line names; a line that names none
+// (written before cancel_sent lines named every signal) is a notification.
+func signalOf(s string) event.CancelSignal {
+	for _, sig := range []event.CancelSignal{event.SignalNone, event.SignalStreamClosed, event.SignalTaskCancel} {
+		if sig.String() == s {
+			return sig
+		}
+	}
+	return event.SignalNotification
 }
 
 func transportOf(s string) event.TransportKind {

@@ -251,6 +251,39 @@ func TestDecodeOwnStreams(t *testing.T) {
 	}
 }
 
+// TestDecodeCancelTiming: what a cancel's crossings are judged by — when
+// its signal left, which signal, and the connection's round trips — comes
+// back from the trace as the client reported it. A line written before
+// round trips had their time decodes to nothing (a round trip of zero
+// would shut the crossing window).
+func TestDecodeCancelTiming(t *testing.T) {
+	dec := Decoder{Start: t0}
+	one := wire.IntID(1)
+	for _, ev := range []event.Event{
+		{Kind: event.CancelLeaving, Time: t0.Add(time.Millisecond), RequestID: one, Signal: event.SignalNotification},
+		{Kind: event.RoundTrip, Time: t0.Add(time.Millisecond), RTT: 1234 * time.Microsecond, Text: "ping"},
+		{Kind: event.CancelSent, Time: t0.Add(time.Millisecond), RequestID: one, Signal: event.SignalTaskCancel, Reason: "user"},
+		{Kind: event.CancelSent, Time: t0.Add(time.Millisecond), RequestID: one, Signal: event.SignalNone, Reason: "user", Err: errors.New("broken pipe")},
+		{Kind: event.CancelSent, Time: t0.Add(time.Millisecond), RequestID: one, Signal: event.SignalStreamClosed},
+	} {
+		rec := trace.FromEvent(ev, 1)
+		it, ok := dec.Decode(&rec)
+		got := it.Event
+		if !ok || got.Kind != ev.Kind || got.RequestID != ev.RequestID || got.Signal != ev.Signal || got.RTT != ev.RTT || got.Text != ev.Text ||
+			got.Reason != ev.Reason || (got.Err == nil) != (ev.Err == nil) {
+			t.Errorf("%s: decoded %+v (ok %v), want %+v", ev.Kind, got, ok, ev)
+		}
+	}
+	old := trace.Record{MS: 1, Dir: trace.DirLocal, Event: trace.EventRoundTrip, Text: "ping"}
+	if it, ok := dec.Decode(&old); ok {
+		t.Errorf("a round trip without its time decoded to %+v", it)
+	}
+	unnamed := trace.Record{MS: 1, Dir: trace.DirOut, Event: trace.EventCancelSent, ID: idp(1)}
+	if it, ok := dec.Decode(&unnamed); !ok || it.Event.Signal != event.SignalNotification {
+		t.Errorf("a cancel naming no signal: %+v", it)
+	}
+}
+
 func TestErrorOf(t *testing.T) {
 	if errorOf("", "") != nil {
 		t.Error("no error made one")

@@ -15,7 +15,7 @@ import (
 // fields (an HTTP exchange, rarer and nested, is left to it too); FuzzAppendRecordMatchesEncodingJSON holds this to the same
 // bytes.
 func appendRecord(b []byte, rec *Record) ([]byte, bool) {
-	if !finite(rec.MS) || !finite(rec.LastMS) || rec.HTTP != nil {
+	if !finite(rec.MS) || !finite(rec.LastMS) || !finite(rec.RTT) || rec.HTTP != nil {
 		return b, false
 	}
 	b = append(b, `{"ms":`...)
@@ -40,6 +40,10 @@ func appendRecord(b []byte, rec *Record) ([]byte, bool) {
 	b = appendField(b, `,"contentType":`, rec.ContentType)
 	b = appendField(b, `,"signal":`, rec.Signal)
 	b = appendField(b, `,"reason":`, rec.Reason)
+	if rec.RTT != 0 {
+		b = append(b, `,"rttMs":`...)
+		b = appendFloat(b, rec.RTT)
+	}
 	b = appendBool(b, `,"byClient":true`, rec.ByClient)
 	b = appendBool(b, `,"lost":true`, rec.Lost)
 	if rec.Owner != nil {

@@ -93,6 +93,8 @@ func (p *fastParser) member(rec *Record, name string) bool {
 		return p.float(&rec.MS)
 	case "lastMs":
 		return p.float(&rec.LastMS)
+	case "rttMs":
+		return p.float(&rec.RTT)
 	case "msg":
 		return p.raw(&rec.Msg)
 	case "id":

@@ -31,7 +31,7 @@ func parseSeeds(t testing.TB) [][]byte {
 		Coalesced: 5, LastMS: 9.25, End: 1 << 40, Compacted: true, Internal: true, ByClient: true, Lost: true, Verdict: "late",
 		Injected: "delay 30s", Code: "c", CheckStatus: "PASS", Transport: "stdio", Era: "modern", ProtocolVersion: "v",
 		Server: "s", SessionID: "x", Violation: "v", ContentType: "text/plain", Signal: "stream_closed", By: "host", Raw: "r",
-		Owner: &parent, Resumed: true})
+		Owner: &parent, Resumed: true, RTT: 0.125})
 	_ = w.Close()
 	seeds := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
 	for _, s := range []string{

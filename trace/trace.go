@@ -40,6 +40,12 @@ const (
 	EventConnected       = "connected"
 	EventNote            = "note"
 	EventTransportClosed = "transport_closed"
+	// EventCancelLeaving: a cancel's signal is leaving now (Signal), before
+	// its cancel_sent says how the send went.
+	EventCancelLeaving = "cancel_leaving"
+	// EventRoundTrip: the client timed one of its own plain requests
+	// (Text names its method, RTT the time).
+	EventRoundTrip = "round_trip"
 	// EventState: a request changed state in the tracker (State, From).
 	EventState = "state"
 	// EventViolation: the tracker recorded a protocol violation (Code,
@@ -121,9 +127,13 @@ type Record struct {
 	// Status and ContentType describe an HTTP exchange.
 	Status      int    `json:"status,omitempty"`
 	ContentType string `json:"contentType,omitempty"`
-	// Signal and Reason describe a cancel_sent.
+	// Signal and Reason describe a cancel_sent (a cancel_leaving has its
+	// Signal).
 	Signal string `json:"signal,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// RTT is a round_trip's time, in milliseconds (with microsecond
+	// precision): the tracker's crossing window is half the quickest.
+	RTT float64 `json:"rttMs,omitempty"`
 	// ByClient: a stream_closed inflight closed itself.
 	ByClient bool `json:"byClient,omitempty"`
 	// Lost: a request_failed whose request is lost rather than rejected.

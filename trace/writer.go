@@ -429,15 +429,13 @@ func fromEvent(ev *event.Event, ms float64, own bool) Record {
 		rec.Lost = ev.LostConnection
 	case event.Exchange:
 		return exchangeRecord(rec, ev, ms)
+	case event.CancelLeaving: // what is read after it is judged against it
+		rec.Event, rec.Signal = EventCancelLeaving, ev.Signal.String()
+	case event.RoundTrip:
+		rec.Event, rec.RTT = EventRoundTrip, Millis(ev.RTT)
 	case event.Connected:
 		rec.Event = EventConnected
-		if in := ev.Info; in != nil {
-			rec.Transport = in.Transport.String()
-			rec.Era = in.Era.String()
-			rec.ProtocolVersion = in.ProtocolVersion
-			rec.Server = serverName(in.ServerName, in.ServerVersion)
-			rec.SessionID = in.SessionID
-		}
+		connected(&rec, ev.Info)
 	default:
 		rec.Event = ev.Kind.String()
 	}
@@ -453,6 +451,18 @@ func fromEvent(ev *event.Event, ms float64, own bool) Record {
 		rec.Error = ev.Err.Error()
 	}
 	return rec
+}
+
+// connected records a connection's details.
+func connected(rec *Record, in *event.ConnInfo) {
+	if in == nil {
+		return
+	}
+	rec.Transport = in.Transport.String()
+	rec.Era = in.Era.String()
+	rec.ProtocolVersion = in.ProtocolVersion
+	rec.Server = serverName(in.ServerName, in.ServerVersion)
+	rec.SessionID = in.SessionID
 }
 
 // setStream records which request's HTTP response stream carried a
