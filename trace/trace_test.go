@@ -218,6 +218,7 @@ func TestWriteLogRoundTrip(t *testing.T) {
 	tr.Apply(sent(2, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}`, false))
 	tr.Apply(received(3, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`, wire.ID{}))
 	tr.Apply(received(4, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`, wire.ID{}))
+	tr.Apply(event.Event{Kind: event.RoundTrip, Time: at(4), RTT: 1500 * time.Microsecond, Text: "ping"})
 	tr.RequestCancel(r.ID, "user", session.CauseUser, at(5))
 	tr.Apply(sent(5, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}`, true))
 	tr.Apply(event.Event{Kind: event.CancelSent, Time: at(5), RequestID: r.ID, Signal: event.SignalNotification, Reason: "user"})
@@ -258,11 +259,14 @@ func TestWriteLogRoundTrip(t *testing.T) {
 	if recs[3].Violation != session.ViolationProgressNotIncreasing {
 		t.Errorf("violation not marked: %+v", recs[3])
 	}
-	if recs[4].Dir != DirOut || recs[4].Internal {
-		t.Errorf("cancel notification: %+v", recs[4])
+	if recs[4].Event != EventRoundTrip || recs[4].RTT != 1.5 || recs[4].Text != "ping" {
+		t.Errorf("round trip: %+v", recs[4])
 	}
-	if recs[5].Event != EventCancelSent || recs[5].Signal != "notifications/cancelled" || recs[5].Reason != "user" {
-		t.Errorf("cancel sent: %+v", recs[5])
+	if recs[5].Dir != DirOut || recs[5].Internal {
+		t.Errorf("cancel notification: %+v", recs[5])
+	}
+	if recs[6].Event != EventCancelSent || recs[6].Signal != "notifications/cancelled" || recs[6].Reason != "user" {
+		t.Errorf("cancel sent: %+v", recs[6])
 	}
 	last := recs[len(recs)-1]
 	if last.Msg != nil || last.Raw == "" || last.Truncated == 0 || last.Event != "received" {

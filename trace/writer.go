@@ -678,6 +678,7 @@ func FromLogEntry(e session.LogEntry, ms float64) Record {
 		rec.Status = e.Status
 		return rec
 	}
+	rec.RTT = Millis(e.RTT) // a round_trip's; zero on every other line
 	rec.Event = e.Kind.String()
 	rec.Text = e.Text
 	rec.Status = e.Status
