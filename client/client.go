@@ -882,7 +882,7 @@ func (c *Client) receiveAt(line []byte, truncated int, at time.Time, owner wire.
 				}
 			}
 		}
-		c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: owner, Raw: raw, Msg: msg, Internal: internal, Progress: progress})
+		c.emitWait(event.Event{Kind: event.Received, Time: at, StreamEnd: streamEnd, RequestID: owner, Owner: owner, Raw: raw, Msg: msg, Internal: internal, Progress: progress})
 	}
 	return answered
 }

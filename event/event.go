@@ -318,10 +318,14 @@ type Event struct {
 	// the server asked it while working on that request. RequestID is the
 	// server's own ID for it. For a response read on a request's HTTP
 	// response stream it is that request too (RequestID is the response's
-	// ID): an answer to another request on it is the server's mistake.
+	// ID): an answer to another request on it is the server's mistake. For
+	// a notification read on a request's HTTP response stream it is that
+	// request, as RequestID is. A trace records it ("owner"), so that a
+	// replay knows which stream carried each message.
 	Owner wire.ID
 	// Resumed: for StreamOpened, a GET with Last-Event-ID that resumes
-	// RequestID's broken (or dropped) response stream.
+	// RequestID's broken (or dropped) response stream. A trace records it
+	// ("resumed").
 	Resumed bool
 	// AuthStep is set on Auth.
 	AuthStep *AuthStep

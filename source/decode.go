@@ -147,9 +147,7 @@ func (d Decoder) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 			if msg.Kind != wire.KindNotification {
 				ev.RequestID = msg.ID
 			}
-			if rec.Owner != nil && msg.Kind == wire.KindRequest {
-				ev.Owner = *rec.Owner
-			}
+			onStream(&ev, rec)
 			return ev, true
 		}
 		return event.Event{}, false
@@ -158,7 +156,10 @@ func (d Decoder) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 	case trace.EventStderr:
 		return event.Event{Kind: event.Stderr, Time: at, Text: rec.Text, Truncated: rec.Truncated}, true
 	case trace.EventMalformed:
-		return event.Event{Kind: event.Malformed, Time: at, Raw: []byte(rec.Raw), Truncated: rec.Truncated, Err: errorOf(rec.Error, "not a JSON-RPC message")}, true
+		// Its ID is the request whose stream carried it, as the client
+		// reported it.
+		return event.Event{Kind: event.Malformed, Time: at, RequestID: idOf(rec), Raw: []byte(rec.Raw), Truncated: rec.Truncated,
+			Err: errorOf(rec.Error, "not a JSON-RPC message")}, true
 	case trace.EventNote:
 		return event.Event{Kind: event.Note, Time: at, Text: rec.Text}, true
 	case trace.EventConnected:
@@ -167,11 +168,13 @@ func (d Decoder) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 	case trace.EventTransportClosed:
 		return event.Event{Kind: event.TransportClosed, Time: at, Err: errorOf(rec.Error, "")}, true
 	case trace.EventCancelSent:
-		sig := event.SignalNotification
-		if rec.Signal == event.SignalStreamClosed.String() {
-			sig = event.SignalStreamClosed
-		}
-		return event.Event{Kind: event.CancelSent, Time: at, RequestID: idOf(rec), Signal: sig, Reason: rec.Reason, Err: errorOf(rec.Error, ""), StreamEnd: int64(rec.End)}, true
+		return event.Event{Kind: event.CancelSent, Time: at, RequestID: idOf(rec), Signal: signalOf(rec.Signal), Reason: rec.Reason, Err: errorOf(rec.Error, ""),
+			StreamEnd: int64(rec.End)}, true
+	case trace.EventCancelLeaving:
+		return event.Event{Kind: event.CancelLeaving, Time: at, RequestID: idOf(rec), Signal: signalOf(rec.Signal), StreamEnd: int64(rec.End)}, true
+	case trace.EventRoundTrip:
+		rtt := time.Duration(math.Round(rec.RTT*1000)) * time.Microsecond
+		return event.Event{Kind: event.RoundTrip, Time: at, RTT: rtt, Text: rec.Text}, rtt > 0
 	}
 	if d.Relayed {
 		// A proxy's tracker follows none of the HTTP exchanges' own events.
@@ -180,13 +183,28 @@ func (d Decoder) eventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 	return ownEventOf(rec, at)
 }
 
+// onStream puts back which request's HTTP response stream carried a
+// message the server sent: Owner, and for a notification RequestID too,
+// as the client reports them. A trace without "owner" (stdio, HTTP+SSE,
+// the GET stream, or written before traces said it) leaves both as the
+// message says.
+func onStream(ev *event.Event, rec *trace.Record) {
+	if rec.Owner == nil || rec.Owner.IsZero() {
+		return
+	}
+	ev.Owner = *rec.Owner
+	if ev.Msg.Kind == wire.KindNotification {
+		ev.RequestID = ev.Owner
+	}
+}
+
 // ownEventOf rebuilds the HTTP events of inflight's own trace.
 func ownEventOf(rec *trace.Record, at time.Time) (event.Event, bool) {
 	ev := event.Event{Time: at, RequestID: idOf(rec), Status: rec.Status, ContentType: rec.ContentType, Text: rec.Text,
 		Internal: rec.Internal, SessionID: rec.SessionID, Err: errorOf(rec.Error, "")}
 	switch rec.Event {
 	case trace.EventStreamOpened:
-		ev.Kind = event.StreamOpened
+		ev.Kind, ev.Resumed = event.StreamOpened, rec.Resumed
 	case trace.EventStreamClosed:
 		ev.Kind, ev.ByClient = event.StreamClosed, rec.ByClient
 	case trace.EventHTTPStatus:
@@ -226,6 +244,17 @@ func errorOf(s, otherwise string) error {
 		return errors.New(otherwise)
 	}
 	return nil
+}
+
+// signalOf is the cancel signal a line names; a line that names none
+// (written before cancel_sent lines named every signal) is a notification.
+func signalOf(s string) event.CancelSignal {
+	for _, sig := range []event.CancelSignal{event.SignalNone, event.SignalStreamClosed, event.SignalTaskCancel} {
+		if sig.String() == s {
+			return sig
+		}
+	}
+	return event.SignalNotification
 }
 
 func transportOf(s string) event.TransportKind {

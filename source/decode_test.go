@@ -204,6 +204,86 @@ func TestDecodeOwn(t *testing.T) {
 	}
 }
 
+// TestDecodeOwnStreams: the events the client reports of a request's own
+// HTTP stream — which request's stream carried a message, and a stream
+// resumed with Last-Event-ID — come back from their trace lines as the
+// client reported them; a line written before traces said so (no
+// "owner") decodes as it always did.
+func TestDecodeOwnStreams(t *testing.T) {
+	dec := Decoder{Start: t0}
+	one, two := wire.IntID(1), wire.IntID(2)
+	received := func(raw string, id, owner wire.ID) event.Event {
+		msg, p, err := wire.DecodeLine([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return event.Event{Kind: event.Received, Time: t0.Add(time.Millisecond), Raw: []byte(raw), Msg: msg, Progress: p, RequestID: id, Owner: owner}
+	}
+	progress := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":2,"progress":1}}`
+	for _, ev := range []event.Event{
+		received(progress, one, one),                                             // token 2's progress on request 1's stream
+		received(`{"jsonrpc":"2.0","id":2,"result":{}}`, two, one),               // request 2's answer on request 1's stream
+		received(`{"jsonrpc":"2.0","id":9,"method":"ping"}`, wire.IntID(9), one), // the server's request, asked on it
+		received(progress, wire.ID{}, wire.ID{}),                                 // stdio: no stream of its own
+		{Kind: event.StreamOpened, Time: t0.Add(time.Millisecond), RequestID: one, Status: 200, Text: "resumed with Last-Event-ID 3", Resumed: true},
+		{Kind: event.Malformed, Time: t0.Add(time.Millisecond), RequestID: one, Raw: []byte("junk"), Err: errors.New("not JSON")},
+	} {
+		rec := trace.FromEvent(ev, 1)
+		it, ok := dec.Decode(&rec)
+		if !ok {
+			t.Fatalf("%+v decoded to nothing", rec)
+		}
+		got := it.Event
+		if got.Kind != ev.Kind || got.RequestID != ev.RequestID || got.Owner != ev.Owner || got.Resumed != ev.Resumed {
+			t.Errorf("%s %s: decoded kind %v id %v owner %v resumed %v, want %v %v %v %v", ev.Kind, ev.Raw,
+				got.Kind, got.RequestID, got.Owner, got.Resumed, ev.Kind, ev.RequestID, ev.Owner, ev.Resumed)
+		}
+	}
+	// Before "owner": an HTTP stream's progress says its stream in "id",
+	// which a stdio trace fills with the token; it is read as stdio's.
+	old := trace.Record{MS: 1, Dir: trace.DirIn, ID: idp(1), Msg: json.RawMessage(progress)}
+	if it, ok := dec.Decode(&old); !ok || !it.Event.RequestID.IsZero() || !it.Event.Owner.IsZero() || it.Event.Progress == nil {
+		t.Errorf("a line without owner: %+v", it)
+	}
+	opened := trace.Record{MS: 1, Dir: trace.DirLocal, ID: idp(1), Event: trace.EventStreamOpened, Status: 200}
+	if it, ok := dec.Decode(&opened); !ok || it.Event.Kind != event.StreamOpened || it.Event.Resumed {
+		t.Errorf("a stream opened without resumed: %+v", it)
+	}
+}
+
+// TestDecodeCancelTiming: what a cancel's crossings are judged by — when
+// its signal left, which signal, and the connection's round trips — comes
+// back from the trace as the client reported it. A line written before
+// round trips had their time decodes to nothing (a round trip of zero
+// would shut the crossing window).
+func TestDecodeCancelTiming(t *testing.T) {
+	dec := Decoder{Start: t0}
+	one := wire.IntID(1)
+	for _, ev := range []event.Event{
+		{Kind: event.CancelLeaving, Time: t0.Add(time.Millisecond), RequestID: one, Signal: event.SignalNotification},
+		{Kind: event.RoundTrip, Time: t0.Add(time.Millisecond), RTT: 1234 * time.Microsecond, Text: "ping"},
+		{Kind: event.CancelSent, Time: t0.Add(time.Millisecond), RequestID: one, Signal: event.SignalTaskCancel, Reason: "user"},
+		{Kind: event.CancelSent, Time: t0.Add(time.Millisecond), RequestID: one, Signal: event.SignalNone, Reason: "user", Err: errors.New("broken pipe")},
+		{Kind: event.CancelSent, Time: t0.Add(time.Millisecond), RequestID: one, Signal: event.SignalStreamClosed},
+	} {
+		rec := trace.FromEvent(ev, 1)
+		it, ok := dec.Decode(&rec)
+		got := it.Event
+		if !ok || got.Kind != ev.Kind || got.RequestID != ev.RequestID || got.Signal != ev.Signal || got.RTT != ev.RTT || got.Text != ev.Text ||
+			got.Reason != ev.Reason || (got.Err == nil) != (ev.Err == nil) {
+			t.Errorf("%s: decoded %+v (ok %v), want %+v", ev.Kind, got, ok, ev)
+		}
+	}
+	old := trace.Record{MS: 1, Dir: trace.DirLocal, Event: trace.EventRoundTrip, Text: "ping"}
+	if it, ok := dec.Decode(&old); ok {
+		t.Errorf("a round trip without its time decoded to %+v", it)
+	}
+	unnamed := trace.Record{MS: 1, Dir: trace.DirOut, Event: trace.EventCancelSent, ID: idp(1)}
+	if it, ok := dec.Decode(&unnamed); !ok || it.Event.Signal != event.SignalNotification {
+		t.Errorf("a cancel naming no signal: %+v", it)
+	}
+}
+
 func TestErrorOf(t *testing.T) {
 	if errorOf("", "") != nil {
 		t.Error("no error made one")

@@ -15,7 +15,7 @@ import (
 // fields (an HTTP exchange, rarer and nested, is left to it too); FuzzAppendRecordMatchesEncodingJSON holds this to the same
 // bytes.
 func appendRecord(b []byte, rec *Record) ([]byte, bool) {
-	if !finite(rec.MS) || !finite(rec.LastMS) || rec.HTTP != nil {
+	if !finite(rec.MS) || !finite(rec.LastMS) || !finite(rec.RTT) || rec.HTTP != nil {
 		return b, false
 	}
 	b = append(b, `{"ms":`...)
@@ -40,8 +40,18 @@ func appendRecord(b []byte, rec *Record) ([]byte, bool) {
 	b = appendField(b, `,"contentType":`, rec.ContentType)
 	b = appendField(b, `,"signal":`, rec.Signal)
 	b = appendField(b, `,"reason":`, rec.Reason)
+	if rec.RTT != 0 {
+		b = append(b, `,"rttMs":`...)
+		b = appendFloat(b, rec.RTT)
+	}
 	b = appendBool(b, `,"byClient":true`, rec.ByClient)
 	b = appendBool(b, `,"lost":true`, rec.Lost)
+	if rec.Owner != nil {
+		b = append(b, `,"owner":`...)
+		raw, _ := rec.Owner.MarshalJSON()
+		b = append(b, raw...)
+	}
+	b = appendBool(b, `,"resumed":true`, rec.Resumed)
 	b = appendField(b, `,"state":`, rec.State)
 	b = appendField(b, `,"from":`, rec.From)
 	b = appendField(b, `,"method":`, rec.Method)
@@ -73,11 +83,6 @@ func appendRecord(b []byte, rec *Record) ([]byte, bool) {
 		b = append(b, raw...)
 	}
 	b = appendInt(b, `,"end":`, rec.End)
-	if rec.Owner != nil {
-		b = append(b, `,"owner":`...)
-		raw, _ := rec.Owner.MarshalJSON()
-		b = append(b, raw...)
-	}
 	return append(b, '}'), true
 }
 

@@ -64,7 +64,8 @@ func FuzzAppendRecordMatchesEncodingJSON(f *testing.F) {
 		full := Record{MS: ms, Dir: s, ID: &id, Compacted: flag, Event: s, Internal: !flag, Raw: s, Truncated: n,
 			Text: s, Error: s, Status: n, ContentType: s, Signal: s, Reason: s, ByClient: flag, Lost: !flag,
 			State: s, From: s, Method: s, Target: s, Code: s, CheckStatus: s, Transport: s, Era: s,
-			ProtocolVersion: s, Server: s, SessionID: s, Violation: s, Coalesced: n, LastMS: ms / 3, Dropped: n, Verdict: s, Injected: s, Parent: &num0, End: n, Owner: &id}
+			ProtocolVersion: s, Server: s, SessionID: s, Violation: s, Coalesced: n, LastMS: ms / 3, Dropped: n, Verdict: s, Injected: s, Parent: &num0, End: n,
+			Owner: &num0, Resumed: flag, RTT: ms / 7}
 		checkRecord(t, &full)
 		num := wire.IntID(int64(n))
 		checkRecord(t, &Record{MS: ms, Dir: DirIn, ID: &num, Internal: flag, Truncated: n})

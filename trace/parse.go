@@ -93,6 +93,8 @@ func (p *fastParser) member(rec *Record, name string) bool {
 		return p.float(&rec.MS)
 	case "lastMs":
 		return p.float(&rec.LastMS)
+	case "rttMs":
+		return p.float(&rec.RTT)
 	case "msg":
 		return p.raw(&rec.Msg)
 	case "id":
@@ -101,6 +103,8 @@ func (p *fastParser) member(rec *Record, name string) bool {
 		return p.id(&rec.Parent)
 	case "conversation":
 		return p.id(&rec.Conversation)
+	case "owner":
+		return p.id(&rec.Owner)
 	}
 	if f := intField(rec, name); f != nil {
 		return p.int(f)
@@ -198,6 +202,8 @@ func boolField(rec *Record, name string) *bool {
 		return &rec.ByClient
 	case "lost":
 		return &rec.Lost
+	case "resumed":
+		return &rec.Resumed
 	}
 	return nil
 }

@@ -30,7 +30,8 @@ func parseSeeds(t testing.TB) [][]byte {
 		Target: "slow", Reason: "user", Parent: &parent, Round: 2, Conversation: &id, Truncated: 3, Dropped: 4, Status: 200,
 		Coalesced: 5, LastMS: 9.25, End: 1 << 40, Compacted: true, Internal: true, ByClient: true, Lost: true, Verdict: "late",
 		Injected: "delay 30s", Code: "c", CheckStatus: "PASS", Transport: "stdio", Era: "modern", ProtocolVersion: "v",
-		Server: "s", SessionID: "x", Violation: "v", ContentType: "text/plain", Signal: "stream_closed", By: "host", Raw: "r"})
+		Server: "s", SessionID: "x", Violation: "v", ContentType: "text/plain", Signal: "stream_closed", By: "host", Raw: "r",
+		Owner: &parent, Resumed: true, RTT: 0.125})
 	_ = w.Close()
 	seeds := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
 	for _, s := range []string{
@@ -44,6 +45,8 @@ func parseSeeds(t testing.TB) [][]byte {
 		`{"ms":1,"dir":"in","event":"x","id":null}`,
 		`{"ms":1,"dir":"in","event":"x","id":{"a":1}}`,
 		`{"ms":1,"dir":"in","event":"x","internal":"yes"}`,
+		`{"ms":1,"dir":"in","event":"x","owner":null,"resumed":false}`,
+		`{"ms":1,"dir":"in","event":"x","owner":"a\u0062","resumed":1}`,
 		`{"ms":1,"dir":"in","event":"x","text":"caf\u00e9"}`,
 		`{"ms":1,"dir":"in","event":"x"} trailing`,
 		`{"ms":1,"dir":"in","event":"x",}`,

@@ -40,6 +40,12 @@ const (
 	EventConnected       = "connected"
 	EventNote            = "note"
 	EventTransportClosed = "transport_closed"
+	// EventCancelLeaving: a cancel's signal is leaving now (Signal), before
+	// its cancel_sent says how the send went.
+	EventCancelLeaving = "cancel_leaving"
+	// EventRoundTrip: the client timed one of its own plain requests
+	// (Text names its method, RTT the time).
+	EventRoundTrip = "round_trip"
 	// EventState: a request changed state in the tracker (State, From).
 	EventState = "state"
 	// EventViolation: the tracker recorded a protocol violation (Code,
@@ -121,13 +127,28 @@ type Record struct {
 	// Status and ContentType describe an HTTP exchange.
 	Status      int    `json:"status,omitempty"`
 	ContentType string `json:"contentType,omitempty"`
-	// Signal and Reason describe a cancel_sent.
+	// Signal and Reason describe a cancel_sent (a cancel_leaving has its
+	// Signal).
 	Signal string `json:"signal,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// RTT is a round_trip's time, in milliseconds (with microsecond
+	// precision): the tracker's crossing window is half the quickest.
+	RTT float64 `json:"rttMs,omitempty"`
 	// ByClient: a stream_closed inflight closed itself.
 	ByClient bool `json:"byClient,omitempty"`
 	// Lost: a request_failed whose request is lost rather than rejected.
 	Lost bool `json:"lost,omitempty"`
+	// Owner, on a message the server sent on a request's HTTP response
+	// stream (a response, a notification, a request of the server's), is
+	// that request (event.Event.Owner): what the tracker judges a message
+	// of another request on it by, and ties a server's question to its
+	// request by (in a proxy's trace too). Absent on stdio, on HTTP+SSE and
+	// on the legacy GET stream, where no request has a stream of its own.
+	Owner *wire.ID `json:"owner,omitempty"`
+	// Resumed: a stream_opened that resumes the line's request's response
+	// stream with Last-Event-ID (event.Event.Resumed); what comes on it
+	// after is a replay, or what follows one.
+	Resumed bool `json:"resumed,omitempty"`
 	// State and From describe a state change; Method and Target the
 	// request, on its first state line.
 	State  string `json:"state,omitempty"`
@@ -180,11 +201,6 @@ type Record struct {
 	// proxy's tracker judged crossings by (session/crossing.go), so that
 	// the view judges with the same facts.
 	End int `json:"end,omitempty"`
-	// Owner, on a request the server sent on an HTTP response stream, is
-	// the request whose stream carried it (event.Event.Owner): the server
-	// asked it while working on that one. Replay and attach tie the
-	// question to it as the live tracker did.
-	Owner *wire.ID `json:"owner,omitempty"`
 	// HTTP is the exchange of an http_exchange line (EventHTTPExchange).
 	HTTP *HTTP `json:"http,omitempty"`
 }

@@ -31,6 +31,12 @@ func received(ms int, raw string, owner wire.ID) event.Event {
 	return event.Event{Kind: event.Received, Time: at(ms), Raw: []byte(raw), Msg: m, RequestID: owner}
 }
 
+// withOwner is ev read on owner's HTTP response stream.
+func withOwner(ev event.Event, owner wire.ID) event.Event {
+	ev.Owner = owner
+	return ev
+}
+
 func sent(ms int, raw string, internal bool) event.Event {
 	m, err := wire.Decode([]byte(raw))
 	if err != nil {
@@ -95,6 +101,19 @@ func TestFromEvent(t *testing.T) {
 			`{"ms":13,"dir":"local","id":"inflight-1","event":"http_status","internal":true,"text":"400 Bad Request","status":400}`},
 		{"transport closed", event.Event{Kind: event.TransportClosed, Time: at(14), Err: errors.New("exit 1")},
 			`{"ms":14,"dir":"local","event":"transport_closed","error":"exit 1"}`},
+		{"HTTP stream's progress names the stream", withOwner(received(15, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":2,"progress":1}}`, one), one),
+			`{"ms":15,"dir":"in","id":1,"owner":1,"msg":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":2,"progress":1}}}`},
+		{"another request's answer on a stream", withOwner(received(16, `{"jsonrpc":"2.0","id":2,"result":{}}`, wire.IntID(2)), one),
+			`{"ms":16,"dir":"in","id":2,"owner":1,"msg":{"jsonrpc":"2.0","id":2,"result":{}}}`},
+		{"server request on a stream", withOwner(received(17, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, wire.ID{}), one),
+			`{"ms":17,"dir":"in","owner":1,"msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}`},
+		{"cancel leaving", event.Event{Kind: event.CancelLeaving, Time: at(19), RequestID: one, Signal: event.SignalNotification},
+			`{"ms":19,"dir":"local","id":1,"event":"cancel_leaving","signal":"notifications/cancelled"}`},
+		{"round trip", event.Event{Kind: event.RoundTrip, Time: at(20), RTT: 1234567 * time.Nanosecond, Text: "ping"},
+			`{"ms":20,"dir":"local","event":"round_trip","rttMs":1.234,"text":"ping"}`},
+		{"stream resumed", event.Event{Kind: event.StreamOpened, Time: at(18), RequestID: one, Status: 200, ContentType: "text/event-stream",
+			Text: "resumed with Last-Event-ID 7", Resumed: true},
+			`{"ms":18,"dir":"local","id":1,"event":"stream_opened","resumed":true,"text":"resumed with Last-Event-ID 7","status":200,"contentType":"text/event-stream"}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,6 +218,7 @@ func TestWriteLogRoundTrip(t *testing.T) {
 	tr.Apply(sent(2, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}`, false))
 	tr.Apply(received(3, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`, wire.ID{}))
 	tr.Apply(received(4, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`, wire.ID{}))
+	tr.Apply(event.Event{Kind: event.RoundTrip, Time: at(4), RTT: 1500 * time.Microsecond, Text: "ping"})
 	tr.RequestCancel(r.ID, "user", session.CauseUser, at(5))
 	tr.Apply(sent(5, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}`, true))
 	tr.Apply(event.Event{Kind: event.CancelSent, Time: at(5), RequestID: r.ID, Signal: event.SignalNotification, Reason: "user"})
@@ -239,11 +259,14 @@ func TestWriteLogRoundTrip(t *testing.T) {
 	if recs[3].Violation != session.ViolationProgressNotIncreasing {
 		t.Errorf("violation not marked: %+v", recs[3])
 	}
-	if recs[4].Dir != DirOut || recs[4].Internal {
-		t.Errorf("cancel notification: %+v", recs[4])
+	if recs[4].Event != EventRoundTrip || recs[4].RTT != 1.5 || recs[4].Text != "ping" {
+		t.Errorf("round trip: %+v", recs[4])
 	}
-	if recs[5].Event != EventCancelSent || recs[5].Signal != "notifications/cancelled" || recs[5].Reason != "user" {
-		t.Errorf("cancel sent: %+v", recs[5])
+	if recs[5].Dir != DirOut || recs[5].Internal {
+		t.Errorf("cancel notification: %+v", recs[5])
+	}
+	if recs[6].Event != EventCancelSent || recs[6].Signal != "notifications/cancelled" || recs[6].Reason != "user" {
+		t.Errorf("cancel sent: %+v", recs[6])
 	}
 	last := recs[len(recs)-1]
 	if last.Msg != nil || last.Raw == "" || last.Truncated == 0 || last.Event != "received" {

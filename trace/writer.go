@@ -381,6 +381,7 @@ func fromEvent(ev *event.Event, ms float64, own bool) Record {
 		id := ev.RequestID
 		rec.ID = &id
 	}
+	setStream(&rec, ev)
 	switch ev.Kind {
 	case event.Sent, event.Received:
 		m := &ev.Msg
@@ -404,10 +405,6 @@ func fromEvent(ev *event.Event, ms float64, own bool) Record {
 		if (rec.Dir == DirIn && m.Kind == wire.KindRequest) || (rec.Dir == DirOut && m.IsResponse()) {
 			// The server's own request IDs live in another namespace.
 			rec.ID = nil
-			if !ev.Owner.IsZero() {
-				owner := ev.Owner
-				rec.Owner = &owner
-			}
 		} else if rec.ID == nil {
 			if ev.Progress != nil {
 				id := ev.Progress.Token
@@ -432,15 +429,13 @@ func fromEvent(ev *event.Event, ms float64, own bool) Record {
 		rec.Lost = ev.LostConnection
 	case event.Exchange:
 		return exchangeRecord(rec, ev, ms)
+	case event.CancelLeaving: // what is read after it is judged against it
+		rec.Event, rec.Signal = EventCancelLeaving, ev.Signal.String()
+	case event.RoundTrip:
+		rec.Event, rec.RTT = EventRoundTrip, Millis(ev.RTT)
 	case event.Connected:
 		rec.Event = EventConnected
-		if in := ev.Info; in != nil {
-			rec.Transport = in.Transport.String()
-			rec.Era = in.Era.String()
-			rec.ProtocolVersion = in.ProtocolVersion
-			rec.Server = serverName(in.ServerName, in.ServerVersion)
-			rec.SessionID = in.SessionID
-		}
+		connected(&rec, ev.Info)
 	default:
 		rec.Event = ev.Kind.String()
 	}
@@ -456,6 +451,30 @@ func fromEvent(ev *event.Event, ms float64, own bool) Record {
 		rec.Error = ev.Err.Error()
 	}
 	return rec
+}
+
+// connected records a connection's details.
+func connected(rec *Record, in *event.ConnInfo) {
+	if in == nil {
+		return
+	}
+	rec.Transport = in.Transport.String()
+	rec.Era = in.Era.String()
+	rec.ProtocolVersion = in.ProtocolVersion
+	rec.Server = serverName(in.ServerName, in.ServerVersion)
+	rec.SessionID = in.SessionID
+}
+
+// setStream records which request's HTTP response stream carried a
+// message, and a stream resumed with Last-Event-ID: what the tracker
+// judges a message of another request on a stream by (session/streams.go),
+// and a replay judges it by again.
+func setStream(rec *Record, ev *event.Event) {
+	if !ev.Owner.IsZero() {
+		owner := ev.Owner
+		rec.Owner = &owner
+	}
+	rec.Resumed = ev.Resumed
 }
 
 // userCancel clears the internal mark of the notifications/cancelled a
@@ -659,6 +678,7 @@ func FromLogEntry(e session.LogEntry, ms float64) Record {
 		rec.Status = e.Status
 		return rec
 	}
+	rec.RTT = Millis(e.RTT) // a round_trip's; zero on every other line
 	rec.Event = e.Kind.String()
 	rec.Text = e.Text
 	rec.Status = e.Status
