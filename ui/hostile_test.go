@@ -32,9 +32,12 @@ import (
 const (
 	liveWidth  = 120
 	liveHeight = 35
-	// frameLimit bounds one Update and the View after it: the UI must stay
-	// responsive whatever arrives (generous for -race on a loaded machine).
-	frameLimit = 500 * time.Millisecond
+	// frameLimit catches a frozen UI (an Update and its View that never
+	// end, or take seconds), not a slow one: how fast a frame is under a
+	// hostile stream is measured in benchmarks (BenchmarkKeyUnderFlood),
+	// and the slowest frame seen here is logged. Under -race on a loaded
+	// two-core machine a healthy frame has taken 700 ms.
+	frameLimit = 5 * time.Second
 )
 
 // liveHarness drives a Model the way Bubble Tea does — commands run in

@@ -147,9 +147,9 @@ func TestSchemaFormHostileSchemas(t *testing.T) {
 			if len(h.fake.sent) != n+1 && h.m.screens.composer.Err() == "" {
 				t.Fatalf("not sent, and no error:\n%s", h.screen())
 			}
-			if d := time.Since(start); d > 3*time.Second {
-				t.Errorf("took %s", d)
-			}
+			// How long it took is logged, not judged: the bounds that keep
+			// a form linear are counted in ui/schemaform (bound_test.go).
+			t.Logf("built, typed in and sent in %s", time.Since(start).Round(time.Millisecond))
 		})
 	}
 }
