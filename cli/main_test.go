@@ -184,7 +184,13 @@ func TestDemoServerHTTP(t *testing.T) {
 		"--late-window", "300ms", "--json")
 	var crep check.Report
 	if err := json.Unmarshal([]byte(stdout), &crep); err != nil || code != 0 || crep.Summary.Pass == 0 || crep.Summary.Fail+crep.Summary.Warn > 0 {
-		t.Errorf("check exit %d %+v (%v): %s", code, crep.Summary, err, errOut)
+		var notPassed []string
+		for _, f := range crep.Findings {
+			if f.Status != check.StatusPass {
+				notPassed = append(notPassed, f.Status+" "+f.ID+": "+f.Detail)
+			}
+		}
+		t.Errorf("check exit %d %+v (%v): %s\n%s", code, crep.Summary, err, errOut, strings.Join(notPassed, "\n"))
 	}
 }
 

@@ -666,7 +666,7 @@ func (t *httpTransport) resumeSSE(ctx context.Context, st *httpStream, id wire.I
 		t.c.emit(event.Event{Kind: event.StreamClosed, Time: time.Now(), RequestID: id, ByClient: st.closedByClient.Load()})
 		return nil, false
 	}
-	resp, _, err := t.get(ctx, lastID)
+	resp, err := t.getResuming(ctx, st, id, lastID)
 	if err != nil {
 		if !st.closedByClient.Load() && t.isClosing() {
 			return nil, false
@@ -682,6 +682,33 @@ func (t *httpTransport) resumeSSE(ctx context.Context, st *httpStream, id wire.I
 	t.c.emit(event.Event{Kind: event.StreamOpened, Time: time.Now(), RequestID: id, Status: resp.StatusCode,
 		ContentType: resp.Header.Get("Content-Type"), Text: "resumed with Last-Event-ID " + lastID, Resumed: true})
 	return resp.Body, true
+}
+
+// resumeConflictWaits are the waits before each new try of a resuming GET
+// the server refused with 409 Conflict: a server that has not yet seen the
+// old connection go (go-sdk says "stream ID conflicts with ongoing
+// stream") takes the same GET a moment later. 1.55 s in all.
+var resumeConflictWaits = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}
+
+// getResuming is the GET that resumes request id's stream after lastID,
+// tried again (and said) while the server answers 409 Conflict.
+func (t *httpTransport) getResuming(ctx context.Context, st *httpStream, id wire.ID, lastID string) (*http.Response, error) {
+	for try := 0; ; try++ {
+		resp, _, err := t.get(ctx, lastID)
+		var se *HTTPStatusError
+		if err == nil || !errors.As(err, &se) || se.Status != http.StatusConflict || try == len(resumeConflictWaits) ||
+			st.closedByClient.Load() || st.cancelled.Load() {
+			return resp, err
+		}
+		wait := resumeConflictWaits[try]
+		t.c.emit(event.Event{Kind: event.Note, Time: time.Now(), RequestID: id,
+			Text: fmt.Sprintf("the resuming GET was refused (%s); asking again in %s", plainErr(err), wait)})
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // readStream is the one loop that reads an SSE connection, a request's

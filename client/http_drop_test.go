@@ -3,6 +3,7 @@ package client_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +43,40 @@ func TestDropStreamResumesWithLastEventID(t *testing.T) {
 	}
 	if n := rec.count(func(ev event.Event) bool { return ev.Kind == event.RequestFailed }); n != 0 {
 		t.Errorf("dropping the stream failed the request:\n%s", rec.dump())
+	}
+}
+
+// A server that refuses the resumption with 409 Conflict because it has
+// not yet seen the old connection go is asked again, a little later, and
+// the rest of the stream arrives; each refusal is said.
+func TestResumeRetriedOnConflict(t *testing.T) {
+	peer := &hostile.Resumable{Mode: hostile.Redelivers, Steps: 4, Interval: 40 * time.Millisecond, Conflicts: 2}
+	ts := hostile.NewServer(peer, false)
+	t.Cleanup(ts.Close)
+	c, rec, _ := connectClient(t, client.Config{URL: ts.URL, ProtocolVersion: wire.Version20251125})
+	id := send(t, c, 1, wire.MethodToolsCall, toolCall(hostile.ToolName, nil))
+	rec.wait(t, "the first progress", func(ev event.Event) bool { return ev.Progress != nil })
+	last, err := c.DropStream(id)
+	if err != nil {
+		t.Fatalf("DropStream: %v", err)
+	}
+	rec.wait(t, "the answer on the resumed stream", responseTo(id))
+	gets := 0
+	for _, l := range peer.Log() {
+		if l == "GET Last-Event-ID="+last {
+			gets++
+		}
+	}
+	if gets != 3 {
+		t.Errorf("%d resuming GETs, want 3 (two refused, one taken); the server saw %q", gets, peer.Log())
+	}
+	if n := rec.count(func(ev event.Event) bool {
+		return ev.Kind == event.Note && ev.RequestID == id && strings.Contains(ev.Text, "409 Conflict")
+	}); n != 2 {
+		t.Errorf("%d notes of a refused resumption, want 2:\n%s", n, rec.dump())
+	}
+	if n := rec.count(func(ev event.Event) bool { return ev.Kind == event.RequestFailed }); n != 0 {
+		t.Errorf("the refused resumptions failed the request:\n%s", rec.dump())
 	}
 }
 

@@ -63,6 +63,11 @@ type Resumable struct {
 	Mode     ResumeMode
 	Steps    int
 	Interval time.Duration
+	// Conflicts is how many resuming GETs are first refused with 409
+	// Conflict, as a server that has not yet seen the old connection go
+	// refuses them (go-sdk: "stream ID conflicts with ongoing stream").
+	Conflicts int
+	conflicted int
 
 	mu      sync.Mutex
 	streams []*resumeStream
@@ -294,6 +299,12 @@ func (p *Resumable) serve(w http.ResponseWriter, r *http.Request, st *resumeStre
 func (p *Resumable) resume(w http.ResponseWriter, r *http.Request, last string) {
 	n, i, ok := parseEventID(last)
 	p.mu.Lock()
+	if p.conflicted < p.Conflicts {
+		p.conflicted++
+		p.mu.Unlock()
+		http.Error(w, "stream ID conflicts with ongoing stream", http.StatusConflict)
+		return
+	}
 	var st, other *resumeStream
 	if ok && n >= 1 && n <= len(p.streams) {
 		st = p.streams[n-1]
