@@ -112,7 +112,7 @@ func (t *Tracker) coalesce(ev *event.Event) (int, bool) {
 		return 0, false
 	}
 	lg := &t.log
-	if i, ok := lg.slot(r.coalesceAt); ok && r.coalesceAt > 0 {
+	if i, ok := lg.slot(r.peek().coalesceAt); ok && r.peek().coalesceAt > 0 {
 		e := &lg.ring.buf[i]
 		latest := lg.entry(ev)
 		e.Raw, e.Truncated = latest.Raw, latest.Truncated
@@ -123,7 +123,7 @@ func (t *Tracker) coalesce(ev *event.Event) (int, bool) {
 	// The first merged one (or the old entry left the log): a new entry,
 	// which the ones after it join.
 	i := lg.append(ev)
-	r.coalesceAt = lg.ring.total
+	r.side().coalesceAt = lg.ring.total
 	return i, true
 }
 

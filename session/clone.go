@@ -74,6 +74,10 @@ func (cl *cloner) request(r *Request) *Request {
 		c.Cancel = &cn
 	}
 	c.Error = cloneError(r.Error)
+	if r.aside != nil {
+		as := *r.aside
+		c.aside = &as
+	}
 	if r.Task != nil {
 		tk := *r.Task
 		tk.History = slices.Clone(r.Task.History)

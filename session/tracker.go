@@ -224,7 +224,7 @@ func (t *Tracker) Begin(method string, params json.RawMessage, opts RequestOptio
 	}
 	t.byID[id] = r
 	t.hist = append(t.hist, r)
-	r.activePos = len(t.active)
+	r.activePos = int32(len(t.active))
 	t.active = append(t.active, r)
 	t.counts.InFlight++
 	if len(params) > 0 {
@@ -434,10 +434,9 @@ func (t *Tracker) NextDeadline() (time.Time, bool) {
 		case StatePending, StateRunning, StateTask:
 			var limit Limit
 			if d, limit = r.deadline(); limit == LimitNone {
-				if r.hostResumeBy.IsZero() {
+				if d = r.peek().hostResumeBy; d.IsZero() {
 					continue
 				}
-				d = r.hostResumeBy
 			}
 		case StateCancelRequested:
 			d = r.Cancel.SettleBy
