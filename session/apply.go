@@ -115,9 +115,10 @@ func (t *Tracker) coalesce(ev *event.Event) (int, bool) {
 	if i, ok := lg.slot(r.peek().coalesceAt); ok && r.peek().coalesceAt > 0 {
 		e := &lg.ring.buf[i]
 		latest := lg.entry(ev)
-		e.Raw, e.Truncated = latest.Raw, latest.Truncated
-		e.LastTime = ev.Time
-		e.Coalesced++
+		m := e.extra()
+		e.Raw, m.Truncated = latest.Raw, latest.Truncated
+		m.LastTime = ev.Time
+		m.Coalesced++
 		return i, true
 	}
 	// The first merged one (or the old entry left the log): a new entry,
@@ -198,7 +199,7 @@ func (t *Tracker) onSent(ev *event.Event) {
 		r.taskDeclared = declaresTask(ev.Msg.Params, t.modernFor(r))
 	}
 	if r.Role != RoleNone {
-		t.log.ring.buf[t.curLog].Parent = r.Parent
+		t.log.ring.buf[t.curLog].extra().Parent = r.Parent
 		t.childSent(r, ev)
 	}
 }

@@ -44,7 +44,7 @@ func (t *Tracker) Clone() *Tracker {
 	// original's does).
 	c.changes.buf = slices.Clone(t.changes.buf)
 	c.raw = t.raw.clone()
-	c.log.ring = t.log.ring.clone()
+	c.log = t.log.clone()
 	c.stderr.ring = t.stderr.ring.clone()
 	c.violations.ring = t.violations.ring.clone()
 	c.violations.counts = maps.Clone(t.violations.counts)

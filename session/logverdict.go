@@ -19,7 +19,7 @@ func (t *Tracker) markLogVerdict(r *Request, what Arrival, crossed bool, at time
 	if t.curLog < 0 {
 		return
 	}
-	e := &t.log.ring.buf[t.curLog]
+	e := t.log.ring.buf[t.curLog].extra()
 	e.Verdict = VerdictLate
 	if crossed {
 		e.Verdict = VerdictCrossed
@@ -39,7 +39,7 @@ func (t *Tracker) markLogVerdict(r *Request, what Arrival, crossed bool, at time
 func (t *Tracker) relabelLateResponse(r *Request) {
 	if at := r.peek().lateLogAt; at > 0 {
 		if i, ok := t.log.slot(at); ok {
-			t.log.ring.buf[i].Verdict = VerdictLate
+			t.log.ring.buf[i].extra().Verdict = VerdictLate
 		}
 	}
 }
