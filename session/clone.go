@@ -190,6 +190,7 @@ func (r ring[T]) clone() ring[T] {
 
 func (s rawStore) clone() rawStore {
 	s.items = maps.Clone(s.items)
+	s.outcomes = maps.Clone(s.outcomes)
 	s.fifo = slices.Clone(s.fifo)
 	return s
 }
