@@ -1,7 +1,6 @@
 package session
 
 import (
-	"slices"
 	"time"
 
 	"inflight/event"
@@ -23,9 +22,7 @@ func (r *ring[T]) push(v T) int {
 	r.total++
 	if len(r.buf) < r.limit {
 		if len(r.buf) == cap(r.buf) {
-			// Grow as append would, but never past the bound: a full
-			// ring holds limit values, not the slack of a last doubling.
-			r.buf = slices.Grow(r.buf, min(max(2*len(r.buf), 8), r.limit)-len(r.buf))
+			r.grow()
 		}
 		r.buf = append(r.buf, v)
 		return len(r.buf) - 1
@@ -37,6 +34,20 @@ func (r *ring[T]) push(v T) int {
 		r.start = 0
 	}
 	return i
+}
+
+// grow makes room as append would (doubling, then a quarter at a time),
+// but never past the bound: a full ring holds limit values, not the slack
+// of its last growth (append's may go past any bound).
+func (r *ring[T]) grow() {
+	n := len(r.buf)
+	c := 2 * n
+	if n >= 256 {
+		c = n + (n+3*256)/4
+	}
+	buf := make([]T, n, min(max(c, 8), r.limit))
+	copy(buf, r.buf)
+	r.buf = buf
 }
 
 func (r *ring[T]) len() int { return len(r.buf) }

@@ -19,3 +19,20 @@ func TestRequestRecordSize(t *testing.T) {
 		t.Errorf("requestAside is %d bytes, want ≤ 128", got)
 	}
 }
+
+// A full ring holds its bound and no slack past it (a protocol log of
+// 10 000 entries per server, 20 servers).
+func TestRingCapacityIsItsBound(t *testing.T) {
+	for _, limit := range []int{1, 7, 300, 10_000} {
+		r := ring[logRec]{limit: limit}
+		for i := range 2*limit + 3 {
+			r.push(logRec{Text: itoa(i)})
+		}
+		if cap(r.buf) != limit || r.len() != limit {
+			t.Errorf("limit %d: len %d, cap %d", limit, r.len(), cap(r.buf))
+		}
+		if got := r.at(0).Text; got != itoa(limit+3) {
+			t.Errorf("limit %d: oldest %q, want %q", limit, got, itoa(limit+3))
+		}
+	}
+}
