@@ -116,18 +116,19 @@ func (t *Tracker) coalesce(ev *event.Event) (int, bool) {
 		return 0, false
 	}
 	lg := &t.log
-	if i, ok := lg.slot(r.coalesceAt); ok && r.coalesceAt > 0 {
+	if i, ok := lg.slot(r.peek().coalesceAt); ok && r.peek().coalesceAt > 0 {
 		e := &lg.ring.buf[i]
 		latest := lg.entry(ev)
-		e.Raw, e.Truncated = latest.Raw, latest.Truncated
-		e.LastTime = ev.Time
-		e.Coalesced++
+		m := e.extra()
+		e.Raw, m.Truncated = latest.Raw, latest.Truncated
+		m.LastTime = ev.Time
+		m.Coalesced++
 		return i, true
 	}
 	// The first merged one (or the old entry left the log): a new entry,
 	// which the ones after it join.
 	i := lg.append(ev)
-	r.coalesceAt = lg.ring.total
+	r.side().coalesceAt = lg.ring.total
 	return i, true
 }
 
@@ -202,7 +203,7 @@ func (t *Tracker) onSent(ev *event.Event) {
 		r.taskDeclared = declaresTask(ev.Msg.Params, t.modernFor(r))
 	}
 	if r.Role != RoleNone {
-		t.log.ring.buf[t.curLog].Parent = r.Parent
+		t.log.ring.buf[t.curLog].extra().Parent = r.Parent
 		t.childSent(r, ev)
 	}
 }

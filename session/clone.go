@@ -44,7 +44,7 @@ func (t *Tracker) Clone() *Tracker {
 	// original's does).
 	c.changes.buf = slices.Clone(t.changes.buf)
 	c.raw = t.raw.clone()
-	c.log.ring = t.log.ring.clone()
+	c.log = t.log.clone()
 	c.stderr.ring = t.stderr.ring.clone()
 	c.violations.ring = t.violations.ring.clone()
 	c.violations.counts = maps.Clone(t.violations.counts)
@@ -74,6 +74,10 @@ func (cl *cloner) request(r *Request) *Request {
 		c.Cancel = &cn
 	}
 	c.Error = cloneError(r.Error)
+	if r.aside != nil {
+		as := *r.aside
+		c.aside = &as
+	}
 	if r.Task != nil {
 		tk := *r.Task
 		tk.History = slices.Clone(r.Task.History)
@@ -186,6 +190,7 @@ func (r ring[T]) clone() ring[T] {
 
 func (s rawStore) clone() rawStore {
 	s.items = maps.Clone(s.items)
+	s.outcomes = maps.Clone(s.outcomes)
 	s.fifo = slices.Clone(s.fifo)
 	return s
 }

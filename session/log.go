@@ -21,6 +21,9 @@ type ring[T any] struct {
 func (r *ring[T]) push(v T) int {
 	r.total++
 	if len(r.buf) < r.limit {
+		if len(r.buf) == cap(r.buf) {
+			r.grow()
+		}
 		r.buf = append(r.buf, v)
 		return len(r.buf) - 1
 	}
@@ -31,6 +34,20 @@ func (r *ring[T]) push(v T) int {
 		r.start = 0
 	}
 	return i
+}
+
+// grow makes room as append would (doubling, then a quarter at a time),
+// but never past the bound: a full ring holds limit values, not the slack
+// of its last growth (append's may go past any bound).
+func (r *ring[T]) grow() {
+	n := len(r.buf)
+	c := 2 * n
+	if n >= 256 {
+		c = n + (n+3*256)/4
+	}
+	buf := make([]T, n, min(max(c, 8), r.limit))
+	copy(buf, r.buf)
+	r.buf = buf
 }
 
 func (r *ring[T]) len() int { return len(r.buf) }
@@ -124,15 +141,106 @@ const LogProgressPerRequest = 100
 
 // ProtocolLog is the bounded log of every event applied, Internal ones too.
 type ProtocolLog struct {
-	ring     ring[LogEntry]
+	ring     ring[logRec]
 	rawLimit int
+}
+
+// logRec is how the log keeps an entry: what nearly every entry has, in
+// 120 bytes, and what few have (a violation, a verdict, a coalesced run,
+// an HTTP status, a task's parent…) behind a pointer, nil when none of it
+// is set. A full log holds Config.LogEntries of them per server, and a
+// LogEntry is twice the size. At builds the LogEntry.
+type logRec struct {
+	Time     time.Time
+	Method   string
+	ID       wire.ID
+	Text     string
+	Raw      []byte
+	more     *logMore
+	Dir      Direction
+	Kind     event.Kind
+	MsgKind  wire.Kind
+	Internal bool
+	Signal   event.CancelSignal
+	ByClient bool
+	IsState  bool
+	From     State
+	State    State
+}
+
+// logMore is the part of a LogEntry few entries have (see LogEntry).
+type logMore struct {
+	Violation, Verdict string
+	Status, Truncated  int
+	Coalesced          int
+	Info               *event.ConnInfo
+	Parent             wire.ID
+	LastTime           time.Time
+	AfterCancel, RTT   time.Duration
+}
+
+// noMore is what a record without its logMore reads.
+var noMore logMore
+
+// extra returns the record's logMore, made on first use: for writing.
+func (e *logRec) extra() *logMore {
+	if e.more == nil {
+		e.more = new(logMore)
+	}
+	return e.more
+}
+
+// peek returns the record's logMore for reading, never nil; it must not be
+// written through (extra is for that).
+func (e *logRec) peek() *logMore {
+	if e.more == nil {
+		return &noMore
+	}
+	return e.more
+}
+
+// pack is the record of e.
+func pack(e LogEntry) logRec {
+	r := logRec{Time: e.Time, Method: e.Method, ID: e.ID, Text: e.Text, Raw: e.Raw,
+		Dir: e.Dir, Kind: e.Kind, MsgKind: e.MsgKind, Internal: e.Internal, Signal: e.Signal,
+		ByClient: e.ByClient, IsState: e.IsState, From: e.From, State: e.State}
+	m := logMore{Violation: e.Violation, Verdict: e.Verdict, Status: e.Status, Truncated: e.Truncated,
+		Coalesced: e.Coalesced, Info: e.Info, Parent: e.Parent, LastTime: e.LastTime,
+		AfterCancel: e.AfterCancel, RTT: e.RTT}
+	if m != (logMore{}) {
+		r.more = &m
+	}
+	return r
+}
+
+// entry is the LogEntry the record keeps.
+func (e *logRec) entry() LogEntry {
+	m := e.peek()
+	return LogEntry{Time: e.Time, Dir: e.Dir, Kind: e.Kind, MsgKind: e.MsgKind, Internal: e.Internal,
+		Signal: e.Signal, Method: e.Method, ID: e.ID, Violation: m.Violation, Text: e.Text,
+		Status: m.Status, Raw: e.Raw, Truncated: m.Truncated, ByClient: e.ByClient, Info: m.Info,
+		Parent: m.Parent, IsState: e.IsState, From: e.From, State: e.State, Coalesced: m.Coalesced,
+		LastTime: m.LastTime, Verdict: m.Verdict, AfterCancel: m.AfterCancel, RTT: m.RTT}
+}
+
+// clone copies the log, and each record's logMore, which is written in
+// place.
+func (l ProtocolLog) clone() ProtocolLog {
+	l.ring = l.ring.clone()
+	for i := range l.ring.buf {
+		if m := l.ring.buf[i].more; m != nil {
+			cp := *m
+			l.ring.buf[i].more = &cp
+		}
+	}
+	return l
 }
 
 // Len is the number of entries kept.
 func (l *ProtocolLog) Len() int { return l.ring.len() }
 
 // At returns the i-th entry kept, oldest first (0 ≤ i < Len).
-func (l *ProtocolLog) At(i int) LogEntry { return *l.ring.at(i) }
+func (l *ProtocolLog) At(i int) LogEntry { return l.ring.at(i).entry() }
 
 // Total counts every entry ever appended; Total-Len were dropped.
 func (l *ProtocolLog) Total() int64 { return l.ring.total }
@@ -141,7 +249,7 @@ func (l *ProtocolLog) Total() int64 { return l.ring.total }
 // while applying the event can mark it. It allocates nothing unless the raw
 // bytes must be clipped, because every message passes through here.
 func (l *ProtocolLog) append(ev *event.Event) int {
-	return l.ring.push(l.entry(ev))
+	return l.ring.push(pack(l.entry(ev)))
 }
 
 // slot is the buf index of the entry at position pos (Total right after it

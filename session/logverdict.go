@@ -19,7 +19,7 @@ func (t *Tracker) markLogVerdict(r *Request, what Arrival, crossed bool, at time
 	if t.curLog < 0 {
 		return
 	}
-	e := &t.log.ring.buf[t.curLog]
+	e := t.log.ring.buf[t.curLog].extra()
 	e.Verdict = VerdictLate
 	if crossed {
 		e.Verdict = VerdictCrossed
@@ -30,15 +30,17 @@ func (t *Tracker) markLogVerdict(r *Request, what Arrival, crossed bool, at time
 		e.AfterCancel = at.Sub(r.Ended)
 	}
 	if what == ArrivalResponse {
-		r.lateLogAt = t.log.ring.total
+		r.side().lateLogAt = t.log.ring.total
 	}
 }
 
 // relabelLateResponse marks r's response entry late: it was judged crossed
 // for want of the cancel's send time, and the time, known now, says late.
 func (t *Tracker) relabelLateResponse(r *Request) {
-	if i, ok := t.log.slot(r.lateLogAt); ok && r.lateLogAt > 0 {
-		t.log.ring.buf[i].Verdict = VerdictLate
+	if at := r.peek().lateLogAt; at > 0 {
+		if i, ok := t.log.slot(at); ok {
+			t.log.ring.buf[i].extra().Verdict = VerdictLate
+		}
 	}
 }
 

@@ -151,7 +151,7 @@ func (t *Tracker) observeRequest(ev *event.Event) {
 		}
 	}
 	t.hist = append(t.hist, r)
-	r.activePos = len(t.active)
+	r.activePos = int32(len(t.active))
 	t.active = append(t.active, r)
 	t.counts.InFlight++
 	t.raw.put(rawKey{id, rawRequest}, ev.Raw)

@@ -160,7 +160,7 @@ func (t *Tracker) hostCancelledAnswered(r *Request, ev *event.Event) {
 // hostAbandoned flags r, which the host stopped waiting for without a
 // cancel (how says how), and what it left waiting.
 func (t *Tracker) hostAbandoned(r *Request, how string, ev *event.Event) {
-	r.abandonedAt = ev.Time
+	r.side().abandonedAt = ev.Time
 	t.violate(ViolationHostAbandoned, "the host "+how+" with "+r.Method+" "+r.ID.String()+
 		" in flight and sent no cancel for it", r, r.ID, ev)
 	t.hostGaveUp(r, "", ev.Time, ev)
@@ -189,12 +189,13 @@ func (t *Tracker) HostEndedSession(sessionID string, now time.Time) []Change {
 // serverWorkedOn says, when the server answers a request the host
 // abandoned, how long it worked on after.
 func (t *Tracker) serverWorkedOn(r *Request, ev *event.Event) {
-	if r.abandonedAt.IsZero() || !r.ByHost {
+	abandoned := r.peek().abandonedAt
+	if abandoned.IsZero() || !r.ByHost {
 		return
 	}
 	t.log.append(&event.Event{Kind: event.Note, Time: ev.Time, RequestID: r.ID,
-		Text: "the server answered " + r.Method + " " + r.ID.String() + " " + secs(ev.Time.Sub(r.abandonedAt)) + " after the host abandoned it"})
-	r.abandonedAt = time.Time{}
+		Text: "the server answered " + r.Method + " " + r.ID.String() + " " + secs(ev.Time.Sub(abandoned)) + " after the host abandoned it"})
+	r.side().abandonedAt = time.Time{}
 }
 
 // UpstreamStreamEndedIn records that on legacy HTTP the server's response
@@ -207,12 +208,13 @@ func (t *Tracker) UpstreamStreamEndedIn(id wire.ID, sessionID string, now time.T
 	if r == nil || !abandonable(r) || t.modernFor(r) || otherSession(sessionID, r.hostSession) {
 		return t.changes.buf
 	}
-	if !r.abandonedAt.IsZero() {
+	if !r.peek().abandonedAt.IsZero() {
 		// The host walked away from it (ended its session): a stream that
 		// ends after is the server's closing of it, nothing to resume.
 		return t.changes.buf
 	}
-	r.hostClosedAt, r.hostResumeBy, r.streamDropped = now, now.Add(t.resumeWait(r)), true
+	a := r.side()
+	a.hostClosedAt, a.hostResumeBy, a.streamDropped = now, now.Add(t.resumeWait(r)), true
 	return t.changes.buf
 }
 
@@ -223,11 +225,13 @@ func (t *Tracker) HostReopenedIn(sessionID string, now time.Time) []Change {
 	t.changes.reset()
 	ev := event.Event{Time: now, SessionID: sessionID}
 	for _, r := range t.active {
-		if !r.streamDropped || r.hostResumeBy.IsZero() || otherSession(sessionID, r.hostSession) {
+		a := r.peek()
+		if !a.streamDropped || a.hostResumeBy.IsZero() || otherSession(sessionID, r.hostSession) {
 			continue
 		}
-		dropped := r.hostClosedAt
-		r.hostClosedAt, r.hostResumeBy, r.streamDropped = time.Time{}, time.Time{}, false
+		dropped := a.hostClosedAt
+		a = r.side() // not the shared zero: the guard above passed
+		a.hostClosedAt, a.hostResumeBy, a.streamDropped = time.Time{}, time.Time{}, false
 		t.violate(ViolationHostResumedWithoutLastEventID, "the server's stream of "+describeReq(r)+" ended before its answer, and "+
 			secs(now.Sub(dropped))+" later the host opened a stream without Last-Event-ID: what the server sent meanwhile is not replayed", r, r.ID, &ev)
 	}

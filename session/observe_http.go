@@ -80,7 +80,8 @@ func (t *Tracker) HostClosedStreamIn(id wire.ID, sessionID string, now time.Time
 			// first: the proxy reports a closure CancelGrace late.
 			return t.changes.buf
 		}
-		r.hostClosedAt, r.hostResumeBy = now, now.Add(t.resumeWait(r))
+		a := r.side()
+		a.hostClosedAt, a.hostResumeBy = now, now.Add(t.resumeWait(r))
 	}
 	return t.changes.buf
 }
@@ -115,10 +116,12 @@ func (t *Tracker) HostResumedIn(sessionID string, now time.Time) []Change {
 	}
 	t.hostResumes[sessionID] = now
 	for _, r := range t.active {
-		if r.hostResumeBy.IsZero() || !now.Before(r.hostResumeBy) || otherSession(sessionID, r.hostSession) {
+		a := r.peek()
+		if a.hostResumeBy.IsZero() || !now.Before(a.hostResumeBy) || otherSession(sessionID, r.hostSession) {
 			continue
 		}
-		r.hostClosedAt, r.hostResumeBy, r.streamDropped = time.Time{}, time.Time{}, false
+		a = r.side() // not the shared zero: the guard above passed
+		a.hostClosedAt, a.hostResumeBy, a.streamDropped = time.Time{}, time.Time{}, false
 	}
 	return t.changes.buf
 }
@@ -126,13 +129,15 @@ func (t *Tracker) HostResumedIn(sessionID string, now time.Time) []Change {
 // hostResumeDue flags r, at now, when the wait for the host to resume the
 // stream it closed is over (Due).
 func (t *Tracker) hostResumeDue(r *Request, now time.Time) {
-	if r.hostResumeBy.IsZero() || now.Before(r.hostResumeBy) {
+	a := r.peek()
+	if a.hostResumeBy.IsZero() || now.Before(a.hostResumeBy) {
 		return
 	}
-	closed := r.hostClosedAt
-	r.hostClosedAt, r.hostResumeBy = time.Time{}, time.Time{}
-	if r.streamDropped {
-		r.streamDropped = false
+	closed := a.hostClosedAt
+	a = r.side() // not the shared zero: the guard above passed
+	a.hostClosedAt, a.hostResumeBy = time.Time{}, time.Time{}
+	if a.streamDropped {
+		a.streamDropped = false
 		ev := event.Event{Time: now, RequestID: r.ID}
 		t.violate(ViolationHostNoResume, "the server's stream of "+describeReq(r)+" ended before its answer, and the host did not resume it (a GET with Last-Event-ID) in the "+
 			secs(now.Sub(closed))+" watched: the answer can no longer reach it", r, r.ID, &ev)

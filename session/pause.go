@@ -15,7 +15,7 @@ import "time"
 // (legacy), or it waits for input between rounds (modern). Its timeout
 // does not run meanwhile.
 func (r *Request) WaitingOnUser() bool {
-	return r.asking > 0 || r.State == StateWaitingInput
+	return r.peek().asking > 0 || r.State == StateWaitingInput
 }
 
 // questionOpened pauses the timeout of the request s is tied to, r, when
@@ -25,10 +25,11 @@ func (t *Tracker) questionOpened(s *ServerRequest, r *Request, at time.Time) {
 		return
 	}
 	s.pauses = r
-	if r.asking == 0 {
-		r.pausedAt = at
+	a := r.side()
+	if a.asking == 0 {
+		a.pausedAt = at
 	}
-	r.asking++
+	a.asking++
 }
 
 // questionClosed resumes the timeout s paused once no other question of
@@ -39,8 +40,9 @@ func (t *Tracker) questionClosed(s *ServerRequest, at time.Time) {
 		return
 	}
 	s.pauses = nil
-	r.asking--
-	if r.asking > 0 {
+	a := r.side()
+	a.asking--
+	if a.asking > 0 {
 		return
 	}
 	r.resume(at)
@@ -51,17 +53,18 @@ func (t *Tracker) questionClosed(s *ServerRequest, at time.Time) {
 // Progress that reset the timeout during the pause leaves it the whole
 // timeout from now.
 func (r *Request) resume(at time.Time) {
-	paused := at.Sub(r.pausedAt)
+	a := r.side()
+	paused := at.Sub(a.pausedAt)
 	if paused < 0 {
 		paused = 0
 	}
 	r.PausedFor += paused
 	tt := &r.Timeout
 	tt.MaxDeadline = tt.MaxDeadline.Add(paused)
-	if tt.ResetOnProgress && r.Progress.Count > 0 && r.Progress.Last.After(r.pausedAt) {
+	if tt.ResetOnProgress && r.Progress.Count > 0 && r.Progress.Last.After(a.pausedAt) {
 		tt.Deadline = at.Add(tt.Timeout)
 	} else {
 		tt.Deadline = tt.Deadline.Add(paused)
 	}
-	r.pausedAt = time.Time{}
+	a.pausedAt = time.Time{}
 }

@@ -29,11 +29,26 @@ type Request struct {
 	// by construction — except for a host's request (ByHost), whose token
 	// is whatever the host chose (zero when it asked for no progress).
 	ProgressToken wire.ID
+
+	// State is where the request is in its life.
+	State State
 	// ByHost marks a request a host sent through `inflight proxy`
 	// (Tracker.Observe): its ID and token are the host's, it has no
 	// deadline (its timeout is the host's business), and its cancel is the
 	// host's (CauseHost).
 	ByHost bool
+	// ToolError is set when a tools/call result carried "isError": true;
+	// the request is then failed although the server answered normally.
+	ToolError bool
+	// Acked is set when the server acknowledged a subscriptions/listen.
+	Acked bool
+	// Role says which of a task's own requests this is (see Parent).
+	Role TaskRole
+	// The one-byte fields are side by side, the private ones among them,
+	// so that they share one word: a history holds thousands of records.
+	responded bool // a response (timely or late) arrived
+	flagged   bool // counted in Counts.Flagged
+	listen    bool // Method is subscriptions/listen
 
 	// Created is when Begin was called; timeouts count from here so that
 	// time spent getting the request onto the wire counts against it.
@@ -42,8 +57,6 @@ type Request struct {
 	Sent time.Time
 	// Ended is when the state became final (zero while active).
 	Ended time.Time
-	// State is where the request is in its life.
-	State State
 
 	// Progress is what the server reported, ignoring progress after a cancel.
 	Progress Progress
@@ -64,12 +77,7 @@ type Request struct {
 	// LocalError explains a failure the client saw rather than the server
 	// reported (HTTP error, lost connection, invalid result).
 	LocalError string
-	// ToolError is set when a tools/call result carried "isError": true;
-	// the request is then failed although the server answered normally.
-	ToolError bool
 
-	// Acked is set when the server acknowledged a subscriptions/listen.
-	Acked bool
 	// Notifications counts notifications delivered on this subscription
 	// (excluding the acknowledgment and late ones).
 	Notifications int
@@ -88,7 +96,6 @@ type Request struct {
 	// Such requests are the task's, not the user's: views show them in
 	// the task's timeline, not as rows of their own.
 	Parent wire.ID
-	Role   TaskRole
 	// ChildParams are the params a task's own request is sent with (nil
 	// for every other request, whose params are the caller's).
 	ChildParams json.RawMessage
@@ -107,30 +114,16 @@ type Request struct {
 	// pause still running is not in it yet.
 	PausedFor time.Duration
 
-	seq       int64 // ID as an integer: history is sorted by it
-	activePos int   // index in the tracker's active set, -1 when final
-	stride    int   // a timeline sample is kept every stride progress notifications
-	responded bool  // a response (timely or late) arrived
-	flagged   bool  // counted in Counts.Flagged
-	listen    bool  // Method is subscriptions/listen
+	seq int64 // ID as an integer: history is sorted by it
+	// activePos is the index in the tracker's active set, -1 when final;
+	// a timeline sample is kept every stride progress notifications.
+	activePos, stride int32
+	// logProgress counts the progress entries logged one by one (then
+	// they are merged into one, aside.coalesceAt).
+	logProgress int32
 	// hostModern: a host's request that carried a modern protocol
 	// version in its _meta (a proxy may see hosts of either era).
 	hostModern bool
-	// resumed: its HTTP response stream was resumed with Last-Event-ID
-	// (streams.go).
-	resumed bool
-	// hostSession is the host's HTTP session the request came in ("":
-	// none known).
-	hostSession string
-	// hostClosedAt: on legacy HTTP the host closed this request's stream
-	// without a cancel; it is flagged unless the host resumes a stream
-	// by hostResumeBy (observe_http.go).
-	hostClosedAt, hostResumeBy time.Time
-	// streamDropped: the wait above is for the host to resume a stream
-	// the server ended before its answer (observe_findings.go);
-	// abandonedAt is when the host went without cancelling it.
-	streamDropped bool
-	abandonedAt   time.Time
 	// taskDeclared: the request, as sent, told the server the client
 	// takes a task for it (legacy: a task member; modern: the extension in
 	// its clientCapabilities).
@@ -138,22 +131,63 @@ type Request struct {
 	// closeDue: a task's listen to close at the next Due (its task
 	// ended, or the server offers no notifications for it).
 	closeDue bool
-	// logProgress counts the progress entries logged one by one;
-	// coalesceAt is the log position (ProtocolLog.Total after its append)
-	// of the entry later ones are merged into, 0 before there is one.
-	logProgress int32
-	coalesceAt  int64
-	// lateLogAt is the log position of the late (or crossed) response's
-	// entry, so that a later judgement of it relabels the entry too.
-	lateLogAt int64
 	// tokenTaken: a later host request took this one's progress token,
 	// which is also this one's ID (byToken then names the later one).
 	tokenTaken bool
+	// hostSession is the host's HTTP session the request came in ("":
+	// none known).
+	hostSession string
+	// aside holds what few requests ever need (nil until one does): a
+	// finished request in history costs its record and little else.
+	aside *requestAside
+}
+
+// requestAside is the part of a request that only some requests need, and
+// mostly only while in flight: a host's closed stream, a pause for the
+// user, a flood of progress, a late response's log entry.
+type requestAside struct {
+	// resumed: its HTTP response stream was resumed with Last-Event-ID
+	// (streams.go).
+	resumed bool
+	// hostClosedAt: on legacy HTTP the host closed this request's stream
+	// without a cancel; it is flagged unless the host resumes a stream
+	// by hostResumeBy (observe_http.go).
+	hostClosedAt, hostResumeBy time.Time
+	// abandonedAt is when the host went without cancelling it.
+	abandonedAt time.Time
 	// asking counts the server's questions tied to the request that still
 	// wait for the user; while there are any its timeout is paused, since
 	// pausedAt.
-	asking   int
 	pausedAt time.Time
+	asking   int32
+	// streamDropped: the wait above is for the host to resume a stream
+	// the server ended before its answer (observe_findings.go).
+	streamDropped bool
+	// coalesceAt is the log position (ProtocolLog.Total after its append)
+	// of the entry a request's later progress is merged into, 0 before
+	// there is one; lateLogAt that of the late (or crossed) response's
+	// entry, so that a later judgement of it relabels the entry too.
+	coalesceAt, lateLogAt int64
+}
+
+// noAside is what a request without its aside reads.
+var noAside requestAside
+
+// side returns the request's aside, made on first use: for writing.
+func (r *Request) side() *requestAside {
+	if r.aside == nil {
+		r.aside = new(requestAside)
+	}
+	return r.aside
+}
+
+// peek returns the request's aside for reading, never nil; it must not be
+// written through (side is for that).
+func (r *Request) peek() *requestAside {
+	if r.aside == nil {
+		return &noAside
+	}
+	return r.aside
 }
 
 // TimelineSamples bounds Request.Timeline.
@@ -236,6 +270,12 @@ type Late struct {
 	// Response is set when a response arrived after the cancel (or after the
 	// request was lost or failed locally).
 	Response bool
+	// Crossed says the response may have been sent before the server saw
+	// the cancel: it arrived before the cancel's signal left, or within the
+	// crossing window after it did (Tracker.CrossingWindow: half the
+	// measured round trip plus the grace). A response that did not cross came after
+	// the server could have seen the cancel: it is late, and flagged.
+	Crossed bool
 	// ResponseAt is when it arrived; ResponseStreamEnd where it ended in
 	// the server's stdout (0: unknown).
 	ResponseAt        time.Time
@@ -243,12 +283,6 @@ type Late struct {
 	// AfterCancel is how long after the cancel request (or after the loss)
 	// it arrived.
 	AfterCancel time.Duration
-	// Crossed says the response may have been sent before the server saw
-	// the cancel: it arrived before the cancel's signal left, or within the
-	// crossing window after it did (Tracker.CrossingWindow: half the
-	// measured round trip plus the grace). A response that did not cross came after
-	// the server could have seen the cancel: it is late, and flagged.
-	Crossed bool
 	// Window is the crossing window the response was judged by.
 	Window time.Duration
 	// ProgressAfterCancel counts progress notifications that arrived after
@@ -320,7 +354,7 @@ func (r *Request) deadline() (time.Time, Limit) {
 	if r.State == StateTask {
 		return r.taskDeadline()
 	}
-	if r.State != StatePending && r.State != StateRunning || r.asking > 0 {
+	if r.State != StatePending && r.State != StateRunning || r.peek().asking > 0 {
 		// Waiting on the user (pause.go): no deadline runs.
 		return time.Time{}, LimitNone
 	}
@@ -352,7 +386,7 @@ func (r *Request) addSample(count int, s ProgressSample) {
 	if r.stride == 0 {
 		r.stride = 1
 	}
-	if (count-1)%r.stride != 0 {
+	if (count-1)%int(r.stride) != 0 {
 		return
 	}
 	if len(r.Timeline) == TimelineSamples {
@@ -361,7 +395,7 @@ func (r *Request) addSample(count int, s ProgressSample) {
 		}
 		r.Timeline = r.Timeline[:TimelineSamples/2]
 		r.stride *= 2
-		if (count-1)%r.stride != 0 {
+		if (count-1)%int(r.stride) != 0 {
 			return
 		}
 	}

@@ -396,7 +396,10 @@ func (t *Tracker) Answer(id wire.ID, answers map[string]json.RawMessage, now tim
 	r.Sent = time.Time{}
 	r.responded = false
 	r.Progress = Progress{}
-	r.logProgress, r.coalesceAt = 0, 0
+	r.logProgress = 0
+	if r.aside != nil {
+		r.aside.coalesceAt = 0
+	}
 	r.Timeout.Deadline = now.Add(r.Timeout.Timeout)
 	r.Timeout.MaxDeadline = now.Add(r.Timeout.Max)
 	c.Rounds = append(c.Rounds, Round{ID: nid, Began: now})

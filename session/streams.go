@@ -39,7 +39,7 @@ func (t *Tracker) onStreamOpened(ev *event.Event) {
 		return
 	}
 	if r := t.byID[ev.RequestID]; r != nil && r.ID == ev.RequestID {
-		r.resumed = true
+		r.side().resumed = true
 	}
 }
 
@@ -88,7 +88,7 @@ func (t *Tracker) progressElsewhere(ev *event.Event, owner wire.ID) bool {
 	if r == nil || r == s || r.Task != nil || s.Task != nil {
 		return false
 	}
-	if s.resumed {
+	if s.peek().resumed {
 		t.violate(ViolationReplayedOtherStream, "progress for token "+tok.String()+", request "+r.ID.String()+"'s, on the stream of request "+
 			s.ID.String()+" resumed with Last-Event-ID: a message of another stream replayed on it", r, r.ID, ev)
 		return true
@@ -104,7 +104,7 @@ func (t *Tracker) progressElsewhere(ev *event.Event, owner wire.ID) bool {
 // is the replay's alone.
 func (t *Tracker) responseElsewhere(ev *event.Event) bool {
 	s := t.streamOf(ev.Owner)
-	if s == nil || !s.resumed {
+	if s == nil || !s.peek().resumed {
 		return false
 	}
 	r := t.byID[ev.Msg.ID]

@@ -160,7 +160,7 @@ func NewTracker(cfg Config) *Tracker {
 		cfg:        cfg,
 		byID:       map[wire.ID]*Request{},
 		raw:        newRawStore(cfg.RawStoreBytes),
-		log:        ProtocolLog{ring: ring[LogEntry]{limit: cfg.LogEntries}, rawLimit: cfg.LogEntryBytes},
+		log:        ProtocolLog{ring: ring[logRec]{limit: cfg.LogEntries}, rawLimit: cfg.LogEntryBytes},
 		stderr:     StderrLog{ring: ring[StderrLine]{limit: cfg.StderrLines}},
 		violations: ViolationLog{ring: ring[Violation]{limit: cfg.Violations}, counts: map[string]int{}},
 		curLog:     -1,
@@ -224,7 +224,7 @@ func (t *Tracker) Begin(method string, params json.RawMessage, opts RequestOptio
 	}
 	t.byID[id] = r
 	t.hist = append(t.hist, r)
-	r.activePos = len(t.active)
+	r.activePos = int32(len(t.active))
 	t.active = append(t.active, r)
 	t.counts.InFlight++
 	if len(params) > 0 {
@@ -434,10 +434,9 @@ func (t *Tracker) NextDeadline() (time.Time, bool) {
 		case StatePending, StateRunning, StateTask:
 			var limit Limit
 			if d, limit = r.deadline(); limit == LimitNone {
-				if r.hostResumeBy.IsZero() {
+				if d = r.peek().hostResumeBy; d.IsZero() {
 					continue
 				}
-				d = r.hostResumeBy
 			}
 		case StateCancelRequested:
 			d = r.Cancel.SettleBy
@@ -532,7 +531,7 @@ func (t *Tracker) setState(r *Request, s State, now time.Time) {
 	}
 	// The log records every transition, so the log pane and a TUI export
 	// tell a request's story as a `call` trace does.
-	t.log.ring.push(LogEntry{Time: now, Dir: DirLocal, ID: r.ID, Method: r.Method, From: r.State, State: s, IsState: true, Parent: r.Parent})
+	t.log.ring.push(pack(LogEntry{Time: now, Dir: DirLocal, ID: r.ID, Method: r.Method, From: r.State, State: s, IsState: true, Parent: r.Parent}))
 	t.changes.add(Change{Kind: ChangeState, ID: r.ID, At: now, From: r.State, To: s})
 	r.State = s
 	if s.IsFinal() && r.activePos >= 0 {

@@ -197,8 +197,8 @@ func (t *Tracker) violate(code, detail string, r *Request, id wire.ID, ev *event
 		t.violations.host++
 	}
 	if t.curLog >= 0 {
-		if e := &t.log.ring.buf[t.curLog]; e.Violation == "" {
-			e.Violation = code
+		if e := &t.log.ring.buf[t.curLog]; e.peek().Violation == "" {
+			e.extra().Violation = code
 		}
 	}
 }

@@ -66,7 +66,7 @@ type Resumable struct {
 	// Conflicts is how many resuming GETs are first refused with 409
 	// Conflict, as a server that has not yet seen the old connection go
 	// refuses them (go-sdk: "stream ID conflicts with ongoing stream").
-	Conflicts int
+	Conflicts  int
 	conflicted int
 
 	mu      sync.Mutex
