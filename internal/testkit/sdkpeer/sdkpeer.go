@@ -1,7 +1,8 @@
 // Package sdkpeer builds real MCP servers written on the two Go SDKs people
 // ship servers on — the official github.com/modelcontextprotocol/go-sdk
 // (gosdk/) and github.com/mark3labs/mcp-go (mcpgo/) — for tests that need a
-// server no one here wrote. Each is a stdio server with one tool, slow
+// server no one here wrote. Each is a stdio server (or, with -http, a
+// Streamable HTTP one: StartHTTP) with one tool, slow
 // (arguments {"steps":6,"intervalMs":200}), that sends progress every
 // intervalMs for steps steps and honours its context: cancelled, it returns
 // the context's error, which its SDK sends back at once as the answer
@@ -22,8 +23,12 @@
 package sdkpeer
 
 import (
+	"bufio"
+	"io"
+	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,3 +107,91 @@ func CancelSeenAt(stderr, token string) (time.Time, bool) {
 // logTimeLayout is the time on a peer's log line: log.LstdFlags with
 // log.Lmicroseconds, in UTC.
 const logTimeLayout = "2006/01/02 15:04:05.000000"
+
+// Store says whether an HTTP peer keeps its streams' events (its SDK's
+// in-memory event store), which is what lets a dropped stream be resumed
+// with Last-Event-ID: without it neither SDK gives its events IDs.
+type Store bool
+
+// The two ways StartHTTP runs a peer.
+const (
+	NoEventStore   Store = false
+	WithEventStore Store = true
+)
+
+// HTTPPeer is a peer serving Streamable HTTP in a process of its own.
+type HTTPPeer struct {
+	// URL is its endpoint, http://127.0.0.1:<port>/mcp.
+	URL string
+
+	mu     sync.Mutex
+	stderr strings.Builder
+}
+
+// Stderr is what the peer wrote on stderr so far.
+func (p *HTTPPeer) Stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// listening is the start of the line a peer logs once it serves HTTP,
+// followed by its URL and a comma.
+const listening = "serving Streamable HTTP on "
+
+// StartHTTP builds the named peer (BuildPeer) and runs it with -http (and
+// -events with WithEventStore) on a free loopback port, env added to its
+// environment; it returns once the peer says where it listens, and kills
+// it when t ends. A peer that does not say so within 20 s fails t.
+func StartHTTP(t testing.TB, name string, store Store, env ...string) *HTTPPeer {
+	t.Helper()
+	args := []string{"-http"}
+	if store {
+		args = append(args, "-events")
+	}
+	cmd := exec.Command(BuildPeer(t, name), args...)
+	cmd.Env = append(cmd.Environ(), env...)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("sdkpeer: starting %s: %v", name, err)
+	}
+	p := &HTTPPeer{}
+	url := make(chan string, 1)
+	done := make(chan struct{})
+	go p.read(pipe, url, done)
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		<-done
+	})
+	select {
+	case p.URL = <-url:
+	case <-done:
+		t.Fatalf("sdkpeer: %s -http ended before it listened:\n%s", name, p.Stderr())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("sdkpeer: %s -http did not say where it listens in 20s:\n%s", name, p.Stderr())
+	}
+	return p
+}
+
+// read keeps the peer's stderr and sends, once, the URL of the line that
+// says where it listens.
+func (p *HTTPPeer) read(pipe io.Reader, url chan<- string, done chan<- struct{}) {
+	defer close(done)
+	sc := bufio.NewScanner(pipe)
+	sent := false
+	for sc.Scan() {
+		l := sc.Text()
+		p.mu.Lock()
+		p.stderr.WriteString(l + "\n")
+		p.mu.Unlock()
+		if _, rest, ok := strings.Cut(l, listening); ok && !sent {
+			u, _, _ := strings.Cut(rest, ",")
+			url <- u
+			sent = true
+		}
+	}
+}

@@ -13,6 +13,14 @@
 // narrows the versions it accepts and advertises, e.g. "2025-11-25" for a
 // legacy-only server.
 //
+// With -http it serves Streamable HTTP instead, at /mcp on a free loopback
+// port (-addr to choose one), with mcp.NewStreamableHTTPHandler's defaults:
+// stateful sessions, SSE responses, and no event store, so its events carry
+// no IDs and a dropped stream cannot be resumed. -events adds the SDK's
+// mcp.NewMemoryEventStore (StreamableHTTPOptions.EventStore), which gives
+// every event an ID and replays a stream resumed with Last-Event-ID. Once
+// it listens it logs "serving Streamable HTTP on <url>" on stderr.
+//
 // Every line on stderr is stamped with the UTC date and time to the
 // microsecond, and the line for a cancel names the request's progress
 // token, so a test can show that the server saw the cancel after it was
@@ -22,8 +30,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -49,6 +60,22 @@ type slowArgs struct {
 var logger = log.New(os.Stderr, "gosdk: ", log.LstdFlags|log.Lmicroseconds|log.LUTC)
 
 func main() {
+	httpMode := flag.Bool("http", false, "serve Streamable HTTP at /mcp instead of stdio")
+	addr := flag.String("addr", "127.0.0.1:0", "the address -http listens on")
+	events := flag.Bool("events", false, "with -http, keep every stream's events in the SDK's memory event store, so that a stream can be resumed")
+	flag.Parse()
+	s := newServer()
+	if *httpMode {
+		logger.Printf("http ended: %v", serveHTTP(s, *addr, *events))
+		os.Exit(1)
+	}
+	logger.Printf("serving on stdio, pid %d", os.Getpid())
+	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	logger.Printf("stdio ended: %v", err)
+}
+
+// newServer is the server with its one tool, whatever the transport.
+func newServer() *mcp.Server {
 	opts := &mcp.ServerOptions{}
 	if v := os.Getenv("SDKPEER_VERSIONS"); v != "" {
 		opts.SupportedProtocolVersions = strings.Split(v, ",")
@@ -59,9 +86,23 @@ func main() {
 		Description: "Reports progress every intervalMs for steps steps; when cancelled, returns the context's error.",
 		InputSchema: slowSchema,
 	}, slow)
-	logger.Printf("serving on stdio, pid %d", os.Getpid())
-	err := s.Run(context.Background(), &mcp.StdioTransport{})
-	logger.Printf("stdio ended: %v", err)
+	return s
+}
+
+// serveHTTP serves s over Streamable HTTP at /mcp on addr until it fails.
+func serveHTTP(s *mcp.Server, addr string, events bool) error {
+	opts := &mcp.StreamableHTTPOptions{}
+	if events {
+		opts.EventStore = mcp.NewMemoryEventStore(nil)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	logger.Printf("serving Streamable HTTP on http://%s/mcp, event store %t, pid %d", l.Addr(), events, os.Getpid())
+	return http.Serve(l, mux)
 }
 
 func slow(ctx context.Context, req *mcp.CallToolRequest, in slowArgs) (*mcp.CallToolResult, any, error) {

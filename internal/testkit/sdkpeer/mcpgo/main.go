@@ -13,6 +13,14 @@
 // (comma-separated) narrows what server/discover advertises; mcp-go itself
 // still accepts a modern request that names a version it knows.
 //
+// With -http it serves Streamable HTTP instead, at /mcp on a free loopback
+// port (-addr to choose one), with server.NewStreamableHTTPServer's
+// defaults (a session ID per initialize, SSE once a handler sends a
+// notification) and no event store, so its events carry no IDs. -events
+// adds mcp-go's server.NewInMemoryEventStore (server.WithEventStore), which
+// gives every event an ID and replays a stream resumed with Last-Event-ID.
+// Once it listens it logs "serving Streamable HTTP on <url>" on stderr.
+//
 // Every line on stderr is stamped with the UTC date and time to the
 // microsecond, and the line for a cancel names the request's progress
 // token, so a test can show that the server saw the cancel after it was
@@ -21,8 +29,11 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -34,6 +45,37 @@ import (
 var logger = log.New(os.Stderr, "mcpgo: ", log.LstdFlags|log.Lmicroseconds|log.LUTC)
 
 func main() {
+	httpMode := flag.Bool("http", false, "serve Streamable HTTP at /mcp instead of stdio")
+	addr := flag.String("addr", "127.0.0.1:0", "the address -http listens on")
+	events := flag.Bool("events", false, "with -http, keep every stream's events in mcp-go's in-memory event store, so that a stream can be resumed")
+	flag.Parse()
+	s := newServer()
+	versions := versionsFromEnv()
+	if *httpMode {
+		logger.Printf("http ended: %v", serveHTTP(s, *addr, *events, versions))
+		os.Exit(1)
+	}
+	opts := []server.StdioOption{server.WithErrorLogger(logger)}
+	if versions != nil {
+		opts = append(opts, server.WithStdioContextFunc(func(ctx context.Context) context.Context {
+			return server.WithSupportedProtocolVersions(ctx, versions)
+		}))
+	}
+	logger.Printf("serving on stdio, pid %d", os.Getpid())
+	err := server.ServeStdio(s, opts...)
+	logger.Printf("stdio ended: %v", err)
+}
+
+// versionsFromEnv is SDKPEER_VERSIONS split, nil when unset.
+func versionsFromEnv() []string {
+	if v := os.Getenv("SDKPEER_VERSIONS"); v != "" {
+		return strings.Split(v, ",")
+	}
+	return nil
+}
+
+// newServer is the server with its tools, whatever the transport.
+func newServer() *server.MCPServer {
 	s := server.NewMCPServer("sdkpeer-mcpgo", "1.2.1", server.WithToolCapabilities(false),
 		server.WithTaskCapabilities(true, true, true))
 	s.AddTool(mcp.NewTool("slow",
@@ -59,17 +101,28 @@ func main() {
 	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return slow(context.WithoutCancel(ctx), req)
 	})
+	return s
+}
 
-	opts := []server.StdioOption{server.WithErrorLogger(logger)}
-	if v := os.Getenv("SDKPEER_VERSIONS"); v != "" {
-		versions := strings.Split(v, ",")
-		opts = append(opts, server.WithStdioContextFunc(func(ctx context.Context) context.Context {
+// serveHTTP serves s over Streamable HTTP at /mcp on addr until it fails.
+func serveHTTP(s *server.MCPServer, addr string, events bool, versions []string) error {
+	opts := []server.StreamableHTTPOption{}
+	if events {
+		opts = append(opts, server.WithEventStore(server.NewInMemoryEventStore()))
+	}
+	if versions != nil {
+		opts = append(opts, server.WithHTTPContextFunc(func(ctx context.Context, _ *http.Request) context.Context {
 			return server.WithSupportedProtocolVersions(ctx, versions)
 		}))
 	}
-	logger.Printf("serving on stdio, pid %d", os.Getpid())
-	err := server.ServeStdio(s, opts...)
-	logger.Printf("stdio ended: %v", err)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", server.NewStreamableHTTPServer(s, opts...))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	logger.Printf("serving Streamable HTTP on http://%s/mcp, event store %t, pid %d", l.Addr(), events, os.Getpid())
+	return http.Serve(l, mux)
 }
 
 func slow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
