@@ -549,7 +549,7 @@ func (run *callRun) observe(ev event.Event, changes []session.Change) {
 	}
 	if tk := r.Task; tk != nil && !tk.CancelAckAt.IsZero() && !run.taskAck {
 		run.taskAck = true
-		run.live.line("  tasks/cancel acknowledged %s after the cancel", fmtMs(ms(tk.CancelAckAt.Sub(r.Cancel.At))))
+		run.live.line("  tasks/cancel acknowledged %s after the cancel", report.After(tk.CancelAckAt.Sub(r.Cancel.At)))
 	}
 	if r.Notifications != run.notifications {
 		run.notifications = r.Notifications

@@ -9,6 +9,7 @@ import (
 
 	"inflight/event"
 	"inflight/otlp"
+	"inflight/report"
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
@@ -485,7 +486,7 @@ func flagText(ch session.Change, tr *session.Tracker, transport event.TransportK
 			fwd = "passed on if the host's stream was still open; the host must ignore it"
 		}
 		return fmt.Sprintf("⚑ late response to %s, %s after the host's cancel (%s)",
-			describe(tr, ch.ID), req.Late.AfterCancel.Round(time.Millisecond), fwd), true
+			describe(tr, ch.ID), report.After(req.Late.AfterCancel), fwd), true
 	}
 	return "", false
 }
