@@ -466,7 +466,8 @@ func flagText(ch session.Change, tr *session.Tracker, transport event.TransportK
 		case session.ViolationHostDuplicateID:
 			return "⚑ host reused request ID " + termsafe.Line(v.RequestID.String()), true
 		case session.ViolationHostCancelledWhileProgressing:
-			return "⚑ host cancelled " + describe(tr, v.RequestID) + " while its progress flowed: " + termsafe.Line(v.Detail), true
+			// The finding says it all, from "the host …": one statement.
+			return "⚑ " + strings.TrimPrefix(termsafe.Line(v.Detail), "the "), true
 		case session.ViolationHostTimeoutDuringQuestion, session.ViolationHostNoResume, session.ViolationHostResumedWithoutLastEventID,
 			session.ViolationHostAnsweredUnknownID, session.ViolationHostCancelledAnswered:
 			return "⚑ " + termsafe.Line(v.Detail) + " (" + v.Code + ")", true
