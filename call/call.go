@@ -834,7 +834,7 @@ func printLate(row func(k, v string), rep Report, l *LateReport, safe func(strin
 		}
 		switch {
 		case l.ProgressAfterCancel > 0:
-			parts = append(parts, fmt.Sprintf("%d PROGRESS notification%s after the cancel, ignored", l.ProgressAfterCancel, report.Plural(l.ProgressAfterCancel)))
+			parts = append(parts, fmt.Sprintf("%d progress notification%s after the cancel, ignored", l.ProgressAfterCancel, report.Plural(l.ProgressAfterCancel)))
 		case l.ProgressCrossed == 0:
 			parts = append(parts, "no progress after the cancel")
 		}

@@ -483,7 +483,7 @@ func (rq *replayRequest) summary() string {
 			parts = append(parts, fmt.Sprintf("%d progress crossed the cancel in flight", rq.crossedProgress))
 		}
 		if rq.lateProgress > 0 {
-			parts = append(parts, fmt.Sprintf("%d PROGRESS after the cancel", rq.lateProgress))
+			parts = append(parts, fmt.Sprintf("%d progress notification%s after the cancel", rq.lateProgress, report.Plural(rq.lateProgress)))
 		}
 	}
 	if rq.taskID != "" {

@@ -296,7 +296,7 @@ func TestReplayShowsTheTrackersVerdicts(t *testing.T) {
 		t.Fatalf("replay exit %d", code)
 	}
 	s := out.String()
-	for _, want := range []string{"2 progress crossed the cancel in flight", "1 PROGRESS after the cancel", "a response crossed the cancel in flight"} {
+	for _, want := range []string{"2 progress crossed the cancel in flight", "1 progress notification after the cancel", "a response crossed the cancel in flight"} {
 		testserver.MustContain(t, s, want)
 	}
 	if strings.Contains(s, "LATE RESPONSE") {
