@@ -549,7 +549,7 @@ func (run *callRun) observe(ev event.Event, changes []session.Change) {
 	}
 	if tk := r.Task; tk != nil && !tk.CancelAckAt.IsZero() && !run.taskAck {
 		run.taskAck = true
-		run.live.line("  tasks/cancel acknowledged %s after the cancel", fmtMs(ms(tk.CancelAckAt.Sub(r.Cancel.At))))
+		run.live.line("  tasks/cancel acknowledged %s after the cancel", report.After(tk.CancelAckAt.Sub(r.Cancel.At)))
 	}
 	if r.Notifications != run.notifications {
 		run.notifications = r.Notifications
@@ -834,7 +834,7 @@ func printLate(row func(k, v string), rep Report, l *LateReport, safe func(strin
 		}
 		switch {
 		case l.ProgressAfterCancel > 0:
-			parts = append(parts, fmt.Sprintf("%d PROGRESS notification%s after the cancel, ignored", l.ProgressAfterCancel, report.Plural(l.ProgressAfterCancel)))
+			parts = append(parts, fmt.Sprintf("%d progress notification%s after the cancel, ignored", l.ProgressAfterCancel, report.Plural(l.ProgressAfterCancel)))
 		case l.ProgressCrossed == 0:
 			parts = append(parts, "no progress after the cancel")
 		}

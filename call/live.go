@@ -178,11 +178,11 @@ func (v *liveView) lateProgress(r *session.Request, ev event.Event) {
 	v.flush()
 	if r.Cancel == nil {
 		v.line("! late progress #%d, %s after the request ended (ignored)", r.Late.ProgressAfterCancel,
-			ev.Time.Sub(r.Ended).Round(time.Millisecond))
+			report.After(ev.Time.Sub(r.Ended)))
 		return
 	}
 	v.line("! late progress #%d, %s after the cancel (ignored)", r.Late.ProgressAfterCancel,
-		ev.Time.Sub(r.Cancel.At).Round(time.Millisecond))
+		report.After(ev.Time.Sub(r.Cancel.At)))
 }
 
 // crossedProgress shows the first progress that crossed the cancel in
@@ -193,7 +193,7 @@ func (v *liveView) crossedProgress(r *session.Request, ev event.Event) {
 	}
 	v.flush()
 	v.line("  progress crossed the cancel in flight, %s after it (it may have been sent before the server saw the cancel; ignored)",
-		ev.Time.Sub(r.Cancel.At).Round(time.Millisecond))
+		report.After(ev.Time.Sub(r.Cancel.At)))
 }
 
 func (v *liveView) lateResponse(r *session.Request) {
@@ -202,7 +202,7 @@ func (v *liveView) lateResponse(r *session.Request) {
 		how = "a response that crossed the cancel"
 	}
 	v.line("! %s arrived %s after the cancel (ignored: the request stays %s)", how,
-		r.Late.AfterCancel.Round(time.Millisecond), settledName(r))
+		report.After(r.Late.AfterCancel), settledName(r))
 }
 
 // settledName is the state a cancel_requested request ends in.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"inflight/event"
 	"inflight/session"
 )
 
@@ -63,5 +64,38 @@ func TestProgressHugeNumbersBounded(t *testing.T) {
 		if strings.Contains(s, "Inf") || strings.Contains(s, "NaN") {
 			t.Errorf("bar %v: %q", bar, s)
 		}
+	}
+}
+
+// Late traffic under a millisecond after the cancel says how long it was,
+// to a tenth of a millisecond, as replay --text does: "0s after the cancel"
+// read as if it came with the cancel.
+func TestLateUnderAMillisecondIsNotZero(t *testing.T) {
+	var out bytes.Buffer
+	v := newLiveView(&out, false, nil)
+	start := time.Now()
+	cancelAt := start.Add(300 * time.Millisecond)
+	r := &session.Request{Created: start, Cancel: &session.Cancel{At: cancelAt}}
+	r.Late.ProgressAfterCancel = 1
+	v.lateProgress(r, event.Event{Time: cancelAt.Add(400 * time.Microsecond)})
+	r.Late.ProgressAfterCancel = 2
+	v.lateProgress(r, event.Event{Time: cancelAt.Add(1500 * time.Millisecond)})
+	r.Late.ProgressCrossed = 1
+	v.crossedProgress(r, event.Event{Time: cancelAt.Add(50 * time.Microsecond)})
+	r.Late.AfterCancel = 700 * time.Microsecond
+	v.lateResponse(r)
+	s := out.String()
+	for _, want := range []string{
+		"late progress #1, 0.4ms after the cancel",
+		"late progress #2, 1.50s after the cancel",
+		"crossed the cancel in flight, 0.1ms after it",
+		"arrived 0.7ms after the cancel",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q in:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, " 0s ") {
+		t.Errorf("a lateness printed as 0s:\n%s", s)
 	}
 }

@@ -27,9 +27,9 @@ func TestCallSummarySaysHowLongItWatched(t *testing.T) {
 		wantNot  string
 	}{
 		{"sends every second to the end", []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}, 4 * time.Second,
-			[]string{"3 PROGRESS notifications after the cancel", "watched 4.0s after the cancel; the last message came 3.00s after it; still sending when the watch ended"}, ""},
+			[]string{"3 progress notifications after the cancel", "watched 4.0s after the cancel; the last message came 3.00s after it; still sending when the watch ended"}, ""},
 		{"one late progress, then quiet", []time.Duration{20 * time.Millisecond}, 5 * time.Second,
-			[]string{"1 PROGRESS notification after the cancel", "watched 5.0s after the cancel; the last message came 20ms after it"}, "still sending"},
+			[]string{"1 progress notification after the cancel", "watched 5.0s after the cancel; the last message came 20ms after it"}, "still sending"},
 		{"nothing", nil, 5 * time.Second,
 			[]string{"no response after the cancel; no progress after the cancel", "watched 5.0s after the cancel"}, "the last message"},
 	} {

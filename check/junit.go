@@ -46,7 +46,7 @@ type junitSuite struct {
 	Timestamp  string          `xml:"timestamp,attr"`
 	Properties []junitProperty `xml:"properties>property"`
 	Cases      []junitCase     `xml:"testcase"`
-	SystemOut  string          `xml:"system-out,omitempty"`
+	SystemOut  string          `xml:"system-out"`
 }
 
 type junitProperty struct {
@@ -86,14 +86,10 @@ func (j *JUnit) Add(rep Report, started time.Time, elapsed time.Duration, red *r
 		name = rep.Name // a server of a config file, by its name there
 	}
 	s := junitSuite{
-		Name:      red.String(name),
-		Time:      seconds(elapsed),
-		Timestamp: started.UTC().Format("2006-01-02T15:04:05"),
-		Properties: []junitProperty{
-			{"target", red.String(rep.Target)}, {"tool", red.String(rep.Tool)}, {"args", red.String(string(rep.Args))},
-			{"transport", rep.Transport}, {"era", rep.Era}, {"protocolVersion", red.String(rep.ProtocolVersion)},
-			{"server", red.String(rep.Server)}, {"exitCode", fmt.Sprint(rep.ExitCode)},
-		},
+		Name:       red.String(name),
+		Time:       seconds(elapsed),
+		Timestamp:  started.UTC().Format("2006-01-02T15:04:05"),
+		Properties: suiteProperties(rep, red),
 	}
 	for _, f := range rep.Findings {
 		s.Cases = append(s.Cases, findingCase(f, red))
@@ -133,6 +129,29 @@ func (j *JUnit) Add(rep Report, started time.Time, elapsed time.Duration, red *r
 	j.Time = fmt.Sprintf("%.3f", j.seconds)
 }
 
+// neverRan reports whether the battery never ran (a connection or usage
+// failure before any check).
+func neverRan(rep Report) bool { return rep.Error != "" && len(rep.Findings) == 0 }
+
+// suiteProperties is what a suite says of its run: the target, tool,
+// arguments, transport, era, protocol version, server and exit code. What
+// was never used or learnt is left out: the tool and its arguments of a
+// battery that never ran, an era, protocol version or server that no
+// connection told.
+func suiteProperties(rep Report, red *redact.Redactor) []junitProperty {
+	props := []junitProperty{{"target", red.String(rep.Target)}}
+	if !neverRan(rep) {
+		props = append(props, junitProperty{"tool", red.String(rep.Tool)}, junitProperty{"args", red.String(string(rep.Args))})
+	}
+	for _, p := range []junitProperty{{"transport", rep.Transport}, {"era", rep.Era},
+		{"protocolVersion", red.String(rep.ProtocolVersion)}, {"server", red.String(rep.Server)}} {
+		if p.Value != "" && p.Value != "unknown" {
+			props = append(props, p)
+		}
+	}
+	return append(props, junitProperty{"exitCode", fmt.Sprint(rep.ExitCode)})
+}
+
 // findingCase is one finding as a testcase.
 func findingCase(f Finding, red *redact.Redactor) junitCase {
 	c := junitCase{Name: caseName(f.ID, f.Title), Classname: junitClassname}
@@ -162,14 +181,24 @@ func caseName(id, title string) string {
 }
 
 // suiteOut is what a suite says besides its cases: the tool's choice and
-// the violations the tracker recorded.
+// the violations the tracker recorded, "none" said as such (an empty
+// system-out would leave a reader wondering whether it was looked at); of
+// a battery that never ran, that it did not.
 func suiteOut(rep Report, red *redact.Redactor) string {
 	var lines []string
-	if rep.ToolChoice != "" {
+	switch {
+	case neverRan(rep):
+		lines = append(lines, "the battery did not run: no tool was called, no violation recorded")
+	case rep.ToolChoice != "":
 		lines = append(lines, "tool: "+red.String(rep.ToolChoice))
+	default:
+		lines = append(lines, "tool: "+red.String(rep.Tool))
 	}
 	for _, v := range rep.Violations {
 		lines = append(lines, "protocol violation: "+v.Code+": "+red.String(v.Detail))
+	}
+	if len(rep.Violations) == 0 && !neverRan(rep) {
+		lines = append(lines, "protocol violations: none recorded")
 	}
 	if rep.Interrupted {
 		lines = append(lines, "interrupted")

@@ -81,6 +81,18 @@ func TestJUnitOnTheDemo(t *testing.T) {
 			t.Errorf("skipped %s: testcase %+v", sk.ID, c)
 		}
 	}
+	// The suite's system-out says the tool and that no violation was
+	// recorded (the demo commits none), rather than nothing.
+	if len(rep.Violations) != 0 || s.SystemOut != "tool: "+rep.Tool+"\nprotocol violations: none recorded" {
+		t.Errorf("violations %v, system-out %q", rep.Violations, s.SystemOut)
+	}
+	props := map[string]string{}
+	for _, p := range s.Properties {
+		props[p.Name] = p.Value
+	}
+	if props["tool"] != rep.Tool || props["era"] != rep.Era || props["server"] == "" || props["exitCode"] != "0" {
+		t.Errorf("properties %v", props)
+	}
 }
 
 // A server that goes on after a cancel fails checks: each FAIL and WARN is
@@ -150,6 +162,18 @@ func TestJUnitConnectionFailure(t *testing.T) {
 	}
 	if bytes.Contains(doc, []byte("s3cret")) {
 		t.Errorf("the JUnit file holds the URL's token:\n%s", doc)
+	}
+	// What was never used or learnt is not said: no tool was called, no
+	// era or server was told.
+	s := j.Suites[0]
+	for _, p := range s.Properties {
+		switch p.Name {
+		case "tool", "args", "era", "protocolVersion", "server":
+			t.Errorf("a battery that never ran says property %s=%q", p.Name, p.Value)
+		}
+	}
+	if s.SystemOut != "the battery did not run: no tool was called, no violation recorded" {
+		t.Errorf("system-out %q", s.SystemOut)
 	}
 }
 

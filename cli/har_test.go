@@ -198,3 +198,26 @@ func TestExportHARRefusals(t *testing.T) {
 		t.Errorf("%d entries", len(d.Log.Entries))
 	}
 }
+
+// --har on a stdio target is refused before anything starts, saying why,
+// on call and the TUI alike: a stdio server has no HTTP exchange, and an
+// empty archive written without a word reads as a recording gone wrong.
+func TestHARRefusedOverStdio(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"call", "--har", filepath.Join(dir, "call.har"), "tools/list"},
+		{"call", "--har", filepath.Join(dir, "call.har"), "tools/list", "--", "inflight-demo", "demo-server"},
+		{"--har", filepath.Join(dir, "tui.har")},
+	} {
+		code, stdout, stderr := inflight(t, args...)
+		if code != exitcode.Usage || !strings.Contains(stderr, "--har records HTTP exchanges, and a stdio server has none") {
+			t.Errorf("%q: exit %d, stderr %q; want it refused as a usage error", args, code, stderr)
+		}
+		if stdout != "" {
+			t.Errorf("%q: a refused run printed %q", args, stdout)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.har")); len(files) != 0 {
+		t.Errorf("a refused --har left %q", files)
+	}
+}

@@ -38,7 +38,7 @@ func (c *cli) proxyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: `proxy [--name NAME] [--trace FILE] [--rule RULE]… -- CMD [ARGS…]
   inflight proxy [--name NAME] [--trace FILE] [--har FILE] [--listen 127.0.0.1:PORT] --url UPSTREAM
-  inflight proxy --wrap --config FILE [--server NAME] [--write] [--rule RULE]…`,
+  inflight proxy --wrap --config FILE [--server NAME]… [--write] [--rule RULE]…`,
 		Short:         "Stand between a host and a stdio server: forward every byte, record the host's requests",
 		Long:          proxyLong,
 		Args:          f.checkArgs,
@@ -114,11 +114,13 @@ acts on is forwarded byte for byte; a held response is passed on when the
 proxy gets SIGUSR1 (kill -USR1 PID: every response held at that moment) or
 when it ends.
 
---wrap puts the proxy into a host's config: it prints the stdio entry NAME of
-FILE (Claude Desktop, Claude Code, Cursor, VS Code) rewritten so that its
+--wrap puts the proxy into a host's config: it prints each stdio entry NAME
+(--server, repeatable; without it every server) of FILE (Claude Desktop,
+Claude Code, Cursor, VS Code) rewritten so that its
 command is this inflight and its args "proxy --name NAME -- <the entry's
 command and args>" (env, envFile and cwd kept; --rule, --trace, --otlp
-and --late-window go along); --write changes FILE in place, keeping the original
+and --late-window go along; with several servers --trace FILE becomes one
+FILE-NAME per proxy); --write changes FILE in place once, keeping the original
 as FILE.inflight-backup and every comment of FILE. An HTTP entry (a url) is
 rewritten to the local URL of a reverse proxy, and the command that runs that
 proxy is printed.`
@@ -132,7 +134,7 @@ func (f *proxyFlags) checkArgs(cmd *cobra.Command, args []string) error {
 		}
 		return nil
 	}
-	if f.wrap.config != "" || f.wrap.server != "" || f.wrap.write {
+	if f.wrap.config != "" || len(f.wrap.servers) > 0 || f.wrap.write {
 		return errors.New("--config, --server and --write go with --wrap")
 	}
 	if f.harPath != "" && f.upstream == "" {
@@ -165,7 +167,7 @@ func (f *proxyFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noTUI, "no-tui", false, "with --url: run headless even when stdin and stdout are a terminal (no view in this process)")
 	fs.BoolVar(&f.wrapping, "wrap", false, "print the --config entry rewritten to run through inflight proxy (see above)")
 	fs.StringVar(&f.wrap.config, "config", "", "with --wrap: the host's MCP config `FILE`")
-	fs.StringVar(&f.wrap.server, "server", "", "with --wrap: the `NAME` of the server in --config (default: its only one)")
+	fs.StringArrayVar(&f.wrap.servers, "server", nil, "with --wrap: the `NAME` of a server in --config to wrap (repeatable; default: every server)")
 	fs.BoolVar(&f.wrap.write, "write", false, "with --wrap: change the file in place, keeping a backup (FILE.inflight-backup) and its comments")
 	durationVar(fs, &f.lateWindow, "late-window", session.DefaultLateWindow, "how long to watch for late traffic after the host's cancel", true)
 }

@@ -164,3 +164,109 @@ func TestProxyBadRuleIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyWrapSeveralServers: --wrap rewrites every --server named, and
+// with none every server of the config (an entry already wrapped is left
+// as it is, and said), in one write with one backup; each proxy is named
+// after its entry, and --trace becomes one file per proxy.
+func TestProxyWrapSeveralServers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wrap.json")
+	orig := `{
+  "mcpServers": {
+    "demo-stdio": {"command": "inflight-demo", "args": ["demo-server"]},
+    "everything": {"command": "node", "args": ["se.js", "stdio"]},
+    "remote": {"type": "http", "url": "https://example.com/mcp"}
+  }
+}
+`
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	entry := func(t *testing.T, data []byte, name string) mcpconfig.Server {
+		t.Helper()
+		srv, err := mcpconfig.Parse(data, path, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv
+	}
+
+	// Two named: both printed, the file unchanged without --write.
+	code, stdout, stderr := inflight(t, "proxy", "--wrap", "--config", path, "--server", "demo-stdio", "--server", "everything")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`"demo-stdio": `, `"everything": `, `"--name", "demo-stdio"`, `"--name", "everything"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, `"remote"`) || !strings.Contains(stderr, "is unchanged") {
+		t.Errorf("a server not named was wrapped, or the file said changed:\n%s%s", stdout, stderr)
+	}
+	if b, _ := os.ReadFile(path); string(b) != orig {
+		t.Errorf("the file changed without --write:\n%s", b)
+	}
+
+	// Two named, written: one backup, both entries through the proxy,
+	// the third as it was.
+	code, _, stderr = inflight(t, "proxy", "--wrap", "--config", path, "--server", "demo-stdio", "--server", "everything", "--write", "--trace", filepath.Join(dir, "t.jsonl"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(path + ".inflight-backup"); string(b) != orig {
+		t.Errorf("the backup is not the original:\n%s", b)
+	}
+	if backups, _ := filepath.Glob(path + ".inflight-backup*"); len(backups) != 1 {
+		t.Errorf("backups %q, want one for the one write", backups)
+	}
+	if want := `restart the host to run "demo-stdio", "everything" through inflight, and watch them with: inflight attach --all`; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	written, _ := os.ReadFile(path)
+	for _, tc := range []struct{ name, trace, cmd string }{
+		{"demo-stdio", filepath.Join(dir, "t-demo-stdio.jsonl"), "inflight-demo"},
+		{"everything", filepath.Join(dir, "t-everything.jsonl"), "node"},
+	} {
+		srv := entry(t, written, tc.name)
+		want := []string{"proxy", "--name", tc.name, "--trace", tc.trace, "--", tc.cmd}
+		if srv.Command != exe || len(srv.Args) < len(want) || strings.Join(srv.Args[:len(want)], "|") != strings.Join(want, "|") {
+			t.Errorf("%s: wrapped entry %s %q, want %s %q…", tc.name, srv.Command, srv.Args, exe, want)
+		}
+	}
+	if srv := entry(t, written, "remote"); srv.URL != "https://example.com/mcp" {
+		t.Errorf("the server not named changed: %+v", srv)
+	}
+
+	// None named: every server, the two wrapped already left as they are
+	// and said; the HTTP one gets its proxy's command.
+	code, stdout, stderr = inflight(t, "proxy", "--wrap", "--config", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stderr, "left as it is:"); n != 2 || !strings.Contains(stderr, "already runs through inflight proxy") {
+		t.Errorf("stderr says %d entries left as they are, want the 2 wrapped already:\n%s", n, stderr)
+	}
+	if !strings.Contains(stdout, `"remote": `) || !strings.Contains(stdout, "run the proxy (before the host connects): inflight proxy --name remote --listen 127.0.0.1:") {
+		t.Errorf("every server was not wrapped:\n%s", stdout)
+	}
+
+	// Named, one wrapped already: refused, the file as it was.
+	before, _ := os.ReadFile(path)
+	code, _, stderr = inflight(t, "proxy", "--wrap", "--config", path, "--server", "remote", "--server", "everything", "--write")
+	if code != exitcode.Usage || !strings.Contains(stderr, `server "everything": it already runs through inflight proxy`) {
+		t.Errorf("exit %d, stderr %q: want the wrapped entry named refused", code, stderr)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Errorf("a refused --wrap changed the file")
+	}
+	// One --name or --listen cannot serve several proxies.
+	for _, extra := range [][]string{{"--name", "x"}, {"--listen", "127.0.0.1:7002"}} {
+		args := append([]string{"proxy", "--wrap", "--config", filepath.Join("..", "mcpconfig", "testdata", "wrap", "vscode_mcp.json")}, extra...)
+		if code, _, stderr := inflight(t, args...); code != exitcode.Usage || !strings.Contains(stderr, "with several servers") {
+			t.Errorf("%q: exit %d, stderr %q: want it refused with several servers", extra, code, stderr)
+		}
+	}
+}

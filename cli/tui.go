@@ -19,6 +19,7 @@ import (
 	"inflight/answer"
 	"inflight/client"
 	"inflight/exitcode"
+	"inflight/headless"
 	"inflight/otlp"
 	"inflight/redact"
 	"inflight/runner"
@@ -189,6 +190,11 @@ func runInteractive(ctx context.Context, target target.Target, opts InteractiveO
 	fail := func(code int, err error) int {
 		fmt.Fprintf(errOut, "inflight: %s\n", termsafe.Line(red.Error(err)))
 		return code
+	}
+	if opts.HARPath != "" {
+		if err := headless.HARCheck(target); err != nil {
+			return fail(exitcode.Usage, err)
+		}
 	}
 	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
 		return fail(exitcode.Usage, errors.New("the interactive view needs a terminal; for scripts use `inflight call` or `inflight check`"))

@@ -192,6 +192,8 @@ func (b *Builder) comment(x exchange) string {
 	}
 	if f := b.facts[x.key]; x.id != "" && f != nil {
 		parts = append(parts, requestWords(x.id, f)...)
+	} else if what := bodilessWords(x.h, who); what != "" {
+		parts = append(parts, what)
 	} else if cancelled, ok := cancelOf(x.h.RequestBody); ok {
 		parts = append(parts, "the cancel (notifications/cancelled) of request "+cancelled)
 	} else if m, err := wire.Decode([]byte(x.h.RequestBody)); err == nil && m.Method != "" {
@@ -212,6 +214,24 @@ func (b *Builder) comment(x exchange) string {
 		parts = append(parts, fmt.Sprintf("bounded: %d bytes and %d events not kept", x.h.Truncated, x.h.SSEDropped))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// bodilessWords says what an exchange with no JSON-RPC body was, by its
+// method: the session's end (DELETE), or a GET stream, resumed when it
+// names the last event seen ("" for any other).
+func bodilessWords(h *trace.HTTP, who string) string {
+	switch h.Method {
+	case "DELETE":
+		return who + " ended its session (DELETE)"
+	case "GET":
+		for _, hd := range h.RequestHeaders {
+			if strings.EqualFold(hd.Name, "Last-Event-ID") {
+				return fmt.Sprintf("%s resumed a stream after event %q (GET with Last-Event-ID)", who, hd.Value)
+			}
+		}
+		return who + " opened a stream for the server's messages outside any request (GET)"
+	}
+	return ""
 }
 
 func requestWords(id string, f *facts) []string {

@@ -216,3 +216,43 @@ func TestCommentsOfAProxyTrace(t *testing.T) {
 		t.Errorf("a body left out is in the entry: %+v", d.Log.Entries[1].Response)
 	}
 }
+
+// The exchanges with no JSON-RPC body say what they were: the session's
+// end (DELETE) and a GET stream, opened or resumed, as inflight's or, in a
+// proxy's trace, the host's.
+func TestCommentsOfBodilessExchanges(t *testing.T) {
+	exchanges := func(b *Builder) {
+		for i, h := range []trace.HTTP{
+			{Method: "GET", RequestHeaders: []trace.Header{{Name: "Accept", Value: "text/event-stream"}}},
+			{Method: "GET", RequestHeaders: []trace.Header{{Name: "last-event-id", Value: "s1-7"}}},
+			{Method: "DELETE"},
+		} {
+			h.StartedDateTime, h.StartMS, h.WaitMS, h.URL, h.Status = "2026-01-02T03:04:05.000Z", float64(i), 1, "http://127.0.0.1:1/mcp", 200
+			b.Add(&trace.Record{MS: float64(i), Dir: trace.DirLocal, Event: trace.EventHTTPExchange, HTTP: &h})
+		}
+	}
+	for _, tc := range []struct {
+		proxy bool
+		who   string
+	}{{false, "inflight"}, {true, "the host"}} {
+		b := New()
+		if tc.proxy {
+			b.Add(&trace.Record{Dir: trace.DirOut, By: "host", Msg: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)})
+		}
+		exchanges(b)
+		d := write(t, b)
+		want := []string{
+			tc.who + " opened a stream for the server's messages outside any request (GET)",
+			tc.who + ` resumed a stream after event "s1-7" (GET with Last-Event-ID)`,
+			tc.who + " ended its session (DELETE)",
+		}
+		if len(d.Log.Entries) != len(want) {
+			t.Fatalf("%d entries", len(d.Log.Entries))
+		}
+		for i, w := range want {
+			if got := d.Log.Entries[i].Comment; got != w {
+				t.Errorf("proxy %v, entry %d: %q, want %q", tc.proxy, i, got, w)
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ package headless
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -84,6 +85,9 @@ func (r *Run) CreateHAR(path string, start time.Time) error {
 	if path == "" {
 		return nil
 	}
+	if err := HARCheck(r.target); err != nil {
+		return err
+	}
 	// Created now, so that a path that cannot be written is said before
 	// the run rather than after it.
 	f, err := trace.Create(path)
@@ -96,6 +100,16 @@ func (r *Run) CreateHAR(path string, start time.Time) error {
 	r.har, r.harFile = har.New(), f
 	r.Trace.SetTap(r.har.Add)
 	return nil
+}
+
+// HARCheck refuses --har on a stdio target up front: an HAR holds HTTP
+// exchanges, a stdio server has none, and an empty archive written
+// without a word would read as a run that recorded nothing by mistake.
+func HARCheck(t target.Target) error {
+	if t.Transport() != "stdio" {
+		return nil
+	}
+	return errors.New("--har records HTTP exchanges, and a stdio server has none: the archive would be empty (--trace records a stdio run)")
 }
 
 // OpenSpans starts the OTLP export of the run when --otlp gave endpoint

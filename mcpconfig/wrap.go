@@ -161,6 +161,19 @@ func WrapFile(path, name, exe string, prefix []string, write bool) (w Wrapped, b
 	return wrapFileWith(path, write, func(data []byte) (Wrapped, error) { return Wrap(data, path, name, exe, prefix) })
 }
 
+// RewriteFile reads the config file at path and gives its bytes to
+// rewrite; when write is set, it writes what rewrite returns back in
+// place of the file, as WrapFile does, keeping the original as one backup
+// (path.inflight-backup, or with a time when that exists) however many
+// entries rewrite changed. It returns the rewritten bytes.
+func RewriteFile(path string, write bool, rewrite func(data []byte) ([]byte, error)) (file []byte, backup string, err error) {
+	w, backup, err := wrapFileWith(path, write, func(data []byte) (Wrapped, error) {
+		out, err := rewrite(data)
+		return Wrapped{File: out}, err
+	})
+	return w.File, backup, err
+}
+
 // wrapFileWith is WrapFile with the rewrite given.
 func wrapFileWith(path string, write bool, wrap func([]byte) (Wrapped, error)) (w Wrapped, backup string, err error) {
 	data, err := os.ReadFile(path)

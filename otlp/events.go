@@ -415,9 +415,6 @@ func (s *Sink) arrival(tr *session.Tracker, ch *session.Change) {
 // lateResponse records a late or crossed response.
 func (s *Sink) lateResponse(tr *session.Tracker, rs *reqSpan, r *session.Request, verdict string, when time.Time) {
 	attrs := s.lateness(tr, r, when)
-	if r.Late.Window > 0 {
-		attrs = append(attrs, attribute.Float64("inflight.crossing_window_ms", ms(r.Late.Window)))
-	}
 	if r.Error != nil && r.Late.Response {
 		attrs = append(attrs, attribute.String("rpc.response.status_code", strconv.Itoa(r.Error.Code)))
 	}
@@ -431,8 +428,9 @@ func (s *Sink) lateResponse(tr *session.Tracker, rs *reqSpan, r *session.Request
 	s.spanOr(rs).AddEvent("inflight."+verdict+".response", at(when), trace.WithAttributes(attrs...))
 }
 
-// lateness is how late something came for r, and the round trip the
-// verdict rests on.
+// lateness is how late something came for r, and the crossing window and
+// round trip the verdict rests on (the same for a response, progress and
+// a notification).
 func (s *Sink) lateness(tr *session.Tracker, r *session.Request, when time.Time) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{attribute.String("jsonrpc.request.id", s.red.String(r.ID.String()))}
 	if c := r.Cancel; c != nil {
@@ -442,6 +440,9 @@ func (s *Sink) lateness(tr *session.Tracker, r *session.Request, when time.Time)
 		}
 	} else if !r.Ended.IsZero() {
 		attrs = append(attrs, attribute.Float64("inflight.after_end_ms", ms(when.Sub(r.Ended))))
+	}
+	if r.Late.Window > 0 {
+		attrs = append(attrs, attribute.Float64("inflight.crossing_window_ms", ms(r.Late.Window)))
 	}
 	rt := tr.RoundTrip()
 	attrs = append(attrs, attribute.Float64("inflight.round_trip_ms", ms(rt.D)),

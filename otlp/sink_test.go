@@ -169,6 +169,23 @@ func TestStubbornCallSpan(t *testing.T) {
 			t.Errorf("the late response's event has no %s: %v", key, late.Attributes)
 		}
 	}
+	// Progress after the cancel says the same as the late response: how
+	// late, and the window and round trip its verdict rests on.
+	lateProgress := 0
+	for _, ev := range s.Events {
+		if ev.Name != "inflight.late.progress" && ev.Name != "inflight.crossed.progress" {
+			continue
+		}
+		lateProgress++
+		for _, key := range []string{"inflight.after_cancel_ms", "inflight.after_signal_ms", "inflight.round_trip_ms", "inflight.crossing_window_ms", "inflight.n"} {
+			if _, ok := attr(ev.Attributes, key); !ok {
+				t.Errorf("the %s event has no %s: %v", ev.Name, key, ev.Attributes)
+			}
+		}
+	}
+	if lateProgress == 0 {
+		t.Errorf("no progress event after the cancel of the stubborn call: %v", s.Events)
+	}
 	settled := eventOf(t, s, "inflight.cancel.settled")
 	if !(s.StartTime.Before(cancel.Time) && !sent.Time.Before(cancel.Time) && late.Time.After(sent.Time) && !settled.Time.Before(late.Time)) {
 		t.Errorf("events out of order: start %v cancel %v sent %v late %v settled %v", s.StartTime, cancel.Time, sent.Time, late.Time, settled.Time)

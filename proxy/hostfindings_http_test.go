@@ -237,7 +237,7 @@ func TestRawHTTPHostTimeoutDuringQuestion(t *testing.T) {
 		t.Fatalf("the other call was not in flight when the host gave up (the tie would not be the stream's):\n%s", tr)
 	}
 	hostFinding(t, tr, h.stderr.String(), session.ViolationHostTimeoutDuringQuestion, 1,
-		"the host gave up on tools/call confirm (id 2) while the server's elicitation/create (id "+ask.ID.String()+") tied to it had waited ",
+		"the host gave up on tools/call confirm (id 2) (reason “Request timed out”) while the server's elicitation/create (id "+ask.ID.String()+") tied to it had waited ",
 		" for the host's answer")
 	var owner *wire.ID
 	for _, l := range strings.Split(tr, "\n") {
@@ -341,8 +341,8 @@ func TestRawHTTPHostNoResume(t *testing.T) {
 	rec := hostFinding(t, tr, stderr, session.ViolationHostNoResume, 1,
 		"the server's stream of tools/call steps (id 2) ended before its answer, and the host did not resume it (a GET with Last-Event-ID) in the ",
 		" watched: the answer can no longer reach it")
-	if !regexp.MustCompile(`in the 0\.[3-9] s watched|in the [1-9][0-9.]* s watched`).MatchString(rec.Text) {
-		t.Errorf("the finding %q does not say it watched the late window (0.3 s) at least", rec.Text)
+	if !regexp.MustCompile(`in the 0\.[3-9]s watched|in the [1-9][0-9.]*s watched`).MatchString(rec.Text) {
+		t.Errorf("the finding %q does not say it watched the late window (0.3s) at least", rec.Text)
 	}
 	if !strings.Contains(tr, trace.NoteResumeWaitOver) {
 		t.Errorf("the trace does not note the watch's end:\n%s", tr)

@@ -261,7 +261,7 @@ func TestRawHostTimeoutDuringQuestionStdio(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	tr := h.finish()
 	hostFinding(t, tr, h.stderr.String(), session.ViolationHostTimeoutDuringQuestion, 1,
-		"the host gave up on tools/call confirm (id 1) while the server's elicitation/create (id "+ask.ID.String()+") tied to it had waited ",
+		"the host gave up on tools/call confirm (id 1) (reason “Request timed out”) while the server's elicitation/create (id "+ask.ID.String()+") tied to it had waited ",
 		" for the host's answer")
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"inflight/event"
 	"inflight/otlp"
+	"inflight/report"
 	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
@@ -465,7 +466,8 @@ func flagText(ch session.Change, tr *session.Tracker, transport event.TransportK
 		case session.ViolationHostDuplicateID:
 			return "⚑ host reused request ID " + termsafe.Line(v.RequestID.String()), true
 		case session.ViolationHostCancelledWhileProgressing:
-			return "⚑ host cancelled " + describe(tr, v.RequestID) + " while its progress flowed: " + termsafe.Line(v.Detail), true
+			// The finding says it all, from "the host …": one statement.
+			return "⚑ " + strings.TrimPrefix(termsafe.Line(v.Detail), "the "), true
 		case session.ViolationHostTimeoutDuringQuestion, session.ViolationHostNoResume, session.ViolationHostResumedWithoutLastEventID,
 			session.ViolationHostAnsweredUnknownID, session.ViolationHostCancelledAnswered:
 			return "⚑ " + termsafe.Line(v.Detail) + " (" + v.Code + ")", true
@@ -485,7 +487,7 @@ func flagText(ch session.Change, tr *session.Tracker, transport event.TransportK
 			fwd = "passed on if the host's stream was still open; the host must ignore it"
 		}
 		return fmt.Sprintf("⚑ late response to %s, %s after the host's cancel (%s)",
-			describe(tr, ch.ID), req.Late.AfterCancel.Round(time.Millisecond), fwd), true
+			describe(tr, ch.ID), report.After(req.Late.AfterCancel), fwd), true
 	}
 	return "", false
 }

@@ -15,6 +15,7 @@ import (
 	"inflight/exitcode"
 	"inflight/msgtext"
 	"inflight/report"
+	"inflight/session"
 	"inflight/termsafe"
 	"inflight/trace"
 	"inflight/wire"
@@ -337,7 +338,8 @@ type replayRequest struct {
 	crossedResponse bool
 	judged          bool // see replay.judged
 	progress        int
-	violations      int
+	violations      int // the server's (and inflight's own): protocol violations
+	hostFindings    int // a proxy's findings of the host (session.IsHostFinding)
 	findings        []string
 }
 
@@ -403,7 +405,11 @@ func (rq *replayRequest) add(rec *trace.Record) {
 			rq.cancelMS = rec.MS
 		}
 	case trace.EventViolation:
-		rq.violations++
+		if session.IsHostFinding(rec.Code) {
+			rq.hostFindings++
+		} else {
+			rq.violations++
+		}
 	case trace.EventFinding:
 		rq.findings = append(rq.findings, rec.CheckStatus+" "+rec.Code)
 	}
@@ -477,7 +483,7 @@ func (rq *replayRequest) summary() string {
 			parts = append(parts, fmt.Sprintf("%d progress crossed the cancel in flight", rq.crossedProgress))
 		}
 		if rq.lateProgress > 0 {
-			parts = append(parts, fmt.Sprintf("%d PROGRESS after the cancel", rq.lateProgress))
+			parts = append(parts, fmt.Sprintf("%d progress notification%s after the cancel", rq.lateProgress, report.Plural(rq.lateProgress)))
 		}
 	}
 	if rq.taskID != "" {
@@ -492,6 +498,9 @@ func (rq *replayRequest) summary() string {
 	}
 	if rq.violations > 0 {
 		parts = append(parts, fmt.Sprintf("%d VIOLATION%s", rq.violations, report.Plural(rq.violations)))
+	}
+	if rq.hostFindings > 0 {
+		parts = append(parts, fmt.Sprintf("%d host finding%s", rq.hostFindings, report.Plural(rq.hostFindings)))
 	}
 	if len(rq.findings) > 0 {
 		parts = append(parts, "findings: "+strings.Join(rq.findings, ", "))
@@ -767,7 +776,7 @@ func describeRecord(rec *trace.Record) string {
 			s += " (lost)"
 		}
 	case trace.EventViolation:
-		s = "VIOLATION " + rec.Code
+		s = violationLabel(rec.Code)
 	case trace.EventFinding:
 		s = "check " + rec.CheckStatus + " " + rec.Code
 	case trace.EventConnected:
@@ -795,7 +804,7 @@ func describeRecord(rec *trace.Record) string {
 		s += ": " + clipText(rec.Error, 200)
 	}
 	if rec.Violation != "" {
-		s += "  [VIOLATION " + rec.Violation + "]"
+		s += "  [" + violationLabel(rec.Violation) + "]"
 	}
 	return s
 }
@@ -818,13 +827,23 @@ func describeMessage(rec *trace.Record, m wire.Message) string {
 		s += " (" + rec.Text + ")"
 	}
 	if rec.Violation != "" {
-		s += "  [VIOLATION " + rec.Violation + "]"
+		s += "  [" + violationLabel(rec.Violation) + "]"
 	}
 	if rec.Injected != "" {
 		// A proxy's rule acted on it (held, dropped), or inflight sent it.
 		s += "  [injected " + rec.Injected + "]"
 	}
 	return s
+}
+
+// violationLabel names a verdict's code as what it is: a finding of the
+// host (what a proxy saw the host do) is no protocol violation of the
+// server's, and is labelled and counted apart.
+func violationLabel(code string) string {
+	if session.IsHostFinding(code) {
+		return "host finding " + code
+	}
+	return "VIOLATION " + code
 }
 
 func safeLine(s string) string { return termsafe.Line(s) }

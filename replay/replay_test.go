@@ -296,11 +296,44 @@ func TestReplayShowsTheTrackersVerdicts(t *testing.T) {
 		t.Fatalf("replay exit %d", code)
 	}
 	s := out.String()
-	for _, want := range []string{"2 progress crossed the cancel in flight", "1 PROGRESS after the cancel", "a response crossed the cancel in flight"} {
+	for _, want := range []string{"2 progress crossed the cancel in flight", "1 progress notification after the cancel", "a response crossed the cancel in flight"} {
 		testserver.MustContain(t, s, want)
 	}
 	if strings.Contains(s, "LATE RESPONSE") {
 		t.Errorf("a response the tracker judged crossed is LATE in replay:\n%s", s)
+	}
+}
+
+// A proxy's finding of the host is no protocol violation of the server's:
+// replay labels and counts it apart.
+func TestReplayHostFindingsApart(t *testing.T) {
+	dir := t.TempDir()
+	file := strings.Join([]string{
+		`{"ms":1,"dir":"local","event":"connected","transport":"stdio","era":"legacy","protocolVersion":"2025-11-25"}`,
+		`{"ms":2,"dir":"out","id":1,"msg":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":1}}}}`,
+		`{"ms":500,"dir":"in","msg":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}}`,
+		`{"ms":1000,"dir":"in","msg":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}}`,
+		`{"ms":1100,"dir":"out","msg":{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"stop"}}}`,
+		`{"ms":1100,"dir":"local","id":1,"event":"violation","code":"host_cancelled_while_progressing","text":"the host cancelled tools/call slow (id 1) (reason “stop”) after 2 progress notifications"}`,
+		`{"ms":1200,"dir":"in","msg":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":3}},"verdict":"late","violation":"progress_not_increasing"}`,
+		`{"ms":1200,"dir":"local","id":1,"event":"violation","code":"progress_not_increasing"}`,
+		`{"ms":1300,"dir":"local","id":1,"event":"state","state":"cancelled","from":"cancel_requested"}`,
+	}, "\n")
+	path := filepath.Join(dir, "t.jsonl")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := File(path, Options{}, &out, io.Discard); code != 0 {
+		t.Fatalf("replay exit %d", code)
+	}
+	s := out.String()
+	for _, want := range []string{"host finding host_cancelled_while_progressing: the host cancelled tools/call slow", "VIOLATION progress_not_increasing",
+		"[VIOLATION progress_not_increasing]", "; 1 VIOLATION; 1 host finding"} {
+		testserver.MustContain(t, s, want)
+	}
+	if strings.Contains(s, "VIOLATION host_") || strings.Contains(s, "2 VIOLATIONS") {
+		t.Errorf("a finding of the host is labelled or counted as a violation:\n%s", s)
 	}
 }
 

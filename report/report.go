@@ -135,6 +135,13 @@ func Fine(d time.Duration) string {
 	return d.Round(time.Millisecond).String()
 }
 
+// After is how long after a cancel (or an end) something came, as replay
+// --text says it: to a tenth of a millisecond below a second ("0.4ms"), so
+// that a progress 400µs after the cancel never reads "0s".
+func After(d time.Duration) string {
+	return termsafe.Millis(float64(d.Microseconds()) / 1000)
+}
+
 // CrossingBasis says what "crossed" was judged by, so that a reader can
 // weigh it: the window, and the round trip it comes from (source, of how
 // many samples; 0 when not known), plus --grace when set. call and check

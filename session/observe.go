@@ -193,7 +193,7 @@ func (t *Tracker) hostCancel(ev *event.Event) {
 		r.Cancel.Signal = event.SignalNotification
 		r.Cancel.SignalAt = ev.Time
 		r.Cancel.SignalStreamEnd = ev.StreamEnd
-		t.hostGaveUp(r, c.Reason, ev.Time, ev)
+		t.hostGaveUp(r, "cancelled", c.Reason, ev.Time, ev)
 	}
 }
 

@@ -118,18 +118,29 @@ func (t *Tracker) observeAnswer(ev *event.Event) {
 	t.violate(ViolationHostAnsweredUnknownID, "the host answered "+id.String()+", "+what, nil, id, ev)
 }
 
-// hostGaveUp adds the findings of the host giving up on r at `at` (its
-// cancel with reason, a closed stream, or walking away): progress that
-// was arriving, and a question of the server's still waiting for it.
-func (t *Tracker) hostGaveUp(r *Request, reason string, at time.Time, ev *event.Event) {
+// hostGaveUp adds the findings of the host leaving r at `at` (how says
+// how: "cancelled", with its cancel's reason; "closed the stream of";
+// "stopped waiting for"): progress that was arriving, and a question of
+// the server's still waiting for it. A finding says what the host did and
+// its reason, as observed: it speaks of a timeout only when that reason
+// does.
+func (t *Tracker) hostGaveUp(r *Request, how, reason string, at time.Time, ev *event.Event) {
+	timedOut := saysTimeout(reason)
+	what := "the host " + how + " " + describeReq(r)
+	if timedOut {
+		what = "the host gave up on " + describeReq(r)
+	}
+	if reason != "" {
+		what += " (reason " + strqQuote(reason) + ")"
+	}
 	// Progress arriving: two notifications at least, so that there is a
 	// spacing to say (one is a start, not a flow).
 	if p := r.Progress; p.Count > 1 && !p.Last.After(at) {
-		detail := fmt.Sprintf("the host gave up on %s after %d progress notifications, %s apart", describeReq(r), p.Count,
+		detail := fmt.Sprintf("%s after %d progress notifications, %s apart", what, p.Count,
 			secs(p.Last.Sub(p.First)/time.Duration(p.Count-1)))
 		detail += ", the last " + secs(at.Sub(p.Last)) + " before it"
-		if saysTimeout(reason) {
-			detail += "; its reason (" + strqQuote(reason) + ") says timeout: its timeout was not reset by progress"
+		if timedOut {
+			detail += "; the reason says timeout: its timeout was not reset by progress"
 		}
 		t.violate(ViolationHostCancelledWhileProgressing, detail, r, r.ID, ev)
 	}
@@ -137,8 +148,8 @@ func (t *Tracker) hostGaveUp(r *Request, reason string, at time.Time, ev *event.
 		if q.during != r.ID {
 			continue
 		}
-		t.violate(ViolationHostTimeoutDuringQuestion, fmt.Sprintf("the host gave up on %s while the server's %s (id %s) tied to it had waited %s for the host's answer",
-			describeReq(r), q.method, id.String(), secs(at.Sub(q.at))), r, r.ID, ev)
+		t.violate(ViolationHostTimeoutDuringQuestion, fmt.Sprintf("%s while the server's %s (id %s) tied to it had waited %s for the host's answer",
+			what, q.method, id.String(), secs(at.Sub(q.at))), r, r.ID, ev)
 	}
 }
 
@@ -163,7 +174,7 @@ func (t *Tracker) hostAbandoned(r *Request, how string, ev *event.Event) {
 	r.side().abandonedAt = ev.Time
 	t.violate(ViolationHostAbandoned, "the host "+how+" with "+r.Method+" "+r.ID.String()+
 		" in flight and sent no cancel for it", r, r.ID, ev)
-	t.hostGaveUp(r, "", ev.Time, ev)
+	t.hostGaveUp(r, "stopped waiting for", "", ev.Time, ev)
 }
 
 // abandonable reports whether r is a host request a host that goes away
@@ -251,12 +262,13 @@ func saysTimeout(reason string) bool {
 	return strings.Contains(l, "timed out") || strings.Contains(l, "timeout") || strings.Contains(l, "time out")
 }
 
-// secs says a duration as a finding does: "0.4 s", "14 ms".
+// secs says a duration as a finding does, in the UI's style: "0.4s",
+// "14ms".
 func secs(d time.Duration) string {
 	if d < 100*time.Millisecond {
-		return fmt.Sprintf("%d ms", d.Milliseconds())
+		return fmt.Sprintf("%dms", d.Milliseconds())
 	}
-	return fmt.Sprintf("%.1f s", d.Seconds())
+	return fmt.Sprintf("%.1fs", d.Seconds())
 }
 
 func strqQuote(s string) string { return "“" + clip(s, 80) + "”" }

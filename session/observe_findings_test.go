@@ -32,7 +32,7 @@ func findings(t *testing.T, steps []step, extra func(tr *Tracker)) (codes []stri
 var opened = []step{{0, "host", hostInit, 0}, {2, "server", serverInit, 0}, {10, "host", hostCall1, 0}}
 
 // The host's cancel of a call whose progress flows, 1 s apart, the last
-// 0.4 s before it: said with those figures, and, since the cancel's
+// 0.4s before it: said with those figures, and, since the cancel's
 // reason says timeout, that progress did not reset it. A cancel with
 // another reason is said without the timeout; one of a call that had no
 // progress is no finding.
@@ -43,14 +43,21 @@ func TestFindingCancelledWhileProgressing(t *testing.T) {
 	if !slices.Equal(codes, []string{ViolationHostCancelledWhileProgressing}) {
 		t.Fatalf("codes %v", codes)
 	}
-	for _, want := range []string{"after 3 progress notifications", "1.0 s apart", "the last 0.4 s before it", "its timeout was not reset by progress"} {
+	for _, want := range []string{"the host gave up on tools/call slow (id 1) (reason “McpError: MCP error -32001: Request timed out”) after 3 progress notifications",
+		"1.0s apart", "the last 0.4s before it", "its timeout was not reset by progress"} {
 		if !strings.Contains(details, want) {
 			t.Errorf("detail %q lacks %q", details, want)
 		}
 	}
+	// A deliberate cancel is said as one, with its reason: not "gave up",
+	// not a timeout.
 	steps[len(steps)-1].raw = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"the user pressed stop"}}`
-	if _, details, _ := findings(t, steps, nil); strings.Contains(details, "timeout") {
+	_, details, _ = findings(t, steps, nil)
+	if strings.Contains(details, "timeout") || strings.Contains(details, "gave up") {
 		t.Errorf("a cancel that says no timeout is said to be one: %q", details)
+	}
+	if want := "the host cancelled tools/call slow (id 1) (reason “the user pressed stop”) after 3 progress notifications, 1.0s apart"; !strings.Contains(details, want) {
+		t.Errorf("detail %q lacks %q", details, want)
 	}
 	quiet := append(slices.Clone(opened), step{3400, "host", hostCancel1, 0})
 	if codes, _, _ := findings(t, quiet, nil); len(codes) != 0 {
@@ -64,7 +71,7 @@ func TestFindingClosedStreamWhileProgressing(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
 	steps := []step{{0, "host", call, 0}, {500, "server", progAt(1), 0}, {1000, "server", progAt(2), 0}}
 	codes, details, _ := findings(t, steps, func(tr *Tracker) { tr.HostClosedStream(wire.IntID(1), ms(1100)) })
-	if !slices.Equal(codes, []string{ViolationHostCancelledWhileProgressing}) || !strings.Contains(details, "0.5 s apart") || !strings.Contains(details, "the last 0.1 s before it") {
+	if !slices.Equal(codes, []string{ViolationHostCancelledWhileProgressing}) || !strings.Contains(details, "the host closed the stream of tools/call slow (id 1) after 2 progress notifications, 0.5s apart") || !strings.Contains(details, "the last 0.1s before it") {
 		t.Fatalf("codes %v: %s", codes, details)
 	}
 }
@@ -82,7 +89,7 @@ func TestFindingAbandoned(t *testing.T) {
 	}
 	worked := false
 	for i := range tr.Log().Len() {
-		worked = worked || strings.Contains(tr.Log().At(i).Text, "2.0 s after the host abandoned it")
+		worked = worked || strings.Contains(tr.Log().At(i).Text, "2.0s after the host abandoned it")
 	}
 	if !worked {
 		t.Error("the server's answer after the host went is not said with how long after")
@@ -120,7 +127,7 @@ func TestFindingResumes(t *testing.T) {
 		tr.UpstreamStreamEndedIn(wire.IntID(1), "", ms(100))
 		tr.HostReopenedIn("", ms(1600))
 	})
-	if !slices.Equal(codes, []string{ViolationHostResumedWithoutLastEventID}) || !strings.Contains(details, "1.5 s later") {
+	if !slices.Equal(codes, []string{ViolationHostResumedWithoutLastEventID}) || !strings.Contains(details, "1.5s later") {
 		t.Fatalf("reopened: %v %s", codes, details)
 	}
 	codes, details, _ = findings(t, base, func(tr *Tracker) {
@@ -130,7 +137,7 @@ func TestFindingResumes(t *testing.T) {
 		}
 		tr.Due(ms(100).Add(DefaultLateWindow))
 	})
-	if !slices.Equal(codes, []string{ViolationHostNoResume}) || !strings.Contains(details, "5.0 s watched") {
+	if !slices.Equal(codes, []string{ViolationHostNoResume}) || !strings.Contains(details, "5.0s watched") {
 		t.Fatalf("no resume: %v %s", codes, details)
 	}
 	codes, _, _ = findings(t, base, func(tr *Tracker) {
@@ -162,7 +169,7 @@ func TestFindingQuestionAndAnswers(t *testing.T) {
 	elicit := `{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"sure?","requestedSchema":{"type":"object"}}}`
 	steps := append(slices.Clone(opened), step{100, "server", elicit, 0}, step{3100, "host", hostCancel1, 0})
 	codes, details, _ := findings(t, steps, nil)
-	if !slices.Equal(codes, []string{ViolationHostTimeoutDuringQuestion}) || !strings.Contains(details, "elicitation/create (id \"e1\") tied to it had waited 3.0 s") {
+	if !slices.Equal(codes, []string{ViolationHostTimeoutDuringQuestion}) || !strings.Contains(details, "elicitation/create (id \"e1\") tied to it had waited 3.0s") {
 		t.Fatalf("question: %v %s", codes, details)
 	}
 	answer := `{"jsonrpc":"2.0","id":"e1","result":{"action":"accept","content":{}}}`
@@ -186,7 +193,7 @@ func TestFindingCancelledAnswered(t *testing.T) {
 	}
 	late := append(slices.Clone(opened), step{20, "server", answer1, 0}, step{820, "host", hostCancel1, 0})
 	codes, details, _ := findings(t, late, nil)
-	if !slices.Equal(codes, []string{ViolationHostCancelledAnswered}) || !strings.Contains(details, "0.8 s after") {
+	if !slices.Equal(codes, []string{ViolationHostCancelledAnswered}) || !strings.Contains(details, "0.8s after") {
 		t.Fatalf("late: %v %s", codes, details)
 	}
 }

@@ -61,7 +61,7 @@ func (t *Tracker) HostClosedStreamIn(id wire.ID, sessionID string, now time.Time
 			now = r.Cancel.At
 		} else {
 			t.beginCancel(r, "the host closed the stream", CauseHost, now)
-			t.hostGaveUp(r, "", now, &event.Event{Kind: event.StreamClosed, Time: now, RequestID: r.ID, ByClient: true})
+			t.hostGaveUp(r, "closed the stream of", "", now, &event.Event{Kind: event.StreamClosed, Time: now, RequestID: r.ID, ByClient: true})
 		}
 		r.Cancel.Signal = event.SignalStreamClosed
 		r.Cancel.SignalAt = now

@@ -60,7 +60,7 @@ func TestAttachHostFindingsApart(t *testing.T) {
 			// The detail wraps its lines anywhere: compared without spaces.
 			squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
 			d := squeeze(h.screen())
-			for _, want := range []string{"FOUND OF THE HOST", "⚑ host_cancelled_while_progressing", "the host gave up on tools/call slow (id 1) after 3 progress notifications, 0.2 s apart"} {
+			for _, want := range []string{"FOUND OF THE HOST", "⚑ host_cancelled_while_progressing", "the host gave up on tools/call slow (id 1) (reason “Request timed out”) after 3 progress notifications, 0.2s apart"} {
 				if !strings.Contains(d, squeeze(want)) {
 					t.Errorf("the detail lacks %q:\n%s", want, h.screen())
 				}
@@ -105,7 +105,7 @@ func TestAttachTiesQuestionByOwner(t *testing.T) {
 	}
 	vs := h.m.tracker.Violations().ForRequest(confirm)
 	if len(vs) != 1 || vs[0].Code != session.ViolationHostTimeoutDuringQuestion ||
-		!strings.Contains(vs[0].Detail, "while the server's elicitation/create (id 1) tied to it had waited 0.3 s") {
+		!strings.Contains(vs[0].Detail, "while the server's elicitation/create (id 1) tied to it had waited 0.3s") {
 		t.Fatalf("the view's findings of the confirm call: %+v", vs)
 	}
 	if s := lineWith(h.screen(), "2 ⇄ confirm"); !strings.Contains(s, "⚑ host gave up while the server's question waited") && !strings.Contains(s, "⚑ gave up mid-question") {

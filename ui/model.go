@@ -420,6 +420,9 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		if m.conn.startDue() {
 			start = m.start()
 		}
+		if len(m.opts.Calls) > 0 && toolsListed(m.tracker) {
+			listed = append(listed, sendCalls(m.tracker, &m.conn, m.screens.composer, &m.opts.Calls, m.send))
+		}
 	}
 	if msg.closed {
 		if m.opts.attaching() {
@@ -497,11 +500,9 @@ func (m *Model) start() tea.Cmd {
 		_, level := m.conn.withLogLevel(m.tracker, wire.MethodToolsCall, nil, m.screens.composer.LogLevel())
 		set = m.setLogLevel(level)
 	}
-	for _, c := range m.opts.Calls {
-		params, _ := m.conn.withLogLevel(m.tracker, c.Method, c.Params, m.screens.composer.LogLevel())
-		cmds = append(cmds, m.send(c.Method, params, session.RequestOptions{}))
+	if !waitsForTools(m.tracker, m.opts.Calls) {
+		cmds = append(cmds, sendCalls(m.tracker, &m.conn, m.screens.composer, &m.opts.Calls, m.send))
 	}
-	m.opts.Calls = nil
 	return inOrder(set, tea.Batch(cmds...))
 }
 

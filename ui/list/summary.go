@@ -80,7 +80,7 @@ func summarize(method string, raw []byte) string {
 	case wire.MethodDiscover, wire.MethodInitialize:
 		return serverSummary(msg.Result)
 	case "resources/templates/list":
-		return fmt.Sprintf("%d resource template(s)", len(res.Templates))
+		return fmt.Sprintf("%d %s", len(res.Templates), look.CountNoun(len(res.Templates), "resource template", "resource templates"))
 	case wire.MethodToolsCall:
 		for _, c := range res.Content {
 			if c.Type == "text" && c.Text != "" {

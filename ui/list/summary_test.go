@@ -17,7 +17,9 @@ func TestSummarizeServerAndTemplates(t *testing.T) {
 		{wire.MethodInitialize, `{"protocolVersion":"2025-11-25","capabilities":{}}`, "2025-11-25 · no capabilities"},
 		{wire.MethodDiscover, `{"supportedVersions":["2026-07-28"],"capabilities":{"\u001b[31mx":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"a\u001b]0;t\u0007b"}}}`,
 			""},
-		{"resources/templates/list", `{"resourceTemplates":[{"uriTemplate":"a/{x}","name":"a"},{"uriTemplate":"b/{y}","name":"b"}]}`, "2 resource template(s)"},
+		{"resources/templates/list", `{"resourceTemplates":[{"uriTemplate":"a/{x}","name":"a"},{"uriTemplate":"b/{y}","name":"b"}]}`, "2 resource templates"},
+		{"resources/templates/list", `{"resourceTemplates":[{"uriTemplate":"a/{x}","name":"a"}]}`, "1 resource template"},
+		{"resources/templates/list", `{"resourceTemplates":[]}`, "0 resource templates"},
 	} {
 		got := summarize(c.method, []byte(`{"jsonrpc":"2.0","id":1,"result":`+c.result+`}`))
 		if c.want == "" {
