@@ -253,6 +253,18 @@ func TestProxyWrapSeveralServers(t *testing.T) {
 		t.Errorf("every server was not wrapped:\n%s", stdout)
 	}
 
+	// Written, then every server again: the HTTP entry now points at its
+	// proxy on this machine, and is left as it is rather than wrapped a
+	// second time.
+	if code, _, stderr = inflight(t, "proxy", "--wrap", "--config", path, "--server", "remote", "--write"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr = inflight(t, "proxy", "--wrap", "--config", path)
+	if code != exitcode.Usage || strings.Count(stderr, "left as it is:") != 3 || !strings.Contains(stderr, `server "remote": its URL is on this machine (127.0.0.1:`) ||
+		!strings.Contains(stderr, "no server left to wrap") {
+		t.Errorf("exit %d: want every entry left as it is, the HTTP one for its loopback URL:\n%s", code, stderr)
+	}
+
 	// Named, one wrapped already: refused, the file as it was.
 	before, _ := os.ReadFile(path)
 	code, _, stderr = inflight(t, "proxy", "--wrap", "--config", path, "--server", "remote", "--server", "everything", "--write")

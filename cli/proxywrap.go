@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -88,6 +89,12 @@ func (c *cli) proxyWrap(o wrapOptions) error {
 		done, skipped = done[:0], skipped[:0]
 		proxies := map[string]string{}
 		for _, n := range names {
+			if all {
+				if why := leftForAll(data, o.config, n); why != "" {
+					skipped = append(skipped, why)
+					continue
+				}
+			}
 			w, next, err := wrapEntry(data, o, n, exe, several)
 			if err != nil {
 				// Wrapping every server, an entry that is wrapped already
@@ -125,6 +132,25 @@ func (c *cli) proxyWrap(o wrapOptions) error {
 	}
 	c.wrapSaid(o, done, backup)
 	return nil
+}
+
+// leftForAll says why wrapping every server leaves entry n as it is, ""
+// when it does not: an HTTP entry on this machine's loopback is where a
+// wrapped entry points (its proxy's address), and nothing in the file
+// tells a proxy's address from a local server's; wrapping it again would
+// put a second proxy in front of the first. Named with --server, it is
+// wrapped.
+func leftForAll(data []byte, path, n string) string {
+	srv, err := mcpconfig.Parse(data, path, n)
+	if err != nil || srv.URL == "" || srv.SSE {
+		return ""
+	}
+	u, err := url.Parse(srv.URL)
+	if err != nil || !proxy.LoopbackAddr(u.Host) {
+		return ""
+	}
+	return fmt.Sprintf("server %q: its URL is on this machine (%s), as a wrapped entry's proxy is; name it with --server to wrap it",
+		srv.Name, u.Host)
 }
 
 // wrapNames is the entries --wrap rewrites: those --server names (each
