@@ -102,7 +102,11 @@ func taskFacts(env screen.Env, r *session.Request, width int) string {
 	id := env.Line(look.ClipRunes(tk.ID, 40))
 	parts := []look.Part{{Variants: []string{"task " + id + " " + env.Line(tk.Status), env.Line(tk.Status)}, Style: st.Running, Prio: look.PrioSignal}}
 	if tk.Message != "" {
-		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("%q", env.Line(tk.Message))}, Style: st.Running, Prio: look.PrioSignal, Cut: true, Keep: 10})
+		// Whole before the poll timing takes its longer wordings: what the
+		// server says of the task ("cancelled by tasks/cancel") matters
+		// more than when it was polled.
+		msg := fmt.Sprintf("%q", env.Line(tk.Message))
+		parts = append(parts, look.Part{Variants: []string{msg, look.ClipRunes(msg, 10)}, Style: st.Running, Prio: look.PrioSignal, Cut: true, Keep: 10})
 	}
 	polls := fmt.Sprintf("%d %s", tk.Polls, look.CountNoun(tk.Polls, "poll", "polls"))
 	long := polls
