@@ -203,10 +203,20 @@ func (t *timeline) afterCancel() {
 		if firstAt.IsZero() {
 			continue
 		}
-		lbl := fmt.Sprintf("%s %d %s %s %s", kind.glyph, kind.count, kind.word, what, t.ago(firstAt))
-		if lastAt.After(firstAt) {
-			lbl += "…" + t.ago(lastAt)
+		// How long after the cancel, as the protocol log says it: from the
+		// request's start, a burst 0.3 ms to 12 ms after a cancel at 0.3 s
+		// reads "+0.3s…+0.3s".
+		since := func(at time.Time) string { return t.ago(at) }
+		after := ""
+		if r.Cancel != nil {
+			since = func(at time.Time) string { return look.Ago(at.Sub(r.Cancel.At)) }
+			after = " after the cancel"
 		}
+		lbl := fmt.Sprintf("%s %d %s %s %s", kind.glyph, kind.count, kind.word, what, since(firstAt))
+		if lastAt.After(firstAt) && since(lastAt) != since(firstAt) {
+			lbl += "…" + since(lastAt)
+		}
+		lbl += after
 		t.groups = append(t.groups, mark{firstAt, kind.glyph, lbl})
 	}
 }
