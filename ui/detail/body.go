@@ -156,8 +156,12 @@ func writeTask(b *strings.Builder, env screen.Env, r *session.Request) {
 	if tk.AfterCancelHandle {
 		b.WriteString(st.Flag.Render("⚑ the task handle came after the request was cancelled: the task was cancelled with tasks/cancel too") + "\n")
 	}
-	for _, l := range taskLines(env, tk) {
-		b.WriteString(fmt.Sprintf("%-8s %s  %s\n", look.Ago(l.at.Sub(startOf(r))), l.at.Format("15:04:05.000"), l.text))
+	for _, l := range taskLines(env, r) {
+		text := l.text
+		if l.flagged {
+			text = st.Flag.Render(text)
+		}
+		b.WriteString(fmt.Sprintf("%-8s %s  %s\n", look.Ago(l.at.Sub(startOf(r))), l.at.Format("15:04:05.000"), text))
 	}
 	if tk.EndedAfterCancel != "" {
 		b.WriteString(st.Flag.Render(fmt.Sprintf("⚑ %s after tasks/cancel (+%s): its outcome is kept below as late, never a success", env.Line(tk.EndedAfterCancel), look.Dur(tk.AfterCancel))) + "\n")
@@ -183,31 +187,44 @@ func writeTask(b *strings.Builder, env screen.Env, r *session.Request) {
 	}
 }
 
-// taskLine is one line of a task's history.
+// taskLine is one line of a task's history; flagged: a status said after
+// the terminal one, which does not count.
 type taskLine struct {
-	at   time.Time
-	text string
+	at      time.Time
+	text    string
+	flagged bool
 }
 
 // taskLines are a task's status changes and its cancel, in time order: a
-// status change and the cancel interleave.
-func taskLines(env screen.Env, tk *session.Task) []taskLine {
+// status change and the cancel interleave. A status the server said after
+// its terminal one is listed too, flagged: the tracker keeps the terminal
+// status, and the violation says when the other came.
+func taskLines(env screen.Env, r *session.Request) []taskLine {
+	tk := r.Task
 	var lines []taskLine
 	for _, c := range tk.History {
 		t := fmt.Sprintf("%-14s (%s)", env.Line(c.Status), c.Via)
 		if c.Message != "" {
 			t += fmt.Sprintf(" %q", env.Line(c.Message))
 		}
-		lines = append(lines, taskLine{c.At, t})
+		lines = append(lines, taskLine{at: c.At, text: t})
+	}
+	for _, v := range env.Tracker.Violations().ForRequest(r.ID) {
+		if v.Code != session.ViolationTaskStatusAfterTerminal {
+			continue
+		}
+		status, via := afterTerminal(v.Raw, tk)
+		t := fmt.Sprintf("⚑ %-12s (%s) after %s: ignored", env.Line(status), via, env.Line(tk.Status))
+		lines = append(lines, taskLine{at: v.Time, text: t, flagged: true})
 	}
 	if !tk.CancelSentAt.IsZero() {
-		lines = append(lines, taskLine{tk.CancelSentAt, "tasks/cancel sent"})
+		lines = append(lines, taskLine{at: tk.CancelSentAt, text: "tasks/cancel sent"})
 	}
 	if !tk.CancelAckAt.IsZero() {
-		lines = append(lines, taskLine{tk.CancelAckAt, "tasks/cancel acknowledged"})
+		lines = append(lines, taskLine{at: tk.CancelAckAt, text: "tasks/cancel acknowledged"})
 	}
 	if tk.CancelError != nil {
-		lines = append(lines, taskLine{tk.CancelSentAt, fmt.Sprintf("tasks/cancel refused: error %d %s", tk.CancelError.Code, env.Line(tk.CancelError.Message))})
+		lines = append(lines, taskLine{at: tk.CancelSentAt, text: fmt.Sprintf("tasks/cancel refused: error %d %s", tk.CancelError.Code, env.Line(tk.CancelError.Message))})
 	}
 	for i := 1; i < len(lines); i++ {
 		for j := i; j > 0 && lines[j].at.Before(lines[j-1].at); j-- {
@@ -215,6 +232,23 @@ func taskLines(env screen.Env, tk *session.Task) []taskLine {
 		}
 	}
 	return lines
+}
+
+// afterTerminal reads the status a message said after a task's terminal
+// one, and how it came (a poll's result or a notification), from the
+// violation's copy of the message; the first such status the task keeps
+// when the copy was cut too short to read.
+func afterTerminal(raw []byte, tk *session.Task) (string, session.TaskVia) {
+	if msg, err := wire.Decode(raw); err == nil {
+		obj, via := msg.Params, session.ViaNotification
+		if msg.Kind == wire.KindResult {
+			obj, via = msg.Result, session.ViaPoll
+		}
+		if ts, err := wire.DecodeTask(obj); err == nil && ts.Status != "" {
+			return ts.Status, via
+		}
+	}
+	return tk.AfterTerminal, tk.AfterTerminalVia
 }
 
 // writeConversation is the body's CONVERSATION section: every round with

@@ -155,6 +155,9 @@ func (m *Model) cancelFacts(env screen.Env, r *session.Request) (string, string)
 		if failure != "" {
 			return st.Failed.Render("✗ " + failure), urlsRequired(env, r)
 		}
+		if flip := flipText(env, r); flip != "" {
+			return st.Flag.Render(flip), ""
+		}
 		return "", "" // nothing to say: it ended on its own
 	}
 	s := cancelText(env, r)
@@ -185,6 +188,18 @@ func cancelText(env screen.Env, r *session.Request) string {
 	return s
 }
 
+// flipText is the flag of a task that said another status after its
+// terminal one (the terminal status stands), as the row says it; "" for
+// any other request.
+func flipText(env screen.Env, r *session.Request) string {
+	tk := r.Task
+	if tk == nil || tk.AfterTerminal == "" {
+		return ""
+	}
+	return fmt.Sprintf("⚑ said %s (%s) after %s — ignored: a terminal status is final",
+		env.Line(tk.AfterTerminal), tk.AfterTerminalVia, env.Line(tk.Status))
+}
+
 // afterCancel is the second line when the server sent something after the
 // cancel: what is flagged, then what crossed it in flight (false: nothing
 // came after it).
@@ -198,6 +213,9 @@ func afterCancel(env screen.Env, r *session.Request) (string, bool) {
 	}
 	if r.Late.ProgressAfterCancel > 0 {
 		flags = append(flags, fmt.Sprintf("⚑ %d progress after the cancel", r.Late.ProgressAfterCancel))
+	}
+	if flip := flipText(env, r); flip != "" {
+		flags = append(flags, flip)
 	}
 	if r.Late.Response && r.Late.Crossed {
 		crossed = append(crossed, fmt.Sprintf("a response crossed the cancel in flight (%s after it) — %s", look.Dur(r.Late.AfterCancel), look.LateFate(r)))

@@ -131,3 +131,41 @@ func TestTaskFactsKeepTheMessage(t *testing.T) {
 		t.Errorf("facts %q lost the polls", s)
 	}
 }
+
+// A task that says "working" after "completed" (the terminal status
+// stands): the detail flags it at the top as the row does, its TASK
+// history lists the later status, flagged, and the timeline says the end
+// once, though the legacy request ended a moment after the poll that saw
+// the terminal status.
+func TestTaskFlipInTheDetail(t *testing.T) {
+	f := taskFixture(t, "1000")
+	f.h = 40
+	f.tick(t0.Add(1010*time.Millisecond), "completed", "1000") // the terminal poll
+	f.tick(t0.Add(1020*time.Millisecond), "completed", "1000") // tasks/result
+	f.tick(t0.Add(2010*time.Millisecond), "working", "1000")   // the confirming poll
+	f.now = t0.Add(3 * time.Second)
+	f.layout()
+	r, _ := f.tracker.Get(f.id)
+	if r.State != session.StateCompleted || r.Task.AfterTerminal != "working" {
+		t.Fatalf("state %s, after terminal %q", r.State, r.Task.AfterTerminal)
+	}
+	s := f.screen()
+	lines := strings.Split(s, "\n")
+	top := strings.Join(lines[:4], "\n")
+	if !strings.Contains(top, "⚑ said working (poll) after completed") {
+		t.Errorf("the header does not flag the status after the terminal one:\n%s", top)
+	}
+	body := ansi.Strip(f.m.content)
+	task := body[strings.Index(body, "TASK"):]
+	task = task[:strings.Index(task, "\n\n")]
+	if !strings.Contains(task, "⚑ working      (poll) after completed: ignored") {
+		t.Errorf("the TASK history leaves out the later status:\n%s", task)
+	}
+	if i, j := strings.Index(task, "completed      (poll)"), strings.Index(task, "⚑ working"); i < 0 || j < i {
+		t.Errorf("the later status is not listed after the terminal one:\n%s", task)
+	}
+	tl := strings.Join(f.timelineOf(), "\n")
+	if n := strings.Count(tl, "completed +"); n != 1 {
+		t.Errorf("the timeline says the end %d times:\n%s", n, tl)
+	}
+}

@@ -253,7 +253,7 @@ func (t *timeline) task(tr *trail) {
 	prev := ""
 	for _, ch := range tk.History {
 		changes[t.col(ch.At)]++
-		if ch.Status != prev && ch.Via != session.ViaHandle && !(ch.At.Equal(r.Ended) && !r.IsActive()) {
+		if ch.Status != prev && ch.Via != session.ViaHandle && !t.saidByTheEnd(ch) {
 			// The handle's status is the task's start (the TASK table
 			// lists it); the end's ■ says a terminal status seen at its
 			// instant.
@@ -262,6 +262,19 @@ func (t *timeline) task(tr *trail) {
 		prev = ch.Status
 	}
 	t.cells["◆"] = changes
+}
+
+// saidByTheEnd reports whether the end's label already says the task's
+// status change ch: seen at the end's instant, or (legacy, where the
+// request ends when tasks/result answers, a moment after the poll that saw
+// the terminal status) the same word at the same time as the label reads
+// it: "◆ completed +6.0s" beside "completed +6.0s" said it twice.
+func (t *timeline) saidByTheEnd(ch session.TaskChange) bool {
+	r := t.r
+	if r.IsActive() || r.Ended.IsZero() {
+		return false
+	}
+	return ch.At.Equal(r.Ended) || (ch.Status == look.StateName(r.State) && t.ago(ch.At) == t.ago(r.Ended))
 }
 
 // conversation puts a request's log lines (≡, counted per cell, one
