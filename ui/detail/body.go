@@ -43,7 +43,7 @@ func (m *Model) body(env screen.Env, r *session.Request) string {
 		// The server's violations, then what a proxy found of the host:
 		// different parties' faults, under titles of their own.
 		writeViolations(&b, env, "VIOLATIONS", "⚠ ", vs, false)
-		writeViolations(&b, env, "FOUND OF THE HOST", "⚑ ", vs, true)
+		writeViolations(&b, env, "THE HOST'S FINDINGS", "⚑ ", vs, true)
 	}
 	return b.String()
 }
