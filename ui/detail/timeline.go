@@ -413,17 +413,15 @@ func (t *timeline) rows() []string {
 		}
 		out = append(out, "  "+st.Dim.Render(text))
 	}
-	if t.r.Task != nil {
-		// A task's bar holds glyphs its labels do not all explain (a
-		// change of status, polls counted per cell): a legend says them,
-		// as the waterfall's does.
-		// It takes the second row of labels when that is empty.
-		if l := t.legend(); l != "" {
-			if last := len(out) - 1; strings.TrimSpace(ansi.Strip(out[last])) == "" {
-				out = out[:last]
-			}
-			out = append(out, "  "+l)
+	// A bar holds glyphs its labels do not all explain (a change of a
+	// task's status, polls or late progress counted per cell, "+" for
+	// more than nine): a legend says those drawn, as the waterfall's does.
+	// It takes the second row of labels when that is empty.
+	if l := t.legend(); l != "" {
+		if last := len(out) - 1; strings.TrimSpace(ansi.Strip(out[last])) == "" {
+			out = out[:last]
 		}
+		out = append(out, "  "+l)
 	}
 	return out
 }
@@ -436,23 +434,36 @@ var legendWords = []struct{ glyph, word string }{
 	{"✕", "cancel"}, {"*", "late"}, {"x", "crossed"}, {"!", "late response"}, {"■", "end"}, {"▶", "now"},
 }
 
-// legend names the glyphs the bar shows, as many as the width holds; a
-// digit or + in a cell counts several of one glyph, which the labels say.
+// countWords say what a cell's count means, when the bar draws one.
+var countWords = []struct{ glyph, word string }{{"2…9", "that many"}, {"+", "more than 9"}}
+
+// legend names the glyphs the bar shows, as many as the width holds, and
+// what a digit or + in a cell means when one is drawn (several of one
+// glyph: the labels say which).
 func (t *timeline) legend() string {
 	bar := string(t.line)
 	st := t.env.Styles
 	var parts []string
 	used := 0
+	var words []struct{ glyph, word string }
 	for _, it := range legendWords {
-		if !strings.Contains(bar, it.glyph) && !t.counted(it.glyph) {
-			continue
+		if strings.Contains(bar, it.glyph) || t.counted(it.glyph) {
+			words = append(words, it)
 		}
-		w := 2 + len([]rune(it.word))
+	}
+	if strings.ContainsAny(bar, "23456789") {
+		words = append(words, countWords[0])
+	}
+	if strings.Contains(bar, "+") {
+		words = append(words, countWords[1])
+	}
+	for _, it := range words {
+		w := len([]rune(it.glyph)) + 1 + len([]rune(it.word))
 		if len(parts) > 0 {
 			w += 2
 		}
 		if used+w > t.w {
-			break
+			continue // a shorter one further on may still fit
 		}
 		used += w
 		parts = append(parts, st.Running.Render(it.glyph)+" "+st.Dim.Render(it.word))

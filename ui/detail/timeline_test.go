@@ -112,3 +112,36 @@ func TestTimelineTimesLateProgressFromTheCancel(t *testing.T) {
 		t.Errorf("the late progress is not timed from the cancel:\n%s", s)
 	}
 }
+
+// Every timeline has a legend of the marks it draws, and only those: a
+// cell holding more than nine marks shows "+", which the legend says.
+func TestTimelineLegendSaysWhatIsDrawn(t *testing.T) {
+	f := newFixture(t, 60, 24)
+	f.now = t0.Add(time.Second)
+	cancelAt := f.now
+	if _, err := f.tracker.RequestCancel(f.id, "", session.CauseUser, f.now); err != nil {
+		t.Fatal(err)
+	}
+	f.apply(event.Event{Kind: event.CancelSent, RequestID: f.id, Signal: event.SignalNotification})
+	for i := range 12 {
+		f.now = cancelAt.Add(time.Duration(i+1) * 100 * time.Microsecond)
+		f.progress(float64(i+1), 20, "late")
+	}
+	f.now = t0.Add(3 * time.Second)
+	f.layout()
+	tl := f.timelineOf()
+	legend := tl[len(tl)-1]
+	if !strings.Contains(tl[0], "+") {
+		t.Fatalf("no cell counts more than nine:\n%s", strings.Join(tl, "\n"))
+	}
+	for _, want := range []string{"● sent", "✕ cancel", "* late", "+ more than 9", "▶ now"} {
+		if !strings.Contains(legend, want) {
+			t.Errorf("the legend lacks %q: %q", want, legend)
+		}
+	}
+	for _, not := range []string{"◆", "· poll", "■ end", "that many"} {
+		if strings.Contains(legend, not) {
+			t.Errorf("the legend says %q, which the bar does not draw: %q", not, legend)
+		}
+	}
+}
