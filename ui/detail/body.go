@@ -31,8 +31,8 @@ func (m *Model) body(env screen.Env, r *session.Request) string {
 		writeConversation(&b, env, r)
 		b.WriteString("\n")
 	}
-	if r.Conv != nil && (r.Conv.LogCount > 0 || r.Conv.LogLevel != "") {
-		writeLogs(&b, env, r)
+	if untied := m.untied(r); untied > 0 || r.Conv != nil && (r.Conv.LogCount > 0 || r.Conv.LogLevel != "") {
+		writeLogs(&b, env, r, untied)
 		b.WriteString("\n")
 	}
 	writePayloads(&b, env, r)
@@ -350,12 +350,23 @@ func noneYet(r *session.Request) string {
 	return "none"
 }
 
+// untied is how many log lines tied to no request came while r was in
+// flight, as the trail counted them.
+func (m *Model) untied(r *session.Request) int {
+	if m.trail.id != r.ID {
+		return 0
+	}
+	return m.trail.untied
+}
+
 // writeLogs lists the request's log lines: when each came (from the
-// request's start), its level, logger and data.
-func writeLogs(b *strings.Builder, env screen.Env, r *session.Request) {
+// request's start), its level, logger and data; its heading also counts
+// the untied lines that came while it was in flight, which only the
+// protocol log shows.
+func writeLogs(b *strings.Builder, env screen.Env, r *session.Request, untied int) {
 	c := r.Conv
-	if c == nil || (c.LogCount == 0 && c.LogLevel == "") {
-		return
+	if c == nil {
+		c = &session.Conversation{}
 	}
 	st := env.Styles
 	line := env.Line
@@ -365,10 +376,21 @@ func writeLogs(b *strings.Builder, env screen.Env, r *session.Request) {
 	} else if info, _ := env.Tracker.Conn(); info.Era == event.EraModern {
 		title += "; the request asked for none"
 	}
-	title += tieWords(c.Logs) + ")"
-	b.WriteString(st.Bold.Render(title) + "\n")
+	title += tieWords(c.Logs)
+	if untied > 0 && c.LogCount > 0 {
+		// Its own lines are listed below; these, only in the protocol log.
+		title += fmt.Sprintf("; %d %s tied to no request came while it was in flight, the protocol log has %s",
+			untied, look.CountNoun(untied, "line", "lines"), look.CountNoun(untied, "it", "them"))
+	}
+	b.WriteString(st.Bold.Render(title+")") + "\n")
 	if c.LogCount == 0 {
-		if n := env.Tracker.LogsUnattributed(); n > 0 {
+		n := untied
+		if n == 0 {
+			// The lines the bounded protocol log no longer holds are
+			// still counted, for the whole connection.
+			n = env.Tracker.LogsUnattributed()
+		}
+		if n > 0 {
 			// Lines came, but nothing named this request as theirs.
 			b.WriteString(st.Dim.Render(fmt.Sprintf("  (none tied to it: %d %s untied — they came with several requests in flight and named none; the protocol log has them)",
 				n, look.CountNoun(n, "line", "lines"))) + "\n")
