@@ -28,6 +28,19 @@ import (
 // The tracker does no I/O: AnswerTask keeps the answers, and Due begins
 // the tasks/update that carries them, as it begins polls.
 
+// TasksWaiting counts the modern tasks in flight that wait for the
+// user's answer (TaskAsks asks something): the header's "waiting for you"
+// counts them with the questions.
+func (t *Tracker) TasksWaiting() int {
+	n := 0
+	for _, r := range t.active {
+		if r.Task != nil && r.Task.Status == wire.TaskInputRequired && len(r.TaskAsks()) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // TaskAsks is what a modern task waiting for input asks of the user now:
 // its inputRequests not answered yet, ordered by key; nil when it asks
 // nothing (or its request is not a modern task in input_required).

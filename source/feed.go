@@ -3,6 +3,7 @@ package source
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"inflight/event"
@@ -288,7 +289,7 @@ func (f *feeder) state(in TrackerState, index int) {
 			// Settled by the clock in the run, still watched here.
 			why = " (the run's late window was shorter than the replay's)"
 		}
-		f.disagree(fmt.Sprintf("#%s: the trace says %s, this replay %s%s", in.ID, in.State, r.State, why))
+		f.disagree(fmt.Sprintf("#%s: the trace says %s, this replay %s%s", in.ID, stateWords(in.State), stateWords(r.State.String()), why))
 	}
 }
 
@@ -299,7 +300,7 @@ func (f *feeder) relayedState(in TrackerState) {
 		return
 	}
 	if r, ok := f.tr.Get(in.ID); ok && isFinalState(in.State) && in.State != r.State.String() {
-		f.disagree(fmt.Sprintf("#%s: the trace says %s, this replay %s", in.ID, in.State, r.State))
+		f.disagree(fmt.Sprintf("#%s: the trace says %s, this replay %s", in.ID, stateWords(in.State), stateWords(r.State.String())))
 	}
 }
 
@@ -366,6 +367,16 @@ func (f *feeder) ended() {
 			f.disagree(fmt.Sprintf("this replay flagged %s %d times, the trace %d", code, n, t))
 		}
 	}
+}
+
+// stateWords is a trace's state name in the words the list says it with
+// ("cancel_requested" is "cancelling", "timed_out" "timed out"): the
+// disagreement is read on the replay's status line, beside the list.
+func stateWords(name string) string {
+	if name == session.StateCancelRequested.String() {
+		return "cancelling"
+	}
+	return strings.ReplaceAll(name, "_", " ")
 }
 
 // isFinalState reports whether a trace's state name is a final state's.

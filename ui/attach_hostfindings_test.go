@@ -60,7 +60,7 @@ func TestAttachHostFindingsApart(t *testing.T) {
 			// The detail wraps its lines anywhere: compared without spaces.
 			squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
 			d := squeeze(h.screen())
-			for _, want := range []string{"FOUND OF THE HOST", "⚑ host_cancelled_while_progressing", "the host gave up on tools/call slow (id 1) (reason “Request timed out”) after 3 progress notifications, 0.2s apart"} {
+			for _, want := range []string{"THE HOST'S FINDINGS", "⚑ host_cancelled_while_progressing", "the host gave up on tools/call slow (id 1) (reason “Request timed out”) after 3 progress notifications, 0.2s apart"} {
 				if !strings.Contains(d, squeeze(want)) {
 					t.Errorf("the detail lacks %q:\n%s", want, h.screen())
 				}

@@ -85,13 +85,14 @@ func waitingInput(t *session.Tracker) int {
 }
 
 // waitingForYou is the header's "? N waiting for you": modern requests
-// waiting for input and the legacy server's own requests not answered
-// yet (in a view attached to a proxy, attaching, they wait for the host,
-// not you).
+// waiting for input, modern tasks whose inputRequests a answers, and the
+// legacy server's own requests not answered yet (in a view attached to a
+// proxy, attaching, they wait for the host, not you). A task waiting
+// stays in flight too: it lives on the server, polled, its TTL running.
 func waitingForYou(t *session.Tracker, attaching bool) int {
 	input, server := t.Waiting()
 	if attaching {
 		return input
 	}
-	return input + server
+	return input + t.TasksWaiting() + server
 }

@@ -275,8 +275,7 @@ func TestTimelineSpreadsLateProgress(t *testing.T) {
 	h, id := stubbornScene(t, 120, 35)
 	h.key("enter")
 	r := h.request(id)
-	// The bar is the detail's fifth line, under the title, the facts and
-	// the cancel's two lines.
+	// The bar is under the title, the facts and the cancel's two lines.
 	bar := detailBar(h, r, 120)
 	if n := strings.Count(bar, "*"); n != 8 {
 		t.Errorf("the bar has %d late marks, want 8: %s", n, bar)
@@ -308,7 +307,15 @@ func detailBar(h *harness, r *session.Request, width int) string {
 	if len(lines) < 5 {
 		h.t.Fatalf("the detail has no timeline:\n%s", strings.Join(lines, "\n"))
 	}
-	return lines[4]
+	// The bar follows the header, whose facts may wrap onto a second
+	// row: it is the first line drawn with the bar's rule.
+	for _, l := range lines {
+		if strings.HasPrefix(l, "  ") && strings.Contains(l, "─") {
+			return l
+		}
+	}
+	h.t.Fatalf("the detail has no timeline:\n%s", strings.Join(lines, "\n"))
+	return ""
 }
 
 // A failed request's detail says why; a subscription's does not claim a

@@ -336,3 +336,40 @@ func TestLogsUntiedAreSaidInTheDetail(t *testing.T) {
 		t.Fatalf("the detail does not say the lines came untied:\n%s", s)
 	}
 }
+
+// A line that names no request, coming while two are in flight, is in the
+// protocol log only; each request's detail, with a line of its own, says
+// in its LOGS heading that one more came untied meanwhile. One sent after
+// the line came does not count it.
+func TestLogsUntiedCountedBesideTiedOnes(t *testing.T) {
+	h := newLogHarness(t, 160, 50, event.EraModern, "info", `{"tools":{}}`)
+	h.connect()
+	composeSlow(h, "")
+	first, _ := h.m.screens.list.Selected().Int()
+	h.sentEvent(first)
+	composeSlow(h, "")
+	second, _ := h.m.screens.list.Selected().Int()
+	h.sentEvent(second)
+	h.logLine(first, "info", "", `"first's own"`)
+	h.logLine(second, "info", "", `"second's own"`)
+	h.logLine(0, "info", "", `"whose?"`)
+	h.now = h.now.Add(time.Second)
+	composeSlow(h, "")
+	third, _ := h.m.screens.list.Selected().Int()
+	h.sentEvent(third)
+	h.logLine(third, "info", "", `"third's own"`)
+	for _, id := range []int64{first, second} {
+		h.m.screens.list = h.m.screens.list.Select(wire.IntID(id), false)
+		h.key("enter")
+		s := h.screen()
+		if !strings.Contains(s, "LOGS (1 line, asked at info; 1 line tied to no request came while it was in flight, the protocol log has it)") {
+			t.Errorf("#%d: the LOGS heading does not count the untied line:\n%s", id, s)
+		}
+		h.key("esc")
+	}
+	h.m.screens.list = h.m.screens.list.Select(wire.IntID(third), false)
+	h.key("enter")
+	if s := h.screen(); !strings.Contains(s, "LOGS (1 line, asked at info)") {
+		t.Errorf("#%d, sent after the untied line, counts it:\n%s", third, s)
+	}
+}

@@ -76,6 +76,10 @@ func TestTaskInputAnsweredOnTheDemoModern(t *testing.T) {
 	if s := l.screen(); !strings.Contains(s, "waits for you") {
 		t.Errorf("the row does not say the task waits for the user:\n%s", s)
 	}
+	// The header counts it as the legacy question is counted.
+	if s := l.screen(); !strings.Contains(s, "? 1 waiting for you") {
+		t.Errorf("the header does not count the task waiting for the user:\n%s", s)
+	}
 	l.m.screens.list = l.m.screens.list.Select(r.ID, false)
 	l.key("a")
 	if l.m.focus.mode != keymap.ModeAnswer || !strings.Contains(l.screen(), "What is your name?") {

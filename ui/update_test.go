@@ -429,7 +429,7 @@ func TestHelpListsEveryKeyDimmingWhatDoesNotAct(t *testing.T) {
 	if !strings.Contains(scr, "cancel with reason") || !strings.Contains(scr, "timeout +10s") {
 		t.Fatalf("help hides the cancel keys with nothing in flight:\n%s", scr)
 	}
-	dimmed := h.m.theme.styles.Dim.Render("cancel with reason")
+	dimmed := h.m.theme.styles.Off.Render("cancel with reason")
 	if !strings.Contains(h.m.View().Content, dimmed) {
 		t.Fatalf("C is not dimmed with nothing in flight:\n%q", h.m.View().Content)
 	}

@@ -127,3 +127,22 @@ func TestDefaultIsAPlaceholderReplacedByTyping(t *testing.T) {
 		t.Errorf("a cleared field sent %s", sentContent(t, act))
 	}
 }
+
+// The form says how defaults and clearing work only when a field has a
+// default; a picker says typing goes off its list rather than inviting a
+// value of one's own.
+func TestFormSaysOnlyWhatApplies(t *testing.T) {
+	env := testEnv()
+	m := ask(t, `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
+	if v := ansi.Strip(m.View(env, 100, 24)); strings.Contains(v, "(default)") || strings.Contains(v, "clears a field") {
+		t.Errorf("a form with no default speaks of defaults:\n%s", v)
+	}
+	m = ask(t, `{"type":"object","properties":{"colour":{"type":"string","enum":["red","green"]}}}`)
+	v := ansi.Strip(m.View(env, 100, 24))
+	if strings.Contains(v, "of your own") || !strings.Contains(v, "typing sends a value off the list") {
+		t.Errorf("the picker invites a value of one's own:\n%s", v)
+	}
+	if strings.Contains(v, "clears a field") {
+		t.Errorf("a picker with no default speaks of defaults:\n%s", v)
+	}
+}

@@ -62,7 +62,7 @@ func (m Model) View(env screen.Env, width, height int) string {
 			}
 		}
 	}
-	if m.typed() {
+	if m.defaulted() {
 		b.WriteString(st.Dim.Render(look.Fit("  "+m.clearing(), width)) + "\n")
 	}
 	m.writeNotes(&b, env, width)
@@ -182,11 +182,16 @@ func (m Model) writeNotes(b *strings.Builder, env screen.Env, width int) {
 	}
 }
 
-// typed reports whether the form has a field that takes a value (not
-// only checkboxes): the form then says how defaults and clearing work.
-func (m Model) typed() bool {
+// defaulted reports whether the form has a field that takes a value (not
+// a checkbox) and has a default: the form then says how defaults and
+// clearing work. Without one there is nothing to say: an empty field
+// sends nothing already.
+func (m Model) defaulted() bool {
+	if m.method != wire.MethodElicitationCreate {
+		return false
+	}
 	for i := range m.fields {
-		if !m.fields[i].IsBool && m.method == wire.MethodElicitationCreate {
+		if f := &m.fields[i]; !f.IsBool && f.Default != nil {
 			return true
 		}
 	}

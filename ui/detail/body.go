@@ -31,8 +31,8 @@ func (m *Model) body(env screen.Env, r *session.Request) string {
 		writeConversation(&b, env, r)
 		b.WriteString("\n")
 	}
-	if r.Conv != nil && (r.Conv.LogCount > 0 || r.Conv.LogLevel != "") {
-		writeLogs(&b, env, r)
+	if untied := m.untied(r); untied > 0 || r.Conv != nil && (r.Conv.LogCount > 0 || r.Conv.LogLevel != "") {
+		writeLogs(&b, env, r, untied)
 		b.WriteString("\n")
 	}
 	writePayloads(&b, env, r)
@@ -43,7 +43,7 @@ func (m *Model) body(env screen.Env, r *session.Request) string {
 		// The server's violations, then what a proxy found of the host:
 		// different parties' faults, under titles of their own.
 		writeViolations(&b, env, "VIOLATIONS", "⚠ ", vs, false)
-		writeViolations(&b, env, "FOUND OF THE HOST", "⚑ ", vs, true)
+		writeViolations(&b, env, "THE HOST'S FINDINGS", "⚑ ", vs, true)
 	}
 	return b.String()
 }
@@ -156,8 +156,12 @@ func writeTask(b *strings.Builder, env screen.Env, r *session.Request) {
 	if tk.AfterCancelHandle {
 		b.WriteString(st.Flag.Render("⚑ the task handle came after the request was cancelled: the task was cancelled with tasks/cancel too") + "\n")
 	}
-	for _, l := range taskLines(env, tk) {
-		b.WriteString(fmt.Sprintf("%-8s %s  %s\n", look.Ago(l.at.Sub(startOf(r))), l.at.Format("15:04:05.000"), l.text))
+	for _, l := range taskLines(env, r) {
+		text := l.text
+		if l.flagged {
+			text = st.Flag.Render(text)
+		}
+		b.WriteString(fmt.Sprintf("%-8s %s  %s\n", look.Ago(l.at.Sub(startOf(r))), l.at.Format("15:04:05.000"), text))
 	}
 	if tk.EndedAfterCancel != "" {
 		b.WriteString(st.Flag.Render(fmt.Sprintf("⚑ %s after tasks/cancel (+%s): its outcome is kept below as late, never a success", env.Line(tk.EndedAfterCancel), look.Dur(tk.AfterCancel))) + "\n")
@@ -183,31 +187,44 @@ func writeTask(b *strings.Builder, env screen.Env, r *session.Request) {
 	}
 }
 
-// taskLine is one line of a task's history.
+// taskLine is one line of a task's history; flagged: a status said after
+// the terminal one, which does not count.
 type taskLine struct {
-	at   time.Time
-	text string
+	at      time.Time
+	text    string
+	flagged bool
 }
 
 // taskLines are a task's status changes and its cancel, in time order: a
-// status change and the cancel interleave.
-func taskLines(env screen.Env, tk *session.Task) []taskLine {
+// status change and the cancel interleave. A status the server said after
+// its terminal one is listed too, flagged: the tracker keeps the terminal
+// status, and the violation says when the other came.
+func taskLines(env screen.Env, r *session.Request) []taskLine {
+	tk := r.Task
 	var lines []taskLine
 	for _, c := range tk.History {
 		t := fmt.Sprintf("%-14s (%s)", env.Line(c.Status), c.Via)
 		if c.Message != "" {
 			t += fmt.Sprintf(" %q", env.Line(c.Message))
 		}
-		lines = append(lines, taskLine{c.At, t})
+		lines = append(lines, taskLine{at: c.At, text: t})
+	}
+	for _, v := range env.Tracker.Violations().ForRequest(r.ID) {
+		if v.Code != session.ViolationTaskStatusAfterTerminal {
+			continue
+		}
+		status, via := afterTerminal(v.Raw, tk)
+		t := fmt.Sprintf("⚑ %-12s (%s) after %s: ignored", env.Line(status), via, env.Line(tk.Status))
+		lines = append(lines, taskLine{at: v.Time, text: t, flagged: true})
 	}
 	if !tk.CancelSentAt.IsZero() {
-		lines = append(lines, taskLine{tk.CancelSentAt, "tasks/cancel sent"})
+		lines = append(lines, taskLine{at: tk.CancelSentAt, text: "tasks/cancel sent"})
 	}
 	if !tk.CancelAckAt.IsZero() {
-		lines = append(lines, taskLine{tk.CancelAckAt, "tasks/cancel acknowledged"})
+		lines = append(lines, taskLine{at: tk.CancelAckAt, text: "tasks/cancel acknowledged"})
 	}
 	if tk.CancelError != nil {
-		lines = append(lines, taskLine{tk.CancelSentAt, fmt.Sprintf("tasks/cancel refused: error %d %s", tk.CancelError.Code, env.Line(tk.CancelError.Message))})
+		lines = append(lines, taskLine{at: tk.CancelSentAt, text: fmt.Sprintf("tasks/cancel refused: error %d %s", tk.CancelError.Code, env.Line(tk.CancelError.Message))})
 	}
 	for i := 1; i < len(lines); i++ {
 		for j := i; j > 0 && lines[j].at.Before(lines[j-1].at); j-- {
@@ -215,6 +232,23 @@ func taskLines(env screen.Env, tk *session.Task) []taskLine {
 		}
 	}
 	return lines
+}
+
+// afterTerminal reads the status a message said after a task's terminal
+// one, and how it came (a poll's result or a notification), from the
+// violation's copy of the message; the first such status the task keeps
+// when the copy was cut too short to read.
+func afterTerminal(raw []byte, tk *session.Task) (string, session.TaskVia) {
+	if msg, err := wire.Decode(raw); err == nil {
+		obj, via := msg.Params, session.ViaNotification
+		if msg.Kind == wire.KindResult {
+			obj, via = msg.Result, session.ViaPoll
+		}
+		if ts, err := wire.DecodeTask(obj); err == nil && ts.Status != "" {
+			return ts.Status, via
+		}
+	}
+	return tk.AfterTerminal, tk.AfterTerminalVia
 }
 
 // writeConversation is the body's CONVERSATION section: every round with
@@ -316,12 +350,23 @@ func noneYet(r *session.Request) string {
 	return "none"
 }
 
+// untied is how many log lines tied to no request came while r was in
+// flight, as the trail counted them.
+func (m *Model) untied(r *session.Request) int {
+	if m.trail.id != r.ID {
+		return 0
+	}
+	return m.trail.untied
+}
+
 // writeLogs lists the request's log lines: when each came (from the
-// request's start), its level, logger and data.
-func writeLogs(b *strings.Builder, env screen.Env, r *session.Request) {
+// request's start), its level, logger and data; its heading also counts
+// the untied lines that came while it was in flight, which only the
+// protocol log shows.
+func writeLogs(b *strings.Builder, env screen.Env, r *session.Request, untied int) {
 	c := r.Conv
-	if c == nil || (c.LogCount == 0 && c.LogLevel == "") {
-		return
+	if c == nil {
+		c = &session.Conversation{}
 	}
 	st := env.Styles
 	line := env.Line
@@ -331,10 +376,21 @@ func writeLogs(b *strings.Builder, env screen.Env, r *session.Request) {
 	} else if info, _ := env.Tracker.Conn(); info.Era == event.EraModern {
 		title += "; the request asked for none"
 	}
-	title += tieWords(c.Logs) + ")"
-	b.WriteString(st.Bold.Render(title) + "\n")
+	title += tieWords(c.Logs)
+	if untied > 0 && c.LogCount > 0 {
+		// Its own lines are listed below; these, only in the protocol log.
+		title += fmt.Sprintf("; %d %s tied to no request came while it was in flight, the protocol log has %s",
+			untied, look.CountNoun(untied, "line", "lines"), look.CountNoun(untied, "it", "them"))
+	}
+	b.WriteString(st.Bold.Render(title+")") + "\n")
 	if c.LogCount == 0 {
-		if n := env.Tracker.LogsUnattributed(); n > 0 {
+		n := untied
+		if n == 0 {
+			// The lines the bounded protocol log no longer holds are
+			// still counted, for the whole connection.
+			n = env.Tracker.LogsUnattributed()
+		}
+		if n > 0 {
 			// Lines came, but nothing named this request as theirs.
 			b.WriteString(st.Dim.Render(fmt.Sprintf("  (none tied to it: %d %s untied — they came with several requests in flight and named none; the protocol log has them)",
 				n, look.CountNoun(n, "line", "lines"))) + "\n")

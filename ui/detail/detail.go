@@ -10,6 +10,7 @@ import (
 
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"inflight/session"
 	"inflight/ui/look"
@@ -145,14 +146,55 @@ func (m Model) Layout(env screen.Env, in Input, width, height int) Model {
 		m.wrapped, m.chop = width, in.Chop
 	}
 	m.vp.SetWidth(width)
-	m.vp.SetHeight(viewportHeight(height, len(m.timeline(env, r, width))))
+	m.vp.SetHeight(viewportHeight(height, len(m.header(env, r, width))+len(m.timeline(env, r, width))))
 	return m
 }
 
-// viewportHeight is what is left for the body under a timeline of
-// timelineLines lines (it takes a third row of labels when they crowd).
-func viewportHeight(height, timelineLines int) int {
-	return max(1, height-headerLines-(timelineLines-3))
+// viewportHeight is what is left for the body under a header of
+// headLines lines: four of facts when none wraps, a timeline of three
+// (a third row of labels when they crowd, a legend) and a gap.
+func viewportHeight(height, headLines int) int {
+	return max(1, height-headerLines-(headLines-7))
+}
+
+// maxFactRows is how many rows one of the header's facts may wrap to: a
+// fact cut mid-word ("reason \"user requested cancellatio…") says less
+// than one on two rows, and a third would take the body's room.
+const maxFactRows = 2
+
+// header is the part above the timeline: the summary, the facts, the
+// cancel's two lines (one row each, even when empty, so that the timeline
+// stays where the eye expects it). A line too long for the width wraps at
+// its words onto a second row, and is cut only past that.
+func (m *Model) header(env screen.Env, r *session.Request, width int) []string {
+	st := env.Styles
+	sl := look.StateLookOf(r.State)
+	title := fmt.Sprintf("#%s %s", r.ID, look.RequestLabel(r, true, env.Line))
+	out := []string{look.Fit(st.Title.Render(title)+"  "+sl.Style(st).Render(sl.Icon+" "+look.StateName(r.State))+
+		st.Dim.Render("  ·  "+look.Dur(look.Elapsed(r, env.Now))), width)}
+	cancelLine, flagLine := m.cancelFacts(env, r)
+	for _, line := range []string{m.facts(env, r, width), cancelLine, flagLine} {
+		out = append(out, wrapFact(line, width)...)
+	}
+	return out
+}
+
+// wrapFact is one of the header's lines in width: as it is when it fits,
+// else wrapped at its words onto at most maxFactRows rows, the last cut
+// with "…" when even they do not hold it.
+func wrapFact(line string, width int) []string {
+	if lipgloss.Width(line) <= width || width < 20 {
+		return []string{look.Fit(line, width)}
+	}
+	rows := strings.Split(lipgloss.Wrap(line, width, ""), "\n")
+	if len(rows) > maxFactRows {
+		rest := strings.Join(rows[maxFactRows-1:], " ")
+		rows = append(rows[:maxFactRows-1], rest)
+	}
+	for i := range rows {
+		rows[i] = look.Fit(rows[i], width)
+	}
+	return rows
 }
 
 // View draws the header (the summary, the facts, the cancel's two lines
@@ -163,21 +205,12 @@ func (m Model) View(env screen.Env, width, height int) string {
 	if !ok {
 		return ""
 	}
-	st := env.Styles
-	now := env.Now
-	sl := look.StateLookOf(r.State)
 	var b strings.Builder
-	title := fmt.Sprintf("#%s %s", r.ID, look.RequestLabel(r, true, env.Line))
-	b.WriteString(look.Fit(st.Title.Render(title)+"  "+sl.Style(st).Render(sl.Icon+" "+look.StateName(r.State))+
-		st.Dim.Render("  ·  "+look.Dur(look.Elapsed(r, now))), width))
-	b.WriteByte('\n')
-	b.WriteString(look.Fit(m.facts(env, r, width), width))
-	b.WriteByte('\n')
-	cancelLine, flagLine := m.cancelFacts(env, r)
-	b.WriteString(look.Fit(cancelLine, width))
-	b.WriteByte('\n')
-	b.WriteString(look.Fit(flagLine, width))
-	b.WriteByte('\n')
+	head := m.header(env, r, width)
+	for _, line := range head {
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
 	tl := m.timeline(env, r, width)
 	for _, line := range tl {
 		b.WriteString(look.Fit(line, width))
@@ -188,7 +221,7 @@ func (m Model) View(env screen.Env, width, height int) string {
 	// since, this frame draws a copy one row shorter, so the screen stays
 	// exact without View changing the model.
 	vp := m.vp
-	if h := viewportHeight(height, len(tl)); h != vp.Height() {
+	if h := viewportHeight(height, len(head)+len(tl)); h != vp.Height() {
 		vp.SetHeight(h)
 	}
 	b.WriteByte('\n')

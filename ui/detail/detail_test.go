@@ -148,3 +148,42 @@ func TestCellGlyph(t *testing.T) {
 		}
 	}
 }
+
+// At 80 columns a header line too long for the width wraps at its words
+// rather than being cut mid-word ("reason \"user requested cancellatio…"),
+// the screen keeps its height, and the body's long lines wrap at words too.
+func TestDetailHeaderWrapsAtWords(t *testing.T) {
+	f := newFixture(t, 80, 24)
+	f.now = t0.Add(500 * time.Millisecond)
+	if _, err := f.tracker.RequestCancel(f.id, "user requested cancellation: no longer needed", session.CauseUser, f.now); err != nil {
+		t.Fatal(err)
+	}
+	f.layout()
+	s := f.screen()
+	lines := strings.Split(s, "\n")
+	if len(lines) != f.h {
+		t.Errorf("the detail is %d lines high, want %d:\n%s", len(lines), f.h, s)
+	}
+	flat := strings.Join(strings.Fields(s), " ")
+	if !strings.Contains(flat, `reason "user requested cancellation: no longer needed"`) {
+		t.Errorf("the cancel's reason is not said whole:\n%s", s)
+	}
+	for _, l := range lines {
+		if strings.HasSuffix(strings.TrimSpace(l), "…") {
+			t.Errorf("a line is cut: %q", l)
+		}
+		if ansi.StringWidth(l) > f.w {
+			t.Errorf("a line is wider than the screen: %q", l)
+		}
+	}
+	bar := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "  ●") {
+			bar = i
+			break
+		}
+	}
+	if bar < 0 || !strings.Contains(lines[bar-2], "needed") {
+		t.Errorf("the timeline does not follow the wrapped cancel line:\n%s", s)
+	}
+}

@@ -102,7 +102,11 @@ func taskFacts(env screen.Env, r *session.Request, width int) string {
 	id := env.Line(look.ClipRunes(tk.ID, 40))
 	parts := []look.Part{{Variants: []string{"task " + id + " " + env.Line(tk.Status), env.Line(tk.Status)}, Style: st.Running, Prio: look.PrioSignal}}
 	if tk.Message != "" {
-		parts = append(parts, look.Part{Variants: []string{fmt.Sprintf("%q", env.Line(tk.Message))}, Style: st.Running, Prio: look.PrioSignal, Cut: true, Keep: 10})
+		// Whole before the poll timing takes its longer wordings: what the
+		// server says of the task ("cancelled by tasks/cancel") matters
+		// more than when it was polled.
+		msg := fmt.Sprintf("%q", env.Line(tk.Message))
+		parts = append(parts, look.Part{Variants: []string{msg, look.ClipRunes(msg, 10)}, Style: st.Running, Prio: look.PrioSignal, Cut: true, Keep: 10})
 	}
 	polls := fmt.Sprintf("%d %s", tk.Polls, look.CountNoun(tk.Polls, "poll", "polls"))
 	long := polls
@@ -151,6 +155,9 @@ func (m *Model) cancelFacts(env screen.Env, r *session.Request) (string, string)
 		if failure != "" {
 			return st.Failed.Render("✗ " + failure), urlsRequired(env, r)
 		}
+		if flip := flipText(env, r); flip != "" {
+			return st.Flag.Render(flip), ""
+		}
 		return "", "" // nothing to say: it ended on its own
 	}
 	s := cancelText(env, r)
@@ -181,6 +188,18 @@ func cancelText(env screen.Env, r *session.Request) string {
 	return s
 }
 
+// flipText is the flag of a task that said another status after its
+// terminal one (the terminal status stands), as the row says it; "" for
+// any other request.
+func flipText(env screen.Env, r *session.Request) string {
+	tk := r.Task
+	if tk == nil || tk.AfterTerminal == "" {
+		return ""
+	}
+	return fmt.Sprintf("⚑ said %s (%s) after %s — ignored: a terminal status is final",
+		env.Line(tk.AfterTerminal), tk.AfterTerminalVia, env.Line(tk.Status))
+}
+
 // afterCancel is the second line when the server sent something after the
 // cancel: what is flagged, then what crossed it in flight (false: nothing
 // came after it).
@@ -194,6 +213,9 @@ func afterCancel(env screen.Env, r *session.Request) (string, bool) {
 	}
 	if r.Late.ProgressAfterCancel > 0 {
 		flags = append(flags, fmt.Sprintf("⚑ %d progress after the cancel", r.Late.ProgressAfterCancel))
+	}
+	if flip := flipText(env, r); flip != "" {
+		flags = append(flags, flip)
 	}
 	if r.Late.Response && r.Late.Crossed {
 		crossed = append(crossed, fmt.Sprintf("a response crossed the cancel in flight (%s after it) — %s", look.Dur(r.Late.AfterCancel), look.LateFate(r)))

@@ -30,6 +30,10 @@ type source struct {
 	dark                  bool
 	// updates counts the subscription updates the body lists.
 	updates int
+	// logs counts the request's log lines, untied the lines tied to no
+	// request that came while it was in flight (its LOGS heading says
+	// both).
+	logs, untied int
 	// task is what the body's TASK section shows of the request's task.
 	task taskSig
 	// conv is what the CONVERSATION section shows.
@@ -65,7 +69,10 @@ func (m *Model) sourceOf(t *session.Tracker, r *session.Request, dark bool) sour
 	src.request, src.haveRequest = t.RawRequest(r.ID)
 	src.response, src.haveResp = t.RawResponse(r.ID)
 	if m.trail.id == r.ID {
-		src.updates = m.trail.updatesSeen
+		src.updates, src.untied = m.trail.updatesSeen, m.trail.untied
+	}
+	if r.Conv != nil {
+		src.logs = r.Conv.LogCount
 	}
 	src.conv = convSigOf(r)
 	if tk := r.Task; tk != nil {
@@ -99,7 +106,7 @@ func convSigOf(r *session.Request) convSig {
 // same reports whether a body built from a is the body built from b.
 func (a *source) same(b *source) bool {
 	return a.valid && b.valid && a.id == b.id && a.late == b.late && a.crossed == b.crossed &&
-		a.localError == b.localError && a.violations == b.violations && a.kept == b.kept && a.dark == b.dark && a.updates == b.updates && a.task == b.task && a.conv == b.conv &&
+		a.localError == b.localError && a.violations == b.violations && a.kept == b.kept && a.dark == b.dark && a.updates == b.updates && a.logs == b.logs && a.untied == b.untied && a.task == b.task && a.conv == b.conv &&
 		a.haveRequest == b.haveRequest && a.haveResp == b.haveResp &&
 		sameBytes(a.request, b.request) && sameBytes(a.response, b.response)
 }
@@ -130,6 +137,11 @@ type trail struct {
 	// maxTrailUpdates of them; pollsSeen counts them all.
 	polls     []time.Time
 	pollsSeen int
+	// untied counts the log lines (notifications/message) tied to no
+	// request that came while this one was in flight, as far as the
+	// bounded log keeps them: with several in flight, any of them may
+	// have been the one they were about.
+	untied int
 }
 
 // arrival is one message of a trail.
@@ -183,6 +195,11 @@ func (tr *trail) read(r *session.Request, abs int64, e *session.LogEntry) {
 			tr.polls = tr.polls[:maxTrailUpdates-1]
 		}
 		tr.polls = append(tr.polls, e.Time)
+		return
+	}
+	if e.ID.IsZero() && e.Kind == event.Received && e.MsgKind == wire.KindNotification && e.Method == wire.NotifyMessage &&
+		!e.Time.Before(startOf(r)) && (r.IsActive() || !e.Time.After(r.Ended)) {
+		tr.untied++
 		return
 	}
 	if e.ID != r.ID || e.Kind != event.Received {

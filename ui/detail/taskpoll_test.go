@@ -34,6 +34,17 @@ func taskFixture(t *testing.T, interval string) *fixture {
 // tasks/result with an ordinary result.
 func (f *fixture) tick(now time.Time, status, interval string) {
 	f.t.Helper()
+	f.tickSaying(now, status, interval, "")
+}
+
+// tickSaying is tick with the poll's statusMessage said ("" for none).
+func (f *fixture) tickSaying(now time.Time, status, interval, message string) {
+	f.t.Helper()
+	said := ""
+	if message != "" {
+		m, _ := json.Marshal(message)
+		said = `,"statusMessage":` + string(m)
+	}
 	f.now = now
 	for _, c := range f.tracker.Due(now).Requests {
 		raw := wire.Request(c.ID, c.Method, c.ChildParams)
@@ -41,7 +52,7 @@ func (f *fixture) tick(now time.Time, status, interval string) {
 		f.apply(event.Event{Kind: event.Sent, RequestID: c.ID, Raw: raw, Msg: msg})
 		res := `{"content":[{"type":"text","text":"done"}]}`
 		if c.Method == wire.MethodTasksGet {
-			res = `{"taskId":"t-1","status":"` + status + `","createdAt":"2026-11-30T09:00:00Z","lastUpdatedAt":"2026-11-30T09:00:00Z","ttl":60000,"pollInterval":` + interval + `}`
+			res = `{"taskId":"t-1","status":"` + status + `"` + said + `,"createdAt":"2026-11-30T09:00:00Z","lastUpdatedAt":"2026-11-30T09:00:00Z","ttl":60000,"pollInterval":` + interval + `}`
 		}
 		out := wire.ResultResponse(c.ID, json.RawMessage(res))
 		m, _ := wire.Decode(out)
@@ -101,4 +112,60 @@ func TestTaskFactsPolling(t *testing.T) {
 			t.Errorf("facts %q speak of a finished task as polled still", s)
 		}
 	})
+}
+
+// What the task says of itself is told whole before the polls' timing
+// takes its longer wordings: at 100 columns a finished task's message
+// was cut to "cancelle…" beside "polled 2 times, the last at …".
+func TestTaskFactsKeepTheMessage(t *testing.T) {
+	f := taskFixture(t, "1000")
+	f.w = 100
+	msg := "cancelled: the server was asked to stop and it did"
+	f.tickSaying(t0.Add(1010*time.Millisecond), "working", "1000", msg)
+	f.now = t0.Add(1500 * time.Millisecond)
+	s := f.taskFactsLine()
+	if !strings.Contains(s, `"`+msg+`"`) {
+		t.Errorf("facts %q cut the task's message", s)
+	}
+	if !strings.Contains(s, "1 poll") {
+		t.Errorf("facts %q lost the polls", s)
+	}
+}
+
+// A task that says "working" after "completed" (the terminal status
+// stands): the detail flags it at the top as the row does, its TASK
+// history lists the later status, flagged, and the timeline says the end
+// once, though the legacy request ended a moment after the poll that saw
+// the terminal status.
+func TestTaskFlipInTheDetail(t *testing.T) {
+	f := taskFixture(t, "1000")
+	f.h = 40
+	f.tick(t0.Add(1010*time.Millisecond), "completed", "1000") // the terminal poll
+	f.tick(t0.Add(1020*time.Millisecond), "completed", "1000") // tasks/result
+	f.tick(t0.Add(2010*time.Millisecond), "working", "1000")   // the confirming poll
+	f.now = t0.Add(3 * time.Second)
+	f.layout()
+	r, _ := f.tracker.Get(f.id)
+	if r.State != session.StateCompleted || r.Task.AfterTerminal != "working" {
+		t.Fatalf("state %s, after terminal %q", r.State, r.Task.AfterTerminal)
+	}
+	s := f.screen()
+	lines := strings.Split(s, "\n")
+	top := strings.Join(lines[:4], "\n")
+	if !strings.Contains(top, "⚑ said working (poll) after completed") {
+		t.Errorf("the header does not flag the status after the terminal one:\n%s", top)
+	}
+	body := ansi.Strip(f.m.content)
+	task := body[strings.Index(body, "TASK"):]
+	task = task[:strings.Index(task, "\n\n")]
+	if !strings.Contains(task, "⚑ working      (poll) after completed: ignored") {
+		t.Errorf("the TASK history leaves out the later status:\n%s", task)
+	}
+	if i, j := strings.Index(task, "completed      (poll)"), strings.Index(task, "⚑ working"); i < 0 || j < i {
+		t.Errorf("the later status is not listed after the terminal one:\n%s", task)
+	}
+	tl := strings.Join(f.timelineOf(), "\n")
+	if n := strings.Count(tl, "completed +"); n != 1 {
+		t.Errorf("the timeline says the end %d times:\n%s", n, tl)
+	}
 }

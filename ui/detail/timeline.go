@@ -203,10 +203,20 @@ func (t *timeline) afterCancel() {
 		if firstAt.IsZero() {
 			continue
 		}
-		lbl := fmt.Sprintf("%s %d %s %s %s", kind.glyph, kind.count, kind.word, what, t.ago(firstAt))
-		if lastAt.After(firstAt) {
-			lbl += "…" + t.ago(lastAt)
+		// How long after the cancel, as the protocol log says it: from the
+		// request's start, a burst 0.3 ms to 12 ms after a cancel at 0.3 s
+		// reads "+0.3s…+0.3s".
+		since := func(at time.Time) string { return t.ago(at) }
+		after := ""
+		if r.Cancel != nil {
+			since = func(at time.Time) string { return look.Ago(at.Sub(r.Cancel.At)) }
+			after = " after the cancel"
 		}
+		lbl := fmt.Sprintf("%s %d %s %s %s", kind.glyph, kind.count, kind.word, what, since(firstAt))
+		if lastAt.After(firstAt) && since(lastAt) != since(firstAt) {
+			lbl += "…" + since(lastAt)
+		}
+		lbl += after
 		t.groups = append(t.groups, mark{firstAt, kind.glyph, lbl})
 	}
 }
@@ -243,7 +253,7 @@ func (t *timeline) task(tr *trail) {
 	prev := ""
 	for _, ch := range tk.History {
 		changes[t.col(ch.At)]++
-		if ch.Status != prev && ch.Via != session.ViaHandle && !(ch.At.Equal(r.Ended) && !r.IsActive()) {
+		if ch.Status != prev && ch.Via != session.ViaHandle && !t.saidByTheEnd(ch) {
 			// The handle's status is the task's start (the TASK table
 			// lists it); the end's ■ says a terminal status seen at its
 			// instant.
@@ -252,6 +262,19 @@ func (t *timeline) task(tr *trail) {
 		prev = ch.Status
 	}
 	t.cells["◆"] = changes
+}
+
+// saidByTheEnd reports whether the end's label already says the task's
+// status change ch: seen at the end's instant, or (legacy, where the
+// request ends when tasks/result answers, a moment after the poll that saw
+// the terminal status) the same word at the same time as the label reads
+// it: "◆ completed +6.0s" beside "completed +6.0s" said it twice.
+func (t *timeline) saidByTheEnd(ch session.TaskChange) bool {
+	r := t.r
+	if r.IsActive() || r.Ended.IsZero() {
+		return false
+	}
+	return ch.At.Equal(r.Ended) || (ch.Status == look.StateName(r.State) && t.ago(ch.At) == t.ago(r.Ended))
 }
 
 // conversation puts a request's log lines (≡, counted per cell, one
@@ -390,17 +413,15 @@ func (t *timeline) rows() []string {
 		}
 		out = append(out, "  "+st.Dim.Render(text))
 	}
-	if t.r.Task != nil {
-		// A task's bar holds glyphs its labels do not all explain (a
-		// change of status, polls counted per cell): a legend says them,
-		// as the waterfall's does.
-		// It takes the second row of labels when that is empty.
-		if l := t.legend(); l != "" {
-			if last := len(out) - 1; strings.TrimSpace(ansi.Strip(out[last])) == "" {
-				out = out[:last]
-			}
-			out = append(out, "  "+l)
+	// A bar holds glyphs its labels do not all explain (a change of a
+	// task's status, polls or late progress counted per cell, "+" for
+	// more than nine): a legend says those drawn, as the waterfall's does.
+	// It takes the second row of labels when that is empty.
+	if l := t.legend(); l != "" {
+		if last := len(out) - 1; strings.TrimSpace(ansi.Strip(out[last])) == "" {
+			out = out[:last]
 		}
+		out = append(out, "  "+l)
 	}
 	return out
 }
@@ -413,23 +434,36 @@ var legendWords = []struct{ glyph, word string }{
 	{"✕", "cancel"}, {"*", "late"}, {"x", "crossed"}, {"!", "late response"}, {"■", "end"}, {"▶", "now"},
 }
 
-// legend names the glyphs the bar shows, as many as the width holds; a
-// digit or + in a cell counts several of one glyph, which the labels say.
+// countWords say what a cell's count means, when the bar draws one.
+var countWords = []struct{ glyph, word string }{{"2…9", "that many"}, {"+", "more than 9"}}
+
+// legend names the glyphs the bar shows, as many as the width holds, and
+// what a digit or + in a cell means when one is drawn (several of one
+// glyph: the labels say which).
 func (t *timeline) legend() string {
 	bar := string(t.line)
 	st := t.env.Styles
 	var parts []string
 	used := 0
+	var words []struct{ glyph, word string }
 	for _, it := range legendWords {
-		if !strings.Contains(bar, it.glyph) && !t.counted(it.glyph) {
-			continue
+		if strings.Contains(bar, it.glyph) || t.counted(it.glyph) {
+			words = append(words, it)
 		}
-		w := 2 + len([]rune(it.word))
+	}
+	if strings.ContainsAny(bar, "23456789") {
+		words = append(words, countWords[0])
+	}
+	if strings.Contains(bar, "+") {
+		words = append(words, countWords[1])
+	}
+	for _, it := range words {
+		w := len([]rune(it.glyph)) + 1 + len([]rune(it.word))
 		if len(parts) > 0 {
 			w += 2
 		}
 		if used+w > t.w {
-			break
+			continue // a shorter one further on may still fit
 		}
 		used += w
 		parts = append(parts, st.Running.Render(it.glyph)+" "+st.Dim.Render(it.word))

@@ -89,3 +89,59 @@ func TestTimelineOfATaskHasALegend(t *testing.T) {
 		t.Errorf("a plain request's timeline has the task legend:\n%s", s)
 	}
 }
+
+// Late progress is timed from the cancel, as the protocol log times it:
+// a burst a few milliseconds after a cancel at 1s reads "+0.3ms…+12ms
+// after the cancel", not "+1.0s…+1.0s".
+func TestTimelineTimesLateProgressFromTheCancel(t *testing.T) {
+	f := newFixture(t, 120, 35)
+	f.now = t0.Add(time.Second)
+	cancelAt := f.now
+	if _, err := f.tracker.RequestCancel(f.id, "", session.CauseUser, f.now); err != nil {
+		t.Fatal(err)
+	}
+	f.apply(event.Event{Kind: event.CancelSent, RequestID: f.id, Signal: event.SignalNotification})
+	for i, after := range []time.Duration{300 * time.Microsecond, 4 * time.Millisecond, 12 * time.Millisecond} {
+		f.now = cancelAt.Add(after)
+		f.progress(float64(i+1), 10, "late")
+	}
+	f.now = t0.Add(3 * time.Second)
+	f.layout()
+	s := strings.Join(f.timelineOf(), "\n")
+	if !strings.Contains(s, "* 3 late progress +0.3ms…+12ms after the cancel") {
+		t.Errorf("the late progress is not timed from the cancel:\n%s", s)
+	}
+}
+
+// Every timeline has a legend of the marks it draws, and only those: a
+// cell holding more than nine marks shows "+", which the legend says.
+func TestTimelineLegendSaysWhatIsDrawn(t *testing.T) {
+	f := newFixture(t, 60, 24)
+	f.now = t0.Add(time.Second)
+	cancelAt := f.now
+	if _, err := f.tracker.RequestCancel(f.id, "", session.CauseUser, f.now); err != nil {
+		t.Fatal(err)
+	}
+	f.apply(event.Event{Kind: event.CancelSent, RequestID: f.id, Signal: event.SignalNotification})
+	for i := range 12 {
+		f.now = cancelAt.Add(time.Duration(i+1) * 100 * time.Microsecond)
+		f.progress(float64(i+1), 20, "late")
+	}
+	f.now = t0.Add(3 * time.Second)
+	f.layout()
+	tl := f.timelineOf()
+	legend := tl[len(tl)-1]
+	if !strings.Contains(tl[0], "+") {
+		t.Fatalf("no cell counts more than nine:\n%s", strings.Join(tl, "\n"))
+	}
+	for _, want := range []string{"● sent", "✕ cancel", "* late", "+ more than 9", "▶ now"} {
+		if !strings.Contains(legend, want) {
+			t.Errorf("the legend lacks %q: %q", want, legend)
+		}
+	}
+	for _, not := range []string{"◆", "· poll", "■ end", "that many"} {
+		if strings.Contains(legend, not) {
+			t.Errorf("the legend says %q, which the bar does not draw: %q", not, legend)
+		}
+	}
+}

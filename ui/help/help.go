@@ -123,7 +123,7 @@ func columns(st look.Styles, groups [][]keymap.HelpKey) string {
 		for j, b := range g {
 			keyStyle, descStyle := st.Help.FullKey, st.Help.FullDesc
 			if !b.Now {
-				keyStyle, descStyle = st.Dim, st.Dim
+				keyStyle, descStyle = st.Off, st.Off
 			}
 			k := b.Help().Key
 			keys[j] = keyStyle.Render(k) + strings.Repeat(" ", kw-lipgloss.Width(k))

@@ -1,10 +1,12 @@
 package help
 
 import (
+	"image/color"
 	"strings"
 	"testing"
 	"time"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"inflight/keymap"
@@ -33,12 +35,12 @@ func TestHelpListsEveryKeyOfTheScreen(t *testing.T) {
 		if !strings.Contains(plain, words) {
 			t.Errorf("help hides %q:\n%s", words, plain)
 		}
-		if !strings.Contains(v, env.Styles.Dim.Render(words)) {
+		if !strings.Contains(v, env.Styles.Off.Render(words)) {
 			t.Errorf("%q, which does not act now, is not dimmed", words)
 		}
 	}
 	for _, words := range []string{"new request", "details", "protocol log"} {
-		if strings.Contains(v, env.Styles.Dim.Render(words)) || !strings.Contains(v, env.Styles.Help.FullDesc.Render(words)) {
+		if strings.Contains(v, env.Styles.Off.Render(words)) || !strings.Contains(v, env.Styles.Help.FullDesc.Render(words)) {
 			t.Errorf("%q acts now and is drawn dimmed", words)
 		}
 	}
@@ -73,4 +75,41 @@ func TestHelpWrapsTheIntro(t *testing.T) {
 			t.Errorf("%dx%d: the intro lacks its words:\n%s", size.w, size.h, v)
 		}
 	}
+}
+
+// What acts now stands out from what does not, on either background: on a
+// dark one its words are brighter, on a light one darker. bubbles' full
+// help drew the keys that act in #4A4A4A and inflight those that do not in
+// #8A8A8A, so on a dark terminal the dead keys were the bright ones.
+func TestHelpDrawsWhatActsBrighter(t *testing.T) {
+	for _, dark := range []bool{true, false} {
+		st := look.NewStyles(dark)
+		for _, c := range []struct {
+			what     string
+			now, off lipgloss.Style
+		}{{"key", st.Help.FullKey, st.Off}, {"words", st.Help.FullDesc, st.Off}} {
+			now, off := luminance(c.now.GetForeground()), luminance(c.off.GetForeground())
+			lighter := now > off+0.15
+			if !dark {
+				lighter = now < off-0.15
+			}
+			if !lighter {
+				t.Errorf("dark=%v: the %s of a key that acts (luminance %.2f) does not stand out from one that does not (%.2f)", dark, c.what, now, off)
+			}
+		}
+		// The screen draws them so.
+		keys := keymap.Default()
+		keys.SetState(keymap.State{Mode: keymap.ModeList, HasSelection: true, HasRequests: true, Connected: true})
+		env := screen.Env{Tracker: session.NewTracker(session.DefaultConfig()), Now: time.Unix(0, 0), Styles: st, Keys: &keys, Line: termsafe.Line, Block: termsafe.Block}
+		v := Model{}.Show(keys, nil).View(env, 140, 40)
+		if !strings.Contains(v, st.Help.FullDesc.Render("details")) || !strings.Contains(v, st.Off.Render("cancel with reason")) {
+			t.Errorf("dark=%v: help does not draw with the styles compared", dark)
+		}
+	}
+}
+
+// luminance is c's relative luminance, 0 (black) to 1 (white).
+func luminance(c color.Color) float64 {
+	r, g, b, _ := c.RGBA()
+	return (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(b)) / 0xffff
 }

@@ -32,8 +32,10 @@ func Dur(d time.Duration) string {
 		}
 		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
 	case d < 100*time.Millisecond:
-		// Quick answers deserve a real figure, not "0.0s".
-		return fmt.Sprintf("%dms", d.Milliseconds())
+		// Quick answers deserve a real figure, not "0.0s", and a tenth:
+		// 2.8ms cut to "2ms" disagrees with the trace's text. A whole
+		// number of milliseconds drops its ".0".
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)), ".0") + "ms"
 	case d < time.Minute:
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	case d < time.Hour:

@@ -56,8 +56,17 @@ func WrapLines(s string, width int) []string {
 			continue
 		}
 		// One pass over the line (cutting it piece by piece rescans it
-		// from the start for every piece: quadratic in a long line).
-		out = append(out, strings.Split(ansi.Hardwrap(line, width, true), "\n")...)
+		// from the start for every piece: quadratic in a long line), at
+		// spaces and hyphens: a word cut in two ("complet|ed") reads as
+		// two words. A word wider than the line is cut where it must be.
+		wrapped := ansi.Wrap(line, width, "")
+		if first, _, _ := strings.Cut(wrapped, "\n"); strings.TrimSpace(ansi.Strip(first)) == "" {
+			// The line's first word is wider than the line (a long JSON
+			// string, say): cut it after its indentation rather than
+			// leave the indentation alone on a line.
+			wrapped = ansi.Hardwrap(line, width, true)
+		}
+		out = append(out, strings.Split(wrapped, "\n")...)
 	}
 	return out
 }

@@ -30,7 +30,11 @@ type Styles struct {
 	Key               lipgloss.Style
 	Box               lipgloss.Style
 	Help              help.Styles
-	Out, In, Local    lipgloss.Style
+	// Off draws a key, and its words, that does nothing now: fainter than
+	// Help.FullKey and Help.FullDesc, which draw those that act, on a dark
+	// background as on a light one.
+	Off            lipgloss.Style
+	Out, In, Local lipgloss.Style
 
 	// selectedOn is the escape sequence that turns Selected's background
 	// on, for highlight.
@@ -91,6 +95,11 @@ func NewStyles(dark bool) Styles {
 	}
 	s.Help.ShortKey = s.Help.ShortKey.Foreground(accent)
 	s.Help.FullKey = s.Help.FullKey.Foreground(accent)
+	// bubbles' full help draws every description in its faintest grey
+	// (#4A4A4A on dark), darker than Dim: the keys that act would look
+	// less lit than those that do not. What acts reads as plain text.
+	s.Help.FullDesc = s.Help.FullDesc.Foreground(c("#303030", "#D0D0D0"))
+	s.Off = lipgloss.NewStyle().Foreground(c("#B0B0B0", "#5A5A5A"))
 	return s
 }
 

@@ -112,7 +112,10 @@ func (f *Field) Options(st look.Styles, keys Keys, width int) []string {
 	if end < len(f.Choices) {
 		out = append(out, st.Dim.Render(look.Fit(indent+strconv.Itoa(len(f.Choices)-end)+" more ↓", width)))
 	}
-	how := keys.Choose + " choose · or type a value of your own"
+	// The choices are the schema's own (an enum, consts): typing is left
+	// as a way to probe the server with a value off the list, and said as
+	// such, not offered as an equal choice.
+	how := keys.Choose + " choose · typing sends a value off the list"
 	if f.Multi {
 		how = keys.Choose + " move · " + keys.Toggle + " ticks"
 	}
