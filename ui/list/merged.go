@@ -67,6 +67,14 @@ type Merged struct {
 	// column widths, and its painter.
 	per   []Model
 	lanes []Lane
+	// madeFor is, per lane, the request each cached summary was made
+	// for. A proxy's tracker renames a finished host request whose ID the
+	// host's next session uses again (1 becomes 1·1, the same request):
+	// the summary cached under 1 is the old request's, and the new 1
+	// must not be shown it. The one server's list moves it on the
+	// tracker's rename (Model.Renamed); the merged list, which is not
+	// handed the renames, knows it by the request it was made for.
+	madeFor []map[wire.ID]*session.Request
 }
 
 // NewMerged is a merged list following the newest request.
@@ -204,6 +212,7 @@ func (m Merged) Layout(lanes []Lane, width, height int) Merged {
 	m.lanes = lanes
 	for len(m.per) < len(lanes) {
 		m.per = append(m.per, New())
+		m.madeFor = append(m.madeFor, map[wire.ID]*session.Request{})
 	}
 	m.rows = height - 1
 	m.refresh()
@@ -329,9 +338,23 @@ func (m *Merged) measure(width int) {
 			p.idW = w
 		}
 		if r.State == session.StateCompleted || (r.State == session.StateFailed && r.ToolError) {
-			p.cacheSummary(l.Env.Tracker, r)
+			m.cacheSummary(row.lane, l.Env.Tracker, r)
 		}
 	}
+}
+
+// cacheSummary caches r's summary in lane i's list, made again when the
+// one cached under r's ID was made for another request (madeFor).
+func (m *Merged) cacheSummary(i int, t *session.Tracker, r *session.Request) {
+	p, made := &m.per[i], m.madeFor[i]
+	if made[r.ID] != r {
+		delete(p.summaries, r.ID)
+	}
+	p.cacheSummary(t, r)
+	if len(made) > 4*max(1, t.Len()) {
+		clear(made)
+	}
+	made[r.ID] = r
 }
 
 // serverWidth is the SERVER column's width: the longest name, within 20
