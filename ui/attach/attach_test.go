@@ -205,7 +205,9 @@ func TestSendingKeysRefused(t *testing.T) {
 		key   string
 		words string
 	}{
-		{New(Proxy{Acts: true}), Input{Mode: keymap.ModeList, Selected: r}, "c", "z cancels it upstream on its behalf"},
+		{New(Proxy{Acts: true}), Input{Mode: keymap.ModeList, Selected: r}, "c", "z cancels it upstream (Z: the host keeps waiting)"},
+		{New(Proxy{Acts: true}), Input{Mode: keymap.ModeList, Selected: hostCall(session.StateCompleted)}, "c", "not in flight (completed): there is nothing to cancel"},
+		{New(Proxy{Acts: true}).Ended(nil), Input{Mode: keymap.ModeList, Selected: r}, "c", "the proxy ended: nothing acts on it now"},
 		{New(Proxy{}), Input{Mode: keymap.ModeDetail, Selected: r}, "C", "this view only watches it"},
 		{New(Proxy{}), Input{Mode: keymap.ModeLog}, "c", "it cannot cancel"},
 		{New(Proxy{}), Input{Mode: keymap.ModeList}, "X", "the host's to cancel and time out"},
@@ -249,5 +251,19 @@ func TestKeyState(t *testing.T) {
 	}
 	if st := New(Proxy{}).KeyState(on); st.Acting {
 		t.Error("a watch-only proxy's keys act")
+	}
+}
+
+// Help on an ended proxy does not promise keys that act through it: none
+// does any more.
+func TestHelpIntroOfAnEndedProxy(t *testing.T) {
+	env := screentest.Env()
+	live := strings.Join(New(Proxy{Acts: true}).HelpIntro(env), "\n")
+	if !strings.Contains(live, "The keys below act through the proxy") {
+		t.Fatalf("a live proxy's help intro: %q", live)
+	}
+	ended := strings.Join(New(Proxy{Acts: true}).Ended(nil).HelpIntro(env), "\n")
+	if strings.Contains(ended, "act through the proxy;") || !strings.Contains(ended, "The proxy ended") {
+		t.Errorf("an ended proxy's help intro: %q", ended)
 	}
 }

@@ -392,7 +392,7 @@ func (m Merged) View(env screen.Env, width, height int) string {
 	b.WriteString(head.columnHeaderAfter(look.Fit("SERVER", sw)+" ", cols, from, len(m.shown)-end))
 	if len(m.shown) == 0 {
 		b.WriteString("\n")
-		b.WriteString(env.Styles.Dim.Render(look.Fit("  no request matches (f: "+m.filter.String()+m.searchWords()+")", width)))
+		b.WriteString(env.Styles.Dim.Render(look.Fit("  "+m.emptyWords(), width)))
 		return b.String()
 	}
 	idx, _ := m.selectedPos()
@@ -430,6 +430,21 @@ func (m Merged) mergedRow(env screen.Env, p painter, row mergedRow, cols columns
 		return env.Styles.Highlight(out)
 	}
 	return out
+}
+
+// emptyWords says why no row is shown: the filter or the search hides
+// them all, or no request began yet on any server (on proxies: no host
+// sent one yet).
+func (m Merged) emptyWords() string {
+	if m.filter != FilterAll || m.search != "" {
+		return "no request matches (f: " + m.filter.String() + m.searchWords() + ")"
+	}
+	for _, l := range m.lanes {
+		if !l.In.Proxy {
+			return "No request yet: each server's requests are listed here as they begin."
+		}
+	}
+	return "No host request yet: what the hosts send through the proxies is listed here as it begins."
 }
 
 func (m Merged) searchWords() string {
