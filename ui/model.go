@@ -743,7 +743,7 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		st.SelectedIncoming, st.SelectedAsks = true, m.questions.of(m.screens.selectedIncoming(m.focus.mode)) != nil
 	}
 	if m.opts.attaching() {
-		st = m.screens.attachv.KeyState(st)
+		st = m.screens.attachv.KeyState(st, ok && m.feed.held(r))
 	}
 	if m.opts.replaying() {
 		st = replayKeyState(st)
