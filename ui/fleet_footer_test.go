@@ -72,3 +72,23 @@ func TestFleetFooterFollowsTheSelectedRow(t *testing.T) {
 		t.Errorf("footer at 80 columns %q, want it whole and ending in ? help • q quit", foot)
 	}
 }
+
+// Before any server joined (attach --all with no proxy yet), the footer
+// offers no key that needs a server or a request.
+func TestFleetFooterWithNoServer(t *testing.T) {
+	f := &Fleet{zoom: -1, spoke: -1, keys: keymap.Default(), list: list.NewMerged(), opts: FleetOptions{Now: time.Now}}
+	f.theme.set(true)
+	f.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	foot := lastLine(f)
+	for _, no := range []string{"n new", "c cancel", "a answer", "R reconnect"} {
+		if strings.Contains(foot, no) {
+			t.Errorf("footer with no server offers %q: %q", no, foot)
+		}
+	}
+	if !strings.HasSuffix(foot, "? help • q quit") {
+		t.Errorf("footer with no server %q, want it to end in ? help • q quit", foot)
+	}
+	if top := strings.Split(ansi.Strip(f.frame()), "\n")[0]; !strings.Contains(top, "0 servers · 0 requests") {
+		t.Errorf("header %q", top)
+	}
+}

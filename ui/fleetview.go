@@ -227,7 +227,10 @@ func beforeHelp(line []key.Binding, extra ...key.Binding) []key.Binding {
 func (f *Fleet) rowKeys() keymap.KeyMap {
 	i := f.target()
 	if i < 0 {
-		return f.keys
+		// No server yet: only the keys that need none.
+		keys := f.keys
+		keys.SetState(keymap.State{Mode: keymap.ModeList})
+		return keys
 	}
 	m := f.members[i].m
 	sel, ok := f.list.Selected()
