@@ -35,11 +35,13 @@ func proxySpans(opts *proxy.Options, endpoint, transport string, stderr io.Write
 }
 
 // tuiWarn carries the OTLP export's one warning to the TUI's status line
-// while the TUI runs, and to stderr once it ended (the flush at the end
-// may be what fails).
+// while the TUI runs, and says it again on stderr once the TUI ended: the
+// TUI's screen is gone by then, and the flush at the end may be what
+// fails, after the TUI stopped listening.
 type tuiWarn struct {
 	mu     sync.Mutex
 	ch     chan string
+	said   string
 	done   bool
 	stderr io.Writer
 }
@@ -49,6 +51,9 @@ func newTUIWarn(stderr io.Writer) *tuiWarn { return &tuiWarn{ch: make(chan strin
 func (w *tuiWarn) say(msg string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.said == "" {
+		w.said = msg
+	}
 	if w.done {
 		fmt.Fprintf(w.stderr, "inflight: %s\n", msg)
 		return
@@ -59,14 +64,13 @@ func (w *tuiWarn) say(msg string) {
 	}
 }
 
-// ended says on stderr what the TUI did not take, and what comes later.
+// ended says on stderr the warning said while the TUI ran, whether or
+// not the TUI took it; what comes later goes there at once.
 func (w *tuiWarn) ended() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.done = true
-	select {
-	case msg := <-w.ch:
-		fmt.Fprintf(w.stderr, "inflight: %s\n", msg)
-	default:
+	if w.said != "" {
+		fmt.Fprintf(w.stderr, "inflight: %s\n", w.said)
 	}
 }

@@ -137,6 +137,37 @@ func (s *Sink) Applied(tr *session.Tracker, ev *event.Event, changes []session.C
 	}
 }
 
+// Advance moves the run's clock to now when no event came (a live run's
+// tick), and ends the spans whose linger is over by then: a run that
+// goes quiet still hands its finished requests to the collector, and
+// hears early whether the collector takes them.
+func (s *Sink) Advance(now time.Time) {
+	if s == nil || !s.began {
+		return
+	}
+	if now.After(s.last) {
+		s.last = now
+	}
+	if len(s.ending) > 0 {
+		s.sweep(false)
+	}
+}
+
+// Lingering is when the first span kept open for what may still arrive
+// is to end, on the run's clock (ok false: none is): when Advance has
+// something to do.
+func (s *Sink) Lingering() (at time.Time, ok bool) {
+	if s == nil {
+		return time.Time{}, false
+	}
+	for _, rs := range s.ending {
+		if end := rs.endAt.Add(s.linger); !ok || end.Before(at) {
+			at, ok = end, true
+		}
+	}
+	return at, ok
+}
+
 // begin starts the run's span at the first moment seen, and moves the
 // run's clock.
 func (s *Sink) begin(at time.Time) {

@@ -98,7 +98,7 @@ func (m *Model) answerIntercept(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		}
 		return nil, false
 	}
-	m.status = statusLine{}
+	m.status.clear()
 	return m.openAnswer(), true
 }
 

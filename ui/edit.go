@@ -27,7 +27,7 @@ func (m *Model) edit() tea.Cmd {
 	m.focus.mode = keymap.ModeComposer
 	// The composer says what is edited, in the form it fills: a status
 	// line would outlive it.
-	m.status = statusLine{}
+	m.status.clear()
 	var act screen.Action
 	m.screens.composer, act = m.screens.composer.Edit(m.env(), r, params)
 	return m.composerDid(act)

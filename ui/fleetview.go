@@ -9,10 +9,12 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"inflight/keymap"
 	"inflight/termsafe"
 	"inflight/ui/look"
 	"inflight/ui/screen"
 	"inflight/ui/waterfall"
+	"inflight/wire"
 )
 
 // fleetHeaderLines is the merged list's header: the totals, then a chip
@@ -112,7 +114,7 @@ func (f *Fleet) header() string {
 		flagged += c.Flagged
 		chips[i] = f.serverChip(mb)
 	}
-	top := fmt.Sprintf("%s · %d servers · %d requests, %d in flight", st.Title.Render("inflight"), len(f.members), total, active)
+	top := fmt.Sprintf("%s · %d %s · %d %s, %d in flight", st.Title.Render("inflight"), len(f.members), plural(len(f.members), "server", "servers"), total, plural(total, "request", "requests"), active)
 	if flagged > 0 {
 		top += fmt.Sprintf(", ⚑ %d flagged", flagged)
 	}
@@ -175,22 +177,71 @@ func (f *Fleet) statusLine() string {
 	return ""
 }
 
-// footer is the merged list's keys.
+// footer is the merged list's keys: those of the selected row's server,
+// enabled by that row's state as on the server's own list (the keys the
+// merged list does not take go to that server), with the merged list's
+// own (f, /) and v drawing lanes. When the usual keys do not fit, fewer
+// are chosen as the one server's footer chooses them, so "? help" and
+// "q quit" stay.
 func (f *Fleet) footer() string {
 	h := help.New()
 	h.Styles = f.theme.styles.Help
-	k := f.keys
-	bind := func(keys, desc string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys), key.WithHelp(keys, desc))
-	}
-	lines := [][]key.Binding{
-		{k.Up, k.Down, bind("enter", "open"), bind("c", "cancel"), bind("n", "new request on its server"), bind("f", "filter"), bind("/", "search servers"), bind("v", "lanes"), bind("q", "quit")},
-		{bind("enter", "open"), bind("c", "cancel"), bind("f", "filter"), bind("/", "search"), bind("q", "quit")},
-	}
-	for _, line := range lines {
-		if shortHelpWidth(line, lipgloss.Width(h.ShortSeparator)) <= f.size.width {
+	keys := f.rowKeys()
+	keys.Waterfall.SetHelp("v", "lanes")
+	keys.Quit.SetHelp("q", "quit")
+	filter := key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter"))
+	search := key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search servers"))
+	sep := lipgloss.Width(h.ShortSeparator)
+	for _, line := range [][]key.Binding{
+		beforeHelp(keys.ShortHelp(), filter, search),
+		beforeHelp(keys.CompactHelp(), filter, search),
+		beforeHelp(keys.CompactHelp(), filter),
+		keys.EssentialHelp(),
+	} {
+		if shortHelpWidth(line, sep) <= f.size.width {
 			return look.Fit(h.ShortHelpView(line), f.size.width)
 		}
 	}
-	return look.Fit(h.ShortHelpView(lines[1][:3]), f.size.width)
+	return look.Fit(h.ShortHelpView(keys.BareHelp()), f.size.width)
+}
+
+// beforeHelp is line with extra put before its "?" (at its end when it
+// has none).
+func beforeHelp(line []key.Binding, extra ...key.Binding) []key.Binding {
+	at := len(line)
+	for i, b := range line {
+		if b.Help().Key == "?" {
+			at = i
+			break
+		}
+	}
+	out := make([]key.Binding, 0, len(line)+len(extra))
+	out = append(out, line[:at]...)
+	out = append(out, extra...)
+	return append(out, line[at:]...)
+}
+
+// rowKeys is the key map of the server a key goes to (Fleet.target), its
+// keys enabled as they would be with the merged list's selection selected
+// on that server's own list (none: no row is selected).
+func (f *Fleet) rowKeys() keymap.KeyMap {
+	i := f.target()
+	if i < 0 {
+		// No server yet: only the keys that need none.
+		keys := f.keys
+		keys.SetState(keymap.State{Mode: keymap.ModeList})
+		return keys
+	}
+	m := f.members[i].m
+	sel, ok := f.list.Selected()
+	if !ok || sel.Lane != i {
+		sel.ID = wire.ID{}
+	}
+	own := m.screens.list
+	m.screens.list = own.Select(sel.ID, false)
+	st := m.keyState(keymap.ModeList)
+	m.screens.list = own
+	keys := m.keys
+	keys.SetState(st)
+	return keys
 }

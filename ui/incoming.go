@@ -50,7 +50,7 @@ func (m *Model) questionAction(msg tea.Msg, act screen.Action) tea.Cmd {
 	case question.Open:
 		m.screens.openQuestion(&m.focus, a.Request, m.size.width)
 	case question.Answer:
-		m.status = statusLine{}
+		m.status.clear()
 		if q := m.questions.of(a.Request); q != nil {
 			var act screen.Action
 			m.focus.mode, act = m.answering.openQuestion(m.env(), q, m.focus.mode)

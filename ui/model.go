@@ -323,7 +323,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case questionMsg:
 		cmd = m.handleQuestion(msg)
 	case noticeMsg:
-		m.setStatus(levelWarn, string(msg))
+		// The export's warning holds for the rest of the run: it stays
+		// on the status line under whatever else is said.
+		m.status.stand(m.opts.Redact(string(msg)), m.opts.moment())
 		cmd = waitNotice(m.opts.Notices, m.clock.done())
 	case viewerDoneMsg:
 		m.setStatus(viewerDoneStatus(msg, m.opts.line))
@@ -595,6 +597,7 @@ func (m *Model) handleTick(msg tickMsg) tea.Cmd {
 	}
 	now := m.opts.moment()
 	cmds := m.due(now)
+	m.opts.Spans.Advance(now)
 	m.status.expire(now)
 	m.screens.followNewest(m.tracker)
 	return tea.Batch(cmds...)
@@ -612,7 +615,10 @@ func (m *Model) schedule() tea.Cmd {
 	if m.tracker.Counts().InFlight+m.tracker.Counts().Cancelling > 0 || m.conn.state == connConnecting || m.feed.ticking() {
 		frame = now.Add(m.opts.FrameInterval)
 	}
-	return m.clock.schedule(now, deadline, frame, m.status.until)
+	// A finished request's span ends when its linger is over, quiet or
+	// not, so the collector has it (or its failure is said) in time.
+	linger, _ := m.opts.Spans.Lingering()
+	return m.clock.schedule(now, deadline, frame, m.status.until, linger)
 }
 
 // setStatus shows text, redacted, on the status line.
@@ -738,7 +744,7 @@ func (m *Model) keyState(mode keymap.Mode) keymap.State {
 		st.SelectedIncoming, st.SelectedAsks = true, m.questions.of(m.screens.selectedIncoming(m.focus.mode)) != nil
 	}
 	if m.opts.attaching() {
-		st = m.screens.attachv.KeyState(st)
+		st = m.screens.attachv.KeyState(st, ok && m.feed.held(r))
 	}
 	if m.opts.replaying() {
 		st = replayKeyState(st)

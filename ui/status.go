@@ -10,7 +10,8 @@ import (
 
 // statusLine is a transient message. It expires at until, which the one
 // clock checks: a newer message moves until, so an older expiry never clears
-// it.
+// it. Under it stands a warning that holds for the rest of the run (the
+// OTLP export's spans being lost): shown whenever no message is.
 type statusLine struct {
 	text  string
 	level statusLevel
@@ -19,6 +20,8 @@ type statusLine struct {
 	// press c", "#3: cancellation requested"): it goes as soon as that
 	// request reaches its fate, which the row then tells.
 	about wire.ID
+	// standing is the warning that stays (already redacted); "" for none.
+	standing string
 }
 
 type statusLevel uint8
@@ -37,7 +40,23 @@ const reconnecting = "reconnecting…"
 
 // set shows text (already redacted) from now on, for statusLife.
 func (s *statusLine) set(level statusLevel, text string, now time.Time) {
-	*s = statusLine{text: text, level: level, until: now.Add(statusLife)}
+	*s = statusLine{text: text, level: level, until: now.Add(statusLife), standing: s.standing}
+}
+
+// stand shows text (already redacted) as a warning for the rest of the
+// run: now, as a message, and then whenever no other message is shown.
+func (s *statusLine) stand(text string, now time.Time) {
+	s.standing = text
+	s.set(levelWarn, text, now)
+}
+
+// shown is the message to draw: the transient one, else the standing
+// warning.
+func (s statusLine) shown() (text string, level statusLevel) {
+	if s.text == "" && s.standing != "" {
+		return s.standing, levelWarn
+	}
+	return s.text, s.level
 }
 
 // notice is a message for the status line, worked out by what knows it
@@ -59,8 +78,8 @@ func (s *statusLine) say(n notice, redact func(string) string, now time.Time) {
 	s.about = n.about
 }
 
-// clear removes the message.
-func (s *statusLine) clear() { *s = statusLine{} }
+// clear removes the message; the standing warning stays.
+func (s *statusLine) clear() { *s = statusLine{standing: s.standing} }
 
 // expire clears the message once its time is over at now (the clock's
 // tick).

@@ -364,11 +364,12 @@ func (c chrome) banner() string {
 // statusLine draws the status line's message ("" for none).
 func (c chrome) statusLine() string {
 	st := c.env.Styles
-	if c.status.text == "" {
+	text, level := c.status.shown()
+	if text == "" {
 		return ""
 	}
-	text := c.env.Line(c.status.text)
-	switch c.status.level {
+	text = c.env.Line(text)
+	switch level {
 	case levelWarn:
 		return st.Warn.Render(look.Fit("! "+text, c.width))
 	case levelError:

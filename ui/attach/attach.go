@@ -120,10 +120,14 @@ func (m Model) Update(env screen.Env, in Input, msg tea.Msg) (Model, screen.Acti
 // KeyState turns off the keys that would send or cancel, and on those
 // that act through the proxy while it takes commands; while the delay
 // prompt is open the keys are the prompt's.
-func (m Model) KeyState(st keymap.State) keymap.State {
+func (m Model) KeyState(st keymap.State, held bool) keymap.State {
+	// The proxy's keys act on a host request the host still waits for,
+	// or whose response the proxy holds (held); on a finished one they
+	// only say so: offered on such a row only.
+	inFlight := st.SelectedActive || held
 	st.Connected, st.Lost, st.Watching = false, false, true
 	st.AnyActive, st.SelectedActive, st.SelectedTimed, st.SelectedCancelling = false, false, false, false
-	st.Acting = m.proxy.Acts && !m.ended
+	st.Acting = m.proxy.Acts && !m.ended && inFlight
 	if m.delay.open {
 		st.Mode = keymap.ModePrompt
 	}

@@ -156,7 +156,7 @@ func TestDelayPrompt(t *testing.T) {
 	if _, act = open().Update(env, in, screentest.Press("ctrl+c")); act != (Leave{}) {
 		t.Errorf("ctrl+c in the prompt: %#v", act)
 	}
-	if st := open().KeyState(keymap.State{Mode: keymap.ModeList}); st.Mode != keymap.ModePrompt {
+	if st := open().KeyState(keymap.State{Mode: keymap.ModeList}, false); st.Mode != keymap.ModePrompt {
 		t.Errorf("the prompt's keys are the list's (%v)", st.Mode)
 	}
 }
@@ -205,7 +205,9 @@ func TestSendingKeysRefused(t *testing.T) {
 		key   string
 		words string
 	}{
-		{New(Proxy{Acts: true}), Input{Mode: keymap.ModeList, Selected: r}, "c", "z cancels it upstream on its behalf"},
+		{New(Proxy{Acts: true}), Input{Mode: keymap.ModeList, Selected: r}, "c", "z cancels it upstream (Z: the host keeps waiting)"},
+		{New(Proxy{Acts: true}), Input{Mode: keymap.ModeList, Selected: hostCall(session.StateCompleted)}, "c", "not in flight (completed): there is nothing to cancel"},
+		{New(Proxy{Acts: true}).Ended(nil), Input{Mode: keymap.ModeList, Selected: r}, "c", "the proxy ended: nothing acts on it now"},
 		{New(Proxy{}), Input{Mode: keymap.ModeDetail, Selected: r}, "C", "this view only watches it"},
 		{New(Proxy{}), Input{Mode: keymap.ModeLog}, "c", "it cannot cancel"},
 		{New(Proxy{}), Input{Mode: keymap.ModeList}, "X", "the host's to cancel and time out"},
@@ -241,13 +243,53 @@ func TestBanner(t *testing.T) {
 // runs; the keys that send or cancel are off.
 func TestKeyState(t *testing.T) {
 	on := keymap.State{Mode: keymap.ModeList, Connected: true, AnyActive: true, SelectedActive: true}
-	if st := New(Proxy{Acts: true}).KeyState(on); !st.Acting || st.Connected || st.AnyActive || st.SelectedActive {
+	if st := New(Proxy{Acts: true}).KeyState(on, false); !st.Acting || st.Connected || st.AnyActive || st.SelectedActive {
 		t.Errorf("acting proxy: %+v", st)
 	}
-	if st := New(Proxy{Acts: true}).Ended(nil).KeyState(on); st.Acting {
+	if st := New(Proxy{Acts: true}).Ended(nil).KeyState(on, false); st.Acting {
 		t.Error("an ended proxy's keys act")
 	}
-	if st := New(Proxy{}).KeyState(on); st.Acting {
+	if st := New(Proxy{}).KeyState(on, false); st.Acting {
 		t.Error("a watch-only proxy's keys act")
+	}
+}
+
+// Help on an ended proxy does not promise keys that act through it: none
+// does any more.
+func TestHelpIntroOfAnEndedProxy(t *testing.T) {
+	env := screentest.Env()
+	live := strings.Join(New(Proxy{Acts: true}).HelpIntro(env), "\n")
+	if !strings.Contains(live, "The keys below act through the proxy") {
+		t.Fatalf("a live proxy's help intro: %q", live)
+	}
+	ended := strings.Join(New(Proxy{Acts: true}).Ended(nil).HelpIntro(env), "\n")
+	if strings.Contains(ended, "act through the proxy;") || !strings.Contains(ended, "The proxy ended") {
+		t.Errorf("an ended proxy's help intro: %q", ended)
+	}
+}
+
+// The proxy's keys are offered on a host request in flight or held, not
+// on a finished one (h there only says it is not in flight), nor once the
+// proxy ended.
+func TestActingKeysOnlyWhereTheyAct(t *testing.T) {
+	m := New(Proxy{Acts: true})
+	for _, c := range []struct {
+		st     keymap.State
+		held   bool
+		ended  bool
+		acting bool
+	}{
+		{keymap.State{Mode: keymap.ModeList, HasSelection: true, SelectedActive: true}, false, false, true},
+		{keymap.State{Mode: keymap.ModeList, HasSelection: true}, true, false, true},
+		{keymap.State{Mode: keymap.ModeList, HasSelection: true}, false, false, false},
+		{keymap.State{Mode: keymap.ModeList, HasSelection: true, SelectedActive: true}, false, true, false},
+	} {
+		mm := m
+		if c.ended {
+			mm = mm.Ended(nil)
+		}
+		if got := mm.KeyState(c.st, c.held).Acting; got != c.acting {
+			t.Errorf("in flight %v, held %v, ended %v: acting %v, want %v", c.st.SelectedActive, c.held, c.ended, got, c.acting)
+		}
 	}
 }

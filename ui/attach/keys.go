@@ -45,8 +45,12 @@ func (m Model) refusal(env screen.Env, in Input, msg tea.KeyPressMsg) string {
 	switch {
 	case pressed(msg, k.Cancel), pressed(msg, k.CancelReason):
 		switch r := in.Selected; {
+		case r != nil && r.ByHost && m.proxy.Acts && m.ended:
+			return fmt.Sprintf("#%s is the host's request, and the proxy ended: nothing acts on it now", env.Line(r.ID.String()))
+		case r != nil && r.ByHost && m.proxy.Acts && (!r.IsActive() || r.State == session.StateCancelRequested):
+			return fmt.Sprintf("#%s is the host's request, not in flight (%s): there is nothing to cancel", env.Line(r.ID.String()), look.StateName(r.State))
 		case r != nil && r.ByHost && m.proxy.Acts:
-			return fmt.Sprintf("#%s is the host's request, the host's to cancel: z cancels it upstream on its behalf (Z leaves the host waiting)", env.Line(r.ID.String()))
+			return fmt.Sprintf("#%s is the host's to cancel: z cancels it upstream (Z: the host keeps waiting)", env.Line(r.ID.String()))
 		case r != nil && r.ByHost:
 			return fmt.Sprintf("#%s is the host's request: this view only watches it (the proxy takes no commands)", env.Line(r.ID.String()))
 		}

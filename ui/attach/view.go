@@ -16,6 +16,8 @@ func (m Model) HelpIntro(env screen.Env) []string {
 	st := env.Styles
 	last := "  This view sends nothing: q or ctrl+c detaches; the proxy runs on."
 	switch {
+	case m.ended:
+		last = "  The proxy ended: this is its recorded run, and no key acts through it."
 	case m.proxy.InProcess && m.proxy.Acts:
 		last = "  The keys below act through the proxy; this is its own process: q stops it."
 	case m.proxy.InProcess:

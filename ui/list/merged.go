@@ -67,6 +67,14 @@ type Merged struct {
 	// column widths, and its painter.
 	per   []Model
 	lanes []Lane
+	// madeFor is, per lane, the request each cached summary was made
+	// for. A proxy's tracker renames a finished host request whose ID the
+	// host's next session uses again (1 becomes 1·1, the same request):
+	// the summary cached under 1 is the old request's, and the new 1
+	// must not be shown it. The one server's list moves it on the
+	// tracker's rename (Model.Renamed); the merged list, which is not
+	// handed the renames, knows it by the request it was made for.
+	madeFor []map[wire.ID]*session.Request
 }
 
 // NewMerged is a merged list following the newest request.
@@ -204,6 +212,7 @@ func (m Merged) Layout(lanes []Lane, width, height int) Merged {
 	m.lanes = lanes
 	for len(m.per) < len(lanes) {
 		m.per = append(m.per, New())
+		m.madeFor = append(m.madeFor, map[wire.ID]*session.Request{})
 	}
 	m.rows = height - 1
 	m.refresh()
@@ -329,9 +338,23 @@ func (m *Merged) measure(width int) {
 			p.idW = w
 		}
 		if r.State == session.StateCompleted || (r.State == session.StateFailed && r.ToolError) {
-			p.cacheSummary(l.Env.Tracker, r)
+			m.cacheSummary(row.lane, l.Env.Tracker, r)
 		}
 	}
+}
+
+// cacheSummary caches r's summary in lane i's list, made again when the
+// one cached under r's ID was made for another request (madeFor).
+func (m *Merged) cacheSummary(i int, t *session.Tracker, r *session.Request) {
+	p, made := &m.per[i], m.madeFor[i]
+	if made[r.ID] != r {
+		delete(p.summaries, r.ID)
+	}
+	p.cacheSummary(t, r)
+	if len(made) > 4*max(1, t.Len()) {
+		clear(made)
+	}
+	made[r.ID] = r
 }
 
 // serverWidth is the SERVER column's width: the longest name, within 20
@@ -369,7 +392,7 @@ func (m Merged) View(env screen.Env, width, height int) string {
 	b.WriteString(head.columnHeaderAfter(look.Fit("SERVER", sw)+" ", cols, from, len(m.shown)-end))
 	if len(m.shown) == 0 {
 		b.WriteString("\n")
-		b.WriteString(env.Styles.Dim.Render(look.Fit("  no request matches (f: "+m.filter.String()+m.searchWords()+")", width)))
+		b.WriteString(env.Styles.Dim.Render(look.Fit("  "+m.emptyWords(), width)))
 		return b.String()
 	}
 	idx, _ := m.selectedPos()
@@ -407,6 +430,21 @@ func (m Merged) mergedRow(env screen.Env, p painter, row mergedRow, cols columns
 		return env.Styles.Highlight(out)
 	}
 	return out
+}
+
+// emptyWords says why no row is shown: the filter or the search hides
+// them all, or no request began yet on any server (on proxies: no host
+// sent one yet).
+func (m Merged) emptyWords() string {
+	if m.filter != FilterAll || m.search != "" {
+		return "no request matches (f: " + m.filter.String() + m.searchWords() + ")"
+	}
+	for _, l := range m.lanes {
+		if !l.In.Proxy {
+			return "No request yet: each server's requests are listed here as they begin."
+		}
+	}
+	return "No host request yet: what the hosts send through the proxies is listed here as it begins."
 }
 
 func (m Merged) searchWords() string {

@@ -241,3 +241,69 @@ func TestMergedLateJoinerInTime(t *testing.T) {
 		t.Errorf("rows %q, want first, second, third:\n%s", got, s.screen())
 	}
 }
+
+// observe feeds one proxied message (host: "host" or "server") to t at
+// ms milliseconds past t0.
+func observe(t *testing.T, tr *session.Tracker, from string, ms int, raw string) {
+	t.Helper()
+	msg, err := wire.Decode([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind := event.Sent
+	if from == "server" {
+		kind = event.Received
+	}
+	ev := event.Event{Kind: kind, Time: t0.Add(time.Duration(ms) * time.Millisecond), Raw: []byte(raw), Msg: msg}
+	if msg.Kind != wire.KindNotification {
+		ev.RequestID = msg.ID
+	}
+	tr.Observe(ev)
+}
+
+// A proxy's host that connects again uses its IDs again: the tracker
+// renames the first session's finished request 1 to 1·1. The merged row of
+// the second session's 1 shows what that request returned, not the
+// summary the list cached under 1 for the first (found using attach
+// --all: the legacy host's ping row read the modern host's
+// server/discover outcome); the renamed row shows its own.
+func TestMergedSummaryOfAReusedID(t *testing.T) {
+	const (
+		init0 = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`
+		res0  = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"demo","version":"2"}}}`
+		call1 = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	)
+	s := newFleetScene(120, 10, "P")
+	tr := s.trs[0]
+	observe(t, tr, "host", 0, init0)
+	observe(t, tr, "server", 1, res0)
+	observe(t, tr, "host", 2, call1)
+	observe(t, tr, "server", 3, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"firstanswer"}]}}`)
+	s.layout() // the summary of 1 is cached as its row is laid out
+	if !strings.Contains(s.screen(), "firstanswer") {
+		t.Fatalf("the first call's outcome is not shown:\n%s", s.screen())
+	}
+	observe(t, tr, "host", 10, init0)
+	observe(t, tr, "server", 11, res0)
+	observe(t, tr, "host", 12, call1)
+	observe(t, tr, "server", 13, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"secondanswer"}]}}`)
+	if _, ok := tr.Get(wire.StringID("1·1")); !ok {
+		t.Fatal("the tracker did not rename the first call 1·1")
+	}
+	s.layout()
+	var first, second string
+	for _, line := range strings.Split(s.screen(), "\n") {
+		switch {
+		case strings.Contains(line, "1·1"):
+			first = line
+		case strings.Contains(line, " 1 "):
+			second = line
+		}
+	}
+	if !strings.Contains(second, "secondanswer") {
+		t.Errorf("the second call's row %q does not show its own outcome:\n%s", second, s.screen())
+	}
+	if !strings.Contains(first, "firstanswer") {
+		t.Errorf("the renamed first call's row %q does not show its outcome:\n%s", first, s.screen())
+	}
+}
