@@ -42,18 +42,32 @@ func TestCheckOwnStreamTraceReplaysAlike(t *testing.T) {
 			t.Parallel()
 			ts := hostile.NewServer(peer, false)
 			t.Cleanup(ts.Close)
-			path := filepath.Join(t.TempDir(), "check.jsonl")
-			o := Options{Target: target.Target{URL: ts.URL, ProtocolVersion: tc.version}, Tool: hostile.ToolName,
-				LateWindow: 300 * time.Millisecond, Timeout: 5 * time.Second, NoTasks: true, TracePath: path}
-			runCheck(t, o)
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			live := liveViolations(t, data)
+			var o Options
+			var data []byte
+			var live map[string]int
 			byCode := map[string]int{}
-			for k, n := range live {
-				byCode[strings.SplitN(k, " ", 2)[0]] += n
+			// The step that provokes it runs two calls at once and drops
+			// one's stream at its first progress: on a loaded machine it can
+			// end inconclusive (the call over before the drop), and the
+			// battery says so; it is run again then, at most three times.
+			for attempt := 1; ; attempt++ {
+				path := filepath.Join(t.TempDir(), "check.jsonl")
+				o = Options{Target: target.Target{URL: ts.URL, ProtocolVersion: tc.version}, Tool: hostile.ToolName,
+					LateWindow: 300 * time.Millisecond, Timeout: 5 * time.Second, NoTasks: true, TracePath: path}
+				rep, _ := runCheck(t, o)
+				var err error
+				if data, err = os.ReadFile(path); err != nil {
+					t.Fatal(err)
+				}
+				live = liveViolations(t, data)
+				clear(byCode)
+				for k, n := range live {
+					byCode[strings.SplitN(k, " ", 2)[0]] += n
+				}
+				if tc.want == "" || byCode[tc.want] > 0 || attempt == 3 {
+					break
+				}
+				t.Logf("attempt %d found no %s; the stream checks said: %s", attempt, tc.want, streamFindings(rep))
 			}
 			if tc.want != "" && byCode[tc.want] == 0 {
 				t.Fatalf("the live run found no %s: %v", tc.want, live)
@@ -112,4 +126,16 @@ func idOf(id *wire.ID) string {
 		return wire.ID{}.String()
 	}
 	return id.String()
+}
+
+// streamFindings is what the battery said of a request's own stream, for
+// a log line.
+func streamFindings(rep Report) string {
+	var out []string
+	for _, f := range rep.Findings {
+		if strings.HasPrefix(f.ID, "resume.") || f.ID == CheckProgressOwnStream {
+			out = append(out, f.Status+" "+f.ID+": "+f.Detail)
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,10 +12,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
+// freeCallback is a loopback callback URL on a port free now: a fixed one
+// may be taken by whatever else runs on the machine (CI runs packages side
+// by side), and the login step then ends before it prompts.
+func freeCallback(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return "http://" + l.Addr().String() + "/callback"
+}
+
 // The browser step opens whatever URL it is given: no scheme check.
 func TestReviewOpensNonHTTPURL(t *testing.T) {
 	var opened string
-	tr := &Transport{cfg: Config{Interactive: true, CallbackURL: "http://127.0.0.1:33991/callback",
+	tr := &Transport{cfg: Config{Interactive: true, CallbackURL: freeCallback(t),
 		BrowserTimeout: 200 * time.Millisecond,
 		OpenBrowser:    func(_ context.Context, u string) error { opened = u; return nil }}}
 	_, _ = tr.fetchCode(context.Background(), &auth.AuthorizationArgs{URL: "file:///C:/Windows/System32/calc.exe?state=s"})
@@ -25,7 +39,7 @@ func TestReviewOpensNonHTTPURL(t *testing.T) {
 
 // A callback with error= and no (or a wrong) state ends the login.
 func TestReviewErrorCallbackWithoutStateAbortsLogin(t *testing.T) {
-	cb := "http://127.0.0.1:33992/callback"
+	cb := freeCallback(t)
 	tr := &Transport{cfg: Config{Interactive: true, CallbackURL: cb, BrowserTimeout: 2 * time.Second,
 		OpenBrowser: func(_ context.Context, u string) error {
 			go func() {
@@ -57,7 +71,7 @@ func contains(s, sub string) bool {
 // The authorization URL (server-controlled) is printed to the terminal raw.
 func TestReviewPromptPrintsControlChars(t *testing.T) {
 	var b strings.Builder
-	tr := &Transport{cfg: Config{Interactive: true, CallbackURL: "http://127.0.0.1:33993/callback", NoBrowser: true,
+	tr := &Transport{cfg: Config{Interactive: true, CallbackURL: freeCallback(t), NoBrowser: true,
 		BrowserTimeout: 50 * time.Millisecond, Prompt: &b}}
 	u := "https://as.example/authorize?x=\u009b2J\u202etxe.lapyap&state=s"
 	if _, err := url.Parse(u); err != nil {
@@ -75,7 +89,7 @@ func TestReviewPromptPrintsControlChars(t *testing.T) {
 func TestPromptNamesTheRealHost(t *testing.T) {
 	var b strings.Builder
 	var opened string
-	tr := &Transport{cfg: Config{Interactive: true, CallbackURL: "http://127.0.0.1:33994/callback",
+	tr := &Transport{cfg: Config{Interactive: true, CallbackURL: freeCallback(t),
 		BrowserTimeout: 50 * time.Millisecond, Prompt: &b,
 		OpenBrowser: func(_ context.Context, u string) error { opened = u; return nil }}}
 	u := "https://accounts.google.com@evil.example/authorize?state=s"
