@@ -3,6 +3,8 @@
 package cli
 
 import (
+	"bufio"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"inflight/proxy"
 	"inflight/ui"
 )
 
@@ -82,7 +85,7 @@ func TestAttachAllProxies(t *testing.T) {
 	beta := startProxyIn(t, runDir, "beta")
 	j := newProxyJoiner(alpha.sockets)
 	defer j.close()
-	members := j.join()
+	members, _ := j.join()
 	if len(members) != 2 {
 		t.Fatalf("attached to %d proxies, want 2 (%v)", len(members), j.failed)
 	}
@@ -130,6 +133,82 @@ func TestAttachAllProxies(t *testing.T) {
 		t.Errorf("alpha is not shown live:\n%s", d.screen())
 	}
 
+	d.update(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	d.until("the view to quit", func() bool { return d.quit })
+}
+
+// attach --all on a proxy that has as many viewers as it takes: the
+// refusal is said (the server's chip, the status line), never a bare "0
+// servers"; once viewers leave, the proxy joins at the next ask; and
+// attach --all's asks, once a second, hold no viewer's place: besides its
+// own, exactly maxViewers-1 more are taken.
+func TestAttachAllSaysARefusal(t *testing.T) {
+	runDir := t.TempDir()
+	full := startProxyIn(t, runDir, "full")
+	viewer := func() (net.Conn, error) {
+		c, err := proxy.Attach(full.sockets, "full")
+		if err != nil {
+			return nil, err
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := proxy.ReadHello(bufio.NewReader(c)); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+	const most = 32 // the proxy's maxViewers
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for i := range most {
+		c, err := viewer()
+		if err != nil {
+			t.Fatalf("viewer %d: %v", i, err)
+		}
+		held = append(held, c)
+	}
+
+	j := newProxyJoiner(full.sockets)
+	defer j.close()
+	members, unjoined := j.join()
+	if len(members) != 0 || len(unjoined) != 1 || unjoined[0].Name != "full" || !strings.Contains(unjoined[0].Why, "refused: 32 viewers are attached already") {
+		t.Fatalf("join on a full proxy: %d members, unjoined %+v; want the refusal", len(members), unjoined)
+	}
+	f, err := ui.NewFleet(members, ui.FleetOptions{Join: j.join, JoinEvery: 100 * time.Millisecond, Unjoined: unjoined, Dark: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	d := newFleetDriver(t, f)
+	d.until("the refusal in the header", d.shows(`0 servers · .*\n.*full ✗ not attached`))
+	d.until("the refusal on the status line", d.shows(`✗ could not attach to full: refused: 32 viewers are attached already`))
+
+	for _, c := range held {
+		c.Close()
+	}
+	held = nil
+	d.until("full joining once viewers left", d.shows(`1 server · .*\n.*full ● `))
+	if strings.Contains(d.screen(), "not attached") {
+		t.Errorf("the refusal is still said after full joined:\n%s", d.screen())
+	}
+	polled := time.Now()
+	d.until("a few more asks", func() bool { return time.Since(polled) > 700*time.Millisecond })
+
+	for i := range most - 1 {
+		c, err := viewer()
+		if err != nil {
+			t.Fatalf("viewer %d besides attach --all, after its asks: %v (its asks hold places)", i+1, err)
+		}
+		held = append(held, c)
+	}
+	if c, err := viewer(); err == nil {
+		c.Close()
+		t.Errorf("a viewer past attach --all and %d others was taken: attach --all is not counted", most-1)
+	}
 	d.update(tea.KeyPressMsg{Code: 'q', Text: "q"})
 	d.until("the view to quit", func() bool { return d.quit })
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -21,13 +23,17 @@ import (
 // once: the ones there when attach --all starts, then, asked again every
 // second by the view, those that started since. A proxy is known by its
 // name and process, so one started again under the same name joins anew.
+// One that could not be attached to (it refused: it has as many viewers
+// as it takes) is tried again at the next ask, and said until it joins or
+// goes.
 type proxyJoiner struct {
 	dir string
 
 	mu    sync.Mutex
 	seen  map[string]bool
 	conns []net.Conn
-	// failed says why a proxy could not be attached to, once each.
+	// failed says why a running proxy could not be attached to, at the
+	// last ask, by name.
 	failed map[string]string
 }
 
@@ -36,15 +42,17 @@ func newProxyJoiner(dir string) *proxyJoiner {
 }
 
 // join attaches to every running proxy not attached to yet and returns
-// their members (nil when none is new or the directory cannot be read).
-func (j *proxyJoiner) join() []ui.Member {
+// their members (nil when none is new or the directory cannot be read),
+// and the running proxies it could not attach to.
+func (j *proxyJoiner) join() ([]ui.Member, []ui.Unjoined) {
 	running, err := proxy.List(j.dir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []ui.Member
+	failed := map[string]string{}
 	for _, r := range running {
 		if r.Ended || r.Stale {
 			continue
@@ -55,12 +63,22 @@ func (j *proxyJoiner) join() []ui.Member {
 		}
 		m, conn, err := attachMember(j.dir, r.Proxy)
 		if err != nil {
-			j.failed[r.Proxy] = err.Error()
+			failed[r.Proxy] = err.Error()
 			continue
 		}
 		j.seen[id] = true
 		j.conns = append(j.conns, conn)
 		out = append(out, m)
+	}
+	j.failed = failed
+	return out, j.failures()
+}
+
+// failures is j.failed, by name (under j.mu).
+func (j *proxyJoiner) failures() []ui.Unjoined {
+	var out []ui.Unjoined
+	for _, name := range slices.Sorted(maps.Keys(j.failed)) {
+		out = append(out, ui.Unjoined{Name: name, Why: j.failed[name]})
 	}
 	return out
 }
@@ -85,6 +103,9 @@ func attachMember(dir, name string) (ui.Member, net.Conn, error) {
 	hello, err := proxy.ReadHello(br)
 	if err != nil {
 		conn.Close()
+		if hello.Refused != "" {
+			err = errors.New("refused: " + hello.Refused)
+		}
 		return ui.Member{}, nil, err
 	}
 	opts, err := attachOptions(hello, br, conn, false)
@@ -100,11 +121,11 @@ func attachMember(dir, name string) (ui.Member, net.Conn, error) {
 func (c *cli) attachAll(ctx context.Context, dir string) int {
 	j := newProxyJoiner(dir)
 	defer j.close()
-	members := j.join()
-	for name, why := range j.failed {
-		fmt.Fprintf(c.stderr, "inflight attach: %s: %s\n", termsafe.Line(name), termsafe.Line(why))
+	members, failed := j.join()
+	for _, u := range failed {
+		fmt.Fprintf(c.stderr, "inflight attach: %s: %s\n", termsafe.Line(u.Name), termsafe.Line(u.Why))
 	}
-	f, err := ui.NewFleet(members, ui.FleetOptions{Join: j.join, Dark: true})
+	f, err := ui.NewFleet(members, ui.FleetOptions{Join: j.join, Unjoined: failed, Dark: true})
 	if err != nil {
 		fmt.Fprintf(c.stderr, "inflight attach: %s\n", termsafe.Line(err.Error()))
 		return 1

@@ -498,13 +498,18 @@ func (b *broadcast) commands(v *viewer) {
 			}
 			b.reply(v, reply(Command{}, fmt.Errorf("a command line longer than %d bytes: not read", maxCommandBytes), b.since(time.Now())))
 			if err != nil {
+				b.drop(v, "")
 				return
 			}
 			continue
 		}
 		if err != nil {
 			// The viewer went (or the proxy closed its connection). A last
-			// line without its newline is not a command.
+			// line without its newline is not a command. Its place is
+			// freed now: waiting for a write to fail would keep a viewer
+			// that left counted against maxViewers for as long as the
+			// proxy has nothing to send.
+			b.drop(v, "")
 			return
 		}
 		line = bytes.TrimSpace(line)

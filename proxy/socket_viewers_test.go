@@ -191,3 +191,63 @@ func BenchmarkHostileViewersMemory(b *testing.B) {
 		bc.close()
 	}
 }
+
+// A viewer that leaves frees its place at once, even on a proxy that has
+// nothing to write: more attach/leave cycles than maxViewers, and as many
+// looks at the socket directory (List reads each proxy's hello), leave no
+// viewer counted, and the next viewer is taken.
+func TestViewersThatLeaveAreNotCounted(t *testing.T) {
+	dir := privateTemp(t)
+	l, _, err := listen(dir, "idle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBroadcast(l, Hello{Stream: "trace", Proxy: "idle", Started: time.Now()})
+	b.takeCommands(nil, Options{Name: "idle", Stderr: &syncBuffer{}, ReadOnly: true})
+	t.Cleanup(b.close)
+	b.Write([]byte(`{"ms":1,"event":"note","text":"the only line"}` + "\n"))
+
+	attached := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.subs)
+	}
+	waitNone := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for attached() != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("after %s, %d viewers are still counted; want none", what, attached())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	for i := range 2 * maxViewers {
+		c, err := Attach(dir, "idle")
+		if err != nil {
+			t.Fatalf("attach %d: %v", i, err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := ReadHello(bufio.NewReader(c)); err != nil {
+			t.Fatalf("attach %d: %v", i, err)
+		}
+		c.Close()
+	}
+	waitNone(fmt.Sprintf("%d attach/leave cycles", 2*maxViewers))
+	for i := range 2 * maxViewers {
+		running, err := List(dir)
+		if err != nil || len(running) != 1 || running[0].Stale || running[0].Refused != "" {
+			t.Fatalf("look %d at the socket directory: %+v, %v", i, running, err)
+		}
+	}
+	waitNone(fmt.Sprintf("%d looks at the socket directory", 2*maxViewers))
+	c, err := Attach(dir, "idle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := ReadHello(bufio.NewReader(c)); err != nil {
+		t.Fatalf("a viewer after the others left: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"time"
 
@@ -24,14 +25,26 @@ type Member struct {
 	Options Options
 }
 
+// Unjoined is a server the fleet could not take (a proxy that refused
+// another viewer): said in the header and on the status line while it
+// stands.
+type Unjoined struct {
+	Name string
+	Why  string
+}
+
 // FleetOptions configure a Fleet.
 type FleetOptions struct {
 	// Join, when set, is asked every JoinEvery (default 1s), inside a
 	// command (never in Update), for servers that appeared since it was
 	// last asked: a proxy started after attach --all. Names it gave once
-	// are not given again.
-	Join      func() []Member
+	// are not given again. It also says which servers it could not take
+	// at that ask (each is asked again the next time).
+	Join      func() ([]Member, []Unjoined)
 	JoinEvery time.Duration
+	// Unjoined are the servers that could not be taken before the fleet
+	// began (Join's answer before NewFleet).
+	Unjoined []Unjoined
 	// Now replaces time.Now (tests).
 	Now func() time.Time
 	// Dark says whether the terminal background is dark until the
@@ -64,6 +77,8 @@ type Fleet struct {
 	spoke int
 	// lanesOn draws the merged list as a waterfall, a lane per server (v).
 	lanesOn bool
+	// unjoined are the servers Join could not take at its last ask.
+	unjoined []Unjoined
 }
 
 // member is one server of the fleet and its model.
@@ -82,7 +97,10 @@ type (
 		msg tea.Msg
 	}
 	memberEndedMsg struct{ i int }
-	joinedMsg      struct{ members []Member }
+	joinedMsg      struct {
+		members  []Member
+		unjoined []Unjoined
+	}
 )
 
 // NewFleet makes the fleet's members' models. Nothing starts until Init.
@@ -96,7 +114,7 @@ func NewFleet(members []Member, opts FleetOptions) (*Fleet, error) {
 	if opts.JoinEvery <= 0 {
 		opts.JoinEvery = time.Second
 	}
-	f := &Fleet{zoom: -1, spoke: -1, keys: keymap.Default(), opts: opts, list: list.NewMerged(), size: size{width: 80, height: 24}}
+	f := &Fleet{zoom: -1, spoke: -1, keys: keymap.Default(), opts: opts, list: list.NewMerged(), size: size{width: 80, height: 24}, unjoined: opts.Unjoined}
 	f.theme.set(opts.Dark)
 	for _, mb := range members {
 		if _, err := f.add(mb); err != nil {
@@ -174,7 +192,10 @@ func (f *Fleet) nextJoin() tea.Cmd {
 	if join == nil || f.ending.quitting {
 		return nil
 	}
-	return tea.Tick(f.opts.JoinEvery, func(time.Time) tea.Msg { return joinedMsg{members: join()} })
+	return tea.Tick(f.opts.JoinEvery, func(time.Time) tea.Msg {
+		members, unjoined := join()
+		return joinedMsg{members: members, unjoined: unjoined}
+	})
 }
 
 // tagged makes a member's command deliver its messages tagged with the
@@ -228,7 +249,7 @@ func (f *Fleet) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case memberEndedMsg:
 		cmd = f.memberEnded(msg.i)
 	case joinedMsg:
-		cmd = f.join(msg.members)
+		cmd = f.join(msg.members, msg.unjoined)
 	case tea.WindowSizeMsg:
 		f.size.width, f.size.height = msg.Width, msg.Height
 		cmd = f.toAll(msg)
@@ -274,9 +295,17 @@ func (f *Fleet) toAll(msg tea.Msg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// join adds the servers that appeared, sized and started.
-func (f *Fleet) join(members []Member) tea.Cmd {
+// join adds the servers that appeared, sized and started, and keeps
+// those that could not be taken (a new refusal is said on the status
+// line).
+func (f *Fleet) join(members []Member, unjoined []Unjoined) tea.Cmd {
 	cmds := []tea.Cmd{f.nextJoin()}
+	for _, u := range unjoined {
+		if !slices.Contains(f.unjoined, u) {
+			f.note = "could not attach to " + u.Name + ": " + u.Why
+		}
+	}
+	f.unjoined = unjoined
 	for _, mb := range members {
 		if f.ending.quitting {
 			break

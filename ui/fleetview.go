@@ -127,6 +127,9 @@ func (f *Fleet) header() string {
 			top += "▏"
 		}
 	}
+	for _, u := range f.unjoined {
+		chips = append(chips, st.Error.Render(termsafe.Line(u.Name)+" ✗ not attached"))
+	}
 	lines := []string{look.Fit(top, f.size.width)}
 	line := ""
 	for _, c := range chips {
@@ -173,6 +176,10 @@ func (f *Fleet) statusLine() string {
 		if m := mb.m; m.conn.state == connLost && m.conn.err != nil && !m.opts.attaching() {
 			return st.Error.Render(look.Fit("✗ "+termsafe.Line(mb.name)+": "+m.opts.line(m.conn.err.Error()), f.size.width))
 		}
+	}
+	if len(f.unjoined) > 0 {
+		u := f.unjoined[0]
+		return st.Error.Render(look.Fit("✗ could not attach to "+termsafe.Line(u.Name)+": "+termsafe.Line(u.Why), f.size.width))
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -328,11 +329,11 @@ func TestReplaySendsNothing(t *testing.T) {
 	}
 }
 
-// A recorded run whose connection ended says so, and offers nothing to
+// A recorded run whose connection was lost says so, and offers nothing to
 // reconnect: R would reach no server (it said "press R to reconnect").
 func TestReplayBannerReconnectsNothing(t *testing.T) {
 	c := chrome{env: screen.Env{Styles: look.NewStyles(true), Line: func(s string) string { return s }}, width: 120,
-		state: connLost, everConnected: true, transport: "stdio", replay: true}
+		state: connLost, everConnected: true, transport: "stdio", replay: true, connErr: errors.New("the server exited: signal: killed")}
 	got := ansi.Strip(c.banner())
 	if !strings.Contains(got, "connection lost here, in the recorded run") || strings.Contains(got, "press R") {
 		t.Errorf("the replay's banner: %q", got)

@@ -179,8 +179,11 @@ func (c chrome) connLine() string {
 		state = st.Good.Render("● connected")
 	case connLost:
 		state = st.Error.Render("↯ disconnected")
-		if c.onProxy {
+		switch {
+		case c.onProxy:
 			state = st.Error.Render("↯ proxy ended")
+		case c.cleanEnd():
+			state = st.Dim.Render("■ ended")
 		}
 	}
 	// What matters most comes first; on a narrow terminal the target, then
@@ -317,12 +320,23 @@ func (c chrome) footer() string {
 	return look.Fit(h.ShortHelpView(keys.BareHelp()), c.width)
 }
 
+// cleanEnd reports whether a recorded run's connection closed without an
+// error: the transport_closed of a client that closed it itself (a call
+// that finished, a proxy whose host went), not one the server lost.
+func (c chrome) cleanEnd() bool {
+	return c.replay && c.state == connLost && c.everConnected && c.connErr == nil
+}
+
 // banner says the connection is gone and what to do.
 func (c chrome) banner() string {
 	if c.onProxy {
 		return c.proxy.Banner(c.env, c.width)
 	}
 	st := c.env.Styles
+	if c.cleanEnd() {
+		// Not the red of a loss: nothing went wrong.
+		return st.Status.Padding(0, 1).Render(look.Fit("■ the connection closed here without an error, in the recorded run", c.width-2))
+	}
 	head := "↯ connection lost"
 	switch {
 	case !c.everConnected:
