@@ -38,11 +38,12 @@ proxy: the host's requests (marked ⇄) in the list, with their states, timers,
 progress and flags — the host's cancels judged, late answers flagged — the
 detail and the protocol log. On a selected host request, keys make things
 happen through the proxy: d delay its response (asks for how long, 30s by
-default), h hold it, u release a held one, D drop it, z cancel it upstream
+default), h hold it, u release a held one (or take back a hold not yet
+taken: its response then passes on untouched), D drop it, z cancel it upstream
 (the server gets notifications/cancelled, the host error -32800), Z the same
 cancel leaving the host waiting, t race (hold the response and pass it on
 the instant the host's cancel comes). The row says what the proxy did
-("⚑ held by you · 4.1s", "released after 4.1s"). A proxy started with
+("◇ held by you · 4.1s", "released after 4.1s"). A proxy started with
 --read-only takes no commands: the view only watches. q or Ctrl+C detaches,
 leaving the proxy and the host running.
 

@@ -178,7 +178,7 @@ func TestAttachKeysActOnRealProxy(t *testing.T) {
 	call := d.waitNewCall(nil)
 	d.update(key("h"))
 	d.until("the proxy taking the hold", func() bool { return strings.Contains(d.screen(), "the proxy holds #"+call.ID.String()+"'s response") })
-	d.until("the held response", func() bool { return strings.Contains(d.screen(), "⚑ held by you · ") })
+	d.until("the held response", func() bool { return strings.Contains(d.screen(), "◇ held by you · ") })
 	select {
 	case err := <-done:
 		t.Fatalf("the host's call ended while its response was held: %v", err)
@@ -224,7 +224,7 @@ func TestAttachKeysActOnRealProxy(t *testing.T) {
 	if err := <-done; !errors.As(err, &rpcErr) || rpcErr.Code != proxy.CodeCancelledByProxy {
 		t.Fatalf("the call cancelled upstream ended with %v, want error %d", err, proxy.CodeCancelledByProxy)
 	}
-	d.until("the cancel on the row", func() bool { return strings.Contains(d.screen(), "⚑ cancelled upstream by you") })
+	d.until("the cancel on the row", func() bool { return strings.Contains(d.screen(), "◇ cancelled upstream by you") })
 	p.waitStderr(t, "slow #3: cancelled after")
 	// The row is no longer in flight: a key on it is refused, saying why.
 	d.update(key("h"))

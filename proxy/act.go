@@ -25,9 +25,11 @@ type actor interface {
 	// already, a rule acts on it). Recorded as an injected line like a
 	// --rule's; r.Text says where it came from.
 	actOn(id wire.ID, r *Rule, at time.Time) error
-	// releaseOne passes on id's held response now; an error when nothing
-	// of id is held.
-	releaseOne(id wire.ID, at time.Time) error
+	// releaseOne passes on id's held response now, or takes back a hold,
+	// delay, drop or race a command armed on id whose response has not
+	// come yet (tookBack true: its response will pass on untouched); an
+	// error when nothing of id is held or armed by a command.
+	releaseOne(id wire.ID, at time.Time) (tookBack bool, err error)
 	// releaseAll passes on every response held now.
 	releaseAll()
 }
@@ -141,28 +143,36 @@ func (in *injector) reactLocked(mk *marked, r *Rule, at time.Time) error {
 }
 
 // releaseOne is actor.releaseOne for stdio.
-func (in *injector) releaseOne(id wire.ID, at time.Time) error {
+func (in *injector) releaseOne(id wire.ID, at time.Time) (bool, error) {
 	in.mu.Lock()
 	if in.closed {
 		in.mu.Unlock()
-		return errEnding
+		return false, errEnding
 	}
 	mk := in.marks[id]
 	switch {
 	case mk == nil:
 		in.mu.Unlock()
 		if _, ok := in.flights[id]; ok {
-			return fmt.Errorf("nothing of request %s is held: nothing acts on it", id)
+			return false, fmt.Errorf("nothing of request %s is held: nothing acts on it", id)
 		}
-		return fmt.Errorf("nothing of request %s is held (no request of the host's with that ID is in flight)", id)
+		return false, fmt.Errorf("nothing of request %s is held (no request of the host's with that ID is in flight)", id)
+	case mk.held == nil && mk.byCommand && !mk.cancelled && !mk.rule.Action.cancels():
+		// Armed by a command, its response not come yet: taken back, the
+		// response passes on as if nothing had been asked.
+		delete(in.marks, id)
+		in.synced()
+		in.q.pushControl(note(mk, at, false, PhaseTakenBack, "took back the %s on %s (%s) before its response came: its response will pass on untouched", mk.rule.Does(), mk.name(), CommandSource))
+		in.mu.Unlock()
+		return true, nil
 	case mk.held == nil:
 		in.mu.Unlock()
-		return fmt.Errorf("nothing of %s is held yet: %s waits for its response", mk.name(), mk.rule.Does())
+		return false, fmt.Errorf("nothing of %s is held yet: %s waits for its response", mk.name(), mk.rule.Does())
 	}
 	if mk.timer != nil {
 		if !mk.timer.Stop() {
 			in.mu.Unlock()
-			return fmt.Errorf("the response to %s is being released now", mk.name())
+			return false, fmt.Errorf("the response to %s is being released now", mk.name())
 		}
 		in.wg.Done()
 		mk.timer = nil
@@ -173,5 +183,5 @@ func (in *injector) releaseOne(id wire.ID, at time.Time) error {
 	// reading must block only what close waits for a bounded time.
 	in.passLater(mk, in.takeLocked(mk), "on request, held "+held.String())
 	in.mu.Unlock()
-	return nil
+	return false, nil
 }

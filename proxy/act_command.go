@@ -122,6 +122,7 @@ func parseCommand(b []byte) (Command, *Rule, error) {
 func runCommand(line []byte, act actor, refuse string, since func(time.Time) float64) trace.Record {
 	at := time.Now()
 	c, r, err := parseCommand(line)
+	tookBack := false
 	if err == nil && act == nil {
 		err = errors.New(refuse)
 	}
@@ -130,12 +131,16 @@ func runCommand(line []byte, act actor, refuse string, since func(time.Time) flo
 		case c.Act == ActReleaseAll:
 			act.releaseAll()
 		case c.Act == ActRelease:
-			err = act.releaseOne(*c.ID, at)
+			tookBack, err = act.releaseOne(*c.ID, at)
 		default:
 			err = act.actOn(*c.ID, r, at)
 		}
 	}
-	return reply(c, err, since(at))
+	rec := reply(c, err, since(at))
+	if tookBack {
+		rec.Text = "took back what was armed on request " + c.ID.String() + ": its response will pass on untouched"
+	}
+	return rec
 }
 
 // reply is a command's reply record.

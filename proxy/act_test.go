@@ -185,6 +185,40 @@ func TestActHoldThenRelease(t *testing.T) {
 	}
 }
 
+// TestActHoldTakenBack: a release before the response came takes the
+// armed hold back: the response then passes on untouched, at once, and
+// nothing is held.
+func TestActHoldTakenBack(t *testing.T) {
+	r, v := startActable(t, nil)
+	done := r.hostCall("slow", 0.4, 2)
+	id := r.sentID("slow")
+	if rep := v.command(Command{Act: "hold", ID: &id}); rep.Code != ReplyDone {
+		t.Fatalf("hold refused: %+v", rep)
+	}
+	rep := v.command(Command{Act: "release", ID: &id})
+	if rep.Code != ReplyDone || !strings.Contains(rep.Text, "took back") {
+		t.Fatalf("release of an armed hold: %+v", rep)
+	}
+	v.await("the taken-back line", func(rec *trace.Record) bool {
+		return rec.Event == trace.EventInjected && rec.Code == PhaseTakenBack && rec.Injected == "hold" && strings.Contains(rec.Text, "took back")
+	})
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the call failed: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the response was held though its hold was taken back")
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, rec := range v.recs {
+		if rec.Event == trace.EventInjected && rec.Code == PhaseHolding {
+			t.Errorf("held after the hold was taken back: %+v", rec)
+		}
+	}
+}
+
 // TestActDelay: a delay passes the response on D after it came.
 func TestActDelay(t *testing.T) {
 	r, v := startActable(t, nil)
@@ -467,6 +501,6 @@ func TestCommandLineHoldsOneObject(t *testing.T) {
 // countingActor counts what it is asked to do.
 type countingActor struct{ n *int }
 
-func (a countingActor) releaseAll()                           { *a.n++ }
-func (a countingActor) releaseOne(wire.ID, time.Time) error   { *a.n++; return nil }
-func (a countingActor) actOn(wire.ID, *Rule, time.Time) error { *a.n++; return nil }
+func (a countingActor) releaseAll()                                 { *a.n++ }
+func (a countingActor) releaseOne(wire.ID, time.Time) (bool, error) { *a.n++; return false, nil }
+func (a countingActor) actOn(wire.ID, *Rule, time.Time) error       { *a.n++; return nil }

@@ -664,31 +664,48 @@ func (in *httpInjector) reactLocked(f *flight, r *Rule, at time.Time) ([]line, e
 	return nil, nil
 }
 
-// releaseOne passes on id's held response now; an error when nothing of id is
-// held (or, on HTTP, when two sessions hold a response to that ID).
-func (in *httpInjector) releaseOne(id wire.ID, at time.Time) error {
+// releaseOne passes on id's held response now, or takes back what a
+// command armed on id before its response came (actor.releaseOne); an
+// error when nothing of id is held or armed (or, on HTTP, when two
+// sessions hold a response to that ID).
+func (in *httpInjector) releaseOne(id wire.ID, at time.Time) (bool, error) {
 	in.mu.Lock()
-	defer in.mu.Unlock()
-	var held []*flight
+	var held, armed []*flight
 	for k, f := range in.flights {
-		if k.id == id && f.held && !f.done {
+		switch {
+		case k.id != id || f.done:
+		case f.held:
 			held = append(held, f)
+		case f.rule != nil && f.byCommand && !f.cancelled && !f.left && !f.answered && !f.rule.Action.cancels():
+			armed = append(armed, f)
 		}
 	}
+	if len(held) == 0 && len(armed) == 1 {
+		f := armed[0]
+		n := f.note(at, false, PhaseTakenBack, "took back the %s on %s (%s) before its response came: its response will pass on untouched", f.rule.Does(), f.name(), CommandSource)
+		f.rule, f.byCommand = nil, false
+		in.mu.Unlock()
+		in.q.pushControl(n)
+		return true, nil
+	}
+	defer in.mu.Unlock()
 	switch len(held) {
 	case 0:
-		return fmt.Errorf("nothing of request %s is held", id)
+		if len(armed) > 1 {
+			return false, fmt.Errorf("%d host sessions have a request %s acted on: which one is not clear", len(armed), id)
+		}
+		return false, fmt.Errorf("nothing of request %s is held", id)
 	case 1:
 	default:
-		return fmt.Errorf("%d host sessions have a response to %s held: which one is not clear", len(held), id)
+		return false, fmt.Errorf("%d host sessions have a response to %s held: which one is not clear", len(held), id)
 	}
 	f := held[0]
 	in.stopLocked(f)
 	f.held = false
 	if !f.ex.push(exCmd{kind: cmdRelease, f: f, at: at, why: "on request, held " + at.Sub(f.heldAt).Round(time.Millisecond).String()}) {
-		return fmt.Errorf("the host's stream of %s has ended", f.name())
+		return false, fmt.Errorf("the host's stream of %s has ended", f.name())
 	}
-	return nil
+	return false, nil
 }
 
 // releaseAll passes on every response a rule holds now (Options.Release).

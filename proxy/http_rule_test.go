@@ -319,7 +319,7 @@ func TestHTTPActOnAndReleaseOne(t *testing.T) {
 	if err := rh.inj.actOn(wire.IntID(99), &hold, time.Now()); err == nil || !strings.Contains(err.Error(), "no request 99") {
 		t.Errorf("actOn an unknown ID: %v", err)
 	}
-	if err := rh.inj.releaseOne(wire.IntID(99), time.Now()); err == nil || !strings.Contains(err.Error(), "nothing of request 99 is held") {
+	if _, err := rh.inj.releaseOne(wire.IntID(99), time.Now()); err == nil || !strings.Contains(err.Error(), "nothing of request 99 is held") {
 		t.Errorf("releaseOne of nothing held: %v", err)
 	}
 	done := make(chan error, 1)
@@ -345,11 +345,19 @@ func TestHTTPActOnAndReleaseOne(t *testing.T) {
 	if err := rh.inj.actOn(id, &hold, time.Now()); err == nil || !strings.Contains(err.Error(), "is acted on already (hold, key h in attach)") {
 		t.Errorf("a second actOn before the answer: %v, want refused (a command acts on it)", err)
 	}
-	if err := rh.inj.releaseOne(id, time.Now()); err == nil {
-		t.Errorf("releaseOne before the answer came: nil, want nothing held")
+	// A release before the answer came takes the hold back; the hold
+	// can then be put on again.
+	if took, err := rh.inj.releaseOne(id, time.Now()); err != nil || !took {
+		t.Errorf("releaseOne before the answer came: %v, %v, want the hold taken back", took, err)
+	}
+	if _, err := rh.inj.releaseOne(id, time.Now()); err == nil || !strings.Contains(err.Error(), "nothing of request") {
+		t.Errorf("a second releaseOne before the answer: %v, want nothing held", err)
+	}
+	if err := rh.inj.actOn(id, &hold, time.Now()); err != nil {
+		t.Fatalf("actOn after the hold was taken back: %v", err)
 	}
 	waitFor(t, "the answer is held", func() bool { return strings.Contains(rh.stderr.String(), "holding the response") })
-	if err := rh.inj.releaseOne(id, time.Now()); err != nil {
+	if _, err := rh.inj.releaseOne(id, time.Now()); err != nil {
 		t.Fatalf("releaseOne: %v", err)
 	}
 	if err := <-done; err != nil {

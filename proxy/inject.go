@@ -169,6 +169,9 @@ const (
 	PhasePassed   = "passed" // nothing to do after all: passed on untouched
 	PhaseFailed   = "failed"
 	PhaseSkipped  = "skipped" // not acted on (too many followed)
+	// PhaseTakenBack: a command's action, armed before the response came,
+	// was taken back (release): the response passes on untouched.
+	PhaseTakenBack = "taken-back"
 )
 
 // note is a line for the recorder saying what a rule did.

@@ -114,13 +114,13 @@ func TestAttachActKeys(t *testing.T) {
 				replyRecord(20, 2, "hold", "done", "hold on request 2"),
 				injectedRecord(20, 2, "hold", phaseActing, "hold on tools/call slow (id 2) (a key in inflight attach), 10ms after it was sent: its response will be held until released when it comes"),
 			}})
-			if s := h.screen(); !strings.Contains(s, "⚑ hold by you") || !strings.Contains(s, "the proxy holds #2's response: the host waits until it is released") {
+			if s := h.screen(); !strings.Contains(s, "◇ hold armed by you") || !strings.Contains(s, "the proxy holds #2's response: the host waits until it is released") {
 				t.Errorf("after the proxy took the hold:\n%s", s)
 			}
 			resp := hostRecord(8010, trace.DirIn, "server", `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"slow finished"}]}}`)
 			resp.Injected = "hold"
 			h.feedUntil(t0, []trace.Record{resp, injectedRecord(8010, 2, "hold", phaseHolding, "holding the response to tools/call slow (id 2) until released")}, 12110)
-			if s := h.screen(); !strings.Contains(s, "⚑ held by you · 4.1s") && !(size.w == 80 && strings.Contains(s, "⚑ held · 4.1s")) {
+			if s := h.screen(); !strings.Contains(s, "◇ held by you · 4.1s") && !(size.w == 80 && strings.Contains(s, "◇ held · 4.1s")) {
 				t.Errorf("while held:\n%s", s)
 			}
 			h.golden()
@@ -150,7 +150,7 @@ func TestAttachActKeys(t *testing.T) {
 			// The detail's timeline marks each step, the release after the
 			// server's answer included.
 			h.key("enter")
-			for _, want := range []string{"⚑ hold +", "⚑ held +8.0s", "released +12.2s", "released after 4.2s (hold by you)"} {
+			for _, want := range []string{"◇ hold +", "◇ held +8.0s", "released +12.2s", "released after 4.2s (hold by you)"} {
 				if !strings.Contains(h.screen(), want) {
 					t.Errorf("the detail lacks %q:\n%s", want, h.screen())
 				}
@@ -319,5 +319,87 @@ func TestAttachEmptyWaitsForTheHost(t *testing.T) {
 		if gives != inProcess {
 			t.Errorf("in process %v: the view says which URL to give the host: %v, want %v:\n%s", inProcess, gives, inProcess, s)
 		}
+	}
+}
+
+// TestAttachHoldTakenBackOrNeverTook: u on a hold armed but not yet taken
+// (the response has not come) asks the proxy to take it back, and the row
+// says it was taken back; a hold armed on a call the host then cancels
+// says it never took, in the row and the detail — not that it waits.
+func TestAttachHoldTakenBackOrNeverTook(t *testing.T) {
+	var sent []sentAct
+	h := newActHarness(t, 120, 35, &sent)
+	actStart(h)
+	h.key("h")
+	h.sendRecords(attachMsg{recs: []trace.Record{
+		replyRecord(20, 2, "hold", "done", "hold on request 2"),
+		injectedRecord(20, 2, "hold", phaseActing, "hold on tools/call slow (id 2) (a key in inflight attach), 10ms after it was sent: its response will be held until released when it comes"),
+	}})
+	h.key("u")
+	if len(sent) != 2 || sent[1] != (sentAct{"release", wire.IntID(2), 0}) {
+		t.Fatalf("u on an armed hold sent %v, want a release of #2", sent)
+	}
+	if !strings.Contains(h.m.status.text, "take back what was armed on #2") {
+		t.Errorf("u on an armed hold: status %q", h.m.status.text)
+	}
+	h.sendRecords(attachMsg{recs: []trace.Record{
+		replyRecord(30, 2, "release", "done", "took back what was armed on request 2: its response will pass on untouched"),
+		injectedRecord(30, 2, "hold", phaseTakenBack, "took back the hold on tools/call slow (id 2) (a key in inflight attach) before its response came: its response will pass on untouched"),
+	}})
+	if !strings.Contains(h.m.status.text, "hold taken back: #2's response will pass on untouched") {
+		t.Errorf("the proxy took the hold back: status %q", h.m.status.text)
+	}
+	if s := h.screen(); !strings.Contains(s, "hold taken back by you before the response came") {
+		t.Errorf("after the hold was taken back:\n%s", s)
+	}
+	h.key("u")
+	if len(sent) != 2 || !strings.Contains(h.m.status.text, "nothing of #2 is held") {
+		t.Errorf("u once taken back: sent %v, status %q", sent, h.m.status.text)
+	}
+
+	// Armed again, then the host cancels before the response comes.
+	h.key("h")
+	h.sendRecords(attachMsg{recs: []trace.Record{
+		replyRecord(40, 2, "hold", "done", "hold on request 2"),
+		injectedRecord(40, 2, "hold", phaseActing, "hold on tools/call slow (id 2) (a key in inflight attach), 30ms after it was sent: its response will be held until released when it comes"),
+		hostRecord(50, trace.DirOut, "host", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"timeout"}}`),
+	}})
+	if s := h.screen(); !strings.Contains(s, "hold never took · host cancelled") || strings.Contains(s, "waiting for the response") {
+		t.Errorf("after the host cancelled the held call:\n%s", s)
+	}
+	h.key("enter")
+	if s := h.screen(); !strings.Contains(s, "the hold never took: the host cancelled first") || strings.Contains(s, "hold armed by you") {
+		t.Errorf("the detail after the host cancelled:\n%s", s)
+	}
+}
+
+// TestAttachHoldKeepsProgress: a hold armed on a call whose progress flows
+// keeps its bar and count in the row beside the mark (the server still
+// works on it), at 120 and at 80 columns.
+func TestAttachHoldKeepsProgress(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{120, 35}, {80, 24}} {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			var sent []sentAct
+			h := newActHarness(t, size.w, size.h, &sent)
+			h.sendRecords(attachMsg{recs: []trace.Record{
+				hostRecord(1, trace.DirOut, "host", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`),
+				hostRecord(1.5, trace.DirIn, "server", `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"demo","version":"1"}}}`),
+				{MS: 1.5, Dir: trace.DirLocal, Event: trace.EventConnected, Transport: "stdio", Era: "legacy", ProtocolVersion: "2025-11-25", Server: "demo 1"},
+				hostRecord(10, trace.DirOut, "host", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":40},"_meta":{"progressToken":"p2"}}}`),
+				hostRecord(500, trace.DirIn, "server", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p2","progress":5,"total":40}}`),
+			}})
+			h.key("h")
+			h.sendRecords(attachMsg{recs: []trace.Record{
+				replyRecord(600, 2, "hold", "done", "hold on request 2"),
+				injectedRecord(600, 2, "hold", phaseActing, "hold on tools/call slow (id 2) (a key in inflight attach), 590ms after it was sent: its response will be held until released when it comes"),
+			}})
+			s := h.screen()
+			if !strings.Contains(s, "◇ hold armed") || !strings.Contains(s, "1 progress") {
+				t.Errorf("the armed hold's row lost its progress count:\n%s", s)
+			}
+			if size.w >= 120 && !strings.Contains(s, "█") && !strings.Contains(s, "░") {
+				t.Errorf("the armed hold's row lost its progress bar:\n%s", s)
+			}
+		})
 	}
 }

@@ -34,7 +34,7 @@ func (s *screens) attachInput(t *session.Tracker, mode keymap.Mode, feed *proxyF
 		Typing: s.prompt.Open() || (mode == keymap.ModeLog && s.logv.Filtering()),
 	}
 	if r, ok := s.selectedRequest(t, mode); ok {
-		in.Selected, in.Held = r, feed.held(r)
+		in.Selected, in.Held, in.Armed = r, feed.held(r), feed.armed(r)
 	}
 	return in
 }

@@ -28,15 +28,16 @@ const AttachCommandSource = "a key in inflight attach"
 
 // The phases of an injected line (its "code"; proxy.Phase…).
 const (
-	phaseMatched  = "matched"
-	phaseActing   = "acting"
-	phaseHolding  = "holding"
-	phaseReleased = "released"
-	phaseDropped  = "dropped"
-	phaseCancel   = "cancelled"
-	phaseKept     = "kept"
-	phasePassed   = "passed"
-	phaseFailed   = "failed"
+	phaseMatched   = "matched"
+	phaseActing    = "acting"
+	phaseHolding   = "holding"
+	phaseReleased  = "released"
+	phaseDropped   = "dropped"
+	phaseCancel    = "cancelled"
+	phaseKept      = "kept"
+	phasePassed    = "passed"
+	phaseFailed    = "failed"
+	phaseTakenBack = "taken-back"
 )
 
 // actMark is what the proxy said it did to one host request, latest first
@@ -149,7 +150,11 @@ func (f *proxyFeed) reply(news *feedNews, t *session.Tracker, reply source.Reply
 	if !id.IsZero() {
 		req = "#" + f.line(id.String())
 	}
-	news.say = screen.Status{Level: screen.Info, Text: actDone(f.line(reply.Action), req)}
+	text := actDone(f.line(reply.Action), req)
+	if reply.Action == "release" && strings.HasPrefix(reply.Text, "took back") {
+		text = "hold taken back: " + req + "'s response will pass on untouched"
+	}
+	news.say = screen.Status{Level: screen.Info, Text: text}
 }
 
 // actDone says in plain words what the proxy does now that it took a
@@ -201,7 +206,20 @@ func (f *proxyFeed) hostAct(r *session.Request) (list.HostAct, bool) {
 	if !ok {
 		return list.HostAct{}, false
 	}
-	return list.HostAct{Action: a.action, Phase: a.phase, Mine: f.mine[r], ByKey: a.byKey, HeldAt: a.heldAt, ReleasedAfter: a.releasedAfter}, true
+	hostCancelled := r.Cancel != nil && r.Cancel.Cause == session.CauseHost
+	return list.HostAct{Action: a.action, Phase: a.phase, Mine: f.mine[r], ByKey: a.byKey, HeldAt: a.heldAt, ReleasedAfter: a.releasedAfter,
+		Ended: !r.IsActive() || hostCancelled, HostCancelled: hostCancelled}, true
+}
+
+// armed reports whether a key armed on r an action that waits for its
+// response (not a cancel): a release takes it back.
+func (f *proxyFeed) armed(r *session.Request) bool {
+	a := f.acts[r]
+	if a == nil || a.phase != phaseActing || !a.byKey || !r.IsActive() {
+		return false
+	}
+	verb := list.ActVerb(a.action)
+	return verb != "cancel" && verb != "cancel-silent"
 }
 
 // fact is the detail's word on what the proxy did to r at now, in the
@@ -232,13 +250,15 @@ func (f *proxyFeed) steps(r *session.Request) []detail.Act {
 		label := ""
 		switch s.phase {
 		case phaseActing, phaseMatched:
-			label = "⚑ " + list.ActVerb(a.action)
+			label = look.ActMark + " " + list.ActVerb(a.action)
 		case phaseHolding:
-			label = "⚑ held"
+			label = look.ActMark + " held"
 		case phaseReleased:
 			label = "released"
 		case phaseDropped:
-			label = "⚑ dropped"
+			label = look.ActMark + " dropped"
+		case phaseTakenBack:
+			label = "taken back"
 		}
 		steps[i] = detail.Act{At: s.at, Label: label}
 	}

@@ -70,6 +70,9 @@ type Input struct {
 	Selected *session.Request
 	// Held: the proxy said it holds Selected's response.
 	Held bool
+	// Armed: a key armed on Selected an action that waits for its
+	// response (a hold, delay, drop, race): a release takes it back.
+	Armed bool
 }
 
 // Act asks the root to ask the proxy to act on the host's request ID

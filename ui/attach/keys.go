@@ -95,25 +95,30 @@ func (m Model) actKey(env screen.Env, in Input, msg tea.KeyPressMsg) (Model, scr
 	case r == nil:
 		return m, info("select one of the host's requests first"), true
 	}
-	if why := cannotAct(env, r, in.Held, act); why != "" {
+	if why := cannotAct(env, r, in.Held, in.Armed, act); why != "" {
 		return m, info(why), true
 	}
 	if act == "delay" {
 		m.delay = openDelay(env, r)
 		return m, nil, true
 	}
+	if act == "release" && in.Armed && !in.Held {
+		return m, screen.Batch{info("asked the proxy to take back what was armed on #" + env.Line(r.ID.String()) + "…"), Act{Action: act, ID: r.ID}}, true
+	}
 	return m, ask(env, Act{Action: act, ID: r.ID}), true
 }
 
 // cannotAct says why act cannot apply to r ("" when it can): only the
 // host's requests in flight, or one whose response the proxy holds
-// (held).
-func cannotAct(env screen.Env, r *session.Request, held bool, act string) string {
+// (held); a release also takes back what a key armed (armed).
+func cannotAct(env screen.Env, r *session.Request, held, armed bool, act string) string {
 	id := "#" + env.Line(r.ID.String())
 	if !r.ByHost {
 		return id + " is not the host's request: only the host's requests can be acted on"
 	}
 	switch {
+	case act == "release" && armed && !held:
+		return ""
 	case act == "release" && !held:
 		return "nothing of " + id + " is held: there is nothing to release"
 	case held && (act == "cancel" || act == "cancel-silent"):

@@ -22,7 +22,7 @@ type mark struct {
 
 // Glyphs of the timeline, least telling first: where two fall on one
 // cell, the later in this list shows.
-var timelineGlyphs = []string{"·", "≡", "◆", "↗", "↘", "?", "↻", "⚑", "■", "▶", "●", "x", "✕", "*", "!"}
+var timelineGlyphs = []string{"·", "≡", "◆", "↗", "↘", "?", "↻", look.ActMark, "■", "▶", "●", "x", "✕", "*", "!"}
 
 // timelineLabelRows is how many rows the timeline's labels may take.
 const timelineLabelRows = 3
@@ -58,7 +58,7 @@ func (m *Model) timeline(env screen.Env, r *session.Request, width int) []string
 	t.conversation()
 	for _, a := range m.host.Acts {
 		if a.Label != "" {
-			t.marks = append(t.marks, mark{a.At, "⚑", a.Label + " " + look.Ago(a.At.Sub(t.start))})
+			t.marks = append(t.marks, mark{a.At, look.ActMark, a.Label + " " + look.Ago(a.At.Sub(t.start))})
 		}
 	}
 	t.paint()
@@ -430,7 +430,7 @@ func (t *timeline) rows() []string {
 // lists them.
 var legendWords = []struct{ glyph, word string }{
 	{"●", "sent"}, {"┼", "progress"}, {"•", "update"}, {"◆", "task status"}, {"·", "poll"}, {"≡", "log"},
-	{"?", "question"}, {"↻", "round"}, {"↘", "server's request"}, {"↗", "its end"}, {"⚑", "proxy"},
+	{"?", "question"}, {"↻", "round"}, {"↘", "server's request"}, {"↗", "its end"}, {look.ActMark, "proxy"},
 	{"✕", "cancel"}, {"*", "late"}, {"x", "crossed"}, {"!", "late response"}, {"■", "end"}, {"▶", "now"},
 }
 

@@ -2,6 +2,8 @@ package list
 
 import (
 	"fmt"
+
+	"charm.land/lipgloss/v2"
 	"slices"
 	"strings"
 	"time"
@@ -30,6 +32,10 @@ type HostAct struct {
 	// ReleasedAfter how long it was held.
 	HeldAt        time.Time
 	ReleasedAfter time.Duration
+	// Ended: the request ended (or the host cancelled it) while the
+	// action still waited for its response: it never took. HostCancelled:
+	// the host's cancel ended it.
+	Ended, HostCancelled bool
 }
 
 // The phases of an action, as the proxy's injected lines name them (their
@@ -44,6 +50,9 @@ const (
 	PhaseKept     = "kept"
 	PhasePassed   = "passed"
 	PhaseFailed   = "failed"
+	// PhaseTakenBack: a key's action, armed before the response came, was
+	// taken back (released): the response passes on untouched.
+	PhaseTakenBack = "taken-back"
 )
 
 // hostMark is the REQUEST column's mark of a host's request.
@@ -127,14 +136,20 @@ func (p painter) hostActiveCell(r *session.Request, w int, now time.Time) (strin
 	if len(parts) == 0 {
 		return "", false
 	}
-	rest := "waiting for the server…"
 	if r.State == session.StateRunning {
-		rest = fmt.Sprintf("%d progress", r.Progress.Count)
-		if pr := r.Progress; pr.HasTotal && pr.Total > 0 {
-			rest = fmt.Sprintf("%d progress, last %g/%g", pr.Count, pr.Value, pr.Total)
+		// The progress keeps its bar and count beside the flags: what
+		// the proxy does to the request does not stop the server's work.
+		count := fmt.Sprintf("%d progress", r.Progress.Count)
+		const room = 28
+		if w >= 2*room {
+			head := look.BuildCell(parts, w-room-len(look.CellSep))
+			rest := w - lipgloss.Width(head) - 2*len(look.CellSep) - len(count)
+			return head + look.CellSep + p.progressCell(r, rest, now) + look.CellSep + p.st.Dim.Render(count), true
 		}
+		parts = append(parts, look.Part{Variants: []string{count}, Style: p.st.Dim, Prio: look.PrioWatch})
+		return look.BuildCell(parts, w), true
 	}
-	parts = append(parts, look.Part{Variants: []string{rest}, Style: p.st.Dim, Prio: look.PrioRepeats})
+	parts = append(parts, look.Part{Variants: []string{"waiting for the server…"}, Style: p.st.Dim, Prio: look.PrioRepeats})
 	return look.BuildCell(parts, w), true
 }
 
@@ -162,26 +177,37 @@ func ActVerb(action string) string {
 func HostActPart(st look.Styles, a HostAct, now time.Time) (part look.Part, ok bool) {
 	by := actBy(a)
 	verb := ActVerb(a.Action)
+	m := look.ActMark + " "
 	var v []string
 	style := st.Flag
 	switch a.Phase {
 	case PhaseMatched, PhaseActing:
-		switch verb {
-		case "cancel", "cancel-silent":
-			v = []string{"⚑ cancel upstream by " + by + " (" + a.Action + ")", "⚑ cancel by " + by}
+		switch {
+		case a.Ended:
+			style = st.Dim
+			first := "the request ended first"
+			if a.HostCancelled {
+				first = "the host cancelled first"
+			}
+			v = []string{"the " + verb + " never took: " + first, verb + " never took"}
+		case verb == "cancel", verb == "cancel-silent":
+			v = []string{m + "cancel upstream armed by " + by + " (" + a.Action + ")", m + "cancel armed by " + by}
 		default:
-			v = []string{"⚑ " + a.Action + " by " + by + ", waiting for the response", "⚑ " + a.Action + " by " + by, "⚑ " + verb}
+			v = []string{m + a.Action + " armed by " + by + ", waiting for the response", m + a.Action + " armed by " + by, m + verb + " armed"}
 		}
 	case PhaseHolding:
 		held := look.Dur(now.Sub(a.HeldAt))
 		switch verb {
 		case "delay":
-			v = []string{"⚑ delayed by " + by + " · " + held + " (" + a.Action + ")", "⚑ delayed by " + by + " · " + held, "⚑ delayed · " + held}
+			v = []string{m + "delayed by " + by + " · " + held + " (" + a.Action + ")", m + "delayed by " + by + " · " + held, m + "delayed · " + held}
 		case "race":
-			v = []string{"⚑ held by " + by + " for the host's cancel · " + held, "⚑ held for the race · " + held, "⚑ held · " + held}
+			v = []string{m + "held by " + by + " for the host's cancel · " + held, m + "held for the race · " + held, m + "held · " + held}
 		default:
-			v = []string{"⚑ held by " + by + " · " + held, "⚑ held · " + held}
+			v = []string{m + "held by " + by + " · " + held, m + "held · " + held}
 		}
+	case PhaseTakenBack:
+		style = st.Dim
+		v = []string{verb + " taken back by " + by + " before the response came", verb + " taken back"}
 	case PhaseReleased:
 		style = st.Dim
 		after := look.Dur(a.ReleasedAfter)
@@ -191,13 +217,13 @@ func HostActPart(st look.Styles, a HostAct, now time.Time) (part look.Part, ok b
 			v = []string{"released after " + after + " (" + a.Action + " by " + by + ")", "released after " + after}
 		}
 	case PhaseDropped:
-		v = []string{"⚑ response dropped by " + by + ": the host never got it", "⚑ dropped by " + by, "⚑ dropped"}
+		v = []string{m + "response dropped by " + by + ": the host never got it", m + "dropped by " + by, m + "dropped"}
 	case PhaseCancel, PhaseKept:
 		host := "the host answered -32800"
 		if verb == "cancel-silent" {
 			host = "the host left waiting"
 		}
-		v = []string{"⚑ cancelled upstream by " + by + ", " + host, "⚑ cancelled upstream by " + by, "⚑ cancelled upstream"}
+		v = []string{m + "cancelled upstream by " + by + ", " + host, m + "cancelled upstream by " + by, m + "cancelled upstream"}
 	case PhasePassed:
 		style = st.Dim
 		v = []string{a.Action + " by " + by + ": nothing to do, passed on", a.Action + ": passed on"}

@@ -94,6 +94,11 @@ func StateLookOf(st session.State) StateLook {
 
 // spinnerFrames animate activity; the frame comes from the clock so that
 // no separate spinner timer is needed.
+// ActMark marks what the user had done to a request (a key in attach, a
+// --rule of the proxy's): the user's own doing, never ⚑, which flags a
+// party's misconduct.
+const ActMark = "◇"
+
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
 // Spinner is the spinner frame shown at now.
