@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,6 +119,12 @@ func (t *stdioTransport) spawn() error {
 	if err := cmd.Start(); err != nil {
 		for _, f := range []*os.File{inR, inW, outR, outW, errR, errW} {
 			f.Close()
+		}
+		// exec's error names the command already ("fork/exec
+		// /x/server: no such file or directory"): said once, the reason
+		// fits a status line.
+		if strings.Contains(err.Error(), cfg.Command) {
+			return fmt.Errorf("start server: %w", err)
 		}
 		return fmt.Errorf("start server %q: %w", cfg.Command, err)
 	}

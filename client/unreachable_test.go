@@ -190,3 +190,12 @@ func TestNoResponseHeadersNamed(t *testing.T) {
 		})
 	}
 }
+
+// A command that cannot start is named once in the error (exec's own
+// words name it), so that the reason fits a status line whole.
+func TestStdioServerMissingNamedOnce(t *testing.T) {
+	err := connectOnce(t, client.Config{Command: "/nonexistent/server"}, nil)
+	if err == nil || strings.Count(err.Error(), "/nonexistent/server") != 1 || !strings.Contains(err.Error(), "start server: ") || !strings.Contains(err.Error(), "no such file or directory") {
+		t.Fatalf("Connect error %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"inflight/termsafe"
 	"inflight/ui/look"
@@ -123,8 +124,25 @@ func (p *Picker) View() tea.View {
 		line := fmt.Sprintf("%s%s %s  %-5s  %s", cursor, mark, look.Fit(termsafe.Line(s.Name), nameW), s.Transport, what)
 		b.WriteString(look.Fit(line, p.width) + "\n")
 	}
-	b.WriteString("\n" + st.Dim.Render(look.Fit("space choose · a all · enter open (the one under the cursor when none is chosen) · q leave", p.width)))
+	b.WriteString("\n" + st.Dim.Render(look.Fit(pickKeys(p.width), p.width)))
 	v := tea.NewView(look.FrameFilter().Clean(b.String()))
 	v.AltScreen = true
 	return v
+}
+
+// pickKeys is the picker's key line for width w: the widest wording that
+// fits, so that q leave is never the part cut off.
+func pickKeys(w int) string {
+	keys := []string{
+		"space choose · a all · enter open (the one under the cursor when none is chosen) · q leave",
+		"space choose · a all · enter open (none chosen: the one under the cursor) · q leave",
+		"space choose · a all · enter open (none chosen: this one) · q leave",
+		"space choose · a all · enter open · q leave",
+	}
+	for _, k := range keys {
+		if lipgloss.Width(k) <= w {
+			return k
+		}
+	}
+	return keys[len(keys)-1]
 }

@@ -47,3 +47,18 @@ func TestPickerChooses(t *testing.T) {
 		t.Errorf("q chose %q", p.Chosen())
 	}
 }
+
+// The picker's key line keeps q leave at 80 columns and less: a shorter
+// wording of enter rather than the line cut.
+func TestPickerKeysFitNarrow(t *testing.T) {
+	offer := []PickServer{{Name: "alpha", Transport: "stdio", Describe: `"alpha": demo-server`}}
+	for _, w := range []int{120, 80, 60, 46} {
+		p := NewPicker(offer, true)
+		p.Update(tea.WindowSizeMsg{Width: w, Height: 10})
+		lines := strings.Split(ansi.Strip(p.View().Content), "\n")
+		last := strings.TrimRight(lines[len(lines)-1], " ")
+		if !strings.HasSuffix(last, "· q leave") || !strings.Contains(last, "enter open") || strings.Contains(last, "…") {
+			t.Errorf("at %d columns the key line reads %q", w, last)
+		}
+	}
+}

@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"inflight/internal/testkit/screentest"
+
 	"inflight/keymap"
 	"inflight/session"
 	"inflight/ui/screen"
@@ -103,8 +105,21 @@ func TestActRefused(t *testing.T) {
 			t.Errorf("%s: action %#v, prompting %v; want a status with %q", c.name, act, m.Prompting(), c.words)
 		}
 	}
+	// A hold armed before the response came is taken back by u.
+	_, act := New(Proxy{Acts: true}).Update(env, Input{Mode: keymap.ModeList, Selected: hostCall(session.StateRunning), Armed: true}, screentest.Press("u"))
+	if got, ok := actOf(act); !ok || got.Action != "release" || !strings.Contains(statusOf(act), "take back") {
+		t.Errorf("u on an armed hold: %#v", act)
+	}
+	// The refusal on a settled request with an HTTP proxy's ID fits an
+	// 80-column status line whole ("› " before it).
+	settled := hostCall(session.StateCompleted)
+	settled.ID = wire.StringID("inflight-1·1")
+	_, act = New(Proxy{Acts: true}).Update(env, Input{Mode: keymap.ModeList, Selected: settled}, screentest.Press("h"))
+	if why := statusOf(act); !strings.Contains(why, "is not in flight (completed)") || lipgloss.Width("› "+why) > 80 {
+		t.Errorf("the refusal on a settled request (%d cells): %q", lipgloss.Width("› "+why), why)
+	}
 	// A held response can be released even after the server answered.
-	_, act := New(Proxy{Acts: true}).Update(env, Input{Mode: keymap.ModeList, Selected: hostCall(session.StateCompleted), Held: true}, screentest.Press("u"))
+	_, act = New(Proxy{Acts: true}).Update(env, Input{Mode: keymap.ModeList, Selected: hostCall(session.StateCompleted), Held: true}, screentest.Press("u"))
 	if got, ok := actOf(act); !ok || got.Action != "release" {
 		t.Errorf("u on a held response: %#v", act)
 	}

@@ -128,7 +128,7 @@ func cannotAct(env screen.Env, r *session.Request, held, armed bool, act string)
 	case r.State == session.StateCancelRequested && r.Cancel != nil && r.Cancel.Cause == session.CauseHost:
 		return "the host cancelled " + id + " already: it is not in flight"
 	case !r.IsActive() || r.State == session.StateCancelRequested:
-		return id + " is not in flight (" + look.StateName(r.State) + "): only a request the host still waits for can be acted on"
+		return id + " is not in flight (" + look.StateName(r.State) + "): no key acts on it now"
 	}
 	return ""
 }

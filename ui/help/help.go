@@ -77,7 +77,14 @@ func (m Model) View(env screen.Env, width, height int) string {
 	if strings.Count(out, "\n")+1 > height {
 		// A short terminal keeps every key and says the same in fewer
 		// lines.
-		out = wrap("the cancel: notifications/cancelled (stdio, legacy HTTP), the stream closed (modern HTTP) or tasks/cancel (a task); what comes after it is "+st.Flag.Render("⚑ flagged")+".", width) + "\n\n" + full
+		short := "the cancel: notifications/cancelled (stdio, legacy HTTP), the stream closed (modern HTTP) or tasks/cancel (a task); what comes after it is " + st.Flag.Render("⚑ flagged") + "."
+		if m.intro != nil {
+			// A screen's own intro keeps its first line and its last
+			// (what the view is, and what q does there): never the
+			// generic words of another screen.
+			short = shortIntro(m.intro)
+		}
+		out = wrap(short, width) + "\n\n" + full
 	}
 	closing := "\n\n" + st.Dim.Render("press ? or esc to close")
 	if strings.Count(out+closing, "\n")+1 > height {
@@ -136,4 +143,24 @@ func columns(st look.Styles, groups [][]keymap.HelpKey) string {
 		cols = append(cols, lipgloss.JoinHorizontal(lipgloss.Top, gap, strings.Join(keys, "\n"), " ", strings.Join(descs, "\n")))
 	}
 	return lipgloss.JoinHorizontal(lipgloss.Top, cols...)
+}
+
+// shortIntro is a screen's own intro in fewer lines: its first and its
+// last non-empty line.
+func shortIntro(intro []string) string {
+	first, last := "", ""
+	for _, l := range intro {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if first == "" {
+			first = l
+		} else {
+			last = strings.TrimSpace(l)
+		}
+	}
+	if last == "" {
+		return first
+	}
+	return first + "\n" + last
 }

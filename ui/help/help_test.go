@@ -113,3 +113,27 @@ func luminance(c color.Color) float64 {
 	r, g, b, _ := c.RGBA()
 	return (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(b)) / 0xffff
 }
+
+// A screen with its own intro (a view on a proxy) keeps its own words on
+// a short terminal: its first and last lines, not the generic cancel text.
+func TestHelpShortKeepsOwnIntro(t *testing.T) {
+	keys := keymap.Default()
+	keys.SetState(keymap.State{Mode: keymap.ModeList, HasSelection: true, HasRequests: true, Connected: true})
+	env := screen.Env{Tracker: session.NewTracker(session.DefaultConfig()), Now: time.Unix(0, 0), Styles: look.NewStyles(true),
+		Keys: &keys, Line: termsafe.Line, Block: termsafe.Block}
+	intro := []string{"inflight watches the proxy P: the host's requests, marked ⇄.",
+		"  On HTTP the host cancels by closing its request's stream (modern era) or",
+		"  with notifications/cancelled (legacy). a cancel of an unknown",
+		"  ID or of initialize, a legacy stream closed and not resumed, a request the",
+		"  host left in flight when it went, what the server sends after its cancel.",
+		"  The keys below act through the proxy; q or ctrl+c detaches, the proxy runs on.",
+		""}
+	tall := ansi.Strip(Model{}.Show(keys, intro).View(env, 120, 60))
+	short := ansi.Strip(Model{}.Show(keys, intro).View(env, 80, 18))
+	if !strings.Contains(tall, "On HTTP the host cancels") {
+		t.Fatalf("a tall help lacks the intro:\n%s", tall)
+	}
+	if strings.Contains(short, "On HTTP the host cancels") || strings.Contains(short, "the cancel: notifications/cancelled") || !strings.Contains(short, "watches the proxy P") || !strings.Contains(short, "the proxy runs on") {
+		t.Errorf("a short help with its own intro:\n%s", short)
+	}
+}
