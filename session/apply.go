@@ -135,6 +135,9 @@ func (t *Tracker) coalesce(ev *event.Event) (int, bool) {
 func (t *Tracker) onConnected(ev *event.Event) {
 	if ev.Info != nil {
 		t.conn = *ev.Info
+		if t.observing && ev.Info.Era != event.EraUnknown {
+			t.sawEra(ev.Info.Era, ev.Info.ProtocolVersion)
+		}
 	}
 	t.connected = true
 	t.connectedAt = ev.Time

@@ -224,18 +224,48 @@ func modernMessage(m *wire.Message) bool {
 // observeEra learns the era from the host's first request that shows it:
 // a modern request carries its protocol version in _meta.
 func (t *Tracker) observeEra(m *wire.Message) {
-	if t.conn.Era != event.EraUnknown {
-		return
-	}
 	raw, ok := wire.MetaValue(m.Params, wire.MetaProtocolVersion)
 	if !ok {
 		return
 	}
 	var v string
-	if json.Unmarshal(raw, &v) == nil && wire.IsModernVersion(v) {
+	if json.Unmarshal(raw, &v) != nil || !wire.IsModernVersion(v) {
+		return
+	}
+	t.sawEra(event.EraModern, v)
+	if t.conn.Era == event.EraUnknown {
 		t.conn.Era, t.conn.ProtocolVersion = event.EraModern, v
 	}
 }
+
+// maxErasSeen bounds the eras and versions a tracker keeps seen: a host
+// naming a new version in each request must not grow it.
+const maxErasSeen = 4
+
+// sawEra notes that a host spoke era at version (a proxy's hosts may
+// differ: one modern, then one legacy).
+func (t *Tracker) sawEra(era event.Era, version string) {
+	version = clip(version, 64)
+	for _, e := range t.erasSeen {
+		if e.Era == era && e.Version == version {
+			return
+		}
+	}
+	if len(t.erasSeen) < maxErasSeen {
+		t.erasSeen = append(t.erasSeen, EraSeen{Era: era, Version: version})
+	}
+}
+
+// EraSeen is an era and protocol version a host spoke.
+type EraSeen struct {
+	Era     event.Era
+	Version string
+}
+
+// ErasSeen are the eras and versions the hosts the tracker observes spoke,
+// first seen first (empty before any is known; only an observing
+// tracker's, a proxy's, learns them).
+func (t *Tracker) ErasSeen() []EraSeen { return t.erasSeen }
 
 // requester names who sent the requests the tracker follows, for the
 // words of a violation.
@@ -263,8 +293,7 @@ func (t *Tracker) observeInitialized(ev *event.Event) {
 		}
 		return
 	}
-	if r.Method != wire.MethodInitialize || t.conn.Era != event.EraUnknown ||
-		!bytes.Contains(ev.Msg.Result, []byte(`"protocolVersion"`)) {
+	if r.Method != wire.MethodInitialize || !bytes.Contains(ev.Msg.Result, []byte(`"protocolVersion"`)) {
 		return
 	}
 	var res struct {
@@ -275,6 +304,10 @@ func (t *Tracker) observeInitialized(ev *event.Event) {
 		} `json:"serverInfo"`
 	}
 	if json.Unmarshal(ev.Msg.Result, &res) != nil {
+		return
+	}
+	t.sawEra(event.EraLegacy, res.ProtocolVersion)
+	if t.conn.Era != event.EraUnknown {
 		return
 	}
 	t.conn.Era = event.EraLegacy

@@ -75,6 +75,9 @@ type Expiry struct {
 type Tracker struct {
 	cfg Config
 
+	// erasSeen: the eras and versions the observed hosts spoke (sawEra).
+	erasSeen []EraSeen
+
 	lastID int64
 	// hist is every request kept, sorted by ID (oldest first). Eviction
 	// compacts it in place in batches (see evict).

@@ -403,3 +403,26 @@ func TestAttachHoldKeepsProgress(t *testing.T) {
 		})
 	}
 }
+
+// TestAttachHeaderSaysEachEraSeen: a proxy whose first host spoke modern
+// and a later one legacy says both eras in its header, not only the
+// first's.
+func TestAttachHeaderSaysEachEraSeen(t *testing.T) {
+	var sent []sentAct
+	h := newActHarness(t, 120, 35, &sent)
+	h.sendRecords(attachMsg{recs: []trace.Record{
+		{MS: 0.5, Dir: trace.DirLocal, Event: trace.EventConnected, Transport: "http", Era: "modern", ProtocolVersion: "2026-07-28", Server: "demo 1"},
+		hostRecord(1, trace.DirOut, "host", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`),
+		hostRecord(2, trace.DirIn, "server", `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`),
+	}})
+	if head := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(head, "modern 2026-07-28") || strings.Contains(head, "legacy") {
+		t.Fatalf("after a modern host, the header reads:\n%s", head)
+	}
+	h.sendRecords(attachMsg{recs: []trace.Record{
+		hostRecord(10, trace.DirOut, "host", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`),
+		hostRecord(11, trace.DirIn, "server", `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"demo","version":"1"}}}`),
+	}})
+	if head := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(head, "modern 2026-07-28 + legacy 2025-11-25") {
+		t.Errorf("after a legacy host too, the header reads:\n%s", head)
+	}
+}

@@ -814,6 +814,21 @@ func TestHeaderShortensALongTarget(t *testing.T) {
 	}
 }
 
+// A command whose last argument is the transport's name (server-everything
+// run as "… index.js stdio") does not read "stdio · stdio": the header
+// says which word is the transport.
+func TestHeaderTellsTransportFromLastArgument(t *testing.T) {
+	for _, w := range []int{120, 80} {
+		h := newHarness(t, w, 24)
+		h.m.opts.Target = `"everything": /root/.cache/node /root/.cache/server-everything/dist/index.js stdio`
+		h.connect()
+		first := strings.SplitN(h.screen(), "\n", 2)[0]
+		if !strings.Contains(first, ".js stdio · transport stdio") || strings.Contains(first, "stdio · stdio") {
+			t.Errorf("header at %d: %q", w, first)
+		}
+	}
+}
+
 // The detail of a request that failed without a response heads what
 // inflight saw as an error, not as the server's response.
 func TestDetailLocalFailureIsNoResponse(t *testing.T) {

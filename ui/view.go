@@ -195,12 +195,30 @@ func (c chrome) connLine() string {
 			proto += " " + info.ProtocolVersion
 		}
 	}
+	if seen := c.env.Tracker.ErasSeen(); len(seen) > 1 {
+		// A proxy's hosts spoke more than one era (one modern, then one
+		// legacy): each is said, not only the first's.
+		eras := make([]string, len(seen))
+		for i, e := range seen {
+			eras[i] = strings.TrimSpace(e.Era.String() + " " + c.env.Line(e.Version))
+		}
+		proto = c.transport
+		if connected {
+			proto = info.Transport.String()
+		}
+		proto += " · " + strings.Join(eras, " + ")
+	}
 	server := ""
 	if connected && info.ServerName != "" {
 		server = c.env.Line(info.ServerName)
 		if info.ServerVersion != "" {
 			server += " " + c.env.Line(info.ServerVersion)
 		}
+	}
+	if tr, _, _ := strings.Cut(proto, " · "); tr != "" && strings.HasSuffix(c.env.Line(c.target), " "+tr) {
+		// The command's last argument is the transport's name too
+		// (server-everything's "… index.js stdio"): say which is which.
+		proto = "transport " + proto
 	}
 	sep := st.Dim.Render(" · ")
 	room := c.width - lipgloss.Width(state) - 1
