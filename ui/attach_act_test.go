@@ -425,4 +425,9 @@ func TestAttachHeaderSaysEachEraSeen(t *testing.T) {
 	if head := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(head, "modern 2026-07-28 + legacy 2025-11-25") {
 		t.Errorf("after a legacy host too, the header reads:\n%s", head)
 	}
+	// Too narrow for both versions: both eras still.
+	h.send(tea2size(60, 24))
+	if head := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(head, "modern + legacy") {
+		t.Errorf("at 60 columns, the header reads:\n%s", head)
+	}
 }

@@ -195,6 +195,7 @@ func (c chrome) connLine() string {
 			proto += " " + info.ProtocolVersion
 		}
 	}
+	protoShort := ""
 	if seen := c.env.Tracker.ErasSeen(); len(seen) > 1 {
 		// A proxy's hosts spoke more than one era (one modern, then one
 		// legacy): each is said, not only the first's.
@@ -206,7 +207,15 @@ func (c chrome) connLine() string {
 		if connected {
 			proto = info.Transport.String()
 		}
+		protoShort = proto
+		names := []string{}
+		for _, e := range seen {
+			if n := e.Era.String(); !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
 		proto += " · " + strings.Join(eras, " + ")
+		protoShort += " · " + strings.Join(names, " + ")
 	}
 	server := ""
 	if connected && info.ServerName != "" {
@@ -222,41 +231,49 @@ func (c chrome) connLine() string {
 	}
 	sep := st.Dim.Render(" · ")
 	room := c.width - lipgloss.Width(state) - 1
-	// A long target (a command line, a URL) loses its middle before it
-	// goes: its start and its end are what tell servers apart.
-	target := c.env.Line(c.target)
-	rest := lipgloss.Width(strings.Join([]string{"inflight", proto, server, ""}, " · "))
-	if avail := room - rest; lipgloss.Width(target) > avail && avail >= look.MinHeaderTarget {
-		target = look.MiddleEllipsis(target, avail)
-	}
-	// Without the server's name (which the server says of itself), the
-	// target (which says where inflight is connected) has more room.
-	target2 := c.env.Line(c.target)
-	rest2 := lipgloss.Width(strings.Join([]string{"inflight", proto, ""}, " · "))
-	if avail := room - rest2; lipgloss.Width(target2) > avail && avail >= look.MinHeaderTarget {
-		target2 = look.MiddleEllipsis(target2, avail)
-	}
-	var left string
-	choices := [][]string{
-		{st.Title.Render("inflight"), target, proto, server},
-		{st.Title.Render("inflight"), target2, proto},
-		{st.Title.Render("inflight"), proto, server},
-		{st.Title.Render("inflight"), proto},
-	}
-	if c.onProxy {
-		choices = c.proxy.HeaderParts(c.env, st.Title.Render("inflight"), proto, server, room)
-	}
-	for _, parts := range choices {
-		var keep []string
-		for _, p := range parts {
-			if p != "" {
-				keep = append(keep, p)
+	build := func(proto string) string {
+		// A long target (a command line, a URL) loses its middle before it
+		// goes: its start and its end are what tell servers apart.
+		target := c.env.Line(c.target)
+		rest := lipgloss.Width(strings.Join([]string{"inflight", proto, server, ""}, " · "))
+		if avail := room - rest; lipgloss.Width(target) > avail && avail >= look.MinHeaderTarget {
+			target = look.MiddleEllipsis(target, avail)
+		}
+		// Without the server's name (which the server says of itself), the
+		// target (which says where inflight is connected) has more room.
+		target2 := c.env.Line(c.target)
+		rest2 := lipgloss.Width(strings.Join([]string{"inflight", proto, ""}, " · "))
+		if avail := room - rest2; lipgloss.Width(target2) > avail && avail >= look.MinHeaderTarget {
+			target2 = look.MiddleEllipsis(target2, avail)
+		}
+		var left string
+		choices := [][]string{
+			{st.Title.Render("inflight"), target, proto, server},
+			{st.Title.Render("inflight"), target2, proto},
+			{st.Title.Render("inflight"), proto, server},
+			{st.Title.Render("inflight"), proto},
+		}
+		if c.onProxy {
+			choices = c.proxy.HeaderParts(c.env, st.Title.Render("inflight"), proto, server, room)
+		}
+		for _, parts := range choices {
+			var keep []string
+			for _, p := range parts {
+				if p != "" {
+					keep = append(keep, p)
+				}
+			}
+			left = strings.Join(keep, sep)
+			if lipgloss.Width(left) <= room {
+				break
 			}
 		}
-		left = strings.Join(keep, sep)
-		if lipgloss.Width(left) <= room {
-			break
-		}
+		return left
+	}
+	left := build(proto)
+	if protoShort != "" && !strings.Contains(left, proto) {
+		// Too narrow for each era's version: the eras alone.
+		left = build(protoShort)
 	}
 	return look.Fit(left, room) + " " + state
 }
