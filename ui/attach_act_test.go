@@ -426,8 +426,10 @@ func TestAttachHeaderSaysEachEraSeen(t *testing.T) {
 		t.Errorf("after a legacy host too, the header reads:\n%s", head)
 	}
 	// Too narrow for both versions: both eras still.
-	h.send(tea2size(60, 24))
-	if head := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(head, "modern + legacy") {
-		t.Errorf("at 60 columns, the header reads:\n%s", head)
+	for _, w := range []int{80, 60} {
+		h.send(tea2size(w, 24))
+		if head := strings.SplitN(h.screen(), "\n", 2)[0]; !strings.Contains(head, "modern + legacy") {
+			t.Errorf("at %d columns, the header reads:\n%s", w, head)
+		}
 	}
 }

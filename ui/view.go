@@ -271,7 +271,7 @@ func (c chrome) connLine() string {
 		return left
 	}
 	left := build(proto)
-	if protoShort != "" && !strings.Contains(left, proto) {
+	if protoShort != "" && (!strings.Contains(left, proto) || lipgloss.Width(left) > room) {
 		// Too narrow for each era's version: the eras alone.
 		left = build(protoShort)
 	}

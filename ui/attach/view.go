@@ -81,7 +81,9 @@ func (m Model) HeaderParts(env screen.Env, title, proto, server string, room int
 	cmd := env.Line(m.proxy.Command)
 	var choices [][]string
 	era := proto // "stdio · modern 2026-07-28" without its version
-	if i := strings.LastIndexByte(proto, ' '); i > 0 && strings.Count(proto, " ") > 2 {
+	if i := strings.LastIndexByte(proto, ' '); i > 0 && strings.Count(proto, " ") > 2 && i+1 < len(proto) && proto[i+1] >= '0' && proto[i+1] <= '9' {
+		// Its last word is the version ("2026-07-28"), not an era of a
+		// proxy that saw two ("modern + legacy").
 		era = proto[:i]
 	}
 	rests := [][]string{{proto, server}, {proto}, {era}}
