@@ -19,13 +19,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"inflight/internal/testkit/cachelock"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -69,7 +69,7 @@ func Ensure(ctx context.Context) (string, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lock(filepath.Join(out, ".lock"))
+	unlock, err := cachelock.Lock(filepath.Join(out, ".lock"))
 	if err != nil {
 		return "", err
 	}
@@ -117,21 +117,6 @@ func cacheRoot() (string, error) {
 func isFile(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
-}
-
-func lock(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
 }
 
 func tail(b []byte, n int) string {

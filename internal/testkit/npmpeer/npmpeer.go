@@ -18,12 +18,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"inflight/internal/testkit/cachelock"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -148,7 +148,7 @@ func Ensure(ctx context.Context, pkgs ...string) (Install, error) {
 	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
 		return Install{}, err
 	}
-	unlock, err := lock(filepath.Join(in.Dir, ".lock"))
+	unlock, err := cachelock.Lock(filepath.Join(in.Dir, ".lock"))
 	if err != nil {
 		return Install{}, err
 	}
@@ -191,21 +191,6 @@ func reachable(npm string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	return exec.CommandContext(ctx, npm, "ping", "--loglevel=error").Run() == nil
-}
-
-func lock(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
 }
 
 func readFile(path string) string {
