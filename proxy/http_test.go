@@ -153,6 +153,27 @@ func timedOutCall(t *testing.T, rp *runningHTTP, version string) {
 	time.Sleep(CancelGrace + 100*time.Millisecond)
 }
 
+// checkDeadlineHostFindings: go-sdk's host cancels at its caller's deadline,
+// which progress does not move; whether that is flagged
+// host_cancelled_while_progressing depends on how many progress
+// notifications (the tool sends one each 100 ms) came within the 200 ms
+// it waits. That finding (naming the deadline as the host's reason, where
+// a cancel carries one) is the only one allowed.
+func checkDeadlineHostFindings(t *testing.T, rp *runningHTTP, era string) {
+	t.Helper()
+	for i := 0; i < rp.tr.Violations().Len(); i++ {
+		v := rp.tr.Violations().At(i)
+		if !strings.HasPrefix(v.Code, "host_") {
+			continue
+		}
+		// A legacy cancel carries the host's reason; a modern one is the
+		// stream's closing, which has none.
+		if v.Code != session.ViolationHostCancelledWhileProgressing || (era == "legacy" && !strings.Contains(v.Detail, "context deadline exceeded")) {
+			t.Errorf("go-sdk's %s host flagged: %s %s", era, v.Code, v.Detail)
+		}
+	}
+}
+
 // TestHTTPProxyModernHostCancel: go-sdk's client in the modern era times
 // out on a tool slower than its timeout; it closes the request's stream,
 // which is its cancel there, and the proxy judges it so.
@@ -179,11 +200,7 @@ func TestHTTPProxyModernHostCancel(t *testing.T) {
 	if call.Progress.Count == 0 {
 		t.Errorf("no progress recorded from the SSE stream before the cancel")
 	}
-	for i := 0; i < rp.tr.Violations().Len(); i++ {
-		if v := rp.tr.Violations().At(i); strings.HasPrefix(v.Code, "host_") {
-			t.Errorf("go-sdk's modern host flagged: %s %s", v.Code, v.Detail)
-		}
-	}
+	checkDeadlineHostFindings(t, rp, "modern")
 	if !strings.Contains(rp.trace.String(), `"by":"host"`) || !strings.Contains(rp.trace.String(), `"by":"server"`) {
 		t.Errorf("the trace does not say who sent what:\n%s", rp.trace.String())
 	}
@@ -209,11 +226,7 @@ func TestHTTPProxyLegacyHostCancel(t *testing.T) {
 	if call.Cancel == nil || call.Cancel.Cause != session.CauseHost || call.Cancel.Signal != event.SignalNotification {
 		t.Errorf("tools/call: state %s, cancel %+v; want the host's notifications/cancelled", call.State, call.Cancel)
 	}
-	for i := 0; i < rp.tr.Violations().Len(); i++ {
-		if v := rp.tr.Violations().At(i); strings.HasPrefix(v.Code, "host_") {
-			t.Errorf("go-sdk's legacy host flagged: %s %s", v.Code, v.Detail)
-		}
-	}
+	checkDeadlineHostFindings(t, rp, "legacy")
 }
 
 // TestHTTPProxyByteExact: what the host gets from the proxy is what the
