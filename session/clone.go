@@ -23,15 +23,15 @@ func (t *Tracker) Clone() *Tracker {
 	c := *t
 	cl := cloner{reqs: make(map[*Request]*Request, len(t.hist)), srv: map[*ServerRequest]*ServerRequest{}}
 	c.cfg = t.Config()
-	c.hist = cl.requestList(t.hist)
-	c.active = cl.requestList(t.active)
-	c.byID = cl.requestMap(t.byID)
-	c.tasks = cl.stringRequestMap(t.tasks)
-	c.tokens = cl.requestMap(t.tokens)
-	c.roundOf = cl.requestMap(t.roundOf)
-	c.serverOpen = cl.serverMap(t.serverOpen)
-	c.serverAbandoned = cl.serverMap(t.serverAbandoned)
-	c.serverReqs = cl.serverList(t.serverReqs)
+	c.hist = cloneList(t.hist, cl.request)
+	c.active = cloneList(t.active, cl.request)
+	c.byID = cloneMap(t.byID, cl.request)
+	c.tasks = cloneMap(t.tasks, cl.request)
+	c.tokens = cloneMap(t.tokens, cl.request)
+	c.roundOf = cloneMap(t.roundOf, cl.request)
+	c.serverOpen = cloneMap(t.serverOpen, cl.server)
+	c.serverAbandoned = cloneMap(t.serverAbandoned, cl.server)
+	c.serverReqs = cloneList(t.serverReqs, cl.server)
 	c.hostEvicted = maps.Clone(t.hostEvicted)
 	c.retired = maps.Clone(t.retired)
 	c.hostResumes = maps.Clone(t.hostResumes)
@@ -98,7 +98,7 @@ func (cl *cloner) conversation(cv *Conversation) *Conversation {
 		c.Rounds[i].Asked = slices.Clone(cv.Rounds[i].Asked)
 		c.Rounds[i].Answers = maps.Clone(cv.Rounds[i].Answers)
 	}
-	c.ServerRequests = cl.serverList(cv.ServerRequests)
+	c.ServerRequests = cloneList(cv.ServerRequests, cl.server)
 	c.Logs = slices.Clone(cv.Logs)
 	return &c
 }
@@ -118,57 +118,27 @@ func (cl *cloner) server(s *ServerRequest) *ServerRequest {
 	return c
 }
 
-func (cl *cloner) requestList(rs []*Request) []*Request {
-	if rs == nil {
+// cloneList copies a slice (its capacity too), each element through
+// clone; nil stays nil.
+func cloneList[V any](vs []V, clone func(V) V) []V {
+	if vs == nil {
 		return nil
 	}
-	out := make([]*Request, len(rs), cap(rs))
-	for i, r := range rs {
-		out[i] = cl.request(r)
+	out := make([]V, len(vs), cap(vs))
+	for i, v := range vs {
+		out[i] = clone(v)
 	}
 	return out
 }
 
-func (cl *cloner) requestMap(m map[wire.ID]*Request) map[wire.ID]*Request {
+// cloneMap copies a map, each value through clone; nil stays nil.
+func cloneMap[K comparable, V any](m map[K]V, clone func(V) V) map[K]V {
 	if m == nil {
 		return nil
 	}
-	out := make(map[wire.ID]*Request, len(m))
-	for k, r := range m {
-		out[k] = cl.request(r)
-	}
-	return out
-}
-
-func (cl *cloner) stringRequestMap(m map[string]*Request) map[string]*Request {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]*Request, len(m))
-	for k, r := range m {
-		out[k] = cl.request(r)
-	}
-	return out
-}
-
-func (cl *cloner) serverList(ss []*ServerRequest) []*ServerRequest {
-	if ss == nil {
-		return nil
-	}
-	out := make([]*ServerRequest, len(ss), cap(ss))
-	for i, s := range ss {
-		out[i] = cl.server(s)
-	}
-	return out
-}
-
-func (cl *cloner) serverMap(m map[wire.ID]*ServerRequest) map[wire.ID]*ServerRequest {
-	if m == nil {
-		return nil
-	}
-	out := make(map[wire.ID]*ServerRequest, len(m))
-	for k, s := range m {
-		out[k] = cl.server(s)
+	out := make(map[K]V, len(m))
+	for k, v := range m {
+		out[k] = clone(v)
 	}
 	return out
 }
