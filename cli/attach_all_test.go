@@ -11,66 +11,19 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"inflight/proxy"
 	"inflight/ui"
 )
 
-// fleetDriver runs a tea.Model as Bubble Tea would: every command in a
-// goroutine of its own, every message back through Update on the test's
-// goroutine.
-type fleetDriver struct {
-	t    *testing.T
-	m    tea.Model
-	msgs chan tea.Msg
-	quit bool
-}
+// fleetDriver drives the view over many proxies (a ui.Fleet).
+type fleetDriver = teaDriver[tea.Model]
 
 func newFleetDriver(t *testing.T, m tea.Model) *fleetDriver {
-	d := &fleetDriver{t: t, m: m, msgs: make(chan tea.Msg, 4096)}
-	d.update(tea.WindowSizeMsg{Width: 120, Height: 35})
-	d.run(m.Init())
-	return d
+	return newTeaDriver(t, m, 15*time.Second)
 }
 
-func (d *fleetDriver) run(cmd tea.Cmd) {
-	if cmd != nil {
-		go func() { d.msgs <- cmd() }()
-	}
-}
-
-func (d *fleetDriver) update(msg tea.Msg) {
-	switch msg := msg.(type) {
-	case nil:
-	case tea.BatchMsg:
-		for _, c := range msg {
-			d.run(c)
-		}
-	case tea.QuitMsg:
-		d.quit = true
-	default:
-		_, cmd := d.m.Update(msg)
-		d.run(cmd)
-	}
-}
-
-func (d *fleetDriver) until(what string, ok func() bool) {
-	d.t.Helper()
-	deadline := time.After(15 * time.Second)
-	for !ok() {
-		select {
-		case msg := <-d.msgs:
-			d.update(msg)
-		case <-deadline:
-			d.t.Fatalf("waiting for %s; the screen:\n%s", what, d.screen())
-		}
-	}
-}
-
-func (d *fleetDriver) screen() string { return ansi.Strip(d.m.View().Content) }
-
-func (d *fleetDriver) shows(re string) func() bool {
+func (d *teaDriver[M]) shows(re string) func() bool {
 	r := regexp.MustCompile(re)
 	return func() bool { return r.MatchString(d.screen()) }
 }

@@ -26,30 +26,32 @@ import (
 	"inflight/wire"
 )
 
-// attachDriver runs a ui.Model as Bubble Tea would: every command in a
+// teaDriver runs a model as Bubble Tea would: every command in a
 // goroutine of its own, every message back through Update on the test's
 // goroutine.
-type attachDriver struct {
+type teaDriver[M tea.Model] struct {
 	t    *testing.T
-	m    *ui.Model
+	m    M
 	msgs chan tea.Msg
 	quit bool
+	// wait bounds until.
+	wait time.Duration
 }
 
-func newAttachDriver(t *testing.T, m *ui.Model) *attachDriver {
-	d := &attachDriver{t: t, m: m, msgs: make(chan tea.Msg, 4096)}
+func newTeaDriver[M tea.Model](t *testing.T, m M, wait time.Duration) *teaDriver[M] {
+	d := &teaDriver[M]{t: t, m: m, msgs: make(chan tea.Msg, 4096), wait: wait}
 	d.update(tea.WindowSizeMsg{Width: 120, Height: 35})
 	d.run(m.Init())
 	return d
 }
 
-func (d *attachDriver) run(cmd tea.Cmd) {
+func (d *teaDriver[M]) run(cmd tea.Cmd) {
 	if cmd != nil {
 		go func() { d.msgs <- cmd() }()
 	}
 }
 
-func (d *attachDriver) update(msg tea.Msg) {
+func (d *teaDriver[M]) update(msg tea.Msg) {
 	switch msg := msg.(type) {
 	case nil:
 	case tea.BatchMsg:
@@ -64,10 +66,10 @@ func (d *attachDriver) update(msg tea.Msg) {
 	}
 }
 
-// until delivers messages until ok holds, failing after 10 s.
-func (d *attachDriver) until(what string, ok func() bool) {
+// until delivers messages until ok holds, failing after d.wait.
+func (d *teaDriver[M]) until(what string, ok func() bool) {
 	d.t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(d.wait)
 	for !ok() {
 		select {
 		case msg := <-d.msgs:
@@ -78,7 +80,14 @@ func (d *attachDriver) until(what string, ok func() bool) {
 	}
 }
 
-func (d *attachDriver) screen() string { return ansi.Strip(d.m.View().Content) }
+func (d *teaDriver[M]) screen() string { return ansi.Strip(d.m.View().Content) }
+
+// attachDriver drives a ui.Model, whose tracker the tests read.
+type attachDriver struct{ *teaDriver[*ui.Model] }
+
+func newAttachDriver(t *testing.T, m *ui.Model) *attachDriver {
+	return &attachDriver{newTeaDriver(t, m, 10*time.Second)}
+}
 
 // request is the host's request of the method, if the view tracks one.
 func (d *attachDriver) request(method string) *session.Request {
