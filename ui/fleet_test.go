@@ -46,36 +46,49 @@ func TestFleetOverThreeServers(t *testing.T) {
 		t.Fatalf("want four rows, #1 and #2 of each server; the screen shows:\n%s", scr.vt.String())
 	}
 
-	// The newest row is selected; c cancels it on its own server.
-	sel, _ := f.list.Selected()
-	tm.Send(keyMsg("c"))
-	scr.waitFor(t, ": #2: cancellation requested", 3*time.Second)
-	cancelled, other := f.members[sel.Lane], f.members[1-sel.Lane]
-	scr.waitFor(t, other.name+" ● 2 (1 in flight)", 2*time.Second)
-	if r, ok := cancelled.m.tracker.Get(wire.IntID(2)); !ok || r.Cancel == nil {
-		t.Errorf("%s's #2 was not cancelled: %+v", cancelled.name, r)
+	// The newest row is selected; c cancels it on its own server. Which
+	// server's row that is is read off the screen (the program owns the
+	// model while it runs).
+	selected := regexp.MustCompile(`(?m)^▌\s*(alpha|beta)\s+2\s`).FindStringSubmatch(scr.vt.String())
+	if selected == nil {
+		t.Fatalf("no #2 row selected:\n%s", scr.vt.String())
 	}
+	cancelled, other := selected[1], map[string]string{"alpha": "beta", "beta": "alpha"}[selected[1]]
+	tm.Send(keyMsg("c"))
+	scr.waitFor(t, cancelled+": #2: cancellation requested", 3*time.Second)
+	scr.waitFor(t, other+" ● 2 (1 in flight)", 2*time.Second)
 
 	// / searches: only the other server's rows stay.
 	tm.Send(keyMsg("/"))
-	for _, r := range other.name[:3] {
+	for _, r := range other[:3] {
 		tm.Send(keyMsg(string(r)))
 	}
 	tm.Send(keyMsg("enter"))
-	scr.waitFor(t, "· /"+other.name[:3], 2*time.Second)
-	if got := rows.FindAllString(scr.vt.String(), -1); len(got) != 2 || strings.Contains(strings.Join(got, ""), cancelled.name) {
+	scr.waitFor(t, "· /"+other[:3], 2*time.Second)
+	if got := rows.FindAllString(scr.vt.String(), -1); len(got) != 2 || strings.Contains(strings.Join(got, ""), cancelled) {
 		t.Errorf("the search kept %q", got)
 	}
 
 	// enter opens the selected row's detail on its server; esc comes back.
 	tm.Send(keyMsg("enter"))
 	scr.waitFor(t, "tools/call slow", 2*time.Second)
-	scr.waitFor(t, "inflight · "+other.name+" · stdio", 2*time.Second)
+	scr.waitFor(t, "inflight · "+other+" · stdio", 2*time.Second)
 	tm.Send(keyMsg("esc"))
 	scr.waitFor(t, "3 servers ·", 2*time.Second)
 
 	tm.Send(keyMsg("q"))
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Fleet)
+	// c cancelled the selected server's #2, and that one only: the other's
+	// was cancelled later, by q.
+	cancels := map[string]*session.Cancel{}
+	for _, mb := range final.members[:2] {
+		if r, ok := mb.m.tracker.Get(wire.IntID(2)); ok {
+			cancels[mb.name] = r.Cancel
+		}
+	}
+	if c, o := cancels[cancelled], cancels[other]; c == nil || o == nil || !c.At.Before(o.At) {
+		t.Errorf("%s's #2 cancel %+v, %s's %+v: want c's on %s first, then q's", cancelled, c, other, o, cancelled)
+	}
 	for _, mb := range final.members[:2] {
 		// q cancels what is in flight on every server before it quits
 		// (the one cancelled already keeps its own cancel).
